@@ -1,0 +1,230 @@
+"""Command line: options -> Settings -> app.run() -> output and exit code. No YAML logic here."""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import click
+
+from cmhash import __version__
+from cmhash.errors import (EXIT_CHANGED, EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK,
+                           CmhashError, UsageError)
+from cmhash.output import err, log, unified_diff
+
+EXIT_CODES_HELP = """\b
+Exit codes:
+  0  success (nothing to change, or changes written)
+  1  changes needed (--check, --diff --check)
+  2  bad input or usage: YAML syntax, unreadable file, invalid config,
+     unsafe edit, --strict finding
+  3  internal error (a bug: please report it)"""
+
+DEFAULT_COMMAND = "inject"
+
+
+class DefaultGroup(click.Group):
+    """``cmhash [OPTIONS] PATH...`` means ``cmhash inject [OPTIONS] PATH...``."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h",
+                                                                          "--version")):
+            args = [DEFAULT_COMMAND, *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog=EXIT_CODES_HELP)
+@click.version_option(__version__, prog_name="cmhash")
+def cli() -> None:
+    """Inject checksums of ConfigMaps and Secrets into the pod templates that use them,
+    so that `kubectl apply` rolls exactly the pods whose configuration changed.
+
+    Without a command, `inject` runs: `cmhash [OPTIONS] [PATH...]`.
+    """
+
+
+def common_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    opts = [
+        click.argument("paths", nargs=-1, type=click.Path(allow_dash=True)),
+        click.option("--annotation-key", "--key", "annotation_key", metavar="KEY",
+                     help="Pod-template annotation to write [default: checksum/config]."),
+        click.option("-n", "--namespace", metavar="NS",
+                     help="Namespace that objects without one land in (like kubectl apply -n)."),
+        click.option("--strict/--no-strict", default=None,
+                     help="A missing non-optional reference is an error (exit 2)."),
+        click.option("--jobs/--no-jobs", default=None,
+                     help="Annotate Job pod templates (immutable: apply fails on change)."),
+        click.option("--pods/--no-pods", default=None,
+                     help="Annotate bare Pods (their own metadata.annotations)."),
+        click.option("--image-pull-secrets/--no-image-pull-secrets", default=None,
+                     help="Count imagePullSecrets as references."),
+        click.option("--exclude-secrets/--include-secrets", default=None,
+                     help="Leave Secrets out of every checksum."),
+        click.option("--secret-key-env", metavar="VAR",
+                     help="Hash Secret content with HMAC-SHA256 keyed by this env variable."),
+        click.option("--config", "config_path", type=click.Path(dir_okay=False),
+                     help="Config file [default: .cmhash.yaml in this or a parent directory]."),
+        click.option("--no-config", is_flag=True, help="Ignore .cmhash.yaml files."),
+        click.option("--parser", type=click.Choice(["fast", "exact"]), default=None,
+                     help="fast: libyaml, skips irrelevant documents (default); exact: the "
+                          "pure-Python reference parser, every document."),
+        click.option("--max-input-bytes", type=click.IntRange(min=1), default=None,
+                     help="Refuse inputs larger than this [default: 268435456]."),
+        click.option("-q", "--quiet", is_flag=True, default=None,
+                     help="Print errors only (no warnings or notices)."),
+        click.option("-v", "--verbose", is_flag=True, help="Tracebacks for internal errors."),
+    ]
+    for opt in reversed(opts):
+        fn = opt(fn)
+    return fn
+
+
+@cli.command(epilog=EXIT_CODES_HELP)
+@common_options
+@click.option("-i", "--in-place", is_flag=True, help="Rewrite changed files in place, atomically.")
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if anything would change.")
+@click.option("--diff", "show_diff", is_flag=True,
+              help="Print a unified diff instead of the stream (exit 0; 1 with --check).")
+def inject(paths: tuple[str, ...], in_place: bool, check: bool, show_diff: bool,
+           **opts: Any) -> None:
+    """Read manifests (files, directories, or - for stdin; none = stdin), inject checksum
+    annotations, write the whole stream to stdout (or --in-place / --check / --diff)."""
+    from cmhash import app
+
+    settings, paths = build_settings(paths, opts)
+    if in_place and (check or show_diff):
+        raise UsageError("--in-place cannot be combined with --check or --diff")
+    sources = app.load(paths, settings)
+    if in_place and any(s.is_stdin for s in sources):
+        raise UsageError("--in-place needs files, not stdin")
+    result = app.run(sources, settings)
+    report_findings(result.findings, quiet=settings.quiet)
+    if result.has_errors:
+        raise SystemExit(EXIT_INPUT)
+    changed = [f for f in result.files if f.changed]
+    if check or show_diff:
+        if show_diff:
+            write_stdout("".join(unified_diff(f.source.text, f.text, f.source.display)
+                                 for f in changed).encode("utf-8"))
+        if check:
+            for c in result.changes:
+                err(f"would update {c.source.display}:{c.line}: {c.workload} ({c.key})")
+            if not settings.quiet:
+                err(_summary(len(result.changes), len(changed), "would be updated"))
+            raise SystemExit(EXIT_CHANGED if changed else EXIT_OK)
+        return
+    if in_place:
+        from cmhash.writer import write_files
+
+        write_files(changed)
+        if not settings.quiet:
+            for f in changed:
+                n = sum(1 for c in result.changes if c.source is f.source)
+                err(f"updated {f.source.display} ({n} workload{'s' if n != 1 else ''})")
+        return
+    if len(result.files) == 1:
+        f = result.files[0]
+        write_stdout(f.source.encode(f.text))
+    else:
+        write_stdout(app.join_outputs(result.files).encode("utf-8"))
+
+
+def _summary(workloads: int, files: int, verb: str) -> str:
+    if not workloads:
+        return "nothing to change"
+    return (f"{workloads} workload{'s' if workloads != 1 else ''} in {files} "
+            f"file{'s' if files != 1 else ''} {verb}")
+
+
+def build_settings(paths: Sequence[str], opts: dict[str, Any]) -> tuple[Any, list[str]]:
+    from cmhash.settings import (Settings, find_config, load_config_file,
+                                 secret_key_from_env, settings_from_mapping,
+                                 validate_annotation_key)
+
+    settings = Settings()
+    config_path = opts.get("config_path")
+    if config_path is None and not opts.get("no_config"):
+        config_path = find_config()
+    config_dir = None
+    if config_path:
+        settings = settings_from_mapping(load_config_file(config_path), settings)
+        config_dir = os.path.dirname(os.path.abspath(config_path))
+    key = opts.get("annotation_key")
+    if key is not None:
+        problem = validate_annotation_key(key)
+        if problem:
+            raise UsageError(f"--annotation-key {key!r}: {problem}")
+    secret_env = opts.get("secret_key_env")
+    settings = settings.merged(
+        annotation_key=key, namespace=opts.get("namespace"), strict=opts.get("strict"),
+        jobs=opts.get("jobs"), pods=opts.get("pods"),
+        image_pull_secrets=opts.get("image_pull_secrets"),
+        exclude_secrets=opts.get("exclude_secrets"),
+        secret_key=secret_key_from_env(secret_env) if secret_env else None,
+        parser=opts.get("parser"), max_input_bytes=opts.get("max_input_bytes"),
+        quiet=opts.get("quiet"))
+    out_paths = list(paths)
+    if not out_paths and settings.paths and config_dir is not None:
+        out_paths = [p if os.path.isabs(p) else os.path.relpath(os.path.join(config_dir, p))
+                     for p in settings.paths]
+    return settings, out_paths
+
+
+def report_findings(findings: Sequence[Any], *, quiet: bool) -> None:
+    for f in findings:
+        if quiet and f.level != "error":
+            continue
+        err(f.format())
+
+
+def write_stdout(data: bytes) -> None:
+    out = sys.stdout.buffer
+    out.write(data)
+    out.flush()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console entry point: maps every outcome to an exit code, never a traceback for input."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    verbose = "-v" in args or "--verbose" in args
+    log("run: cmhash " + " ".join(args))
+    try:
+        cli.main(args=args, prog_name="cmhash", standalone_mode=False)
+        code = EXIT_OK
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else EXIT_INPUT
+    except click.exceptions.Abort:
+        err("cmhash: interrupted")
+        code = EXIT_INTERRUPTED
+    except click.ClickException as exc:
+        err(f"cmhash: {exc.format_message()}")
+        code = exc.exit_code if exc.exit_code else EXIT_INPUT
+    except CmhashError as exc:
+        err(f"cmhash: {exc}")
+        code = exc.exit_code
+    except KeyboardInterrupt:
+        err("cmhash: interrupted")
+        code = EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # the reader went away (cmhash big.yaml | head): stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        code = 141
+    except RecursionError:
+        err("cmhash: input nested too deeply")
+        code = EXIT_INPUT
+    except Exception as exc:  # noqa: BLE001 - the last line of defence
+        tb = traceback.extract_tb(exc.__traceback__)
+        where = f" at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno}" if tb else ""
+        err(f"cmhash: internal error ({type(exc).__name__}{where}); please report it"
+            + ("" if verbose else " (run with --verbose for the traceback)"))
+        if verbose:
+            traceback.print_exc()
+        code = EXIT_INTERNAL
+    if code:
+        log(f"exit {code}")
+    sys.exit(code)

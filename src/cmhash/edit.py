@@ -1,0 +1,252 @@
+"""Splice one annotation into a pod template's text, never re-serialising anything.
+
+The deepest existing mapping on ``template -> metadata -> annotations`` decides
+the edit:
+
+1. the key exists: replace its value scalar;
+2. ``annotations`` is a mapping: insert ``key: "value"`` (block: a new line at
+   the first key's column; flow: ``, "key": "value"`` after the last value);
+3. ``annotations`` (or ``metadata``) is null: write the missing levels after
+   its colon;
+4. ``annotations`` (or ``metadata``) is missing: insert the missing levels as
+   the first key of the parent mapping.
+
+Anything reached through an alias, a ``<<`` merge, an anchor or a tag is
+refused with the position of the offending node: an edit there would change
+other nodes too, and falling back to re-dumping is never an option.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from cmhash.errors import NodeError
+from cmhash.yamltree import ALIAS, MAP, SCALAR, Node
+
+_MAP_TAG = "tag:yaml.org,2002:map"
+_STR_TAG = "tag:yaml.org,2002:str"
+DEFAULT_STEP = 2
+
+
+class Edit(NamedTuple):
+    start: int
+    end: int
+    text: str
+
+
+def own(node: Node, key: str) -> tuple[Node, Node] | None:
+    """The (key, value) pair written in this mapping itself (not merged in)."""
+    for k, v in node.value:
+        if k.kind == SCALAR and k.value == key:
+            return k, v
+    return None
+
+
+def _check_owned(node: Node, what: str) -> None:
+    if node.kind == ALIAS:
+        raise NodeError(f"cannot add the annotation: {what} is an alias (*{node.anchor}); "
+                        "expand it or add the annotation by hand", node.start)
+    if node.anchor is not None:
+        raise NodeError(f"cannot add the annotation: {what} carries an anchor (&{node.anchor}) "
+                        "that other nodes may share", node.start)
+    if node.tag is not None and node.tag not in (_MAP_TAG, _STR_TAG):
+        raise NodeError(f"cannot add the annotation: {what} has an explicit tag {node.tag}",
+                        node.start)
+
+
+def _check_no_merge(node: Node, what: str) -> None:
+    for k, _ in node.value:
+        if k.kind == SCALAR and k.value == "<<" and k.style is None:
+            raise NodeError(f"cannot add the annotation: {what} uses a '<<' merge key; "
+                            "write the annotations out in full", k.start)
+
+
+def line_start(text: str, pos: int) -> int:
+    return text.rfind("\n", 0, pos) + 1
+
+
+def _newline_at(text: str, pos: int, default: str) -> str:
+    nl = text.find("\n", pos)
+    if nl < 0:
+        return default
+    return "\r\n" if nl > 0 and text[nl - 1] == "\r" else "\n"
+
+
+def _column(text: str, pos: int) -> int:
+    return pos - line_start(text, pos)
+
+
+def _colon_after(text: str, key: Node) -> int:
+    i = key.end
+    while i < len(text) and text[i] in " \t":
+        i += 1
+    if i >= len(text) or text[i] != ":":
+        raise NodeError("cannot locate the ':' after this key", key.start)
+    return i
+
+
+def _q(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+class _Ctx:
+    def __init__(self, text: str, key: str, value: str, default_nl: str) -> None:
+        self.text = text
+        self.key = key
+        self.value = value
+        self.default_nl = default_nl
+
+    def flow_value(self, levels: list[str]) -> str:
+        inner = f"{_q(self.key)}: {_q(self.value)}"
+        for name in reversed(levels):
+            inner = f"{_q(name)}: {{{inner}}}"
+        return inner
+
+    def block_lines(self, levels: list[str], indent: str, step: str, nl: str) -> str:
+        out = []
+        for depth, name in enumerate(levels):
+            out.append(f"{indent}{step * depth}{name}:")
+        out.append(f"{indent}{step * len(levels)}{self.key}: {_q(self.value)}")
+        return nl.join(out)
+
+
+def _step(text: str, mapping: Node, parent_key: Node | None) -> str:
+    """The document's indentation step, seen between a parent key and its mapping."""
+    if mapping.kind == MAP and not mapping.style and mapping.value:
+        first = mapping.value[0][0]
+        if parent_key is not None:
+            diff = _column(text, first.start) - _column(text, parent_key.start)
+            if diff > 0:
+                return " " * diff
+        elif _column(text, first.start) == 0:
+            for _, v in mapping.value:
+                if v.kind == MAP and not v.style and v.value:
+                    diff = _column(text, v.value[0][0].start)
+                    if diff > 0:
+                        return " " * diff
+    return " " * DEFAULT_STEP
+
+
+def _insert_pair(ctx: _Ctx, mapping: Node, parent_key: Node | None, levels: list[str],
+                 step: str | None = None) -> Edit:
+    text = ctx.text
+    if mapping.style:  # flow mapping
+        if not mapping.value:
+            close = mapping.end - 1
+            if text[close] != "}":
+                raise NodeError("cannot locate the closing '}' of this mapping", mapping.start)
+            return Edit(close, close, ctx.flow_value(levels))
+        last = mapping.value[-1][1]
+        if last.end <= last.start:
+            raise NodeError("cannot add the annotation after an empty value in a flow mapping",
+                            last.start)
+        return Edit(last.end, last.end, ", " + ctx.flow_value(levels))
+    first = mapping.value[0][0]
+    ls = line_start(text, first.start)
+    indent = text[ls:first.start]
+    if indent.strip(" "):
+        raise NodeError("cannot add the annotation: this mapping's first key does not start "
+                        "its line", first.start)
+    nl = _newline_at(text, first.start, ctx.default_nl)
+    step = step or _step(text, mapping, parent_key)
+    return Edit(ls, ls, ctx.block_lines(levels, indent, step, nl) + nl)
+
+
+def _fill_null(ctx: _Ctx, parent: Node, key_node: Node, value: Node, levels: list[str],
+               step: str) -> Edit:
+    """``annotations:`` / ``metadata: null`` -> write the missing levels as its value."""
+    text = ctx.text
+    colon = _colon_after(text, key_node)
+    explicit = value.end > value.start
+    if parent.style:  # flow parent: write a flow value
+        if explicit:
+            return Edit(value.start, value.end, "{" + ctx.flow_value(levels) + "}")
+        return Edit(colon + 1, colon + 1, " {" + ctx.flow_value(levels) + "}")
+    nl_pos = text.find("\n", colon)
+    line_end = len(text) if nl_pos < 0 else (nl_pos - 1 if text[nl_pos - 1] == "\r" else nl_pos)
+    if explicit and not (colon < value.start and value.end <= line_end):
+        raise NodeError("cannot add the annotation: null value not on its key's line",
+                        value.start)
+    rest_from = value.end if explicit else colon + 1
+    rest = text[rest_from:line_end]
+    if rest.strip() and not rest.strip().startswith("#"):
+        raise NodeError("cannot add the annotation: unexpected text after this key",
+                        key_node.start)
+    nl = _newline_at(text, colon, ctx.default_nl)
+    indent = " " * _column(text, key_node.start) + step
+    body = ctx.block_lines(levels, indent, step, nl)
+    return Edit(colon + 1, line_end, rest.rstrip(" \t") + nl + body)
+
+
+def annotation_edit(text: str, target: Node, target_key: Node | None, key: str, value: str,
+                    default_nl: str) -> Edit | None:
+    """The edit that makes ``target.metadata.annotations[key] == value``; None if it already is.
+
+    ``target`` is the pod template mapping (or a bare Pod), ``target_key`` the key
+    node it hangs under (None for a document root).
+    """
+    ctx = _Ctx(text, key, value, default_nl)
+    _check_owned(target, "the pod template")
+    if target.kind != MAP:
+        raise NodeError("the pod template is not a mapping", target.start)
+    _check_no_merge(target, "the pod template")
+    step = _step(text, target, target_key)
+    meta_pair = own(target, "metadata")
+    if meta_pair is None:
+        if not target.value and not target.style:
+            raise NodeError("cannot add the annotation to an empty pod template", target.start)
+        return _insert_pair(ctx, target, target_key, ["metadata", "annotations"], step)
+    mkey, meta = meta_pair
+    _check_owned(meta, "metadata")
+    if meta.kind == SCALAR and meta.is_null:
+        return _fill_null(ctx, target, mkey, meta, ["annotations"], step)
+    if meta.kind != MAP:
+        raise NodeError("metadata is not a mapping", meta.start)
+    _check_no_merge(meta, "metadata")
+    ann_pair = own(meta, "annotations")
+    if ann_pair is None:
+        if not meta.value and not meta.style:  # pragma: no cover - block maps are never empty
+            raise NodeError("cannot add the annotation to empty metadata", meta.start)
+        return _insert_pair(ctx, meta, mkey, ["annotations"], step)
+    akey, ann = ann_pair
+    _check_owned(ann, "annotations")
+    if ann.kind == SCALAR and ann.is_null:
+        return _fill_null(ctx, meta, akey, ann, [], step)
+    if ann.kind != MAP:
+        raise NodeError("annotations is not a mapping", ann.start)
+    _check_no_merge(ann, "annotations")
+    pair = own(ann, key)
+    if pair is None:
+        if not ann.value and not ann.style:  # pragma: no cover
+            raise NodeError("cannot add the annotation to empty annotations", ann.start)
+        return _insert_pair(ctx, ann, akey, [], step)
+    k, v = pair
+    if v.kind == ALIAS or v.anchor is not None or (v.tag not in (None, _STR_TAG)):
+        raise NodeError("cannot replace an annotation value that is an alias, anchored "
+                        "or tagged", v.start)
+    if v.kind != SCALAR:
+        raise NodeError(f"annotation {key!r} is not a string", v.start)
+    if v.style in ("|", ">"):
+        raise NodeError(f"cannot replace the block scalar value of {key!r}; write it as a "
+                        "quoted string", v.start)
+    if v.value == value and v.style is not None:
+        return None
+    if v.end <= v.start:  # empty value: write after the colon
+        colon = _colon_after(text, k)
+        return Edit(colon + 1, colon + 1, " " + _q(value))
+    return Edit(v.start, v.end, _q(value))
+
+
+def apply_edits(text: str, edits: list[Edit], base: int = 0) -> str:
+    """Splice non-overlapping edits (absolute offsets; ``text`` starts at ``base``)."""
+    pieces = []
+    pos = 0
+    for e in sorted(edits, key=lambda e: (e.start, e.end)):
+        start, end = e.start - base, e.end - base
+        if start < pos:
+            raise AssertionError("overlapping edits")
+        pieces.append(text[pos:start])
+        pieces.append(e.text)
+        pos = end
+    pieces.append(text[pos:])
+    return "".join(pieces)

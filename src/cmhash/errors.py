@@ -1,0 +1,61 @@
+"""One error hierarchy, mapped to exit codes in one place (cli.py)."""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_CHANGED = 1
+EXIT_INPUT = 2
+EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130
+
+
+class CmhashError(Exception):
+    """Base class for errors meant for people: one line, exit code 2."""
+
+    exit_code = EXIT_INPUT
+
+    def __init__(self, message: str, *, path: str | None = None,
+                 line: int | None = None, column: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.line = line
+        self.column = column
+
+    def __str__(self) -> str:
+        where = ""
+        if self.path is not None:
+            where = self.path
+            if self.line is not None:
+                where += f":{self.line}"
+                if self.column is not None:
+                    where += f":{self.column}"
+            where += ": "
+        return f"{where}{self.message}"
+
+
+class InputError(CmhashError):
+    """Bad input: YAML syntax, unreadable file, invalid object, unsafe edit."""
+
+
+class UsageError(CmhashError):
+    """Bad command line or option combination."""
+
+
+class ConfigError(CmhashError):
+    """Invalid configuration file or KRM functionConfig."""
+
+
+class InternalError(CmhashError):
+    """A bug in cmhash (self-check failed): exit code 3."""
+
+    exit_code = EXIT_INTERNAL
+
+
+class NodeError(Exception):
+    """Raised deep in the tree code with a character offset; the caller adds the file."""
+
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.offset = offset

@@ -1,0 +1,97 @@
+"""The canonical content hash (encoding version 1). See docs/hash-encoding.md.
+
+What a workload's value covers, for each ConfigMap/Secret it references:
+
+* ``kind`` and ``name`` of the object (namespace is implied: references never
+  cross namespaces);
+* the *used* content: every key for whole-object references (``envFrom``,
+  volumes without ``items``), only the named keys otherwise; a named key the
+  object lacks is recorded as ``null`` so that adding it later changes the value;
+* the bytes the pod sees, in standard base64: ConfigMap ``data`` as UTF-8 and
+  ``binaryData`` decoded; Secret ``data`` decoded with ``stringData`` laid over it;
+* for Secrets, the ``type`` (empty means ``Opaque``);
+* an object that is not in the input (optional, or missing) as ``"absent": true``.
+
+The entries are sorted by (kind, name) and serialised as compact, key-sorted
+JSON inside ``{"v": 1, "refs": [...]}``; the value is the SHA-256 of that UTF-8
+text in lower-case hex. Metadata, key order, quoting and base64 line wrapping
+never reach the encoding. With a secret key (``--secret-key-env``) each Secret
+value is replaced by its HMAC-SHA256 before it enters the encoding.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+ENCODING_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Content:
+    """The effective content of a ConfigMap or Secret."""
+
+    kind: str
+    name: str
+    entries: Mapping[str, bytes]
+    secret_type: str | None = None  # Secrets only
+
+
+@dataclass(frozen=True)
+class Use:
+    """One referenced object as one workload uses it."""
+
+    kind: str
+    name: str
+    content: Content | None        # None: not in the input
+    keys: frozenset[str] | None    # None: every key
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def entry(use: Use, secret_key: bytes | None = None) -> dict[str, object]:
+    out: dict[str, object] = {"kind": use.kind, "name": use.name}
+    c = use.content
+    if c is None:
+        out["absent"] = True
+        return out
+    wanted = sorted(c.entries) if use.keys is None else sorted(use.keys)
+    data: dict[str, str | None] = {}
+    for key in wanted:
+        value = c.entries.get(key)
+        if value is not None and secret_key is not None and c.kind == "Secret":
+            value = hmac.new(secret_key, value, hashlib.sha256).digest()
+        data[key] = None if value is None else _b64(value)
+    out["data"] = data
+    if c.secret_type is not None:
+        out["type"] = c.secret_type
+    return out
+
+
+def merge_uses(uses: Iterable[Use]) -> list[Use]:
+    """One Use per (kind, name): the union of keys; any whole-object use wins."""
+    merged: dict[tuple[str, str], Use] = {}
+    for u in uses:
+        prev = merged.get((u.kind, u.name))
+        if prev is None:
+            merged[(u.kind, u.name)] = u
+        elif prev.keys is not None:
+            keys = None if u.keys is None else prev.keys | u.keys
+            merged[(u.kind, u.name)] = Use(u.kind, u.name, prev.content, keys)
+    return [merged[k] for k in sorted(merged)]
+
+
+def canonical(uses: Iterable[Use], secret_key: bytes | None = None) -> str:
+    refs = [entry(u, secret_key) for u in merge_uses(uses)]
+    return json.dumps({"v": ENCODING_VERSION, "refs": refs}, sort_keys=True,
+                      separators=(",", ":"), ensure_ascii=False)
+
+
+def digest(uses: Iterable[Use], secret_key: bytes | None = None) -> str:
+    return hashlib.sha256(canonical(uses, secret_key).encode("utf-8")).hexdigest()

@@ -1,0 +1,72 @@
+"""Which kinds carry a pod template, and where: one row per kind.
+
+Kinds match on (API group, kind), never kind alone: a CRD may reuse a name such
+as ``Deployment`` or ``Service``. Extra rows come from the config file.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class Policy(enum.Enum):
+    ANNOTATE = "annotate"  # template changes roll the pods
+    JOB = "job"            # template immutable: only with --jobs
+    POD = "pod"            # annotation on the Pod itself: only with --pods
+
+
+@dataclass(frozen=True)
+class WorkloadKind:
+    group: str
+    kind: str
+    template_path: tuple[str, ...]  # () = the object itself is the pod (bare Pod)
+    policy: Policy = Policy.ANNOTATE
+    # a workload that still rolls nothing when its template changes (for findings)
+    rolls: bool = True
+
+
+def _row(group: str, kind: str, path: str, policy: Policy = Policy.ANNOTATE,
+         rolls: bool = True) -> WorkloadKind:
+    return WorkloadKind(group, kind, tuple(path.split(".")) if path else (), policy, rolls)
+
+
+BUILTIN_KINDS: tuple[WorkloadKind, ...] = (
+    _row("apps", "Deployment", "spec.template"),
+    _row("extensions", "Deployment", "spec.template"),
+    _row("apps", "StatefulSet", "spec.template"),
+    _row("apps", "DaemonSet", "spec.template"),
+    _row("extensions", "DaemonSet", "spec.template"),
+    _row("apps", "ReplicaSet", "spec.template", rolls=False),
+    _row("extensions", "ReplicaSet", "spec.template", rolls=False),
+    _row("", "ReplicationController", "spec.template", rolls=False),
+    _row("", "PodTemplate", "template", rolls=False),
+    _row("batch", "CronJob", "spec.jobTemplate.spec.template"),
+    _row("batch", "Job", "spec.template", Policy.JOB),
+    _row("", "Pod", "", Policy.POD, rolls=False),
+    _row("argoproj.io", "Rollout", "spec.template"),
+    _row("apps.openshift.io", "DeploymentConfig", "spec.template"),
+    _row("", "DeploymentConfig", "spec.template"),  # OpenShift 3 served it as apiVersion v1
+    _row("serving.knative.dev", "Service", "spec.template"),
+)
+
+CONFIG_KINDS = frozenset({("", "ConfigMap"), ("", "Secret")})
+
+
+def group_of(api_version: str) -> str:
+    return api_version.rpartition("/")[0] if "/" in api_version else ""
+
+
+class KindTable:
+    def __init__(self, rows: tuple[WorkloadKind, ...]) -> None:
+        self._rows = {(r.group, r.kind): r for r in rows}
+        self.kind_names = frozenset(r.kind for r in rows)
+
+    def lookup(self, api_version: str, kind: str) -> WorkloadKind | None:
+        return self._rows.get((group_of(api_version), kind))
+
+    def with_extra(self, rows: tuple[WorkloadKind, ...]) -> KindTable:
+        return KindTable(tuple(self._rows.values()) + rows)
+
+
+DEFAULT_TABLE = KindTable(BUILTIN_KINDS)

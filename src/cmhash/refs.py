@@ -1,0 +1,115 @@
+"""Where a PodSpec names ConfigMaps and Secrets: a data table of reference sites.
+
+Sites are walked in ``initContainers`` and ``containers`` (never
+``ephemeralContainers``: they exist only on live Pods) and in ``volumes``.
+A site that names keys (``configMapKeyRef.key``, ``items[].key``) depends on
+those keys only; ``envFrom`` and whole volumes depend on every key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cmhash.yamltree import Node, get, items, scalar
+
+CONTAINER_LISTS = ("initContainers", "containers")
+
+
+@dataclass(frozen=True)
+class Site:
+    path: tuple[str, ...]     # from a container (or the pod spec); "*" = every list item
+    target: str               # "ConfigMap" | "Secret"
+    how: str                  # env | envFrom | volume | projected | imagePullSecret
+    name_field: str = "name"
+    key_field: str | None = None    # one named key
+    items_field: str | None = None  # a list of {key: ...}
+    optional_field: str | None = "optional"
+
+
+CONTAINER_SITES: tuple[Site, ...] = (
+    Site(("env", "*", "valueFrom", "configMapKeyRef"), "ConfigMap", "env", key_field="key"),
+    Site(("env", "*", "valueFrom", "secretKeyRef"), "Secret", "env", key_field="key"),
+    Site(("envFrom", "*", "configMapRef"), "ConfigMap", "envFrom"),
+    Site(("envFrom", "*", "secretRef"), "Secret", "envFrom"),
+)
+
+POD_SITES: tuple[Site, ...] = (
+    Site(("volumes", "*", "configMap"), "ConfigMap", "volume", items_field="items"),
+    Site(("volumes", "*", "secret"), "Secret", "volume", name_field="secretName",
+         items_field="items"),
+    Site(("volumes", "*", "projected", "sources", "*", "configMap"), "ConfigMap", "projected",
+         items_field="items"),
+    Site(("volumes", "*", "projected", "sources", "*", "secret"), "Secret", "projected",
+         items_field="items"),
+)
+
+IMAGE_PULL_SITE = Site(("imagePullSecrets", "*"), "Secret", "imagePullSecret",
+                       optional_field=None)
+
+
+@dataclass(frozen=True)
+class Reference:
+    target_kind: str
+    name: str
+    keys: frozenset[str] | None  # None: the whole object
+    optional: bool
+    how: str
+    field: str      # e.g. spec.template.spec.containers[0].env[2].valueFrom.configMapKeyRef
+    offset: int     # where the reference is written
+    container: str | None = None
+
+
+def _walk(node: Node | None, path: tuple[str, ...], field: str) -> list[tuple[Node, str]]:
+    """Nodes at ``path`` below ``node`` ("*" fans out over list items), with field paths."""
+    found = [(node, field)]
+    for step in path:
+        nxt: list[tuple[Node | None, str]] = []
+        for n, f in found:
+            if step == "*":
+                nxt.extend((x, f"{f}[{i}]") for i, x in enumerate(items(n)))
+            else:
+                child = get(n, step)
+                if child is not None:
+                    nxt.append((child, f"{f}.{step}" if f else step))
+        found = nxt  # type: ignore[assignment]
+    return [(n, f) for n, f in found if n is not None]
+
+
+def _site_refs(site: Site, base: Node | None, field: str,
+               container: str | None) -> list[Reference]:
+    refs = []
+    for node, f in _walk(base, site.path, field):
+        name = scalar(get(node, site.name_field)) if node.kind == "map" else None
+        if not name:
+            continue
+        keys: frozenset[str] | None = None
+        if site.key_field is not None:
+            key = scalar(get(node, site.key_field))
+            keys = frozenset((key,)) if key is not None else frozenset()
+        elif site.items_field is not None:
+            listed = [scalar(get(x, "key")) for x in items(get(node, site.items_field))]
+            names = frozenset(k for k in listed if k is not None)
+            keys = names or None  # empty or absent items: every key is projected
+        optional = False
+        if site.optional_field is not None:
+            optional = (scalar(get(node, site.optional_field)) or "").lower() == "true"
+        refs.append(Reference(site.target, name, keys, optional, site.how, f, node.start,
+                              container))
+    return refs
+
+
+def find_references(pod_spec: Node | None, field: str, *,
+                    image_pull_secrets: bool = False) -> list[Reference]:
+    """Every ConfigMap/Secret reference of one PodSpec, in document order of sites."""
+    refs: list[Reference] = []
+    for list_name in CONTAINER_LISTS:
+        for i, container in enumerate(items(get(pod_spec, list_name))):
+            cfield = f"{field}.{list_name}[{i}]"
+            cname = scalar(get(container, "name"))
+            for site in CONTAINER_SITES:
+                refs.extend(_site_refs(site, container, cfield, cname))
+    for site in POD_SITES:
+        refs.extend(_site_refs(site, pod_spec, field, None))
+    if image_pull_secrets:
+        refs.extend(_site_refs(IMAGE_PULL_SITE, pod_spec, field, None))
+    return refs

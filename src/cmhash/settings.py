@@ -1,0 +1,148 @@
+"""Settings: command-line options over the config file (``.cmhash.yaml``), validated once."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from typing import Any
+
+from cmhash.errors import ConfigError, NodeError, UsageError
+from cmhash.kinds import Policy, WorkloadKind
+
+CONFIG_NAME = ".cmhash.yaml"
+DEFAULT_KEY = "checksum/config"
+DEFAULT_MAX_INPUT = 256 * 1024 * 1024
+
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+
+
+def validate_annotation_key(key: str) -> str | None:
+    """None if ``key`` is a valid annotation key (Kubernetes qualified name), else why not."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and not prefix:
+        return "the prefix before '/' is empty"
+    if slash:
+        if len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix.lower()):
+            return f"prefix {prefix!r} is not a DNS subdomain (lower-case, dots, dashes; <= 253)"
+    if not name or len(name) > 63 or not _NAME.match(name):
+        return (f"name {name!r} must be 1-63 characters of [A-Za-z0-9-_.], "
+                "starting and ending with a letter or digit")
+    return None
+
+
+@dataclass(frozen=True)
+class Settings:
+    annotation_key: str = DEFAULT_KEY
+    namespace: str | None = None
+    strict: bool = False
+    jobs: bool = False
+    pods: bool = False
+    image_pull_secrets: bool = False
+    exclude_secrets: bool = False
+    secret_key: bytes | None = field(default=None, repr=False)
+    extra_kinds: tuple[WorkloadKind, ...] = ()
+    quiet: bool = False
+    parser: str = "fast"  # "fast" (libyaml, skips irrelevant documents) or "exact" (reference)
+    max_input_bytes: int = DEFAULT_MAX_INPUT
+    paths: tuple[str, ...] = ()  # manifest roots from the config file
+
+    def merged(self, **overrides: Any) -> Settings:
+        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
+
+
+def find_config(start: str | None = None) -> str | None:
+    d = os.path.abspath(start or os.getcwd())
+    while True:
+        candidate = os.path.join(d, CONFIG_NAME)
+        if os.path.isfile(candidate):
+            return candidate
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+
+
+def schema() -> dict[str, Any]:
+    text = resources.files("cmhash").joinpath("schemas/config.schema.json").read_text("utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def validate(data: Any, origin: str) -> None:
+    """Validate with jsonschema (imported only when a config is used)."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(schema())
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    if errors:
+        err = errors[0]
+        where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
+        raise ConfigError(f"invalid configuration at {where}: {err.message}", path=origin)
+
+
+def load_config_file(path: str) -> dict[str, Any]:
+    from cmhash.source import decode
+    from cmhash.yamltree import backend, parse_chunk, to_python
+
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file: {exc.strerror}", path=path) from None
+    src = decode(path, raw, max_bytes=DEFAULT_MAX_INPUT)
+    try:
+        roots = parse_chunk(src.text, 0, backend("fast"))
+        data = to_python(roots[0]) if roots else {}
+    except NodeError as exc:
+        err = src.error(exc.message, exc.offset)
+        raise ConfigError(err.message, path=err.path, line=err.line, column=err.column) from None
+    if data is None:
+        data = {}
+    validate(data, path)
+    assert isinstance(data, dict)
+    return data
+
+
+def settings_from_mapping(data: dict[str, Any], base: Settings = Settings()) -> Settings:
+    """Config-file keys (camelCase, validated by the schema) -> Settings."""
+    extra = tuple(
+        WorkloadKind(group=_group(k), kind=k["kind"],
+                     template_path=tuple(p for p in k.get("templatePath", "spec.template")
+                                         .split(".") if p),
+                     policy=Policy.ANNOTATE)
+        for k in data.get("workloadKinds", ()))
+    secret_key = None
+    env = data.get("secretKeyEnv")
+    if env:
+        secret_key = secret_key_from_env(env)
+    return base.merged(
+        annotation_key=data.get("annotationKey"),
+        namespace=data.get("namespace"),
+        strict=data.get("strict"),
+        jobs=data.get("jobs"),
+        pods=data.get("pods"),
+        image_pull_secrets=data.get("imagePullSecrets"),
+        exclude_secrets=data.get("excludeSecrets"),
+        quiet=data.get("quiet"),
+        secret_key=secret_key,
+        extra_kinds=extra or None,
+        paths=tuple(data["paths"]) if "paths" in data else None,
+    )
+
+
+def _group(k: dict[str, Any]) -> str:
+    if "group" in k:
+        return str(k["group"])
+    api = str(k.get("apiVersion", ""))
+    return api.rpartition("/")[0] if "/" in api else ""
+
+
+def secret_key_from_env(var: str) -> bytes:
+    value = os.environ.get(var)
+    if not value:
+        raise UsageError(f"--secret-key-env: environment variable {var} is not set or empty")
+    return value.encode("utf-8")

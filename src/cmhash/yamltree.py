@@ -1,0 +1,320 @@
+"""A light, position-carrying YAML tree built from parser events.
+
+Two event sources feed the same builder:
+
+* ``exact``: ruamel.yaml's pure-Python parser, the reference path;
+* ``fast``: libyaml through PyYAML's C binding (about 50x faster).
+
+Both report character offsets into the chunk, so the rest of cmhash works on
+one tree type and a differential test can compare the two paths. Aliases are
+kept as ``ALIAS`` nodes pointing at their anchor (never expanded), so an alias
+bomb costs nothing until something reads through it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from cmhash.errors import NodeError
+
+SCALAR, SEQ, MAP, ALIAS = "scalar", "seq", "map", "alias"
+MAX_DEPTH = 1000
+MERGE_KEY = "<<"
+_NULLS = frozenset(("", "~", "null", "Null", "NULL"))
+
+
+class Node:
+    """``value``: str (scalar), list[Node] (seq), list[tuple[Node, Node]] (map), Node (alias).
+
+    ``style``: scalar style (None = plain, ``'"'``, ``"'"``, ``'|'``, ``'>'``) or, for
+    collections, True when written in flow style. ``start``/``end`` are absolute
+    character offsets in the source text.
+    """
+
+    __slots__ = ("kind", "start", "end", "value", "style", "tag", "anchor", "_dict")
+
+    def __init__(self, kind: str, start: int, end: int, value: Any, style: Any,
+                 tag: str | None, anchor: str | None) -> None:
+        self.kind = kind
+        self.start = start
+        self.end = end
+        self.value = value
+        self.style = style
+        self.tag = tag
+        self.anchor = anchor
+        self._dict: dict[str, tuple[Node, Node]] | None = None
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"Node({self.kind}, {self.start}-{self.end})"
+
+    @property
+    def is_null(self) -> bool:
+        return self.kind == SCALAR and self.style is None and self.value in _NULLS and (
+            self.tag is None or self.tag == "tag:yaml.org,2002:null")
+
+
+def deref(node: Node | None, *, limit: int = 64) -> Node | None:
+    while node is not None and node.kind == ALIAS:
+        node = node.value
+        limit -= 1
+        if limit < 0:  # pragma: no cover - anchors cannot be cyclic in YAML
+            raise NodeError("alias chain too long", node.start if node else 0)
+    return node
+
+
+def entries(node: Node) -> dict[str, tuple[Node, Node]]:
+    """Key -> (key node, value node) of a mapping, ``<<`` merges applied, duplicates refused."""
+    cached = node._dict
+    if cached is not None:
+        return cached
+    result: dict[str, tuple[Node, Node]] = {}
+    merged: dict[str, tuple[Node, Node]] = {}
+    for k, v in node.value:
+        key = deref(k)
+        if key is None or key.kind != SCALAR:
+            raise NodeError("complex mapping keys are not supported", k.start)
+        name = key.value
+        if name == MERGE_KEY and key.style is None:
+            _merge_into(merged, v)
+            continue
+        if name in result:
+            raise NodeError(f"duplicate key {name!r}", k.start)
+        result[name] = (k, v)
+    for name, pair in merged.items():
+        result.setdefault(name, pair)
+    node._dict = result
+    return result
+
+
+def _merge_into(merged: dict[str, tuple[Node, Node]], value: Node) -> None:
+    target = deref(value)
+    sources = [target] if target is not None and target.kind == MAP else (
+        [deref(x) for x in target.value] if target is not None and target.kind == SEQ else None)
+    if not sources or any(s is None or s.kind != MAP for s in sources):
+        raise NodeError("a '<<' merge key needs a mapping or a list of mappings", value.start)
+    for src in sources:
+        assert src is not None
+        for name, pair in entries(src).items():
+            merged.setdefault(name, pair)
+
+
+def get(node: Node | None, key: str) -> Node | None:
+    """The value under ``key`` of a mapping (through aliases), or None."""
+    node = deref(node)
+    if node is None or node.kind != MAP:
+        return None
+    pair = entries(node).get(key)
+    return deref(pair[1]) if pair else None
+
+
+def get_path(node: Node | None, path: tuple[str, ...]) -> Node | None:
+    for key in path:
+        node = get(node, key)
+        if node is None:
+            return None
+    return node
+
+
+def scalar(node: Node | None) -> str | None:
+    """A scalar's string value; None for null, absent or non-scalar nodes."""
+    node = deref(node)
+    if node is None or node.kind != SCALAR or node.is_null:
+        return None
+    return str(node.value)
+
+
+def items(node: Node | None) -> list[Node]:
+    node = deref(node)
+    if node is None or node.kind != SEQ:
+        return []
+    return [n for n in (deref(x) for x in node.value) if n is not None]
+
+
+# --------------------------------------------------------------------------- building
+
+class _Backend:
+    """Event classes of one parser library, and how to run it."""
+
+    def __init__(self, name: str, run: Callable[[str], Iterator[Any]], module: Any,
+                 error: type[BaseException]) -> None:
+        self.name = name
+        self.run = run
+        self.error = error
+        self.scalar = module.ScalarEvent
+        self.mstart = module.MappingStartEvent
+        self.sstart = module.SequenceStartEvent
+        self.mend = module.MappingEndEvent
+        self.send = module.SequenceEndEvent
+        self.alias = module.AliasEvent
+        self.dstart = module.DocumentStartEvent
+
+
+_BACKENDS: dict[str, _Backend] = {}
+
+
+def _fast_backend() -> _Backend | None:
+    try:
+        import yaml
+        from yaml import events
+        loader_cls = yaml.CSafeLoader
+    except (ImportError, AttributeError):  # PyYAML without libyaml
+        return None
+
+    def run(text: str) -> Iterator[Any]:
+        loader = loader_cls(text)
+        try:
+            get_event = loader.get_event
+            while True:
+                ev = get_event()
+                if ev is None:
+                    return
+                yield ev
+        finally:
+            loader.dispose()
+
+    return _Backend("fast", run, events, yaml.MarkedYAMLError)
+
+
+def _exact_backend() -> _Backend:
+    from ruamel.yaml import YAML, events
+    from ruamel.yaml.error import MarkedYAMLError
+
+    def run(text: str) -> Iterator[Any]:
+        yaml = YAML(typ="safe", pure=True)
+        return iter(yaml.parse(text))
+
+    return _Backend("exact", run, events, MarkedYAMLError)
+
+
+def backend(name: str) -> _Backend:
+    """``fast`` (libyaml; falls back to ``exact`` when libyaml is missing) or ``exact``."""
+    b = _BACKENDS.get(name)
+    if b is None:
+        b = _fast_backend() if name == "fast" else None
+        if b is None:
+            b = _exact_backend()
+        _BACKENDS[name] = b
+    return b
+
+
+def parse_chunk(text: str, base: int, be: _Backend) -> list[Node]:
+    """Parse one chunk; return its document root nodes (offsets shifted by ``base``)."""
+    try:
+        return _build(be.run(text), base, be)
+    except be.error as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        context = getattr(exc, "context", None)
+        msg = f"YAML syntax error: {problem}" + (f" ({context})" if context else "")
+        offset = base + (mark.index if mark is not None else 0)
+        raise NodeError(msg, offset) from None
+
+
+def _build(events: Iterator[Any], base: int, be: _Backend) -> list[Node]:
+    roots: list[Node] = []
+    stack: list[tuple[Node, list[Node]]] = []
+    anchors: dict[str, Node] = {}
+    scalar_cls, mstart, sstart, mend, send, alias_cls = (
+        be.scalar, be.mstart, be.sstart, be.mend, be.send, be.alias)
+    for ev in events:
+        cls = ev.__class__
+        if cls is scalar_cls:
+            style = ev.style or None
+            tag = ev.tag
+            if tag == "!" or (tag is not None and style is None and ev.implicit[0]):
+                tag = None
+            node = Node(SCALAR, base + ev.start_mark.index, base + ev.end_mark.index,
+                        ev.value, style, tag, ev.anchor)
+        elif cls is mstart or cls is sstart:
+            tag = ev.tag
+            node = Node(MAP if cls is mstart else SEQ, base + ev.start_mark.index, -1,
+                        None, bool(ev.flow_style), None if tag == "!" else tag, ev.anchor)
+            if ev.anchor is not None:
+                anchors[ev.anchor] = node
+            if stack:
+                stack[-1][1].append(node)
+            else:
+                roots.append(node)
+            if len(stack) >= MAX_DEPTH:
+                raise NodeError(f"nesting deeper than {MAX_DEPTH} levels", node.start)
+            stack.append((node, []))
+            continue
+        elif cls is mend or cls is send:
+            node, children = stack.pop()
+            node.end = base + ev.end_mark.index
+            if node.kind == MAP:
+                node.value = list(zip(children[0::2], children[1::2]))
+            else:
+                node.value = children
+            continue
+        elif cls is alias_cls:
+            target = anchors.get(ev.anchor)
+            if target is None:
+                raise NodeError(f"undefined alias '*{ev.anchor}'", base + ev.start_mark.index)
+            node = Node(ALIAS, base + ev.start_mark.index, base + ev.end_mark.index,
+                        target, None, None, ev.anchor)
+        else:
+            continue
+        if cls is scalar_cls and node.anchor is not None:  # collections registered at start
+            anchors[node.anchor] = node
+        if stack:
+            stack[-1][1].append(node)
+        else:
+            roots.append(node)
+    return roots
+
+
+def to_plain(node: Node | None, drop: frozenset[int] | set[int] = frozenset()) -> Any:
+    """A comparable structure (no alias expansion): for the self-check and tests.
+
+    Mapping pairs whose key node's ``id`` is in ``drop`` are left out.
+    """
+    out: list[Any] = []
+    # iterative, so deep nesting cannot overflow the Python stack
+    todo: list[tuple[Node | None, list[Any]]] = [(node, out)]
+    while todo:
+        n, sink = todo.pop()
+        if n is None:
+            sink.append(None)
+        elif n.kind == SCALAR:
+            sink.append(("s", n.value, n.style is None, n.tag, n.anchor))
+        elif n.kind == ALIAS:
+            sink.append(("*", n.anchor))
+        elif n.kind == SEQ:
+            lst: list[Any] = ["seq", n.tag, n.anchor]
+            sink.append(lst)
+            todo.extend((c, lst) for c in reversed(n.value))
+        else:
+            m: list[Any] = ["map", n.tag, n.anchor]
+            sink.append(m)
+            for k, v in reversed(n.value):
+                if id(k) in drop:
+                    continue
+                todo.append((v, m))
+                todo.append((k, m))
+    return out[0]
+
+
+_BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False,
+          "FALSE": False}
+_INT = __import__("re").compile(r"^[-+]?[0-9]+$")
+
+
+def to_python(node: Node | None, depth: int = 0) -> Any:
+    """Plain Python data (YAML 1.2 core scalars) for small documents such as config files."""
+    node = deref(node)
+    if depth > 100:
+        raise NodeError("configuration nested too deeply", node.start if node else 0)
+    if node is None or node.is_null:
+        return None
+    if node.kind == SCALAR:
+        if node.style is None and node.tag is None:
+            if node.value in _BOOLS:
+                return _BOOLS[node.value]
+            if _INT.match(node.value):
+                return int(node.value)
+        return node.value
+    if node.kind == SEQ:
+        return [to_python(x, depth + 1) for x in node.value]
+    return {k: to_python(v[1], depth + 1) for k, v in entries(node).items()}
