@@ -1,25 +1,28 @@
-"""The pipeline: read -> parse -> index -> plan -> edit -> verify -> emit.
+"""The pipeline: read -> analyze (map, per document) -> resolve (reduce) -> apply -> emit.
 
-Pure stages over typed values; only cli.py prints or exits.
+Only cli.py prints or exits. For big inputs the map stage runs in forked worker
+processes: each reads the same text (inherited, not copied) and sends back
+small summaries, never parse trees.
 """
 
 from __future__ import annotations
 
+import gc
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from cmhash.errors import InputError, InternalError, NodeError
+from cmhash.analyze import DocInfo, WorkloadInfo, analyze_source
+from cmhash.edit import Edit, apply_edits
+from cmhash.errors import CmhashError, InputError, InternalError, NodeError
 from cmhash.findings import Finding
-from cmhash.index import ConfigIndex, build_index
 from cmhash.kinds import DEFAULT_TABLE, KindTable
-from cmhash.parse import Document, parse_source
-from cmhash.plan import WorkloadPlan, plan_workloads
-from cmhash.resources import Resource
+from cmhash.resolve import ConfigIndex, WorkloadPlan, build_index, plan_workload
 from cmhash.settings import Settings
 from cmhash.source import SourceText, expand_paths, read_sources
-from cmhash.split import Chunk
-from cmhash.verify import verify_document
-from cmhash.edit import Edit, apply_edits
+from cmhash.split import Chunk, split_chunks
+
+PARALLEL_MIN_BYTES = 4 * 1024 * 1024  # below this, forking costs more than it saves
 
 
 @dataclass
@@ -63,66 +66,183 @@ def load(paths: Sequence[str], settings: Settings) -> list[SourceText]:
     return read_sources(expand_paths(paths), max_bytes=settings.max_input_bytes)
 
 
+# ------------------------------------------------------------------ map stage
+
+_WORK: tuple[list[SourceText], KindTable, Settings] | None = None
+
+
+def _analyze_batch(batch: list[tuple[int, int, Chunk]]) -> list[tuple[int, DocInfo]] | CmhashError:
+    assert _WORK is not None
+    sources, table, settings = _WORK
+    gc.disable()
+    out: list[tuple[int, DocInfo]] = []
+    try:
+        for si, index, chunk in batch:
+            for info in analyze_source(sources[si], table, settings, [(index, chunk)]):
+                out.append((si, info))
+    except CmhashError as exc:  # raised in order, so this is the batch's first error
+        return exc
+    return out
+
+
+def worker_count(settings: Settings, total_bytes: int) -> int:
+    if settings.workers:
+        return settings.workers
+    if total_bytes < PARALLEL_MIN_BYTES:
+        return 1
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, 4))
+
+
+def analyze(sources: list[SourceText], table: KindTable,
+            settings: Settings) -> list[list[DocInfo]]:
+    """DocInfos per source, in document order; the first input error in input order wins."""
+    work = [(si, i, c) for si, s in enumerate(sources) for i, c in enumerate(split_chunks(s.text))]
+    total = sum(len(s.text) for s in sources)
+    n = worker_count(settings, total)
+    per_source: list[list[DocInfo]] = [[] for _ in sources]
+    if n <= 1 or len(work) < 2 or "fork" not in _start_methods():
+        for si, src in enumerate(sources):
+            per_source[si] = analyze_source(src, table, settings,
+                                            [(i, c) for s, i, c in work if s == si])
+        return per_source
+    global _WORK
+    _WORK = (sources, table, settings)
+    try:
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("fork")
+        with ctx.Pool(n) as pool:
+            results = pool.map(_analyze_batch, _batches(work, n * 4), chunksize=1)
+    finally:
+        _WORK = None
+    for res in results:
+        if isinstance(res, CmhashError):
+            raise res
+        for si, info in res:
+            per_source[si].append(info)
+    return per_source
+
+
+def _start_methods() -> list[str]:
+    import multiprocessing
+
+    return multiprocessing.get_all_start_methods()
+
+
+def _batches(work: list[tuple[int, int, Chunk]], n: int) -> list[list[tuple[int, int, Chunk]]]:
+    """Contiguous batches of about equal bytes, in input order."""
+    total = sum(c.end - c.start for _, _, c in work) or 1
+    target = total / n
+    batches: list[list[tuple[int, int, Chunk]]] = [[]]
+    acc = 0
+    for item in work:
+        if acc >= target and len(batches) < n:
+            batches.append([])
+            acc = 0
+        batches[-1].append(item)
+        acc += item[2].end - item[2].start
+    return [b for b in batches if b]
+
+
+# ------------------------------------------------------------------ whole run
+
 def run(sources: list[SourceText], settings: Settings) -> RunResult:
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # millions of short-lived acyclic nodes: the cyclic GC only costs time
+    try:
+        return _run(sources, settings)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _run(sources: list[SourceText], settings: Settings) -> RunResult:
     table = kind_table(settings)
-    documents: list[Document] = []
-    for src in sources:
-        documents.extend(parse_source(src, table, settings.parser))
-    if not any(d.has_content for d in documents):
+    docs = analyze(sources, table, settings)
+    if not any(d.has_content for per in docs for d in per):
         path = sources[0].display if len(sources) == 1 else None
         raise InputError("no Kubernetes objects in the input (it is empty or only comments)",
                          path=path)
-    resources = [r for d in documents for r in d.resources]
     findings: list[Finding] = []
-    index = build_index(resources, settings, findings)
-    plans = plan_workloads(resources, index, table, settings, findings)
-    changes, files = _apply(sources, documents, plans, settings)
+    index = build_index([(s, c) for s, per in zip(sources, docs) for d in per for c in d.configs],
+                        settings, findings)
+    plans: list[WorkloadPlan] = []
+    for src, per in zip(sources, docs):
+        for d in per:
+            for w in d.workloads:
+                plans.append(plan_workload(src, w, index, settings, findings))
+    changes, files = _apply(sources, docs, plans, settings)
     findings.sort(key=Finding.sort_key)
     return RunResult(files, changes, findings, plans, index)
 
 
-def _apply(sources: list[SourceText], documents: list[Document], plans: list[WorkloadPlan],
+def _apply(sources: list[SourceText], docs: list[list[DocInfo]], plans: list[WorkloadPlan],
            settings: Settings) -> tuple[list[Change], list[FileResult]]:
-    by_doc: dict[tuple[int, int], list[WorkloadPlan]] = {}
+    edits_by_doc: dict[tuple[int, int], list[WorkloadPlan]] = {}
     for p in plans:
         if p.edit is not None:
-            by_doc.setdefault((id(p.resource.source), p.resource.doc), []).append(p)
+            edits_by_doc.setdefault((id(p.source), p.info.doc), []).append(p)
     changes: list[Change] = []
     files: list[FileResult] = []
-    for src in sources:
-        docs = [d for d in documents if d.source is src]
+    for src, per in zip(sources, docs):
         pieces: list[str] = []
-        for d in docs:
+        for d in per:
             chunk_text = src.text[d.chunk.start:d.chunk.end]
-            edited = by_doc.get((id(src), d.index))
+            edited = edits_by_doc.get((id(src), d.index))
             if not edited:
                 pieces.append(chunk_text)
                 continue
-            edits: list[Edit] = [p.edit for p in edited if p.edit is not None]
-            new_text = apply_edits(chunk_text, edits, base=d.chunk.start)
-            try:
-                verify_document(d, new_text, edited, settings)
-            except NodeError as exc:
-                raise InternalError(f"self-check failed after editing: {exc.message}; "
-                                    "please report this bug", path=src.display,
-                                    line=src.position(exc.offset)[0]) from None
+            new_text = apply_edits(chunk_text, [p.edit for p in edited if p.edit is not None],
+                                   base=d.chunk.start)
+            _check(src, d, chunk_text, new_text, edited, settings)
             pieces.append(new_text)
             for p in edited:
-                changes.append(Change(src, p.resource.label, settings.annotation_key,
-                                      p.current, p.value or "",
-                                      src.position(p.resource.node.start)[0]))
+                changes.append(Change(src, p.label, settings.annotation_key, p.info.current,
+                                      p.value or "", src.position(p.info.offset)[0]))
         files.append(FileResult(src, "".join(pieces)))
     return changes, files
+
+
+def _check(src: SourceText, d: DocInfo, old_text: str, new_text: str,
+           edited: list[WorkloadPlan], settings: Settings) -> None:
+    """The map stage verified every candidate edit; re-verify when only some were applied."""
+    try:
+        if d.verify_error is not None:
+            raise NodeError(*d.verify_error)
+        candidates = [w for w in d.workloads if w.edit is not None]
+        if len(candidates) != len(edited):
+            _reverify(src, d, old_text, new_text, edited, settings)
+    except NodeError as exc:
+        raise InternalError(f"self-check failed after editing ({exc.message}); please report "
+                            "this bug", path=src.display, line=src.position(exc.offset)[0]) from None
+
+
+def _reverify(src: SourceText, d: DocInfo, old_text: str, new_text: str,
+              edited: list[WorkloadPlan], settings: Settings) -> None:
+    from cmhash.resources import resources_of
+    from cmhash.verify import verify_edits
+    from cmhash.yamltree import backend, parse_chunk
+
+    be = backend(settings.parser)
+    roots = parse_chunk(old_text, d.chunk.start, be)
+    resources = [r for root in roots for r in resources_of(src, d.index, root)]
+    pos = {r.node.start: i for i, r in enumerate(resources)}
+    verify_edits(src, d.index, d.chunk.start, roots, new_text,
+                 [(pos[p.info.offset], p.info.kind, p.value or "") for p in edited],
+                 settings.annotation_key, be)
 
 
 def join_outputs(files: list[FileResult]) -> str:
     """One stream from several files: a ``---`` between files that need one."""
     out: list[str] = []
-    for i, f in enumerate(files):
+    for f in files:
         text = f.text
-        if i > 0 and out:
-            prev = out[-1]
-            if prev and not prev.endswith("\n"):
+        if out:
+            if not out[-1].endswith("\n"):
                 out.append("\n")
             if not starts_with_marker(text):
                 out.append("---\n")
@@ -139,5 +259,5 @@ def starts_with_marker(text: str) -> bool:
     return True  # nothing but comments: no document to merge into
 
 
-__all__ = ["Change", "Chunk", "Document", "FileResult", "Resource", "RunResult", "join_outputs",
-           "load", "run"]
+__all__ = ["Change", "Edit", "FileResult", "RunResult", "WorkloadInfo", "join_outputs", "load",
+           "run"]

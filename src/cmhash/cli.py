@@ -74,6 +74,8 @@ def common_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                           "pure-Python reference parser, every document."),
         click.option("--max-input-bytes", type=click.IntRange(min=1), default=None,
                      help="Refuse inputs larger than this [default: 268435456]."),
+        click.option("--workers", type=click.IntRange(min=0), default=None,
+                     help="Processes for big inputs [default: 0 = automatic]."),
         click.option("-q", "--quiet", is_flag=True, default=None,
                      help="Print errors only (no warnings or notices)."),
         click.option("-v", "--verbose", is_flag=True, help="Tracebacks for internal errors."),
@@ -166,6 +168,7 @@ def build_settings(paths: Sequence[str], opts: dict[str, Any]) -> tuple[Any, lis
         exclude_secrets=opts.get("exclude_secrets"),
         secret_key=secret_key_from_env(secret_env) if secret_env else None,
         parser=opts.get("parser"), max_input_bytes=opts.get("max_input_bytes"),
+        workers=opts.get("workers"),
         quiet=opts.get("quiet"))
     out_paths = list(paths)
     if not out_paths and settings.paths and config_dir is not None:

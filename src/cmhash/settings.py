@@ -48,6 +48,7 @@ class Settings:
     quiet: bool = False
     parser: str = "fast"  # "fast" (libyaml, skips irrelevant documents) or "exact" (reference)
     max_input_bytes: int = DEFAULT_MAX_INPUT
+    workers: int = 0  # 0: automatic (several processes only for big inputs)
     paths: tuple[str, ...] = ()  # manifest roots from the config file
 
     def merged(self, **overrides: Any) -> Settings:

@@ -1,20 +1,16 @@
-"""The safety net (black's equivalence check): re-parse every edited document and
+"""The safety net (black's equivalence check): re-parse an edited document and
 require it to equal the original apart from our annotation."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from cmhash.edit import own
 from cmhash.errors import NodeError
-from cmhash.kinds import Policy
+from cmhash.kinds import WorkloadKind
 from cmhash.resources import resources_of
-from cmhash.settings import Settings
-from cmhash.yamltree import MAP, Node, backend, get, get_path, parse_chunk, to_plain
-
-if TYPE_CHECKING:
-    from cmhash.parse import Document
-    from cmhash.plan import WorkloadPlan
+from cmhash.source import SourceText
+from cmhash.yamltree import MAP, Node, get, get_path, parse_chunk, same_tree
 
 
 def _pairs_left(node: Node, drop: set[int]) -> int:
@@ -49,39 +45,33 @@ def managed_pairs(template: Node, key: str) -> set[int]:
     return drop
 
 
-def _targets(roots: list[Node], doc: Document, plans: list[WorkloadPlan]) -> list[Node]:
-    """The pod templates of the edited workloads, found again in a (re-)parsed document."""
-    resources = [r for root in roots for r in resources_of(doc.source, doc.index, root)]
-    positions = {id(r.node): i for i, r in enumerate(doc.resources)}
-    out = []
-    for p in plans:
-        res = resources[positions[id(p.resource.node)]]
-        out.append(get_path(res.node, p.kind.template_path) if p.kind.template_path
-                   else res.node)
+def _templates(src: SourceText, doc: int, roots: list[Node],
+               edited: list[tuple[int, WorkloadKind, str]]) -> list[Node | None]:
+    resources = [r for root in roots for r in resources_of(src, doc, root)]
+    out: list[Node | None] = []
+    for pos, kind, _ in edited:
+        node = resources[pos].node if pos < len(resources) else None
+        out.append(get_path(node, kind.template_path) if kind.template_path else node)
     return out
 
 
-def verify_document(doc: Document, new_text: str, plans: list[WorkloadPlan],
-                    settings: Settings) -> None:
-    assert doc.roots is not None
-    key = settings.annotation_key
-    new_roots = parse_chunk(new_text, doc.chunk.start, backend(settings.parser))
-    if len(new_roots) != len(doc.roots):
-        raise NodeError("the number of documents changed", doc.chunk.start)
-    old_t = _targets(doc.roots, doc, plans)
-    new_t = _targets(new_roots, doc, plans)
+def verify_edits(src: SourceText, doc: int, base: int, old_roots: list[Node], new_text: str,
+                 edited: list[tuple[int, WorkloadKind, str]], key: str, be: Any) -> None:
+    """``edited``: (resource position in the document, kind, value written)."""
+    new_roots = parse_chunk(new_text, base, be)
+    if len(new_roots) != len(old_roots):
+        raise NodeError("the number of documents changed", base)
     drop_old: set[int] = set()
     drop_new: set[int] = set()
-    for p, told, tnew in zip(plans, old_t, new_t):
+    for (_, kind, value), told, tnew in zip(edited, _templates(src, doc, old_roots, edited),
+                                            _templates(src, doc, new_roots, edited)):
         if told is None or tnew is None:
-            raise NodeError(f"the pod template of {p.resource.label} is gone", doc.chunk.start)
+            raise NodeError(f"a {kind.kind} pod template is gone", base)
         written = get(get_path(tnew, ("metadata", "annotations")), key)
-        if written is None or written.value != p.value or written.style != '"':
-            raise NodeError(f"{p.resource.label} does not carry the planned value",
-                            doc.chunk.start)
-        assert p.kind.policy in (Policy.ANNOTATE, Policy.JOB, Policy.POD)
+        if written is None or written.value != value or written.style != '"':
+            raise NodeError(f"a {kind.kind} does not carry the planned value", base)
         drop_old |= managed_pairs(told, key)
         drop_new |= managed_pairs(tnew, key)
-    for a, b in zip(doc.roots, new_roots):
-        if to_plain(a, drop_old) != to_plain(b, drop_new):
-            raise NodeError("the document changed beyond the annotation", doc.chunk.start)
+    for a, b in zip(old_roots, new_roots):
+        if not same_tree(a, b, drop_old, drop_new):
+            raise NodeError("the document changed beyond the annotation", base)

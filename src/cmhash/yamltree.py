@@ -136,10 +136,10 @@ def items(node: Node | None) -> list[Node]:
 class _Backend:
     """Event classes of one parser library, and how to run it."""
 
-    def __init__(self, name: str, run: Callable[[str], Iterator[Any]], module: Any,
+    def __init__(self, name: str, run: Callable[[str], Any], module: Any,
                  error: type[BaseException]) -> None:
         self.name = name
-        self.run = run
+        self.run = run  # text -> a zero-argument callable returning the next event or None
         self.error = error
         self.scalar = module.ScalarEvent
         self.mstart = module.MappingStartEvent
@@ -161,17 +161,8 @@ def _fast_backend() -> _Backend | None:
     except (ImportError, AttributeError):  # PyYAML without libyaml
         return None
 
-    def run(text: str) -> Iterator[Any]:
-        loader = loader_cls(text)
-        try:
-            get_event = loader.get_event
-            while True:
-                ev = get_event()
-                if ev is None:
-                    return
-                yield ev
-        finally:
-            loader.dispose()
+    def run(text: str) -> Callable[[], Any]:
+        return loader_cls(text).get_event  # type: ignore[no-any-return]
 
     return _Backend("fast", run, events, yaml.MarkedYAMLError)
 
@@ -180,9 +171,9 @@ def _exact_backend() -> _Backend:
     from ruamel.yaml import YAML, events
     from ruamel.yaml.error import MarkedYAMLError
 
-    def run(text: str) -> Iterator[Any]:
-        yaml = YAML(typ="safe", pure=True)
-        return iter(yaml.parse(text))
+    def run(text: str) -> Callable[[], Any]:
+        events = iter(YAML(typ="safe", pure=True).parse(text))
+        return lambda: next(events, None)
 
     return _Backend("exact", run, events, MarkedYAMLError)
 
@@ -211,21 +202,23 @@ def parse_chunk(text: str, base: int, be: _Backend) -> list[Node]:
         raise NodeError(msg, offset) from None
 
 
-def _build(events: Iterator[Any], base: int, be: _Backend) -> list[Node]:
+def _build(next_event: Callable[[], Any], base: int, be: _Backend) -> list[Node]:
     roots: list[Node] = []
     stack: list[tuple[Node, list[Node]]] = []
     anchors: dict[str, Node] = {}
     scalar_cls, mstart, sstart, mend, send, alias_cls = (
         be.scalar, be.mstart, be.sstart, be.mend, be.send, be.alias)
-    for ev in events:
+    while True:
+        ev = next_event()
+        if ev is None:
+            break
         cls = ev.__class__
         if cls is scalar_cls:
-            style = ev.style or None
             tag = ev.tag
-            if tag == "!" or (tag is not None and style is None and ev.implicit[0]):
+            if tag == "!":
                 tag = None
             node = Node(SCALAR, base + ev.start_mark.index, base + ev.end_mark.index,
-                        ev.value, style, tag, ev.anchor)
+                        ev.value, ev.style or None, tag, ev.anchor)
         elif cls is mstart or cls is sstart:
             tag = ev.tag
             node = Node(MAP if cls is mstart else SEQ, base + ev.start_mark.index, -1,
@@ -294,6 +287,43 @@ def to_plain(node: Node | None, drop: frozenset[int] | set[int] = frozenset()) -
                 todo.append((v, m))
                 todo.append((k, m))
     return out[0]
+
+
+def same_tree(a: Node | None, b: Node | None, drop_a: set[int], drop_b: set[int]) -> bool:
+    """``to_plain(a, drop_a) == to_plain(b, drop_b)`` without building either."""
+    todo = [(a, b)]
+    pop, push = todo.pop, todo.append
+    while todo:
+        x, y = pop()
+        if x is None or y is None:
+            if x is not y:
+                return False
+            continue
+        kind = x.kind
+        if kind != y.kind or x.anchor != y.anchor:
+            return False
+        if kind == SCALAR:
+            if (x.value != y.value or (x.style is None) != (y.style is None)
+                    or x.tag != y.tag):
+                return False
+        elif kind == ALIAS:
+            continue
+        elif x.tag != y.tag:
+            return False
+        elif kind == SEQ:
+            if len(x.value) != len(y.value):
+                return False
+            for pair in zip(x.value, y.value):
+                push(pair)
+        else:
+            xs = [p for p in x.value if id(p[0]) not in drop_a] if drop_a else x.value
+            ys = [p for p in y.value if id(p[0]) not in drop_b] if drop_b else y.value
+            if len(xs) != len(ys):
+                return False
+            for (xk, xv), (yk, yv) in zip(xs, ys):
+                push((xk, yk))
+                push((xv, yv))
+    return True
 
 
 _BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False,

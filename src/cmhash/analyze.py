@@ -1,0 +1,275 @@
+"""The map stage: one document chunk -> summaries of its ConfigMaps, Secrets and workloads.
+
+Everything here depends on one document only, so it runs per chunk (and, for big
+inputs, in worker processes) and the parsed tree is dropped as soon as the
+summary exists. A workload gets a *candidate* edit whose value is a fixed
+64-hex placeholder; the edited document is re-parsed and checked right here.
+The reduce stage (resolve.py) later swaps in the real value, which cannot
+change the structure: both are 64 hex digits inside double quotes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from cmhash.edit import Edit, annotation_edit, apply_edits, own
+from cmhash.errors import NodeError
+from cmhash.hashing import Content
+from cmhash.kinds import KindTable, Policy, WorkloadKind
+from cmhash.refs import Reference, find_references
+from cmhash.resources import (Resource, config_content, is_immutable, require_name,
+                              resources_of)
+from cmhash.settings import Settings
+from cmhash.source import SourceText
+from cmhash.split import Chunk, split_chunks
+from cmhash.verify import verify_edits
+from cmhash.yamltree import ALIAS, MAP, Node, backend, get, get_path, items, parse_chunk, scalar
+
+PLACEHOLDER = "0" * 64
+
+SKIP_OPTED_OUT = "opted out (cmhash.io/skip)"
+SKIP_NO_TEMPLATE = "no pod template"
+SKIP_WORKLOAD_REF = "Rollout uses workloadRef"
+
+
+@dataclass
+class ConfigInfo:
+    kind: str
+    name: str
+    namespace: str | None
+    content: Content
+    immutable: bool
+    skipped: bool
+    offset: int
+    doc: int
+
+
+@dataclass
+class WorkloadInfo:
+    kind: WorkloadKind
+    api_version: str
+    name: str
+    namespace: str | None
+    offset: int
+    doc: int
+    skip: str | None = None
+    refs: list[Reference] = field(default_factory=list)
+    current: str | None = None
+    current_quoted: bool = False
+    edit: Edit | None = None               # candidate, value = PLACEHOLDER
+    edit_error: tuple[str, int] | None = None
+    no_restart: str | None = None
+    subpaths: list[tuple[str, int]] = field(default_factory=list)  # (volume, offset)
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind.kind}/{self.name}" + (f" -n {self.namespace}" if self.namespace
+                                                  else "")
+
+
+@dataclass
+class DocInfo:
+    index: int
+    chunk: Chunk
+    has_content: bool
+    configs: list[ConfigInfo] = field(default_factory=list)
+    workloads: list[WorkloadInfo] = field(default_factory=list)
+    verify_error: tuple[str, int] | None = None
+
+
+# ------------------------------------------------------------------ classification
+
+_VALUE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789./-")
+
+
+def _top_level(text: str, key: str) -> list[str] | None:
+    """Values of column-0 ``key:`` lines; None if one is not a simple (optionally quoted)
+    value with at most a trailing comment."""
+    head = key + ":"
+    needle = "\n" + head
+    found = []
+    pos = 0 if text.startswith(head) else text.find(needle)
+    while pos >= 0:
+        start = pos + (len(head) if pos == 0 and text.startswith(head) else len(needle))
+        eol = text.find("\n", start)
+        line = text[start:len(text) if eol < 0 else eol]
+        value = line.split("#", 1)[0].strip() if " #" in line or "\t#" in line else line.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        if not value or not _VALUE_CHARS.issuperset(value):
+            return None
+        found.append(value)
+        pos = text.find(needle, start)
+    return found
+
+
+def relevant_kind(text: str, table: KindTable) -> bool | None:
+    """True/False when the top-level kind is certain from the text alone, None when unsure."""
+    kinds = _top_level(text, "kind")
+    if not kinds or len(kinds) != 1:
+        return None
+    apis = _top_level(text, "apiVersion")
+    if not apis or len(apis) != 1:
+        return None
+    kind, api = kinds[0], apis[0]
+    if kind.endswith("List"):
+        return True
+    if api == "v1" and kind in ("ConfigMap", "Secret"):
+        return True
+    return table.lookup(api, kind) is not None
+
+
+def _is_blank(text: str) -> bool:
+    for line in text.splitlines():
+        s = line.strip()
+        if s and not s.startswith("#") and s not in ("---", "...") and not (
+                s.startswith(("--- ", "... ")) and s[4:].lstrip().startswith("#")):
+            return False
+    return True
+
+
+# ------------------------------------------------------------------ per resource
+
+def _template(res: Resource, wk: WorkloadKind) -> tuple[Node | None, Node | None]:
+    """The pod template and the key node it hangs under; refuses aliases and merges."""
+    node = res.node
+    key: Node | None = None
+    for step in wk.template_path:
+        if get(node, step) is None:
+            return None, None
+        pair = own(node, step)
+        if pair is None:
+            raise NodeError(f"cannot annotate {res.label}: '{step}' comes from a '<<' merge; "
+                            "write it out in full", node.start)
+        key, raw = pair
+        if raw.kind == ALIAS:
+            raise NodeError(f"cannot annotate {res.label}: '{step}' is an alias "
+                            f"(*{raw.anchor}); expand it", raw.start)
+        node = raw
+    return (node, key) if node.kind == MAP else (None, None)
+
+
+def _no_restart(res: Resource, wk: WorkloadKind) -> str | None:
+    spec = get(res.node, "spec")
+    if not wk.rolls and wk.policy is Policy.ANNOTATE:
+        return f"a {res.kind} does not replace existing pods when its template changes"
+    if scalar(get_path(spec, ("updateStrategy", "type"))) == "OnDelete":
+        return "updateStrategy OnDelete: pods pick up the change only when deleted"
+    if (scalar(get(spec, "paused")) or "").lower() == "true":
+        return "the Deployment is paused: nothing rolls until it is resumed"
+    return None
+
+
+def _subpaths(pod_spec: Node | None) -> list[tuple[str, int]]:
+    """Volume mounts with subPath/subPathExpr of ConfigMap/Secret/projected volumes."""
+    config_volumes = set()
+    for vol in items(get(pod_spec, "volumes")):
+        if any(get(vol, k) is not None for k in ("configMap", "secret", "projected")):
+            name = scalar(get(vol, "name"))
+            if name:
+                config_volumes.add(name)
+    found = []
+    for list_name in ("initContainers", "containers"):
+        for c in items(get(pod_spec, list_name)):
+            for m in items(get(c, "volumeMounts")):
+                name = scalar(get(m, "name"))
+                if name in config_volumes and (get(m, "subPath") is not None
+                                               or get(m, "subPathExpr") is not None):
+                    found.append((name, m.start))
+    return found
+
+
+def analyze_workload(res: Resource, wk: WorkloadKind, settings: Settings,
+                     default_nl: str) -> tuple[WorkloadInfo, Node | None]:
+    info = WorkloadInfo(wk, res.api_version, require_name(res), res.namespace,
+                        res.node.start, res.doc)
+    if res.skipped:
+        info.skip = SKIP_OPTED_OUT
+        return info, None
+    if wk.template_path:
+        template, template_key = _template(res, wk)
+    else:
+        template, template_key = res.node, None
+    if template is None:
+        has_ref = res.kind == "Rollout" and get(get(res.node, "spec"), "workloadRef")
+        info.skip = SKIP_WORKLOAD_REF if has_ref is not None else SKIP_NO_TEMPLATE
+        return info, None
+    pod_spec = get(template, "spec")
+    info.refs = find_references(pod_spec, ".".join(wk.template_path + ("spec",)),
+                                image_pull_secrets=settings.image_pull_secrets)
+    cur = get(get_path(template, ("metadata", "annotations")), settings.annotation_key)
+    info.current = scalar(cur)
+    info.current_quoted = cur is not None and cur.style is not None
+    info.no_restart = _no_restart(res, wk)
+    info.subpaths = _subpaths(pod_spec)
+    if not info.refs:
+        return info, None
+    try:
+        info.edit = annotation_edit(res.source.text, template, template_key,
+                                    settings.annotation_key, PLACEHOLDER, default_nl)
+    except NodeError as exc:
+        info.edit_error = (exc.message, exc.offset)
+    return info, template
+
+
+def _config(res: Resource) -> ConfigInfo:
+    content = config_content(res)
+    return ConfigInfo(res.kind, content.name, res.namespace, content, is_immutable(res),
+                      res.skipped, res.node.start, res.doc)
+
+
+def default_newline(text: str) -> str:
+    nl = text.find("\n")
+    return "\r\n" if nl > 0 and text[nl - 1] == "\r" else "\n"
+
+
+def analyze_chunk(src: SourceText, index: int, chunk: Chunk, table: KindTable,
+                  settings: Settings, parser: str, default_nl: str) -> DocInfo:
+    text = src.text[chunk.start:chunk.end]
+    be = backend(parser)
+    if be.name == "fast":
+        rel = relevant_kind(text, table)
+        if rel is False:
+            return DocInfo(index, chunk, True)
+        if rel is None and _is_blank(text):
+            return DocInfo(index, chunk, False)
+    roots = parse_chunk(text, chunk.start, be)
+    info = DocInfo(index, chunk, any(not r.is_null for r in roots))
+    candidates: list[tuple[int, WorkloadInfo]] = []
+    resources = [r for root in roots for r in resources_of(src, index, root)]
+    for pos, res in enumerate(resources):
+        if res.group == "" and res.kind in ("ConfigMap", "Secret"):
+            info.configs.append(_config(res))
+            continue
+        wk = table.lookup(res.api_version, res.kind)
+        if wk is None:
+            continue
+        winfo, _ = analyze_workload(res, wk, settings, default_nl)
+        info.workloads.append(winfo)
+        if winfo.edit is not None:
+            candidates.append((pos, winfo))
+    if candidates:
+        edits = [w.edit for _, w in candidates if w.edit is not None]
+        new_text = apply_edits(text, edits, base=chunk.start)
+        try:
+            verify_edits(src, index, chunk.start, roots, new_text,
+                         [(pos, w.kind, PLACEHOLDER) for pos, w in candidates],
+                         settings.annotation_key, be)
+        except NodeError as exc:
+            info.verify_error = (exc.message, exc.offset)
+    return info
+
+
+def analyze_source(src: SourceText, table: KindTable, settings: Settings,
+                   chunks: list[tuple[int, Chunk]] | None = None) -> list[DocInfo]:
+    """Analyze chunks of one source (all of them by default). NodeError -> InputError."""
+    if chunks is None:
+        chunks = list(enumerate(split_chunks(src.text)))
+    nl = default_newline(src.text)
+    out = []
+    for index, chunk in chunks:
+        try:
+            out.append(analyze_chunk(src, index, chunk, table, settings, settings.parser, nl))
+        except NodeError as exc:
+            raise src.error(exc.message, exc.offset) from None
+    return out

@@ -1,0 +1,189 @@
+"""The reduce stage: all summaries -> index -> each workload's value, edit and findings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from cmhash.analyze import PLACEHOLDER, ConfigInfo, WorkloadInfo
+from cmhash.edit import Edit
+from cmhash.findings import CODES, ERROR, Finding
+from cmhash.hashing import Use, digest
+from cmhash.kinds import Policy
+from cmhash.refs import Reference
+from cmhash.settings import Settings
+from cmhash.source import SourceText
+
+ObjectKey = tuple[str, str, str]  # (kind, namespace or "", name)
+
+SKIP_JOB = "Job pod templates are immutable (--jobs to opt in)"
+SKIP_POD = "bare Pods are not annotated (--pods to opt in)"
+
+
+@dataclass
+class ConfigEntry:
+    source: SourceText
+    info: ConfigInfo
+    namespace: str
+
+
+class ConfigIndex:
+    def __init__(self) -> None:
+        self.objects: dict[ObjectKey, ConfigEntry] = {}
+        self.namespaces: dict[tuple[str, str], set[str]] = {}
+
+    def get(self, key: ObjectKey) -> ConfigEntry | None:
+        return self.objects.get(key)
+
+    def other_namespaces(self, kind: str, name: str, ns: str) -> set[str]:
+        return self.namespaces.get((kind, name), set()) - {ns}
+
+
+@dataclass
+class Resolved:
+    ref: Reference
+    entry: ConfigEntry | None  # None: not in the input
+    missing_keys: frozenset[str] = frozenset()
+
+
+@dataclass
+class WorkloadPlan:
+    source: SourceText
+    info: WorkloadInfo
+    namespace: str
+    resolved: list[Resolved] = field(default_factory=list)
+    value: str | None = None  # the checksum it should carry (None: no in-stream config)
+    skip: str | None = None
+    edit: Edit | None = None  # with the real value
+
+    @property
+    def label(self) -> str:
+        return self.info.label
+
+    @property
+    def in_stream(self) -> bool:
+        return any(r.entry is not None and not r.entry.info.skipped for r in self.resolved)
+
+
+def finding(source: SourceText, offset: int, code: str, message: str, *,
+            level: str | None = None, workload: str | None = None) -> Finding:
+    line, col = source.position(offset)
+    return Finding(source.display, line, col, level or CODES[code][0], code, message, workload)
+
+
+def build_index(configs: list[tuple[SourceText, ConfigInfo]], settings: Settings,
+                findings: list[Finding]) -> ConfigIndex:
+    index = ConfigIndex()
+    for src, info in configs:
+        ns = info.namespace or settings.namespace or ""
+        key = (info.kind, ns, info.name)
+        prev = index.objects.get(key)
+        if prev is not None:
+            pline = prev.source.position(prev.info.offset)[0]
+            findings.append(finding(
+                src, info.offset, "duplicate-object",
+                f"{info.kind} {info.name!r} is also defined at {prev.source.display}:{pline}; "
+                "this later definition is used"))
+        index.objects[key] = ConfigEntry(src, info, ns)
+        index.namespaces.setdefault((info.kind, info.name), set()).add(ns)
+    return index
+
+
+def _missing(plan: WorkloadPlan, ref: Reference, index: ConfigIndex,
+             settings: Settings) -> Finding:
+    level = ERROR if settings.strict else None
+    ns = plan.namespace
+    others = index.other_namespaces(ref.target_kind, ref.name, ns)
+    if others:
+        where = ", ".join(repr(o) if o else "(none)" for o in sorted(others))
+        here = f"namespace {ns!r}" if ns else "no namespace"
+        named = sorted(o for o in others if o)
+        hint = f"--namespace {ns}" if ns else f"--namespace {named[0]}"
+        return finding(plan.source, ref.offset, "namespace-mismatch",
+                       f"{plan.label} ({here}) references {ref.target_kind} {ref.name!r}, which "
+                       f"the input only has with namespace {where}; references never cross "
+                       f"namespaces: pass {hint} if they land in the same one",
+                       level=level, workload=plan.label)
+    return finding(plan.source, ref.offset, "missing-reference",
+                   f"{plan.label} references {ref.target_kind} {ref.name!r}, which is not in "
+                   "the input (add it, mark the reference optional, or ignore this if it "
+                   "lives elsewhere)", level=level, workload=plan.label)
+
+
+def _resolve(plan: WorkloadPlan, index: ConfigIndex, settings: Settings,
+             findings: list[Finding]) -> list[Use]:
+    uses = []
+    for ref in plan.info.refs:
+        if settings.exclude_secrets and ref.target_kind == "Secret":
+            continue
+        entry = index.get((ref.target_kind, plan.namespace, ref.name))
+        if entry is not None and entry.info.skipped:
+            plan.resolved.append(Resolved(ref, entry))
+            continue
+        if entry is None:
+            plan.resolved.append(Resolved(ref, None))
+            uses.append(Use(ref.target_kind, ref.name, None, ref.keys))
+            if not ref.optional:
+                findings.append(_missing(plan, ref, index, settings))
+            continue
+        content = entry.info.content
+        missing = frozenset(k for k in (ref.keys or ()) if k not in content.entries)
+        plan.resolved.append(Resolved(ref, entry, missing))
+        uses.append(Use(ref.target_kind, ref.name, content, ref.keys))
+        if missing and not ref.optional:
+            findings.append(finding(
+                plan.source, ref.offset, "missing-key",
+                f"{plan.label} uses key {', '.join(sorted(missing))} of {ref.target_kind} "
+                f"{ref.name!r}, which does not have it (the pod would not start)",
+                workload=plan.label))
+    return uses
+
+
+def plan_workload(src: SourceText, info: WorkloadInfo, index: ConfigIndex, settings: Settings,
+                  findings: list[Finding]) -> WorkloadPlan:
+    plan = WorkloadPlan(src, info, info.namespace or settings.namespace or "", skip=info.skip)
+    if info.skip is not None:
+        if info.skip.startswith("Rollout"):
+            findings.append(finding(src, info.offset, "workload-ref",
+                                    f"{info.label} uses spec.workloadRef: annotate the "
+                                    "Deployment it references instead", workload=info.label))
+        return plan
+    uses = _resolve(plan, index, settings, findings)
+    if plan.in_stream:
+        plan.value = digest(uses, settings.secret_key)
+    policy = info.kind.policy
+    if policy is Policy.JOB and not settings.jobs:
+        plan.skip = SKIP_JOB
+        if plan.in_stream:
+            findings.append(finding(
+                src, info.offset, "job-not-annotated",
+                f"{info.label} uses in-stream config but is not annotated: a Job's pod template "
+                "is immutable and kubectl apply would fail (--jobs to opt in)",
+                workload=info.label))
+        return plan
+    if policy is Policy.POD and not settings.pods:
+        plan.skip = SKIP_POD
+        if plan.in_stream:
+            findings.append(finding(
+                src, info.offset, "pod-not-annotated",
+                f"{info.label} uses in-stream config; a bare Pod is not annotated because an "
+                "annotation does not restart it (--pods to opt in)", workload=info.label))
+        return plan
+    if plan.value is None:
+        if info.current is not None:
+            findings.append(finding(
+                src, info.offset, "stale-annotation",
+                f"{info.label} carries {settings.annotation_key} but uses no in-stream "
+                "ConfigMap/Secret; left untouched", workload=info.label))
+        return plan
+    if info.no_restart:
+        findings.append(finding(src, info.offset, "no-restart",
+                                f"{info.label}: {info.no_restart}", workload=info.label))
+    if info.current == plan.value and info.current_quoted:
+        return plan
+    if info.edit_error is not None:
+        msg, offset = info.edit_error
+        raise src.error(msg, offset)
+    assert info.edit is not None
+    plan.edit = Edit(info.edit.start, info.edit.end,
+                     info.edit.text.replace(PLACEHOLDER, plan.value))
+    return plan
