@@ -106,6 +106,8 @@ def inject(paths: tuple[str, ...], in_place: bool, check: bool, show_diff: bool,
     result = app.run(sources, settings)
     report_findings(result.findings, quiet=settings.quiet)
     if result.has_errors:
+        n = sum(1 for f in result.findings if f.level == "error")
+        err(f"cmhash: {n} error{'s' if n != 1 else ''}; nothing written")
         raise SystemExit(EXIT_INPUT)
     changed = [f for f in result.files if f.changed]
     if check or show_diff:

@@ -40,7 +40,7 @@ BUILTIN_KINDS: tuple[WorkloadKind, ...] = (
     _row("apps", "ReplicaSet", "spec.template", rolls=False),
     _row("extensions", "ReplicaSet", "spec.template", rolls=False),
     _row("", "ReplicationController", "spec.template", rolls=False),
-    _row("", "PodTemplate", "template", rolls=False),
+    _row("", "PodTemplate", "template"),  # runs nothing itself: no restart warning
     _row("batch", "CronJob", "spec.jobTemplate.spec.template"),
     _row("batch", "Job", "spec.template", Policy.JOB),
     _row("", "Pod", "", Policy.POD, rolls=False),

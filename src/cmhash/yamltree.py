@@ -198,8 +198,10 @@ def parse_chunk(text: str, base: int, be: _Backend) -> list[Node]:
         problem = getattr(exc, "problem", None) or "invalid YAML"
         context = getattr(exc, "context", None)
         msg = f"YAML syntax error: {problem}" + (f" ({context})" if context else "")
-        offset = base + (mark.index if mark is not None else 0)
-        raise NodeError(msg, offset) from None
+        index = mark.index if mark is not None else 0
+        if text[index:index + 1] == "\t":
+            msg += "; YAML does not allow tabs for indentation"
+        raise NodeError(msg, base + index) from None
 
 
 def _build(next_event: Callable[[], Any], base: int, be: _Backend) -> list[Node]:

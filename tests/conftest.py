@@ -1,0 +1,90 @@
+from __future__ import annotations
+
+import io
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT.parent / "shared" / "corpus"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-goldens", action="store_true",
+                     help="rewrite expected.yaml / error.txt / stderr.txt from actual output")
+    parser.addoption("--run-slow", action="store_true",
+                     help="run slow tests (always on in CI)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if IN_CI or config.getoption("--run-slow"):
+        return
+    skip = pytest.mark.skip(reason="slow: run with --run-slow (always runs in CI)")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def update_goldens(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--update-goldens"))
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    if not CORPUS.is_dir():
+        pytest.skip("../shared/corpus is not present")
+    return CORPUS
+
+
+@dataclass
+class Result:
+    code: int
+    stdout: bytes
+    stderr: str
+
+    @property
+    def out(self) -> str:
+        return self.stdout.decode("utf-8")
+
+
+def run_cmhash(args: list[str], stdin: bytes = b"", cwd: str | os.PathLike[str] | None = None,
+               env: dict[str, str] | None = None) -> Result:
+    """Run the real console entry point in-process, with byte-level stdin/stdout."""
+    from cmhash.cli import main
+
+    in_buf, out_buf, err_buf = io.BytesIO(stdin), io.BytesIO(), io.BytesIO()
+    saved = sys.stdin, sys.stdout, sys.stderr
+    old_cwd = os.getcwd()
+    old_env = dict(os.environ)
+    sys.stdin = io.TextIOWrapper(in_buf, encoding="utf-8")
+    sys.stdout = io.TextIOWrapper(out_buf, encoding="utf-8")
+    sys.stderr = io.TextIOWrapper(err_buf, encoding="utf-8")
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        if env:
+            os.environ.update(env)
+        try:
+            main(args)
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 2
+        sys.stdout.flush()
+        sys.stderr.flush()
+        out, err = out_buf.getvalue(), err_buf.getvalue()
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved
+        os.chdir(old_cwd)
+        os.environ.clear()
+        os.environ.update(old_env)
+    return Result(code, out, err.decode("utf-8"))
+
+
+@pytest.fixture
+def cmhash():  # type: ignore[no-untyped-def]
+    return run_cmhash
