@@ -1,0 +1,191 @@
+"""Every mode and exit code of the command line, through the real entry point."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_cmhash
+
+CM = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: \"1\"\n"
+DEP = (b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  template:\n"
+       b"    spec:\n      containers:\n      - name: main\n        envFrom:\n"
+       b"        - configMapRef: {name: cfg}\n")
+STREAM = CM + b"---\n" + DEP
+VALUE = b"ce1f2af2c0d21d1bee5218b58219585fd73d55ed742d334d49940c532041309d"
+
+
+def test_stdin_to_stdout() -> None:
+    res = run_cmhash(["--no-config"], stdin=STREAM)
+    assert res.code == 0
+    assert VALUE in res.stdout
+    assert res.stdout.replace(b'    metadata:\n      annotations:\n        checksum/config: "'
+                              + VALUE + b'"\n', b"") == STREAM
+
+
+def test_explicit_inject_and_dash() -> None:
+    assert run_cmhash(["inject", "--no-config", "-"], stdin=STREAM).stdout == \
+        run_cmhash(["--no-config"], stdin=STREAM).stdout
+
+
+def test_unchanged_stream_is_echoed() -> None:
+    res = run_cmhash(["--no-config"], stdin=CM)
+    assert res.code == 0 and res.stdout == CM
+
+
+def test_cross_file_index_and_order(tmp_path: Path) -> None:
+    (tmp_path / "b-config.yaml").write_bytes(CM)
+    (tmp_path / "a-deploy.yaml").write_bytes(DEP)  # workload read before its ConfigMap
+    res = run_cmhash(["--no-config", str(tmp_path)])
+    assert res.code == 0
+    assert VALUE in res.stdout
+    assert res.stdout.index(b"Deployment") < res.stdout.index(b"ConfigMap")  # sorted file order
+    assert b"\n---\n" in res.stdout  # files joined into one valid stream
+
+
+def test_check_exit_codes(tmp_path: Path) -> None:
+    f = tmp_path / "m.yaml"
+    f.write_bytes(STREAM)
+    res = run_cmhash(["--no-config", "--check", str(f)])
+    assert res.code == 1 and res.stdout == b""
+    assert "would update" in res.stderr and "Deployment/app" in res.stderr
+    assert f.read_bytes() == STREAM
+    f.write_bytes(run_cmhash(["--no-config", str(f)]).stdout)
+    assert run_cmhash(["--no-config", "--check", str(f)]).code == 0
+
+
+def test_diff(tmp_path: Path) -> None:
+    f = tmp_path / "m.yaml"
+    f.write_bytes(STREAM)
+    res = run_cmhash(["--no-config", "--diff", "m.yaml"], cwd=tmp_path)
+    assert res.code == 0
+    assert res.out.startswith("--- a/m.yaml\n+++ b/m.yaml\n@@ ")
+    assert '+        checksum/config: "' + VALUE.decode() + '"' in res.out
+    assert run_cmhash(["--no-config", "--diff", "--check", "m.yaml"], cwd=tmp_path).code == 1
+
+
+def test_in_place_atomic_keeps_mode_and_only_changed_files(tmp_path: Path) -> None:
+    changed, same = tmp_path / "m.yaml", tmp_path / "same.yaml"
+    changed.write_bytes(STREAM)
+    same.write_bytes(CM.replace(b"cfg", b"other"))
+    os.chmod(changed, 0o640)
+    before = same.stat().st_mtime_ns
+    res = run_cmhash(["--no-config", "-i", str(tmp_path)])
+    assert res.code == 0 and res.stdout == b""
+    assert VALUE in changed.read_bytes()
+    assert stat.S_IMODE(changed.stat().st_mode) == 0o640
+    assert same.stat().st_mtime_ns == before
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".cmhash-")]
+
+
+def test_in_place_refuses_stdin() -> None:
+    res = run_cmhash(["--no-config", "-i"], stdin=STREAM)
+    assert res.code == 2 and "stdin" in res.stderr
+
+
+@pytest.mark.parametrize("args", [["--check", "-i", "x.yaml"], ["--annotation-key", "bad key"],
+                                  ["--no-such-option"], ["-", "x.yaml"]])
+def test_usage_errors_exit_2(args: list[str]) -> None:
+    res = run_cmhash(["--no-config", *args], stdin=STREAM)
+    assert res.code == 2, res.stderr
+    assert res.stdout == b""
+    assert "Traceback" not in res.stderr
+
+
+def test_missing_file_exit_2() -> None:
+    res = run_cmhash(["--no-config", "does-not-exist.yaml"])
+    assert res.code == 2 and "does-not-exist.yaml" in res.stderr
+
+
+def test_bad_input_leaves_files_untouched(tmp_path: Path) -> None:
+    good, bad = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    good.write_bytes(STREAM)
+    bad.write_bytes(b"kind: ConfigMap\nmetadata: {name: x\n")
+    res = run_cmhash(["--no-config", "-i", str(tmp_path)])
+    assert res.code == 2 and str(bad) in res.stderr
+    assert good.read_bytes() == STREAM
+
+
+def test_strict() -> None:
+    stream = DEP.replace(b"cfg", b"elsewhere")
+    assert run_cmhash(["--no-config"], stdin=stream).code == 0
+    res = run_cmhash(["--no-config", "--strict"], stdin=stream)
+    assert res.code == 2 and res.stdout == b"" and "[missing-reference]" in res.stderr
+
+
+def test_quiet_hides_warnings() -> None:
+    stream = STREAM + b"---\n" + DEP.replace(b"name: app", b"name: b").replace(b"cfg}", b"zz}")
+    assert "warning" in run_cmhash(["--no-config"], stdin=stream).stderr
+    assert run_cmhash(["--no-config", "-q"], stdin=stream).stderr == ""
+
+
+def test_config_file_discovered_and_overridden(tmp_path: Path) -> None:
+    (tmp_path / ".cmhash.yaml").write_text("annotationKey: example.com/hash\n")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    res = run_cmhash([], stdin=STREAM, cwd=sub)
+    assert b"example.com/hash:" in res.stdout
+    res = run_cmhash(["--annotation-key", "other/key"], stdin=STREAM, cwd=sub)
+    assert b"other/key:" in res.stdout
+    (tmp_path / ".cmhash.yaml").write_text("annotationKey: [1]\n")
+    res = run_cmhash([], stdin=STREAM, cwd=sub)
+    assert res.code == 2 and ".cmhash.yaml" in res.stderr and "annotationKey" in res.stderr
+
+
+def test_secret_key_env() -> None:
+    stream = (b"apiVersion: v1\nkind: Secret\nmetadata: {name: cfg}\nstringData: {a: x}\n---\n"
+              + DEP.replace(b"configMapRef", b"secretRef"))
+    plain = run_cmhash(["--no-config"], stdin=stream).stdout
+    keyed = run_cmhash(["--no-config", "--secret-key-env", "K"], stdin=stream, env={"K": "k1"})
+    assert keyed.code == 0 and keyed.stdout != plain
+    missing = run_cmhash(["--no-config", "--secret-key-env", "NOPE_UNSET"], stdin=stream)
+    assert missing.code == 2
+
+
+def test_log_file(tmp_path: Path) -> None:
+    log = tmp_path / "cmhash.log"
+    run_cmhash(["--no-config", "--strict"], stdin=DEP, env={"CMHASH_LOG": str(log)})
+    text = log.read_text()
+    assert "missing-reference" in text and "exit 2" in text
+
+
+def test_help_documents_exit_codes() -> None:
+    res = run_cmhash(["--help"])
+    assert res.code == 0 and "Exit codes" in res.out
+    res = run_cmhash(["inject", "--help"])
+    assert "--in-place" in res.out and "Exit codes" in res.out
+
+
+def test_python_dash_m_and_console_script() -> None:
+    proc = subprocess.run([sys.executable, "-m", "cmhash", "--no-config"], input=STREAM,
+                          capture_output=True, cwd=ROOT, check=False)
+    assert proc.returncode == 0 and VALUE in proc.stdout
+
+
+def test_internal_error_exit_3(monkeypatch: pytest.MonkeyPatch) -> None:
+    import cmhash.app
+
+    def boom(*a: object, **k: object) -> None:
+        raise RuntimeError("secret-ish detail")
+
+    monkeypatch.setattr(cmhash.app, "run", boom)
+    res = run_cmhash(["--no-config"], stdin=STREAM)
+    assert res.code == 3
+    assert "internal error (RuntimeError" in res.stderr and "Traceback" not in res.stderr
+    assert "secret-ish" not in res.stderr
+
+
+def test_workers_give_identical_output(tmp_path: Path) -> None:
+    docs = [STREAM.replace(b"cfg", f"cfg{i}".encode()).replace(b"name: app", f"name: app{i}".encode())
+            for i in range(60)]
+    f = tmp_path / "many.yaml"
+    f.write_bytes(b"---\n".join(docs))
+    one = run_cmhash(["--no-config", "--workers", "1", str(f)])
+    two = run_cmhash(["--no-config", "--workers", "2", str(f)])
+    assert one.code == two.code == 0
+    assert one.stdout == two.stdout and one.stdout.count(b"checksum/config") == 60

@@ -1,0 +1,73 @@
+"""Real manifests from ../shared/corpus: exit 0, only annotation lines added, the
+output parses to the input plus our key, a second run is byte-identical, and the
+fast path equals the exact (reference) path."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import CORPUS, run_cmhash
+
+FILES = sorted(CORPUS.rglob("*.yaml")) if CORPUS.is_dir() else []
+SMALL = [f for f in FILES if f.stat().st_size < 300_000]
+ADDED = re.compile(r'^\s*(metadata:|annotations:|checksum/config: "[0-9a-f]{64}")\s*$')
+REPLACED = re.compile(r"^\s*checksum/config: \S+\s*$")
+KEY = "checksum/config"
+
+
+def _strip_key(obj):  # type: ignore[no-untyped-def]
+    if isinstance(obj, dict):
+        out = {k: _strip_key(v) for k, v in obj.items() if k != KEY}
+        for k in ("annotations", "metadata"):
+            if k in out and out[k] in ({}, None) and (k not in obj or obj[k] != out[k]):
+                del out[k]
+        return out
+    if isinstance(obj, list):
+        return [_strip_key(x) for x in obj]
+    return obj
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(CORPUS)))
+def test_corpus_file(path: Path) -> None:
+    data = path.read_bytes()
+    res = run_cmhash(["--no-config", "-q", str(path)])
+    assert res.code == 0, res.stderr
+    old, new = data.decode().splitlines(), res.out.splitlines()
+    for line in difflib.unified_diff(old, new, n=0, lineterm=""):
+        if line.startswith(("---", "+++", "@@")):
+            continue
+        if line.startswith("-"):  # only a previous value of our own key may go
+            assert REPLACED.match(line[1:]), f"removed line: {line}"
+        else:
+            assert ADDED.match(line[1:]), f"added line: {line}"
+    before = list(yaml.load_all(data, Loader=yaml.CSafeLoader))
+    after = list(yaml.load_all(res.stdout, Loader=yaml.CSafeLoader))
+    assert [_strip_key(d) for d in after] == [_strip_key(d) for d in before]
+    again = run_cmhash(["--no-config", "-q", "-"], stdin=res.stdout)
+    assert again.stdout == res.stdout
+
+
+@pytest.mark.parametrize("path", SMALL, ids=lambda p: str(p.relative_to(CORPUS)))
+def test_fast_equals_exact(path: Path) -> None:
+    fast = run_cmhash(["--no-config", "-q", "--parser", "fast", str(path)])
+    exact = run_cmhash(["--no-config", "-q", "--parser", "exact", str(path)])
+    assert (fast.code, fast.stdout) == (exact.code, exact.stdout)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", [f for f in FILES if f not in SMALL],
+                         ids=lambda p: str(p.relative_to(CORPUS)))
+def test_fast_equals_exact_large(path: Path) -> None:
+    test_fast_equals_exact(path)
+
+
+def test_kube_prometheus_directory_resolves_across_files(corpus: Path) -> None:
+    res = run_cmhash(["--no-config", "-q", str(corpus / "kube-prometheus" / "manifests")])
+    assert res.code == 0
+    # grafana mounts the dashboards ConfigMapList items and its datasources Secret
+    assert res.out.count(f'{KEY}: "') >= 3

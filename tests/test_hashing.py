@@ -1,0 +1,103 @@
+"""Known-answer tests for the canonical encoding (docs/hash-encoding.md).
+
+These values are a contract: a change here rolls every user's pods. Only change
+them together with ENCODING_VERSION and a release note.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from cmhash.hashing import Content, Use, canonical, digest
+
+EMPTY_CM = Content("ConfigMap", "cfg", {})
+
+
+def cm(entries: dict[str, bytes], name: str = "cfg") -> Content:
+    return Content("ConfigMap", name, entries)
+
+
+def secret(entries: dict[str, bytes], name: str = "sec", t: str = "Opaque") -> Content:
+    return Content("Secret", name, entries, t)
+
+
+def whole(c: Content) -> Use:
+    return Use(c.kind, c.name, c, None)
+
+
+@pytest.mark.parametrize(("uses", "text", "value"), [
+    pytest.param([whole(EMPTY_CM)],
+                 '{"refs":[{"data":{},"kind":"ConfigMap","name":"cfg"}],"v":1}',
+                 "ad77320ac43bbb4ee46417f5746de403ec6f9b8b3b0e5bde5bf32b2df0d5bdb1", id="empty"),
+    pytest.param([whole(cm({"a": b"1"}))],
+                 '{"refs":[{"data":{"a":"MQ=="},"kind":"ConfigMap","name":"cfg"}],"v":1}',
+                 "ce1f2af2c0d21d1bee5218b58219585fd73d55ed742d334d49940c532041309d", id="one-key"),
+    pytest.param([Use("ConfigMap", "gone", None, None)],
+                 '{"refs":[{"absent":true,"kind":"ConfigMap","name":"gone"}],"v":1}',
+                 "be34ec41d2f2b318b96d0795f8c9b526b783e98698833e6c8cf89d2648996c36", id="absent"),
+    pytest.param([whole(secret({"p": b"s3cr3t"}))],
+                 '{"refs":[{"data":{"p":"czNjcjN0"},"kind":"Secret","name":"sec","type":"Opaque"}],"v":1}',
+                 "ac78644c30a2c23a35ae74adb43b051ea73e4246d9d33a5c9ce13a2e302b626d", id="secret"),
+    pytest.param([Use("ConfigMap", "cfg", cm({"a": b"1"}), frozenset({"a", "zz"}))],
+                 '{"refs":[{"data":{"a":"MQ==","zz":null},"kind":"ConfigMap","name":"cfg"}],"v":1}',
+                 "d4fc3fb1c2821baae71b8ebbcf00a10d909f9ee70dbe3e400fa94d489626095e",
+                 id="missing-key"),
+])
+def test_known_answers(uses: list[Use], text: str, value: str) -> None:
+    assert canonical(uses) == text
+    assert hashlib.sha256(text.encode()).hexdigest() == value
+    assert digest(uses) == value
+
+
+def test_key_order_does_not_matter() -> None:
+    a = cm({"a": b"1", "b": b"2"})
+    b = cm({"b": b"2", "a": b"1"})
+    assert digest([whole(a)]) == digest([whole(b)])
+
+
+def test_source_order_does_not_matter() -> None:
+    x, y = whole(cm({"a": b"1"}, "x")), whole(secret({"k": b"v"}, "y"))
+    assert digest([x, y]) == digest([y, x])
+
+
+def test_unambiguous_boundaries() -> None:
+    # (ab, c) and (a, bc) must differ: the encoding is JSON, not concatenation
+    assert digest([whole(cm({"ab": b"c"}))]) != digest([whole(cm({"a": b"bc"}))])
+
+
+def test_key_precision() -> None:
+    before = cm({"a": b"1", "b": b"2"})
+    after = cm({"a": b"1", "b": b"CHANGED"})
+    reads_a = lambda c: Use("ConfigMap", "cfg", c, frozenset({"a"}))  # noqa: E731
+    reads_b = lambda c: Use("ConfigMap", "cfg", c, frozenset({"b"}))  # noqa: E731
+    assert digest([reads_a(before)]) == digest([reads_a(after)])
+    assert digest([reads_b(before)]) != digest([reads_b(after)])
+    assert digest([whole(before)]) != digest([whole(after)])
+
+
+def test_whole_use_wins_over_keys() -> None:
+    c = cm({"a": b"1", "b": b"2"})
+    merged = digest([Use("ConfigMap", "cfg", c, frozenset({"a"})), whole(c)])
+    assert merged == digest([whole(c)])
+
+
+def test_absent_differs_from_empty() -> None:
+    assert digest([Use("ConfigMap", "cfg", None, None)]) != digest([whole(EMPTY_CM)])
+
+
+def test_secret_type_matters() -> None:
+    assert digest([whole(secret({}, t="Opaque"))]) != digest([whole(secret({}, t="kubernetes.io/tls"))])
+
+
+def test_hmac_keyed_secrets() -> None:
+    s = whole(secret({"p": b"hunter2"}))
+    plain = digest([s])
+    keyed = digest([s], secret_key=b"k1")
+    assert keyed != plain
+    assert keyed == digest([s], secret_key=b"k1")
+    assert keyed != digest([s], secret_key=b"k2")
+    # ConfigMaps are not keyed
+    c = whole(cm({"a": b"1"}))
+    assert digest([c], secret_key=b"k1") == digest([c])
