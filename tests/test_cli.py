@@ -189,3 +189,14 @@ def test_workers_give_identical_output(tmp_path: Path) -> None:
     two = run_cmhash(["--no-config", "--workers", "2", str(f)])
     assert one.code == two.code == 0
     assert one.stdout == two.stdout and one.stdout.count(b"checksum/config") == 60
+
+
+def test_extra_workload_kind_from_config(tmp_path: Path) -> None:
+    (tmp_path / ".cmhash.yaml").write_text(
+        "workloadKinds:\n- {apiVersion: example.com/v1, kind: Worker, templatePath: spec.pod}\n")
+    worker = (b"apiVersion: example.com/v1\nkind: Worker\nmetadata: {name: w}\nspec:\n  pod:\n"
+              b"    spec:\n      containers:\n      - envFrom:\n        - configMapRef: {name: cfg}\n")
+    stream = CM + b"---\n" + worker
+    assert run_cmhash(["--no-config"], stdin=stream).stdout == stream  # unknown kind: untouched
+    res = run_cmhash([], stdin=stream, cwd=tmp_path)
+    assert res.code == 0 and VALUE in res.stdout
