@@ -15,8 +15,28 @@ from cmhash.source import SourceText
 
 ObjectKey = tuple[str, str, str]  # (kind, namespace or "", name)
 
-SKIP_JOB = "Job pod templates are immutable (--jobs to opt in)"
-SKIP_POD = "bare Pods are not annotated (--pods to opt in)"
+
+
+@dataclass(frozen=True)
+class OptIn:
+    """A kind left alone unless a setting opts in, and what to tell the user."""
+
+    setting: str
+    skip: str
+    code: str
+    message: str
+
+
+OPT_IN: dict[Policy, OptIn] = {
+    Policy.JOB: OptIn("jobs", "Job pod templates are immutable (--jobs to opt in)",
+                      "job-not-annotated",
+                      "uses in-stream config but is not annotated: a Job's pod template is "
+                      "immutable and kubectl apply would fail (--jobs to opt in)"),
+    Policy.POD: OptIn("pods", "bare Pods are not annotated (--pods to opt in)",
+                      "pod-not-annotated",
+                      "uses in-stream config; a bare Pod is not annotated because an annotation "
+                      "does not restart it (--pods to opt in)"),
+}
 
 
 @dataclass
@@ -150,23 +170,12 @@ def plan_workload(src: SourceText, info: WorkloadInfo, index: ConfigIndex, setti
     uses = _resolve(plan, index, settings, findings)
     if plan.in_stream:
         plan.value = digest(uses, settings.secret_key)
-    policy = info.kind.policy
-    if policy is Policy.JOB and not settings.jobs:
-        plan.skip = SKIP_JOB
+    gate = OPT_IN.get(info.kind.policy)
+    if gate is not None and not getattr(settings, gate.setting):
+        plan.skip = gate.skip
         if plan.in_stream:
-            findings.append(finding(
-                src, info.offset, "job-not-annotated",
-                f"{info.label} uses in-stream config but is not annotated: a Job's pod template "
-                "is immutable and kubectl apply would fail (--jobs to opt in)",
-                workload=info.label))
-        return plan
-    if policy is Policy.POD and not settings.pods:
-        plan.skip = SKIP_POD
-        if plan.in_stream:
-            findings.append(finding(
-                src, info.offset, "pod-not-annotated",
-                f"{info.label} uses in-stream config; a bare Pod is not annotated because an "
-                "annotation does not restart it (--pods to opt in)", workload=info.label))
+            findings.append(finding(src, info.offset, gate.code, f"{info.label} {gate.message}",
+                                    workload=info.label))
         return plan
     if plan.value is None:
         if info.current is not None:
