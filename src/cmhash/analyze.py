@@ -23,7 +23,7 @@ from cmhash.settings import Settings
 from cmhash.source import SourceText
 from cmhash.split import Chunk, split_chunks
 from cmhash.verify import verify_edits
-from cmhash.yamltree import ALIAS, MAP, Node, backend, get, get_path, items, parse_chunk, scalar
+from cmhash.yamltree import ALIAS, MAP, Node, backend, get, get_path, parse_chunk, scalar
 
 PLACEHOLDER = "0" * 64
 
@@ -59,7 +59,6 @@ class WorkloadInfo:
     edit: Edit | None = None               # candidate, value = PLACEHOLDER
     edit_error: tuple[str, int] | None = None
     no_restart: str | None = None
-    subpaths: list[tuple[str, int]] = field(default_factory=list)  # (volume, offset)
 
     @property
     def label(self) -> str:
@@ -160,32 +159,13 @@ def _no_restart(res: Resource, wk: WorkloadKind) -> str | None:
     return None
 
 
-def _subpaths(pod_spec: Node | None) -> list[tuple[str, int]]:
-    """Volume mounts with subPath/subPathExpr of ConfigMap/Secret/projected volumes."""
-    config_volumes = set()
-    for vol in items(get(pod_spec, "volumes")):
-        if any(get(vol, k) is not None for k in ("configMap", "secret", "projected")):
-            name = scalar(get(vol, "name"))
-            if name:
-                config_volumes.add(name)
-    found = []
-    for list_name in ("initContainers", "containers"):
-        for c in items(get(pod_spec, list_name)):
-            for m in items(get(c, "volumeMounts")):
-                name = scalar(get(m, "name"))
-                if name in config_volumes and (get(m, "subPath") is not None
-                                               or get(m, "subPathExpr") is not None):
-                    found.append((name, m.start))
-    return found
-
-
 def analyze_workload(res: Resource, wk: WorkloadKind, settings: Settings,
-                     default_nl: str) -> tuple[WorkloadInfo, Node | None]:
+                     default_nl: str) -> WorkloadInfo:
     info = WorkloadInfo(wk, res.api_version, require_name(res), res.namespace,
                         res.node.start, res.doc)
     if res.skipped:
         info.skip = SKIP_OPTED_OUT
-        return info, None
+        return info
     if wk.template_path:
         template, template_key = _template(res, wk)
     else:
@@ -193,7 +173,7 @@ def analyze_workload(res: Resource, wk: WorkloadKind, settings: Settings,
     if template is None:
         has_ref = res.kind == "Rollout" and get(get(res.node, "spec"), "workloadRef")
         info.skip = SKIP_WORKLOAD_REF if has_ref is not None else SKIP_NO_TEMPLATE
-        return info, None
+        return info
     pod_spec = get(template, "spec")
     info.refs = find_references(pod_spec, ".".join(wk.template_path + ("spec",)),
                                 image_pull_secrets=settings.image_pull_secrets)
@@ -201,15 +181,14 @@ def analyze_workload(res: Resource, wk: WorkloadKind, settings: Settings,
     info.current = scalar(cur)
     info.current_quoted = cur is not None and cur.style is not None
     info.no_restart = _no_restart(res, wk)
-    info.subpaths = _subpaths(pod_spec)
     if not info.refs:
-        return info, None
+        return info
     try:
         info.edit = annotation_edit(res.source.text, template, template_key,
                                     settings.annotation_key, PLACEHOLDER, default_nl)
     except NodeError as exc:
         info.edit_error = (exc.message, exc.offset)
-    return info, template
+    return info
 
 
 def _config(res: Resource) -> ConfigInfo:
@@ -244,7 +223,7 @@ def analyze_chunk(src: SourceText, index: int, chunk: Chunk, table: KindTable,
         wk = table.lookup(res.api_version, res.kind)
         if wk is None:
             continue
-        winfo, _ = analyze_workload(res, wk, settings, default_nl)
+        winfo = analyze_workload(res, wk, settings, default_nl)
         info.workloads.append(winfo)
         if winfo.edit is not None:
             candidates.append((pos, winfo))

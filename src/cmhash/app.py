@@ -12,8 +12,8 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from cmhash.analyze import DocInfo, WorkloadInfo, analyze_source
-from cmhash.edit import Edit, apply_edits
+from cmhash.analyze import DocInfo, analyze_source
+from cmhash.edit import apply_edits
 from cmhash.errors import CmhashError, InputError, InternalError, NodeError
 from cmhash.findings import Finding
 from cmhash.kinds import DEFAULT_TABLE, KindTable
@@ -168,10 +168,10 @@ def _run(sources: list[SourceText], settings: Settings) -> RunResult:
         raise InputError("no Kubernetes objects in the input (it is empty or only comments)",
                          path=path)
     findings: list[Finding] = []
-    index = build_index([(s, c) for s, per in zip(sources, docs) for d in per for c in d.configs],
+    index = build_index([(s, c) for s, per in zip(sources, docs, strict=True) for d in per for c in d.configs],
                         settings, findings)
     plans: list[WorkloadPlan] = []
-    for src, per in zip(sources, docs):
+    for src, per in zip(sources, docs, strict=True):
         for d in per:
             for w in d.workloads:
                 plans.append(plan_workload(src, w, index, settings, findings))
@@ -188,7 +188,7 @@ def _apply(sources: list[SourceText], docs: list[list[DocInfo]], plans: list[Wor
             edits_by_doc.setdefault((id(p.source), p.info.doc), []).append(p)
     changes: list[Change] = []
     files: list[FileResult] = []
-    for src, per in zip(sources, docs):
+    for src, per in zip(sources, docs, strict=True):
         pieces: list[str] = []
         for d in per:
             chunk_text = src.text[d.chunk.start:d.chunk.end]
@@ -257,7 +257,3 @@ def starts_with_marker(text: str) -> bool:
             continue
         return line.startswith("---")
     return True  # nothing but comments: no document to merge into
-
-
-__all__ = ["Change", "Edit", "FileResult", "RunResult", "WorkloadInfo", "join_outputs", "load",
-           "run"]

@@ -18,14 +18,10 @@ CODES: dict[str, tuple[str, str]] = {
     "pod-not-annotated": (INFO, "a bare Pod uses in-stream config; an annotation would not "
                                 "restart it"),
     "no-restart": (WARNING, "the annotation changes but existing pods are not replaced"),
-    "subpath-mount": (INFO, "a ConfigMap/Secret volume mounted with subPath never updates "
-                            "in place"),
     "stale-annotation": (WARNING, "the workload carries our annotation but uses no in-stream "
                                   "config; left untouched"),
     "workload-ref": (INFO, "an Argo Rollout using workloadRef has no template to annotate"),
     "duplicate-object": (WARNING, "the same object is defined twice; the last one is used"),
-    "immutable-config": (INFO, "a referenced ConfigMap/Secret is immutable: changing it needs "
-                               "a new name"),
 }
 
 

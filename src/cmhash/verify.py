@@ -64,7 +64,8 @@ def verify_edits(src: SourceText, doc: int, base: int, old_roots: list[Node], ne
     drop_old: set[int] = set()
     drop_new: set[int] = set()
     for (_, kind, value), told, tnew in zip(edited, _templates(src, doc, old_roots, edited),
-                                            _templates(src, doc, new_roots, edited)):
+                                            _templates(src, doc, new_roots, edited),
+                                            strict=True):
         if told is None or tnew is None:
             raise NodeError(f"a {kind.kind} pod template is gone", base)
         written = get(get_path(tnew, ("metadata", "annotations")), key)
@@ -72,6 +73,6 @@ def verify_edits(src: SourceText, doc: int, base: int, old_roots: list[Node], ne
             raise NodeError(f"a {kind.kind} does not carry the planned value", base)
         drop_old |= managed_pairs(told, key)
         drop_new |= managed_pairs(tnew, key)
-    for a, b in zip(old_roots, new_roots):
+    for a, b in zip(old_roots, new_roots, strict=True):
         if not same_tree(a, b, drop_old, drop_new):
             raise NodeError("the document changed beyond the annotation", base)

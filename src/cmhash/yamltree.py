@@ -13,7 +13,7 @@ bomb costs nothing until something reads through it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from cmhash.errors import NodeError
@@ -260,39 +260,10 @@ def _build(next_event: Callable[[], Any], base: int, be: _Backend) -> list[Node]
     return roots
 
 
-def to_plain(node: Node | None, drop: frozenset[int] | set[int] = frozenset()) -> Any:
-    """A comparable structure (no alias expansion): for the self-check and tests.
-
-    Mapping pairs whose key node's ``id`` is in ``drop`` are left out.
-    """
-    out: list[Any] = []
-    # iterative, so deep nesting cannot overflow the Python stack
-    todo: list[tuple[Node | None, list[Any]]] = [(node, out)]
-    while todo:
-        n, sink = todo.pop()
-        if n is None:
-            sink.append(None)
-        elif n.kind == SCALAR:
-            sink.append(("s", n.value, n.style is None, n.tag, n.anchor))
-        elif n.kind == ALIAS:
-            sink.append(("*", n.anchor))
-        elif n.kind == SEQ:
-            lst: list[Any] = ["seq", n.tag, n.anchor]
-            sink.append(lst)
-            todo.extend((c, lst) for c in reversed(n.value))
-        else:
-            m: list[Any] = ["map", n.tag, n.anchor]
-            sink.append(m)
-            for k, v in reversed(n.value):
-                if id(k) in drop:
-                    continue
-                todo.append((v, m))
-                todo.append((k, m))
-    return out[0]
-
-
 def same_tree(a: Node | None, b: Node | None, drop_a: set[int], drop_b: set[int]) -> bool:
-    """``to_plain(a, drop_a) == to_plain(b, drop_b)`` without building either."""
+    """Structural equality (values, plain-or-quoted, tags, anchors; not positions or
+    flow/block style), mapping pairs whose key node id is in ``drop_*`` left out.
+    Aliases compare by anchor name and are never expanded."""
     todo = [(a, b)]
     pop, push = todo.pop, todo.append
     while todo:
@@ -303,7 +274,7 @@ def same_tree(a: Node | None, b: Node | None, drop_a: set[int], drop_b: set[int]
             continue
         kind = x.kind
         if kind != y.kind or x.anchor != y.anchor:
-            return False
+            return False  # for aliases, ``anchor`` is the name they point to
         if kind == SCALAR:
             if (x.value != y.value or (x.style is None) != (y.style is None)
                     or x.tag != y.tag):
