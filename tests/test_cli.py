@@ -200,3 +200,35 @@ def test_extra_workload_kind_from_config(tmp_path: Path) -> None:
     assert run_cmhash(["--no-config"], stdin=stream).stdout == stream  # unknown kind: untouched
     res = run_cmhash([], stdin=stream, cwd=tmp_path)
     assert res.code == 0 and VALUE in res.stdout
+
+
+def test_exclude_secrets() -> None:
+    stream = (b"apiVersion: v1\nkind: Secret\nmetadata: {name: cfg}\nstringData: {a: x}\n---\n"
+              + DEP.replace(b"configMapRef", b"secretRef"))
+    assert b"checksum/config" in run_cmhash(["--no-config"], stdin=stream).stdout
+    res = run_cmhash(["--no-config", "--exclude-secrets"], stdin=stream)
+    assert res.code == 0 and res.stdout == stream  # the only reference is a Secret
+
+
+def test_max_input_bytes(tmp_path: Path) -> None:
+    f = tmp_path / "m.yaml"
+    f.write_bytes(STREAM)
+    res = run_cmhash(["--no-config", "--max-input-bytes", "10", str(f)])
+    assert res.code == 2 and "over the limit" in res.stderr and res.stdout == b""
+    assert run_cmhash(["--no-config", "--max-input-bytes", str(len(STREAM)), str(f)]).code == 0
+
+
+def test_duplicate_object_last_wins() -> None:
+    stream = CM + b"---\n" + CM.replace(b'"1"', b'"2"') + b"---\n" + DEP
+    res = run_cmhash(["--no-config"], stdin=stream)
+    assert res.code == 0 and "[duplicate-object]" in res.stderr
+    last_only = run_cmhash(["--no-config"], stdin=CM.replace(b'"1"', b'"2"') + b"---\n" + DEP)
+    assert res.stdout.split(b"---\n")[-1] == last_only.stdout.split(b"---\n")[-1]
+
+
+def test_config_paths_used_without_arguments(tmp_path: Path) -> None:
+    (tmp_path / "k8s").mkdir()
+    (tmp_path / "k8s" / "m.yaml").write_bytes(STREAM)
+    (tmp_path / ".cmhash.yaml").write_text("paths: [k8s]\n")
+    res = run_cmhash(["--check"], cwd=tmp_path)
+    assert res.code == 1 and "m.yaml" in res.stderr
