@@ -32,7 +32,7 @@ SKIP_NO_TEMPLATE = "no pod template"
 SKIP_WORKLOAD_REF = "Rollout uses workloadRef"
 
 
-@dataclass
+@dataclass(slots=True)
 class ConfigInfo:
     kind: str
     name: str
@@ -44,7 +44,7 @@ class ConfigInfo:
     doc: int
 
 
-@dataclass
+@dataclass(slots=True)
 class WorkloadInfo:
     kind: WorkloadKind
     api_version: str
@@ -66,7 +66,7 @@ class WorkloadInfo:
                                                   else "")
 
 
-@dataclass
+@dataclass(slots=True)
 class DocInfo:
     index: int
     chunk: Chunk

@@ -25,7 +25,7 @@ from cmhash.split import Chunk, split_chunks
 PARALLEL_MIN_BYTES = 4 * 1024 * 1024  # below this, forking costs more than it saves
 
 
-@dataclass
+@dataclass(slots=True)
 class Change:
     source: SourceText
     workload: str
@@ -35,7 +35,7 @@ class Change:
     line: int
 
 
-@dataclass
+@dataclass(slots=True)
 class FileResult:
     source: SourceText
     text: str  # the rewritten text (no BOM)
@@ -45,7 +45,7 @@ class FileResult:
         return self.text != self.source.text
 
 
-@dataclass
+@dataclass(slots=True)
 class RunResult:
     files: list[FileResult]
     changes: list[Change]

@@ -113,7 +113,7 @@ def inject(paths: tuple[str, ...], in_place: bool, check: bool, show_diff: bool,
     if check or show_diff:
         if show_diff:
             write_stdout("".join(unified_diff(f.source.text, f.text, f.source.display)
-                                 for f in changed).encode("utf-8"))
+                                 for f in changed))
         if check:
             for c in result.changes:
                 err(f"would update {c.source.display}:{c.line}: {c.workload} ({c.key})")
@@ -132,9 +132,9 @@ def inject(paths: tuple[str, ...], in_place: bool, check: bool, show_diff: bool,
         return
     if len(result.files) == 1:
         f = result.files[0]
-        write_stdout(f.source.encode(f.text))
+        write_stdout(f.text, bom=f.source.had_bom)
     else:
-        write_stdout(app.join_outputs(result.files).encode("utf-8"))
+        write_stdout(app.join_outputs(result.files))
 
 
 def _summary(workloads: int, files: int, verb: str) -> str:
@@ -186,9 +186,14 @@ def report_findings(findings: Sequence[Any], *, quiet: bool) -> None:
         err(f.format())
 
 
-def write_stdout(data: bytes) -> None:
+def write_stdout(text: str, *, bom: bool = False) -> None:
+    """UTF-8 in 1 MiB slices: a big stream is never held twice (as str and bytes)."""
     out = sys.stdout.buffer
-    out.write(data)
+    if bom:
+        out.write(b"\xef\xbb\xbf")
+    step = 1 << 20
+    for i in range(0, len(text), step):
+        out.write(text[i:i + step].encode("utf-8"))
     out.flush()
 
 

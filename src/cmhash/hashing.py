@@ -31,7 +31,7 @@ from dataclasses import dataclass
 ENCODING_VERSION = 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Content:
     """The effective content of a ConfigMap or Secret."""
 
@@ -41,7 +41,7 @@ class Content:
     secret_type: str | None = None  # Secrets only
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Use:
     """One referenced object as one workload uses it."""
 

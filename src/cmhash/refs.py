@@ -15,7 +15,7 @@ from cmhash.yamltree import Node, get, items, scalar
 CONTAINER_LISTS = ("initContainers", "containers")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Site:
     path: tuple[str, ...]     # from a container (or the pod spec); "*" = every list item
     target: str               # "ConfigMap" | "Secret"
@@ -47,7 +47,7 @@ IMAGE_PULL_SITE = Site(("imagePullSecrets", "*"), "Secret", "imagePullSecret",
                        optional_field=None)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Reference:
     target_kind: str
     name: str

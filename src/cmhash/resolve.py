@@ -17,7 +17,7 @@ ObjectKey = tuple[str, str, str]  # (kind, namespace or "", name)
 
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class OptIn:
     """A kind left alone unless a setting opts in, and what to tell the user."""
 
@@ -39,7 +39,7 @@ OPT_IN: dict[Policy, OptIn] = {
 }
 
 
-@dataclass
+@dataclass(slots=True)
 class ConfigEntry:
     source: SourceText
     info: ConfigInfo
@@ -58,14 +58,14 @@ class ConfigIndex:
         return self.namespaces.get((kind, name), set()) - {ns}
 
 
-@dataclass
+@dataclass(slots=True)
 class Resolved:
     ref: Reference
     entry: ConfigEntry | None  # None: not in the input
     missing_keys: frozenset[str] = frozenset()
 
 
-@dataclass
+@dataclass(slots=True)
 class WorkloadPlan:
     source: SourceText
     info: WorkloadInfo

@@ -38,7 +38,7 @@ def _non_string_plain(node: Node) -> bool:
     return bool(_HAS_DIGIT.search(v)) and bool(_YAML11_NON_STRING.match(v))
 
 
-@dataclass
+@dataclass(slots=True)
 class Resource:
     source: SourceText
     node: Node
