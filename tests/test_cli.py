@@ -232,3 +232,43 @@ def test_config_paths_used_without_arguments(tmp_path: Path) -> None:
     (tmp_path / ".cmhash.yaml").write_text("paths: [k8s]\n")
     res = run_cmhash(["--check"], cwd=tmp_path)
     assert res.code == 1 and "m.yaml" in res.stderr
+
+
+def _console_script() -> list[str]:
+    exe = Path(sys.executable).with_name("cmhash")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "cmhash"]
+
+
+def test_closed_stdout_exits_141_quietly(tmp_path: Path) -> None:
+    big = tmp_path / "big.yaml"
+    big.write_bytes(CM + b"".join(b"---\n" + DEP.replace(b"name: app", b"name: app%d" % i)
+                                  for i in range(4000)))  # far more than a pipe buffer
+    with subprocess.Popen([*_console_script(), "--no-config", str(big)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.read(100)
+        proc.stdout.close()
+        err = proc.stderr.read()
+        assert proc.wait(timeout=60) == 141
+    assert b"Traceback" not in err and b"Error" not in err, err
+
+
+def test_plain_run_imports_only_what_it_needs(tmp_path: Path) -> None:
+    """Start-up time matters for hooks and post-renderers: jinja2, jsonschema and the
+    pure-Python parser load only for the commands and options that use them."""
+    code = ("import sys\nfrom cmhash.cli import main\n"
+            "try:\n    main(['--no-config', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
+            "heavy = sorted(m for m in ('jinja2', 'jsonschema', 'ruamel.yaml', 'difflib',"
+            " 'tempfile', 'hashlib') if m in sys.modules)\n"
+            "sys.stderr.write(repr(heavy))\n")
+    f = tmp_path / "app.yaml"
+    f.write_bytes(STREAM)
+    proc = subprocess.run([sys.executable, "-c", code, str(f)], capture_output=True)
+    assert proc.stderr.decode().endswith("[]"), proc.stderr
+
+
+def test_settings_repr_hides_the_secret_key() -> None:
+    from cmhash.settings import Settings
+
+    text = repr(Settings(secret_key=b"hunter2-secret"))
+    assert "hunter2" not in text and "<hidden>" in text

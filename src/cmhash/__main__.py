@@ -1,4 +1,4 @@
-from cmhash.cli import main
+from cmhash.cli import entry
 
 if __name__ == "__main__":
-    main()
+    entry()

@@ -11,14 +11,14 @@ change the structure: both are 64 hex digits inside double quotes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from cmhash.edit import Edit, annotation_edit, apply_edits, own
 from cmhash.errors import NodeError
 from cmhash.hashing import Content
 from cmhash.kinds import KindTable, Policy, WorkloadKind
 from cmhash.refs import Reference, find_references
-from cmhash.resources import (Resource, config_content, is_immutable, require_name,
-                              resources_of)
+from cmhash.resources import Resource, config_content, is_immutable, require_name, resources_of
 from cmhash.settings import Settings
 from cmhash.source import SourceText
 from cmhash.split import Chunk, split_chunks
@@ -32,8 +32,7 @@ SKIP_NO_TEMPLATE = "no pod template"
 SKIP_WORKLOAD_REF = "Rollout uses workloadRef"
 
 
-@dataclass(slots=True)
-class ConfigInfo:
+class ConfigInfo(NamedTuple):
     kind: str
     name: str
     namespace: str | None

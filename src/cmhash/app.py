@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from cmhash.analyze import DocInfo, analyze_source
 from cmhash.edit import apply_edits
@@ -25,8 +25,7 @@ from cmhash.split import Chunk, split_chunks
 PARALLEL_MIN_BYTES = 4 * 1024 * 1024  # below this, forking costs more than it saves
 
 
-@dataclass(slots=True)
-class Change:
+class Change(NamedTuple):
     source: SourceText
     workload: str
     key: str
@@ -35,8 +34,7 @@ class Change:
     line: int
 
 
-@dataclass(slots=True)
-class FileResult:
+class FileResult(NamedTuple):
     source: SourceText
     text: str  # the rewritten text (no BOM)
 
@@ -45,13 +43,12 @@ class FileResult:
         return self.text != self.source.text
 
 
-@dataclass(slots=True)
-class RunResult:
+class RunResult(NamedTuple):
     files: list[FileResult]
     changes: list[Change]
     findings: list[Finding]
-    plans: list[WorkloadPlan] = field(default_factory=list)
-    index: ConfigIndex | None = None
+    plans: list[WorkloadPlan]
+    index: ConfigIndex | None
 
     @property
     def has_errors(self) -> bool:

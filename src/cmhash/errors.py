@@ -7,6 +7,7 @@ EXIT_CHANGED = 1
 EXIT_INPUT = 2
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
+EXIT_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader left
 
 
 class CmhashError(Exception):
@@ -50,6 +51,11 @@ class InternalError(CmhashError):
     """A bug in cmhash (self-check failed): exit code 3."""
 
     exit_code = EXIT_INTERNAL
+
+
+class OutputClosed(Exception):
+    """stdout was closed by its reader (``cmhash big.yaml | head``). Not an OSError, so
+    that click does not turn it into exit code 1 (our "would change")."""
 
 
 class NodeError(Exception):

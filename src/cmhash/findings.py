@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 LEVEL_ORDER = {ERROR: 0, WARNING: 1, INFO: 2}
@@ -25,8 +25,7 @@ CODES: dict[str, tuple[str, str]] = {
 }
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     path: str
     line: int
     column: int

@@ -22,17 +22,19 @@ value is replaced by its HMAC-SHA256 before it enters the encoding.
 from __future__ import annotations
 
 import base64
-import hashlib
-import hmac
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
+
+try:  # the built-in module: importing hashlib loads OpenSSL, 5 ms of start-up
+    from _sha256 import sha256
+except ImportError:  # pragma: no cover - other Python builds
+    from hashlib import sha256
 
 ENCODING_VERSION = 1
 
 
-@dataclass(frozen=True, slots=True)
-class Content:
+class Content(NamedTuple):
     """The effective content of a ConfigMap or Secret."""
 
     kind: str
@@ -41,8 +43,7 @@ class Content:
     secret_type: str | None = None  # Secrets only
 
 
-@dataclass(frozen=True, slots=True)
-class Use:
+class Use(NamedTuple):
     """One referenced object as one workload uses it."""
 
     kind: str
@@ -66,7 +67,9 @@ def entry(use: Use, secret_key: bytes | None = None) -> dict[str, object]:
     for key in wanted:
         value = c.entries.get(key)
         if value is not None and secret_key is not None and c.kind == "Secret":
-            value = hmac.new(secret_key, value, hashlib.sha256).digest()
+            import hmac
+
+            value = hmac.new(secret_key, value, sha256).digest()
         data[key] = None if value is None else _b64(value)
     out["data"] = data
     if c.secret_type is not None:
@@ -94,4 +97,4 @@ def canonical(uses: Iterable[Use], secret_key: bytes | None = None) -> str:
 
 
 def digest(uses: Iterable[Use], secret_key: bytes | None = None) -> str:
-    return hashlib.sha256(canonical(uses, secret_key).encode("utf-8")).hexdigest()
+    return sha256(canonical(uses, secret_key).encode("utf-8")).hexdigest()

@@ -7,7 +7,7 @@ as ``Deployment`` or ``Service``. Extra rows come from the config file.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
 class Policy(enum.Enum):
@@ -16,8 +16,7 @@ class Policy(enum.Enum):
     POD = "pod"            # annotation on the Pod itself: only with --pods
 
 
-@dataclass(frozen=True)
-class WorkloadKind:
+class WorkloadKind(NamedTuple):
     group: str
     kind: str
     template_path: tuple[str, ...]  # () = the object itself is the pod (bare Pod)

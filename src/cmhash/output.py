@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
 import time
@@ -35,6 +34,8 @@ def unified_diff(old: str, new: str, path: str) -> str:
     a = old.splitlines(keepends=True)
     b = new.splitlines(keepends=True)
     out = []
+    import difflib  # only --diff needs it; start-up time matters for hooks
+
     for line in difflib.unified_diff(a, b, fromfile=f"a/{path}", tofile=f"b/{path}", n=3):
         if line.endswith("\n"):
             out.append(line)

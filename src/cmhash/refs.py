@@ -8,15 +8,14 @@ those keys only; ``envFrom`` and whole volumes depend on every key.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from cmhash.yamltree import Node, get, items, scalar
 
 CONTAINER_LISTS = ("initContainers", "containers")
 
 
-@dataclass(frozen=True, slots=True)
-class Site:
+class Site(NamedTuple):
     path: tuple[str, ...]     # from a container (or the pod spec); "*" = every list item
     target: str               # "ConfigMap" | "Secret"
     how: str                  # env | envFrom | volume | projected | imagePullSecret
@@ -47,8 +46,7 @@ IMAGE_PULL_SITE = Site(("imagePullSecrets", "*"), "Secret", "imagePullSecret",
                        optional_field=None)
 
 
-@dataclass(frozen=True, slots=True)
-class Reference:
+class Reference(NamedTuple):
     target_kind: str
     name: str
     keys: frozenset[str] | None  # None: the whole object

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from cmhash.analyze import PLACEHOLDER, ConfigInfo, WorkloadInfo
 from cmhash.edit import Edit
@@ -17,8 +18,7 @@ ObjectKey = tuple[str, str, str]  # (kind, namespace or "", name)
 
 
 
-@dataclass(frozen=True, slots=True)
-class OptIn:
+class OptIn(NamedTuple):
     """A kind left alone unless a setting opts in, and what to tell the user."""
 
     setting: str
@@ -39,8 +39,7 @@ OPT_IN: dict[Policy, OptIn] = {
 }
 
 
-@dataclass(slots=True)
-class ConfigEntry:
+class ConfigEntry(NamedTuple):
     source: SourceText
     info: ConfigInfo
     namespace: str
@@ -58,8 +57,7 @@ class ConfigIndex:
         return self.namespaces.get((kind, name), set()) - {ns}
 
 
-@dataclass(slots=True)
-class Resolved:
+class Resolved(NamedTuple):
     ref: Reference
     entry: ConfigEntry | None  # None: not in the input
     missing_keys: frozenset[str] = frozenset()

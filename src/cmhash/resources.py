@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from cmhash.errors import NodeError
 from cmhash.hashing import Content
@@ -38,8 +38,7 @@ def _non_string_plain(node: Node) -> bool:
     return bool(_HAS_DIGIT.search(v)) and bool(_YAML11_NON_STRING.match(v))
 
 
-@dataclass(slots=True)
-class Resource:
+class Resource(NamedTuple):
     source: SourceText
     node: Node
     api_version: str

@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field, replace
-from importlib import resources
-from typing import Any
+from typing import Any, NamedTuple
 
 from cmhash.errors import ConfigError, NodeError, UsageError
 from cmhash.kinds import Policy, WorkloadKind
@@ -34,8 +32,7 @@ def validate_annotation_key(key: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     annotation_key: str = DEFAULT_KEY
     namespace: str | None = None
     strict: bool = False
@@ -43,7 +40,7 @@ class Settings:
     pods: bool = False
     image_pull_secrets: bool = False
     exclude_secrets: bool = False
-    secret_key: bytes | None = field(default=None, repr=False)
+    secret_key: bytes | None = None  # never shown: see __repr__
     extra_kinds: tuple[WorkloadKind, ...] = ()
     quiet: bool = False
     parser: str = "fast"  # "fast" (libyaml, skips irrelevant documents) or "exact" (reference)
@@ -52,7 +49,12 @@ class Settings:
     paths: tuple[str, ...] = ()  # manifest roots from the config file
 
     def merged(self, **overrides: Any) -> Settings:
-        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
+        return self._replace(**{k: v for k, v in overrides.items() if v is not None})
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}={'<hidden>' if k == 'secret_key' and v else repr(v)}"
+                          for k, v in zip(self._fields, self, strict=True))
+        return f"Settings({shown})"
 
 
 def find_config(start: str | None = None) -> str | None:
@@ -68,6 +70,8 @@ def find_config(start: str | None = None) -> str | None:
 
 
 def schema() -> dict[str, Any]:
+    from importlib import resources  # 10 ms of imports: only when a config is used
+
     text = resources.files("cmhash").joinpath("schemas/config.schema.json").read_text("utf-8")
     data: dict[str, Any] = json.loads(text)
     return data

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import bisect
-from array import array
 import os
 import re
 import stat
 import sys
-import tempfile
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -162,6 +161,8 @@ def atomic_write(path: str, data: bytes) -> None:
     if not stat.S_ISREG(st.st_mode):
         raise InputError("not a regular file; refusing to rewrite it", path=path)
     directory = os.path.dirname(target)
+    import tempfile  # imported here: a plain run never writes files
+
     fd, tmp = tempfile.mkstemp(prefix=".cmhash-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as fh:

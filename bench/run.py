@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""cmhash benchmark: end-to-end processes against baselines measured in the same run.
+
+Usage (from the repository root, after the README set-up):
+
+    python bench/run.py                      # canonical: make_stream.py 5000
+    python bench/run.py --apps 500,5000,50000 --ruamel-max-apps 5000
+    python bench/run.py --json results.json  # also write the figures as JSON
+
+Inputs come from ``../shared/bench/make_stream.py`` (override: --generator). Every
+figure is a whole process, as a user runs it: read a file, write stdout to a file.
+
+* cmhash           ``cmhash STREAM > out`` (automatic workers), and ``--workers 1``
+* C loader         ``yaml.load_all(text, Loader=yaml.CSafeLoader)``, loading only
+* ruamel round-trip ``YAML().load_all`` + ``dump_all`` (slow: one run, small sizes only)
+* small chart      ``cmhash CHART > out`` against ``python -c "import ruamel.yaml"``
+
+Times are medians of --runs runs. Peak memory is the larger of the biggest single
+process's maximum RSS (from wait4) and the process tree's summed PSS sampled every
+20 ms, so forked workers are counted, and pages they share with the parent once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_GENERATOR = ROOT.parent / "shared" / "bench" / "make_stream.py"
+DEFAULT_CHART = (ROOT.parent / "shared" / "corpus" / "ingress-nginx" / "deploy" / "static"
+                 / "provider" / "cloud" / "deploy.yaml")
+
+C_LOADER = ("import sys, yaml\n"
+            "text = open(sys.argv[1], encoding='utf-8').read()\n"
+            "for _ in yaml.load_all(text, Loader=yaml.CSafeLoader): pass\n")
+RUAMEL_ROUND_TRIP = ("import sys\n"
+                     "from ruamel.yaml import YAML\n"
+                     "yaml = YAML()\n"
+                     "text = open(sys.argv[1], encoding='utf-8').read()\n"
+                     "yaml.dump_all(list(yaml.load_all(text)), sys.stdout)\n")
+
+
+@dataclass
+class Measure:
+    seconds: float          # median wall time
+    runs: list[float]
+    peak_mb: float          # max over runs
+
+
+def _tree(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            with open(f"/proc/{p}/task/{p}/children") as fh:
+                todo.extend(int(c) for c in fh.read().split())
+        except OSError:
+            pass
+    return out
+
+
+def _pss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as fh:
+            for line in fh:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def run_once(cmd: list[str], stdout_path: str) -> tuple[float, float]:
+    """(wall seconds, peak MB) of one process tree."""
+    peak_tree = 0
+    with open(stdout_path, "wb") as out:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.DEVNULL)
+        done = threading.Event()
+
+        def sample() -> None:
+            nonlocal peak_tree
+            while not done.wait(0.02):
+                peak_tree = max(peak_tree, sum(_pss_kb(p) for p in _tree(proc.pid)))
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        done.set()
+        sampler.join()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"benchmark command failed (exit {proc.returncode}): {' '.join(cmd)}")
+    return wall, max(usage.ru_maxrss, peak_tree) / 1024
+
+
+def measure(cmd: list[str], runs: int, out: str) -> Measure:
+    results = [run_once(cmd, out) for _ in range(runs)]
+    walls = [w for w, _ in results]
+    return Measure(statistics.median(walls), walls, max(m for _, m in results))
+
+
+def cmhash_cmd() -> list[str]:
+    exe = Path(sys.executable).with_name("cmhash")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "cmhash"]
+
+
+def generate(generator: Path, apps: int, directory: str) -> Path:
+    path = Path(directory) / f"stream-{apps}.yaml"
+    with open(path, "wb") as fh:
+        subprocess.run([sys.executable, str(generator), str(apps)], stdout=fh, check=True)
+    return path
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--apps", default="5000", help="comma-separated sizes [5000]")
+    ap.add_argument("--runs", type=int, default=5, help="runs per figure [5]")
+    ap.add_argument("--ruamel-max-apps", type=int, default=5000,
+                    help="largest size for the (slow) ruamel round-trip [5000]; 0 = never")
+    ap.add_argument("--ruamel-runs", type=int, default=1)
+    ap.add_argument("--small-runs", type=int, default=21)
+    ap.add_argument("--generator", type=Path, default=DEFAULT_GENERATOR)
+    ap.add_argument("--chart", type=Path, default=DEFAULT_CHART)
+    ap.add_argument("--json", type=Path, help="write all figures here too")
+    args = ap.parse_args()
+    if not args.generator.exists():
+        ap.error(f"{args.generator} not found (pass --generator)")
+
+    cm = cmhash_cmd()
+    report: dict[str, object] = {
+        "machine": {"python": platform.python_version(), "platform": platform.platform(),
+                    "cpus": len(os.sched_getaffinity(0))},
+        "sizes": [],
+    }
+    print(f"# cmhash benchmark: Python {platform.python_version()}, "
+          f"{len(os.sched_getaffinity(0))} CPUs, {args.runs} runs, medians\n")
+    with tempfile.TemporaryDirectory(prefix="cmhash-bench-") as tmp:
+        out = os.path.join(tmp, "out.yaml")
+        print("| apps | MB | docs | cmhash s | MB/s | peak MB | cmhash 1 worker s | peak MB "
+              "| C loader s | ratio | ruamel round-trip s | ruamel / cmhash |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for apps in [int(a) for a in args.apps.split(",")]:
+            path = generate(args.generator, apps, tmp)
+            size_mb = path.stat().st_size / 1e6
+            docs = sum(1 for line in open(path, encoding="utf-8") if line.startswith("---"))
+            auto = measure([*cm, str(path)], args.runs, out)
+            one = measure([*cm, "--workers", "1", str(path)], args.runs, out)
+            cload = measure([sys.executable, "-c", C_LOADER, str(path)], args.runs, out)
+            ruamel = None
+            if apps <= args.ruamel_max_apps:
+                ruamel = measure([sys.executable, "-c", RUAMEL_ROUND_TRIP, str(path)],
+                                 args.ruamel_runs, out)
+            row = {"apps": apps, "mb": round(size_mb, 2), "docs": docs,
+                   "cmhash": asdict(auto), "cmhash_1_worker": asdict(one),
+                   "c_loader": asdict(cload), "ruamel": asdict(ruamel) if ruamel else None,
+                   "ratio_c_loader": auto.seconds / cload.seconds,
+                   "speedup_vs_ruamel": ruamel.seconds / auto.seconds if ruamel else None}
+            report["sizes"].append(row)  # type: ignore[union-attr]
+            ru = (f"{ruamel.seconds:.1f} | {ruamel.seconds / auto.seconds:.0f}x" if ruamel
+                  else "- | -")
+            print(f"| {apps} | {size_mb:.1f} | {docs} | {auto.seconds:.2f} | "
+                  f"{size_mb / auto.seconds:.2f} | {auto.peak_mb:.0f} | {one.seconds:.2f} | "
+                  f"{one.peak_mb:.0f} | {cload.seconds:.2f} | "
+                  f"{auto.seconds / cload.seconds:.2f} | {ru} |", flush=True)
+        sizes = report["sizes"]
+        assert isinstance(sizes, list)
+        by_apps = {r["apps"]: r for r in sizes}
+        if 5000 in by_apps and 50000 in by_apps:
+            lin = by_apps[50000]["cmhash"]["seconds"] / by_apps[5000]["cmhash"]["seconds"]
+            report["linearity_50000_over_5000"] = lin
+            print(f"\nlinearity: time(50,000) / time(5,000) = {lin:.2f} (target <= 11)")
+        for r in sizes:
+            limit = 4 * r["mb"] + 100
+            print(f"memory at {r['apps']} apps: {r['cmhash']['peak_mb']:.0f} MB "
+                  f"(target <= 4 x {r['mb']:.1f} + 100 = {limit:.0f} MB)")
+
+        if args.chart.exists():
+            chart = measure([*cm, str(args.chart)], args.small_runs, out)
+            imp = measure([sys.executable, "-c", "import ruamel.yaml"], args.small_runs, out)
+            bare = measure([sys.executable, "-c", "pass"], args.small_runs, out)
+            report["small_chart"] = {"file": str(args.chart), "cmhash": asdict(chart),
+                                     "import_ruamel": asdict(imp), "python_bare": asdict(bare),
+                                     "ratio": chart.seconds / imp.seconds}
+            print(f"\nsmall chart ({args.chart.name}, {args.chart.stat().st_size} bytes): "
+                  f"cmhash {chart.seconds * 1000:.0f} ms, `import ruamel.yaml` "
+                  f"{imp.seconds * 1000:.0f} ms, bare python {bare.seconds * 1000:.0f} ms; "
+                  f"ratio {chart.seconds / imp.seconds:.2f} (target <= 2)")
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
