@@ -112,6 +112,28 @@ def measure(cmd: list[str], runs: int, out: str) -> Measure:
     return Measure(statistics.median(walls), walls, max(m for _, m in results))
 
 
+def interleaved(cmds: list[list[str]], runs: int, out: str) -> list[Measure]:
+    """Short processes, run in turn so that drift in machine load hits each alike."""
+    results: list[list[tuple[float, float]]] = [[] for _ in cmds]
+    for _ in range(runs):
+        for cmd, res in zip(cmds, results, strict=True):
+            res.append(run_once(cmd, out))
+    return [Measure(statistics.median(w for w, _ in res), [w for w, _ in res],
+                    max(m for _, m in res)) for res in results]
+
+
+def compile_bytecode() -> None:
+    """pip compiles bytecode when it installs a wheel; an editable install on a machine
+    with PYTHONDONTWRITEBYTECODE set would otherwise recompile cmhash on every run."""
+    import compileall
+    import importlib.util
+
+    spec = importlib.util.find_spec("cmhash")
+    if spec is not None and spec.submodule_search_locations:
+        for location in spec.submodule_search_locations:
+            compileall.compile_dir(location, quiet=1)
+
+
 def cmhash_cmd() -> list[str]:
     exe = Path(sys.executable).with_name("cmhash")
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "cmhash"]
@@ -140,6 +162,7 @@ def main() -> int:
         ap.error(f"{args.generator} not found (pass --generator)")
 
     cm = cmhash_cmd()
+    compile_bytecode()
     report: dict[str, object] = {
         "machine": {"python": platform.python_version(), "platform": platform.platform(),
                     "cpus": len(os.sched_getaffinity(0))},
@@ -188,9 +211,9 @@ def main() -> int:
                   f"(target <= 4 x {r['mb']:.1f} + 100 = {limit:.0f} MB)")
 
         if args.chart.exists():
-            chart = measure([*cm, str(args.chart)], args.small_runs, out)
-            imp = measure([sys.executable, "-c", "import ruamel.yaml"], args.small_runs, out)
-            bare = measure([sys.executable, "-c", "pass"], args.small_runs, out)
+            chart, imp, bare = interleaved(
+                [[*cm, str(args.chart)], [sys.executable, "-c", "import ruamel.yaml"],
+                 [sys.executable, "-c", "pass"]], args.small_runs, out)
             report["small_chart"] = {"file": str(args.chart), "cmhash": asdict(chart),
                                      "import_ruamel": asdict(imp), "python_bare": asdict(bare),
                                      "ratio": chart.seconds / imp.seconds}

@@ -71,3 +71,28 @@ def test_kube_prometheus_directory_resolves_across_files(corpus: Path) -> None:
     assert res.code == 0
     # grafana mounts the dashboards ConfigMapList items and its datasources Secret
     assert res.out.count(f'{KEY}: "') >= 3
+
+
+GENERATOR = CORPUS.parent / "bench" / "make_stream.py"
+
+
+@pytest.mark.parametrize("apps,seed", [(30, 0), (30, 7), (120, 3)])
+def test_fast_equals_exact_on_generated_streams(tmp_path: Path, apps: int, seed: int) -> None:
+    """The benchmark's own input (every workload kind, CRDs, block scalars, flow maps):
+    the fast path must write exactly what the reference path writes."""
+    import subprocess
+    import sys
+
+    if not GENERATOR.is_file():
+        pytest.skip("../shared/bench/make_stream.py is not present")
+    stream = tmp_path / "stream.yaml"
+    stream.write_bytes(subprocess.run(
+        [sys.executable, str(GENERATOR), str(apps), "--seed", str(seed)],
+        capture_output=True, check=True).stdout)
+    fast = run_cmhash(["--no-config", "-q", "--parser", "fast", str(stream)])
+    exact = run_cmhash(["--no-config", "-q", "--parser", "exact", str(stream)])
+    assert fast.code == 0, fast.stderr
+    assert fast.stdout.count(b"checksum/config:") >= apps
+    assert (fast.code, fast.stdout) == (exact.code, exact.stdout)
+    forked = run_cmhash(["--no-config", "-q", "--workers", "2", str(stream)])
+    assert forked.stdout == fast.stdout
