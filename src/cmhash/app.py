@@ -112,7 +112,7 @@ def analyze(sources: list[SourceText], table: KindTable,
         import multiprocessing
 
         ctx = multiprocessing.get_context("fork")
-        with ctx.Pool(n) as pool:
+        with ctx.Pool(n, initializer=_worker_init) as pool:
             results = pool.map(_analyze_batch, _batches(work, n * 4), chunksize=1)
     finally:
         _WORK = None
@@ -122,6 +122,14 @@ def analyze(sources: list[SourceText], table: KindTable,
         for si, info in res:
             per_source[si].append(info)
     return per_source
+
+
+def _worker_init() -> None:
+    """Ctrl-C is the parent's to handle (exit 130, one line); workers just stop when
+    it terminates the pool, instead of each printing a KeyboardInterrupt traceback."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _start_methods() -> list[str]:

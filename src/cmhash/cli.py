@@ -132,7 +132,7 @@ def inject(paths: tuple[str, ...], in_place: bool, check: bool, show_diff: bool,
     if in_place:
         from cmhash.writer import write_files
 
-        write_files(changed)
+        write_files(changed, paths)
         if not settings.quiet:
             for f in changed:
                 n = sum(1 for c in result.changes if c.source is f.source)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import bisect
 import os
 import re
-import stat
 import sys
 from array import array
 from collections.abc import Iterable, Sequence
@@ -152,28 +151,3 @@ def read_sources(paths: Iterable[str], *, max_bytes: int) -> list[SourceText]:
                 raise InputError(f"cannot read file: {exc.strerror}", path=path) from None
         sources.append(decode(path, data, max_bytes=max_bytes))
     return sources
-
-
-def atomic_write(path: str, data: bytes) -> None:
-    """Replace ``path`` (a regular file, resolved through symlinks) atomically, keeping its mode."""
-    target = os.path.realpath(path)
-    st = os.stat(target)
-    if not stat.S_ISREG(st.st_mode):
-        raise InputError("not a regular file; refusing to rewrite it", path=path)
-    directory = os.path.dirname(target)
-    import tempfile  # imported here: a plain run never writes files
-
-    fd, tmp = tempfile.mkstemp(prefix=".cmhash-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, stat.S_IMODE(st.st_mode))
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise

@@ -1,15 +1,176 @@
-"""--in-place: all files are planned and verified before the first is replaced."""
+"""--in-place, all or nothing.
+
+Every file was planned and verified before this runs. Then, in three steps:
+
+1. check every target: a regular file, reached through no symlink that leads out of the
+   input tree, and still holding the bytes that were read (nobody edited it meanwhile);
+2. stage every new content in a temp file beside its target (fsync'd, same mode and,
+   when possible, owner);
+3. rename the temp files over their targets.
+
+A failure in steps 1-2 removes the temp files: no file was touched. A failure in step 3
+(or Ctrl-C) puts back the originals of the files already replaced, from memory and
+again by temp file + rename. Each file is at every moment either wholly old or wholly
+new, even if the process is killed; only a kill can leave a hidden ``.cmhash-*.tmp``.
+"""
 
 from __future__ import annotations
 
+import os
+import stat
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from cmhash.source import atomic_write
+from cmhash.errors import InputError
+from cmhash.source import STDIN
 
 if TYPE_CHECKING:
     from cmhash.app import FileResult
 
+TEMP_PREFIX = ".cmhash-"
+TEMP_SUFFIX = ".tmp"
 
-def write_files(files: list[FileResult]) -> None:
-    for f in files:
-        atomic_write(f.source.path, f.source.encode(f.text))
+
+class WriteError(InputError):
+    """A file could not be written; every file is as it was (exit code 2)."""
+
+
+@dataclass
+class _Job:
+    display: str
+    target: str      # the real file (symlinks resolved)
+    old: bytes
+    new: bytes
+    mode: int
+    uid: int
+    gid: int
+    temp: str | None = None
+    replaced: bool = False
+
+
+def input_roots(paths: Sequence[str]) -> list[str]:
+    """The tree a run may write into: each directory argument, and the directory of
+    each file argument (real paths)."""
+    roots = []
+    for p in paths:
+        if p == STDIN:
+            continue
+        real = os.path.realpath(p)
+        roots.append(real if os.path.isdir(real) else os.path.dirname(real))
+    return roots
+
+
+def _inside(path: str, roots: Sequence[str]) -> bool:
+    return any(os.path.commonpath([path, r]) == r for r in roots)
+
+
+def _check(f: FileResult, roots: Sequence[str]) -> _Job:
+    path = f.source.path
+    target = os.path.realpath(path)
+    if target != os.path.abspath(path) and not _inside(target, roots):
+        raise WriteError(f"is a symlink to {target}, outside the input tree; refusing to "
+                         "write through it (pass the real file instead)", path=path)
+    try:
+        st = os.stat(target)
+        if not stat.S_ISREG(st.st_mode):
+            raise WriteError("not a regular file; refusing to rewrite it", path=path)
+        with open(target, "rb") as fh:
+            current = fh.read()
+    except OSError as exc:
+        raise WriteError(f"cannot read back before writing: {exc.strerror}",
+                         path=path) from None
+    old = f.source.encode(f.source.text)
+    if current != old:
+        raise WriteError("changed on disk while cmhash was running; run it again",
+                         path=path)
+    return _Job(path, target, old, f.source.encode(f.text), stat.S_IMODE(st.st_mode),
+                st.st_uid, st.st_gid)
+
+
+def _stage(target: str, data: bytes, mode: int, uid: int, gid: int) -> str:
+    import tempfile  # imported here: a plain run never writes files
+
+    fd, temp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX,
+                                dir=os.path.dirname(target))
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(temp, mode)
+        if hasattr(os, "chown"):
+            try:
+                os.chown(temp, uid, gid)
+            except OSError:  # not allowed unless root: the file is ours, as with any editor
+                pass
+    except BaseException:
+        _unlink(temp)
+        raise
+    return temp
+
+
+def _unlink(path: str | None) -> None:
+    if path is not None:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
+def _fsync_dir(path: str) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_files(files: Sequence[FileResult], paths: Sequence[str], *,
+                replace: Callable[[str, str], None] = os.replace) -> None:
+    """Replace every changed file, or none. ``paths``: the input arguments."""
+    roots = input_roots(paths)
+    jobs = [_check(f, roots) for f in files]
+    try:
+        for job in jobs:
+            try:
+                job.temp = _stage(job.target, job.new, job.mode, job.uid, job.gid)
+            except OSError as exc:
+                raise WriteError(f"cannot write: {exc.strerror}; no file was changed",
+                                 path=job.display) from None
+        for job in jobs:
+            try:
+                replace(job.temp, job.target)  # type: ignore[arg-type]
+            except OSError as exc:
+                raise WriteError(f"cannot replace: {exc.strerror}; no file was changed",
+                                 path=job.display) from None
+            job.replaced = True
+            job.temp = None
+    except BaseException:
+        _roll_back(jobs, replace)
+        raise
+    for d in sorted({os.path.dirname(j.target) for j in jobs}):
+        _fsync_dir(d)
+
+
+def _roll_back(jobs: list[_Job], replace: Callable[[str, str], None]) -> None:
+    failed = []
+    for job in jobs:
+        _unlink(job.temp)
+        job.temp = None
+        if job.replaced:
+            temp = None
+            try:
+                temp = _stage(job.target, job.old, job.mode, job.uid, job.gid)
+                replace(temp, job.target)
+            except OSError:
+                _unlink(temp)
+                failed.append(job.display)
+    if failed:
+        raise WriteError("could not restore after a failed write; these files hold the "
+                         "new content: " + ", ".join(failed))
