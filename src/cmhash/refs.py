@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from cmhash.errors import NodeError
 from cmhash.yamltree import Node, get, items, scalar
 
 CONTAINER_LISTS = ("initContainers", "containers")
@@ -73,16 +74,25 @@ def _walk(node: Node | None, path: tuple[str, ...], field: str) -> list[tuple[No
     return [(n, f) for n, f in found if n is not None]
 
 
+def _text(node: Node, name: str, field: str) -> str | None:
+    """A string field of a reference; Kubernetes rejects anything else, so do we."""
+    child = get(node, name)
+    value = scalar(child)
+    if child is not None and value is None and not child.is_null:
+        raise NodeError(f"'{field}.{name}' must be a string", child.start)
+    return value
+
+
 def _site_refs(site: Site, base: Node | None, field: str,
                container: str | None) -> list[Reference]:
     refs = []
     for node, f in _walk(base, site.path, field):
-        name = scalar(get(node, site.name_field)) if node.kind == "map" else None
+        name = _text(node, site.name_field, f) if node.kind == "map" else None
         if not name:
             continue
         keys: frozenset[str] | None = None
         if site.key_field is not None:
-            key = scalar(get(node, site.key_field))
+            key = _text(node, site.key_field, f)
             keys = frozenset((key,)) if key is not None else frozenset()
         elif site.items_field is not None:
             listed = [scalar(get(x, "key")) for x in items(get(node, site.items_field))]

@@ -86,7 +86,9 @@ def resources_of(source: SourceText, doc: int, root: Node) -> list[Resource]:
     if kind is None:
         raise NodeError("document has no 'kind'", root.start)
     api_version = _str_field(root_d, "apiVersion") or ""
-    listed = get(root_d, "items")
+    listed = deref(get(root_d, "items"))
+    if kind == "List" and listed is not None and not listed.is_null and listed.kind != SEQ:
+        raise NodeError("'items' of a List must be a sequence", listed.start)
     if kind.endswith("List") and listed is not None and listed.kind == SEQ:
         out = []
         for item in items(listed):

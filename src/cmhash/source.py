@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 import os
 import re
+import stat
 import sys
 from array import array
 from collections.abc import Iterable, Sequence
@@ -104,7 +105,16 @@ def _walk(root: str) -> list[str]:
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]
         for name in filenames:
             if not name.startswith(".") and name.endswith(MANIFEST_SUFFIXES):
-                found.append(os.path.join(dirpath, name))
+                path = os.path.join(dirpath, name)
+                try:
+                    regular = stat.S_ISREG(os.stat(path).st_mode)
+                except OSError:
+                    regular = True  # broken link or loop: reading it reports the problem
+                if not regular:  # a FIFO would block the run forever
+                    raise InputError("not a regular file (a FIFO, socket or device?); "
+                                     "name it explicitly or remove it from the tree",
+                                     path=path)
+                found.append(path)
     return sorted(found)
 
 

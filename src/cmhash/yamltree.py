@@ -19,7 +19,15 @@ from typing import Any
 from cmhash.errors import NodeError
 
 SCALAR, SEQ, MAP, ALIAS = "scalar", "seq", "map", "alias"
-MAX_DEPTH = 1000
+
+# Resource bounds (README, "Security and guarantees"). Kubernetes stores an object in
+# etcd, 1.5 MiB at most, so no real manifest comes near these.
+MAX_DEPTH = 1000                 # nested collections
+MAX_SCALAR = 8 * 1024 * 1024     # characters in one scalar
+MAX_ALIAS_EXPANSION = 1_000_000  # nodes a document would have with its aliases expanded
+
+_STANDARD_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in (
+    "str", "int", "float", "bool", "null", "map", "seq", "binary", "timestamp", "merge"))
 MERGE_KEY = "<<"
 _NULLS = frozenset(("", "~", "null", "Null", "NULL"))
 
@@ -137,10 +145,11 @@ class _Backend:
     """Event classes of one parser library, and how to run it."""
 
     def __init__(self, name: str, run: Callable[[str], Any], module: Any,
-                 error: type[BaseException]) -> None:
+                 error: type[BaseException], reader_error: type[BaseException]) -> None:
         self.name = name
         self.run = run  # text -> a zero-argument callable returning the next event or None
         self.error = error
+        self.reader_error = reader_error
         self.scalar = module.ScalarEvent
         self.mstart = module.MappingStartEvent
         self.sstart = module.SequenceStartEvent
@@ -164,18 +173,19 @@ def _fast_backend() -> _Backend | None:
     def run(text: str) -> Callable[[], Any]:
         return loader_cls(text).get_event  # type: ignore[no-any-return]
 
-    return _Backend("fast", run, events, yaml.MarkedYAMLError)
+    return _Backend("fast", run, events, yaml.MarkedYAMLError, yaml.reader.ReaderError)
 
 
 def _exact_backend() -> _Backend:
     from ruamel.yaml import YAML, events
     from ruamel.yaml.error import MarkedYAMLError
+    from ruamel.yaml.reader import ReaderError
 
     def run(text: str) -> Callable[[], Any]:
         events = iter(YAML(typ="safe", pure=True).parse(text))
         return lambda: next(events, None)
 
-    return _Backend("exact", run, events, MarkedYAMLError)
+    return _Backend("exact", run, events, MarkedYAMLError, ReaderError)
 
 
 def backend(name: str) -> _Backend:
@@ -202,12 +212,31 @@ def parse_chunk(text: str, base: int, be: _Backend) -> list[Node]:
         if text[index:index + 1] == "\t":
             msg += "; YAML does not allow tabs for indentation"
         raise NodeError(msg, base + index) from None
+    except be.reader_error:
+        bad = _NON_PRINTABLE.search(text)
+        index = bad.start() if bad else 0
+        char = f"U+{ord(bad.group()):04X}" if bad else "a character"
+        raise NodeError(f"control character {char} is not allowed in YAML; remove it, or "
+                        "write it as an escape in a double-quoted string", base + index) from None
+
+
+# What YAML 1.1 (5.1) allows in a stream; libyaml and ruamel refuse the rest.
+_NON_PRINTABLE = __import__("re").compile(
+    "[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
+
+
+def _check_tag(tag: str, offset: int) -> None:
+    if tag not in _STANDARD_TAGS:
+        raise NodeError(f"unknown tag '{tag}': Kubernetes cannot tell what it means and "
+                        "neither can cmhash (an unrendered placeholder?); render the value "
+                        "first", offset)
 
 
 def _build(next_event: Callable[[], Any], base: int, be: _Backend) -> list[Node]:
     roots: list[Node] = []
     stack: list[tuple[Node, list[Node]]] = []
     anchors: dict[str, Node] = {}
+    aliases = 0
     scalar_cls, mstart, sstart, mend, send, alias_cls = (
         be.scalar, be.mstart, be.sstart, be.mend, be.send, be.alias)
     while True:
@@ -219,12 +248,22 @@ def _build(next_event: Callable[[], Any], base: int, be: _Backend) -> list[Node]
             tag = ev.tag
             if tag == "!":
                 tag = None
+            elif tag is not None:
+                _check_tag(tag, base + ev.start_mark.index)
+            if len(ev.value) > MAX_SCALAR:
+                raise NodeError(f"a scalar of {len(ev.value)} characters is over the limit of "
+                                f"{MAX_SCALAR} (Kubernetes objects are at most 1.5 MiB)",
+                                base + ev.start_mark.index)
             node = Node(SCALAR, base + ev.start_mark.index, base + ev.end_mark.index,
                         ev.value, ev.style or None, tag, ev.anchor)
         elif cls is mstart or cls is sstart:
             tag = ev.tag
+            if tag == "!":
+                tag = None
+            elif tag is not None:
+                _check_tag(tag, base + ev.start_mark.index)
             node = Node(MAP if cls is mstart else SEQ, base + ev.start_mark.index, -1,
-                        None, bool(ev.flow_style), None if tag == "!" else tag, ev.anchor)
+                        None, bool(ev.flow_style), tag, ev.anchor)
             if ev.anchor is not None:
                 anchors[ev.anchor] = node
             if stack:
@@ -249,6 +288,7 @@ def _build(next_event: Callable[[], Any], base: int, be: _Backend) -> list[Node]
                 raise NodeError(f"undefined alias '*{ev.anchor}'", base + ev.start_mark.index)
             node = Node(ALIAS, base + ev.start_mark.index, base + ev.end_mark.index,
                         target, None, None, ev.anchor)
+            aliases += 1
         else:
             continue
         if cls is scalar_cls and node.anchor is not None:  # collections registered at start
@@ -257,7 +297,53 @@ def _build(next_event: Callable[[], Any], base: int, be: _Backend) -> list[Node]
             stack[-1][1].append(node)
         else:
             roots.append(node)
+    if aliases:
+        for root in roots:
+            _check_expansion(root)
     return roots
+
+
+def _check_expansion(root: Node) -> None:
+    """Refuse what would explode downstream: kubectl expands aliases (a "billion
+    laughs" document turns 1 KB into gigabytes) and cannot encode recursive ones."""
+    memo: dict[int, int] = {}
+    active: set[int] = set()
+    todo: list[tuple[Node, bool]] = [(root, False)]
+    while todo:
+        node, finish = todo.pop()
+        key = id(node)
+        if finish:
+            active.discard(key)
+            if node.kind == ALIAS:
+                memo[key] = memo[id(node.value)]
+                continue
+            children = (node.value if node.kind == SEQ
+                        else [x for pair in node.value for x in pair])
+            total = 1 + sum(memo[id(c)] for c in children)
+            if total > MAX_ALIAS_EXPANSION:
+                raise NodeError(f"aliases expand this node to more than {MAX_ALIAS_EXPANSION} "
+                                "nodes (an alias bomb?)", node.start)
+            memo[key] = total
+            continue
+        if key in memo:
+            continue
+        if key in active:
+            raise NodeError("recursive alias: a node contains itself", node.start)
+        if node.kind == SCALAR:
+            memo[key] = 1
+            continue
+        active.add(key)
+        todo.append((node, True))
+        if node.kind == ALIAS:
+            target = node.value
+            if id(target) in active:
+                raise NodeError(f"recursive alias '*{node.anchor}': a node contains itself",
+                                node.start)
+            todo.append((target, False))
+        else:
+            children = (node.value if node.kind == SEQ
+                        else [x for pair in node.value for x in pair])
+            todo.extend((c, False) for c in children)
 
 
 def same_tree(a: Node | None, b: Node | None, drop_a: set[int], drop_b: set[int]) -> bool:
