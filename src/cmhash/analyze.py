@@ -41,6 +41,7 @@ class ConfigInfo(NamedTuple):
     skipped: bool
     offset: int
     doc: int
+    end: int  # where the object's text ends (Secret lines never show as diff context)
 
 
 @dataclass(slots=True)
@@ -193,7 +194,7 @@ def analyze_workload(res: Resource, wk: WorkloadKind, settings: Settings,
 def _config(res: Resource) -> ConfigInfo:
     content = config_content(res)
     return ConfigInfo(res.kind, content.name, res.namespace, content, is_immutable(res),
-                      res.skipped, res.node.start, res.doc)
+                      res.skipped, res.node.start, res.doc, res.node.end)
 
 
 def default_newline(text: str) -> str:

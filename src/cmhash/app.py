@@ -49,6 +49,7 @@ class RunResult(NamedTuple):
     findings: list[Finding]
     plans: list[WorkloadPlan]
     index: ConfigIndex | None
+    secret_lines: dict[int, set[int]]  # id(source) -> 1-based lines inside Secrets
 
     @property
     def has_errors(self) -> bool:
@@ -182,7 +183,14 @@ def _run(sources: list[SourceText], settings: Settings) -> RunResult:
                 plans.append(plan_workload(src, w, index, settings, findings))
     changes, files = _apply(sources, docs, plans, settings)
     findings.sort(key=Finding.sort_key)
-    return RunResult(files, changes, findings, plans, index)
+    secret_lines: dict[int, set[int]] = {}
+    for src, per in zip(sources, docs, strict=True):
+        for d in per:
+            for c in d.configs:
+                if c.kind == "Secret":
+                    first, last = src.position(c.offset)[0], src.position(c.end)[0]
+                    secret_lines.setdefault(id(src), set()).update(range(first, last + 1))
+    return RunResult(files, changes, findings, plans, index, secret_lines)
 
 
 def _apply(sources: list[SourceText], docs: list[list[DocInfo]], plans: list[WorkloadPlan],

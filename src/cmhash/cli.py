@@ -120,8 +120,10 @@ def inject(paths: tuple[str, ...], in_place: bool, check: bool, show_diff: bool,
     changed = [f for f in result.files if f.changed]
     if check or show_diff:
         if show_diff:
-            write_stdout("".join(unified_diff(f.source.text, f.text, f.source.display)
-                                 for f in changed))
+            write_stdout("".join(
+                unified_diff(f.source.text, f.text, f.source.display,
+                             result.secret_lines.get(id(f.source), frozenset()))
+                for f in changed))
         if check:
             for c in result.changes:
                 err(f"would update {c.source.display}:{c.line}: {c.workload} ({c.key})")

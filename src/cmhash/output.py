@@ -29,14 +29,28 @@ def log(line: str) -> None:
         pass
 
 
-def unified_diff(old: str, new: str, path: str) -> str:
-    """A git-style unified diff with fixed a/ b/ labels and no timestamps."""
-    a = old.splitlines(keepends=True)
-    b = new.splitlines(keepends=True)
-    out = []
+def unified_diff(old: str, new: str, path: str, hidden: set[int] | frozenset[int] = frozenset()
+                 ) -> str:
+    """A git-style unified diff with fixed a/ b/ labels and no timestamps.
+
+    ``hidden``: 1-based lines of ``old`` that must not be shown (Secret data). Our edits
+    never touch them, so they could only appear as context; when they would, the file's
+    hunks are written with no context lines (still a valid patch)."""
     import difflib  # only --diff needs it; start-up time matters for hooks
 
-    for line in difflib.unified_diff(a, b, fromfile=f"a/{path}", tofile=f"b/{path}", n=3):
+    a = old.splitlines(keepends=True)
+    b = new.splitlines(keepends=True)
+    context = 3
+    if hidden:
+        matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+        for group in matcher.get_grouped_opcodes(context):
+            if any(tag == "equal" and hidden.intersection(range(i1 + 1, i2 + 1))
+                   for tag, i1, i2, _, _ in group):
+                context = 0
+                break
+    out = []
+    for line in difflib.unified_diff(a, b, fromfile=f"a/{path}", tofile=f"b/{path}",
+                                     n=context):
         if line.endswith("\n"):
             out.append(line)
         else:

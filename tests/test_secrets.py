@@ -1,0 +1,144 @@
+"""No Secret value, decoded or encoded, in stderr, logs, diffs or error messages."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cmhash
+
+PLAIN = "s3cr3t-PLAIN-7f2a91"          # in data, base64-encoded
+TOKEN = "tok-STRINGDATA-9b1c44"        # in stringData
+BLOB = "bin-BINARYDATA-55aa01"         # a ConfigMap's binaryData is not secret; a Secret's is
+B64 = base64.b64encode(PLAIN.encode()).decode()
+NEEDLES = [PLAIN, B64, TOKEN, base64.b64encode(TOKEN.encode()).decode(), B64[:12], TOKEN[:12]]
+
+SECRET = f"""apiVersion: v1
+kind: Secret
+metadata:
+  name: creds
+data:
+  password: {B64}
+stringData:
+  token: {TOKEN}
+"""
+DEP = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+spec:
+  template:
+    spec:
+      containers:
+      - name: main
+        env:
+        - name: P
+          valueFrom:
+            secretKeyRef: {name: creds, key: password}
+        - name: M
+          valueFrom:
+            secretKeyRef: {name: creds, key: missing-key}
+"""
+# A bare Pod right after a Secret in one List: the inserted annotation is within three
+# lines of the Secret's data, where a diff would show it as context.
+LISTED = f"""apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Secret
+  metadata:
+    name: creds
+  stringData:
+    token: {TOKEN}
+  data:
+    password: {B64}
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: p
+  spec:
+    containers:
+    - name: c
+      envFrom:
+      - secretRef: {{name: creds}}
+"""
+
+
+def _clean(*texts: str | bytes) -> None:
+    for text in texts:
+        s = text.decode() if isinstance(text, bytes) else text
+        for needle in NEEDLES:
+            assert needle not in s, f"secret value leaked: {needle!r} in {s!r}"
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    (tmp_path / "secret.yaml").write_text(SECRET)
+    (tmp_path / "app.yaml").write_text(DEP)
+    return tmp_path
+
+
+def test_inject_check_diff_in_place_and_log(tree: Path) -> None:
+    log = tree.parent / "cmhash.log"
+    env = {"CMHASH_LOG": str(log)}
+    res = run_cmhash(["--no-config", str(tree)], env=env)
+    assert res.code == 0 and "missing-key" in res.stderr
+    _clean(res.stderr)
+    res = run_cmhash(["--no-config", "--check", str(tree)], env=env)
+    assert res.code == 1
+    _clean(res.stderr, res.stdout)
+    res = run_cmhash(["--no-config", "--diff", str(tree)], env=env)
+    assert b"checksum/config" in res.stdout
+    _clean(res.stderr, res.stdout)
+    res = run_cmhash(["--no-config", "-i", str(tree)], env=env)
+    assert res.code == 0
+    _clean(res.stderr)
+    _clean(log.read_text())
+
+
+def test_diff_never_shows_secret_lines_as_context() -> None:
+    res = run_cmhash(["--no-config", "--pods", "--diff", "-"], stdin=LISTED.encode())
+    assert res.code == 0 and b"+      checksum/config" in res.stdout
+    _clean(res.stdout, res.stderr)
+    # still a patch, with no context lines
+    body = [line for line in res.stdout.decode().splitlines()[2:] if not line.startswith("@@")]
+    assert body and all(line.startswith("+") for line in body), body
+
+
+@pytest.mark.parametrize("parser", ["fast", "exact"])
+@pytest.mark.parametrize("broken", [
+    f"data:\n  password: '!{PLAIN}!'\n",               # invalid base64
+    f"data:\n  password: {{{PLAIN}: x}}\n",            # not a string
+    f"stringData:\n  token: \"{TOKEN}\n",              # unclosed quote
+    f"stringData:\n  token: {TOKEN}: oops\n",          # stray colon
+    f"stringData:\n  token: !vault {TOKEN}\n",         # unknown tag
+    f"stringData:\n  token: {TOKEN}\n  token: {TOKEN}\n",  # duplicate key
+])
+def test_error_messages_carry_no_value(parser: str, broken: str) -> None:
+    text = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n" + broken
+    res = run_cmhash(["--no-config", "--parser", parser, "-"], stdin=text.encode())
+    assert res.code == 2 and res.stdout == b""
+    _clean(res.stderr)
+
+
+def test_duplicate_secret_and_verbose(tree: Path) -> None:
+    (tree / "again.yaml").write_text(SECRET)
+    res = run_cmhash(["--no-config", "-v", str(tree)])
+    assert "duplicate-object" in res.stderr
+    _clean(res.stderr)
+
+
+def test_keyed_hashing_and_exclusion(tree: Path) -> None:
+    plain = run_cmhash(["--no-config", str(tree / "app.yaml"), str(tree / "secret.yaml")])
+    keyed = run_cmhash(["--no-config", "--secret-key-env", "K", str(tree / "app.yaml"),
+                        str(tree / "secret.yaml")], env={"K": "a-long-ci-secret"})
+    other = run_cmhash(["--no-config", "--secret-key-env", "K", str(tree / "app.yaml"),
+                        str(tree / "secret.yaml")], env={"K": "another-key"})
+    values = {r.stdout.split(b"checksum/config: ")[1][:66] for r in (plain, keyed, other)}
+    assert len(values) == 3  # the key changes the value: it cannot be recomputed without it
+    missing = run_cmhash(["--no-config", "--secret-key-env", "NOPE", str(tree)])
+    assert missing.code == 2 and "NOPE" in missing.stderr
+    excluded = run_cmhash(["--no-config", "--exclude-secrets", str(tree)])
+    assert b"checksum/config" not in excluded.stdout
