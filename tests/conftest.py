@@ -7,10 +7,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+# Property tests: a bounded number of examples by default and in CI; many more with
+# ``pytest --hypothesis-profile=nightly``.
+hypothesis_settings.register_profile("default", max_examples=25)
+hypothesis_settings.register_profile("ci", max_examples=60, derandomize=True)
+hypothesis_settings.register_profile("nightly", max_examples=2000)
+hypothesis_settings.load_profile("ci" if IN_CI else "default")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

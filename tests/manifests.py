@@ -1,0 +1,322 @@
+"""Hypothesis strategies: random manifest streams as a model, and a renderer that writes
+the model in varied but valid YAML styles. The model knows which workload uses which
+key of which object, so tests can predict which checksums a change must move."""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import yaml
+from hypothesis import strategies as st
+
+NAMES = ("alpha", "beta")
+NAMESPACES = (None, "ns1")
+KEYS = ("k1", "k2", "k3.conf")
+WORKLOADS = {  # kind -> (apiVersion, path to the pod template spec)
+    "Deployment": ("apps/v1", ("spec", "template")),
+    "StatefulSet": ("apps/v1", ("spec", "template")),
+    "DaemonSet": ("apps/v1", ("spec", "template")),
+    "ReplicaSet": ("apps/v1", ("spec", "template")),
+    "Job": ("batch/v1", ("spec", "template")),
+    "CronJob": ("batch/v1", ("spec", "jobTemplate", "spec", "template")),
+    "Pod": ("v1", ()),
+}
+
+value_text = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-", min_size=0,
+                     max_size=12).map(lambda s: "v" + s)
+
+
+@dataclass
+class Config:
+    kind: str               # ConfigMap | Secret
+    name: str
+    namespace: str | None
+    data: dict[str, str]    # decoded values
+    string_data: dict[str, str] = field(default_factory=dict)  # Secrets only
+    binary: dict[str, bytes] = field(default_factory=dict)     # ConfigMaps only
+    labels: dict[str, str] = field(default_factory=dict)
+
+    def content(self) -> dict[str, bytes]:
+        out = {k: v.encode() for k, v in self.data.items()}
+        out.update({k: v.encode() for k, v in self.string_data.items()})
+        out.update(self.binary)
+        return out
+
+
+@dataclass
+class Ref:
+    site: str               # env | envFrom | volume | projected
+    target: str             # ConfigMap | Secret
+    name: str
+    keys: tuple[str, ...] | None   # None: the whole object
+    optional: bool
+
+
+@dataclass
+class Workload:
+    kind: str
+    name: str
+    namespace: str | None
+    refs: list[Ref]
+
+    def uses(self, cfg: Config, key: str) -> bool:
+        if (self.namespace or "") != (cfg.namespace or ""):
+            return False
+        return any(r.target == cfg.kind and r.name == cfg.name
+                   and (r.keys is None or key in r.keys) for r in self.refs)
+
+
+@dataclass
+class Stream:
+    configs: list[Config]
+    workloads: list[Workload]
+    listed: list[int]       # indexes of documents wrapped, together, in one v1 List
+
+    def documents(self) -> list[Config | Workload]:
+        return [*self.configs, *self.workloads]
+
+
+@st.composite
+def configs(draw: Any) -> Config:
+    kind = draw(st.sampled_from(["ConfigMap", "Secret"]))
+    keys = draw(st.lists(st.sampled_from(KEYS), unique=True, max_size=3))
+    data = {k: draw(value_text) for k in keys}
+    cfg = Config(kind, draw(st.sampled_from(NAMES)), draw(st.sampled_from(NAMESPACES)), data)
+    extra = [k for k in ("x1", "x2") if draw(st.booleans())]
+    if kind == "Secret":
+        cfg.string_data = {k: draw(value_text) for k in extra}
+    else:
+        cfg.binary = {k: draw(st.binary(min_size=1, max_size=6)) for k in extra}
+    if draw(st.booleans()):
+        cfg.labels = {"app": draw(value_text)}
+    return cfg
+
+
+@st.composite
+def refs(draw: Any) -> Ref:
+    site = draw(st.sampled_from(["env", "envFrom", "volume", "projected"]))
+    target = draw(st.sampled_from(["ConfigMap", "Secret"]))
+    keys: tuple[str, ...] | None
+    if site == "env":
+        keys = (draw(st.sampled_from(KEYS)),)
+    elif site == "envFrom":
+        keys = None
+    else:
+        listed = draw(st.lists(st.sampled_from(KEYS), unique=True, max_size=2))
+        keys = tuple(listed) or None
+    return Ref(site, target, draw(st.sampled_from(NAMES)), keys, draw(st.booleans()))
+
+
+@st.composite
+def workloads(draw: Any) -> Workload:
+    return Workload(draw(st.sampled_from(sorted(WORKLOADS))), draw(st.sampled_from(NAMES)),
+                    draw(st.sampled_from(NAMESPACES)),
+                    draw(st.lists(refs(), min_size=1, max_size=4)))
+
+
+def _unique(items: list[Any], key: Any) -> list[Any]:
+    seen, out = set(), []
+    for item in items:
+        k = key(item)
+        if k not in seen:
+            seen.add(k)
+            out.append(item)
+    return out
+
+
+@st.composite
+def streams(draw: Any) -> Stream:
+    cfgs = _unique(draw(st.lists(configs(), min_size=1, max_size=5)),
+                   lambda c: (c.kind, c.name, c.namespace))
+    wls = _unique(draw(st.lists(workloads(), min_size=1, max_size=4)),
+                  lambda w: (w.kind, w.name, w.namespace))
+    n = len(cfgs) + len(wls)
+    listed = sorted(draw(st.sets(st.integers(0, n - 1), max_size=3)))
+    return Stream(cfgs, wls, listed if len(listed) >= 1 else [])
+
+
+# ------------------------------------------------------------------ model -> objects
+
+def config_object(cfg: Config, *, b64_wrap: bool = False) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": cfg.name}
+    if cfg.namespace:
+        meta["namespace"] = cfg.namespace
+    if cfg.labels:
+        meta["labels"] = dict(cfg.labels)
+    obj: dict[str, Any] = {"apiVersion": "v1", "kind": cfg.kind, "metadata": meta}
+    if cfg.kind == "Secret":
+        if cfg.data:
+            obj["data"] = {k: _b64(v.encode(), b64_wrap) for k, v in cfg.data.items()}
+        if cfg.string_data:
+            obj["stringData"] = dict(cfg.string_data)
+    else:
+        if cfg.data:
+            obj["data"] = dict(cfg.data)
+        if cfg.binary:
+            obj["binaryData"] = {k: _b64(v, b64_wrap) for k, v in cfg.binary.items()}
+    return obj
+
+
+class Wrapped(str):
+    """A base64 value to write as a literal block, one line per 8 characters."""
+
+
+def _b64(data: bytes, wrap: bool) -> str:
+    text = base64.b64encode(data).decode()
+    return Wrapped(text) if wrap and len(text) > 8 else text
+
+
+def workload_object(w: Workload) -> dict[str, Any]:
+    api, path = WORKLOADS[w.kind]
+    container: dict[str, Any] = {"name": "main", "image": "example/app:1"}
+    pod: dict[str, Any] = {"containers": [container]}
+    volumes: list[Any] = []
+    for i, r in enumerate(w.refs):
+        opt = {"optional": "true"} if r.optional else {}
+        if r.site == "env":
+            sel = "configMapKeyRef" if r.target == "ConfigMap" else "secretKeyRef"
+            container.setdefault("env", []).append(
+                {"name": f"E{i}", "valueFrom": {sel: {"name": r.name, "key": r.keys[0], **opt}}}
+                if r.keys else {})
+        elif r.site == "envFrom":
+            sel = "configMapRef" if r.target == "ConfigMap" else "secretRef"
+            container.setdefault("envFrom", []).append({sel: {"name": r.name, **opt}})
+        else:
+            name_field = "name" if r.target == "ConfigMap" else "secretName"
+            src: dict[str, Any] = {name_field: r.name, **opt}
+            if r.keys:
+                src["items"] = [{"key": k, "path": f"p{j}"} for j, k in enumerate(r.keys)]
+            vol_key = "configMap" if r.target == "ConfigMap" else "secret"
+            if r.site == "volume":
+                volumes.append({"name": f"v{i}", vol_key: src})
+            else:
+                src = {("name" if k == name_field else k): v for k, v in src.items()}
+                volumes.append({"name": f"v{i}", "projected": {"sources": [{vol_key: src}]}})
+    if volumes:
+        pod["volumes"] = volumes
+    meta: dict[str, Any] = {"name": w.name}
+    if w.namespace:
+        meta["namespace"] = w.namespace
+    obj: dict[str, Any] = {"apiVersion": api, "kind": w.kind, "metadata": meta}
+    if not path:
+        obj["spec"] = pod
+        return obj
+    template: dict[str, Any] = {"spec": pod}
+    node = obj
+    for step in path[:-1]:
+        node = node.setdefault(step, {})
+    node[path[-1]] = template
+    return obj
+
+
+# ------------------------------------------------------------------ rendering
+
+@dataclass(frozen=True)
+class Style:
+    indent: int = 2
+    indentless: bool = True
+    quote: str = ""            # "", "'" or '"' for string values
+    flow_refs: bool = False    # reference mappings written {name: x, key: y}
+    comments: bool = False
+    blank_lines: bool = False
+    crlf: bool = False
+    start_marker: bool = True
+    end_markers: bool = False
+    final_newline: bool = True
+
+
+styles = st.builds(
+    Style, indent=st.sampled_from([2, 4]), indentless=st.booleans(),
+    quote=st.sampled_from(["", "'", '"']), flow_refs=st.booleans(), comments=st.booleans(),
+    blank_lines=st.booleans(), crlf=st.booleans(), start_marker=st.booleans(),
+    end_markers=st.booleans(), final_newline=st.booleans())
+
+FLOW_KEYS = {"configMapKeyRef", "secretKeyRef", "configMapRef", "secretRef"}
+
+
+def _scalar(value: Any, style: Style) -> str:
+    text = str(value)
+    if text == "true":
+        return text
+    if not style.quote:
+        # plain, unless YAML would read it as a number, bool or null (base64 can be "1234")
+        return text if isinstance(yaml.safe_load(text), str) else f'"{text}"'
+    if style.quote == "'":
+        return "'" + text.replace("'", "''") + "'"
+    return '"' + text + '"'
+
+
+def _flow(obj: dict[str, Any], style: Style) -> str:
+    return "{" + ", ".join(f"{k}: {_scalar(v, style)}" for k, v in obj.items()) + "}"
+
+
+def _emit(obj: Any, indent: int, style: Style, out: list[str], first_prefix: str = "") -> None:
+    """Block style. ``first_prefix`` is written before the first line (a "- ")."""
+    pad = " " * indent
+    if isinstance(obj, dict):
+        for n, (k, v) in enumerate(obj.items()):
+            lead = first_prefix if n == 0 and first_prefix else pad
+            if style.comments and n == 1:
+                out.append(f"{pad}# about {k}")
+            if isinstance(v, Wrapped):
+                out.append(f"{lead}{k}: |")
+                out.extend(f"{pad}{' ' * style.indent}{v[i:i + 8]}" for i in range(0, len(v), 8))
+            elif isinstance(v, dict) and v and k in FLOW_KEYS and style.flow_refs:
+                out.append(f"{lead}{k}: {_flow(v, style)}")
+            elif isinstance(v, dict) and v:
+                out.append(f"{lead}{k}:")
+                _emit(v, indent + style.indent, style, out)
+            elif isinstance(v, list) and v:
+                out.append(f"{lead}{k}:")
+                _emit(v, indent if style.indentless else indent + style.indent, style, out)
+            elif isinstance(v, (dict, list)):
+                out.append(f"{lead}{k}: {'{}' if isinstance(v, dict) else '[]'}")
+            else:
+                comment = "  # inline" if style.comments and k == "name" else ""
+                out.append(f"{lead}{k}: {_scalar(v, style)}{comment}")
+    else:
+        for item in obj:
+            if isinstance(item, dict) and item:
+                _emit(item, indent + 2, style, out, first_prefix=pad + "- ")
+            else:
+                out.append(f"{pad}- {_scalar(item, style) if not isinstance(item, dict) else '{}'}")
+
+
+def render_document(obj: dict[str, Any], style: Style) -> list[str]:
+    out: list[str] = []
+    if style.comments:
+        out.append(f"# Source: chart/templates/{obj['kind'].lower()}.yaml")
+    _emit(obj, 0, style, out)
+    if style.blank_lines:
+        out.insert(len(out) // 2, "")
+    return out
+
+
+def render(stream: Stream, style: Style, *, order: list[int] | None = None,
+           b64_wrap: bool = False) -> bytes:
+    docs = stream.documents()
+    objects = [config_object(d, b64_wrap=b64_wrap) if isinstance(d, Config)
+               else workload_object(d) for d in docs]
+    listed = [objects[i] for i in stream.listed]
+    singles = [o for i, o in enumerate(objects) if i not in stream.listed]
+    units = singles + ([{"apiVersion": "v1", "kind": "List", "items": listed}] if listed else [])
+    if order is not None:
+        units = [units[i] for i in order if i < len(units)]
+    lines: list[str] = []
+    for n, unit in enumerate(units):
+        if n > 0 or style.start_marker:
+            lines.append("---")
+        lines.extend(render_document(unit, style))
+        if style.end_markers:
+            lines.append("...")
+    nl = "\r\n" if style.crlf else "\n"
+    text = nl.join(lines) + (nl if style.final_newline else "")
+    return text.encode()
+
+
+def with_config(stream: Stream, index: int, cfg: Config) -> Stream:
+    cfgs = list(stream.configs)
+    cfgs[index] = cfg
+    return replace(stream, configs=cfgs)

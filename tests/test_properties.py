@@ -1,0 +1,167 @@
+"""Property-based tests over generated manifest streams (tests/manifests.py).
+
+The default profile runs a bounded number of examples; ``--hypothesis-profile=nightly``
+runs many more (README, "Security and guarantees")."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import replace
+from typing import Any
+
+import yaml
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from conftest import run_cmhash
+from manifests import Config, Stream, Style, render, streams, styles, with_config
+
+KEY = "checksum/config"
+ARGS = ["--no-config", "-q", "--jobs", "--pods", "-"]
+ADDED = re.compile(r'^\s*(metadata:|annotations:|checksum/config: "[0-9a-f]{64}")\s*$')
+common = settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+                  deadline=None)
+
+
+def _run(data: bytes, *extra: str) -> bytes:
+    res = run_cmhash([*ARGS[:-1], *extra, "-"], stdin=data)
+    assert res.code == 0, res.stderr
+    return res.stdout
+
+
+def _objects(data: bytes) -> list[Any]:
+    out = []
+    for doc in yaml.load_all(data.decode().replace("\r\n", "\n"), Loader=yaml.CSafeLoader):
+        if isinstance(doc, dict) and doc.get("kind") == "List":
+            out.extend(doc["items"])
+        elif doc is not None:
+            out.append(doc)
+    return out
+
+
+def _template(obj: dict[str, Any]) -> dict[str, Any]:
+    if obj["kind"] == "Pod":
+        return obj
+    if obj["kind"] == "CronJob":
+        return obj["spec"]["jobTemplate"]["spec"]["template"]
+    return obj["spec"]["template"]
+
+
+def values(data: bytes) -> dict[tuple[str, str | None, str], str | None]:
+    """(kind, namespace, name) of each workload -> its checksum (None: not annotated)."""
+    out = {}
+    for obj in _objects(data):
+        if obj["kind"] in ("ConfigMap", "Secret"):
+            continue
+        meta = _template(obj).get("metadata") or {}
+        value = (meta.get("annotations") or {}).get(KEY)
+        out[(obj["kind"], obj["metadata"].get("namespace"), obj["metadata"]["name"])] = value
+    return out
+
+
+def _strip(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        out = {k: _strip(v) for k, v in obj.items() if k != KEY}
+        for k in ("annotations", "metadata"):
+            if k in out and out[k] in ({}, None) and (k not in obj or obj[k] != out[k]):
+                del out[k]
+        return out
+    if isinstance(obj, list):
+        return [_strip(x) for x in obj]
+    return obj
+
+
+@common
+@given(streams(), styles)
+def test_only_annotation_lines_change_and_it_is_idempotent(stream: Stream, style: Style) -> None:
+    data = render(stream, style)
+    out = _run(data)
+    old, new = data.decode().splitlines(), out.decode().splitlines()
+    for line in difflib.unified_diff(old, new, n=0, lineterm=""):
+        if line.startswith(("---", "+++", "@@")):
+            continue
+        assert line.startswith("+") and ADDED.match(line[1:]), line
+    assert [_strip(o) for o in _objects(out)] == _objects(data)
+    assert _run(out) == out
+    if style.crlf:
+        assert out.count(b"\n") == out.count(b"\r\n")
+    assert out.endswith(b"\n") == data.endswith(b"\n")
+    # exactly the workloads with a reference that resolves in the stream carry a value
+    present = {(c.kind, c.name, c.namespace or "") for c in stream.configs}
+    got = values(out)
+    for w in stream.workloads:
+        in_stream = any((r.target, r.name, w.namespace or "") in present for r in w.refs)
+        assert (got[(w.kind, w.namespace, w.name)] is not None) == in_stream, w
+
+
+@common
+@given(streams(), styles, st.randoms(use_true_random=False))
+def test_document_order_does_not_matter(stream: Stream, style: Style, rnd: Any) -> None:
+    n = len(stream.documents()) - len(stream.listed) + (1 if stream.listed else 0)
+    order = list(range(n))
+    rnd.shuffle(order)
+    a = values(_run(render(stream, style)))
+    b = values(_run(render(stream, style, order=order)))
+    assert a == b
+
+
+@common
+@given(streams(), styles, st.data())
+def test_changing_used_content_moves_exactly_its_users(stream: Stream, style: Style,
+                                                       data: Any) -> None:
+    pairs = [(i, k) for i, c in enumerate(stream.configs) for k in sorted(c.content())]
+    assume(pairs)
+    used = [(i, k) for i, k in pairs
+            if any(w.uses(stream.configs[i], k) for w in stream.workloads)]
+    # mostly a key someone uses (the interesting case), sometimes any key
+    cfg_index, key = data.draw(st.sampled_from(used if used and data.draw(st.integers(0, 4))
+                                               else pairs))
+    cfg = stream.configs[cfg_index]
+    changed = replace(cfg, data=dict(cfg.data), string_data=dict(cfg.string_data),
+                      binary=dict(cfg.binary))
+    if key in changed.data:
+        changed.data[key] += "-changed"
+    if key in changed.string_data:
+        changed.string_data[key] += "-changed"
+    if key in changed.binary:
+        changed.binary[key] += b"\x00"
+    before = values(_run(render(stream, style)))
+    after = values(_run(render(with_config(stream, cfg_index, changed), style)))
+    users = {(w.kind, w.namespace, w.name) for w in stream.workloads if w.uses(cfg, key)}
+    for wid, value in before.items():
+        if wid in users:
+            assert after[wid] != value, f"{wid} uses {cfg.kind}/{cfg.name}[{key}]"
+        else:
+            assert after[wid] == value, f"{wid} does not use {cfg.kind}/{cfg.name}[{key}]"
+
+
+@common
+@given(streams(), styles, styles, st.data())
+def test_form_and_metadata_change_nothing(stream: Stream, style: Style, other: Style,
+                                          data: Any) -> None:
+    """Quoting, indentation, flow/block, comments, CRLF, markers, key order, labels and
+    base64 line wrapping are not content."""
+    before = values(_run(render(stream, style)))
+    cfgs: list[Config] = []
+    for c in stream.configs:
+        c = replace(c, labels={"changed": "yes"} if not c.labels else {},
+                    data=dict(reversed(list(c.data.items()))),
+                    string_data=dict(reversed(list(c.string_data.items()))),
+                    binary=dict(reversed(list(c.binary.items()))))
+        cfgs.append(c)
+    reformatted = replace(stream, configs=cfgs)
+    wrap = data.draw(st.booleans())
+    assert values(_run(render(reformatted, other, b64_wrap=wrap))) == before
+
+
+@common
+@given(streams(), styles, st.data())
+def test_unused_keys_change_nothing(stream: Stream, style: Style, data: Any) -> None:
+    cfg_index = data.draw(st.integers(0, len(stream.configs) - 1))
+    cfg = stream.configs[cfg_index]
+    assume(not any(w.uses(cfg, "unused") for w in stream.workloads))
+    changed = replace(cfg, data={**cfg.data, "unused": "vnew"})
+    before = values(_run(render(stream, style)))
+    after = values(_run(render(with_config(stream, cfg_index, changed), style)))
+    assert after == before
