@@ -80,3 +80,22 @@ def test_error_never_contains_the_value() -> None:
     with pytest.raises(NodeError) as info:
         content(SECRET + "data:\n  pass: 'hunter2-not-base64!'\n")
     assert "hunter2" not in info.value.message
+
+
+@pytest.mark.parametrize("plain", ["E400", "e5", "1.2.3", "0x", "1e", "abc123", "12ab"])
+def test_plain_strings_that_only_look_numeric(plain: str) -> None:
+    """Kubernetes' decoder (go-yaml) reads these as strings; so must we (found by the
+    property tests: base64 of some bytes is "E400")."""
+    c = content(f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c}}\ndata:\n  a: {plain}\n")
+    assert c.entries == {"a": plain.encode()}
+
+
+@pytest.mark.parametrize("plain", ["8080", "-1", "1_000", "1e3", "1.5e-3", ".5", "0x1F",
+                                   "0o17", "017", "1:30", "yes", "Off", "~", ".inf"])
+def test_plain_non_strings_are_refused(plain: str) -> None:
+    body = f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c}}\ndata:\n  a: {plain}\n"
+    if plain == "~":  # null: Kubernetes stores an empty string
+        assert content(body).entries == {"a": b""}
+        return
+    with pytest.raises(NodeError, match="not a string"):
+        content(body)
