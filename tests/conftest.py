@@ -96,3 +96,10 @@ def run_cmhash(args: list[str], stdin: bytes = b"", cwd: str | os.PathLike[str] 
 @pytest.fixture
 def cmhash():  # type: ignore[no-untyped-def]
     return run_cmhash
+
+
+def cmhash_command() -> list[str]:
+    """The installed console script (as users run it), else ``python -m cmhash``."""
+    exe = Path(sys.executable).with_name("cmhash")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "cmhash"]
+

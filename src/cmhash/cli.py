@@ -111,6 +111,13 @@ def inject(paths: tuple[str, ...], in_place: bool, check: bool, show_diff: bool,
     sources = app.load(paths, settings)
     if in_place and any(s.is_stdin for s in sources):
         raise UsageError("--in-place needs files, not stdin")
+    if not (in_place or check or show_diff):
+        from cmhash import krm
+
+        resource_list = krm.detect(sources)
+        if resource_list is not None:
+            run_krm(resource_list, paths, opts)
+            return
     result = app.run(sources, settings)
     report_findings(result.findings, quiet=settings.quiet)
     if result.has_errors:
@@ -154,7 +161,35 @@ def _summary(workloads: int, files: int, verb: str) -> str:
             f"file{'s' if files != 1 else ''} {verb}")
 
 
-def build_settings(paths: Sequence[str], opts: dict[str, Any]) -> tuple[Any, list[str]]:
+def run_krm(resource_list: Any, paths: Sequence[str], opts: dict[str, Any]) -> None:
+    """KRM function mode: options from functionConfig (between the config file and the
+    command line), findings and errors as ``results`` in the ResourceList written back."""
+    from cmhash import app, krm
+
+    src = resource_list.source
+    try:
+        settings, _ = build_settings(paths, opts, layer=krm.function_options(resource_list))
+        result = app.run([src], settings)
+    except CmhashError as exc:
+        err(f"cmhash: {exc}")
+        write_stdout(krm.with_results(resource_list, src.text, [krm.error_result(str(exc))]),
+                     bom=src.had_bom)
+        raise SystemExit(exc.exit_code) from None
+    report_findings(result.findings, quiet=settings.quiet)
+    files = krm._item_files(resource_list)
+    shown = [f for f in result.findings if not (settings.quiet and f.level != "error")]
+    if result.has_errors:
+        write_stdout(krm.with_results(resource_list, src.text,
+                                      [krm.result(f, files) for f in shown]), bom=src.had_bom)
+        raise SystemExit(EXIT_INPUT)
+    text = result.files[0].text
+    write_stdout(krm.with_results(resource_list, text, [krm.result(f, files) for f in shown]),
+                 bom=src.had_bom)
+
+
+def build_settings(paths: Sequence[str], opts: dict[str, Any],
+                   layer: dict[str, Any] | None = None) -> tuple[Any, list[str]]:
+    """Defaults < config file < ``layer`` (a KRM functionConfig) < command line."""
     from cmhash.settings import (
         Settings,
         find_config,
@@ -172,6 +207,8 @@ def build_settings(paths: Sequence[str], opts: dict[str, Any]) -> tuple[Any, lis
     if config_path:
         settings = settings_from_mapping(load_config_file(config_path), settings)
         config_dir = os.path.dirname(os.path.abspath(config_path))
+    if layer:
+        settings = settings_from_mapping(layer, settings)
     key = opts.get("annotation_key")
     if key is not None:
         problem = validate_annotation_key(key)

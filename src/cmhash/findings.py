@@ -33,6 +33,9 @@ class Finding(NamedTuple):
     code: str
     message: str
     workload: str | None = None  # Kind/name of the workload concerned, when there is one
+    # (apiVersion, kind, name, namespace) of the object concerned: KRM results
+    resource: tuple[str, str, str, str] | None = None
+    field: str | None = None  # the field path of the reference concerned
 
     def sort_key(self) -> tuple[str, int, int, int, str]:
         return (self.path, self.line, self.column, LEVEL_ORDER[self.level], self.code)

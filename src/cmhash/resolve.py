@@ -83,9 +83,17 @@ class WorkloadPlan:
 
 
 def finding(source: SourceText, offset: int, code: str, message: str, *,
-            level: str | None = None, workload: str | None = None) -> Finding:
+            level: str | None = None, workload: WorkloadInfo | None = None,
+            resource: tuple[str, str, str, str] | None = None,
+            field: str | None = None) -> Finding:
     line, col = source.position(offset)
-    return Finding(source.display, line, col, level or CODES[code][0], code, message, workload)
+    label = None
+    if workload is not None:
+        label = workload.label
+        resource = (workload.api_version, workload.kind.kind, workload.name,
+                    workload.namespace or "")
+    return Finding(source.display, line, col, level or CODES[code][0], code, message, label,
+                   resource, field)
 
 
 def build_index(configs: list[tuple[SourceText, ConfigInfo]], settings: Settings,
@@ -100,7 +108,8 @@ def build_index(configs: list[tuple[SourceText, ConfigInfo]], settings: Settings
             findings.append(finding(
                 src, info.offset, "duplicate-object",
                 f"{info.kind} {info.name!r} is also defined at {prev.source.display}:{pline}; "
-                "this later definition is used"))
+                "this later definition is used",
+                resource=("v1", info.kind, info.name, info.namespace or "")))
         index.objects[key] = ConfigEntry(src, info, ns)
         index.namespaces.setdefault((info.kind, info.name), set()).add(ns)
     return index
@@ -120,11 +129,11 @@ def _missing(plan: WorkloadPlan, ref: Reference, index: ConfigIndex,
                        f"{plan.label} ({here}) references {ref.target_kind} {ref.name!r}, which "
                        f"the input only has with namespace {where}; references never cross "
                        f"namespaces: pass {hint} if they land in the same one",
-                       level=level, workload=plan.label)
+                       level=level, workload=plan.info, field=ref.field)
     return finding(plan.source, ref.offset, "missing-reference",
                    f"{plan.label} references {ref.target_kind} {ref.name!r}, which is not in "
                    "the input (add it, mark the reference optional, or ignore this if it "
-                   "lives elsewhere)", level=level, workload=plan.label)
+                   "lives elsewhere)", level=level, workload=plan.info, field=ref.field)
 
 
 def _resolve(plan: WorkloadPlan, index: ConfigIndex, settings: Settings,
@@ -152,7 +161,7 @@ def _resolve(plan: WorkloadPlan, index: ConfigIndex, settings: Settings,
                 plan.source, ref.offset, "missing-key",
                 f"{plan.label} uses key {', '.join(sorted(missing))} of {ref.target_kind} "
                 f"{ref.name!r}, which does not have it (the pod would not start)",
-                workload=plan.label))
+                workload=plan.info, field=ref.field))
     return uses
 
 
@@ -163,7 +172,7 @@ def plan_workload(src: SourceText, info: WorkloadInfo, index: ConfigIndex, setti
         if info.skip.startswith("Rollout"):
             findings.append(finding(src, info.offset, "workload-ref",
                                     f"{info.label} uses spec.workloadRef: annotate the "
-                                    "Deployment it references instead", workload=info.label))
+                                    "Deployment it references instead", workload=info))
         return plan
     uses = _resolve(plan, index, settings, findings)
     if plan.in_stream:
@@ -173,18 +182,18 @@ def plan_workload(src: SourceText, info: WorkloadInfo, index: ConfigIndex, setti
         plan.skip = gate.skip
         if plan.in_stream:
             findings.append(finding(src, info.offset, gate.code, f"{info.label} {gate.message}",
-                                    workload=info.label))
+                                    workload=info))
         return plan
     if plan.value is None:
         if info.current is not None:
             findings.append(finding(
                 src, info.offset, "stale-annotation",
                 f"{info.label} carries {settings.annotation_key} but uses no in-stream "
-                "ConfigMap/Secret; left untouched", workload=info.label))
+                "ConfigMap/Secret; left untouched", workload=info))
         return plan
     if info.no_restart:
         findings.append(finding(src, info.offset, "no-restart",
-                                f"{info.label}: {info.no_restart}", workload=info.label))
+                                f"{info.label}: {info.no_restart}", workload=info))
     if info.current == plan.value and info.current_quoted:
         return plan
     if info.edit_error is not None:

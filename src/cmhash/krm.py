@@ -1,0 +1,176 @@
+"""KRM function mode: stdin is one ``config.kubernetes.io/v1`` ``ResourceList``.
+
+The ResourceList is a single document whose ``items`` the normal pipeline already
+unwraps (it is a ``*List``), so the items are annotated by the same text splices as
+any stream. This module adds the two things the function spec asks for: options from
+``functionConfig`` (validated by the config-file schema; a ConfigMap's ``data`` works
+too, as kpt passes one) and findings written back as ``results`` (severity, message,
+resourceRef, field, file), spliced into the text like everything else.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, NamedTuple
+
+from cmhash.errors import ConfigError, NodeError
+from cmhash.findings import Finding
+from cmhash.source import SourceText
+from cmhash.split import split_chunks
+from cmhash.yamltree import MAP, SEQ, Node, backend, deref, get, items, parse_chunk, scalar
+
+API_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1")
+PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
+INDEX_ANNOTATIONS = ("internal.config.kubernetes.io/index", "config.kubernetes.io/index")
+SEVERITY = {"error": "error", "warning": "warning", "info": "info"}
+
+
+class ResourceList(NamedTuple):
+    source: SourceText
+    root: Node               # the ResourceList mapping
+    function_config: Node | None
+
+
+def detect(sources: list[SourceText]) -> ResourceList | None:
+    """A single input whose only document is a ResourceList."""
+    if len(sources) != 1:
+        return None
+    src = sources[0]
+    if "ResourceList" not in src.text:  # the common case costs one substring search
+        return None
+    docs = [c for c in split_chunks(src.text) if src.text[c.start:c.end].strip(" \t\r\n-.")]
+    if len(docs) != 1:
+        return None
+    chunk = docs[0]
+    try:
+        roots = parse_chunk(src.text[chunk.start:chunk.end], chunk.start, backend("fast"))
+    except NodeError:
+        return None  # the normal pipeline reports it with its position
+    root = deref(roots[0]) if roots else None
+    if root is None or root.kind != MAP or scalar(get(root, "kind")) != "ResourceList":
+        return None
+    if scalar(get(root, "apiVersion")) not in API_VERSIONS:
+        return None
+    return ResourceList(src, root, deref(get(root, "functionConfig")))
+
+
+def function_options(rl: ResourceList) -> dict[str, Any]:
+    """Config-file keys from functionConfig: the object itself, or a ConfigMap's data."""
+    from cmhash.settings import schema, validate
+    from cmhash.yamltree import to_python
+
+    fc = rl.function_config
+    if fc is None or fc.is_null:
+        return {}
+    data = to_python(fc)
+    if not isinstance(data, dict):
+        raise ConfigError("functionConfig must be a mapping", path=rl.source.display)
+    if data.get("kind") == "ConfigMap" and data.get("apiVersion") == "v1":
+        types = {k: v.get("type") for k, v in schema()["properties"].items()}
+        options: dict[str, Any] = {}
+        for key, value in (data.get("data") or {}).items():
+            if types.get(key) == "boolean" and isinstance(value, str):
+                options[key] = {"true": True, "false": False}.get(value.lower(), value)
+            else:
+                options[key] = value
+        data = options
+    origin = f"{rl.source.display} (functionConfig)"
+    validate(data, origin)
+    return {k: v for k, v in data.items() if k not in ("apiVersion", "kind", "metadata")}
+
+
+# ------------------------------------------------------------------ results
+
+def _item_files(rl: ResourceList) -> list[tuple[int, int, dict[str, Any]]]:
+    """(first line, last line, file) of each item that names its file."""
+    out = []
+    for item in items(get(rl.root, "items")):
+        ann = get(get(item, "metadata"), "annotations")
+        path = next((scalar(get(ann, k)) for k in PATH_ANNOTATIONS if scalar(get(ann, k))),
+                    None)
+        if path is None:
+            continue
+        file: dict[str, Any] = {"path": path}
+        index = next((scalar(get(ann, k)) for k in INDEX_ANNOTATIONS if scalar(get(ann, k))),
+                     None)
+        if index is not None and index.isdigit():
+            file["index"] = int(index)
+        first = rl.source.position(item.start)[0]
+        last = rl.source.position(item.end)[0]
+        out.append((first, last, file))
+    return out
+
+
+def result(f: Finding, files: list[tuple[int, int, dict[str, Any]]]) -> dict[str, Any]:
+    entry: dict[str, Any] = {"message": f"{f.message} [{f.code}]",
+                             "severity": SEVERITY.get(f.level, "info"), "tags": {"code": f.code}}
+    if f.resource is not None:
+        api, kind, name, ns = f.resource
+        ref = {"apiVersion": api, "kind": kind, "name": name}
+        if ns:
+            ref["namespace"] = ns
+        entry["resourceRef"] = ref
+    if f.field:
+        entry["field"] = {"path": f.field}
+    for first, last, file in files:
+        if first <= f.line <= last:
+            entry["file"] = file
+            break
+    return entry
+
+
+def error_result(message: str) -> dict[str, Any]:
+    return {"message": message, "severity": "error"}
+
+
+def with_results(rl: ResourceList, text: str, results: list[dict[str, Any]]) -> str:
+    """``text`` (the rewritten ResourceList) with ``results`` added: appended to an
+    existing results sequence, or as a new top-level key. Checked by re-parsing."""
+    if not results:
+        return text
+    before = len(items(get(deref(parse_chunk(text, 0, backend("fast"))[0]), "results")))
+    out = _splice_results(text, results)
+    after_root = deref(parse_chunk(out, 0, backend("fast"))[0])
+    if len(items(get(after_root, "results"))) != before + len(results):
+        raise NodeError("could not add results to the ResourceList safely", 0)
+    return out
+
+
+def _splice_results(text: str, results: list[dict[str, Any]]) -> str:
+    roots = parse_chunk(text, 0, backend("fast"))
+    root = deref(roots[0])
+    assert root is not None and root.kind == MAP
+    nl = "\r\n" if "\r\n" in text else "\n"
+    entries = [json.dumps(r, ensure_ascii=False, sort_keys=False) for r in results]
+    existing = deref(get(root, "results"))
+    if existing is not None and not existing.is_null:
+        if existing.kind != SEQ:
+            raise NodeError("ResourceList 'results' is not a sequence", existing.start)
+        if existing.style:  # flow: [a, b]
+            close = text.rindex("]", existing.start, existing.end)
+            sep = ", " if existing.value else ""
+            return text[:close] + sep + ", ".join(entries) + text[close:]
+        first = existing.value[0]
+        col = first.start - text.rfind("\n", 0, first.start) - 1
+        dash = " " * max(col - 2, 0)
+        at = _line_end(text, existing.value[-1].end)
+        block = "".join(f"{dash}- {e}{nl}" for e in entries)
+        return text[:at] + block + text[at:]
+    if root.style:  # a JSON ResourceList
+        close = text.rindex("}", root.start, root.end)
+        return text[:close] + ', "results": [' + ", ".join(entries) + "]" + text[close:]
+    if existing is not None:  # "results:" with no value: fill it
+        at = _line_end(text, existing.start)
+        return text[:at] + "".join(f"- {e}{nl}" for e in entries) + text[at:]
+    at = _line_end(text, root.end)
+    prefix = "" if at == 0 or text[at - 1] == "\n" else nl
+    return text[:at] + prefix + "results:" + nl + "".join(f"- {e}{nl}" for e in entries) + \
+        text[at:]
+
+
+def _line_end(text: str, offset: int) -> int:
+    """The start of the line after ``offset`` (or the end of the text)."""
+    if offset > 0 and text[offset - 1] == "\n":
+        return offset
+    nl = text.find("\n", offset)
+    return len(text) if nl < 0 else nl + 1
