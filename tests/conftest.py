@@ -103,3 +103,31 @@ def cmhash_command() -> list[str]:
     exe = Path(sys.executable).with_name("cmhash")
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "cmhash"]
 
+
+TOOLS_BIN = ROOT / ".tools" / "bin"
+
+
+def tool(name: str) -> str:
+    """A real external binary for integration tests: on PATH or in .tools/bin (where
+    scripts/get-tools.sh puts it). Missing: skip locally, fail in CI, so that a broken
+    install step cannot hide behind skips."""
+    import shutil
+
+    found = shutil.which(name) or shutil.which(name, path=str(TOOLS_BIN))
+    if found:
+        return found
+    if IN_CI:
+        pytest.fail(f"{name} is not installed; .ci/run should have installed it "
+                    "(scripts/get-tools.sh)")
+    pytest.skip(f"{name} is not installed (run scripts/get-tools.sh)")
+
+
+def tool_env(**extra: str) -> dict[str, str]:
+    """The environment for a real tool that runs cmhash: this interpreter's console
+    script first on PATH."""
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), str(TOOLS_BIN),
+                                   env.get("PATH", "")])
+    env.update(extra)
+    return env
+

