@@ -157,6 +157,8 @@ class _Backend:
         self.send = module.SequenceEndEvent
         self.alias = module.AliasEvent
         self.dstart = module.DocumentStartEvent
+        self.framing = frozenset((module.StreamStartEvent, module.StreamEndEvent,
+                                  module.DocumentStartEvent, module.DocumentEndEvent))
 
 
 _BACKENDS: dict[str, _Backend] = {}

@@ -1,0 +1,78 @@
+"""The published pre-commit hooks, run with the real pre-commit (4.7.0) via try-repo
+on a sample repository."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import ROOT, tool, tool_env
+
+pytestmark = pytest.mark.integration
+
+CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: \"1\"\n"
+DEP = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  template:\n"
+       "    spec:\n      containers:\n      - name: main   # keep me\n        envFrom:\n"
+       "        - configMapRef: {name: cfg}\n")
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+                   cwd=repo, check=True, capture_output=True)
+
+
+@pytest.fixture
+def sample(tmp_path: Path) -> Path:
+    repo = tmp_path / "sample"
+    (repo / "k8s").mkdir(parents=True)
+    (repo / "k8s" / "config.yaml").write_text(CM)
+    (repo / "k8s" / "app.yaml").write_text(DEP)
+    (repo / ".cmhash.yaml").write_text("paths: [k8s]\n")
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "init")
+    return repo
+
+
+def try_repo(sample: Path, hook: str, home: Path) -> subprocess.CompletedProcess[str]:
+    env = tool_env(PRE_COMMIT_HOME=str(home))
+    env.pop("CI", None)  # pre-commit prints differently in CI; the result is the same
+    return subprocess.run([tool("pre-commit"), "try-repo", str(ROOT), hook, "--all-files"],
+                          cwd=sample, capture_output=True, text=True, env=env, check=False)
+
+
+def test_manifest_is_valid() -> None:
+    proc = subprocess.run([tool("pre-commit"), "validate-manifest",
+                           str(ROOT / ".pre-commit-hooks.yaml")], capture_output=True,
+                          text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    assert set(hooks) == {"cmhash", "cmhash-check"}
+    assert all(h["pass_filenames"] is False and h["require_serial"] for h in hooks.values())
+
+
+def test_check_then_fix_then_pass(sample: Path, tmp_path: Path) -> None:
+    home = tmp_path / "pc-home"
+    before = (sample / "k8s" / "app.yaml").read_text()
+    check = try_repo(sample, "cmhash-check", home)
+    assert check.returncode == 1, check.stdout + check.stderr
+    assert "Failed" in check.stdout and "would update k8s/app.yaml" in check.stdout
+    assert (sample / "k8s" / "app.yaml").read_text() == before
+
+    fix = try_repo(sample, "cmhash", home)
+    assert fix.returncode == 1  # pre-commit fails a run whose hook modified files
+    assert "files were modified by this hook" in fix.stdout
+    after = (sample / "k8s" / "app.yaml").read_text()
+    assert "checksum/config" in after and "# keep me" in after
+    assert [line for line in after.splitlines() if "checksum" not in line
+            and line.strip() != "annotations:" and line.strip() != "metadata:"] == \
+        before.splitlines()
+
+    again = try_repo(sample, "cmhash", home)
+    assert again.returncode == 0 and "Passed" in again.stdout  # idempotent
+    assert try_repo(sample, "cmhash-check", home).returncode == 0
+
+
