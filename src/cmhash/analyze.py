@@ -53,7 +53,7 @@ class WorkloadInfo:
     offset: int
     doc: int
     skip: str | None = None
-    refs: list[Reference] = field(default_factory=list)
+    refs: tuple[Reference, ...] = ()
     current: str | None = None
     current_quoted: bool = False
     edit: Edit | None = None               # candidate, value = PLACEHOLDER
@@ -71,8 +71,9 @@ class DocInfo:
     index: int
     chunk: Chunk
     has_content: bool
-    configs: list[ConfigInfo] = field(default_factory=list)
-    workloads: list[WorkloadInfo] = field(default_factory=list)
+    # tuples, not lists: a big run keeps one DocInfo per ConfigMap, Secret and workload
+    configs: tuple[ConfigInfo, ...] = ()
+    workloads: tuple[WorkloadInfo, ...] = ()
     verify_error: tuple[str, int] | None = None
 
 
@@ -175,8 +176,8 @@ def analyze_workload(res: Resource, wk: WorkloadKind, settings: Settings,
         info.skip = SKIP_WORKLOAD_REF if has_ref is not None else SKIP_NO_TEMPLATE
         return info
     pod_spec = get(template, "spec")
-    info.refs = find_references(pod_spec, ".".join(wk.template_path + ("spec",)),
-                                image_pull_secrets=settings.image_pull_secrets)
+    info.refs = tuple(find_references(pod_spec, ".".join(wk.template_path + ("spec",)),
+                                      image_pull_secrets=settings.image_pull_secrets))
     cur = get(get_path(template, ("metadata", "annotations")), settings.annotation_key)
     info.current = scalar(cur)
     info.current_quoted = cur is not None and cur.style is not None
@@ -214,19 +215,22 @@ def analyze_chunk(src: SourceText, index: int, chunk: Chunk, table: KindTable,
             return DocInfo(index, chunk, False)
     roots = parse_chunk(text, chunk.start, be)
     info = DocInfo(index, chunk, any(not r.is_null for r in roots))
+    configs: list[ConfigInfo] = []
+    workloads: list[WorkloadInfo] = []
     candidates: list[tuple[int, WorkloadInfo]] = []
     resources = [r for root in roots for r in resources_of(src, index, root)]
     for pos, res in enumerate(resources):
         if res.group == "" and res.kind in ("ConfigMap", "Secret"):
-            info.configs.append(_config(res))
+            configs.append(_config(res))
             continue
         wk = table.lookup(res.api_version, res.kind)
         if wk is None:
             continue
         winfo = analyze_workload(res, wk, settings, default_nl)
-        info.workloads.append(winfo)
+        workloads.append(winfo)
         if winfo.edit is not None:
             candidates.append((pos, winfo))
+    info.configs, info.workloads = tuple(configs), tuple(workloads)
     if candidates:
         edits = [w.edit for _, w in candidates if w.edit is not None]
         new_text = apply_edits(text, edits, base=chunk.start)

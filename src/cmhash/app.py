@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from cmhash.analyze import DocInfo, analyze_source
@@ -31,16 +31,35 @@ class Change(NamedTuple):
     key: str
     old: str | None
     new: str
-    line: int
+    offset: int
+
+    @property
+    def line(self) -> int:
+        return self.source.position(self.offset)[0]
 
 
 class FileResult(NamedTuple):
+    """The rewritten file as segments: (start, end) ranges of the source text, kept as
+    they are, and the texts of edited documents. A 100 MB stream is never copied."""
+
     source: SourceText
-    text: str  # the rewritten text (no BOM)
+    segments: list[tuple[int, int] | str]
+    changed: bool
 
     @property
-    def changed(self) -> bool:
-        return self.text != self.source.text
+    def text(self) -> str:
+        return "".join(self.pieces())
+
+    def pieces(self, limit: int = 1 << 20) -> Iterator[str]:
+        """The text in order, in pieces of at most about ``limit`` characters."""
+        src = self.source.text
+        for seg in self.segments:
+            if isinstance(seg, str):
+                yield seg
+                continue
+            start, end = seg
+            for i in range(start, end, limit):
+                yield src[i:min(i + limit, end)]
 
 
 class RunResult(NamedTuple):
@@ -49,7 +68,14 @@ class RunResult(NamedTuple):
     findings: list[Finding]
     plans: list[WorkloadPlan]
     index: ConfigIndex | None
-    secret_lines: dict[int, set[int]]  # id(source) -> 1-based lines inside Secrets
+    secret_spans: dict[int, list[tuple[int, int]]]  # id(source) -> Secrets' (start, end)
+
+    def secret_lines(self, source: SourceText) -> set[int]:
+        """1-based lines of ``source`` inside Secrets (kept out of diff context)."""
+        lines: set[int] = set()
+        for start, end in self.secret_spans.get(id(source), ()):
+            lines.update(range(source.position(start)[0], source.position(end)[0] + 1))
+        return lines
 
     @property
     def has_errors(self) -> bool:
@@ -69,18 +95,27 @@ def load(paths: Sequence[str], settings: Settings) -> list[SourceText]:
 _WORK: tuple[list[SourceText], KindTable, Settings] | None = None
 
 
-def _analyze_batch(batch: list[tuple[int, int, Chunk]]) -> list[tuple[int, DocInfo]] | CmhashError:
+def _keep(info: DocInfo) -> bool:
+    """Most documents (Services, CRDs, ...) need nothing after the map stage."""
+    return bool(info.configs or info.workloads or info.verify_error)
+
+
+def _analyze_batch(batch: list[tuple[int, int, Chunk]]
+                   ) -> tuple[list[tuple[int, DocInfo]], bool] | CmhashError:
     assert _WORK is not None
     sources, table, settings = _WORK
     gc.disable()
     out: list[tuple[int, DocInfo]] = []
+    content = False
     try:
         for si, index, chunk in batch:
             for info in analyze_source(sources[si], table, settings, [(index, chunk)]):
-                out.append((si, info))
+                content = content or info.has_content
+                if _keep(info):
+                    out.append((si, info))
     except CmhashError as exc:  # raised in order, so this is the batch's first error
         return exc
-    return out
+    return out, content
 
 
 def worker_count(settings: Settings, total_bytes: int) -> int:
@@ -96,33 +131,46 @@ def worker_count(settings: Settings, total_bytes: int) -> int:
 
 
 def analyze(sources: list[SourceText], table: KindTable,
-            settings: Settings) -> list[list[DocInfo]]:
-    """DocInfos per source, in document order; the first input error in input order wins."""
+            settings: Settings) -> tuple[list[list[DocInfo]], bool]:
+    """DocInfos per source, in document order, of the documents that hold ConfigMaps,
+    Secrets or workloads; and whether any document had content at all. The first input
+    error in input order wins."""
     work = [(si, i, c) for si, s in enumerate(sources) for i, c in enumerate(split_chunks(s.text))]
     total = sum(len(s.text) for s in sources)
     n = worker_count(settings, total)
     per_source: list[list[DocInfo]] = [[] for _ in sources]
+    content = False
     if n <= 1 or len(work) < 2 or "fork" not in _start_methods():
         for si, src in enumerate(sources):
-            per_source[si] = analyze_source(src, table, settings,
-                                            [(i, c) for s, i, c in work if s == si])
-        return per_source
+            mine = [(i, c) for s, i, c in work if s == si]
+            infos = analyze_source(src, table, settings, mine)
+            del mine
+            content = content or any(d.has_content for d in infos)
+            per_source[si] = [d for d in infos if _keep(d)]
+            del infos
+        return per_source, content
     global _WORK
     _WORK = (sources, table, settings)
     try:
         import multiprocessing
 
         ctx = multiprocessing.get_context("fork")
+        batches = _batches(work, n * 4)
+        del work  # the batches hold the items; free both as soon as the workers have them
         with ctx.Pool(n, initializer=_worker_init) as pool:
-            results = pool.map(_analyze_batch, _batches(work, n * 4), chunksize=1)
+            pending = pool.map_async(_analyze_batch, batches, chunksize=1)
+            del batches
+            results = pending.get()
     finally:
         _WORK = None
     for res in results:
         if isinstance(res, CmhashError):
             raise res
-        for si, info in res:
+        kept, had_content = res
+        content = content or had_content
+        for si, info in kept:
             per_source[si].append(info)
-    return per_source
+    return per_source, content
 
 
 def _worker_init() -> None:
@@ -156,20 +204,21 @@ def _batches(work: list[tuple[int, int, Chunk]], n: int) -> list[list[tuple[int,
 
 # ------------------------------------------------------------------ whole run
 
-def run(sources: list[SourceText], settings: Settings) -> RunResult:
+def run(sources: list[SourceText], settings: Settings, *,
+        keep_plans: bool = False) -> RunResult:
     gc_was_enabled = gc.isenabled()
     gc.disable()  # millions of short-lived acyclic nodes: the cyclic GC only costs time
     try:
-        return _run(sources, settings)
+        return _run(sources, settings, keep_plans)
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-def _run(sources: list[SourceText], settings: Settings) -> RunResult:
+def _run(sources: list[SourceText], settings: Settings, keep_plans: bool) -> RunResult:
     table = kind_table(settings)
-    docs = analyze(sources, table, settings)
-    if not any(d.has_content for per in docs for d in per):
+    docs, content = analyze(sources, table, settings)
+    if not content:
         path = sources[0].display if len(sources) == 1 else None
         raise InputError("no Kubernetes objects in the input (it is empty or only comments)",
                          path=path)
@@ -180,17 +229,17 @@ def _run(sources: list[SourceText], settings: Settings) -> RunResult:
     for src, per in zip(sources, docs, strict=True):
         for d in per:
             for w in d.workloads:
-                plans.append(plan_workload(src, w, index, settings, findings))
+                plan = plan_workload(src, w, index, settings, findings)
+                if not keep_plans:
+                    plan.resolved.clear()  # only explain/report read them; a big run has many
+                plans.append(plan)
     changes, files = _apply(sources, docs, plans, settings)
     findings.sort(key=Finding.sort_key)
-    secret_lines: dict[int, set[int]] = {}
-    for src, per in zip(sources, docs, strict=True):
-        for d in per:
-            for c in d.configs:
-                if c.kind == "Secret":
-                    first, last = src.position(c.offset)[0], src.position(c.end)[0]
-                    secret_lines.setdefault(id(src), set()).update(range(first, last + 1))
-    return RunResult(files, changes, findings, plans, index, secret_lines)
+    secret_spans = {id(src): [(c.offset, c.end) for d in per for c in d.configs
+                              if c.kind == "Secret"]
+                    for src, per in zip(sources, docs, strict=True)}
+    return RunResult(files, changes, findings, plans if keep_plans else [], index,
+                     secret_spans)
 
 
 def _apply(sources: list[SourceText], docs: list[list[DocInfo]], plans: list[WorkloadPlan],
@@ -202,21 +251,26 @@ def _apply(sources: list[SourceText], docs: list[list[DocInfo]], plans: list[Wor
     changes: list[Change] = []
     files: list[FileResult] = []
     for src, per in zip(sources, docs, strict=True):
-        pieces: list[str] = []
+        segments: list[tuple[int, int] | str] = []
+        pos = 0
         for d in per:
-            chunk_text = src.text[d.chunk.start:d.chunk.end]
             edited = edits_by_doc.get((id(src), d.index))
             if not edited:
-                pieces.append(chunk_text)
                 continue
+            chunk_text = src.text[d.chunk.start:d.chunk.end]
             new_text = apply_edits(chunk_text, [p.edit for p in edited if p.edit is not None],
                                    base=d.chunk.start)
             _check(src, d, chunk_text, new_text, edited, settings)
-            pieces.append(new_text)
+            if d.chunk.start > pos:
+                segments.append((pos, d.chunk.start))
+            segments.append(new_text)
+            pos = d.chunk.end
             for p in edited:
                 changes.append(Change(src, p.label, settings.annotation_key, p.info.current,
-                                      p.value or "", src.position(p.info.offset)[0]))
-        files.append(FileResult(src, "".join(pieces)))
+                                      p.value or "", p.info.offset))
+        if pos < len(src.text):
+            segments.append((pos, len(src.text)))
+        files.append(FileResult(src, segments, pos > 0))
     return changes, files
 
 
@@ -249,24 +303,34 @@ def _reverify(src: SourceText, d: DocInfo, old_text: str, new_text: str,
                  settings.annotation_key, be)
 
 
-def join_outputs(files: list[FileResult]) -> str:
+def joined_pieces(files: list[FileResult]) -> Iterator[str]:
     """One stream from several files: a ``---`` between files that need one."""
-    out: list[str] = []
-    for f in files:
-        text = f.text
-        if out:
-            if not out[-1].endswith("\n"):
-                out.append("\n")
-            if not starts_with_marker(text):
-                out.append("---\n")
-        out.append(text)
-    return "".join(out)
+    last = ""
+    for n, f in enumerate(files):
+        if n:
+            if last and not last.endswith("\n"):
+                yield "\n"
+            if not starts_with_marker(f.source.text):
+                yield "---\n"
+        for piece in f.pieces():
+            if piece:
+                last = piece
+                yield piece
+
+
+def join_outputs(files: list[FileResult]) -> str:
+    return "".join(joined_pieces(files))
 
 
 def starts_with_marker(text: str) -> bool:
-    for line in text.splitlines():
+    """Whether the first line that is not blank or a comment is a ``---`` marker."""
+    pos = 0
+    while pos < len(text):
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end + 1
+        line = text[pos:end]
         s = line.strip()
-        if not s or s.startswith("#"):
-            continue
-        return line.startswith("---")
+        if s and not s.startswith("#"):
+            return line.startswith("---")
+        pos = end
     return True  # nothing but comments: no document to merge into

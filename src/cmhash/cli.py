@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import click
@@ -129,7 +129,7 @@ def inject(paths: tuple[str, ...], in_place: bool, check: bool, show_diff: bool,
         if show_diff:
             write_stdout("".join(
                 unified_diff(f.source.text, f.text, f.source.display,
-                             result.secret_lines.get(id(f.source), frozenset()))
+                             result.secret_lines(f.source))
                 for f in changed))
         if check:
             for c in result.changes:
@@ -149,9 +149,9 @@ def inject(paths: tuple[str, ...], in_place: bool, check: bool, show_diff: bool,
         return
     if len(result.files) == 1:
         f = result.files[0]
-        write_stdout(f.text, bom=f.source.had_bom)
+        write_stdout(f.pieces(), bom=f.source.had_bom)
     else:
-        write_stdout(app.join_outputs(result.files))
+        write_stdout(app.joined_pieces(result.files))
 
 
 @cli.command("helm-plugin-dir")
@@ -302,15 +302,17 @@ def report_findings(findings: Sequence[Any], *, quiet: bool) -> None:
         err(f.format())
 
 
-def write_stdout(text: str, *, bom: bool = False) -> None:
-    """UTF-8 in 1 MiB slices: a big stream is never held twice (as str and bytes)."""
+def write_stdout(text: str | Iterable[str], *, bom: bool = False) -> None:
+    """UTF-8, encoded a piece (at most about 1 MiB) at a time: a big stream is never
+    held twice (as str and bytes)."""
     out = sys.stdout.buffer
-    if bom:
-        out.write(b"\xef\xbb\xbf")
-    step = 1 << 20
+    pieces: Iterable[str] = (text[i:i + (1 << 20)] for i in range(0, len(text), 1 << 20)) \
+        if isinstance(text, str) else text
     try:
-        for i in range(0, len(text), step):
-            out.write(text[i:i + step].encode("utf-8"))
+        if bom:
+            out.write(b"\xef\xbb\xbf")
+        for piece in pieces:
+            out.write(piece.encode("utf-8"))
         out.flush()
     except BrokenPipeError:
         raise OutputClosed from None

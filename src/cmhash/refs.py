@@ -8,6 +8,7 @@ those keys only; ``envFrom`` and whole volumes depend on every key.
 
 from __future__ import annotations
 
+import sys
 from typing import NamedTuple
 
 from cmhash.errors import NodeError
@@ -50,7 +51,7 @@ IMAGE_PULL_SITE = Site(("imagePullSecrets", "*"), "Secret", "imagePullSecret",
 class Reference(NamedTuple):
     target_kind: str
     name: str
-    keys: frozenset[str] | None  # None: the whole object
+    keys: tuple[str, ...] | None  # sorted, unique; None: the whole object
     optional: bool
     how: str
     field: str      # e.g. spec.template.spec.containers[0].env[2].valueFrom.configMapKeyRef
@@ -90,19 +91,21 @@ def _site_refs(site: Site, base: Node | None, field: str,
         name = _text(node, site.name_field, f) if node.kind == "map" else None
         if not name:
             continue
-        keys: frozenset[str] | None = None
+        keys: tuple[str, ...] | None = None
         if site.key_field is not None:
             key = _text(node, site.key_field, f)
-            keys = frozenset((key,)) if key is not None else frozenset()
+            keys = (key,) if key is not None else ()
         elif site.items_field is not None:
             listed = [scalar(get(x, "key")) for x in items(get(node, site.items_field))]
-            names = frozenset(k for k in listed if k is not None)
+            names = tuple(sorted({k for k in listed if k is not None}))
             keys = names or None  # empty or absent items: every key is projected
         optional = False
         if site.optional_field is not None:
             optional = (scalar(get(node, site.optional_field)) or "").lower() == "true"
-        refs.append(Reference(site.target, name, keys, optional, site.how, f, node.start,
-                              container))
+        # interned: the same field paths and container names repeat in every workload, and
+        # a big run keeps tens of thousands of references until the reduce stage
+        refs.append(Reference(site.target, name, keys, optional, site.how, sys.intern(f),
+                              node.start, container and sys.intern(container)))
     return refs
 
 

@@ -136,6 +136,10 @@ def _missing(plan: WorkloadPlan, ref: Reference, index: ConfigIndex,
                    "lives elsewhere)", level=level, workload=plan.info, field=ref.field)
 
 
+def _keyset(ref: Reference) -> frozenset[str] | None:
+    return None if ref.keys is None else frozenset(ref.keys)
+
+
 def _resolve(plan: WorkloadPlan, index: ConfigIndex, settings: Settings,
              findings: list[Finding]) -> list[Use]:
     uses = []
@@ -148,14 +152,14 @@ def _resolve(plan: WorkloadPlan, index: ConfigIndex, settings: Settings,
             continue
         if entry is None:
             plan.resolved.append(Resolved(ref, None))
-            uses.append(Use(ref.target_kind, ref.name, None, ref.keys))
+            uses.append(Use(ref.target_kind, ref.name, None, _keyset(ref)))
             if not ref.optional:
                 findings.append(_missing(plan, ref, index, settings))
             continue
         content = entry.info.content
         missing = frozenset(k for k in (ref.keys or ()) if k not in content.entries)
         plan.resolved.append(Resolved(ref, entry, missing))
-        uses.append(Use(ref.target_kind, ref.name, content, ref.keys))
+        uses.append(Use(ref.target_kind, ref.name, content, _keyset(ref)))
         if missing and not ref.optional:
             findings.append(finding(
                 plan.source, ref.offset, "missing-key",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import sys
 from typing import NamedTuple
 
 from cmhash.errors import NodeError
@@ -99,7 +100,9 @@ def resources_of(source: SourceText, doc: int, root: Node) -> list[Resource]:
         raise NodeError("'metadata' must be a mapping", meta.start)
     name = _str_field(meta, "name") if meta is not None and meta.kind == MAP else None
     namespace = _str_field(meta, "namespace") if meta is not None and meta.kind == MAP else None
-    return [Resource(source, root_d, api_version, kind, name, namespace, doc)]
+    # interned: a big stream repeats these in every object, and summaries outlive the parse
+    return [Resource(source, root_d, sys.intern(api_version), sys.intern(kind), name,
+                     namespace and sys.intern(namespace), doc)]
 
 
 def require_name(res: Resource) -> str:
