@@ -113,7 +113,8 @@ def tool(name: str) -> str:
     install step cannot hide behind skips."""
     import shutil
 
-    found = shutil.which(name) or shutil.which(name, path=str(TOOLS_BIN))
+    found = (shutil.which(name, path=str(Path(sys.executable).parent))  # the test venv
+             or shutil.which(name) or shutil.which(name, path=str(TOOLS_BIN)))
     if found:
         return found
     if IN_CI:

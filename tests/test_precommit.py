@@ -3,6 +3,7 @@ on a sample repository."""
 
 from __future__ import annotations
 
+import difflib
 import subprocess
 from pathlib import Path
 
@@ -67,9 +68,10 @@ def test_check_then_fix_then_pass(sample: Path, tmp_path: Path) -> None:
     assert "files were modified by this hook" in fix.stdout
     after = (sample / "k8s" / "app.yaml").read_text()
     assert "checksum/config" in after and "# keep me" in after
-    assert [line for line in after.splitlines() if "checksum" not in line
-            and line.strip() != "annotations:" and line.strip() != "metadata:"] == \
-        before.splitlines()
+    changed = [d for d in difflib.ndiff(before.splitlines(), after.splitlines())
+               if d[:1] in "+-"]
+    assert [d[1:].strip() for d in changed][:2] == ["metadata:", "annotations:"]
+    assert len(changed) == 3 and changed[2].startswith("+") and "checksum/config" in changed[2]
 
     again = try_repo(sample, "cmhash", home)
     assert again.returncode == 0 and "Passed" in again.stdout  # idempotent
