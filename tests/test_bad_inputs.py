@@ -254,3 +254,22 @@ def test_file_system_trouble(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     assert len(line.splitlines()) == 1 and message in line, line
     assert f"{root}/{culprit}" in line if culprit else str(root) in line
     assert {p: p.read_bytes() for p in before} == before
+
+
+@pytest.mark.parametrize("name", ["billion-laughs", "merge-key-bomb", "deep-flow-nesting"])
+def test_hostile_input_memory_is_bounded(tmp_path: Path, name: str) -> None:
+    """In a fresh process: the peak RSS stays far below what expanding would take."""
+    import subprocess
+    import sys
+
+    bad = next(b for b in CATALOGUE if b.name == name)
+    path = tmp_path / "input.yaml"
+    path.write_text(str(bad.text))
+    code = ("import resource, subprocess, sys\n"
+            "p = subprocess.run([sys.executable, '-m', 'cmhash', '--no-config', sys.argv[1]],"
+            " capture_output=True)\n"
+            "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+                         text=True, check=True, timeout=60).stdout.split()
+    assert out[0] == "2"
+    assert int(out[1]) < 150 * 1024  # KiB: a real expansion would need gigabytes

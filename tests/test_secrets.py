@@ -142,3 +142,18 @@ def test_keyed_hashing_and_exclusion(tree: Path) -> None:
     assert missing.code == 2 and "NOPE" in missing.stderr
     excluded = run_cmhash(["--no-config", "--exclude-secrets", str(tree)])
     assert b"checksum/config" not in excluded.stdout
+
+
+def test_krm_results_carry_no_value() -> None:
+    items = "\n".join("  " + line for line in SECRET.splitlines())
+    resource_list = ("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- "
+                     + items[2:] + "\n- " + "\n  ".join(DEP.splitlines()) + "\n"
+                     "functionConfig:\n  apiVersion: cmhash.io/v1\n  kind: CmhashTransformer\n")
+    res = run_cmhash(["--no-config", "-"], stdin=resource_list.encode())
+    assert res.code == 0 and b"missing-key" in res.stdout.split(b"results:")[1]
+    results = res.stdout.split(b"results:")[1]
+    _clean(results, res.stderr)
+    broken = resource_list.replace(f"password: {B64}", f"password: '!{PLAIN}!'")
+    res = run_cmhash(["--no-config", "-"], stdin=broken.encode())
+    assert res.code == 2 and b"not valid base64" in res.stdout.split(b"results:")[-1]
+    _clean(res.stdout.split(b"results:")[-1], res.stderr)

@@ -155,7 +155,7 @@ def analyze(sources: list[SourceText], table: KindTable,
         import multiprocessing
 
         ctx = multiprocessing.get_context("fork")
-        batches = _batches(work, n * 4)
+        batches = _batches(work, n * 16)
         del work  # the batches hold the items; free both as soon as the workers have them
         with ctx.Pool(n, initializer=_worker_init) as pool:
             pending = pool.map_async(_analyze_batch, batches, chunksize=1)

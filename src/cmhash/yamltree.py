@@ -239,6 +239,7 @@ def _build(next_event: Callable[[], Any], base: int, be: _Backend) -> list[Node]
     stack: list[tuple[Node, list[Node]]] = []
     anchors: dict[str, Node] = {}
     aliases = 0
+    append = roots.append  # where the next node goes: the open collection, or the roots
     scalar_cls, mstart, sstart, mend, send, alias_cls = (
         be.scalar, be.mstart, be.sstart, be.mend, be.send, be.alias)
     while True:
@@ -246,59 +247,52 @@ def _build(next_event: Callable[[], Any], base: int, be: _Backend) -> list[Node]
         if ev is None:
             break
         cls = ev.__class__
-        if cls is scalar_cls:
-            tag = ev.tag
-            if tag == "!":
-                tag = None
-            elif tag is not None:
-                _check_tag(tag, base + ev.start_mark.index)
-            if len(ev.value) > MAX_SCALAR:
-                raise NodeError(f"a scalar of {len(ev.value)} characters is over the limit of "
+        if cls is scalar_cls:  # the common case first, with as few lookups as possible
+            tag, value, anchor = ev.tag, ev.value, ev.anchor
+            if tag is not None:
+                if tag == "!":
+                    tag = None
+                else:
+                    _check_tag(tag, base + ev.start_mark.index)
+            if len(value) > MAX_SCALAR:
+                raise NodeError(f"a scalar of {len(value)} characters is over the limit of "
                                 f"{MAX_SCALAR} (Kubernetes objects are at most 1.5 MiB)",
                                 base + ev.start_mark.index)
             node = Node(SCALAR, base + ev.start_mark.index, base + ev.end_mark.index,
-                        ev.value, ev.style or None, tag, ev.anchor)
+                        value, ev.style or None, tag, anchor)
+            if anchor is not None:
+                anchors[anchor] = node
+            append(node)
         elif cls is mstart or cls is sstart:
-            tag = ev.tag
-            if tag == "!":
-                tag = None
-            elif tag is not None:
-                _check_tag(tag, base + ev.start_mark.index)
+            tag, anchor = ev.tag, ev.anchor
+            if tag is not None:
+                if tag == "!":
+                    tag = None
+                else:
+                    _check_tag(tag, base + ev.start_mark.index)
             node = Node(MAP if cls is mstart else SEQ, base + ev.start_mark.index, -1,
-                        None, bool(ev.flow_style), tag, ev.anchor)
-            if ev.anchor is not None:
-                anchors[ev.anchor] = node
-            if stack:
-                stack[-1][1].append(node)
-            else:
-                roots.append(node)
+                        None, bool(ev.flow_style), tag, anchor)
+            if anchor is not None:
+                anchors[anchor] = node
+            append(node)
             if len(stack) >= MAX_DEPTH:
                 raise NodeError(f"nesting deeper than {MAX_DEPTH} levels", node.start)
-            stack.append((node, []))
-            continue
+            children: list[Node] = []
+            stack.append((node, children))
+            append = children.append
         elif cls is mend or cls is send:
             node, children = stack.pop()
             node.end = base + ev.end_mark.index
-            if node.kind == MAP:
-                node.value = list(zip(children[0::2], children[1::2]))
-            else:
-                node.value = children
-            continue
+            node.value = (list(zip(children[0::2], children[1::2])) if node.kind == MAP
+                          else children)
+            append = stack[-1][1].append if stack else roots.append
         elif cls is alias_cls:
             target = anchors.get(ev.anchor)
             if target is None:
                 raise NodeError(f"undefined alias '*{ev.anchor}'", base + ev.start_mark.index)
-            node = Node(ALIAS, base + ev.start_mark.index, base + ev.end_mark.index,
-                        target, None, None, ev.anchor)
+            append(Node(ALIAS, base + ev.start_mark.index, base + ev.end_mark.index,
+                        target, None, None, ev.anchor))
             aliases += 1
-        else:
-            continue
-        if cls is scalar_cls and node.anchor is not None:  # collections registered at start
-            anchors[node.anchor] = node
-        if stack:
-            stack[-1][1].append(node)
-        else:
-            roots.append(node)
     if aliases:
         for root in roots:
             _check_expansion(root)
