@@ -5,6 +5,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings as hypothesis_settings
@@ -131,4 +132,17 @@ def tool_env(**extra: str) -> dict[str, str]:
                                    env.get("PATH", "")])
     env.update(extra)
     return env
+
+
+def strip_key(obj: Any, key: str = "checksum/config") -> Any:
+    """Parsed YAML without our annotation and the levels that held only it."""
+    if isinstance(obj, dict):
+        out = {k: strip_key(v, key) for k, v in obj.items() if k != key}
+        for k in ("annotations", "metadata"):
+            if k in out and out[k] in ({}, None) and (k not in obj or obj[k] != out[k]):
+                del out[k]
+        return out
+    if isinstance(obj, list):
+        return [strip_key(x, key) for x in obj]
+    return obj
 

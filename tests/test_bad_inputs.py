@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
-
 from conftest import run_cmhash
 
 H = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n"

@@ -10,26 +10,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from conftest import CORPUS, run_cmhash
+from conftest import CORPUS, run_cmhash, strip_key
 
 FILES = sorted(CORPUS.rglob("*.yaml")) if CORPUS.is_dir() else []
 SMALL = [f for f in FILES if f.stat().st_size < 300_000]
 ADDED = re.compile(r'^\s*(metadata:|annotations:|checksum/config: "[0-9a-f]{64}")\s*$')
 REPLACED = re.compile(r"^\s*checksum/config: \S+\s*$")
 KEY = "checksum/config"
-
-
-def _strip_key(obj):  # type: ignore[no-untyped-def]
-    if isinstance(obj, dict):
-        out = {k: _strip_key(v) for k, v in obj.items() if k != KEY}
-        for k in ("annotations", "metadata"):
-            if k in out and out[k] in ({}, None) and (k not in obj or obj[k] != out[k]):
-                del out[k]
-        return out
-    if isinstance(obj, list):
-        return [_strip_key(x) for x in obj]
-    return obj
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(CORPUS)))
@@ -47,7 +34,7 @@ def test_corpus_file(path: Path) -> None:
             assert ADDED.match(line[1:]), f"added line: {line}"
     before = list(yaml.load_all(data, Loader=yaml.CSafeLoader))
     after = list(yaml.load_all(res.stdout, Loader=yaml.CSafeLoader))
-    assert [_strip_key(d) for d in after] == [_strip_key(d) for d in before]
+    assert [strip_key(d) for d in after] == [strip_key(d) for d in before]
     again = run_cmhash(["--no-config", "-q", "-"], stdin=res.stdout)
     assert again.stdout == res.stdout
 

@@ -8,7 +8,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, tool, tool_env
 
 pytestmark = pytest.mark.integration

@@ -11,7 +11,6 @@ import shlex
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cmhash
 
 CASES = Path(__file__).parent / "cases"

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import ROOT, run_cmhash, tool, tool_env
 
 CHART = ROOT / "tests" / "fixtures" / "chart"

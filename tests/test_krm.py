@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import cmhash_command, run_cmhash
 
 ITEMS = """items:

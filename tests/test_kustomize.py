@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import ROOT, run_cmhash, tool, tool_env
 
 EXAMPLES = ROOT / "ci-templates" / "kustomize"

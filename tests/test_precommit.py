@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import ROOT, tool, tool_env
 
 pytestmark = pytest.mark.integration

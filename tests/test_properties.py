@@ -11,10 +11,9 @@ from dataclasses import replace
 from typing import Any
 
 import yaml
+from conftest import run_cmhash, strip_key
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-
-from conftest import run_cmhash
 from manifests import Config, Stream, Style, render, streams, styles, with_config
 
 KEY = "checksum/config"
@@ -60,18 +59,6 @@ def values(data: bytes) -> dict[tuple[str, str | None, str], str | None]:
     return out
 
 
-def _strip(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        out = {k: _strip(v) for k, v in obj.items() if k != KEY}
-        for k in ("annotations", "metadata"):
-            if k in out and out[k] in ({}, None) and (k not in obj or obj[k] != out[k]):
-                del out[k]
-        return out
-    if isinstance(obj, list):
-        return [_strip(x) for x in obj]
-    return obj
-
-
 @common
 @given(streams(), styles)
 def test_only_annotation_lines_change_and_it_is_idempotent(stream: Stream, style: Style) -> None:
@@ -82,7 +69,7 @@ def test_only_annotation_lines_change_and_it_is_idempotent(stream: Stream, style
         if line.startswith(("---", "+++", "@@")):
             continue
         assert line.startswith("+") and ADDED.match(line[1:]), line
-    assert [_strip(o) for o in _objects(out)] == _objects(data)
+    assert [strip_key(o) for o in _objects(out)] == _objects(data)
     assert _run(out) == out
     if style.crlf:
         assert out.count(b"\n") == out.count(b"\r\n")

@@ -9,10 +9,11 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
-
 from conftest import run_cmhash
 
 CM = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: \"1\"\n"
@@ -56,25 +57,37 @@ def test_in_place_rewrites_every_changed_file(tmp_path: Path) -> None:
     assert len(after) == len(files)  # no temp file left behind
 
 
+def failing_at(n: int, exc: BaseException, real: Callable[..., Any]) -> Callable[..., Any]:
+    """``real``, except that its n-th call raises ``exc``."""
+    calls = {"n": 0}
+
+    def wrapper(*args: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == n:
+            raise exc
+        return real(*args)
+
+    return wrapper
+
+
+def _in_place_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, replace: Any = None,
+                   stage: Any = None) -> tuple[Any, dict[str, bytes]]:
+    import cmhash.writer as writer
+
+    make_tree(tmp_path / "m")
+    before = snapshot(tmp_path / "m")
+    if replace is not None:
+        monkeypatch.setattr(writer.write_files, "__kwdefaults__", {"replace": replace})
+    if stage is not None:
+        monkeypatch.setattr(writer, "_stage", stage(writer._stage))
+    return run_cmhash(["--no-config", "-i", str(tmp_path / "m")]), before
+
+
 @pytest.mark.parametrize("fail_at", [1, 3, 6])
 def test_failing_rename_partway_leaves_every_file_as_it_was(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail_at: int) -> None:
-    make_tree(tmp_path / "m")
-    before = snapshot(tmp_path / "m")
-    calls = {"n": 0}
-    real_replace = os.replace
-
-    def flaky(src: str, dst: str) -> None:
-        calls["n"] += 1
-        if calls["n"] == fail_at:
-            raise OSError(errno.EIO, "Input/output error")
-        real_replace(src, dst)
-
-    import cmhash.writer as writer
-
-    monkeypatch.setattr(writer.os, "replace", flaky)
-    monkeypatch.setattr(writer.write_files, "__kwdefaults__", {"replace": flaky})
-    res = run_cmhash(["--no-config", "-i", str(tmp_path / "m")])
+    flaky = failing_at(fail_at, OSError(errno.EIO, "Input/output error"), os.replace)
+    res, before = _in_place_with(tmp_path, monkeypatch, replace=flaky)
     assert res.code == 2
     assert "cannot replace: Input/output error; no file was changed" in res.stderr
     assert "Traceback" not in res.stderr
@@ -83,21 +96,9 @@ def test_failing_rename_partway_leaves_every_file_as_it_was(
 
 def test_failing_write_partway_leaves_every_file_as_it_was(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    make_tree(tmp_path / "m")
-    before = snapshot(tmp_path / "m")
-    import cmhash.writer as writer
-
-    real_stage = writer._stage
-    calls = {"n": 0}
-
-    def full_disk(*args: object) -> str:
-        calls["n"] += 1
-        if calls["n"] == 4:
-            raise OSError(errno.ENOSPC, "No space left on device")
-        return real_stage(*args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(writer, "_stage", full_disk)
-    res = run_cmhash(["--no-config", "-i", str(tmp_path / "m")])
+    full_disk = OSError(errno.ENOSPC, "No space left on device")
+    res, before = _in_place_with(tmp_path, monkeypatch,
+                                 stage=lambda real: failing_at(4, full_disk, real))
     assert res.code == 2
     assert "cannot write: No space left on device; no file was changed" in res.stderr
     assert snapshot(tmp_path / "m") == before
@@ -105,21 +106,8 @@ def test_failing_write_partway_leaves_every_file_as_it_was(
 
 def test_ctrl_c_while_replacing_restores_the_originals(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    make_tree(tmp_path / "m")
-    before = snapshot(tmp_path / "m")
-    import cmhash.writer as writer
-
-    real_replace = os.replace
-    calls = {"n": 0}
-
-    def interrupted(src: str, dst: str) -> None:
-        calls["n"] += 1
-        if calls["n"] == 3:
-            raise KeyboardInterrupt
-        real_replace(src, dst)
-
-    monkeypatch.setattr(writer.write_files, "__kwdefaults__", {"replace": interrupted})
-    res = run_cmhash(["--no-config", "-i", str(tmp_path / "m")])
+    interrupted = failing_at(3, KeyboardInterrupt(), os.replace)
+    res, before = _in_place_with(tmp_path, monkeypatch, replace=interrupted)
     assert res.code == 130 and "interrupted" in res.stderr
     assert snapshot(tmp_path / "m") == before
 

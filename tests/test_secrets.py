@@ -6,7 +6,6 @@ import base64
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cmhash
 
 PLAIN = "s3cr3t-PLAIN-7f2a91"          # in data, base64-encoded

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from conftest import run_cmhash
 
 from cmhash.errors import NodeError
 from cmhash.kinds import DEFAULT_TABLE
 from cmhash.source import SourceText
 from cmhash.verify import verify_edits
 from cmhash.yamltree import backend, parse_chunk, same_tree
-from conftest import run_cmhash
 
 DEP = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  template:\n"
        "    metadata:\n      labels: {app: a}\n    spec:\n      containers:\n      - name: m\n")
