@@ -220,14 +220,40 @@ def _stream(n: int) -> bytes:
     return CM + b"".join(b"---\n" + dep(f"app{i}") for i in range(n))
 
 
+def _children(pid: int) -> list[str]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as fh:
+            return fh.read().split()
+    except OSError:
+        return []
+
+
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_ctrl_c_exits_130_without_traceback(tmp_path: Path, workers: str) -> None:
     big = tmp_path / "big.yaml"
-    big.write_bytes(_stream(30000))
+    big.write_bytes(_stream(150000))  # ~30 MB: seconds of work on any machine
     proc = subprocess.Popen([*_script(), "--no-config", "--workers", workers, str(big)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    time.sleep(1.0)
+    deadline = time.monotonic() + 30
+    # interrupt mid-analysis: once the workers run (2), or a moment after start (1)
+    while time.monotonic() < deadline and proc.poll() is None:
+        if (workers == "2" and _children(proc.pid)) or (workers == "1" and
+                                                        time.monotonic() > deadline - 29):
+            break
+        time.sleep(0.05)
+    time.sleep(0.3)
+    assert proc.poll() is None, "finished before it could be interrupted"
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert err.decode().strip().splitlines() == ["cmhash: interrupted"]
+
+
+def test_ctrl_c_while_reading_stdin() -> None:
+    with subprocess.Popen([*_script(), "--no-config"], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        time.sleep(0.5)  # blocked reading stdin, as `cmhash` typed alone in a terminal
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 130 and out == b""
+        assert err.decode().strip() == "cmhash: interrupted"
