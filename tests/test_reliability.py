@@ -220,6 +220,12 @@ def _stream(n: int) -> bytes:
     return CM + b"".join(b"---\n" + dep(f"app{i}") for i in range(n))
 
 
+def _as_in_a_terminal() -> None:
+    """Ctrl-C reaches a command typed at a terminal. A CI job may run the tests in the
+    background, where the shell makes SIGINT ignored, and children inherit that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _children(pid: int) -> list[str]:
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as fh:
@@ -233,7 +239,8 @@ def test_ctrl_c_exits_130_without_traceback(tmp_path: Path, workers: str) -> Non
     big = tmp_path / "big.yaml"
     big.write_bytes(_stream(150000))  # ~30 MB: seconds of work on any machine
     proc = subprocess.Popen([*_script(), "--no-config", "--workers", workers, str(big)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            preexec_fn=_as_in_a_terminal)
     deadline = time.monotonic() + 30
     # interrupt mid-analysis: once the workers run (2), or a moment after start (1)
     while time.monotonic() < deadline and proc.poll() is None:
@@ -251,7 +258,8 @@ def test_ctrl_c_exits_130_without_traceback(tmp_path: Path, workers: str) -> Non
 
 def test_ctrl_c_while_reading_stdin() -> None:
     with subprocess.Popen([*_script(), "--no-config"], stdin=subprocess.PIPE,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          preexec_fn=_as_in_a_terminal) as proc:
         time.sleep(0.5)  # blocked reading stdin, as `cmhash` typed alone in a terminal
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
