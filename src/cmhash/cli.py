@@ -154,6 +154,26 @@ def inject(paths: tuple[str, ...], in_place: bool, check: bool, show_diff: bool,
         write_stdout(app.joined_pieces(result.files))
 
 
+@cli.command(epilog=EXIT_CODES_HELP)
+@common_options
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "mermaid"]),
+              default="text", show_default=True,
+              help="text: a tree; json: versioned, schema in schemas/explain.schema.json; "
+                   "mermaid: config objects -> workloads.")
+def explain(paths: tuple[str, ...], fmt: str, **opts: Any) -> None:
+    """Show, for every workload, what it references (kind, name, how, keys, optional),
+    whether each target is in the input, and the checksum cmhash would write.
+    Writes nothing; findings are listed too."""
+    from cmhash import app
+    from cmhash.explain import FORMATS, build
+
+    settings, paths = build_settings(paths, opts)
+    result = app.run(app.load(paths, settings), settings, keep_plans=True)
+    write_stdout(FORMATS[fmt](build(result, settings.annotation_key)))
+    if result.has_errors:
+        raise SystemExit(EXIT_INPUT)
+
+
 @cli.command("helm-plugin-dir")
 def helm_plugin_dir() -> None:
     """Print the directory of the Helm 4 post-renderer plugin shipped with cmhash.
