@@ -107,9 +107,7 @@ def run_once(cmd: list[str], stdout_path: str) -> tuple[float, float]:
 
 
 def measure(cmd: list[str], runs: int, out: str) -> Measure:
-    results = [run_once(cmd, out) for _ in range(runs)]
-    walls = [w for w, _ in results]
-    return Measure(statistics.median(walls), walls, max(m for _, m in results))
+    return interleaved([cmd], runs, out)[0]
 
 
 def interleaved(cmds: list[list[str]], runs: int, out: str) -> list[Measure]:

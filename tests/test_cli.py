@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cmhash
+from conftest import ROOT, cmhash_command, run_cmhash
 
 CM = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: \"1\"\n"
 DEP = (b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  template:\n"
@@ -160,7 +160,7 @@ def test_help_documents_exit_codes() -> None:
     assert "--in-place" in res.out and "Exit codes" in res.out
 
 
-def test_python_dash_m_and_console_script() -> None:
+def test_python_dash_m_andcmhash_command() -> None:
     proc = subprocess.run([sys.executable, "-m", "cmhash", "--no-config"], input=STREAM,
                           capture_output=True, cwd=ROOT, check=False)
     assert proc.returncode == 0 and VALUE in proc.stdout
@@ -233,16 +233,11 @@ def test_config_paths_used_without_arguments(tmp_path: Path) -> None:
     assert res.code == 1 and "m.yaml" in res.stderr
 
 
-def _console_script() -> list[str]:
-    exe = Path(sys.executable).with_name("cmhash")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "cmhash"]
-
-
 def test_closed_stdout_exits_141_quietly(tmp_path: Path) -> None:
     big = tmp_path / "big.yaml"
     big.write_bytes(CM + b"".join(b"---\n" + DEP.replace(b"name: app", b"name: app%d" % i)
                                   for i in range(4000)))  # far more than a pipe buffer
-    with subprocess.Popen([*_console_script(), "--no-config", str(big)],
+    with subprocess.Popen([*cmhash_command(), "--no-config", str(big)],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
         assert proc.stdout is not None and proc.stderr is not None
         proc.stdout.read(100)
@@ -271,3 +266,31 @@ def test_settings_repr_hides_the_secret_key() -> None:
 
     text = repr(Settings(secret_key=b"hunter2-secret"))
     assert "hunter2" not in text and "<hidden>" in text
+
+
+@pytest.mark.parametrize("env", ["KUSTOMIZE_PLUGIN_HOME", "XDG_CONFIG_HOME"])
+def test_kustomize_plugin_installs_where_kustomize_looks(tmp_path: Path, env: str) -> None:
+    res = run_cmhash(["install-kustomize-plugin"], env={env: str(tmp_path)})
+    assert res.code == 0, res.stderr
+    home = tmp_path if env == "KUSTOMIZE_PLUGIN_HOME" else tmp_path / "kustomize" / "plugin"
+    exe = home / "cmhash.io" / "v1" / "cmhashtransformer" / "CmhashTransformer"
+    assert res.out.strip() == str(exe) and os.access(exe, os.X_OK)
+    script = exe.read_text()
+    assert '--config "$config" "$@" -' in script and "cmhash" in script
+
+
+def test_benchmark_script_runs(tmp_path: Path) -> None:
+    """bench/run.py from the README set-up, at a toy size (timing is not asserted)."""
+    generator = ROOT.parent / "shared" / "bench" / "make_stream.py"
+    if not generator.is_file():
+        pytest.skip("../shared/bench/make_stream.py is not present")
+    out = tmp_path / "bench.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "run.py"), "--apps", "3",
+                           "--runs", "1", "--ruamel-max-apps", "3", "--small-runs", "1",
+                           "--json", str(out)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "| 3 |" in proc.stdout and "small chart" in proc.stdout
+    import json
+
+    (size,) = json.loads(out.read_text())["sizes"]
+    assert size["docs"] == 12 and size["speedup_vs_ruamel"] > 0

@@ -9,7 +9,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, run_cmhash
 
 CASE = ROOT / "tests" / "fixtures" / "explain"

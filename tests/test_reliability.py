@@ -7,14 +7,13 @@ import errno
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_cmhash
+from conftest import cmhash_command, run_cmhash
 
 CM = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: \"1\"\n"
 
@@ -38,11 +37,6 @@ def make_tree(root: Path, n: int = 6) -> dict[Path, bytes]:
 def snapshot(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
             if p.is_file()}
-
-
-def _script() -> list[str]:
-    exe = Path(sys.executable).with_name("cmhash")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "cmhash"]
 
 
 # ---------------------------------------------------------------- all or nothing
@@ -198,14 +192,14 @@ def test_killed_mid_run_leaves_each_file_old_or_new(tmp_path: Path) -> None:
     always wholly the old or wholly the new content, never a mix or truncated."""
     tree = tmp_path / "m"
     files = make_tree(tree, n=200)
-    finished = subprocess.run([*_script(), "--no-config", "-i", str(tree)], check=True,
+    finished = subprocess.run([*cmhash_command(), "--no-config", "-i", str(tree)], check=True,
                               capture_output=True)
     assert finished.returncode == 0
     new = {p: p.read_bytes() for p in files}
     for delay in (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4):
         for p, data in files.items():
             p.write_bytes(data)
-        proc = subprocess.Popen([*_script(), "--no-config", "-i", str(tree)],
+        proc = subprocess.Popen([*cmhash_command(), "--no-config", "-i", str(tree)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(delay)
         proc.kill()
@@ -238,7 +232,7 @@ def _children(pid: int) -> list[str]:
 def test_ctrl_c_exits_130_without_traceback(tmp_path: Path, workers: str) -> None:
     big = tmp_path / "big.yaml"
     big.write_bytes(_stream(150000))  # ~30 MB: seconds of work on any machine
-    proc = subprocess.Popen([*_script(), "--no-config", "--workers", workers, str(big)],
+    proc = subprocess.Popen([*cmhash_command(), "--no-config", "--workers", workers, str(big)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             preexec_fn=_as_in_a_terminal)
     deadline = time.monotonic() + 30
@@ -257,7 +251,7 @@ def test_ctrl_c_exits_130_without_traceback(tmp_path: Path, workers: str) -> Non
 
 
 def test_ctrl_c_while_reading_stdin() -> None:
-    with subprocess.Popen([*_script(), "--no-config"], stdin=subprocess.PIPE,
+    with subprocess.Popen([*cmhash_command(), "--no-config"], stdin=subprocess.PIPE,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           preexec_fn=_as_in_a_terminal) as proc:
         time.sleep(0.5)  # blocked reading stdin, as `cmhash` typed alone in a terminal

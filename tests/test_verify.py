@@ -9,7 +9,7 @@ from cmhash.errors import NodeError
 from cmhash.kinds import DEFAULT_TABLE
 from cmhash.source import SourceText
 from cmhash.verify import verify_edits
-from cmhash.yamltree import backend, parse_chunk, same_tree
+from cmhash.yamltree import backend, parse_chunk
 
 DEP = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  template:\n"
        "    metadata:\n      labels: {app: a}\n    spec:\n      containers:\n      - name: m\n")
@@ -43,15 +43,21 @@ def test_rejects_anything_else(new: str) -> None:
         check(DEP, new)
 
 
-def test_same_tree_compares_tags_anchors_and_aliases() -> None:
-    be = backend("fast")
-    (a,) = parse_chunk("x: &a 1\ny: *a\n", 0, be)
-    (b,) = parse_chunk("x: &b 1\ny: *b\n", 0, be)
-    (c,) = parse_chunk("x: !!str 1\ny: 1\n", 0, be)
-    (d,) = parse_chunk("{x: &a 1, y: *a}", 0, be)  # flow vs block style is not a difference
-    assert not same_tree(a, b, set(), set())
-    assert not same_tree(a, c, set(), set())
-    assert same_tree(a, d, set(), set())
+def _annotated(doc: str) -> str:
+    return doc.replace("      labels:", f'      annotations:\n        k/x: "{V}"\n      labels:')
+
+
+ALIASED = DEP.replace("{app: a}", "&a {app: a}") + "  x: *a\n"
+
+
+def test_compares_tags_anchors_and_aliases_not_flow_style() -> None:
+    check(ALIASED, _annotated(ALIASED))
+    with pytest.raises(NodeError):  # anchor and alias renamed
+        check(ALIASED, _annotated(ALIASED).replace("&a", "&b").replace("*a", "*b"))
+    with pytest.raises(NodeError):  # a tag added
+        check(DEP, GOOD.replace("{app: a}", "{app: !!str a}"))
+    # flow or block is style, not content
+    check(DEP, GOOD.replace("labels: {app: a}", "labels:\n        app: a"))
 
 
 def test_failed_self_check_exits_3(monkeypatch: pytest.MonkeyPatch) -> None:

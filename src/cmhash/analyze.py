@@ -10,7 +10,7 @@ change the structure: both are 64 hex digits inside double quotes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from cmhash.edit import Edit, annotation_edit, apply_edits, own

@@ -135,20 +135,17 @@ def analyze(sources: list[SourceText], table: KindTable,
     """DocInfos per source, in document order, of the documents that hold ConfigMaps,
     Secrets or workloads; and whether any document had content at all. The first input
     error in input order wins."""
-    work = [(si, i, c) for si, s in enumerate(sources) for i, c in enumerate(split_chunks(s.text))]
-    total = sum(len(s.text) for s in sources)
-    n = worker_count(settings, total)
     per_source: list[list[DocInfo]] = [[] for _ in sources]
     content = False
-    if n <= 1 or len(work) < 2 or "fork" not in _start_methods():
+    n = worker_count(settings, sum(len(s.text) for s in sources))
+    if n <= 1 or "fork" not in _start_methods():
         for si, src in enumerate(sources):
-            mine = [(i, c) for s, i, c in work if s == si]
-            infos = analyze_source(src, table, settings, mine)
-            del mine
+            infos = analyze_source(src, table, settings)  # chunked one source at a time
             content = content or any(d.has_content for d in infos)
             per_source[si] = [d for d in infos if _keep(d)]
             del infos
         return per_source, content
+    work = [(si, i, c) for si, s in enumerate(sources) for i, c in enumerate(split_chunks(s.text))]
     global _WORK
     _WORK = (sources, table, settings)
     try:
@@ -316,10 +313,6 @@ def joined_pieces(files: list[FileResult]) -> Iterator[str]:
             if piece:
                 last = piece
                 yield piece
-
-
-def join_outputs(files: list[FileResult]) -> str:
-    return "".join(joined_pieces(files))
 
 
 def starts_with_marker(text: str) -> bool:

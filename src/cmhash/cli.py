@@ -202,7 +202,9 @@ def install_kustomize_plugin(plugin_home: str | None) -> None:
     target = os.path.join(os.path.abspath(home), KUSTOMIZE_GROUP, KUSTOMIZE_VERSION,
                           KUSTOMIZE_KIND.lower(), KUSTOMIZE_KIND)
     os.makedirs(os.path.dirname(target), exist_ok=True)
-    command = " ".join(_shell_quote(w) for w in _self_command())
+    import shlex
+
+    command = " ".join(shlex.quote(w) for w in _self_command())
     with open(target, "w", encoding="utf-8") as fh:
         fh.write("#!/bin/sh\n"
                  "# cmhash as a kustomize legacy exec transformer. kustomize passes the\n"
@@ -234,10 +236,6 @@ def _self_command() -> list[str]:
     return [os.path.abspath(found)] if found else [sys.executable, "-m", "cmhash"]
 
 
-def _shell_quote(word: str) -> str:
-    return "'" + word.replace("'", "'\\''") + "'"
-
-
 def _summary(workloads: int, files: int, verb: str) -> str:
     if not workloads:
         return "nothing to change"
@@ -256,19 +254,13 @@ def run_krm(resource_list: Any, paths: Sequence[str], opts: dict[str, Any]) -> N
         result = app.run([src], settings)
     except CmhashError as exc:
         err(f"cmhash: {exc}")
-        write_stdout(krm.with_results(resource_list, src.text, [krm.error_result(str(exc))]),
-                     bom=src.had_bom)
+        write_stdout(krm.with_results(src.text, [krm.error_result(str(exc))]), bom=src.had_bom)
         raise SystemExit(exc.exit_code) from None
-    report_findings(result.findings, quiet=settings.quiet)
-    files = krm._item_files(resource_list)
-    shown = [f for f in result.findings if not (settings.quiet and f.level != "error")]
+    shown = report_findings(result.findings, quiet=settings.quiet)
+    text = src.text if result.has_errors else result.files[0].text  # errors: items unchanged
+    write_stdout(krm.with_results(text, krm.results(resource_list, shown)), bom=src.had_bom)
     if result.has_errors:
-        write_stdout(krm.with_results(resource_list, src.text,
-                                      [krm.result(f, files) for f in shown]), bom=src.had_bom)
         raise SystemExit(EXIT_INPUT)
-    text = result.files[0].text
-    write_stdout(krm.with_results(resource_list, text, [krm.result(f, files) for f in shown]),
-                 bom=src.had_bom)
 
 
 def build_settings(paths: Sequence[str], opts: dict[str, Any],
@@ -315,11 +307,12 @@ def build_settings(paths: Sequence[str], opts: dict[str, Any],
     return settings, out_paths
 
 
-def report_findings(findings: Sequence[Any], *, quiet: bool) -> None:
-    for f in findings:
-        if quiet and f.level != "error":
-            continue
+def report_findings(findings: Sequence[Any], *, quiet: bool) -> list[Any]:
+    """Print findings on stderr (errors only with --quiet); return those printed."""
+    shown = [f for f in findings if not (quiet and f.level != "error")]
+    for f in shown:
         err(f.format())
+    return shown
 
 
 def write_stdout(text: str | Iterable[str], *, bom: bool = False) -> None:

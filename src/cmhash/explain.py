@@ -13,7 +13,7 @@ from cmhash.resolve import WorkloadPlan
 FORMAT_VERSION = 1
 
 
-def _target_state(plan: WorkloadPlan, r: Any) -> str:
+def _target_state(r: Any) -> str:
     if r.entry is None:
         return "optional-absent" if r.ref.optional else "missing"
     return "opted-out" if r.entry.info.skipped else "in-stream"
@@ -39,7 +39,7 @@ def build(result: Any, annotation_key: str) -> dict[str, Any]:
                 "kind": ref.target_kind, "name": ref.name, "namespace": plan.namespace,
                 "how": ref.how, "field": ref.field, "container": ref.container,
                 "keys": list(ref.keys) if ref.keys is not None else None,
-                "optional": ref.optional, "target": _target_state(plan, r),
+                "optional": ref.optional, "target": _target_state(r),
                 "missingKeys": sorted(r.missing_keys),
             })
         workloads.append({

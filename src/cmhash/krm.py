@@ -81,27 +81,33 @@ def function_options(rl: ResourceList) -> dict[str, Any]:
 
 # ------------------------------------------------------------------ results
 
+def _first(annotations: Node | None, keys: tuple[str, ...]) -> str | None:
+    return next((v for v in (scalar(get(annotations, k)) for k in keys) if v), None)
+
+
 def _item_files(rl: ResourceList) -> list[tuple[int, int, dict[str, Any]]]:
     """(first line, last line, file) of each item that names its file."""
     out = []
     for item in items(get(rl.root, "items")):
         ann = get(get(item, "metadata"), "annotations")
-        path = next((scalar(get(ann, k)) for k in PATH_ANNOTATIONS if scalar(get(ann, k))),
-                    None)
+        path = _first(ann, PATH_ANNOTATIONS)
         if path is None:
             continue
         file: dict[str, Any] = {"path": path}
-        index = next((scalar(get(ann, k)) for k in INDEX_ANNOTATIONS if scalar(get(ann, k))),
-                     None)
+        index = _first(ann, INDEX_ANNOTATIONS)
         if index is not None and index.isdigit():
             file["index"] = int(index)
-        first = rl.source.position(item.start)[0]
-        last = rl.source.position(item.end)[0]
-        out.append((first, last, file))
+        out.append((rl.source.position(item.start)[0], rl.source.position(item.end)[0], file))
     return out
 
 
-def result(f: Finding, files: list[tuple[int, int, dict[str, Any]]]) -> dict[str, Any]:
+def results(rl: ResourceList, findings: list[Finding]) -> list[dict[str, Any]]:
+    """Findings as KRM results, each with the file of the item it points into."""
+    files = _item_files(rl) if findings else []
+    return [_result(f, files) for f in findings]
+
+
+def _result(f: Finding, files: list[tuple[int, int, dict[str, Any]]]) -> dict[str, Any]:
     entry: dict[str, Any] = {"message": f"{f.message} [{f.code}]",
                              "severity": SEVERITY.get(f.level, "info"), "tags": {"code": f.code}}
     if f.resource is not None:
@@ -123,23 +129,22 @@ def error_result(message: str) -> dict[str, Any]:
     return {"message": message, "severity": "error"}
 
 
-def with_results(rl: ResourceList, text: str, results: list[dict[str, Any]]) -> str:
+def with_results(text: str, results: list[dict[str, Any]]) -> str:
     """``text`` (the rewritten ResourceList) with ``results`` added: appended to an
     existing results sequence, or as a new top-level key. Checked by re-parsing."""
     if not results:
         return text
-    before = len(items(get(deref(parse_chunk(text, 0, backend("fast"))[0]), "results")))
-    out = _splice_results(text, results)
+    root = deref(parse_chunk(text, 0, backend("fast"))[0])
+    assert root is not None and root.kind == MAP
+    before = len(items(get(root, "results")))
+    out = _splice_results(text, root, results)
     after_root = deref(parse_chunk(out, 0, backend("fast"))[0])
     if len(items(get(after_root, "results"))) != before + len(results):
         raise NodeError("could not add results to the ResourceList safely", 0)
     return out
 
 
-def _splice_results(text: str, results: list[dict[str, Any]]) -> str:
-    roots = parse_chunk(text, 0, backend("fast"))
-    root = deref(roots[0])
-    assert root is not None and root.kind == MAP
+def _splice_results(text: str, root: Node, results: list[dict[str, Any]]) -> str:
     nl = "\r\n" if "\r\n" in text else "\n"
     entries = [json.dumps(r, ensure_ascii=False, sort_keys=False) for r in results]
     existing = deref(get(root, "results"))

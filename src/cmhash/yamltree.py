@@ -156,7 +156,6 @@ class _Backend:
         self.mend = module.MappingEndEvent
         self.send = module.SequenceEndEvent
         self.alias = module.AliasEvent
-        self.dstart = module.DocumentStartEvent
         self.framing = frozenset((module.StreamStartEvent, module.StreamEndEvent,
                                   module.DocumentStartEvent, module.DocumentEndEvent))
 
@@ -340,45 +339,6 @@ def _check_expansion(root: Node) -> None:
             children = (node.value if node.kind == SEQ
                         else [x for pair in node.value for x in pair])
             todo.extend((c, False) for c in children)
-
-
-def same_tree(a: Node | None, b: Node | None, drop_a: set[int], drop_b: set[int]) -> bool:
-    """Structural equality (values, plain-or-quoted, tags, anchors; not positions or
-    flow/block style), mapping pairs whose key node id is in ``drop_*`` left out.
-    Aliases compare by anchor name and are never expanded."""
-    todo = [(a, b)]
-    pop, push = todo.pop, todo.append
-    while todo:
-        x, y = pop()
-        if x is None or y is None:
-            if x is not y:
-                return False
-            continue
-        kind = x.kind
-        if kind != y.kind or x.anchor != y.anchor:
-            return False  # for aliases, ``anchor`` is the name they point to
-        if kind == SCALAR:
-            if (x.value != y.value or (x.style is None) != (y.style is None)
-                    or x.tag != y.tag):
-                return False
-        elif kind == ALIAS:
-            continue
-        elif x.tag != y.tag:
-            return False
-        elif kind == SEQ:
-            if len(x.value) != len(y.value):
-                return False
-            for pair in zip(x.value, y.value):
-                push(pair)
-        else:
-            xs = [p for p in x.value if id(p[0]) not in drop_a] if drop_a else x.value
-            ys = [p for p in y.value if id(p[0]) not in drop_b] if drop_b else y.value
-            if len(xs) != len(ys):
-                return False
-            for (xk, xv), (yk, yv) in zip(xs, ys):
-                push((xk, yk))
-                push((xv, yv))
-    return True
 
 
 _BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False,
