@@ -17,7 +17,7 @@ from cmhash.edit import Edit, annotation_edit, apply_edits, own
 from cmhash.errors import NodeError
 from cmhash.hashing import Content
 from cmhash.kinds import KindTable, Policy, WorkloadKind
-from cmhash.refs import Reference, find_references
+from cmhash.refs import Reference, SubPathMount, find_references, find_subpath_mounts
 from cmhash.resources import Resource, config_content, is_immutable, require_name, resources_of
 from cmhash.settings import Settings
 from cmhash.source import SourceText
@@ -59,6 +59,7 @@ class WorkloadInfo:
     edit: Edit | None = None               # candidate, value = PLACEHOLDER
     edit_error: tuple[str, int] | None = None
     no_restart: str | None = None
+    subpaths: tuple[SubPathMount, ...] = ()
 
     @property
     def label(self) -> str:
@@ -176,7 +177,8 @@ def analyze_workload(res: Resource, wk: WorkloadKind, settings: Settings,
         info.skip = SKIP_WORKLOAD_REF if has_ref is not None else SKIP_NO_TEMPLATE
         return info
     pod_spec = get(template, "spec")
-    info.refs = tuple(find_references(pod_spec, ".".join(wk.template_path + ("spec",)),
+    spec_field = ".".join(wk.template_path + ("spec",))
+    info.refs = tuple(find_references(pod_spec, spec_field,
                                       image_pull_secrets=settings.image_pull_secrets))
     cur = get(get_path(template, ("metadata", "annotations")), settings.annotation_key)
     info.current = scalar(cur)
@@ -184,6 +186,7 @@ def analyze_workload(res: Resource, wk: WorkloadKind, settings: Settings,
     info.no_restart = _no_restart(res, wk)
     if not info.refs:
         return info
+    info.subpaths = tuple(find_subpath_mounts(pod_spec, spec_field))
     try:
         info.edit = annotation_edit(res.source.text, template, template_key,
                                     settings.annotation_key, PLACEHOLDER, default_nl)

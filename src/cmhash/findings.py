@@ -21,6 +21,10 @@ CODES: dict[str, tuple[str, str]] = {
     "stale-annotation": (WARNING, "the workload carries our annotation but uses no in-stream "
                                   "config; left untouched"),
     "workload-ref": (INFO, "an Argo Rollout using workloadRef has no template to annotate"),
+    "subpath-mount": (INFO, "a ConfigMap/Secret volume is mounted with subPath: never updated "
+                            "in place, only a restart delivers changes"),
+    "immutable-config": (ERROR, "report: an immutable ConfigMap/Secret changed; kubectl apply "
+                                "will fail on it"),
     "duplicate-object": (WARNING, "the same object is defined twice; the last one is used"),
 }
 

@@ -12,7 +12,7 @@ import sys
 from typing import NamedTuple
 
 from cmhash.errors import NodeError
-from cmhash.yamltree import Node, get, items, scalar
+from cmhash.yamltree import Node, get, get_path, items, scalar
 
 CONTAINER_LISTS = ("initContainers", "containers")
 
@@ -124,3 +124,60 @@ def find_references(pod_spec: Node | None, field: str, *,
     if image_pull_secrets:
         refs.extend(_site_refs(IMAGE_PULL_SITE, pod_spec, field, None))
     return refs
+
+
+class SubPathMount(NamedTuple):
+    """A ``volumeMounts`` entry with ``subPath``/``subPathExpr`` of a ConfigMap or Secret
+    volume: the kubelet never updates such a file in place; only a new pod sees changes."""
+
+    container: str | None
+    volume: str
+    targets: tuple[tuple[str, str], ...]  # (kind, name) behind the volume
+    mount_path: str | None
+    field: str
+    offset: int
+
+
+# volume source -> (kind, field naming the object)
+_VOLUME_SOURCES: tuple[tuple[str, str, str], ...] = (
+    ("configMap", "ConfigMap", "name"),
+    ("secret", "Secret", "secretName"),
+)
+
+
+def _volume_targets(volume: Node) -> tuple[tuple[str, str], ...]:
+    found = []
+    sources = [volume] + items(get_path(volume, ("projected", "sources")))
+    for node in sources:
+        for key, kind, name_field in _VOLUME_SOURCES:
+            name = scalar(get(get(node, key), name_field))
+            if name:
+                found.append((kind, name))
+    return tuple(found)
+
+
+def find_subpath_mounts(pod_spec: Node | None, field: str) -> list[SubPathMount]:
+    """Every subPath mount of a ConfigMap/Secret volume of one PodSpec."""
+    volumes = {}
+    for v in items(get(pod_spec, "volumes")):
+        name = scalar(get(v, "name"))
+        targets = _volume_targets(v)
+        if name and targets:
+            volumes[name] = targets
+    if not volumes:
+        return []
+    mounts = []
+    for list_name in CONTAINER_LISTS:
+        for i, container in enumerate(items(get(pod_spec, list_name))):
+            cname = scalar(get(container, "name"))
+            for j, m in enumerate(items(get(container, "volumeMounts"))):
+                vname = scalar(get(m, "name"))
+                if vname not in volumes:
+                    continue
+                if not (scalar(get(m, "subPath")) or scalar(get(m, "subPathExpr"))):
+                    continue
+                mounts.append(SubPathMount(cname, vname, volumes[vname],
+                                           scalar(get(m, "mountPath")),
+                                           f"{field}.{list_name}[{i}].volumeMounts[{j}]",
+                                           m.start))
+    return mounts

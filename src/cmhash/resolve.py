@@ -10,7 +10,7 @@ from cmhash.edit import Edit
 from cmhash.findings import CODES, ERROR, Finding
 from cmhash.hashing import Use, digest
 from cmhash.kinds import Policy
-from cmhash.refs import Reference
+from cmhash.refs import Reference, SubPathMount
 from cmhash.settings import Settings
 from cmhash.source import SourceText
 
@@ -171,6 +171,35 @@ def _resolve(plan: WorkloadPlan, index: ConfigIndex, settings: Settings,
 
 def plan_workload(src: SourceText, info: WorkloadInfo, index: ConfigIndex, settings: Settings,
                   findings: list[Finding]) -> WorkloadPlan:
+    plan = _plan(src, info, index, settings, findings)
+    for mount in info.subpaths:
+        findings.append(_subpath_finding(plan, mount, index))
+    return plan
+
+
+def _subpath_finding(plan: WorkloadPlan, mount: SubPathMount, index: ConfigIndex) -> Finding:
+    objs = ", ".join(f"{k} {n!r}" for k, n in mount.targets)
+    where = f" at {mount.mount_path}" if mount.mount_path else ""
+    who = f" (container {mount.container})" if mount.container else ""
+    seen = [index.get((k, plan.namespace, n)) for k, n in mount.targets]
+    if not any(e is not None and not e.info.skipped for e in seen):
+        then = ("cmhash cannot see it in the input, so restart the pods yourself when it "
+                "changes")
+    elif plan.skip is None and plan.value is not None:
+        then = ("the checksum annotation restarts the pods when it changes" if
+                not plan.info.no_restart else
+                "the checksum annotation changes with it, but this workload does not replace "
+                "its pods on its own")
+    else:
+        then = "cmhash does not restart this workload (see its other findings)"
+    return finding(plan.source, mount.offset, "subpath-mount",
+                   f"{plan.label} mounts {objs}{where}{who} with subPath: such a file is never "
+                   f"updated in place, only a new pod sees changes; {then}",
+                   workload=plan.info, field=mount.field)
+
+
+def _plan(src: SourceText, info: WorkloadInfo, index: ConfigIndex, settings: Settings,
+          findings: list[Finding]) -> WorkloadPlan:
     plan = WorkloadPlan(src, info, info.namespace or settings.namespace or "", skip=info.skip)
     if info.skip is not None:
         if info.skip.startswith("Rollout"):
