@@ -161,12 +161,26 @@ def _no_restart(res: Resource, wk: WorkloadKind) -> str | None:
     return None
 
 
+def _refs_of_opted_out(res: Resource, wk: WorkloadKind,
+                       settings: Settings) -> tuple[Reference, ...]:
+    """What an opted-out workload references, for report and explain only. Never an
+    error: opting out is also how users get past a template cmhash cannot edit."""
+    template = get_path(res.node, wk.template_path) if wk.template_path else res.node
+    try:
+        return tuple(find_references(get(template, "spec"),
+                                     ".".join(wk.template_path + ("spec",)),
+                                     image_pull_secrets=settings.image_pull_secrets))
+    except NodeError:
+        return ()
+
+
 def analyze_workload(res: Resource, wk: WorkloadKind, settings: Settings,
                      default_nl: str) -> WorkloadInfo:
     info = WorkloadInfo(wk, res.api_version, require_name(res), res.namespace,
                         res.node.start, res.doc)
     if res.skipped:
         info.skip = SKIP_OPTED_OUT
+        info.refs = _refs_of_opted_out(res, wk, settings)
         return info
     if wk.template_path:
         template, template_key = _template(res, wk)

@@ -202,20 +202,23 @@ def _batches(work: list[tuple[int, int, Chunk]], n: int) -> list[list[tuple[int,
 # ------------------------------------------------------------------ whole run
 
 def run(sources: list[SourceText], settings: Settings, *,
-        keep_plans: bool = False) -> RunResult:
+        keep_plans: bool = False, allow_empty: bool = False) -> RunResult:
+    """``allow_empty``: an input without objects is a valid, empty result (one side of
+    ``cmhash report`` may be a render of nothing yet) instead of an error."""
     gc_was_enabled = gc.isenabled()
     gc.disable()  # millions of short-lived acyclic nodes: the cyclic GC only costs time
     try:
-        return _run(sources, settings, keep_plans)
+        return _run(sources, settings, keep_plans, allow_empty)
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-def _run(sources: list[SourceText], settings: Settings, keep_plans: bool) -> RunResult:
+def _run(sources: list[SourceText], settings: Settings, keep_plans: bool,
+         allow_empty: bool) -> RunResult:
     table = kind_table(settings)
     docs, content = analyze(sources, table, settings)
-    if not content:
+    if not content and not allow_empty:
         path = sources[0].display if len(sources) == 1 else None
         raise InputError("no Kubernetes objects in the input (it is empty or only comments)",
                          path=path)

@@ -56,6 +56,14 @@ def cli() -> None:
 
 
 def common_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return _options(fn, paths=True)
+
+
+def settings_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return _options(fn, paths=False)
+
+
+def _options(fn: Callable[..., Any], *, paths: bool) -> Callable[..., Any]:
     opts = [
         click.argument("paths", nargs=-1, type=click.Path(allow_dash=True)),
         click.option("--annotation-key", "--key", "annotation_key", metavar="KEY",
@@ -88,6 +96,8 @@ def common_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      help="Print errors only (no warnings or notices)."),
         click.option("-v", "--verbose", is_flag=True, help="Tracebacks for internal errors."),
     ]
+    if not paths:
+        opts = opts[1:]
     for opt in reversed(opts):
         fn = opt(fn)
     return fn
@@ -172,6 +182,73 @@ def explain(paths: tuple[str, ...], fmt: str, **opts: Any) -> None:
     write_stdout(FORMATS[fmt](build(result, settings.annotation_key)))
     if result.has_errors:
         raise SystemExit(EXIT_INPUT)
+
+
+@cli.command(epilog="""\b
+Exit codes:
+  0  report written (findings or not)
+  1  --fail-on: findings of that level or worse
+  2  bad input or usage
+  3  internal error (a bug: please report it)""")
+@click.argument("old", type=click.Path(allow_dash=True))
+@click.argument("new", type=click.Path(allow_dash=True))
+@settings_options
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json", "text", "codequality"]),
+              default="markdown", show_default=True,
+              help="markdown: for a merge-request comment; json: versioned, schema in "
+                   "schemas/report.schema.json; text: for a terminal; codequality: GitLab "
+                   "Code Quality artifact.")
+@click.option("--fail-on", type=click.Choice(["error", "warning"]), default=None,
+              help="Exit 1 when the new side has findings of this level or worse.")
+@click.option("--template", "template_file", type=click.Path(dir_okay=False, exists=True),
+              help="A jinja2 template instead of the shipped one (markdown and text).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True),
+              help="Write the report to this file (atomically) instead of stdout.")
+def report(old: str, new: str, fmt: str, fail_on: str | None, template_file: str | None,
+           output: str | None, **opts: Any) -> None:
+    """Compare two renders of the same manifests (OLD: e.g. the target branch, NEW: the
+    merge request; files, directories or -) and report which workloads will restart and
+    why, which use changed configuration but will not restart, changed objects nobody
+    uses, and findings (immutable objects that changed are errors).
+
+    Secrets are described by key names only: never a value, never a hash of one."""
+    from cmhash import app
+    from cmhash import report as rep
+
+    if old == "-" and new == "-":
+        raise UsageError("OLD and NEW cannot both be - (stdin)")
+    if template_file is not None and fmt not in ("markdown", "text"):
+        raise UsageError(f"--template applies to --format markdown or text, not {fmt}")
+    settings, _ = build_settings((), opts)
+    sides = [app.run(app.load([p], settings), settings, keep_plans=True, allow_empty=True)
+             for p in (old, new)]
+    data = rep.build(sides[0], sides[1], settings.annotation_key)
+    if fmt in ("markdown", "text"):
+        name = "report.md.j2" if fmt == "markdown" else "report.txt.j2"
+        text = _render_template(rep, data, name, template_file)
+    else:
+        text = rep.to_json(data) if fmt == "json" else rep.to_codequality(data)
+    if output and output != "-":
+        from cmhash.writer import write_new_file
+
+        write_new_file(output, text)
+    else:
+        write_stdout(text)
+    if rep.fails(data, fail_on):
+        raise SystemExit(EXIT_CHANGED)
+
+
+def _render_template(rep: Any, data: dict[str, Any], name: str, template_file: str | None
+                     ) -> str:
+    import jinja2
+
+    try:
+        return rep.render(data, name, template_file)
+    except jinja2.TemplateError as exc:
+        where = template_file or name
+        line = getattr(exc, "lineno", None)
+        raise UsageError(f"{where}{f':{line}' if line else ''}: template error: "
+                         f"{exc.message or type(exc).__name__}") from None
 
 
 @cli.command("helm-plugin-dir")

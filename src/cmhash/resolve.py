@@ -206,7 +206,8 @@ def _plan(src: SourceText, info: WorkloadInfo, index: ConfigIndex, settings: Set
             findings.append(finding(src, info.offset, "workload-ref",
                                     f"{info.label} uses spec.workloadRef: annotate the "
                                     "Deployment it references instead", workload=info))
-        return plan
+        _resolve(plan, index, settings, [])  # opted out: no findings, but explain and
+        return plan                          # report show what it uses
     uses = _resolve(plan, index, settings, findings)
     if plan.in_stream:
         plan.value = digest(uses, settings.secret_key)

@@ -174,3 +174,32 @@ def _roll_back(jobs: list[_Job], replace: Callable[[str, str], None]) -> None:
     if failed:
         raise WriteError("could not restore after a failed write; these files hold the "
                          "new content: " + ", ".join(failed))
+
+
+def write_new_file(path: str, text: str) -> None:
+    """Write a file we produce (a report) atomically: temp file beside it, then rename.
+    A reader never sees it half written; an existing file keeps its mode."""
+    target = os.path.abspath(path)
+    directory = os.path.dirname(target)
+    if not os.path.isdir(directory):
+        raise WriteError(f"cannot write {path}: directory {os.path.dirname(path) or '.'} "
+                         "does not exist")
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    except OSError as exc:
+        raise WriteError(f"cannot write {path}: {exc.strerror}") from None
+    temp = None
+    try:
+        temp = _stage(target, text.encode("utf-8"), mode, os.getuid(), os.getgid())
+        os.replace(temp, target)
+    except OSError as exc:
+        _unlink(temp)
+        raise WriteError(f"cannot write {path}: {exc.strerror}") from None
+    except BaseException:
+        _unlink(temp)
+        raise
+    _fsync_dir(directory)

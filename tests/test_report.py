@@ -1,0 +1,337 @@
+"""cmhash report OLD NEW: goldens per format (Markdown, JSON, text, Code Quality compared
+exactly; Mermaid checked for shape), the JSON schema, --fail-on, --template, and a report
+over two renders of Argo CD's install manifests with a changed ConfigMap, a changed
+Secret (no value, no hash of one, anywhere), an immutable change and an OnDelete
+StatefulSet."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, run_cmhash
+
+CASE = ROOT / "tests" / "fixtures" / "report"
+FORMATS = {"markdown": "expected.md", "json": "expected.json", "text": "expected.txt",
+           "codequality": "expected.codequality.json"}
+SECRET_VALUES = ["old-db-password-value", "new-db-password-value", "legacy-token-value"]
+
+
+def forms(value: str) -> list[str]:
+    """Every way a Secret value could leak: as is, base64, and hashes of either."""
+    raw = value.encode()
+    b64 = base64.b64encode(raw)
+    out = [value, b64.decode()]
+    for data in (raw, b64):
+        out += [hashlib.sha256(data).hexdigest(), hashlib.sha1(data).hexdigest(),
+                hashlib.md5(data).hexdigest()]
+    return out
+
+
+def assert_no_secret(text: str, values: list[str] = SECRET_VALUES) -> None:
+    for v in values:
+        for form in forms(v):
+            assert form not in text, f"a form of a Secret value leaked: {form[:6]}..."
+            assert form[:32] not in text  # a truncated hash (fingerprints are 32 hex)
+
+
+def report(*args: str, cwd: Path = CASE) -> tuple[int, str, str]:
+    res = run_cmhash(["report", "--no-config", *args], cwd=cwd)
+    return res.code, res.out, res.stderr
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_golden(fmt: str, update_goldens: bool) -> None:
+    code, out, err = report("old.yaml", "new.yaml", "--format", fmt)
+    assert code == 0, err
+    assert err == ""
+    expected = CASE / FORMATS[fmt]
+    if update_goldens:
+        expected.write_text(out)
+    assert out == expected.read_text()
+    assert_no_secret(out)
+
+
+def test_json_follows_its_schema_and_classifies_every_workload() -> None:
+    import jsonschema
+
+    code, out, _ = report("old.yaml", "new.yaml", "--format", "json")
+    data = json.loads(out)
+    schema = json.loads((ROOT / "src" / "cmhash" / "schemas" / "report.schema.json")
+                        .read_text())
+    jsonschema.validate(data, schema)
+    assert [w["name"] for w in data["restart"]] == ["api"]
+    causes = {(c["kind"], c["name"]): c["keys"] for c in data["restart"][0]["causes"]}
+    assert causes == {("ConfigMap", "app-config"): ["LOG_LEVEL", "NEW_FLAG", "OLD_FLAG"],
+                      ("ConfigMap", "static-config"): ["region"],
+                      ("Secret", "db"): ["password"]}
+    why = {w["name"]: w["reason"] for w in data["notRestarting"]}
+    assert set(why) == {"postgres", "migrate", "worker"}
+    assert "OnDelete" in why["postgres"]
+    assert "Job" in why["migrate"]
+    assert "opted out" in why["worker"]
+    # web reads FEATURE_X only, which did not change; search is new: neither is listed
+    listed = {w["name"] for w in data["restart"] + data["notRestarting"]}
+    assert not listed & {"web", "search"}
+    configs = {(c["kind"], c["name"]): c for c in data["configs"]}
+    assert configs[("ConfigMap", "app-config")]["keysChanged"] == ["LOG_LEVEL"]
+    assert configs[("ConfigMap", "app-config")]["keysAdded"] == ["NEW_FLAG"]
+    assert configs[("ConfigMap", "app-config")]["keysRemoved"] == ["OLD_FLAG"]
+    assert configs[("Secret", "db")]["keysChanged"] == ["password"]
+    assert configs[("Secret", "legacy-token")]["change"] == "removed"
+    assert configs[("ConfigMap", "search-config")]["change"] == "added"
+    assert configs[("ConfigMap", "static-config")]["immutableViolation"] == "its data changed"
+    assert ("ConfigMap", "web-config") not in configs
+    assert {(u["name"], u["change"]) for u in data["unused"]} == {("orphan", "changed"),
+                                                                  ("legacy-token", "removed")}
+    by_code = {f["code"]: f for f in data["findings"]}
+    assert by_code["immutable-config"]["level"] == "error"
+    assert by_code["immutable-config"]["new"] is True
+    assert by_code["missing-reference"]["new"] is True  # search-credentials
+    assert by_code["no-restart"]["new"] is False
+    assert data["summary"]["text"].startswith("1 workload will restart; 3 workloads use")
+    assert len({f["fingerprint"] for f in data["findings"]}) == len(data["findings"])
+
+
+def test_markdown_mermaid_shape() -> None:
+    _, out, _ = report("old.yaml", "new.yaml")
+    block = re.search(r"```mermaid\n(.*?)```", out, re.S)
+    assert block is not None
+    lines = block.group(1).splitlines()
+    assert lines[0] == "graph LR"
+    node = re.compile(r'^  \w+(\["[^"]+"\]|\[\("[^"]+"\)\]):::\w+$')
+    edge = re.compile(r'^  \w+ (-->|-\.->)\|"[^"]+"\| \w+$')
+    cls = re.compile(r"^  classDef \w+ .+$")
+    assert all(node.match(x) or edge.match(x) or cls.match(x) for x in lines[1:]), lines
+    solid = [x for x in lines if " -->|" in x]
+    dotted = [x for x in lines if " -.->|" in x]
+    assert len(solid) == 3 and all(x.endswith("w_Deployment_shop_api") for x in solid)
+    assert len(dotted) == 3  # postgres, migrate, worker
+    declared = {m.group(1) for x in lines if (m := re.match(r"^  (\w+)[\[(]", x))}
+    for x in solid + dotted:
+        a, _, rest = x.strip().partition(" ")
+        assert a in declared and rest.rsplit(" ", 1)[1] in declared
+
+
+def test_summary_line_leads_the_markdown() -> None:
+    _, out, _ = report("old.yaml", "new.yaml")
+    assert out.splitlines()[0] == (
+        "### cmhash: 1 workload will restart; 3 workloads use changed configuration but "
+        "will not restart; 4 ConfigMaps and 2 Secrets changed; 1 error")
+
+
+@pytest.mark.parametrize(("args", "code"), [
+    ((), 0),
+    (("--fail-on", "error"), 1),
+    (("--fail-on", "warning"), 1),
+])
+def test_fail_on(args: tuple[str, ...], code: int) -> None:
+    got, out, err = report("old.yaml", "new.yaml", "--format", "json", *args)
+    assert got == code, err
+    assert json.loads(out)["summary"]["errors"] == 1  # the report is written either way
+
+
+def test_fail_on_warning_without_errors(tmp_path: Path) -> None:
+    old = CASE / "old.yaml"
+    (tmp_path / "a.yaml").write_bytes(old.read_bytes())
+    new = old.read_text().replace("LOG_LEVEL: info", "LOG_LEVEL: debug")
+    (tmp_path / "b.yaml").write_text(new)
+    assert report("a.yaml", "b.yaml", "--fail-on", "error", cwd=tmp_path)[0] == 0
+    assert report("a.yaml", "b.yaml", "--fail-on", "warning", cwd=tmp_path)[0] == 1  # OnDelete
+
+
+def test_identical_renders() -> None:
+    code, out, _ = report("old.yaml", "old.yaml", "--format", "text")
+    assert code == 0
+    assert out.splitlines()[0] == "No workload will restart; no ConfigMap or Secret changed"
+    assert "Will restart" not in out
+
+
+def test_empty_old_side_means_everything_is_added(tmp_path: Path) -> None:
+    (tmp_path / "empty.yaml").write_text("# nothing rendered yet\n")
+    code, out, err = report(str(tmp_path / "empty.yaml"), "new.yaml", "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["restart"] == [] and data["notRestarting"] == []
+    assert {c["change"] for c in data["configs"]} == {"added"}
+
+
+def test_stdin_for_one_side() -> None:
+    res = run_cmhash(["report", "--no-config", "-", "new.yaml", "--format", "json"],
+                     stdin=(CASE / "old.yaml").read_bytes(), cwd=CASE)
+    assert res.code == 0, res.stderr
+    assert [w["name"] for w in json.loads(res.out)["restart"]] == ["api"]
+
+
+def test_usage_errors(tmp_path: Path) -> None:
+    code, out, err = report("-", "-")
+    assert (code, out) == (2, "")
+    assert err == "cmhash: OLD and NEW cannot both be - (stdin)\n"
+    tpl = tmp_path / "t.j2"
+    tpl.write_text("{{ report.summary.text }}\n")
+    code, _, err = report("old.yaml", "new.yaml", "--format", "json", "--template", str(tpl))
+    assert code == 2 and "--template applies to --format markdown or text" in err
+
+
+def test_bad_input_names_the_side(tmp_path: Path) -> None:
+    (tmp_path / "old.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: [\n")
+    code, out, err = report(str(tmp_path / "old.yaml"), "new.yaml")
+    assert code == 2 and out == ""
+    assert re.fullmatch(r"cmhash: .*old\.yaml:\d+:\d+: .+\n", err), err
+
+
+def test_user_template(tmp_path: Path) -> None:
+    tpl = tmp_path / "mine.md.j2"
+    tpl.write_text("{{ report.summary.restart }} to restart:\n"
+                   "{% for w in report.restart %}- {{ w.name|code }}\n{% endfor %}"
+                   "{% include 'report.md.j2' %}")
+    code, out, err = report("old.yaml", "new.yaml", "--template", str(tpl))
+    assert code == 0, err
+    assert out.startswith("1 to restart:\n- `api`\n### cmhash: 1 workload will restart")
+
+
+def test_user_template_error_is_one_line(tmp_path: Path) -> None:
+    tpl = tmp_path / "bad.j2"
+    tpl.write_text("line one\n{{ report.nope }}\n")
+    code, out, err = report("old.yaml", "new.yaml", "--template", str(tpl))
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1 and "bad.j2" in err and "template error" in err
+    tpl.write_text("{% for %}\n")
+    code, _, err = report("old.yaml", "new.yaml", "--template", str(tpl))
+    assert code == 2 and "bad.j2:1: template error" in err
+
+
+def test_output_file(tmp_path: Path) -> None:
+    out_file = tmp_path / "report.md"
+    code, out, err = report("old.yaml", "new.yaml", "-o", str(out_file))
+    assert (code, out, err) == (0, "", "")
+    assert out_file.read_text() == (CASE / "expected.md").read_text()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".cmhash-")]
+    code, _, err = report("old.yaml", "new.yaml", "-o", str(tmp_path / "no" / "r.md"))
+    assert code == 2 and "does not exist" in err
+
+
+def test_markdown_cells_are_escaped(tmp_path: Path) -> None:
+    """A message with a pipe or markup cannot break the table."""
+    from cmhash.report import _code, _md
+
+    assert _md("a|b *c* <x>") == r"a\|b \*c\* \<x\>"
+    assert _code("k|v") == r"`k\|v`"
+    assert _code("a`b") == "`` a`b ``"
+
+
+def test_codequality_shape() -> None:
+    _, out, _ = report("old.yaml", "new.yaml", "--format", "codequality")
+    issues = json.loads(out)
+    assert issues and all(set(i) == {"description", "check_name", "fingerprint", "severity",
+                                     "location"} for i in issues)
+    assert {i["severity"] for i in issues} <= {"info", "minor", "major", "critical", "blocker"}
+    assert all(i["location"]["path"] == "new.yaml" and i["location"]["lines"]["begin"] >= 1
+               for i in issues)
+    assert len({i["fingerprint"] for i in issues}) == len(issues)
+
+
+def test_fingerprints_survive_moved_lines(tmp_path: Path) -> None:
+    """GitLab matches findings between pipelines by fingerprint: a line shift is not a new
+    finding."""
+    new = (CASE / "new.yaml").read_text()
+    (tmp_path / "old.yaml").write_bytes((CASE / "old.yaml").read_bytes())
+    (tmp_path / "new.yaml").write_text(new)
+    (tmp_path / "shifted.yaml").write_text("apiVersion: v1\nkind: Service\nmetadata:\n"
+                                           "  name: extra\n---\n" + new)
+    a = json.loads(report("old.yaml", "new.yaml", "--format", "codequality", cwd=tmp_path)[1])
+    b = json.loads(report("old.yaml", "shifted.yaml", "--format", "codequality",
+                          cwd=tmp_path)[1])
+    assert [i["check_name"] for i in a] == [i["check_name"] for i in b]
+    assert [i["location"]["lines"]["begin"] + 5 for i in a] == \
+        [i["location"]["lines"]["begin"] for i in b]
+    # the path is part of what a finding is about; the line is not
+    assert [i["fingerprint"] for i in a] != [i["fingerprint"] for i in b]
+    (tmp_path / "new.yaml").write_text("apiVersion: v1\nkind: Service\nmetadata:\n"
+                                       "  name: extra\n---\n" + new)
+    c = json.loads(report("old.yaml", "new.yaml", "--format", "codequality", cwd=tmp_path)[1])
+    assert [i["fingerprint"] for i in a] == [i["fingerprint"] for i in c]
+
+
+# ------------------------------------------------------------------ a real render
+
+def _argocd_pair(corpus: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """Argo CD's install.yaml twice, as two renders of one chart with different values:
+    argocd-cmd-params-cm and a redis Secret gain data (changed between the sides), the
+    GPG keys ConfigMap is immutable and changes, the controller StatefulSet is OnDelete."""
+    text = (corpus / "argo-cd" / "manifests" / "install.yaml").read_text()
+
+    def render(log_level: str, redis_auth: str, gpg: str) -> str:
+        out = text.replace(
+            "    app.kubernetes.io/name: argocd-cmd-params-cm\n"
+            "    app.kubernetes.io/part-of: argocd\n  name: argocd-cmd-params-cm\n",
+            "    app.kubernetes.io/name: argocd-cmd-params-cm\n"
+            "    app.kubernetes.io/part-of: argocd\n  name: argocd-cmd-params-cm\n"
+            f"data:\n  server.log.level: {log_level}\n  controller.log.level: {log_level}\n"
+            "  reposerver.log.level: info\n", 1)
+        out = out.replace(
+            "    app.kubernetes.io/name: argocd-gpg-keys-cm\n"
+            "    app.kubernetes.io/part-of: argocd\n  name: argocd-gpg-keys-cm\n",
+            "    app.kubernetes.io/name: argocd-gpg-keys-cm\n"
+            "    app.kubernetes.io/part-of: argocd\n  name: argocd-gpg-keys-cm\n"
+            f"immutable: true\ndata:\n  {gpg}: |\n    -----BEGIN PGP PUBLIC KEY BLOCK-----\n", 1)
+        out = out.replace(
+            "  serviceName: argocd-application-controller\n",
+            "  serviceName: argocd-application-controller\n"
+            "  updateStrategy:\n    type: OnDelete\n", 1)
+        b64 = base64.b64encode(redis_auth.encode()).decode()
+        return out + ("---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: argocd-redis\n"
+                      f"type: Opaque\ndata:\n  auth: {b64}\n")
+
+    old, new = tmp_path / "target.yaml", tmp_path / "mr.yaml"
+    old.write_text(render("info", "redis-auth-before-0001", "4AEE18F83AFDEB23"))
+    new.write_text(render("debug", "redis-auth-after-0002", "5BFF29A94BFEFC34"))
+    assert old.read_text() != text and new.read_text() != old.read_text()
+    return old, new
+
+
+def test_report_on_argocd_renders(corpus: Path, tmp_path: Path) -> None:
+    old, new = _argocd_pair(corpus, tmp_path)
+    outputs = {}
+    for fmt in FORMATS:
+        code, out, err = report(old.name, new.name, "--format", fmt, cwd=tmp_path)
+        assert code == 0, err
+        outputs[fmt] = out
+    assert_no_secret("".join(outputs.values()),
+                     ["redis-auth-before-0001", "redis-auth-after-0002"])
+    data = json.loads(outputs["json"])
+    restart = {w["name"]: w for w in data["restart"]}
+    # every Deployment that reads the redis auth key, a changed log level or the GPG keys
+    assert set(restart) == {"argocd-server", "argocd-repo-server", "argocd-redis",
+                            "argocd-applicationset-controller"}
+    server = {(c["kind"], c["name"]): c["keys"] for c in restart["argocd-server"]["causes"]}
+    assert server == {("ConfigMap", "argocd-cmd-params-cm"): ["server.log.level"],
+                      ("Secret", "argocd-redis"): ["auth"]}
+    repo = {(c["kind"], c["name"]) for c in restart["argocd-repo-server"]["causes"]}
+    # reposerver.log.level, which it reads, did not change
+    assert repo == {("Secret", "argocd-redis"), ("ConfigMap", "argocd-gpg-keys-cm")}
+    (ctrl,) = data["notRestarting"]
+    assert ctrl["kind"] == "StatefulSet" and "OnDelete" in ctrl["reason"]
+    assert {(c["name"], tuple(c["keys"])) for c in ctrl["causes"]} == {
+        ("argocd-cmd-params-cm", ("controller.log.level",)), ("argocd-redis", ("auth",))}
+    configs = {c["name"]: c for c in data["configs"]}
+    assert set(configs) == {"argocd-cmd-params-cm", "argocd-gpg-keys-cm", "argocd-redis"}
+    assert configs["argocd-redis"]["keysChanged"] == ["auth"]
+    assert configs["argocd-gpg-keys-cm"]["keysAdded"] == ["5BFF29A94BFEFC34"]
+    (imm,) = [f for f in data["findings"] if f["code"] == "immutable-config"]
+    assert imm["level"] == "error" and imm["file"] == "mr.yaml"
+    assert "argocd-gpg-keys-cm" in imm["message"]
+    # the redis Secret now exists: its missing-reference warnings are gone
+    assert not [f for f in data["findings"] if f["code"] == "missing-reference"
+                and "argocd-redis" in f["message"]]
+    md = outputs["markdown"]
+    assert md.startswith("### cmhash: 4 workloads will restart; 1 workload uses changed "
+                         "configuration but will not restart; 2 ConfigMaps and 1 Secret "
+                         "changed; 1 error\n")
+    assert "| `StatefulSet/argocd-application-controller` |" in md
+    code, _, _ = report(old.name, new.name, "--fail-on", "error", cwd=tmp_path)
+    assert code == 1
