@@ -3,6 +3,7 @@ throwaway project, shell executor."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -105,3 +106,84 @@ def test_example_pipeline_is_valid(tmp_path: Path) -> None:
     out = gitlab_ci_local(repo, "--preview")
     assert out.returncode == 0, out.stdout + out.stderr
     assert "cmhash --in-place" in out.stdout and "needs:" in out.stdout
+
+
+# ------------------------------------------------------------------ the report job
+
+REPORT_PIPELINE = """stages: [test]
+
+include:
+  - local: ci-templates/gitlab/cmhash-report.yml
+    inputs:
+      install: "true"
+      render: cat k8s/*.yaml
+      post-comment: true
+{extra}
+"""
+
+
+def report_project(tmp: Path, extra: str = "") -> tuple[Path, str]:
+    """A repo whose main branch has the report fixture's OLD side and whose feature
+    branch (checked out) has the NEW side; returns it and main's commit."""
+    from test_report import CASE
+
+    repo = tmp / "project"
+    (repo / "ci-templates" / "gitlab").mkdir(parents=True)
+    shutil.copy(ROOT / "ci-templates" / "gitlab" / "cmhash-report.yml",
+                repo / "ci-templates" / "gitlab" / "cmhash-report.yml")
+    (repo / "k8s").mkdir()
+    (repo / "k8s" / "app.yaml").write_bytes((CASE / "old.yaml").read_bytes())
+    (repo / ".gitlab-ci.yml").write_text(REPORT_PIPELINE.format(extra=extra))
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "remote", "add", "origin", "https://gitlab.example.com/platform/demo.git")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
+    base = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, check=True,
+                          capture_output=True, text=True).stdout.strip()
+    git(repo, "checkout", "-q", "-b", "feature")
+    (repo / "k8s" / "app.yaml").write_bytes((CASE / "new.yaml").read_bytes())
+    git(repo, "commit", "-q", "-a", "-m", "change config")
+    return repo, base
+
+
+def mr_variables(env: dict[str, str], base: str) -> list[str]:
+    args = []
+    for k in ("CI_API_V4_URL", "CI_PROJECT_ID", "CI_MERGE_REQUEST_IID", "CMHASH_GITLAB_TOKEN"):
+        args += ["--variable", f"{k}={env[k]}"]
+    return [*args, "--variable", f"CI_MERGE_REQUEST_DIFF_BASE_SHA={base}"]
+
+
+def test_report_job_stores_artifacts_and_posts_one_note(tmp_path: Path) -> None:
+    from fakegitlab import FakeGitLab
+
+    from cmhash.gitlab import MARKER
+
+    repo, base = report_project(tmp_path)
+    with FakeGitLab() as gl:
+        for _ in range(2):  # a second pipeline updates the note instead of adding one
+            out = gitlab_ci_local(repo, *mr_variables(gl.env(), base))
+            assert out.returncode == 0, out.stdout + out.stderr
+        assert [n["id"] for n in gl.notes] == [1, 2]
+        note = gl.notes[1]["body"]
+    assert note.startswith(MARKER + "\n### cmhash: 1 workload will restart;")
+    assert "new-db-password-value" not in note
+    art = repo / "cmhash-report"
+    assert (art / "report.md").read_text() == note.removeprefix(MARKER + "\n")
+    data = json.loads((art / "report.json").read_text())
+    assert [w["name"] for w in data["restart"]] == ["api"]
+    issues = json.loads((art / "codequality.json").read_text())
+    assert "cmhash/immutable-config" in {i["check_name"] for i in issues}
+    assert b"LOG_LEVEL: info" in (art / "old.yaml").read_bytes()
+    assert b"LOG_LEVEL: debug" in (art / "new.yaml").read_bytes()
+
+
+def test_report_job_fail_on_error_keeps_the_artifacts(tmp_path: Path) -> None:
+    from fakegitlab import FakeGitLab
+
+    repo, base = report_project(tmp_path, "      fail-on: error\n")
+    with FakeGitLab() as gl:
+        out = gitlab_ci_local(repo, *mr_variables(gl.env(), base))
+    assert out.returncode != 0
+    assert "immutable-config" in out.stdout
+    assert (repo / "cmhash-report" / "report.md").exists()
+    assert len(gl.notes) == 2  # posted before failing

@@ -251,6 +251,20 @@ def _render_template(rep: Any, data: dict[str, Any], name: str, template_file: s
                          f"{exc.message or type(exc).__name__}") from None
 
 
+@cli.command("gitlab-note")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--token-env", default="CMHASH_GITLAB_TOKEN", show_default=True, metavar="VAR",
+              help="Environment variable holding a GitLab token with the api scope.")
+def gitlab_note(file: str, token_env: str) -> None:
+    """Post FILE (a Markdown report) as a note on the pipeline's merge request, or update
+    the note an earlier pipeline posted. Reads CI_API_V4_URL, CI_PROJECT_ID and
+    CI_MERGE_REQUEST_IID, as GitLab sets them in merge-request pipelines."""
+    from cmhash.gitlab import post_from_environment
+
+    how, note = post_from_environment(file, token_env)
+    err(f"{how} merge-request note {note}")
+
+
 @cli.command("helm-plugin-dir")
 def helm_plugin_dir() -> None:
     """Print the directory of the Helm 4 post-renderer plugin shipped with cmhash.
