@@ -335,3 +335,16 @@ def test_report_on_argocd_renders(corpus: Path, tmp_path: Path) -> None:
     assert "| `StatefulSet/argocd-application-controller` |" in md
     code, _, _ = report(old.name, new.name, "--fail-on", "error", cwd=tmp_path)
     assert code == 1
+
+
+def test_readme_example_is_real_output() -> None:
+    """Each line of the README's example report is a line of the golden output."""
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("Example (`cmhash report tests/fixtures/report/old.yaml")
+    lines = readme[start:].splitlines()[3:]  # the block follows the "Example" sentence
+    block = lines[:next(i for i, x in enumerate(lines) if not x.startswith(">"))]
+    quoted = [x[2:] for x in block if x.startswith("> ") and "…" not in x]
+    golden = (CASE / "expected.md").read_text().splitlines()
+    assert len(quoted) > 10
+    for line in quoted:
+        assert line in golden, line
