@@ -348,3 +348,28 @@ def test_readme_example_is_real_output() -> None:
     assert len(quoted) > 10
     for line in quoted:
         assert line in golden, line
+
+
+def test_exclude_secrets_and_opted_out_config(tmp_path: Path) -> None:
+    """A Secret change under --exclude-secrets, or a change to an opted-out ConfigMap,
+    restarts nothing: the report says so instead of calling the object unused."""
+    def stream(v: str) -> str:
+        return (f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  k: {v}\n"
+                "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n"
+                f"    cmhash.io/skip: 'true'\ndata:\n  k: {v}\n---\n"
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n"
+                "  template:\n    spec:\n      containers:\n      - name: a\n        envFrom:\n"
+                "        - secretRef: {name: s}\n        - configMapRef: {name: c}\n")
+    (tmp_path / "a.yaml").write_text(stream("one"))
+    (tmp_path / "b.yaml").write_text(stream("two"))
+    code, out, err = report("--exclude-secrets", "a.yaml", "b.yaml", "--format", "json",
+                            cwd=tmp_path)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["restart"] == [] and data["unused"] == []
+    (app,) = data["notRestarting"]
+    assert app["reason"] == ("ConfigMap/c is opted out (cmhash.io/skip); Secrets are left "
+                             "out of checksums (--exclude-secrets)")
+    data = json.loads(report("a.yaml", "b.yaml", "--format", "json", cwd=tmp_path)[1])
+    (app,) = data["restart"]
+    assert [(c["kind"], c["name"]) for c in app["causes"]] == [("Secret", "s")]

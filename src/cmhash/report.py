@@ -91,11 +91,12 @@ def _written(plan: WorkloadPlan | None) -> str | None:
 
 
 def _used(plan: WorkloadPlan) -> dict[ObjectKey, frozenset[str] | None]:
-    """Objects a workload references (in or out of the input) and the keys it reads."""
+    """Objects a workload references (in or out of the input, hashed or not: Secrets
+    under --exclude-secrets count) and the keys it reads."""
     out: dict[ObjectKey, frozenset[str] | None] = {}
-    for r in plan.resolved:
-        key = (r.ref.target_kind, plan.namespace, r.ref.name)
-        keys = None if r.ref.keys is None else frozenset(r.ref.keys)
+    for ref in plan.info.refs:
+        key = (ref.target_kind, plan.namespace, ref.name)
+        keys = None if ref.keys is None else frozenset(ref.keys)
         if key in out:
             prev = out[key]
             out[key] = None if prev is None or keys is None else prev | keys
@@ -134,11 +135,21 @@ def _causes(used: Mapping[ObjectKey, frozenset[str] | None],
     return causes
 
 
-def _opted_out(plan: WorkloadPlan, changes: Mapping[ObjectKey, ConfigChange]) -> list[str]:
-    """Changed objects this workload uses that are opted out (cmhash.io/skip)."""
-    return sorted({f"{r.ref.target_kind}/{r.ref.name}" for r in plan.resolved
-                   if r.entry is not None and r.entry.info.skipped
-                   and (r.ref.target_kind, plan.namespace, r.ref.name) in changes})
+def _unhashed(plan: WorkloadPlan, used: Mapping[ObjectKey, frozenset[str] | None],
+              changes: Mapping[ObjectKey, ConfigChange]) -> dict[ObjectKey, str]:
+    """Changed objects this workload reads whose changes its checksum does not follow:
+    opted out (cmhash.io/skip) or, under --exclude-secrets, Secrets."""
+    resolved = {(r.ref.target_kind, plan.namespace, r.ref.name): r for r in plan.resolved}
+    out = {}
+    for key in used:
+        if key not in changes:
+            continue
+        r = resolved.get(key)
+        if r is None:
+            out[key] = "Secrets are left out of checksums (--exclude-secrets)"
+        elif r.entry is not None and r.entry.info.skipped:
+            out[key] = f"{key[0]}/{key[2]} is opted out (cmhash.io/skip)"
+    return out
 
 
 # kinds whose pods an annotation never restarts, even when cmhash writes it (--jobs, --pods)
@@ -150,16 +161,15 @@ NEVER_ROLLS: dict[Policy, str] = {
 }
 
 
-def _not_rolling_reason(plan: WorkloadPlan, opted_out: list[str]) -> str | None:
+def _not_rolling_reason(plan: WorkloadPlan, unhashed: Mapping[ObjectKey, str]) -> str | None:
     if plan.skip is not None:
         return f"not annotated: {plan.skip}"
     if plan.info.kind.policy in NEVER_ROLLS:
         return NEVER_ROLLS[plan.info.kind.policy]
     if plan.info.no_restart:
         return plan.info.no_restart
-    if opted_out:
-        return (f"{', '.join(opted_out)} opted out (cmhash.io/skip): its changes are not "
-                "hashed")
+    if unhashed:
+        return "; ".join(sorted(set(unhashed.values())))
     return None
 
 
@@ -258,20 +268,22 @@ def build(old: Any, new: Any, annotation_key: str) -> dict[str, Any]:
                 users.setdefault(key, []).append(plan.label)
         if prev is None:
             continue  # created by this change: nothing to restart
+        unhashed = _unhashed(plan, used, by_key)
         causes = _causes(used, _used(prev), by_key)
-        opted = _opted_out(plan, by_key)
         value, before = _written(plan), _written(prev)
         rolls = (value is not None and value != before and not plan.info.no_restart
                  and plan.info.kind.policy not in NEVER_ROLLS)
         item = _workload(plan)
         item["causes"] = [c._asdict() for c in causes]
         if rolls:
+            causes = [c for c in causes if (c.kind, plan.namespace, c.name) not in unhashed]
+            item["causes"] = [c._asdict() for c in causes]
             if not causes:
                 item["causes"] = [{"kind": None, "name": None, "change": "references changed",
                                    "keys": []}]
             restart.append(item)
-        elif causes or opted:
-            reason = _not_rolling_reason(plan, opted)
+        elif causes:
+            reason = _not_rolling_reason(plan, unhashed)
             if reason is None:
                 continue  # e.g. only a reference to a ConfigMap outside the input changed
             item["reason"] = reason
