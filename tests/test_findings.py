@@ -16,7 +16,7 @@ GOLDENS = [*(ROOT / "tests" / "cases").glob("*/stderr.txt"),
 def test_every_code_has_a_golden() -> None:
     seen = set()
     for path in GOLDENS:
-        seen |= set(re.findall(r"\[([a-z-]+)\](?: \(new\))?$", path.read_text(), re.M))
+        seen |= set(re.findall(r"\[([a-z-]+)\](?: \(new\))?$", path.read_text(), re.MULTILINE))
     assert set(CODES) <= seen, sorted(set(CODES) - seen)
 
 

@@ -59,7 +59,7 @@ def test_golden(fmt: str, update_goldens: bool) -> None:
 def test_json_follows_its_schema_and_classifies_every_workload() -> None:
     import jsonschema
 
-    code, out, _ = report("old.yaml", "new.yaml", "--format", "json")
+    _, out, _ = report("old.yaml", "new.yaml", "--format", "json")
     data = json.loads(out)
     schema = json.loads((ROOT / "src" / "cmhash" / "schemas" / "report.schema.json")
                         .read_text())
@@ -99,7 +99,7 @@ def test_json_follows_its_schema_and_classifies_every_workload() -> None:
 
 def test_markdown_mermaid_shape() -> None:
     _, out, _ = report("old.yaml", "new.yaml")
-    block = re.search(r"```mermaid\n(.*?)```", out, re.S)
+    block = re.search(r"```mermaid\n(.*?)```", out, re.DOTALL)
     assert block is not None
     lines = block.group(1).splitlines()
     assert lines[0] == "graph LR"

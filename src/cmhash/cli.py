@@ -243,7 +243,7 @@ def _render_template(rep: Any, data: dict[str, Any], name: str, template_file: s
     import jinja2
 
     try:
-        return rep.render(data, name, template_file)
+        return str(rep.render(data, name, template_file))
     except jinja2.TemplateError as exc:
         where = template_file or name
         line = getattr(exc, "lineno", None)

@@ -32,7 +32,7 @@ def _request(method: str, url: str, token: str, body: dict[str, Any] | None = No
                                  headers={"PRIVATE-TOKEN": token,
                                           "Content-Type": "application/json"})
     try:
-        with urllib.request.urlopen(req, timeout=30) as resp:  # noqa: S310 - CI_API_V4_URL
+        with urllib.request.urlopen(req, timeout=30) as resp:
             return json.loads(resp.read() or b"null")
     except urllib.error.HTTPError as exc:
         raise NoteError(f"GitLab API {method} {_safe(url)}: HTTP {exc.code} {exc.reason}"

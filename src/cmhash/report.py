@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from hashlib import sha256
 from typing import Any, NamedTuple
 
 from cmhash.findings import CODES, ERROR, INFO, WARNING, Finding
-from cmhash.hashing import sha256
 from cmhash.kinds import Policy
 from cmhash.resolve import ConfigEntry, ObjectKey, WorkloadPlan
 
@@ -298,9 +298,9 @@ def build(old: Any, new: Any, annotation_key: str) -> dict[str, Any]:
     new_findings = list(new.findings) + [_immutable_finding(c) for c in configs
                                          if c.immutable_violation]
     new_findings.sort(key=Finding.sort_key)
-    before = {_about(f) for f in old.findings}
+    known = {_about(f) for f in old.findings}
     findings = [{"file": f.path, "line": f.line, "column": f.column, "level": f.level,
-                 "code": f.code, "message": f.message, "new": _about(f) not in before,
+                 "code": f.code, "message": f.message, "new": _about(f) not in known,
                  "fingerprint": fp}
                 for f, fp in zip(new_findings, _fingerprints(new_findings), strict=True)]
     errors = sum(1 for f in new_findings if f.level == ERROR)
@@ -437,4 +437,4 @@ def render(data: dict[str, Any], template: str, template_file: str | None = None
         tpl = env.get_template(os.path.basename(template_file))
     else:
         tpl = environment().get_template(template)
-    return tpl.render(report=data, mermaid=to_mermaid(data))
+    return str(tpl.render(report=data, mermaid=to_mermaid(data)))
