@@ -155,3 +155,17 @@ def test_kpt_fn_eval_exec(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "checksum/config" in proc.stdout
 
+
+
+def test_subpath_mount_is_an_info_result() -> None:
+    items = ITEMS.replace("          - secretRef: {name: missing}\n",
+                          "          volumeMounts:\n"
+                          "          - {name: conf, mountPath: /etc/a, subPath: a}\n"
+                          "        volumes:\n        - name: conf\n"
+                          "          configMap: {name: cfg}\n")
+    code, out, _ = _run(HEAD + items + FC)
+    assert code == 0
+    (result,) = out["results"]
+    assert result["severity"] == "info" and result["tags"] == {"code": "subpath-mount"}
+    assert result["field"] == {"path": "spec.template.spec.containers[0].volumeMounts[0]"}
+    assert "the checksum annotation restarts the pods" in result["message"]
