@@ -4,8 +4,9 @@ codes are documented in the README."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
-from conftest import ROOT
+from conftest import ROOT, run_cmhash
 
 from cmhash.findings import CODES, LEVEL_ORDER
 
@@ -25,3 +26,18 @@ def test_codes_are_documented() -> None:
     for code, (level, _) in CODES.items():
         assert level in LEVEL_ORDER
         assert f"| `{code}` | {level} |" in readme, code
+
+
+def test_subpath_mounts_in_real_manifests(corpus: Path) -> None:
+    """Istio's Grafana addon mounts three files of its ConfigMap with subPath; the
+    MySQL example's subPath mounts are of its PVC; its ConfigMap is mounted whole."""
+    grafana = corpus / "istio" / "samples" / "addons" / "grafana.yaml"
+    res = run_cmhash(["--no-config", str(grafana)])
+    lines = [x for x in res.stderr.splitlines() if x.endswith("[subpath-mount]")]
+    assert len(lines) == 3
+    assert all("Deployment/grafana -n istio-system mounts ConfigMap 'grafana'" in x
+               and "the checksum annotation restarts the pods" in x for x in lines)
+    mysql = corpus / "k8s-website" / "content" / "en" / "examples" / "application" / \
+        "mysql" / "mysql-statefulset.yaml"
+    res = run_cmhash(["--no-config", str(mysql)])
+    assert "subpath-mount" not in res.stderr
