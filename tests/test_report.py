@@ -70,8 +70,9 @@ def test_json_follows_its_schema_and_classifies_every_workload() -> None:
                       ("ConfigMap", "static-config"): ["region"],
                       ("Secret", "db"): ["password"]}
     why = {w["name"]: w["reason"] for w in data["notRestarting"]}
-    assert set(why) == {"postgres", "migrate", "worker"}
+    assert set(why) == {"postgres", "migrate", "worker", "reports"}
     assert "OnDelete" in why["postgres"]
+    assert "paused" in why["reports"]
     assert "Job" in why["migrate"]
     assert "opted out" in why["worker"]
     # web reads FEATURE_X only, which did not change; search is new: neither is listed
@@ -93,7 +94,7 @@ def test_json_follows_its_schema_and_classifies_every_workload() -> None:
     assert by_code["immutable-config"]["new"] is True
     assert by_code["missing-reference"]["new"] is True  # search-credentials
     assert by_code["no-restart"]["new"] is False
-    assert data["summary"]["text"].startswith("1 workload will restart; 3 workloads use")
+    assert data["summary"]["text"].startswith("1 workload will restart; 4 workloads use")
     assert len({f["fingerprint"] for f in data["findings"]}) == len(data["findings"])
 
 
@@ -110,7 +111,7 @@ def test_markdown_mermaid_shape() -> None:
     solid = [x for x in lines if " -->|" in x]
     dotted = [x for x in lines if " -.->|" in x]
     assert len(solid) == 3 and all(x.endswith("w_Deployment_shop_api") for x in solid)
-    assert len(dotted) == 3  # postgres, migrate, worker
+    assert len(dotted) == 4  # reports, postgres, migrate, worker
     declared = {m.group(1) for x in lines if (m := re.match(r"^  (\w+)[\[(]", x))}
     for x in solid + dotted:
         a, _, rest = x.strip().partition(" ")
@@ -120,7 +121,7 @@ def test_markdown_mermaid_shape() -> None:
 def test_summary_line_leads_the_markdown() -> None:
     _, out, _ = report("old.yaml", "new.yaml")
     assert out.splitlines()[0] == (
-        "### cmhash: 1 workload will restart; 3 workloads use changed configuration but "
+        "### cmhash: 1 workload will restart; 4 workloads use changed configuration but "
         "will not restart; 4 ConfigMaps and 2 Secrets changed; 1 error")
 
 
