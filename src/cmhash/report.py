@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from hashlib import sha256
 from typing import Any, NamedTuple
 
-from cmhash.findings import CODES, ERROR, INFO, WARNING, Finding
+from cmhash.findings import ERROR, INFO, WARNING, Finding
 from cmhash.kinds import Policy
 from cmhash.resolve import ConfigEntry, ObjectKey, WorkloadPlan
 
@@ -307,6 +307,7 @@ def build(old: Any, new: Any, annotation_key: str) -> dict[str, Any]:
 
     config_items = []
     unused = []
+    referenced = {key for p in (*new.plans, *old.plans) for key in _used(p)}
     for c in configs:
         e = c.entry
         who = sorted(set(users.get(c.key, [])))
@@ -317,9 +318,9 @@ def build(old: Any, new: Any, annotation_key: str) -> dict[str, Any]:
             "typeChanged": c.type_changed, "immutable": e.info.immutable,
             "immutableViolation": c.immutable_violation, "usedBy": who})
         if not who:
-            referenced = any(c.key in _used(p) for p in (*new.plans, *old.plans))
             unused.append({**_object(c.key), "change": c.change,
-                           "reason": ("no workload reads the changed keys" if referenced
+                           "reason": ("no workload reads the changed keys"
+                                      if c.key in referenced
                                       else "no workload in the input references it")})
     counts = {ERROR: errors, WARNING: 0, INFO: 0}
     for f in new_findings:
@@ -361,10 +362,6 @@ def fails(data: dict[str, Any], fail_on: str | None) -> bool:
         return False
     s = data["summary"]
     return bool(s["errors"] or (fail_on == WARNING and s["warnings"]))
-
-
-def known_codes() -> list[str]:
-    return sorted(CODES)
 
 
 def _mid(prefix: str, *parts: str) -> str:
