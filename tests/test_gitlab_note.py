@@ -63,3 +63,12 @@ def test_missing_token_and_unreachable_api(tmp_path: Path) -> None:
 def test_missing_file(tmp_path: Path) -> None:
     res = run_cmhash(["gitlab-note", str(tmp_path / "nope.md")])
     assert res.code == 2 and "nope.md: No such file or directory" in res.stderr
+
+
+def test_a_huge_report_is_cut_to_gitlab_limit(tmp_path: Path) -> None:
+    with FakeGitLab() as gl:
+        code, _ = _note(tmp_path, "| row |\n" * 200_000, gl.env())
+        assert code == 0
+        body = gl.notes[1]["body"]
+    assert len(body) <= 1_000_000
+    assert body.startswith(MARKER) and body.endswith("(truncated: see the job's artifacts)\n")
