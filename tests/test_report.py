@@ -374,3 +374,16 @@ def test_exclude_secrets_and_opted_out_config(tmp_path: Path) -> None:
     data = json.loads(report("a.yaml", "b.yaml", "--format", "json", cwd=tmp_path)[1])
     (app,) = data["restart"]
     assert [(c["kind"], c["name"]) for c in app["causes"]] == [("Secret", "s")]
+
+
+def test_mermaid_labels_cannot_break_out() -> None:
+    from cmhash.report import to_mermaid
+
+    data = {"configs": [{"kind": "ConfigMap", "name": 'a"b', "namespace": "", "change":
+                         "changed", "immutableViolation": None}],
+            "restart": [{"kind": "Deployment", "name": "w", "namespace": "",
+                         "causes": [{"kind": "ConfigMap", "name": 'a"b', "keys": ['k"1'],
+                                     "change": "changed"}]}],
+            "notRestarting": []}
+    out = to_mermaid(data)
+    assert '"a"b' not in out and "a#quot;b" in out and "k#quot;1" in out

@@ -369,6 +369,11 @@ def _mid(prefix: str, *parts: str) -> str:
                                                                                  if p))
 
 
+def _label(text: str) -> str:
+    """Text inside a quoted Mermaid label: quotes become entities, newlines spaces."""
+    return text.replace('"', "#quot;").replace("\n", " ")
+
+
 def to_mermaid(data: dict[str, Any]) -> str:
     """Changed objects -> the workloads they restart (solid) or do not (dotted)."""
     lines = ["graph LR"]
@@ -376,17 +381,18 @@ def to_mermaid(data: dict[str, Any]) -> str:
     for c in data["configs"]:
         cid = _mid("c", c["kind"], c["namespace"], c["name"])
         cls = "error" if c["immutableViolation"] else "changed"
-        lines.append(f'  {cid}[("{c["kind"]}/{c["name"]} ({c["change"]})")]:::{cls}')
+        text = _label(f'{c["kind"]}/{c["name"]} ({c["change"]})')
+        lines.append(f'  {cid}[("{text}")]:::{cls}')
     for group, cls, arrow in (("restart", "restart", "-->"),
                               ("notRestarting", "norestart", "-.->")):
         for w in data[group]:
             wid = _mid("w", w["kind"], w["namespace"], w["name"])
-            lines.append(f'  {wid}["{w["kind"]}/{w["name"]}"]:::{cls}')
+            lines.append(f'  {wid}["{_label(w["kind"] + "/" + w["name"])}"]:::{cls}')
             for cause in w["causes"]:
                 key = (cause["kind"], w["namespace"], cause["name"])
                 if key not in configs:
                     continue
-                label = ", ".join(cause["keys"]) or cause["change"]
+                label = _label(", ".join(cause["keys"]) or cause["change"])
                 lines.append(f'  {_mid("c", *key)} {arrow}|"{label}"| {wid}')
     lines += ["  classDef changed fill:#fff4ce,stroke:#b58900",
               "  classDef error fill:#fdd,stroke:#c00",
