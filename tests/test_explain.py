@@ -72,3 +72,14 @@ def test_explain_writes_nothing(tmp_path: Path) -> None:
     before = f.read_bytes()
     assert run_cmhash(["explain", "--no-config", str(f)]).code == 0
     assert f.read_bytes() == before
+
+
+def test_mermaid_labels_cannot_break_out() -> None:
+    from cmhash.explain import to_mermaid
+
+    data = {"workloads": [{"kind": "Deployment", "name": 'w"x', "namespace": "",
+                           "references": [{"kind": "ConfigMap", "name": 'c"d',
+                                           "namespace": "", "how": "env", "keys": ['k"'],
+                                           "target": "in-stream"}]}]}
+    out = to_mermaid(data)
+    assert out.count('"') % 2 == 0 and "w#quot;x" in out and "c#quot;d" in out

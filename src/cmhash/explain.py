@@ -109,23 +109,30 @@ def _id(prefix: str, *parts: str) -> str:
     return prefix + "_" + re.sub(r"[^A-Za-z0-9_]", "_", "_".join(p for p in parts if p))
 
 
+def mermaid_label(text: str) -> str:
+    """Text inside a quoted Mermaid label: quotes become entities, newlines spaces."""
+    return text.replace('"', "#quot;").replace("\n", " ")
+
+
 def to_mermaid(data: dict[str, Any]) -> str:
     """config objects -> workloads, for GitLab/GitHub Markdown (```mermaid)."""
+    q = mermaid_label
     lines = ["graph LR"]
     declared: set[str] = set()
     for w in data["workloads"]:
         wid = _id("w", w["kind"], w["namespace"], w["name"])
         if wid not in declared:
             declared.add(wid)
-            lines.append(f'  {wid}["{w["kind"]}/{w["name"]}"]')
+            lines.append(f'  {wid}["{q(w["kind"] + "/" + w["name"])}"]')
         for r in w["references"]:
             cid = _id("c", r["kind"], r["namespace"], r["name"])
             if cid not in declared:
                 declared.add(cid)
-                shape = (f'{cid}[("{r["kind"]}/{r["name"]}")]' if r["target"] == "in-stream"
-                         else f'{cid}>"{r["kind"]}/{r["name"]} ({r["target"]})"]')
+                name = q(f'{r["kind"]}/{r["name"]}')
+                shape = (f'{cid}[("{name}")]' if r["target"] == "in-stream"
+                         else f'{cid}>"{name} ({r["target"]})"]')
                 lines.append(f"  {shape}")
-            label = r["how"] + ("" if r["keys"] is None else ": " + ", ".join(r["keys"]))
+            label = q(r["how"] + ("" if r["keys"] is None else ": " + ", ".join(r["keys"])))
             arrow = "-->" if r["target"] == "in-stream" else "-.->"
             lines.append(f'  {cid} {arrow}|"{label}"| {wid}')
     return "\n".join(lines) + "\n"

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from hashlib import sha256
 from typing import Any, NamedTuple
 
+from cmhash.explain import mermaid_label as _label
 from cmhash.findings import ERROR, INFO, WARNING, Finding
 from cmhash.kinds import Policy
 from cmhash.resolve import ConfigEntry, ObjectKey, WorkloadPlan
@@ -367,11 +368,6 @@ def fails(data: dict[str, Any], fail_on: str | None) -> bool:
 def _mid(prefix: str, *parts: str) -> str:
     return prefix + "_" + "".join(c if c.isalnum() else "_" for c in "_".join(p for p in parts
                                                                                  if p))
-
-
-def _label(text: str) -> str:
-    """Text inside a quoted Mermaid label: quotes become entities, newlines spaces."""
-    return text.replace('"', "#quot;").replace("\n", " ")
 
 
 def to_mermaid(data: dict[str, Any]) -> str:
