@@ -161,15 +161,21 @@ def _no_restart(res: Resource, wk: WorkloadKind) -> str | None:
     return None
 
 
+def _references(template: Node | None, wk: WorkloadKind,
+                settings: Settings) -> tuple[str, tuple[Reference, ...]]:
+    """The pod spec's field path and its ConfigMap/Secret references."""
+    field = ".".join(wk.template_path + ("spec",))
+    return field, tuple(find_references(get(template, "spec"), field,
+                                        image_pull_secrets=settings.image_pull_secrets))
+
+
 def _refs_of_opted_out(res: Resource, wk: WorkloadKind,
                        settings: Settings) -> tuple[Reference, ...]:
     """What an opted-out workload references, for report and explain only. Never an
     error: opting out is also how users get past a template cmhash cannot edit."""
     template = get_path(res.node, wk.template_path) if wk.template_path else res.node
     try:
-        return tuple(find_references(get(template, "spec"),
-                                     ".".join(wk.template_path + ("spec",)),
-                                     image_pull_secrets=settings.image_pull_secrets))
+        return _references(template, wk, settings)[1]
     except NodeError:
         return ()
 
@@ -190,17 +196,14 @@ def analyze_workload(res: Resource, wk: WorkloadKind, settings: Settings,
         has_ref = res.kind == "Rollout" and get(get(res.node, "spec"), "workloadRef")
         info.skip = SKIP_WORKLOAD_REF if has_ref is not None else SKIP_NO_TEMPLATE
         return info
-    pod_spec = get(template, "spec")
-    spec_field = ".".join(wk.template_path + ("spec",))
-    info.refs = tuple(find_references(pod_spec, spec_field,
-                                      image_pull_secrets=settings.image_pull_secrets))
+    spec_field, info.refs = _references(template, wk, settings)
     cur = get(get_path(template, ("metadata", "annotations")), settings.annotation_key)
     info.current = scalar(cur)
     info.current_quoted = cur is not None and cur.style is not None
     info.no_restart = _no_restart(res, wk)
     if not info.refs:
         return info
-    info.subpaths = tuple(find_subpath_mounts(pod_spec, spec_field))
+    info.subpaths = tuple(find_subpath_mounts(get(template, "spec"), spec_field))
     try:
         info.edit = annotation_edit(res.source.text, template, template_key,
                                     settings.annotation_key, PLACEHOLDER, default_nl)

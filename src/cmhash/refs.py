@@ -12,7 +12,7 @@ import sys
 from typing import NamedTuple
 
 from cmhash.errors import NodeError
-from cmhash.yamltree import Node, get, get_path, items, scalar
+from cmhash.yamltree import Node, get, items, scalar
 
 CONTAINER_LISTS = ("initContainers", "containers")
 
@@ -138,21 +138,15 @@ class SubPathMount(NamedTuple):
     offset: int
 
 
-# volume source -> (kind, field naming the object)
-_VOLUME_SOURCES: tuple[tuple[str, str, str], ...] = (
-    ("configMap", "ConfigMap", "name"),
-    ("secret", "Secret", "secretName"),
-)
-
-
 def _volume_targets(volume: Node) -> tuple[tuple[str, str], ...]:
+    """(kind, name) of the ConfigMaps/Secrets behind one volume: the volume rows of
+    POD_SITES, walked from the volume instead of the pod spec."""
     found = []
-    sources = [volume] + items(get_path(volume, ("projected", "sources")))
-    for node in sources:
-        for key, kind, name_field in _VOLUME_SOURCES:
-            name = scalar(get(get(node, key), name_field))
+    for site in POD_SITES:
+        for node, _ in _walk(volume, site.path[2:], ""):  # path minus ("volumes", "*")
+            name = scalar(get(node, site.name_field))
             if name:
-                found.append((kind, name))
+                found.append((site.target, name))
     return tuple(found)
 
 
