@@ -56,16 +56,14 @@ def cli() -> None:
 
 
 def common_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    return _options(fn, paths=True)
+    """PATH... and the options that make Settings (inject, explain)."""
+    return click.argument("paths", nargs=-1, type=click.Path(allow_dash=True))(
+        settings_options(fn))
 
 
 def settings_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    return _options(fn, paths=False)
-
-
-def _options(fn: Callable[..., Any], *, paths: bool) -> Callable[..., Any]:
+    """The options that make Settings (build_settings reads them)."""
     opts = [
-        click.argument("paths", nargs=-1, type=click.Path(allow_dash=True)),
         click.option("--annotation-key", "--key", "annotation_key", metavar="KEY",
                      help="Pod-template annotation to write [default: checksum/config]."),
         click.option("-n", "--namespace", metavar="NS",
@@ -96,8 +94,6 @@ def _options(fn: Callable[..., Any], *, paths: bool) -> Callable[..., Any]:
                      help="Print errors only (no warnings or notices)."),
         click.option("-v", "--verbose", is_flag=True, help="Tracebacks for internal errors."),
     ]
-    if not paths:
-        opts = opts[1:]
     for opt in reversed(opts):
         fn = opt(fn)
     return fn
@@ -217,17 +213,15 @@ def report(old: str, new: str, fmt: str, fail_on: str | None, template_file: str
 
     if old == "-" and new == "-":
         raise UsageError("OLD and NEW cannot both be - (stdin)")
-    if template_file is not None and fmt not in ("markdown", "text"):
+    if template_file is not None and callable(rep.FORMATS[fmt]):
         raise UsageError(f"--template applies to --format markdown or text, not {fmt}")
     settings, _ = build_settings((), opts)
     sides = [app.run(app.load([p], settings), settings, keep_plans=True, allow_empty=True)
              for p in (old, new)]
     data = rep.build(sides[0], sides[1], settings.annotation_key)
-    if fmt in ("markdown", "text"):
-        name = "report.md.j2" if fmt == "markdown" else "report.txt.j2"
-        text = _render_template(rep, data, name, template_file)
-    else:
-        text = rep.to_json(data) if fmt == "json" else rep.to_codequality(data)
+    form = rep.FORMATS[fmt]
+    text = (form(data) if callable(form) else
+            _render_template(rep, data, form, template_file))
     if output and output != "-":
         from cmhash.writer import write_new_file
 

@@ -11,7 +11,7 @@ workload using one Secret key, the checksum is a hash of little more than that v
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from hashlib import sha256
 from typing import Any, NamedTuple
 
@@ -437,3 +437,10 @@ def render(data: dict[str, Any], template: str, template_file: str | None = None
     else:
         tpl = environment().get_template(template)
     return str(tpl.render(report=data, mermaid=to_mermaid(data)))
+
+
+# --format -> a shipped template (markdown, text: --template may replace it) or a function
+FORMATS: dict[str, str | Callable[[dict[str, Any]], str]] = {
+    "markdown": "report.md.j2", "text": "report.txt.j2",
+    "json": to_json, "codequality": to_codequality,
+}
