@@ -27,11 +27,18 @@ def _status(plan: WorkloadPlan) -> str:
     return "annotated"
 
 
+def workload_fields(plan: WorkloadPlan) -> dict[str, Any]:
+    """Which workload, and where: the fields explain and report both start with."""
+    info = plan.info
+    return {"kind": info.kind.kind, "apiVersion": info.api_version, "name": info.name,
+            "namespace": plan.namespace, "file": plan.source.display,
+            "line": plan.source.position(info.offset)[0]}
+
+
 def build(result: Any, annotation_key: str) -> dict[str, Any]:
     workloads = []
     for plan in result.plans:
         info = plan.info
-        line = plan.source.position(info.offset)[0]
         refs = []
         for r in plan.resolved:
             ref = r.ref
@@ -43,9 +50,7 @@ def build(result: Any, annotation_key: str) -> dict[str, Any]:
                 "missingKeys": sorted(r.missing_keys),
             })
         workloads.append({
-            "kind": info.kind.kind, "apiVersion": info.api_version, "name": info.name,
-            "namespace": plan.namespace, "file": plan.source.display, "line": line,
-            "status": _status(plan), "skipReason": plan.skip, "noRestart": info.no_restart,
+            **workload_fields(plan), "status": _status(plan), "skipReason": plan.skip, "noRestart": info.no_restart,
             "checksum": plan.value, "current": info.current, "references": refs,
         })
     configs = []
@@ -105,7 +110,7 @@ def to_text(data: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def _id(prefix: str, *parts: str) -> str:
+def mermaid_id(prefix: str, *parts: str) -> str:
     return prefix + "_" + re.sub(r"[^A-Za-z0-9_]", "_", "_".join(p for p in parts if p))
 
 
@@ -120,12 +125,12 @@ def to_mermaid(data: dict[str, Any]) -> str:
     lines = ["graph LR"]
     declared: set[str] = set()
     for w in data["workloads"]:
-        wid = _id("w", w["kind"], w["namespace"], w["name"])
+        wid = mermaid_id("w", w["kind"], w["namespace"], w["name"])
         if wid not in declared:
             declared.add(wid)
             lines.append(f'  {wid}["{q(w["kind"] + "/" + w["name"])}"]')
         for r in w["references"]:
-            cid = _id("c", r["kind"], r["namespace"], r["name"])
+            cid = mermaid_id("c", r["kind"], r["namespace"], r["name"])
             if cid not in declared:
                 declared.add(cid)
                 name = q(f'{r["kind"]}/{r["name"]}')

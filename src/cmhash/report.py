@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from hashlib import sha256
 from typing import Any, NamedTuple
 
+from cmhash.explain import mermaid_id, workload_fields
 from cmhash.explain import mermaid_label as _label
 from cmhash.findings import ERROR, INFO, WARNING, Finding
 from cmhash.kinds import Policy
@@ -107,10 +108,14 @@ def _used(plan: WorkloadPlan) -> dict[ObjectKey, frozenset[str] | None]:
 
 
 class Cause(NamedTuple):
-    kind: str
-    name: str
+    kind: str | None  # None: REFERENCES_CHANGED
+    name: str | None
     change: str  # added | removed | changed | newly referenced | no longer referenced
     keys: tuple[str, ...]
+
+
+# a rolling workload none of whose referenced objects changed (e.g. an optional one appeared)
+REFERENCES_CHANGED = Cause(None, None, "references changed", ())
 
 
 def _causes(used: Mapping[ObjectKey, frozenset[str] | None],
@@ -220,13 +225,6 @@ def _object(key: ObjectKey) -> dict[str, str]:
     return {"kind": kind, "name": name, "namespace": ns}
 
 
-def _workload(plan: WorkloadPlan) -> dict[str, Any]:
-    info = plan.info
-    return {"kind": info.kind.kind, "apiVersion": info.api_version, "name": info.name,
-            "namespace": plan.namespace, "file": plan.source.display,
-            "line": plan.source.position(info.offset)[0]}
-
-
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
@@ -274,21 +272,16 @@ def build(old: Any, new: Any, annotation_key: str) -> dict[str, Any]:
         value, before = _written(plan), _written(prev)
         rolls = (value is not None and value != before and not plan.info.no_restart
                  and plan.info.kind.policy not in NEVER_ROLLS)
-        item = _workload(plan)
-        item["causes"] = [c._asdict() for c in causes]
         if rolls:
             causes = [c for c in causes if (c.kind, plan.namespace, c.name) not in unhashed]
-            item["causes"] = [c._asdict() for c in causes]
-            if not causes:
-                item["causes"] = [{"kind": None, "name": None, "change": "references changed",
-                                   "keys": []}]
-            restart.append(item)
+            restart.append({**workload_fields(plan), "causes": [
+                c._asdict() for c in causes or [REFERENCES_CHANGED]]})
         elif causes:
             reason = _not_rolling_reason(plan, unhashed)
-            if reason is None:
-                continue  # e.g. only a reference to a ConfigMap outside the input changed
-            item["reason"] = reason
-            not_restarting.append(item)
+            if reason is not None:  # None: e.g. only a reference to an absent object changed
+                not_restarting.append({**workload_fields(plan),
+                                       "causes": [c._asdict() for c in causes],
+                                       "reason": reason})
     # removed objects: who used them before
     for plan in old.plans:
         for key in _used(plan):
@@ -365,31 +358,26 @@ def fails(data: dict[str, Any], fail_on: str | None) -> bool:
     return bool(s["errors"] or (fail_on == WARNING and s["warnings"]))
 
 
-def _mid(prefix: str, *parts: str) -> str:
-    return prefix + "_" + "".join(c if c.isalnum() else "_" for c in "_".join(p for p in parts
-                                                                                 if p))
-
-
 def to_mermaid(data: dict[str, Any]) -> str:
     """Changed objects -> the workloads they restart (solid) or do not (dotted)."""
     lines = ["graph LR"]
     configs = {(c["kind"], c["namespace"], c["name"]): c for c in data["configs"]}
     for c in data["configs"]:
-        cid = _mid("c", c["kind"], c["namespace"], c["name"])
+        cid = mermaid_id("c", c["kind"], c["namespace"], c["name"])
         cls = "error" if c["immutableViolation"] else "changed"
         text = _label(f'{c["kind"]}/{c["name"]} ({c["change"]})')
         lines.append(f'  {cid}[("{text}")]:::{cls}')
     for group, cls, arrow in (("restart", "restart", "-->"),
                               ("notRestarting", "norestart", "-.->")):
         for w in data[group]:
-            wid = _mid("w", w["kind"], w["namespace"], w["name"])
+            wid = mermaid_id("w", w["kind"], w["namespace"], w["name"])
             lines.append(f'  {wid}["{_label(w["kind"] + "/" + w["name"])}"]:::{cls}')
             for cause in w["causes"]:
                 key = (cause["kind"], w["namespace"], cause["name"])
                 if key not in configs:
                     continue
                 label = _label(", ".join(cause["keys"]) or cause["change"])
-                lines.append(f'  {_mid("c", *key)} {arrow}|"{label}"| {wid}')
+                lines.append(f'  {mermaid_id("c", *key)} {arrow}|"{label}"| {wid}')
     lines += ["  classDef changed fill:#fff4ce,stroke:#b58900",
               "  classDef error fill:#fdd,stroke:#c00",
               "  classDef restart fill:#e3f2fd,stroke:#1565c0",
