@@ -19,11 +19,13 @@ from cmhash.explain import mermaid_id, workload_fields
 from cmhash.explain import mermaid_label as _label
 from cmhash.findings import ERROR, INFO, WARNING, Finding
 from cmhash.kinds import Policy
-from cmhash.resolve import ConfigEntry, ObjectKey, WorkloadPlan
+from cmhash.resolve import ConfigEntry, ObjectKey, WorkloadPlan, finding
 
 FORMAT_VERSION = 1
 
 ADDED, REMOVED, CHANGED = "added", "removed", "changed"
+# why kubectl apply refuses a change to an immutable object
+DATA_CHANGED, IMMUTABLE_UNSET = "its data changed", "immutable cannot be unset"
 
 
 class ConfigChange(NamedTuple):
@@ -69,9 +71,9 @@ def config_changes(old: Mapping[ObjectKey, ConfigEntry],
         data_changed = bool(added or removed or changed or type_changed)
         violation = None
         if o.info.immutable and data_changed:
-            violation = "its data changed"
+            violation = DATA_CHANGED
         elif o.info.immutable and not n.info.immutable:
-            violation = "immutable cannot be unset"
+            violation = IMMUTABLE_UNSET
         if data_changed or violation:
             out.append(ConfigChange(key, CHANGED, n, added, removed, changed, type_changed,
                                     violation))
@@ -207,15 +209,13 @@ def _about(f: Finding) -> tuple[str, str, str, str]:
 
 def _immutable_finding(ch: ConfigChange) -> Finding:
     e = ch.entry
-    line, col = e.source.position(e.info.offset)
-    what = e.info.kind
-    keys = ", ".join(ch.touched)
-    detail = f" (keys {keys})" if keys and ch.immutable_violation == "its data changed" else ""
-    msg = (f"{what} {e.info.name!r} is immutable and {ch.immutable_violation}{detail}: "
+    keys = ", ".join(sorted(ch.touched))
+    detail = f" (keys {keys})" if keys and ch.immutable_violation == DATA_CHANGED else ""
+    msg = (f"{e.info.kind} {e.info.name!r} is immutable and {ch.immutable_violation}{detail}: "
            f"kubectl apply will be refused; give it a new name (for example a content-hash "
            f"suffix) or delete and re-create it")
-    return Finding(e.source.display, line, col, ERROR, "immutable-config", msg, None,
-                   ("v1", what, e.info.name, e.info.namespace or ""), None)
+    return finding(e.source, e.info.offset, "immutable-config", msg,
+                   resource=("v1", e.info.kind, e.info.name, e.info.namespace or ""))
 
 
 # ------------------------------------------------------------------ the report
