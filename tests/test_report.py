@@ -387,3 +387,88 @@ def test_mermaid_labels_cannot_break_out() -> None:
             "notRestarting": []}
     out = to_mermaid(data)
     assert '"a"b' not in out and "a#quot;b" in out and "k#quot;1" in out
+
+
+def _pair(tmp_path: Path, old: str, new: str, *args: str) -> dict:  # type: ignore[type-arg]
+    (tmp_path / "a.yaml").write_text(old)
+    (tmp_path / "b.yaml").write_text(new)
+    code, out, err = report(*args, "a.yaml", "b.yaml", "--format", "json", cwd=tmp_path)
+    assert code == 0, err
+    return json.loads(out)  # type: ignore[no-any-return]
+
+
+CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n{extra}data:\n  a: {a}\n  b: '2'\n"
+SPEC = ("    spec:\n      containers:\n      - name: x\n        env:\n"
+        "        - name: A\n          valueFrom: {{configMapKeyRef: {{name: c, key: {key}}}}}\n")
+WORKLOADS = ("---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: job\nspec:\n"
+             "  template:\n" + SPEC +
+             "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: pod\nspec:\n"
+             "  containers:\n  - name: x\n    envFrom: [{{configMapRef: {{name: c}}}}]\n"
+             "---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: rs\nspec:\n"
+             "  template:\n" + SPEC)
+
+
+@pytest.mark.parametrize(("args", "why"), [
+    ((), {"job": "not annotated: Job pod templates are immutable (--jobs to opt in)",
+          "pod": "not annotated: bare Pods are not annotated (--pods to opt in)",
+          "rs": "a ReplicaSet does not replace existing pods when its template changes"}),
+    (("--jobs", "--pods"), {
+        "job": "annotated (--jobs), but a Job is never restarted: only a re-created Job runs "
+               "with the new configuration",
+        "pod": "annotated (--pods), but a bare Pod is never restarted: delete and re-create it",
+        "rs": "a ReplicaSet does not replace existing pods when its template changes"}),
+])
+def test_kinds_that_never_restart(tmp_path: Path, args: tuple[str, ...],
+                                  why: dict[str, str]) -> None:
+    data = _pair(tmp_path, CM.format(extra="", a="'1'") + WORKLOADS.format(key="a"),
+                 CM.format(extra="", a="'9'") + WORKLOADS.format(key="a"), *args)
+    assert data["restart"] == []
+    assert {w["name"]: w["reason"] for w in data["notRestarting"]} == why
+
+
+def test_reference_changes_are_causes(tmp_path: Path) -> None:
+    dep = ("---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\nspec:\n"
+           "  template:\n" + SPEC)
+    old = CM.format(extra="", a="'1'") + dep.format(name="same", key="a") + \
+        dep.format(name="moves", key="a")
+    new = CM.format(extra="", a="'1'") + dep.format(name="same", key="a") + \
+        dep.format(name="moves", key="b")
+    data = _pair(tmp_path, old, new)
+    (w,) = data["restart"]  # reads key b instead of a: no object changed, the reference did
+    assert w["name"] == "moves"
+    assert w["causes"] == [{"kind": None, "name": None, "change": "references changed",
+                            "keys": []}]
+    env_from = ("---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n"
+                "  template:\n    spec:\n      containers:\n      - name: x\n"
+                "        envFrom: [{configMapRef: {name: %s}}]\n")
+    data = _pair(tmp_path, CM.format(extra="", a="'1'") + env_from % "c",
+                 CM.format(extra="", a="'1'") + CM.replace("name: c", "name: e")
+                 .format(extra="", a="'1'").join(["---\n", ""]) + env_from % "e")
+    (w,) = data["restart"]
+    assert sorted((c["name"], c["change"]) for c in w["causes"]) == [
+        ("c", "no longer referenced"), ("e", "newly referenced")]
+
+
+def test_secret_type_and_immutable_unset(tmp_path: Path) -> None:
+    def secret(type_: str, immutable: str) -> str:
+        return ("apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n" + immutable +
+                f"type: {type_}\nstringData:\n  z: '1'\n  y: '2'\n---\n"
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n"
+                "  template:\n    spec:\n      containers:\n      - name: x\n"
+                "        env:\n        - name: Y\n"
+                "          valueFrom: {secretKeyRef: {name: s, key: y}}\n")
+    data = _pair(tmp_path, secret("Opaque", ""), secret("example.com/other", ""))
+    (c,) = data["configs"]
+    assert c["typeChanged"] is True and c["keysChanged"] == []
+    assert data["restart"][0]["causes"] == [{"kind": "Secret", "name": "s",
+                                             "change": "changed", "keys": []}]
+    data = _pair(tmp_path, secret("Opaque", "immutable: true\n"), secret("Opaque", ""))
+    (c,) = data["configs"]
+    assert c["immutableViolation"] == "immutable cannot be unset"
+    assert [f["code"] for f in data["findings"]] == ["immutable-config"]
+    changed = secret("Opaque", "immutable: true\n").replace(
+        "  y: '2'\n", "  y: '4'\n  x: '5'\n  w: '6'\n  v: '7'\n  u: '8'\n")
+    data = _pair(tmp_path, secret("Opaque", "immutable: true\n"), changed)
+    (f,) = data["findings"]
+    # sorted, whatever the hash seed (5 keys: a set's order matches by chance 1 in 120)
+    assert "its data changed (keys u, v, w, x, y): " in f["message"]
