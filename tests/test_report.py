@@ -216,7 +216,7 @@ def test_output_file(tmp_path: Path) -> None:
     assert code == 2 and "does not exist" in err
 
 
-def test_markdown_cells_are_escaped(tmp_path: Path) -> None:
+def test_markdown_cells_are_escaped() -> None:
     """A message with a pipe or markup cannot break the table."""
     from cmhash.report import _code, _md
 
