@@ -294,3 +294,36 @@ def test_benchmark_script_runs(tmp_path: Path) -> None:
 
     (size,) = json.loads(out.read_text())["sizes"]
     assert size["docs"] == 12 and size["speedup_vs_ruamel"] > 0
+
+
+JOIN_FILES = {
+    "a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n",
+    "b.yaml": "%YAML 1.1\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n",
+    "c.yaml": "# only a comment\n",
+    "d.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: d\n...\n",
+    "e.yaml": "%YAML 1.1\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: e\n",
+    "f.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: f",
+}
+
+
+@pytest.mark.parametrize("order", [sorted(JOIN_FILES), ["b.yaml", "c.yaml", "e.yaml", "a.yaml"],
+                                   ["c.yaml", "e.yaml", "f.yaml", "b.yaml"]])
+def test_joined_output_is_a_valid_stream(tmp_path: Path, order: list[str]) -> None:
+    """Joining files never writes '---' before a directive: the stream reads back as the
+    same documents, with libyaml, ruamel and cmhash itself (which changes nothing)."""
+    import yaml
+    from ruamel.yaml import YAML
+
+    d = tmp_path / "in"
+    d.mkdir()
+    paths = []
+    for i, name in enumerate(order):
+        (d / f"{i}-{name}").write_text(JOIN_FILES[name])
+        paths.append(str(d / f"{i}-{name}"))
+    res = run_cmhash(["--no-config", *paths])
+    assert res.code == 0, res.stderr
+    want = [doc for name in order for doc in yaml.safe_load_all(JOIN_FILES[name]) if doc]
+    assert [x for x in yaml.safe_load_all(res.out) if x] == want
+    assert [x for x in YAML(typ="safe", pure=True).load_all(res.out) if x] == want
+    again = run_cmhash(["--no-config", "-"], stdin=res.stdout)
+    assert again.code == 0 and again.stdout == res.stdout

@@ -71,3 +71,18 @@ def test_config_errors_name_the_path(tmp_path: Path, body: str, where: str) -> N
         load_config_file(str(cfg))
     assert f"at {where}:" in str(info.value)
     assert str(cfg) in str(info.value)
+
+
+def test_split_percent_line_inside_a_quoted_scalar_is_text() -> None:
+    """A '%' at column 0 is a directive only before a document's content: inside a
+    quoted multi-line scalar of a bare document it is text (libyaml and ruamel agree)."""
+    text = 'a: "one\n%two\n  three"\n---\nb: 1\n'
+    assert pieces(text) == ['a: "one\n%two\n  three"\n', "---\nb: 1\n"]
+
+
+def test_split_percent_after_document_end_and_content() -> None:
+    text = "a: 1\n...\nb: 'x\n%y'\n"
+    assert pieces(text) == ["a: 1\n...\n", "b: 'x\n%y'\n"]
+    # after "..." and only comments, a '%' line is a directive again
+    text = "a: 1\n...\n# c\n%YAML 1.1\n%TAG ! tag:x,2000:\n---\nb: 2\n"
+    assert pieces(text) == ["a: 1\n...\n", "# c\n", "%YAML 1.1\n%TAG ! tag:x,2000:\n---\nb: 2\n"]

@@ -10,26 +10,57 @@ change the structure: both are 64 hex digits inside double quotes.
 
 from __future__ import annotations
 
+import enum
+import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from cmhash.edit import Edit, annotation_edit, apply_edits, own
 from cmhash.errors import NodeError
 from cmhash.hashing import Content
-from cmhash.kinds import KindTable, Policy, WorkloadKind
+from cmhash.kinds import KindTable, Policy, WorkloadKind, is_list
 from cmhash.refs import Reference, SubPathMount, find_references, find_subpath_mounts
-from cmhash.resources import Resource, config_content, is_immutable, require_name, resources_of
+from cmhash.resources import (
+    Resource,
+    bool_field,
+    config_content,
+    is_immutable,
+    require_name,
+    resources_of,
+)
 from cmhash.settings import Settings
 from cmhash.source import SourceText
 from cmhash.split import Chunk, split_chunks
 from cmhash.verify import verify_edits
-from cmhash.yamltree import ALIAS, MAP, Node, backend, get, get_path, parse_chunk, scalar
+from cmhash.yamltree import (
+    ALIAS,
+    MAP,
+    Node,
+    Roots,
+    backend,
+    get,
+    get_path,
+    items,
+    parse_chunk,
+    scalar,
+)
 
 PLACEHOLDER = "0" * 64
 
-SKIP_OPTED_OUT = "opted out (cmhash.io/skip)"
-SKIP_NO_TEMPLATE = "no pod template"
-SKIP_WORKLOAD_REF = "Rollout uses workloadRef"
+
+class SkipReason(enum.Enum):
+    """Why a workload is not annotated; the value is what users read."""
+
+    OPTED_OUT = "opted out (cmhash.io/skip)"
+    NO_TEMPLATE = "it has no pod template (a patch or a partial manifest?)"
+    WORKLOAD_REF = "an Argo Rollout with spec.workloadRef has no template of its own"
+    GENERATED = ("metadata.generateName: every create makes a new object, so there is "
+                 "nothing to roll (cmhash.io/enabled: \"true\" to annotate it anyway)")
+    JOB = "Job pod templates are immutable (--jobs to opt in)"
+    POD = "bare Pods are not annotated (--pods to opt in)"
+
+    def __str__(self) -> str:
+        return self.value
 
 
 class ConfigInfo(NamedTuple):
@@ -52,19 +83,20 @@ class WorkloadInfo:
     namespace: str | None
     offset: int
     doc: int
-    skip: str | None = None
+    skip: SkipReason | None = None
+    generated: bool = False  # named by metadata.generateName only
     refs: tuple[Reference, ...] = ()
     current: str | None = None
     current_quoted: bool = False
     edit: Edit | None = None               # candidate, value = PLACEHOLDER
-    edit_error: tuple[str, int] | None = None
+    edit_error: NodeError | None = None
     no_restart: str | None = None
     subpaths: tuple[SubPathMount, ...] = ()
 
     @property
     def label(self) -> str:
-        return f"{self.kind.kind}/{self.name}" + (f" -n {self.namespace}" if self.namespace
-                                                  else "")
+        name = f"{self.name}*" if self.generated else self.name
+        return f"{self.kind.kind}/{name}" + (f" -n {self.namespace}" if self.namespace else "")
 
 
 @dataclass(slots=True)
@@ -113,7 +145,7 @@ def relevant_kind(text: str, table: KindTable) -> bool | None:
     if not apis or len(apis) != 1:
         return None
     kind, api = kinds[0], apis[0]
-    if kind.endswith("List"):
+    if is_list(api, kind):
         return True
     if api == "v1" and kind in ("ConfigMap", "Secret"):
         return True
@@ -145,7 +177,9 @@ def _template(res: Resource, wk: WorkloadKind) -> tuple[Node | None, Node | None
         key, raw = pair
         if raw.kind == ALIAS:
             raise NodeError(f"cannot annotate {res.label}: '{step}' is an alias "
-                            f"(*{raw.anchor}); expand it", raw.start)
+                            f"(*{raw.anchor}); expand it", raw.start,
+                            public=f"cannot annotate {res.label}: '{step}' is an alias; "
+                                   "expand it")
         node = raw
     return (node, key) if node.kind == MAP else (None, None)
 
@@ -156,8 +190,14 @@ def _no_restart(res: Resource, wk: WorkloadKind) -> str | None:
         return f"a {res.kind} does not replace existing pods when its template changes"
     if scalar(get_path(spec, ("updateStrategy", "type"))) == "OnDelete":
         return "updateStrategy OnDelete: pods pick up the change only when deleted"
-    if (scalar(get(spec, "paused")) or "").lower() == "true":
-        return "the Deployment is paused: nothing rolls until it is resumed"
+    if bool_field(spec, "paused", "spec."):
+        return f"the {res.kind} is paused: nothing rolls until it is resumed"
+    if wk.trigger_gated:
+        triggers = get(spec, "triggers")
+        if triggers is not None and not triggers.is_null and not any(
+                scalar(get(t, "type")) == "ConfigChange" for t in items(triggers)):
+            return (f"the {res.kind}'s spec.triggers have no ConfigChange trigger: a template "
+                    "change starts no new deployment")
     return None
 
 
@@ -182,10 +222,12 @@ def _refs_of_opted_out(res: Resource, wk: WorkloadKind,
 
 def analyze_workload(res: Resource, wk: WorkloadKind, settings: Settings,
                      default_nl: str) -> WorkloadInfo:
-    info = WorkloadInfo(wk, res.api_version, require_name(res), res.namespace,
-                        res.node.start, res.doc)
-    if res.skipped:
-        info.skip = SKIP_OPTED_OUT
+    generated = res.generate_name is not None
+    name = res.generate_name if res.generate_name is not None else require_name(res)
+    info = WorkloadInfo(wk, res.api_version, name, res.namespace, res.node.start, res.doc,
+                        generated=generated)
+    if res.skipped or (generated and not res.opted_in):
+        info.skip = SkipReason.OPTED_OUT if res.skipped else SkipReason.GENERATED
         info.refs = _refs_of_opted_out(res, wk, settings)
         return info
     if wk.template_path:
@@ -193,8 +235,9 @@ def analyze_workload(res: Resource, wk: WorkloadKind, settings: Settings,
     else:
         template, template_key = res.node, None
     if template is None:
-        has_ref = res.kind == "Rollout" and get(get(res.node, "spec"), "workloadRef")
-        info.skip = SKIP_WORKLOAD_REF if has_ref is not None else SKIP_NO_TEMPLATE
+        workload_ref = (wk.group, wk.kind) == ("argoproj.io", "Rollout") and get(
+            get(res.node, "spec"), "workloadRef") is not None
+        info.skip = SkipReason.WORKLOAD_REF if workload_ref else SkipReason.NO_TEMPLATE
         return info
     spec_field, info.refs = _references(template, wk, settings)
     cur = get(get_path(template, ("metadata", "annotations")), settings.annotation_key)
@@ -208,11 +251,13 @@ def analyze_workload(res: Resource, wk: WorkloadKind, settings: Settings,
         info.edit = annotation_edit(res.source.text, template, template_key,
                                     settings.annotation_key, PLACEHOLDER, default_nl)
     except NodeError as exc:
-        info.edit_error = (exc.message, exc.offset)
+        info.edit_error = exc
     return info
 
 
-def _config(res: Resource) -> ConfigInfo:
+def _config(res: Resource) -> ConfigInfo | None:
+    if res.name is None and res.generate_name is not None:
+        return None  # a name only the API server picks: nothing can reference it
     content = config_content(res)
     return ConfigInfo(res.kind, content.name, res.namespace, content, is_immutable(res),
                       res.skipped, res.node.start, res.doc, res.node.end)
@@ -223,16 +268,57 @@ def default_newline(text: str) -> str:
     return "\r\n" if nl > 0 and text[nl - 1] == "\r" else "\n"
 
 
+# Characters the two parsers read differently (libyaml and Kubernetes' go-yaml take NEL,
+# LS and PS as line breaks, ruamel does not; libyaml refuses a BOM that starts a later
+# document): refused in the documents cmhash reads, so both parsers always agree.
+_AMBIGUOUS = re.compile("[\ufeff\x85\u2028\u2029]")
+_AMBIGUOUS_NAMES = {"\ufeff": ("U+FEFF (a byte order mark)", "\\uFEFF"),
+                    "\x85": ("U+0085 (NEL)", "\\N"), "\u2028": ("U+2028 (LS)", "\\L"),
+                    "\u2029": ("U+2029 (PS)", "\\P")}
+
+
+def _refuse_ambiguous(text: str, base: int) -> None:
+    m = _AMBIGUOUS.search(text)
+    if m is not None:
+        name, escape = _AMBIGUOUS_NAMES[m.group()]
+        raise NodeError(f"character {name} in a manifest: YAML parsers disagree on what it "
+                        f"means; remove it, or write it as {escape} in a double-quoted string",
+                        base + m.start())
+
+
+def _inside_aliased(edit: Edit, roots: Roots) -> NodeError | None:
+    """An edit inside a node that an alias repeats elsewhere would change that copy too
+    (and what it means after kubectl expands the alias): refuse it, at the alias."""
+    for target, alias in roots.aliased:
+        if target.start < edit.start < target.end:
+            return NodeError(
+                f"cannot add the annotation: it would land inside the anchored node "
+                f"&{target.anchor}, which the alias here repeats; write the aliased part "
+                "out in full", alias.start,
+                public="cannot add the annotation: it would land inside an anchored node "
+                       "that the alias here repeats; write the aliased part out in full")
+    return None
+
+
+def classify(text: str, table: KindTable) -> bool | None:
+    """Whether a chunk must be parsed: False for a document that is certainly irrelevant
+    (passed through unread by both parsers), None for one with no content at all."""
+    rel = relevant_kind(text, table)
+    if rel is False:
+        return False
+    if rel is None and _is_blank(text):
+        return None
+    return True
+
+
 def analyze_chunk(src: SourceText, index: int, chunk: Chunk, table: KindTable,
                   settings: Settings, parser: str, default_nl: str) -> DocInfo:
     text = src.text[chunk.start:chunk.end]
+    wanted = classify(text, table)
+    if wanted is not True:
+        return DocInfo(index, chunk, wanted is False)
+    _refuse_ambiguous(text, chunk.start)
     be = backend(parser)
-    if be.name == "fast":
-        rel = relevant_kind(text, table)
-        if rel is False:
-            return DocInfo(index, chunk, True)
-        if rel is None and _is_blank(text):
-            return DocInfo(index, chunk, False)
     roots = parse_chunk(text, chunk.start, be)
     info = DocInfo(index, chunk, any(not r.is_null for r in roots))
     configs: list[ConfigInfo] = []
@@ -241,12 +327,20 @@ def analyze_chunk(src: SourceText, index: int, chunk: Chunk, table: KindTable,
     resources = [r for root in roots for r in resources_of(src, index, root)]
     for pos, res in enumerate(resources):
         if res.group == "" and res.kind in ("ConfigMap", "Secret"):
-            configs.append(_config(res))
+            config = _config(res)
+            if config is not None:
+                configs.append(config)
             continue
         wk = table.lookup(res.api_version, res.kind)
         if wk is None:
             continue
         winfo = analyze_workload(res, wk, settings, default_nl)
+        if winfo.edit is not None and roots.aliased:
+            problem = _inside_aliased(winfo.edit, roots)
+            if problem is not None:
+                winfo.edit, winfo.edit_error = None, problem
+        if winfo.edit_error is not None and may_hold_secret(text):
+            winfo.edit_error = NodeError(winfo.edit_error.public, winfo.edit_error.offset)
         workloads.append(winfo)
         if winfo.edit is not None:
             candidates.append((pos, winfo))
@@ -259,8 +353,17 @@ def analyze_chunk(src: SourceText, index: int, chunk: Chunk, table: KindTable,
                          [(pos, w.kind, PLACEHOLDER) for pos, w in candidates],
                          settings.annotation_key, be)
         except NodeError as exc:
-            info.verify_error = (exc.message, exc.offset)
+            info.verify_error = (exc.public if may_hold_secret(text) else exc.message,
+                                 exc.offset)
     return info
+
+
+_SECRET = re.compile(r"""\bkind["']?\s*:\s*["']?Secret\b""")
+
+
+def may_hold_secret(text: str) -> bool:
+    """Whether a document's text could hold a Secret (conservatively: it names the kind)."""
+    return _SECRET.search(text) is not None
 
 
 def analyze_source(src: SourceText, table: KindTable, settings: Settings,
@@ -274,5 +377,6 @@ def analyze_source(src: SourceText, table: KindTable, settings: Settings,
         try:
             out.append(analyze_chunk(src, index, chunk, table, settings, settings.parser, nl))
         except NodeError as exc:
-            raise src.error(exc.message, exc.offset) from None
+            secret = may_hold_secret(src.text[chunk.start:chunk.end])
+            raise src.error(exc.public if secret else exc.message, exc.offset) from None
     return out

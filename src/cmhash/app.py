@@ -304,22 +304,33 @@ def _reverify(src: SourceText, d: DocInfo, old_text: str, new_text: str,
 
 
 def joined_pieces(files: list[FileResult]) -> Iterator[str]:
-    """One stream from several files: a ``---`` between files that need one."""
+    """One stream from several files, readable back as the same documents: between two
+    files, ``---`` where the next file does not start a document itself; ``...`` instead
+    when it starts with a directive (``%YAML``), which may only follow a document end."""
     last = ""
+    open_document = False  # some file so far had content not closed by "..."
     for n, f in enumerate(files):
+        text = f.source.text
         if n:
             if last and not last.endswith("\n"):
                 yield "\n"
-            if not starts_with_marker(f.source.text):
+            first = _first_significant(text)
+            if first.startswith("%"):
+                if open_document:
+                    yield "...\n"
+            elif not first.startswith("---"):
                 yield "---\n"
         for piece in f.pieces():
             if piece:
                 last = piece
                 yield piece
+        tail = _last_significant(text).rstrip("\r\n")
+        if tail:
+            open_document = not (tail == "..." or tail.startswith(("... ", "...\t")))
 
 
-def starts_with_marker(text: str) -> bool:
-    """Whether the first line that is not blank or a comment is a ``---`` marker."""
+def _first_significant(text: str) -> str:
+    """The first line that is not blank or a comment ("" if none)."""
     pos = 0
     while pos < len(text):
         end = text.find("\n", pos)
@@ -327,6 +338,19 @@ def starts_with_marker(text: str) -> bool:
         line = text[pos:end]
         s = line.strip()
         if s and not s.startswith("#"):
-            return line.startswith("---")
+            return line
         pos = end
-    return True  # nothing but comments: no document to merge into
+    return ""
+
+
+def _last_significant(text: str) -> str:
+    """The last line that is not blank or a comment ("" if none)."""
+    end = len(text)
+    while end > 0:
+        start = text.rfind("\n", 0, end - 1) + 1
+        line = text[start:end]
+        s = line.strip()
+        if s and not s.startswith("#"):
+            return line
+        end = start
+    return ""

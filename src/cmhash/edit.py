@@ -45,13 +45,18 @@ def own(node: Node, key: str) -> tuple[Node, Node] | None:
 def _check_owned(node: Node, what: str) -> None:
     if node.kind == ALIAS:
         raise NodeError(f"cannot add the annotation: {what} is an alias (*{node.anchor}); "
-                        "expand it or add the annotation by hand", node.start)
+                        "expand it or add the annotation by hand", node.start,
+                        public=f"cannot add the annotation: {what} is an alias; expand it or "
+                               "add the annotation by hand")
     if node.anchor is not None:
         raise NodeError(f"cannot add the annotation: {what} carries an anchor (&{node.anchor}) "
-                        "that other nodes may share", node.start)
+                        "that other nodes may share", node.start,
+                        public=f"cannot add the annotation: {what} carries an anchor that "
+                               "other nodes may share")
     if node.tag is not None and node.tag not in (_MAP_TAG, _STR_TAG):
         raise NodeError(f"cannot add the annotation: {what} has an explicit tag {node.tag}",
-                        node.start)
+                        node.start, public=f"cannot add the annotation: {what} has an "
+                                           "explicit tag")
 
 
 def _check_no_merge(node: Node, what: str) -> None:

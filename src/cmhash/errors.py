@@ -59,9 +59,14 @@ class OutputClosed(Exception):
 
 
 class NodeError(Exception):
-    """Raised deep in the tree code with a character offset; the caller adds the file."""
+    """Raised deep in the tree code with a character offset; the caller adds the file.
 
-    def __init__(self, message: str, offset: int) -> None:
+    ``public``: the message without any text quoted from the input (a tag, an anchor
+    name, what the parser found). It is the one shown when the place may be inside a
+    Secret, whose text must never reach a message."""
+
+    def __init__(self, message: str, offset: int, *, public: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.offset = offset
+        self.public = message if public is None else public

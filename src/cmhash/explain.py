@@ -50,7 +50,7 @@ def build(result: Any, annotation_key: str) -> dict[str, Any]:
                 "missingKeys": sorted(r.missing_keys),
             })
         workloads.append({
-            **workload_fields(plan), "status": _status(plan), "skipReason": plan.skip, "noRestart": info.no_restart,
+            **workload_fields(plan), "status": _status(plan), "skipReason": str(plan.skip) if plan.skip else None, "noRestart": info.no_restart,
             "checksum": plan.value, "current": info.current, "references": refs,
         })
     configs = []

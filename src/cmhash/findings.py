@@ -21,6 +21,8 @@ CODES: dict[str, tuple[str, str]] = {
     "stale-annotation": (WARNING, "the workload carries our annotation but uses no in-stream "
                                   "config; left untouched"),
     "workload-ref": (INFO, "an Argo Rollout using workloadRef has no template to annotate"),
+    "no-template": (INFO, "a workload kind without its pod template (a patch or partial "
+                          "manifest): not annotated"),
     "subpath-mount": (INFO, "a ConfigMap/Secret volume is mounted with subPath: never updated "
                             "in place, only a restart delivers changes"),
     "immutable-config": (ERROR, "report: an immutable ConfigMap/Secret changed; kubectl apply "

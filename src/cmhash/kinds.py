@@ -23,11 +23,14 @@ class WorkloadKind(NamedTuple):
     policy: Policy = Policy.ANNOTATE
     # a workload that still rolls nothing when its template changes (for findings)
     rolls: bool = True
+    # rolls only when spec.triggers (if given) holds a ConfigChange trigger (OpenShift)
+    trigger_gated: bool = False
 
 
 def _row(group: str, kind: str, path: str, policy: Policy = Policy.ANNOTATE,
-         rolls: bool = True) -> WorkloadKind:
-    return WorkloadKind(group, kind, tuple(path.split(".")) if path else (), policy, rolls)
+         rolls: bool = True, trigger_gated: bool = False) -> WorkloadKind:
+    return WorkloadKind(group, kind, tuple(path.split(".")) if path else (), policy, rolls,
+                        trigger_gated)
 
 
 BUILTIN_KINDS: tuple[WorkloadKind, ...] = (
@@ -44,16 +47,38 @@ BUILTIN_KINDS: tuple[WorkloadKind, ...] = (
     _row("batch", "Job", "spec.template", Policy.JOB),
     _row("", "Pod", "", Policy.POD, rolls=False),
     _row("argoproj.io", "Rollout", "spec.template"),
-    _row("apps.openshift.io", "DeploymentConfig", "spec.template"),
-    _row("", "DeploymentConfig", "spec.template"),  # OpenShift 3 served it as apiVersion v1
+    _row("apps.openshift.io", "DeploymentConfig", "spec.template", trigger_gated=True),
+    # OpenShift 3 served it as apiVersion v1
+    _row("", "DeploymentConfig", "spec.template", trigger_gated=True),
     _row("serving.knative.dev", "Service", "spec.template"),
 )
 
 CONFIG_KINDS = frozenset({("", "ConfigMap"), ("", "Secret")})
 
+# Documents that wrap others in ``items``: only core ``v1`` ``List``, the ``*List`` kinds
+# that the Kubernetes API groups serve (``ConfigMapList``, ``apps/v1`` ``DeploymentList``)
+# and the KRM ``ResourceList``. A custom resource whose kind merely ends in ``List``
+# (``IPAllowList``) is an ordinary object: its ``items`` mean what its CRD says.
+_KRM_LIST = ("config.kubernetes.io", "ResourceList")
+
 
 def group_of(api_version: str) -> str:
     return api_version.rpartition("/")[0] if "/" in api_version else ""
+
+
+def is_kubernetes_group(group: str) -> bool:
+    """The API groups of Kubernetes itself: core (""), the dot-less built-in groups
+    (apps, batch, autoscaling, policy, extensions) and ``*.k8s.io``."""
+    return "." not in group or group.endswith(".k8s.io")
+
+
+def is_list(api_version: str, kind: str) -> bool:
+    if kind == "List":
+        return api_version in ("v1", "")  # without apiVersion kubectl refuses it anyway
+    group = group_of(api_version)
+    if (group, kind) == _KRM_LIST:
+        return True
+    return kind.endswith("List") and bool(api_version) and is_kubernetes_group(group)
 
 
 class KindTable:

@@ -12,6 +12,7 @@ import sys
 from typing import NamedTuple
 
 from cmhash.errors import NodeError
+from cmhash.resources import bool_field
 from cmhash.yamltree import Node, get, items, scalar
 
 CONTAINER_LISTS = ("initContainers", "containers")
@@ -20,7 +21,7 @@ CONTAINER_LISTS = ("initContainers", "containers")
 class Site(NamedTuple):
     path: tuple[str, ...]     # from a container (or the pod spec); "*" = every list item
     target: str               # "ConfigMap" | "Secret"
-    how: str                  # env | envFrom | volume | projected | imagePullSecret
+    how: str  # env | envFrom | volume | projected | csi | volume-plugin | imagePullSecret
     name_field: str = "name"
     key_field: str | None = None    # one named key
     items_field: str | None = None  # a list of {key: ...}
@@ -42,7 +43,19 @@ POD_SITES: tuple[Site, ...] = (
          items_field="items"),
     Site(("volumes", "*", "projected", "sources", "*", "secret"), "Secret", "projected",
          items_field="items"),
+    # read when the volume is mounted (credentials for the driver), never by the app;
+    # a missing one still keeps the pod from starting
+    Site(("volumes", "*", "csi", "nodePublishSecretRef"), "Secret", "csi",
+         optional_field=None),
+    *(Site(("volumes", "*", plugin, "secretRef"), "Secret", "volume-plugin",
+           optional_field=None)
+      for plugin in ("cephfs", "rbd", "iscsi", "flexVolume", "scaleIO", "storageos")),
+    Site(("volumes", "*", "azureFile"), "Secret", "volume-plugin", name_field="secretName",
+         optional_field=None),
 )
+
+# the sites whose files a container reads (what a subPath mount can freeze)
+FILE_SITES = frozenset(("volume", "projected"))
 
 IMAGE_PULL_SITE = Site(("imagePullSecrets", "*"), "Secret", "imagePullSecret",
                        optional_field=None)
@@ -101,7 +114,7 @@ def _site_refs(site: Site, base: Node | None, field: str,
             keys = names or None  # empty or absent items: every key is projected
         optional = False
         if site.optional_field is not None:
-            optional = (scalar(get(node, site.optional_field)) or "").lower() == "true"
+            optional = bool_field(node, site.optional_field, f"{f}.")
         # interned: the same field paths and container names repeat in every workload, and
         # a big run keeps tens of thousands of references until the reduce stage
         refs.append(Reference(site.target, name, keys, optional, site.how, sys.intern(f),
@@ -143,6 +156,8 @@ def _volume_targets(volume: Node) -> tuple[tuple[str, str], ...]:
     POD_SITES, walked from the volume instead of the pod spec."""
     found = []
     for site in POD_SITES:
+        if site.how not in FILE_SITES:
+            continue
         for node, _ in _walk(volume, site.path[2:], ""):  # path minus ("volumes", "*")
             name = scalar(get(node, site.name_field))
             if name:

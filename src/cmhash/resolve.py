@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from cmhash.analyze import PLACEHOLDER, ConfigInfo, WorkloadInfo
+from collections.abc import Callable
+
+from cmhash.analyze import PLACEHOLDER, ConfigInfo, SkipReason, WorkloadInfo
 from cmhash.edit import Edit
 from cmhash.findings import CODES, ERROR, Finding
 from cmhash.hashing import Use, digest
@@ -21,21 +23,27 @@ ObjectKey = tuple[str, str, str]  # (kind, namespace or "", name)
 class OptIn(NamedTuple):
     """A kind left alone unless a setting opts in, and what to tell the user."""
 
-    setting: str
-    skip: str
+    enabled: Callable[[Settings], bool]
+    skip: SkipReason
     code: str
     message: str
 
 
 OPT_IN: dict[Policy, OptIn] = {
-    Policy.JOB: OptIn("jobs", "Job pod templates are immutable (--jobs to opt in)",
-                      "job-not-annotated",
+    Policy.JOB: OptIn(lambda s: s.jobs, SkipReason.JOB, "job-not-annotated",
                       "uses in-stream config but is not annotated: a Job's pod template is "
                       "immutable and kubectl apply would fail (--jobs to opt in)"),
-    Policy.POD: OptIn("pods", "bare Pods are not annotated (--pods to opt in)",
-                      "pod-not-annotated",
+    Policy.POD: OptIn(lambda s: s.pods, SkipReason.POD, "pod-not-annotated",
                       "uses in-stream config; a bare Pod is not annotated because an annotation "
                       "does not restart it (--pods to opt in)"),
+}
+
+# skip reasons that come with a finding: code, message after the workload's label
+SKIP_FINDINGS: dict[SkipReason, tuple[str, str]] = {
+    SkipReason.WORKLOAD_REF: ("workload-ref", "uses spec.workloadRef: annotate the Deployment "
+                                              "it references instead"),
+    SkipReason.NO_TEMPLATE: ("no-template", "has no pod template (a patch or a partial "
+                                            "manifest?); not annotated"),
 }
 
 
@@ -70,7 +78,7 @@ class WorkloadPlan:
     namespace: str
     resolved: list[Resolved] = field(default_factory=list)
     value: str | None = None  # the checksum it should carry (None: no in-stream config)
-    skip: str | None = None
+    skip: SkipReason | None = None
     edit: Edit | None = None  # with the real value
 
     @property
@@ -202,17 +210,18 @@ def _plan(src: SourceText, info: WorkloadInfo, index: ConfigIndex, settings: Set
           findings: list[Finding]) -> WorkloadPlan:
     plan = WorkloadPlan(src, info, info.namespace or settings.namespace or "", skip=info.skip)
     if info.skip is not None:
-        if info.skip.startswith("Rollout"):
-            findings.append(finding(src, info.offset, "workload-ref",
-                                    f"{info.label} uses spec.workloadRef: annotate the "
-                                    "Deployment it references instead", workload=info))
+        about = SKIP_FINDINGS.get(info.skip)
+        if about is not None:
+            findings.append(finding(src, info.offset, about[0], f"{info.label} {about[1]}",
+                                    workload=info))
         _resolve(plan, index, settings, [])  # opted out: no findings, but explain and
         return plan                          # report show what it uses
     uses = _resolve(plan, index, settings, findings)
     if plan.in_stream:
         plan.value = digest(uses, settings.secret_key)
     gate = OPT_IN.get(info.kind.policy)
-    if gate is not None and not getattr(settings, gate.setting):
+    # a generateName object that opted in is created anew each time: no gate applies
+    if gate is not None and not info.generated and not gate.enabled(settings):
         plan.skip = gate.skip
         if plan.in_stream:
             findings.append(finding(src, info.offset, gate.code, f"{info.label} {gate.message}",
@@ -231,8 +240,7 @@ def _plan(src: SourceText, info: WorkloadInfo, index: ConfigIndex, settings: Set
     if info.current == plan.value and info.current_quoted:
         return plan
     if info.edit_error is not None:
-        msg, offset = info.edit_error
-        raise src.error(msg, offset)
+        raise src.error(info.edit_error.message, info.edit_error.offset)
     assert info.edit is not None
     plan.edit = Edit(info.edit.start, info.edit.end,
                      info.edit.text.replace(PLACEHOLDER, plan.value))

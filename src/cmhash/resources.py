@@ -4,39 +4,38 @@ from __future__ import annotations
 
 import base64
 import binascii
-import re
 import sys
 from typing import NamedTuple
 
 from cmhash.errors import NodeError
 from cmhash.hashing import Content
-from cmhash.kinds import group_of
+from cmhash.k8syaml import plain_bool, resolves_to_non_string
+from cmhash.kinds import group_of, is_list
 from cmhash.source import SourceText
 from cmhash.yamltree import MAP, SCALAR, SEQ, Node, deref, entries, get, get_path, items, scalar
 
 SKIP_ANNOTATION = "cmhash.io/skip"
-
-# Plain scalars that Kubernetes' YAML 1.1 decoder turns into non-strings: such a
-# value in a map[string]string field (ConfigMap data, annotations) is rejected.
-_YAML11_NON_STRING = re.compile(
-    r"""^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE
-    |on|On|ON|off|Off|OFF
-    |[-+]?0b[01_]+|[-+]?0x[0-9a-fA-F_]+|[-+]?0o?[0-7_]+
-    |[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)(?:[eE][-+]?[0-9]+)?
-    |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?
-    |[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$""", re.VERBOSE)
-_HAS_DIGIT = re.compile(r"[0-9]")
-_WORDS = frozenset("y Y yes Yes YES n N no No NO true True TRUE false False FALSE "
-                   "on On ON off Off OFF .inf .Inf .INF -.inf +.inf .nan .NaN .NAN".split())
-
+ENABLED_ANNOTATION = "cmhash.io/enabled"
+_BOOL_TAG = "tag:yaml.org,2002:bool"
 
 def _non_string_plain(node: Node) -> bool:
-    if node.style is not None or node.tag is not None:
+    """A plain scalar that Kubernetes' decoder turns into a number, boolean or null."""
+    return node.style is None and node.tag is None and resolves_to_non_string(node.value)
+
+
+def bool_field(parent: Node | None, key: str, where: str) -> bool:
+    """A boolean field (``optional``, ``paused``, ``immutable``) read as Kubernetes reads
+    it: go-yaml's boolean spellings (``yes``, ``on``, ``True``...); absent or null is
+    false; anything else (a quoted "true", a number) the API server refuses, so do we."""
+    node = get(parent, key)
+    if node is None or node.is_null:
         return False
-    v = node.value
-    if v in _WORDS:
-        return True
-    return bool(_HAS_DIGIT.search(v)) and bool(_YAML11_NON_STRING.match(v))
+    if node.kind == SCALAR and node.style is None and node.tag in (None, _BOOL_TAG):
+        value = plain_bool(node.value)
+        if value is not None:
+            return value
+    raise NodeError(f"'{where}{key}' must be true or false (unquoted); Kubernetes refuses "
+                    "anything else here", node.start)
 
 
 class Resource(NamedTuple):
@@ -47,6 +46,7 @@ class Resource(NamedTuple):
     name: str | None
     namespace: str | None  # as written
     doc: int               # index of the document chunk in its source
+    generate_name: str | None = None  # metadata.generateName, when there is no name
 
     @property
     def group(self) -> str:
@@ -54,7 +54,8 @@ class Resource(NamedTuple):
 
     @property
     def label(self) -> str:
-        return f"{self.kind}/{self.name}" + (f" -n {self.namespace}" if self.namespace else "")
+        name = self.name or (f"{self.generate_name}*" if self.generate_name else "")
+        return f"{self.kind}/{name}" + (f" -n {self.namespace}" if self.namespace else "")
 
     def annotations(self) -> Node | None:
         return get_path(self.node, ("metadata", "annotations"))
@@ -65,6 +66,10 @@ class Resource(NamedTuple):
     @property
     def skipped(self) -> bool:
         return (self.annotation(SKIP_ANNOTATION) or "").lower() == "true"
+
+    @property
+    def opted_in(self) -> bool:
+        return (self.annotation(ENABLED_ANNOTATION) or "").lower() == "true"
 
 
 def _str_field(node: Node, key: str) -> str | None:
@@ -87,10 +92,10 @@ def resources_of(source: SourceText, doc: int, root: Node) -> list[Resource]:
     if kind is None:
         raise NodeError("document has no 'kind'", root.start)
     api_version = _str_field(root_d, "apiVersion") or ""
-    listed = deref(get(root_d, "items"))
-    if kind == "List" and listed is not None and not listed.is_null and listed.kind != SEQ:
-        raise NodeError("'items' of a List must be a sequence", listed.start)
-    if kind.endswith("List") and listed is not None and listed.kind == SEQ:
+    if is_list(api_version, kind):
+        listed = deref(get(root_d, "items"))
+        if listed is not None and not listed.is_null and listed.kind != SEQ:
+            raise NodeError(f"'items' of a {kind} must be a sequence", listed.start)
         out = []
         for item in items(listed):
             out.extend(resources_of(source, doc, item))
@@ -98,11 +103,15 @@ def resources_of(source: SourceText, doc: int, root: Node) -> list[Resource]:
     meta = get(root_d, "metadata")
     if meta is not None and not meta.is_null and meta.kind != MAP:
         raise NodeError("'metadata' must be a mapping", meta.start)
-    name = _str_field(meta, "name") if meta is not None and meta.kind == MAP else None
-    namespace = _str_field(meta, "namespace") if meta is not None and meta.kind == MAP else None
+    name = namespace = generate_name = None
+    if meta is not None and meta.kind == MAP:
+        name = _str_field(meta, "name")
+        namespace = _str_field(meta, "namespace")
+        if not name:
+            generate_name = _str_field(meta, "generateName") or None
     # interned: a big stream repeats these in every object, and summaries outlive the parse
     return [Resource(source, root_d, sys.intern(api_version), sys.intern(kind), name,
-                     namespace and sys.intern(namespace), doc)]
+                     namespace and sys.intern(namespace), doc, generate_name)]
 
 
 def require_name(res: Resource) -> str:
@@ -163,4 +172,4 @@ def config_content(res: Resource) -> Content:
 
 
 def is_immutable(res: Resource) -> bool:
-    return (scalar(get(res.node, "immutable")) or "").lower() == "true"
+    return bool_field(res.node, "immutable", "")

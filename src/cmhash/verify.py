@@ -224,7 +224,8 @@ def verify_edits(src: SourceText, doc: int, base: int, old_roots: list[Node], ne
     except _Mismatch as exc:
         raise NodeError(f"the document changed beyond the annotation ({exc})", base) from None
     except be.error as exc:
-        raise NodeError(f"the edited document does not parse ({exc})", base) from None
+        raise NodeError(f"the edited document does not parse ({exc})", base,
+                        public="the edited document does not parse") from None
     finally:
         sys.setrecursionlimit(limit)
     if not all(s.used for s in slots.values()):

@@ -200,7 +200,21 @@ def backend(name: str) -> _Backend:
     return b
 
 
-def parse_chunk(text: str, base: int, be: _Backend) -> list[Node]:
+class Roots(list[Node]):
+    """A chunk's document roots, plus each (anchored node, alias) pair where an alias
+    repeats a node: an edit inside such a node would change the copy too."""
+
+    aliased: list[tuple[Node, Node]]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.aliased = []
+
+
+_QUOTED = __import__("re").compile(r"'[^']*'|\"[^\"]*\"")
+
+
+def parse_chunk(text: str, base: int, be: _Backend) -> Roots:
     """Parse one chunk; return its document root nodes (offsets shifted by ``base``)."""
     try:
         return _build(be.run(text), base, be)
@@ -210,9 +224,11 @@ def parse_chunk(text: str, base: int, be: _Backend) -> list[Node]:
         context = getattr(exc, "context", None)
         msg = f"YAML syntax error: {problem}" + (f" ({context})" if context else "")
         index = mark.index if mark is not None else 0
-        if text[index:index + 1] == "\t":
-            msg += "; YAML does not allow tabs for indentation"
-        raise NodeError(msg, base + index) from None
+        tab = "; YAML does not allow tabs for indentation" if text[index:index + 1] == "\t" \
+            else ""
+        # parsers quote what they found ("found undefined alias 'x'"): never in a Secret
+        public = _QUOTED.sub("'…'", msg)
+        raise NodeError(msg + tab, base + index, public=public + tab) from None
     except be.reader_error:
         bad = _NON_PRINTABLE.search(text)
         index = bad.start() if bad else 0
@@ -228,13 +244,13 @@ _NON_PRINTABLE = __import__("re").compile(
 
 def _check_tag(tag: str, offset: int) -> None:
     if tag not in _STANDARD_TAGS:
-        raise NodeError(f"unknown tag '{tag}': Kubernetes cannot tell what it means and "
-                        "neither can cmhash (an unrendered placeholder?); render the value "
-                        "first", offset)
+        then = ("Kubernetes cannot tell what it means and neither can cmhash (an unrendered "
+                "placeholder?); render the value first")
+        raise NodeError(f"unknown tag '{tag}': {then}", offset, public=f"unknown tag: {then}")
 
 
-def _build(next_event: Callable[[], Any], base: int, be: _Backend) -> list[Node]:
-    roots: list[Node] = []
+def _build(next_event: Callable[[], Any], base: int, be: _Backend) -> Roots:
+    roots = Roots()
     stack: list[tuple[Node, list[Node]]] = []
     anchors: dict[str, Node] = {}
     aliases = 0
@@ -288,9 +304,12 @@ def _build(next_event: Callable[[], Any], base: int, be: _Backend) -> list[Node]
         elif cls is alias_cls:
             target = anchors.get(ev.anchor)
             if target is None:
-                raise NodeError(f"undefined alias '*{ev.anchor}'", base + ev.start_mark.index)
-            append(Node(ALIAS, base + ev.start_mark.index, base + ev.end_mark.index,
-                        target, None, None, ev.anchor))
+                raise NodeError(f"undefined alias '*{ev.anchor}'", base + ev.start_mark.index,
+                                public="undefined alias")
+            alias = Node(ALIAS, base + ev.start_mark.index, base + ev.end_mark.index,
+                         target, None, None, ev.anchor)
+            append(alias)
+            roots.aliased.append((target, alias))
             aliases += 1
     if aliases:
         for root in roots:
@@ -333,7 +352,7 @@ def _check_expansion(root: Node) -> None:
             target = node.value
             if id(target) in active:
                 raise NodeError(f"recursive alias '*{node.anchor}': a node contains itself",
-                                node.start)
+                                node.start, public="recursive alias: a node contains itself")
             todo.append((target, False))
         else:
             children = (node.value if node.kind == SEQ

@@ -1,0 +1,71 @@
+"""How Kubernetes' own YAML decoder reads a plain scalar.
+
+``kubectl`` turns YAML into JSON with sigs.k8s.io/yaml, which resolves plain scalars
+with its vendored go-yaml v2 (``goyaml.v2/resolve.go``). That is neither YAML 1.1 nor
+1.2, so the table is pinned here and in ``tests/test_k8syaml.py``:
+
+* booleans: ``y Y yes Yes YES true True TRUE on On ON`` and ``n N no No NO false
+  False FALSE off Off OFF``; nulls: empty, ``~ null Null NULL``;
+* floats: ``.inf``/``.nan`` spellings, ``.5``-style values, and for a value starting
+  with a digit or a sign: underscores removed, then a Go integer literal (``0x1F``,
+  ``0o17``, ``0b101``, leading-zero octal ``017``, any size) or a decimal float
+  (``1.``, ``1e3``, ``08``) that is finite;
+* **not** resolved: YAML 1.1 base-60 forms (``03:00``, ``16:9``), timestamps
+  (go-yaml recognises ``2024-01-01``, but decoded without a schema it stays the string
+  as written, and no timestamp is also a number), and everything else.
+
+A plain scalar that resolves to a number or a boolean in a ``map[string]string`` field
+(ConfigMap ``data``, Secret ``stringData``) is rejected by the API server; a boolean
+field (``optional``, ``paused``, ``immutable``) takes exactly the boolean spellings.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+TRUE_WORDS = frozenset("y Y yes Yes YES true True TRUE on On ON".split())
+FALSE_WORDS = frozenset("n N no No NO false False FALSE off Off OFF".split())
+NULL_WORDS = frozenset(("", "~", "null", "Null", "NULL"))
+_FLOAT_WORDS = frozenset(".nan .NaN .NAN .inf .Inf .INF +.inf +.Inf +.INF -.inf -.Inf -.INF"
+                         .split())
+
+# strconv.ParseInt(s, 0, 64) syntax (a too-big value still resolves, as a big.Int)
+_GO_INT = re.compile(r"[-+]?(?:0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)")
+# go-yaml's yamlStyleFloat, then strconv.ParseFloat must give a finite value
+_YAML_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
+_DOT_FLOAT = re.compile(r"\.[0-9]+(?:[eE][-+]?[0-9]+)?")
+
+
+def _finite(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:  # pragma: no cover - the patterns only pass float syntax
+        return False
+
+
+def resolves_to_non_string(text: str) -> bool:
+    """Whether a *plain* scalar ``text`` reaches the API server as something other than
+    a string (a number, a boolean or null)."""
+    if not text:
+        return True  # null
+    first = text[0]
+    if text in TRUE_WORDS or text in FALSE_WORDS or text in NULL_WORDS or text in _FLOAT_WORDS:
+        return True
+    if first == ".":
+        return bool(_DOT_FLOAT.fullmatch(text)) and _finite(text)
+    if not (first.isdigit() and first.isascii()) and first not in "+-":
+        return False
+    plain = text.replace("_", "")
+    if _GO_INT.fullmatch(plain):
+        return True
+    return bool(_YAML_FLOAT.fullmatch(plain)) and _finite(plain)
+
+
+def plain_bool(text: str) -> bool | None:
+    """True/False for go-yaml's boolean spellings of a plain scalar, else None."""
+    if text in TRUE_WORDS:
+        return True
+    if text in FALSE_WORDS:
+        return False
+    return None
