@@ -272,3 +272,34 @@ def test_hostile_input_memory_is_bounded(tmp_path: Path, name: str) -> None:
                          text=True, check=True, timeout=60).stdout.split()
     assert out[0] == "2"
     assert int(out[1]) < 150 * 1024  # KiB: a real expansion would need gigabytes
+
+
+def test_stdin_over_the_limit_stops_reading_at_the_limit() -> None:
+    """1 GB piped in with a limit of 1000 bytes: refused after reading little more than
+    the limit (the writer is cut off), in bounded memory."""
+    import subprocess
+    import sys
+
+    code = ("import resource, subprocess, sys\n"
+            "p = subprocess.Popen([sys.executable, '-m', 'cmhash', '--no-config',"
+            " '--max-input-bytes', '1000'], stdin=subprocess.PIPE, stdout=subprocess.PIPE,"
+            " stderr=subprocess.PIPE)\n"
+            "chunk = b'# filler comment line\\n' * 50000\n"
+            "sent = 0\n"
+            "try:\n"
+            "    while sent < 1 << 30:\n"
+            "        p.stdin.write(chunk)\n"
+            "        sent += len(chunk)\n"
+            "except BrokenPipeError:\n"
+            "    pass\n"
+            "out, err = p.communicate()\n"
+            "print(p.returncode, sent, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+            "print(err.decode().strip())\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=120).stdout.splitlines()
+    rc, sent, rss = out[0].split()
+    assert rc == "2"
+    assert int(sent) < 1 << 30  # it stopped reading: the writer got a broken pipe
+    assert int(rss) < 100 * 1024  # KiB
+    assert out[1] == "cmhash: <stdin>: input is over the limit of 1000 bytes (raise it with " \
+                     "--max-input-bytes)"

@@ -114,6 +114,13 @@ def test_diff_never_shows_secret_lines_as_context() -> None:
     f"stringData:\n  token: {TOKEN}: oops\n",          # stray colon
     f"stringData:\n  token: !vault {TOKEN}\n",         # unknown tag
     f"stringData:\n  token: {TOKEN}\n  token: {TOKEN}\n",  # duplicate key
+    f"stringData:\n  token: !{TOKEN}\n",                # the value as a tag
+    f"stringData:\n  token: !<{TOKEN}> x\n",            # a verbatim tag
+    f"stringData:\n  token: *{TOKEN}\n",                # the value as an undefined alias
+    f"stringData:\n  token: &{TOKEN} [*{TOKEN}]\n",     # recursive alias
+    f"stringData:\n  token: \"a\\q{TOKEN}\"\n",          # unknown escape
+    f"stringData:\n  token: %{TOKEN}\n",                # '%' cannot start a plain scalar
+    f"stringData:\n  token: @{TOKEN}\n",                # '@' neither
 ])
 def test_error_messages_carry_no_value(parser: str, broken: str) -> None:
     text = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n" + broken
@@ -156,3 +163,46 @@ def test_krm_results_carry_no_value() -> None:
     res = run_cmhash(["--no-config", "-"], stdin=broken.encode())
     assert res.code == 2 and b"not valid base64" in res.stdout.split(b"results:")[-1]
     _clean(res.stdout.split(b"results:")[-1], res.stderr)
+
+
+ONE_LINE_JSON = ('{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", '
+                 '"kind": "Secret", "metadata": {"name": "creds"}, "stringData": {"token": "'
+                 + TOKEN + '"}}, {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": '
+                 '{"name": "app"}, "spec": {"template": {"spec": {"containers": [{"name": "m", '
+                 '"envFrom": [{"secretRef": {"name": "creds"}}]}]}}}}]}\n')
+
+
+def test_diff_withholds_a_hunk_whose_changed_line_holds_a_secret() -> None:
+    """One-line JSON: the Secret shares the edited line with the workload. The hunk is
+    left out (and said so, by line), never printed."""
+    res = run_cmhash(["--no-config", "--diff", "-"], stdin=ONE_LINE_JSON.encode())
+    assert res.code == 0
+    assert res.stdout == b""
+    assert res.stderr.strip() == ("cmhash: <stdin>:1: diff hunk not shown: the changed line "
+                                  "also holds Secret data")
+    _clean(res.stdout, res.stderr)
+    # the change itself is real: --check still reports it, and the stream carries it
+    assert run_cmhash(["--no-config", "--check", "-"], stdin=ONE_LINE_JSON.encode()).code == 1
+    assert b"checksum/config" in run_cmhash(["--no-config", "-"],
+                                            stdin=ONE_LINE_JSON.encode()).stdout
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_diff_format_matches_difflib(seed: int) -> None:
+    """Without Secret lines, the diff is exactly difflib's unified diff (a/ b/ labels)."""
+    import difflib
+    import random
+
+    from cmhash.output import unified_diff
+
+    rnd = random.Random(seed)
+    old = [f"line {rnd.randrange(8)}\n" for _ in range(rnd.randrange(0, 40))]
+    new = list(old)
+    for _ in range(rnd.randrange(1, 5)):
+        new.insert(rnd.randrange(len(new) + 1), f"added {rnd.randrange(99)}\n")
+    if new and rnd.random() < 0.3:
+        new[-1] = new[-1].rstrip("\n")
+    want = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+                   for line in difflib.unified_diff(old, new, "a/f", "b/f"))
+    got = unified_diff("".join(old), "".join(new), "f")
+    assert got.text == want and got.withheld == []

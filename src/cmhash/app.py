@@ -171,11 +171,11 @@ def analyze(sources: list[SourceText], table: KindTable,
 
 
 def _worker_init() -> None:
-    """Ctrl-C is the parent's to handle (exit 130, one line); workers just stop when
-    it terminates the pool, instead of each printing a KeyboardInterrupt traceback."""
-    import signal
+    """Signals are the parent's to handle (exit 130/143, one line); workers just stop when
+    it terminates the pool, instead of each printing a traceback."""
+    from cmhash.signals import reset_in_child
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    reset_in_child()
 
 
 def _start_methods() -> list[str]:

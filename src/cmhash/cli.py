@@ -133,10 +133,13 @@ def inject(paths: tuple[str, ...], in_place: bool, check: bool, show_diff: bool,
     changed = [f for f in result.files if f.changed]
     if check or show_diff:
         if show_diff:
-            write_stdout("".join(
-                unified_diff(f.source.text, f.text, f.source.display,
-                             result.secret_lines(f.source))
-                for f in changed))
+            diffs = [(f, unified_diff(f.source.text, f.text, f.source.display,
+                                      result.secret_lines(f.source))) for f in changed]
+            for f, d in diffs:
+                for line in d.withheld:
+                    err(f"cmhash: {f.source.display}:{line}: diff hunk not shown: the changed "
+                        "line also holds Secret data")
+            write_stdout("".join(d.text for _, d in diffs))
         if check:
             for c in result.changes:
                 err(f"would update {c.source.display}:{c.line}: {c.workload} ({c.key})")
@@ -418,6 +421,8 @@ def write_stdout(text: str | Iterable[str], *, bom: bool = False) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console entry point: maps every outcome to an exit code, never a traceback for input."""
+    from cmhash import signals
+
     args = list(sys.argv[1:] if argv is None else argv)
     verbose = "-v" in args or "--verbose" in args
     log("run: cmhash " + " ".join(args))
@@ -438,6 +443,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     except KeyboardInterrupt:
         err("cmhash: interrupted")
         code = EXIT_INTERRUPTED
+    except signals.Terminated as exc:
+        err(f"cmhash: terminated ({exc.name})")
+        code = 128 + exc.signum
     except (BrokenPipeError, OutputClosed):
         # the reader went away (cmhash big.yaml | head): stop quietly; later flushes of
         # the closed pipe go to /dev/null instead of raising again at exit
@@ -467,7 +475,13 @@ def entry() -> None:
 
     Everything is flushed and every file is closed by then; skipping the teardown of a
     few thousand module objects saves about 20 ms, which is most of what a pre-commit
-    hook or a Helm post-renderer run of a small chart costs beyond start-up."""
+    hook or a Helm post-renderer run of a small chart costs beyond start-up.
+
+    SIGTERM and SIGHUP are handled here, in the process that owns them (not in ``main``,
+    which tests call in-process)."""
+    from cmhash import signals
+
+    signals.install()
     try:
         main()
     except SystemExit as exc:

@@ -6,7 +6,7 @@ EXIT_OK = 0
 EXIT_CHANGED = 1
 EXIT_INPUT = 2
 EXIT_INTERNAL = 3
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # 128 + SIGINT; SIGTERM and SIGHUP: 128 + their number (143, 129)
 EXIT_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader left
 
 

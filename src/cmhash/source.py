@@ -10,6 +10,7 @@ import sys
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 from cmhash.errors import InputError, UsageError
 
@@ -148,15 +149,37 @@ def expand_paths(paths: Sequence[str]) -> list[str]:
     return out
 
 
+_READ_STEP = 1 << 20
+
+
+def read_limited(stream: BinaryIO, max_bytes: int, display: str) -> bytes:
+    """Read to the end, or stop with an error as soon as more than ``max_bytes`` came:
+    memory stays bounded by the limit, whatever is piped in."""
+    buf = bytearray()
+    while True:
+        piece = stream.read(min(_READ_STEP, max_bytes + 1 - len(buf)))
+        if not piece:
+            return bytes(buf)
+        buf += piece
+        if len(buf) > max_bytes:
+            raise InputError(f"input is over the limit of {max_bytes} bytes "
+                             "(raise it with --max-input-bytes)", path=display)
+
+
 def read_sources(paths: Iterable[str], *, max_bytes: int) -> list[SourceText]:
     sources = []
     for path in paths:
         if path == STDIN:
-            data = sys.stdin.buffer.read()
+            data = read_limited(sys.stdin.buffer, max_bytes, "<stdin>")
         else:
             try:
                 with open(path, "rb") as fh:
-                    data = fh.read(max_bytes + 1)
+                    size = os.fstat(fh.fileno()).st_size
+                    if size > max_bytes:
+                        raise InputError(f"input is {size} bytes, over the limit of "
+                                         f"{max_bytes} bytes (raise it with "
+                                         "--max-input-bytes)", path=path)
+                    data = read_limited(fh, max_bytes, path)
             except OSError as exc:
                 raise InputError(f"cannot read file: {exc.strerror}", path=path) from None
         sources.append(decode(path, data, max_bytes=max_bytes))

@@ -9,9 +9,13 @@ Every file was planned and verified before this runs. Then, in three steps:
 3. rename the temp files over their targets.
 
 A failure in steps 1-2 removes the temp files: no file was touched. A failure in step 3
-(or Ctrl-C) puts back the originals of the files already replaced, from memory and
-again by temp file + rename. Each file is at every moment either wholly old or wholly
-new, even if the process is killed; only a kill can leave a hidden ``.cmhash-*.tmp``.
+puts back the originals of the files already replaced, from memory and again by temp
+file + rename. Steps 2 and 3 run with SIGINT, SIGTERM and SIGHUP held off
+(``signals.held``) and check for one between files: a signal never lands between a
+rename and its bookkeeping, and one that arrives rolls everything back before it is
+delivered (exit 130, 143 or 129). Each file is at every moment either wholly old or
+wholly new, even if the process is killed; only SIGKILL can leave a hidden
+``.cmhash-*.tmp``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cmhash.errors import InputError
+from cmhash.signals import held
 from cmhash.source import STDIN
 
 if TYPE_CHECKING:
@@ -136,26 +141,40 @@ def write_files(files: Sequence[FileResult], paths: Sequence[str], *,
     """Replace every changed file, or none. ``paths``: the input arguments."""
     roots = input_roots(paths)
     jobs = [_check(f, roots) for f in files]
-    try:
-        for job in jobs:
-            try:
-                job.temp = _stage(job.target, job.new, job.mode, job.uid, job.gid)
-            except OSError as exc:
-                raise WriteError(f"cannot write: {exc.strerror}; no file was changed",
-                                 path=job.display) from None
-        for job in jobs:
-            try:
-                replace(job.temp, job.target)  # type: ignore[arg-type]
-            except OSError as exc:
-                raise WriteError(f"cannot replace: {exc.strerror}; no file was changed",
-                                 path=job.display) from None
-            job.replaced = True
-            job.temp = None
-    except BaseException:
-        _roll_back(jobs, replace)
-        raise
+    with held() as signals:
+        try:
+            _commit(jobs, replace, signals.check)
+        except BaseException:
+            _roll_back(jobs, replace)
+            raise
     for d in sorted({os.path.dirname(j.target) for j in jobs}):
         _fsync_dir(d)
+
+
+def _commit(jobs: list[_Job], replace: Callable[[str, str], None],
+            check: Callable[[], None]) -> None:
+    """Stage every file, then rename each over its target. ``check`` raises when a
+    signal waits; it runs between files, never between a rename and its record."""
+    for job in jobs:
+        check()
+        try:
+            job.temp = _stage(job.target, job.new, job.mode, job.uid, job.gid)
+        except OSError as exc:
+            raise WriteError(f"cannot write: {exc.strerror}; no file was changed",
+                             path=job.display) from None
+    for job in jobs:
+        check()
+        # intent first: the roll-back restores a file whose rename may or may not have
+        # happened (the same bytes, if not), and removes the temp file if it is still
+        # there (a renamed temp name no longer exists; mkstemp names are never reused)
+        job.replaced = True
+        try:
+            replace(job.temp, job.target)  # type: ignore[arg-type]
+        except OSError as exc:
+            raise WriteError(f"cannot replace: {exc.strerror}; no file was changed",
+                             path=job.display) from None
+        job.temp = None
+    check()  # a signal during the last rename: still all or nothing
 
 
 def _roll_back(jobs: list[_Job], replace: Callable[[str, str], None]) -> None:
@@ -193,13 +212,14 @@ def write_new_file(path: str, text: str) -> None:
     except OSError as exc:
         raise WriteError(f"cannot write {path}: {exc.strerror}") from None
     temp = None
-    try:
-        temp = _stage(target, text.encode("utf-8"), mode, os.getuid(), os.getgid())
-        os.replace(temp, target)
-    except OSError as exc:
-        _unlink(temp)
-        raise WriteError(f"cannot write {path}: {exc.strerror}") from None
-    except BaseException:
-        _unlink(temp)
-        raise
+    with held():  # no signal between the temp file's creation and its rename or removal
+        try:
+            temp = _stage(target, text.encode("utf-8"), mode, os.getuid(), os.getgid())
+            os.replace(temp, target)
+        except OSError as exc:
+            _unlink(temp)
+            raise WriteError(f"cannot write {path}: {exc.strerror}") from None
+        except BaseException:
+            _unlink(temp)
+            raise
     _fsync_dir(directory)
