@@ -8,8 +8,9 @@ import base64
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import yaml
 from hypothesis import strategies as st
+
+from cmhash.k8syaml import resolves_to_non_string
 
 NAMES = ("alpha", "beta")
 NAMESPACES = (None, "ns1")
@@ -24,8 +25,38 @@ WORKLOADS = {  # kind -> (apiVersion, path to the pod template spec)
     "Pod": ("v1", ()),
 }
 
-value_text = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-", min_size=0,
-                     max_size=12).map(lambda s: "v" + s)
+value_text = st.one_of(
+    st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-", min_size=0,
+            max_size=12).map(lambda s: "v" + s),
+    # plain scalars Kubernetes reads as strings though YAML 1.1 would not (base-60), and
+    # ones it reads as booleans or numbers (which the renderer must quote)
+    st.sampled_from(["03:00", "16:9", "1:30", "12:30:45", "2024-01-01", "yes", "on", "Off",
+                     "8080", "1e3", "0x1F", "~"]),
+)
+# a value written as a double-quoted scalar over two lines, the second one starting with
+# '%' at column 0: the splitter must not take it for a directive
+percent_text = value_text.map(lambda s: PercentFolded(f"head %{s}"))
+OPTIONAL_TRUE = ("true", "yes", "on", "True", "Y", "ON")
+
+
+class PercentFolded(str):
+    """A value ``a %b`` written ``"a\n%b"``: the line break folds into a space."""
+
+
+class Plain(str):
+    """Written as is, unquoted (e.g. a YAML 1.1 boolean spelling for ``optional``)."""
+
+
+class Anchored(dict):  # type: ignore[type-arg]
+    """A mapping written with an anchor ``&name`` (flow style)."""
+
+    def __init__(self, name: str, items: dict[str, str]) -> None:
+        super().__init__(items)
+        self.anchor = name
+
+
+class Alias(str):
+    """Written as ``*name``."""
 
 
 @dataclass
@@ -39,7 +70,7 @@ class Config:
     labels: dict[str, str] = field(default_factory=dict)
 
     def content(self) -> dict[str, bytes]:
-        out = {k: v.encode() for k, v in self.data.items()}
+        out = {k: _folded(v).encode() for k, v in self.data.items()}
         out.update({k: v.encode() for k, v in self.string_data.items()})
         out.update(self.binary)
         return out
@@ -52,6 +83,7 @@ class Ref:
     name: str
     keys: tuple[str, ...] | None   # None: the whole object
     optional: bool
+    spelling: str = "true"         # how optional: true is written (go-yaml booleans)
 
 
 @dataclass
@@ -60,6 +92,17 @@ class Workload:
     name: str
     namespace: str | None
     refs: list[Ref]
+    generated: bool = False  # named by metadata.generateName only
+    opted_in: bool = False   # cmhash.io/enabled: "true"
+
+    @property
+    def annotated(self) -> bool:
+        """Whether cmhash may annotate it (when it uses in-stream config)."""
+        return not self.generated or self.opted_in
+
+    @property
+    def label(self) -> str:
+        return self.name + "*" if self.generated else self.name
 
     def uses(self, cfg: Config, key: str) -> bool:
         if (self.namespace or "") != (cfg.namespace or ""):
@@ -83,6 +126,8 @@ def configs(draw: Any) -> Config:
     kind = draw(st.sampled_from(["ConfigMap", "Secret"]))
     keys = draw(st.lists(st.sampled_from(KEYS), unique=True, max_size=3))
     data = {k: draw(value_text) for k in keys}
+    if kind == "ConfigMap" and keys and draw(st.integers(0, 4)) == 0:
+        data[keys[0]] = draw(percent_text)
     cfg = Config(kind, draw(st.sampled_from(NAMES)), draw(st.sampled_from(NAMESPACES)), data)
     extra = [k for k in ("x1", "x2") if draw(st.booleans())]
     if kind == "Secret":
@@ -106,14 +151,18 @@ def refs(draw: Any) -> Ref:
     else:
         listed = draw(st.lists(st.sampled_from(KEYS), unique=True, max_size=2))
         keys = tuple(listed) or None
-    return Ref(site, target, draw(st.sampled_from(NAMES)), keys, draw(st.booleans()))
+    optional = draw(st.booleans())
+    spelling = draw(st.sampled_from(OPTIONAL_TRUE)) if optional else "true"
+    return Ref(site, target, draw(st.sampled_from(NAMES)), keys, optional, spelling)
 
 
 @st.composite
 def workloads(draw: Any) -> Workload:
+    generated = draw(st.integers(0, 5)) == 0
     return Workload(draw(st.sampled_from(sorted(WORKLOADS))), draw(st.sampled_from(NAMES)),
                     draw(st.sampled_from(NAMESPACES)),
-                    draw(st.lists(refs(), min_size=1, max_size=4)))
+                    draw(st.lists(refs(), min_size=1, max_size=4)), generated,
+                    generated and draw(st.booleans()))
 
 
 def _unique(items: list[Any], key: Any) -> list[Any]:
@@ -131,7 +180,7 @@ def streams(draw: Any) -> Stream:
     cfgs = _unique(draw(st.lists(configs(), min_size=1, max_size=5)),
                    lambda c: (c.kind, c.name, c.namespace))
     wls = _unique(draw(st.lists(workloads(), min_size=1, max_size=4)),
-                  lambda w: (w.kind, w.name, w.namespace))
+                  lambda w: (w.kind, w.label, w.namespace))
     n = len(cfgs) + len(wls)
     listed = sorted(draw(st.sets(st.integers(0, n - 1), max_size=3)))
     return Stream(cfgs, wls, listed if len(listed) >= 1 else [])
@@ -168,13 +217,17 @@ def _b64(data: bytes, wrap: bool) -> str:
     return Wrapped(text) if wrap and len(text) > 8 else text
 
 
-def workload_object(w: Workload) -> dict[str, Any]:
+def _folded(value: str) -> str:
+    return str(value)
+
+
+def workload_object(w: Workload, *, anchors: bool = False) -> dict[str, Any]:
     api, path = WORKLOADS[w.kind]
     container: dict[str, Any] = {"name": "main", "image": "example/app:1"}
     pod: dict[str, Any] = {"containers": [container]}
     volumes: list[Any] = []
     for i, r in enumerate(w.refs):
-        opt = {"optional": "true"} if r.optional else {}
+        opt = {"optional": Plain(r.spelling)} if r.optional else {}
         if r.site == "env":
             sel = "configMapKeyRef" if r.target == "ConfigMap" else "secretKeyRef"
             container.setdefault("env", []).append(
@@ -196,18 +249,25 @@ def workload_object(w: Workload) -> dict[str, Any]:
                 volumes.append({"name": f"v{i}", "projected": {"sources": [{vol_key: src}]}})
     if volumes:
         pod["volumes"] = volumes
-    meta: dict[str, Any] = {"name": w.name}
+    meta: dict[str, Any] = {"generateName" if w.generated else "name": w.name}
     if w.namespace:
         meta["namespace"] = w.namespace
+    if w.opted_in:
+        meta["annotations"] = {"cmhash.io/enabled": "true"}
     obj: dict[str, Any] = {"apiVersion": api, "kind": w.kind, "metadata": meta}
     if not path:
         obj["spec"] = pod
         return obj
     template: dict[str, Any] = {"spec": pod}
+    anchor = f"l{abs(hash((w.kind, w.label, w.namespace))) % 10**6}"
+    if anchors:  # labels anchored in the template, repeated by an alias after it
+        template = {"metadata": {"labels": Anchored(anchor, {"app": w.name})}, "spec": pod}
     node = obj
     for step in path[:-1]:
         node = node.setdefault(step, {})
     node[path[-1]] = template
+    if anchors:
+        node["selector"] = {"matchLabels": Alias(anchor)}
     return obj
 
 
@@ -225,31 +285,40 @@ class Style:
     start_marker: bool = True
     end_markers: bool = False
     final_newline: bool = True
+    anchors: bool = False      # template labels anchored, aliased by the selector
 
 
 styles = st.builds(
     Style, indent=st.sampled_from([2, 4]), indentless=st.booleans(),
     quote=st.sampled_from(["", "'", '"']), flow_refs=st.booleans(), comments=st.booleans(),
     blank_lines=st.booleans(), crlf=st.booleans(), start_marker=st.booleans(),
-    end_markers=st.booleans(), final_newline=st.booleans())
+    end_markers=st.booleans(), final_newline=st.booleans(), anchors=st.booleans())
 
 FLOW_KEYS = {"configMapKeyRef", "secretKeyRef", "configMapRef", "secretRef"}
+NL = "\x00NL\x00"  # a line break inside a scalar, made the stream's newline at the end
 
 
-def _scalar(value: Any, style: Style) -> str:
+def _scalar(value: Any, style: Style, nl: str = "\n") -> str:
     text = str(value)
-    if text == "true":
+    if text == "true" or isinstance(value, Plain):
         return text
+    if isinstance(value, Alias):
+        return f"*{text}"
+    if isinstance(value, PercentFolded):
+        head, _, rest = text.partition(" %")
+        return f'"{head}{nl}%{rest}"'
     if not style.quote:
-        # plain, unless YAML would read it as a number, bool or null (base64 can be "1234")
-        return text if isinstance(yaml.safe_load(text), str) else f'"{text}"'
+        # plain, unless Kubernetes would read it as a number, bool or null (base64 can be
+        # "1234"); base-60 forms such as 03:00 stay plain: Kubernetes reads them as strings
+        return f'"{text}"' if resolves_to_non_string(text) else text
     if style.quote == "'":
         return "'" + text.replace("'", "''") + "'"
     return '"' + text + '"'
 
 
 def _flow(obj: dict[str, Any], style: Style) -> str:
-    return "{" + ", ".join(f"{k}: {_scalar(v, style)}" for k, v in obj.items()) + "}"
+    anchor = f"&{obj.anchor} " if isinstance(obj, Anchored) else ""
+    return anchor + "{" + ", ".join(f"{k}: {_scalar(v, style)}" for k, v in obj.items()) + "}"
 
 
 def _emit(obj: Any, indent: int, style: Style, out: list[str], first_prefix: str = "") -> None:
@@ -263,7 +332,8 @@ def _emit(obj: Any, indent: int, style: Style, out: list[str], first_prefix: str
             if isinstance(v, Wrapped):
                 out.append(f"{lead}{k}: |")
                 out.extend(f"{pad}{' ' * style.indent}{v[i:i + 8]}" for i in range(0, len(v), 8))
-            elif isinstance(v, dict) and v and k in FLOW_KEYS and style.flow_refs:
+            elif isinstance(v, dict) and v and (k in FLOW_KEYS and style.flow_refs
+                                                or isinstance(v, Anchored)):
                 out.append(f"{lead}{k}: {_flow(v, style)}")
             elif isinstance(v, dict) and v:
                 out.append(f"{lead}{k}:")
@@ -275,7 +345,7 @@ def _emit(obj: Any, indent: int, style: Style, out: list[str], first_prefix: str
                 out.append(f"{lead}{k}: {'{}' if isinstance(v, dict) else '[]'}")
             else:
                 comment = "  # inline" if style.comments and k == "name" else ""
-                out.append(f"{lead}{k}: {_scalar(v, style)}{comment}")
+                out.append(f"{lead}{k}: {_scalar(v, style, NL)}{comment}")
     else:
         for item in obj:
             if isinstance(item, dict) and item:
@@ -298,7 +368,7 @@ def render(stream: Stream, style: Style, *, order: list[int] | None = None,
            b64_wrap: bool = False) -> bytes:
     docs = stream.documents()
     objects = [config_object(d, b64_wrap=b64_wrap) if isinstance(d, Config)
-               else workload_object(d) for d in docs]
+               else workload_object(d, anchors=style.anchors) for d in docs]
     listed = [objects[i] for i in stream.listed]
     singles = [o for i, o in enumerate(objects) if i not in stream.listed]
     units = singles + ([{"apiVersion": "v1", "kind": "List", "items": listed}] if listed else [])
@@ -313,7 +383,7 @@ def render(stream: Stream, style: Style, *, order: list[int] | None = None,
             lines.append("...")
     nl = "\r\n" if style.crlf else "\n"
     text = nl.join(lines) + (nl if style.final_newline else "")
-    return text.encode()
+    return text.replace(NL, nl).encode()
 
 
 def with_config(stream: Stream, index: int, cfg: Config) -> Stream:

@@ -118,6 +118,34 @@ CATALOGUE: list[Bad] = [
     Bad("utf32", "\ufeff".encode("utf-32-le") + H.encode("utf-32-le"),
         "input is not supported", "1:1"),
     Bad("nul-byte", H.encode() + b"data:\n  a: \"x\x00\"\n", "NUL byte in input", "6:8"),
+    # --- characters the parsers read differently (refused in documents cmhash reads)
+    Bad("bom-mid-stream", H + "---\n\ufeff" + H, "character U+FEFF (a byte order mark)", "6:1"),
+    Bad("nel-in-plain-scalar", H + "data:\n  a: x\x85y\n", "character U+0085 (NEL)", "6:7"),
+    Bad("line-separator", H + "data:\n  a: x\u2028y\n", "character U+2028 (LS)", "6:7"),
+    Bad("paragraph-separator", H + "data:\n  a: 'x\u2029y'\n", "character U+2029 (PS)",
+        "6:8"),
+    # --- Kubernetes' own YAML rules
+    Bad("optional-quoted", DEP.format(meta="", ref="{name: cfg, optional: 'true'}"),
+        "configMapRef.optional' must be true or false", "11:47"),
+    Bad("optional-number", DEP.format(meta="", ref="{name: cfg, optional: 1}"),
+        "configMapRef.optional' must be true or false", "11:47"),
+    Bad("paused-string", DEP.replace("spec:\n  template", "spec:\n  paused: \"yes\"\n  template")
+        .format(meta="", ref="{name: cfg}"), "'spec.paused' must be true or false", "6:11"),
+    Bad("immutable-string", H + "immutable: 'true'\n", "'immutable' must be true or false",
+        "5:12"),
+    Bad("real-list-items-not-a-sequence", "apiVersion: v1\nkind: ConfigMapList\nitems: {a: b}\n",
+        "'items' of a ConfigMapList must be a sequence", "3:8"),
+    # --- anchors and aliases around an edit
+    Bad("aliased-list-item", "apiVersion: v1\nkind: List\nitems:\n- &d\n"
+        + "".join("  " + line + "\n" for line in DEP.format(meta="", ref="{name: cfg}")
+                  .splitlines()) + "- *d\n- " + H.replace("\n", "\n  ").rstrip() + "\n",
+        "cannot add the annotation: it would land inside the anchored node &d", "16:3"),
+    Bad("aliased-spec-shared", "apiVersion: v1\nkind: List\nitems:\n"
+        + "- " + "".join("  " + line + "\n" for line in DEP.format(
+            meta="", ref="{name: cfg}").splitlines()).replace("  spec:\n", "  spec: &s\n", 1)[2:]
+        + "- {apiVersion: apps/v1, kind: Deployment, metadata: {name: e, annotations: "
+          "{cmhash.io/skip: 'true'}}, spec: *s}\n- " + H.replace("\n", "\n  ").rstrip() + "\n",
+        "it would land inside the anchored node &s", "15:109"),
     # --- empty
     Bad("empty", "", "no Kubernetes objects in the input", None),
     Bad("only-comments", "# a comment\n# another\n", "no Kubernetes objects in the input",
@@ -303,3 +331,38 @@ def test_stdin_over_the_limit_stops_reading_at_the_limit() -> None:
     assert int(rss) < 100 * 1024  # KiB
     assert out[1] == "cmhash: <stdin>: input is over the limit of 1000 bytes (raise it with " \
                      "--max-input-bytes)"
+
+
+# ----------------------------------------------------------------- fast and exact agree
+
+# Documents both parsers pass through unread (their kind is certainly irrelevant): what
+# they hold is kubectl's business, and neither parser may treat them differently.
+PASSED_THROUGH = [
+    ("bomb-in-a-service", "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n"
+     + _bomb()[len(H):] + "---\n" + H),
+    ("deep-nesting-in-a-crd", "apiVersion: apiextensions.k8s.io/v1\n"
+     "kind: CustomResourceDefinition\nmetadata:\n  name: x\nspec: " + "[" * 3000
+     + "]" * 3000 + "\n---\n" + H),
+    ("syntax-error-in-a-service", "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n"
+     "spec: {a: b\n---\n" + H),
+    ("nel-in-a-service", "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n"
+     "  labels: {a: x\x85y}\n---\n" + H),
+    ("custom-list-with-strings", "apiVersion: example.com/v1\nkind: IPAllowList\n"
+     "metadata:\n  name: l\nitems:\n- 10.0.0.0/8\n---\n" + H),
+]
+
+
+@pytest.mark.parametrize("text", [b.text for b in CATALOGUE if b.name not in SLOW_FOR_EXACT]
+                         + [t for _, t in PASSED_THROUGH],
+                         ids=[b.name for b in CATALOGUE if b.name not in SLOW_FOR_EXACT]
+                         + [n for n, _ in PASSED_THROUGH])
+def test_fast_and_exact_agree(text: str | bytes) -> None:
+    """Same exit code and same stdout, whatever the input (the catalogue above, and
+    hostile documents that both pass through)."""
+    data = text.encode() if isinstance(text, str) else text
+    fast = run_cmhash(["--no-config", "--parser", "fast", "-"], stdin=data)
+    exact = run_cmhash(["--no-config", "--parser", "exact", "-"], stdin=data)
+    assert (fast.code, fast.stdout) == (exact.code, exact.stdout), (fast.stderr, exact.stderr)
+    assert fast.code in (0, 2)
+    if fast.code == 2:  # the same place, if not always the same words
+        assert fast.stderr.split(": ")[1] == exact.stderr.split(": ")[1]

@@ -48,14 +48,17 @@ def _template(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def values(data: bytes) -> dict[tuple[str, str | None, str], str | None]:
-    """(kind, namespace, name) of each workload -> its checksum (None: not annotated)."""
+    """(kind, namespace, name) of each workload -> its checksum (None: not annotated).
+    A generateName-only workload is named ``prefix*``."""
     out = {}
     for obj in _objects(data):
         if obj["kind"] in ("ConfigMap", "Secret"):
             continue
         meta = _template(obj).get("metadata") or {}
         value = (meta.get("annotations") or {}).get(KEY)
-        out[(obj["kind"], obj["metadata"].get("namespace"), obj["metadata"]["name"])] = value
+        m = obj["metadata"]
+        name = m["name"] if "name" in m else m["generateName"] + "*"
+        out[(obj["kind"], m.get("namespace"), name)] = value
     return out
 
 
@@ -79,7 +82,8 @@ def test_only_annotation_lines_change_and_it_is_idempotent(stream: Stream, style
     got = values(out)
     for w in stream.workloads:
         in_stream = any((r.target, r.name, w.namespace or "") in present for r in w.refs)
-        assert (got[(w.kind, w.namespace, w.name)] is not None) == in_stream, w
+        annotated = in_stream and w.annotated  # generateName only when opted in
+        assert (got[(w.kind, w.namespace, w.label)] is not None) == annotated, w
 
 
 @common
@@ -115,7 +119,8 @@ def test_changing_used_content_moves_exactly_its_users(stream: Stream, style: St
         changed.binary[key] += b"\x00"
     before = values(_run(render(stream, style)))
     after = values(_run(render(with_config(stream, cfg_index, changed), style)))
-    users = {(w.kind, w.namespace, w.name) for w in stream.workloads if w.uses(cfg, key)}
+    users = {(w.kind, w.namespace, w.label) for w in stream.workloads
+             if w.uses(cfg, key) and w.annotated}
     for wid, value in before.items():
         if wid in users:
             assert after[wid] != value, f"{wid} uses {cfg.kind}/{cfg.name}[{key}]"

@@ -472,3 +472,59 @@ def test_secret_type_and_immutable_unset(tmp_path: Path) -> None:
     (f,) = data["findings"]
     # sorted, whatever the hash seed (5 keys: a set's order matches by chance 1 in 120)
     assert "its data changed (keys u, v, w, x, y): " in f["message"]
+
+
+DEP = ("---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n{meta}spec:\n"
+       "  template:\n    spec:\n      containers:\n      - name: x\n"
+       "        envFrom: [{{configMapRef: {{name: c}}}}]\n")
+
+
+@pytest.mark.parametrize(("new", "why"), [
+    (DEP.format(meta=""), "checksum annotation removed (it uses no ConfigMap/Secret of the "
+                          "input any more)"),
+    (CM.format(extra="", a="'1'") + DEP.format(
+        meta="  annotations:\n    cmhash.io/skip: 'true'\n"),
+     "checksum annotation removed (not annotated: opted out (cmhash.io/skip))"),
+])
+def test_a_checksum_that_disappears_is_a_restart(tmp_path: Path, new: str, why: str) -> None:
+    """The ConfigMap leaves NEW, or the workload opts out in NEW: the rendered pod
+    template loses the annotation, so the pods roll, and the report names the cause."""
+    data = _pair(tmp_path, CM.format(extra="", a="'1'") + DEP.format(meta=""), new)
+    (w,) = data["restart"]
+    assert w["name"] == "d"
+    assert {"kind": None, "name": None, "change": why, "keys": []} in w["causes"]
+    if "opted out" not in why:  # the object itself is named too
+        assert {"kind": "ConfigMap", "name": "c", "change": "removed",
+                "keys": ["a", "b"]} in w["causes"]
+    assert data["summary"]["text"].startswith("1 workload will restart")
+
+
+def test_a_checksum_that_appears_is_a_restart(tmp_path: Path) -> None:
+    old = CM.format(extra="", a="'1'") + DEP.format(
+        meta="  annotations:\n    cmhash.io/skip: 'true'\n")
+    data = _pair(tmp_path, old, CM.format(extra="", a="'1'") + DEP.format(meta=""))
+    (w,) = data["restart"]
+    assert w["causes"] == [{"kind": None, "name": None, "change": "checksum annotation added",
+                            "keys": []}]
+
+
+def test_a_kept_annotation_is_no_restart(tmp_path: Path) -> None:
+    """Committed output (cmhash -i) keeps its checksum when the workload opts out: the
+    applied template does not change, so nothing rolls."""
+    annotated = run_cmhash(["--no-config", "-"], stdin=(CM.format(extra="", a="'1'")
+                                                        + DEP.format(meta="")).encode()).out
+    opted = annotated.replace("  name: d\n", "  name: d\n  annotations:\n"
+                                             "    cmhash.io/skip: 'true'\n")
+    data = _pair(tmp_path, annotated, opted)
+    assert data["restart"] == []
+
+
+def test_deploymentconfig_without_configchange_trigger(tmp_path: Path) -> None:
+    dc = ("---\napiVersion: apps.openshift.io/v1\nkind: DeploymentConfig\nmetadata:\n"
+          "  name: dc\nspec:\n  triggers:\n  - type: ImageChange\n  template:\n" + SPEC)
+    data = _pair(tmp_path, CM.format(extra="", a="'1'") + dc.format(key="a"),
+                 CM.format(extra="", a="'9'") + dc.format(key="a"))
+    assert data["restart"] == []
+    (w,) = data["notRestarting"]
+    assert "no ConfigChange trigger" in w["reason"]
+    assert [f["code"] for f in data["findings"]] == ["no-restart"]

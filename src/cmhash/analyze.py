@@ -229,6 +229,11 @@ def analyze_workload(res: Resource, wk: WorkloadKind, settings: Settings,
     if res.skipped or (generated and not res.opted_in):
         info.skip = SkipReason.OPTED_OUT if res.skipped else SkipReason.GENERATED
         info.refs = _refs_of_opted_out(res, wk, settings)
+        # what stays in the output (report: a checksum that disappears rolls the pods)
+        template = get_path(res.node, wk.template_path) if wk.template_path else res.node
+        info.current = scalar(get(get_path(template, ("metadata", "annotations")),
+                                  settings.annotation_key))
+        info.no_restart = _no_restart(res, wk)
         return info
     if wk.template_path:
         template, template_key = _template(res, wk)

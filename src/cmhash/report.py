@@ -89,9 +89,24 @@ def workload_key(plan: WorkloadPlan) -> WorkloadKey:
     return (plan.info.kind.group, plan.info.kind.kind, plan.namespace, plan.info.name)
 
 
-def _written(plan: WorkloadPlan | None) -> str | None:
-    """The value cmhash writes on this workload (None: it writes nothing)."""
-    return None if plan is None or plan.skip is not None else plan.value
+def _applied(plan: WorkloadPlan) -> str | None:
+    """The annotation value the output carries: what cmhash writes, else whatever the
+    input already had (an opted-out or config-less workload keeps it untouched)."""
+    if plan.skip is None and plan.value is not None:
+        return plan.value
+    return plan.info.current
+
+
+def _annotation_cause(plan: WorkloadPlan, before: str | None, after: str | None
+                      ) -> Cause | None:
+    """When the checksum appears or disappears, say why."""
+    if after is not None and before is not None:
+        return None
+    if after is None:
+        why = (f"not annotated: {plan.skip}" if plan.skip is not None
+               else "it uses no ConfigMap/Secret of the input any more")
+        return Cause(None, None, f"checksum annotation removed ({why})", ())
+    return Cause(None, None, "checksum annotation added", ())
 
 
 def _used(plan: WorkloadPlan) -> dict[ObjectKey, frozenset[str] | None]:
@@ -259,6 +274,8 @@ def build(old: Any, new: Any, annotation_key: str) -> dict[str, Any]:
     restart, not_restarting = [], []
     users: dict[ObjectKey, list[str]] = {}
     for plan in new.plans:
+        if plan.info.generated:
+            continue  # a generateName object is created anew, never restarted
         used = _used(plan)
         prev = old_plans.get(workload_key(plan))
         for key, keys in used.items():
@@ -269,11 +286,15 @@ def build(old: Any, new: Any, annotation_key: str) -> dict[str, Any]:
             continue  # created by this change: nothing to restart
         unhashed = _unhashed(plan, used, by_key)
         causes = _causes(used, _used(prev), by_key)
-        value, before = _written(plan), _written(prev)
-        rolls = (value is not None and value != before and not plan.info.no_restart
+        value, before = _applied(plan), _applied(prev)
+        # any change of the applied annotation (changed, added or removed) rolls the pods
+        rolls = (value != before and not plan.info.no_restart
                  and plan.info.kind.policy not in NEVER_ROLLS)
         if rolls:
             causes = [c for c in causes if (c.kind, plan.namespace, c.name) not in unhashed]
+            about = _annotation_cause(plan, before, value)
+            if about is not None:
+                causes.append(about)
             restart.append({**workload_fields(plan), "causes": [
                 c._asdict() for c in causes or [REFERENCES_CHANGED]]})
         elif causes:
