@@ -125,3 +125,60 @@ def test_fast_equals_exact_on_generated_streams(tmp_path: Path, apps: int, seed:
     forked = run_cmhash(["--no-config", "-q", "--workers", "2", str(stream)])
     assert forked.stdout == fast.stdout
 
+
+# ------------------------------------------------------------ the vendored files
+
+BUDGET = 2_000_000  # bytes, for everything under tests/corpus
+ROW = re.compile(r"^\| `([^`]+\.yaml)` \|(?:[^|]*\|){4} (\d+) \| `([0-9a-f]{40})` \|", re.MULTILINE)
+
+
+def _git_blob(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def test_vendored_corpus_is_attributed_and_unchanged() -> None:
+    """tests/corpus/SOURCES.md lists exactly the vendored files, with the size and git
+    blob id of their bytes (an editor's final newline or a CRLF conversion fails here);
+    each source directory has its license; the whole stays within budget."""
+    rows = {rel: (int(size), blob) for rel, size, blob in
+            ROW.findall((CORPUS / "SOURCES.md").read_text(encoding="utf-8"))}
+    files = {p.relative_to(CORPUS).as_posix(): p for p in CORPUS.rglob("*.yaml")}
+    assert len(files) >= 20
+    assert sorted(rows) == sorted(files)
+    for rel, path in files.items():
+        data = path.read_bytes()
+        assert (len(data), _git_blob(data)) == rows[rel], rel
+        source = CORPUS / rel.split("/")[0]
+        assert [*source.glob("LICENSE*")], f"no license next to {rel}"
+    assert sum(p.stat().st_size for p in CORPUS.rglob("*") if p.is_file()) <= BUDGET
+
+
+EXCERPT = "argo-cd/manifests/install.excerpt.yaml"
+ARGOCD_INSTALL = "argo-cd/manifests/install.yaml"
+
+
+def _source(rel: str) -> Path:
+    return SHARED_CORPUS / (ARGOCD_INSTALL if rel == EXCERPT else rel)
+
+
+VENDORED = sorted(p.relative_to(CORPUS).as_posix() for p in CORPUS.rglob("*.yaml"))
+VERBATIM = [param for rel in VENDORED
+            for param in shared_params(_source(rel), rel, CORPUS / rel, _source(rel))]
+
+if VERBATIM:  # defined only next to ../shared and in CI: an empty parametrize would skip
+
+    @pytest.mark.parametrize("vendored,source", VERBATIM)
+    def test_vendored_file_is_verbatim_from_shared(vendored: Path, source: Path) -> None:
+        """Next to ../shared (always in CI): each vendored file is its corpus file byte for
+        byte; the excerpt is the end of argo-cd's install.yaml from a document start on, and
+        leaves out only CustomResourceDefinitions."""
+        excerpt, whole = vendored.read_bytes(), source.read_bytes()
+        if vendored.name != Path(EXCERPT).name:
+            assert excerpt == whole
+            return
+        assert excerpt.startswith(b"---\n") and whole.endswith(excerpt)
+        left_out = whole[:-len(excerpt)]
+        kinds = re.findall(rb"^kind: (\S+)$", left_out, re.MULTILINE)
+        assert kinds == [b"CustomResourceDefinition"] * 3
