@@ -37,13 +37,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """``@pytest.mark.shared("corpus")``: the test reads ``../shared/corpus``. Missing:
     skip locally, fail in CI (which runs in a checkout next to ../shared)."""
-    for mark in item.iter_markers("shared"):
-        rel = "/".join(mark.args)
-        if not SHARED.joinpath(*mark.args).exists():
-            if IN_CI:
-                pytest.fail(f"../shared/{rel} is not present; CI runs in a checkout "
-                            "next to ../shared")
-            pytest.skip(f"../shared/{rel} is not present")
+    missing = [f"../shared/{'/'.join(m.args)}" for m in item.iter_markers("shared")
+               if not SHARED.joinpath(*m.args).exists()]
+    if missing and IN_CI:
+        pytest.fail(f"{', '.join(missing)} not present; CI runs in a checkout next to "
+                    "../shared")
+    if missing:
+        pytest.skip(f"{', '.join(missing)} not present")
 
 
 def shared_params(path: Path, id: str, *values: Any) -> list[Any]:
