@@ -11,8 +11,13 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "corpus"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+# A vendored subset of the public manifests (tests/corpus/SOURCES.md): always present.
+CORPUS = ROOT / "tests" / "corpus"
+# Next to the checkout, when present: the full corpus and the benchmark generator. Tests
+# that read it are marked ``shared``; CI runs next to it, so there they fail without it.
+SHARED = ROOT.parent / "shared"
+SHARED_CORPUS = SHARED / "corpus"
 
 # Property tests: a bounded number of examples by default and in CI; many more with
 # ``pytest --hypothesis-profile=nightly``.
@@ -27,6 +32,28 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="rewrite expected.yaml / error.txt / stderr.txt from actual output")
     parser.addoption("--run-slow", action="store_true",
                      help="run slow tests (always on in CI)")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """``@pytest.mark.shared("corpus")``: the test reads ``../shared/corpus``. Missing:
+    skip locally, fail in CI (which runs in a checkout next to ../shared)."""
+    missing = [f"../shared/{'/'.join(m.args)}" for m in item.iter_markers("shared")
+               if not SHARED.joinpath(*m.args).exists()]
+    if missing and IN_CI:
+        pytest.fail(f"{', '.join(missing)} not present; CI runs in a checkout next to "
+                    "../shared")
+    if missing:
+        pytest.skip(f"{', '.join(missing)} not present")
+
+
+def shared_params(path: Path, id: str, *values: Any) -> list[Any]:
+    """An extra parameter (``values``, else ``path``) for a test that reads ``path`` under
+    ../shared, marked ``shared``: none locally without it (the vendored parameters stand
+    in; nothing skips), and always in CI (where it then fails)."""
+    if not (path.exists() or IN_CI):
+        return []
+    return [pytest.param(*(values or (path,)), id=id,
+                         marks=pytest.mark.shared(*path.relative_to(SHARED).parts))]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -45,8 +72,7 @@ def update_goldens(request: pytest.FixtureRequest) -> bool:
 
 @pytest.fixture(scope="session")
 def corpus() -> Path:
-    if not CORPUS.is_dir():
-        pytest.skip("../shared/corpus is not present")
+    """The vendored corpus (tests/corpus), laid out as ../shared/corpus is."""
     return CORPUS
 
 

@@ -279,11 +279,11 @@ def test_kustomize_plugin_installs_where_kustomize_looks(tmp_path: Path, env: st
     assert '--config "$config" "$@" -' in script and "cmhash" in script
 
 
+# bench/run.py's defaults: the generator and a chart from the full corpus
+@pytest.mark.shared("bench", "make_stream.py")
+@pytest.mark.shared("corpus")
 def test_benchmark_script_runs(tmp_path: Path) -> None:
     """bench/run.py from the README set-up, at a toy size (timing is not asserted)."""
-    generator = ROOT.parent / "shared" / "bench" / "make_stream.py"
-    if not generator.is_file():
-        pytest.skip("../shared/bench/make_stream.py is not present")
     out = tmp_path / "bench.json"
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "run.py"), "--apps", "3",
                            "--runs", "1", "--ruamel-max-apps", "3", "--small-runs", "1",

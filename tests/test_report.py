@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cmhash
+from conftest import CORPUS, ROOT, SHARED_CORPUS, run_cmhash, shared_params
 
 CASE = ROOT / "tests" / "fixtures" / "report"
 FORMATS = {"markdown": "expected.md", "json": "expected.json", "text": "expected.txt",
@@ -260,11 +260,11 @@ def test_fingerprints_survive_moved_lines(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------ a real render
 
-def _argocd_pair(corpus: Path, tmp_path: Path) -> tuple[Path, Path]:
+def _argocd_pair(install: Path, tmp_path: Path) -> tuple[Path, Path]:
     """Argo CD's install.yaml twice, as two renders of one chart with different values:
     argocd-cmd-params-cm and a redis Secret gain data (changed between the sides), the
     GPG keys ConfigMap is immutable and changes, the controller StatefulSet is OnDelete."""
-    text = (corpus / "argo-cd" / "manifests" / "install.yaml").read_text()
+    text = install.read_text()
 
     def render(log_level: str, redis_auth: str, gpg: str) -> str:
         out = text.replace(
@@ -295,8 +295,16 @@ def _argocd_pair(corpus: Path, tmp_path: Path) -> tuple[Path, Path]:
     return old, new
 
 
-def test_report_on_argocd_renders(corpus: Path, tmp_path: Path) -> None:
-    old, new = _argocd_pair(corpus, tmp_path)
+ARGOCD_INSTALL = "argo-cd/manifests/install.yaml"
+
+
+# The vendored excerpt is every document of install.yaml but its three CRDs (1.8 MB of
+# schema that references nothing); the whole file runs next to ../shared.
+@pytest.mark.parametrize("install", [
+    pytest.param(CORPUS / "argo-cd" / "manifests" / "install.excerpt.yaml", id="excerpt"),
+    *shared_params(SHARED_CORPUS / ARGOCD_INSTALL, "shared")])
+def test_report_on_argocd_renders(install: Path, tmp_path: Path) -> None:
+    old, new = _argocd_pair(install, tmp_path)
     outputs = {}
     for fmt in FORMATS:
         code, out, err = report(old.name, new.name, "--format", fmt, cwd=tmp_path)
