@@ -13,6 +13,10 @@ from typing import NamedTuple
 import pytest
 from conftest import run_cmhash
 
+from cmhash.errors import InputError
+from cmhash.inputs import is_manifest_text
+from cmhash.source import decode
+
 H = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n"
 S = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n"
 DEP = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n"
@@ -180,9 +184,17 @@ def test_bad_input(tmp_path: Path, bad: Bad, parser: str) -> None:
     assert time.monotonic() - start < 30
     _check(res, path, bad)
     assert path.read_bytes() == data
-    # --in-place and --check fail the same way and touch nothing
-    assert run_cmhash(["--no-config", "--parser", parser, "-i", str(path)]).code == 2
-    assert path.read_bytes() == data
+    # --in-place and --check fail the same way and touch nothing; a file that is not a
+    # manifest at all (no apiVersion or kind) is skipped by them, as in a repository walk
+    try:
+        is_manifest = is_manifest_text(decode("x", data, max_bytes=1 << 30).text)
+    except InputError:  # not even text: an error in every mode
+        is_manifest = True
+    for mode in ("-i", "--check"):
+        res = run_cmhash(["--no-config", "--parser", parser, "-v", mode, str(path)])
+        assert res.code == (2 if is_manifest else 0), res.stderr
+        assert is_manifest or "not a Kubernetes manifest" in res.stderr
+        assert path.read_bytes() == data
     # from stdin, the same message names <stdin>
     res = run_cmhash(["--no-config", "--parser", parser, "-"], stdin=data)
     assert res.code == 2 and res.stdout == b"" and bad.message in res.stderr

@@ -19,7 +19,7 @@ from cmhash.findings import Finding
 from cmhash.kinds import DEFAULT_TABLE, KindTable
 from cmhash.resolve import ConfigIndex, WorkloadPlan, build_index, plan_workload
 from cmhash.settings import Settings
-from cmhash.source import SourceText, expand_paths, read_sources
+from cmhash.source import SourceText
 from cmhash.split import Chunk, split_chunks
 
 PARALLEL_MIN_BYTES = 4 * 1024 * 1024  # below this, forking costs more than it saves
@@ -84,10 +84,6 @@ class RunResult(NamedTuple):
 
 def kind_table(settings: Settings) -> KindTable:
     return DEFAULT_TABLE.with_extra(settings.extra_kinds) if settings.extra_kinds else DEFAULT_TABLE
-
-
-def load(paths: Sequence[str], settings: Settings) -> list[SourceText]:
-    return read_sources(expand_paths(paths), max_bytes=settings.max_input_bytes)
 
 
 # ------------------------------------------------------------------ map stage

@@ -90,9 +90,14 @@ def settings_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      help="Refuse inputs larger than this [default: 268435456]."),
         click.option("--workers", type=click.IntRange(min=0), default=None,
                      help="Processes for big inputs [default: 0 = automatic]."),
+        click.option("--exclude", multiple=True, metavar="PATTERN",
+                     help="Leave matching files and directories out of directory walks "
+                          "(gitignore syntax, relative to the walked directory; repeatable)."),
         click.option("-q", "--quiet", is_flag=True, default=None,
                      help="Print errors only (no warnings or notices)."),
-        click.option("-v", "--verbose", is_flag=True, help="Tracebacks for internal errors."),
+        click.option("-v", "--verbose", is_flag=True,
+                     help="Notes (skipped files, inputs, inferred namespace) and tracebacks "
+                          "for internal errors."),
     ]
     for opt in reversed(opts):
         fn = opt(fn)
@@ -110,57 +115,72 @@ def inject(paths: tuple[str, ...], in_place: bool, check: bool, show_diff: bool,
     """Read manifests (files, directories, or - for stdin; none = stdin), inject checksum
     annotations, write the whole stream to stdout (or --in-place / --check / --diff)."""
     from cmhash import app
+    from cmhash.inputs import Mode
 
-    settings, paths = build_settings(paths, opts)
-    if in_place and (check or show_diff):
-        raise UsageError("--in-place cannot be combined with --check or --diff")
-    sources = app.load(paths, settings)
-    if in_place and any(s.is_stdin for s in sources):
-        raise UsageError("--in-place needs files, not stdin")
-    if not (in_place or check or show_diff):
+    mode = Mode.from_flags(in_place=in_place, check=check, diff=show_diff)
+    settings = build_settings(opts)
+    inputs = select_inputs(paths, settings, mode)
+    if mode is Mode.STREAM:
         from cmhash import krm
 
-        resource_list = krm.detect(sources)
+        resource_list = krm.detect(inputs.sources)
         if resource_list is not None:
-            run_krm(resource_list, paths, opts)
+            run_krm(resource_list, opts)
             return
-    result = app.run(sources, settings)
+    result = app.run(inputs.sources, settings,
+                     allow_empty=mode.on_files and bool(inputs.skipped))
     report_findings(result.findings, quiet=settings.quiet)
     if result.has_errors:
         n = sum(1 for f in result.findings if f.level == "error")
         err(f"cmhash: {n} error{'s' if n != 1 else ''}; nothing written")
         raise SystemExit(EXIT_INPUT)
     changed = [f for f in result.files if f.changed]
-    if check or show_diff:
-        if show_diff:
-            diffs = [(f, unified_diff(f.source.text, f.text, f.source.display,
-                                      result.secret_lines(f.source))) for f in changed]
-            for f, d in diffs:
-                for line in d.withheld:
-                    err(f"cmhash: {f.source.display}:{line}: diff hunk not shown: the changed "
-                        "line also holds Secret data")
-            write_stdout("".join(d.text for _, d in diffs))
-        if check:
-            for c in result.changes:
-                err(f"would update {c.source.display}:{c.line}: {c.workload} ({c.key})")
-            if not settings.quiet:
-                err(_summary(len(result.changes), len(changed), "would be updated"))
-            raise SystemExit(EXIT_CHANGED if changed else EXIT_OK)
-        return
-    if in_place:
+    if mode.diffs:
+        diffs = [(f, unified_diff(f.source.text, f.text, f.source.display,
+                                  result.secret_lines(f.source))) for f in changed]
+        for f, d in diffs:
+            for line in d.withheld:
+                err(f"cmhash: {f.source.display}:{line}: diff hunk not shown: the changed "
+                    "line also holds Secret data")
+        write_stdout("".join(d.text for _, d in diffs))
+    if mode.checks:
+        for c in result.changes:
+            err(f"would update {c.source.display}:{c.line}: {c.workload} ({c.key})")
+        if not settings.quiet:
+            err(_summary(len(result.changes), len(changed), "would be updated"))
+        raise SystemExit(EXIT_CHANGED if changed else EXIT_OK)
+    if mode is Mode.IN_PLACE:
         from cmhash.writer import write_files
 
-        write_files(changed, paths)
+        write_files(changed, inputs.roots)
         if not settings.quiet:
             for f in changed:
                 n = sum(1 for c in result.changes if c.source is f.source)
                 err(f"updated {f.source.display} ({n} workload{'s' if n != 1 else ''})")
         return
-    if len(result.files) == 1:
-        f = result.files[0]
-        write_stdout(f.pieces(), bom=f.source.had_bom)
-    else:
-        write_stdout(app.joined_pieces(result.files))
+    if mode is Mode.STREAM:
+        if len(result.files) == 1:
+            f = result.files[0]
+            write_stdout(f.pieces(), bom=f.source.had_bom)
+        else:
+            write_stdout(app.joined_pieces(result.files))
+
+
+def select_inputs(paths: Sequence[str], settings: Any, mode: Any) -> Any:
+    """The sources of a run (inputs.select), with its notes under --verbose."""
+    from cmhash.inputs import select
+
+    inputs = select(paths, mode=mode, config_paths=settings.paths,
+                    config_file=settings.config_file, excludes=settings.exclude,
+                    max_bytes=settings.max_input_bytes)
+    if settings.verbose and not settings.quiet:
+        for line in inputs.notes:
+            err(f"cmhash: note: {line}")
+    if not inputs.sources and inputs.skipped and not mode.on_files:
+        raise UsageError(f"no Kubernetes manifests in the input: {len(inputs.skipped)} "
+                         f"path{'s' if len(inputs.skipped) != 1 else ''} skipped (e.g. "
+                         f"{inputs.skipped[0].path}: {inputs.skipped[0].why}; -v lists them)")
+    return inputs
 
 
 @cli.command(epilog=EXIT_CODES_HELP)
@@ -175,9 +195,11 @@ def explain(paths: tuple[str, ...], fmt: str, **opts: Any) -> None:
     Writes nothing; findings are listed too."""
     from cmhash import app
     from cmhash.explain import FORMATS, build
+    from cmhash.inputs import Mode
 
-    settings, paths = build_settings(paths, opts)
-    result = app.run(app.load(paths, settings), settings, keep_plans=True)
+    settings = build_settings(opts)
+    inputs = select_inputs(paths, settings, Mode.STREAM)
+    result = app.run(inputs.sources, settings, keep_plans=True)
     write_stdout(FORMATS[fmt](build(result, settings.annotation_key)))
     if result.has_errors:
         raise SystemExit(EXIT_INPUT)
@@ -218,8 +240,13 @@ def report(old: str, new: str, fmt: str, fail_on: str | None, template_file: str
         raise UsageError("OLD and NEW cannot both be - (stdin)")
     if template_file is not None and callable(rep.FORMATS[fmt]):
         raise UsageError(f"--template applies to --format markdown or text, not {fmt}")
-    settings, _ = build_settings((), opts)
-    sides = [app.run(app.load([p], settings), settings, keep_plans=True, allow_empty=True)
+    from cmhash.inputs import Mode, select
+
+    settings = build_settings(opts)
+    sides = [app.run(select([p], mode=Mode.STREAM, config_paths=(), config_file=None,
+                            excludes=settings.exclude,
+                            max_bytes=settings.max_input_bytes).sources,
+                     settings, keep_plans=True, allow_empty=True)
              for p in (old, new)]
     data = rep.build(sides[0], sides[1], settings.annotation_key)
     form = rep.FORMATS[fmt]
@@ -331,14 +358,14 @@ def _summary(workloads: int, files: int, verb: str) -> str:
             f"file{'s' if files != 1 else ''} {verb}")
 
 
-def run_krm(resource_list: Any, paths: Sequence[str], opts: dict[str, Any]) -> None:
+def run_krm(resource_list: Any, opts: dict[str, Any]) -> None:
     """KRM function mode: options from functionConfig (between the config file and the
     command line), findings and errors as ``results`` in the ResourceList written back."""
     from cmhash import app, krm
 
     src = resource_list.source
     try:
-        settings, _ = build_settings(paths, opts, layer=krm.function_options(resource_list))
+        settings = build_settings(opts, layer=krm.function_options(resource_list))
         result = app.run([src], settings)
     except CmhashError as exc:
         err(f"cmhash: {exc}")
@@ -351,8 +378,7 @@ def run_krm(resource_list: Any, paths: Sequence[str], opts: dict[str, Any]) -> N
         raise SystemExit(EXIT_INPUT)
 
 
-def build_settings(paths: Sequence[str], opts: dict[str, Any],
-                   layer: dict[str, Any] | None = None) -> tuple[Any, list[str]]:
+def build_settings(opts: dict[str, Any], layer: dict[str, Any] | None = None) -> Any:
     """Defaults < config file < ``layer`` (a KRM functionConfig) < command line."""
     from cmhash.settings import (
         Settings,
@@ -367,10 +393,13 @@ def build_settings(paths: Sequence[str], opts: dict[str, Any],
     config_path = opts.get("config_path")
     if config_path is None and not opts.get("no_config"):
         config_path = find_config()
-    config_dir = None
     if config_path:
         settings = settings_from_mapping(load_config_file(config_path), settings)
         config_dir = os.path.dirname(os.path.abspath(config_path))
+        settings = settings._replace(
+            config_file=config_path,
+            paths=tuple(p if os.path.isabs(p) else os.path.relpath(os.path.join(config_dir, p))
+                        for p in settings.paths))
     if layer:
         settings = settings_from_mapping(layer, settings)
     key = opts.get("annotation_key")
@@ -379,7 +408,7 @@ def build_settings(paths: Sequence[str], opts: dict[str, Any],
         if problem:
             raise UsageError(f"--annotation-key {key!r}: {problem}")
     secret_env = opts.get("secret_key_env")
-    settings = settings.merged(
+    return settings.merged(
         annotation_key=key, namespace=opts.get("namespace"), strict=opts.get("strict"),
         jobs=opts.get("jobs"), pods=opts.get("pods"),
         image_pull_secrets=opts.get("image_pull_secrets"),
@@ -387,12 +416,9 @@ def build_settings(paths: Sequence[str], opts: dict[str, Any],
         secret_key=secret_key_from_env(secret_env) if secret_env else None,
         parser=opts.get("parser"), max_input_bytes=opts.get("max_input_bytes"),
         workers=opts.get("workers"),
+        exclude=settings.exclude + tuple(opts.get("exclude") or ()) or None,
+        verbose=opts.get("verbose") or None,
         quiet=opts.get("quiet"))
-    out_paths = list(paths)
-    if not out_paths and settings.paths and config_dir is not None:
-        out_paths = [p if os.path.isabs(p) else os.path.relpath(os.path.join(config_dir, p))
-                     for p in settings.paths]
-    return settings, out_paths
 
 
 def report_findings(findings: Sequence[Any], *, quiet: bool) -> list[Any]:

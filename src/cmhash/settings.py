@@ -46,7 +46,10 @@ class Settings(NamedTuple):
     parser: str = "fast"  # "fast" (libyaml, skips irrelevant documents) or "exact" (reference)
     max_input_bytes: int = DEFAULT_MAX_INPUT
     workers: int = 0  # 0: automatic (several processes only for big inputs)
-    paths: tuple[str, ...] = ()  # manifest roots from the config file
+    paths: tuple[str, ...] = ()  # manifest roots from the config file (relative to the cwd)
+    exclude: tuple[str, ...] = ()  # gitignore-style patterns: config file, then --exclude
+    config_file: str | None = None  # the .cmhash.yaml in use
+    verbose: bool = False  # notes (skipped files, inferred namespace) on stderr
 
     def merged(self, **overrides: Any) -> Settings:
         return self._replace(**{k: v for k, v in overrides.items() if v is not None})
@@ -136,6 +139,7 @@ def settings_from_mapping(data: dict[str, Any], base: Settings = Settings()) -> 
         secret_key=secret_key,
         extra_kinds=extra or None,
         paths=tuple(data["paths"]) if "paths" in data else None,
+        exclude=tuple(data["exclude"]) if "exclude" in data else None,
     )
 
 

@@ -1,21 +1,17 @@
-"""Reading inputs: bytes -> SourceText (encoding, BOM, newline), and atomic write-back."""
+"""Reading inputs: bytes -> SourceText (encoding, BOM), with a size limit."""
 
 from __future__ import annotations
 
 import bisect
 import os
 import re
-import stat
-import sys
 from array import array
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from cmhash.errors import InputError, UsageError
+from cmhash.errors import InputError
 
 STDIN = "-"
-MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 _UTF8_BOM = b"\xef\xbb\xbf"
 _OTHER_BOMS = {
     b"\x00\x00\xfe\xff": "UTF-32",
@@ -99,56 +95,6 @@ def decode(path: str, data: bytes, *, max_bytes: int) -> SourceText:
     return SourceText(path=path, text=text, had_bom=had_bom)
 
 
-def _walk(root: str) -> list[str]:
-    found: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root, onerror=_raise_walk_error):
-        # Hidden directories (.git, .github, ...) never hold rendered manifests.
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        for name in filenames:
-            if not name.startswith(".") and name.endswith(MANIFEST_SUFFIXES):
-                path = os.path.join(dirpath, name)
-                try:
-                    regular = stat.S_ISREG(os.stat(path).st_mode)
-                except OSError:
-                    regular = True  # broken link or loop: reading it reports the problem
-                if not regular:  # a FIFO would block the run forever
-                    raise InputError("not a regular file (a FIFO, socket or device?); "
-                                     "name it explicitly or remove it from the tree",
-                                     path=path)
-                found.append(path)
-    return sorted(found)
-
-
-def _raise_walk_error(exc: OSError) -> None:
-    raise InputError(f"cannot read directory: {exc.strerror}", path=exc.filename)
-
-
-def expand_paths(paths: Sequence[str]) -> list[str]:
-    """Files as given, directories walked recursively (sorted), '-' for stdin."""
-    if not paths:
-        return [STDIN]
-    if STDIN in paths and len(paths) > 1:
-        raise UsageError("'-' (stdin) cannot be combined with other paths")
-    out: list[str] = []
-    seen: set[str] = set()
-    for p in paths:
-        if p == STDIN:
-            out.append(p)
-            continue
-        if os.path.isdir(p):
-            files = _walk(p)
-        elif os.path.lexists(p):
-            files = [p]
-        else:
-            raise InputError("no such file or directory", path=p)
-        for f in files:
-            key = os.path.realpath(f)
-            if key not in seen:  # the same file named twice is read once
-                seen.add(key)
-                out.append(f)
-    return out
-
-
 _READ_STEP = 1 << 20
 
 
@@ -166,21 +112,13 @@ def read_limited(stream: BinaryIO, max_bytes: int, display: str) -> bytes:
                              "(raise it with --max-input-bytes)", path=display)
 
 
-def read_sources(paths: Iterable[str], *, max_bytes: int) -> list[SourceText]:
-    sources = []
-    for path in paths:
-        if path == STDIN:
-            data = read_limited(sys.stdin.buffer, max_bytes, "<stdin>")
-        else:
-            try:
-                with open(path, "rb") as fh:
-                    size = os.fstat(fh.fileno()).st_size
-                    if size > max_bytes:
-                        raise InputError(f"input is {size} bytes, over the limit of "
-                                         f"{max_bytes} bytes (raise it with "
-                                         "--max-input-bytes)", path=path)
-                    data = read_limited(fh, max_bytes, path)
-            except OSError as exc:
-                raise InputError(f"cannot read file: {exc.strerror}", path=path) from None
-        sources.append(decode(path, data, max_bytes=max_bytes))
-    return sources
+def read_file(path: str, max_bytes: int) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > max_bytes:
+                raise InputError(f"input is {size} bytes, over the limit of {max_bytes} bytes "
+                                 "(raise it with --max-input-bytes)", path=path)
+            return read_limited(fh, max_bytes, path)
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror}", path=path) from None
