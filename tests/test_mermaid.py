@@ -1,0 +1,170 @@
+"""cmhash's Mermaid, rendered by the real renderer (mermaid-cli ``mmdc`` driving
+chromium): ``explain --format mermaid`` and the diagram inside ``report``'s Markdown
+render, and the SVG holds exactly the nodes and edges the JSON output describes, with
+the right labels and line styles, also for names that differ only by punctuation."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, run_cmhash, tool
+
+pytestmark = pytest.mark.integration
+EXPLAIN = ROOT / "tests" / "fixtures" / "explain"
+REPORT = ROOT / "tests" / "fixtures" / "report"
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+@dataclass(frozen=True)
+class Edge:
+    source: str  # node labels, as rendered
+    target: str
+    label: str
+    style: str  # "solid" or "dotted"
+
+
+@dataclass
+class Graph:
+    nodes: dict[str, str]  # Mermaid node id -> rendered label
+    classes: dict[str, set[str]]  # Mermaid node id -> CSS classes
+    edges: list[Edge]
+
+    def labels(self) -> list[str]:
+        return sorted(self.nodes.values())
+
+
+def parse_svg(path: Path) -> Graph:
+    root = ET.parse(path).getroot()
+    nodes: dict[str, str] = {}
+    classes: dict[str, set[str]] = {}
+    for g in root.iter(f"{SVG}g"):
+        cls = (g.get("class") or "").split()
+        if cls[:1] == ["node"]:
+            m = re.fullmatch(r".*?-flowchart-(\w+)-\d+", g.get("id") or "")
+            assert m, g.get("id")
+            nodes[m.group(1)] = "".join(g.itertext())
+            classes[m.group(1)] = set(cls[1:])
+    edge_labels = {g.get("data-id"): "".join(g.itertext()) for g in root.iter(f"{SVG}g")
+                   if g.get("class") == "label" and g.get("data-id")}
+    edges = []
+    for p in root.iter(f"{SVG}path"):
+        if p.get("data-edge") != "true":
+            continue
+        # Mermaid names an edge L_<source id>_<target id>_<n>: find the one pair of
+        # declared nodes that spells it, so ids that merely share a prefix cannot pass
+        data_id = p.get("data-id") or ""
+        pairs = [(s, t) for s in nodes for t in nodes
+                 if re.fullmatch(rf"L_{re.escape(s)}_{re.escape(t)}_\d+", data_id)]
+        assert len(pairs) == 1, (data_id, pairs)
+        (s, t), = pairs
+        style = re.search(r"edge-pattern-(\w+)", p.get("class") or "")
+        assert style, p.get("class")
+        edges.append(Edge(nodes[s], nodes[t], edge_labels.get(data_id, ""), style.group(1)))
+    return Graph(nodes, classes, edges)
+
+
+def mmdc(tmp: Path, source: Path, output: Path) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([tool("mmdc"), "--quiet", "-i", str(source), "-o", str(output)],
+                          capture_output=True, text=True, cwd=tmp, check=False, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def render(tmp: Path, mermaid: str) -> Graph:
+    src, out = tmp / "diagram.mmd", tmp / "diagram.svg"
+    src.write_text(mermaid, encoding="utf-8")
+    mmdc(tmp, src, out)
+    return parse_svg(out)
+
+
+def render_markdown(tmp: Path, markdown: str) -> list[Graph]:
+    """mmdc on a Markdown file renders every ```mermaid block to OUT-<n>.svg and writes
+    the Markdown with the blocks replaced by image links."""
+    src, out = tmp / "report.md", tmp / "rendered.md"
+    src.write_text(markdown, encoding="utf-8")
+    mmdc(tmp, src, out)
+    svgs = sorted(tmp.glob("rendered-*.svg"))
+    assert "```mermaid" not in out.read_text(encoding="utf-8")
+    assert out.read_text(encoding="utf-8").count("](./rendered-") == len(svgs)
+    return [parse_svg(p) for p in svgs]
+
+
+def cmhash_out(args: list[str], cwd: Path) -> str:
+    res = run_cmhash([args[0], "--no-config", *args[1:]], cwd=cwd)
+    assert res.code == 0, res.stderr
+    return res.out
+
+
+# What the JSON output says the diagrams must show, built without the Mermaid code.
+
+def explain_edges(data: dict) -> list[Edge]:  # type: ignore[type-arg]
+    edges = []
+    for w in data["workloads"]:
+        for r in w["references"]:
+            cfg = f'{r["kind"]}/{r["name"]}'
+            if r["target"] != "in-stream":
+                cfg += f' ({r["target"]})'
+            label = r["how"] + ("" if r["keys"] is None else ": " + ", ".join(r["keys"]))
+            edges.append(Edge(cfg, f'{w["kind"]}/{w["name"]}', label,
+                              "solid" if r["target"] == "in-stream" else "dotted"))
+    return edges
+
+
+def explain_nodes(data: dict) -> list[str]:  # type: ignore[type-arg]
+    return sorted({e.source for e in explain_edges(data)}
+                  | {f'{w["kind"]}/{w["name"]}' for w in data["workloads"]})
+
+
+def report_edges(data: dict) -> list[Edge]:  # type: ignore[type-arg]
+    changed = {(c["kind"], c["namespace"], c["name"]): c for c in data["configs"]}
+    edges = []
+    for group, style in (("restart", "solid"), ("notRestarting", "dotted")):
+        for w in data[group]:
+            for cause in w["causes"]:
+                c = changed.get((cause["kind"], w["namespace"], cause["name"]))
+                if c is not None:
+                    edges.append(Edge(f'{c["kind"]}/{c["name"]} ({c["change"]})',
+                                      f'{w["kind"]}/{w["name"]}',
+                                      ", ".join(cause["keys"]) or cause["change"], style))
+    return edges
+
+
+def test_explain_diagram(tmp_path: Path) -> None:
+    graph = render(tmp_path, cmhash_out(["explain", "--format", "mermaid", "input.yaml"],
+                                        EXPLAIN))
+    data = json.loads(cmhash_out(["explain", "--format", "json", "input.yaml"], EXPLAIN))
+    assert len(graph.nodes) == 6 and len(graph.edges) == 5
+    assert graph.labels() == explain_nodes(data)
+    assert sorted(graph.edges, key=repr) == sorted(explain_edges(data), key=repr)
+    assert [e.style for e in graph.edges].count("dotted") == 2  # optional-absent, missing
+
+
+def test_report_markdown_diagram(tmp_path: Path) -> None:
+    markdown = cmhash_out(["report", "old.yaml", "new.yaml"], REPORT)
+    (graph,) = render_markdown(tmp_path, markdown)
+    data = json.loads(cmhash_out(["report", "old.yaml", "new.yaml", "--format", "json"],
+                                 REPORT))
+    assert len(graph.nodes) == 11 and len(graph.edges) == 7
+    assert graph.labels() == sorted(
+        [f'{c["kind"]}/{c["name"]} ({c["change"]})' for c in data["configs"]]
+        + [f'{w["kind"]}/{w["name"]}' for w in data["restart"] + data["notRestarting"]])
+    assert sorted(graph.edges, key=repr) == sorted(report_edges(data), key=repr)
+    by_label = {label: graph.classes[nid] for nid, label in graph.nodes.items()}
+    assert "error" in by_label["ConfigMap/static-config (changed)"]  # immutable violation
+    assert "restart" in by_label["Deployment/api"]
+    assert "norestart" in by_label["StatefulSet/postgres"]
+
+
+def test_renderer_rejects_broken_mermaid(tmp_path: Path) -> None:
+    """The renderer is a real check: a diagram it cannot parse fails the command."""
+    (tmp_path / "bad.mmd").write_text("graph LR\n  a -->\n")
+    proc = subprocess.run([tool("mmdc"), "-i", "bad.mmd", "-o", "bad.svg"], cwd=tmp_path,
+                          capture_output=True, text=True, check=False, timeout=300)
+    assert proc.returncode != 0 and "Parse error" in proc.stderr
+    assert not (tmp_path / "bad.svg").exists()
