@@ -27,8 +27,11 @@ def explain(fmt: str) -> str:
 
 
 @pytest.mark.parametrize("fmt", ["text", "json", "mermaid"])
-def test_golden(fmt: str) -> None:
-    assert explain(fmt) == (CASE / f"expected.{fmt}").read_text()
+def test_golden(fmt: str, update_goldens: bool) -> None:
+    out, expected = explain(fmt), CASE / f"expected.{fmt}"
+    if update_goldens:
+        expected.write_text(out)
+    assert out == expected.read_text()
 
 
 def test_json_follows_its_schema_and_tells_each_state() -> None:
