@@ -110,8 +110,17 @@ def to_text(data: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+def _id_part(text: str) -> str:
+    """[A-Za-z0-9] as is; any other character, ``_`` included, as ``_<hex code point>_``."""
+    return re.sub(r"[^A-Za-z0-9]", lambda m: f"_{ord(m.group()):x}_", text)
+
+
 def mermaid_id(prefix: str, *parts: str) -> str:
-    return prefix + "_" + re.sub(r"[^A-Za-z0-9_]", "_", "_".join(p for p in parts if p))
+    """A node id that is unique per (prefix, parts): ``app-config``, ``app.config`` and
+    ``app_config``, or namespace/name ("a-b", "c") and ("a", "b-c"), get different ids.
+    Parts are escaped and joined with ``__``; an escape is ``_`` + hex digits + ``_``, so
+    reading left to right, ``__`` can only be a separator and the parts come back."""
+    return "__".join([prefix, *(_id_part(p) for p in parts)])
 
 
 def mermaid_label(text: str) -> str:
