@@ -155,3 +155,13 @@ def test_explain_mermaid_keeps_punctuation_twins_apart() -> None:
     assert sorted((e[0], e[-1]) for e in edges) == sorted(
         (mermaid_id("c", "ConfigMap", "shop", n), mermaid_id("w", "Deployment", "shop", f"w{i}"))
         for i, n in enumerate(names))
+
+
+def test_mermaid_labels_are_literal() -> None:
+    """Entity codes, HTML and Markdown strings in names stay text (the real renderer
+    shows them as named: tests/test_mermaid.py)."""
+    from cmhash.explain import mermaid_label
+
+    assert mermaid_label('x#quot;y "<b>&amp;</b>" `md`\nz') == (
+        "x#35;quot;y #quot;#lt;b#gt;#amp;amp;#lt;/b#gt;#quot; #96;md#96; z")
+    assert mermaid_label("semi;colon pi|pe [a]{b}(c) café") == "semi;colon pi|pe [a]{b}(c) café"

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import ROOT, run_cmhash, tool
 
 pytestmark = pytest.mark.integration
@@ -34,6 +35,7 @@ class Graph:
     nodes: dict[str, str]  # Mermaid node id -> rendered label
     classes: dict[str, set[str]]  # Mermaid node id -> CSS classes
     edges: list[Edge]
+    links: list[tuple[str, str]]  # the edges as (source id, target id)
 
     def labels(self) -> list[str]:
         return sorted(self.nodes.values())
@@ -52,7 +54,7 @@ def parse_svg(path: Path) -> Graph:
             classes[m.group(1)] = set(cls[1:])
     edge_labels = {g.get("data-id"): "".join(g.itertext()) for g in root.iter(f"{SVG}g")
                    if g.get("class") == "label" and g.get("data-id")}
-    edges = []
+    edges, links = [], []
     for p in root.iter(f"{SVG}path"):
         if p.get("data-edge") != "true":
             continue
@@ -66,7 +68,8 @@ def parse_svg(path: Path) -> Graph:
         style = re.search(r"edge-pattern-(\w+)", p.get("class") or "")
         assert style, p.get("class")
         edges.append(Edge(nodes[s], nodes[t], edge_labels.get(data_id, ""), style.group(1)))
-    return Graph(nodes, classes, edges)
+        links.append((s, t))
+    return Graph(nodes, classes, edges, links)
 
 
 def mmdc(tmp: Path, source: Path, output: Path) -> subprocess.CompletedProcess[str]:
@@ -117,8 +120,16 @@ def explain_edges(data: dict) -> list[Edge]:  # type: ignore[type-arg]
 
 
 def explain_nodes(data: dict) -> list[str]:  # type: ignore[type-arg]
-    return sorted({e.source for e in explain_edges(data)}
-                  | {f'{w["kind"]}/{w["name"]}' for w in data["workloads"]})
+    """One node per object (two objects may share a label: same name, two namespaces)."""
+    objects = {("w", w["kind"], w["namespace"], w["name"]): f'{w["kind"]}/{w["name"]}'
+               for w in data["workloads"]}
+    for w in data["workloads"]:
+        for r in w["references"]:
+            label = f'{r["kind"]}/{r["name"]}'
+            if r["target"] != "in-stream":
+                label += f' ({r["target"]})'
+            objects[("c", r["kind"], r["namespace"], r["name"])] = label
+    return sorted(objects.values())
 
 
 def report_edges(data: dict) -> list[Edge]:  # type: ignore[type-arg]
@@ -168,3 +179,64 @@ def test_renderer_rejects_broken_mermaid(tmp_path: Path) -> None:
                           capture_output=True, text=True, check=False, timeout=300)
     assert proc.returncode != 0 and "Parse error" in proc.stderr
     assert not (tmp_path / "bad.svg").exists()
+
+
+# Names no Kubernetes API server would accept, but cmhash reads any YAML: punctuation
+# twins (ids used to collide), Mermaid syntax, entity codes, HTML, Markdown, unicode.
+HOSTILE = ["app-config", "app.config", "app_config", "app_2d_config", 'q"uote', "hash#tag",
+           "semi;colon", "pi|pe", "[br]ack{et}(s)", "café-配置-✓", "amp#35;ent", "x#quot;y",
+           "<b>bold</b>", "&amp;", "`md`", "a-->b", "end"]
+# namespace/name splits that used to share an id, and one name in two namespaces
+SPLITS = [("a-b", "c"), ("a", "b-c"), ("x-y", "cfg"), ("x.y", "cfg")]
+
+
+def hostile_stream(version: str) -> str:
+    docs = []
+    objects = [("shop", n) for n in HOSTILE] + SPLITS
+    for i, (ns, name) in enumerate(objects):
+        docs.append({"apiVersion": "v1", "kind": "ConfigMap",
+                     "metadata": {"name": name, "namespace": ns},
+                     "data": {f"key|{i}#": f"{version}-{i}"}})
+        docs.append({"apiVersion": "apps/v1", "kind": "Deployment",
+                     "metadata": {"name": f"use {name}", "namespace": ns},
+                     "spec": {"template": {"spec": {"containers": [{
+                         "name": "c", "env": [{"name": "V", "valueFrom": {"configMapKeyRef": {
+                             "name": name, "key": f"key|{i}#"}}}]}]}}}})
+    return yaml.safe_dump_all(docs, allow_unicode=True)
+
+
+def one_edge_per_config(graph: Graph) -> None:
+    """Each ConfigMap is its own node with exactly one edge, to its own Deployment."""
+    objects = len(HOSTILE) + len(SPLITS)
+    assert len(graph.nodes) == 2 * objects and len(graph.edges) == objects
+    sources = [s for s, _ in graph.links]
+    assert len(set(sources)) == objects and len({t for _, t in graph.links}) == objects
+    for s, t in graph.links:
+        config, user = graph.nodes[s], graph.nodes[t]
+        name = config.split("/", 1)[1].removesuffix(" (changed)")
+        assert user == f"Deployment/use {name}", (config, user)
+
+
+def test_hostile_names_explain(tmp_path: Path) -> None:
+    (tmp_path / "in.yaml").write_text(hostile_stream("v1"), encoding="utf-8")
+    graph = render(tmp_path, cmhash_out(["explain", "--format", "mermaid", "in.yaml"],
+                                        tmp_path))
+    data = json.loads(cmhash_out(["explain", "--format", "json", "in.yaml"], tmp_path))
+    # every label exactly as named: no entity, HTML or Markdown interpreted
+    assert graph.labels() == explain_nodes(data)
+    assert sorted(graph.edges, key=repr) == sorted(explain_edges(data), key=repr)
+    assert {f"ConfigMap/{n}" for n in HOSTILE} <= set(graph.nodes.values())
+    one_edge_per_config(graph)
+
+
+def test_hostile_names_report(tmp_path: Path) -> None:
+    (tmp_path / "old.yaml").write_text(hostile_stream("v1"), encoding="utf-8")
+    (tmp_path / "new.yaml").write_text(hostile_stream("v2"), encoding="utf-8")
+    (graph,) = render_markdown(tmp_path, cmhash_out(["report", "old.yaml", "new.yaml"],
+                                                    tmp_path))
+    data = json.loads(cmhash_out(["report", "old.yaml", "new.yaml", "--format", "json"],
+                                 tmp_path))
+    assert len(data["restart"]) == len(HOSTILE) + len(SPLITS)
+    assert sorted(graph.edges, key=repr) == sorted(report_edges(data), key=repr)
+    assert {f"ConfigMap/{n} (changed)" for n in HOSTILE} <= set(graph.nodes.values())
+    one_edge_per_config(graph)

@@ -123,9 +123,15 @@ def mermaid_id(prefix: str, *parts: str) -> str:
     return "__".join([prefix, *(_id_part(p) for p in parts)])
 
 
+_LABEL_ENTITIES = {"#": "#35;", '"': "#quot;", "&": "#amp;", "<": "#lt;", ">": "#gt;",
+                   "`": "#96;", "\n": " "}
+
+
 def mermaid_label(text: str) -> str:
-    """Text inside a quoted Mermaid label: quotes become entities, newlines spaces."""
-    return text.replace('"', "#quot;").replace("\n", " ")
+    """Text inside a quoted Mermaid label, shown literally: quotes cannot end it, and
+    Mermaid entity codes (``#quot;``), HTML (``&amp;``, ``<b>``) and Markdown strings
+    (backticks) in a name are not interpreted; newlines become spaces."""
+    return "".join(_LABEL_ENTITIES.get(ch, ch) for ch in text)
 
 
 def to_mermaid(data: dict[str, Any]) -> str:
