@@ -72,36 +72,50 @@ def parse_svg(path: Path) -> Graph:
     return Graph(nodes, classes, edges, links)
 
 
-def mmdc(tmp: Path, source: Path, output: Path) -> subprocess.CompletedProcess[str]:
+def mmdc(cwd: Path, source: Path, output: Path) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run([tool("mmdc"), "--quiet", "-i", str(source), "-o", str(output)],
-                          capture_output=True, text=True, cwd=tmp, check=False, timeout=300)
+                          capture_output=True, text=True, cwd=cwd, check=False, timeout=300)
     assert proc.returncode == 0, proc.stderr
     return proc
-
-
-def render(tmp: Path, mermaid: str) -> Graph:
-    src, out = tmp / "diagram.mmd", tmp / "diagram.svg"
-    src.write_text(mermaid, encoding="utf-8")
-    mmdc(tmp, src, out)
-    return parse_svg(out)
-
-
-def render_markdown(tmp: Path, markdown: str) -> list[Graph]:
-    """mmdc on a Markdown file renders every ```mermaid block to OUT-<n>.svg and writes
-    the Markdown with the blocks replaced by image links."""
-    src, out = tmp / "report.md", tmp / "rendered.md"
-    src.write_text(markdown, encoding="utf-8")
-    mmdc(tmp, src, out)
-    svgs = sorted(tmp.glob("rendered-*.svg"))
-    assert "```mermaid" not in out.read_text(encoding="utf-8")
-    assert out.read_text(encoding="utf-8").count("](./rendered-") == len(svgs)
-    return [parse_svg(p) for p in svgs]
 
 
 def cmhash_out(args: list[str], cwd: Path) -> str:
     res = run_cmhash([args[0], "--no-config", *args[1:]], cwd=cwd)
     assert res.code == 0, res.stderr
     return res.out
+
+
+def fenced(mermaid: str) -> str:
+    return f"```mermaid\n{mermaid}```\n"
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Graph]:
+    """Every diagram of this module in one mmdc run (one browser start, not four): the
+    report Markdown as cmhash writes it, and explain's Mermaid in a fence. mmdc renders
+    each ```mermaid block of a Markdown file to OUT-<n>.svg, in order, and writes the
+    Markdown with the blocks replaced by image links."""
+    tmp = tmp_path_factory.mktemp("mermaid")
+    for name, version in (("old", "v1"), ("new", "v2")):
+        (tmp / f"{name}.yaml").write_text(hostile_stream(version), encoding="utf-8")
+    parts = {
+        "report": cmhash_out(["report", "old.yaml", "new.yaml"], REPORT),
+        "explain": fenced(cmhash_out(["explain", "--format", "mermaid", "input.yaml"],
+                                     EXPLAIN)),
+        "hostile-report": cmhash_out(["report", "old.yaml", "new.yaml"], tmp),
+        "hostile-explain": fenced(cmhash_out(["explain", "--format", "mermaid", "new.yaml"],
+                                             tmp)),
+    }
+    for text in parts.values():
+        assert text.count("```mermaid\n") == 1
+    src, out = tmp / "all.md", tmp / "rendered.md"
+    src.write_text("\n".join(parts.values()), encoding="utf-8")
+    mmdc(tmp, src, out)
+    svgs = sorted(tmp.glob("rendered-*.svg"), key=lambda p: int(p.stem.rsplit("-", 1)[1]))
+    assert len(svgs) == len(parts)
+    markdown = out.read_text(encoding="utf-8")
+    assert "```mermaid" not in markdown and markdown.count("](./rendered-") == len(parts)
+    return {name: parse_svg(svg) for name, svg in zip(parts, svgs)}
 
 
 # What the JSON output says the diagrams must show, built without the Mermaid code.
@@ -146,9 +160,8 @@ def report_edges(data: dict) -> list[Edge]:  # type: ignore[type-arg]
     return edges
 
 
-def test_explain_diagram(tmp_path: Path) -> None:
-    graph = render(tmp_path, cmhash_out(["explain", "--format", "mermaid", "input.yaml"],
-                                        EXPLAIN))
+def test_explain_diagram(rendered: dict[str, Graph]) -> None:
+    graph = rendered["explain"]
     data = json.loads(cmhash_out(["explain", "--format", "json", "input.yaml"], EXPLAIN))
     assert len(graph.nodes) == 6 and len(graph.edges) == 5
     assert graph.labels() == explain_nodes(data)
@@ -156,9 +169,8 @@ def test_explain_diagram(tmp_path: Path) -> None:
     assert [e.style for e in graph.edges].count("dotted") == 2  # optional-absent, missing
 
 
-def test_report_markdown_diagram(tmp_path: Path) -> None:
-    markdown = cmhash_out(["report", "old.yaml", "new.yaml"], REPORT)
-    (graph,) = render_markdown(tmp_path, markdown)
+def test_report_markdown_diagram(rendered: dict[str, Graph]) -> None:
+    graph = rendered["report"]
     data = json.loads(cmhash_out(["report", "old.yaml", "new.yaml", "--format", "json"],
                                  REPORT))
     assert len(graph.nodes) == 11 and len(graph.edges) == 7
@@ -217,11 +229,10 @@ def one_edge_per_config(graph: Graph) -> None:
         assert user == f"Deployment/use {name}", (config, user)
 
 
-def test_hostile_names_explain(tmp_path: Path) -> None:
-    (tmp_path / "in.yaml").write_text(hostile_stream("v1"), encoding="utf-8")
-    graph = render(tmp_path, cmhash_out(["explain", "--format", "mermaid", "in.yaml"],
-                                        tmp_path))
-    data = json.loads(cmhash_out(["explain", "--format", "json", "in.yaml"], tmp_path))
+def test_hostile_names_explain(rendered: dict[str, Graph], tmp_path: Path) -> None:
+    graph = rendered["hostile-explain"]
+    (tmp_path / "new.yaml").write_text(hostile_stream("v2"), encoding="utf-8")
+    data = json.loads(cmhash_out(["explain", "--format", "json", "new.yaml"], tmp_path))
     # every label exactly as named: no entity, HTML or Markdown interpreted
     assert graph.labels() == explain_nodes(data)
     assert sorted(graph.edges, key=repr) == sorted(explain_edges(data), key=repr)
@@ -229,11 +240,10 @@ def test_hostile_names_explain(tmp_path: Path) -> None:
     one_edge_per_config(graph)
 
 
-def test_hostile_names_report(tmp_path: Path) -> None:
+def test_hostile_names_report(rendered: dict[str, Graph], tmp_path: Path) -> None:
+    graph = rendered["hostile-report"]
     (tmp_path / "old.yaml").write_text(hostile_stream("v1"), encoding="utf-8")
     (tmp_path / "new.yaml").write_text(hostile_stream("v2"), encoding="utf-8")
-    (graph,) = render_markdown(tmp_path, cmhash_out(["report", "old.yaml", "new.yaml"],
-                                                    tmp_path))
     data = json.loads(cmhash_out(["report", "old.yaml", "new.yaml", "--format", "json"],
                                  tmp_path))
     assert len(data["restart"]) == len(HOSTILE) + len(SPLITS)
