@@ -44,7 +44,7 @@ def chart_copy(tmp: Path, src: Path = CHART) -> Path:
 
 def test_it_is_helm_3(tmp_path: Path) -> None:
     out = helm3(["version", "--short"], tmp_path)
-    assert out.returncode == 0 and out.stdout.startswith("v3.19."), out
+    assert out.returncode == 0 and out.stdout.startswith("v3."), out  # CI: v3.19.0
 
 
 def test_readme_recipe(tmp_path: Path) -> None:
