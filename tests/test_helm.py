@@ -82,3 +82,48 @@ def test_failure_is_diagnosable_through_the_log_file(tmp_path: Path) -> None:
     assert "missing-reference" in text and "error" in text
     assert "exit 2" in text
     assert "s3cr3t-value" not in text
+
+
+STAND_IN = """\
+# a comment the post-renderer wrote
+apiVersion: v1
+kind: ConfigMap
+metadata:
+    name: rel-config      # four-space indentation, a spaced comment
+    annotations:
+        postrenderer.helm.sh/postrender-filename: "demo/templates/configmap.yaml"
+
+data:
+    LOG_LEVEL: "info"
+    motd: >-
+        folded
+        over two lines
+"""
+
+
+def test_helm4_reserialises_what_the_post_renderer_printed(tmp_path: Path) -> None:
+    """Helm 4 parses the post-renderer's stdout and writes it out again: what a
+    post-renderer prints is not what `helm template` prints (so no post-renderer can keep
+    a chart's formatting under Helm 4). Its stderr is dropped even on success and with
+    --debug. A stand-in plugin that prints a fixed stream shows both."""
+    script = tmp_path / "stand-in.sh"
+    script.write_text(f"#!/bin/sh\ncat >/dev/null\ncat <<'YAML'\n{STAND_IN}YAML\n"
+                      "echo 'stand-in stderr line' >&2\n")
+    script.chmod(0o755)
+    plugins = tmp_path / "plugins" / "standin"
+    plugins.mkdir(parents=True)
+    (plugins / "plugin.yaml").write_text(
+        "apiVersion: v1\ntype: postrenderer/v1\nname: standin\nversion: 0.1.0\n"
+        f"runtime: subprocess\nruntimeConfig:\n  platformCommand:\n    - command: {script}\n")
+    out = helm(["template", "rel", str(CHART), "--post-renderer", "standin", "--debug"],
+               tmp_path, HELM_PLUGINS=str(plugins.parent))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == (
+        "---\n# Source: demo/templates/configmap.yaml\n"
+        "# a comment the post-renderer wrote\n"
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n"
+        "  name: rel-config # four-space indentation, a spaced comment\n"
+        "data:\n"
+        '  LOG_LEVEL: "info"\n'
+        "  motd: >-\n    folded over two lines\n")
+    assert "stand-in stderr line" not in out.stdout + out.stderr

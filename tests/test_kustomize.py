@@ -1,5 +1,6 @@
 """kustomize with the real kubectl (v1.35.2, kustomize v5.7.1 embedded): the legacy
-exec transformer works; exec KRM functions are silently skipped (documented)."""
+exec transformer works; exec KRM functions are silently skipped (documented). The KRM
+example runs with the real standalone kustomize (v4.5.4)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, run_cmhash, tool, tool_env
+from conftest import ROOT, cmhash_command, run_cmhash, tool, tool_env
 
 EXAMPLES = ROOT / "ci-templates" / "kustomize"
 pytestmark = pytest.mark.integration
@@ -19,6 +20,14 @@ def kustomize(directory: Path, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([tool("kubectl"), "kustomize", "--enable-alpha-plugins",
                            str(directory)], capture_output=True, text=True,
                           env=tool_env(**env), check=False)
+
+
+def kustomize_build(directory: Path | str, cwd: Path,
+                    **env: str) -> subprocess.CompletedProcess[str]:
+    """Standalone kustomize, as the README and cmhash-fn.yaml say to run it."""
+    return subprocess.run([tool("kustomize"), "build", "--enable-alpha-plugins",
+                           "--enable-exec", str(directory)], capture_output=True, text=True,
+                          cwd=cwd, env=tool_env(**env), check=False)
 
 
 def by_kind(text: str) -> dict[str, dict]:  # type: ignore[type-arg]
@@ -72,16 +81,67 @@ def test_legacy_transformer_invalid_config_fails_the_build(tmp_path: Path,
     assert "bogusOption" in out.stderr
 
 
-def test_kubectl_silently_skips_exec_krm_functions(tmp_path: Path) -> None:
-    """Why the README tells kubectl users to use the legacy plugin or a pipe."""
+def test_krm_function_with_standalone_kustomize(tmp_path: Path) -> None:
+    """The shipped example as is (``exec.path: cmhash``, found on PATH), run from
+    elsewhere with a relative DIR: the Deployment gets the checksum, and kustomize's
+    generator suffix and the renamed reference are intact."""
     app = tmp_path / "app"
     shutil.copytree(EXAMPLES / "krm", app)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = kustomize_build("../app", cwd=elsewhere)
+    assert out.returncode == 0, out.stderr
+    objs = by_kind(out.stdout)
+    assert set(objs) == {"ConfigMap", "Deployment"}  # the function config is not output
+    value = objs["Deployment"]["spec"]["template"]["metadata"]["annotations"]["checksum/config"]
+    assert len(value) == 64
+    cm_name = objs["ConfigMap"]["metadata"]["name"]
+    assert cm_name.startswith("web-config-") and len(cm_name) > len("web-config-")
+    ref = objs["Deployment"]["spec"]["template"]["spec"]["containers"][0]["envFrom"][0]
+    assert ref["configMapRef"]["name"] == cm_name
+    assert "internal.config.kubernetes.io" not in out.stdout
+    assert "config.kubernetes.io/function" not in out.stdout
+    # the function ran before the suffix was added: its value is what cmhash gives on
+    # the build without the function, with the generated name as the generator had it
+    kust = app / "kustomization.yaml"
+    kust.write_text(kust.read_text().replace("transformers:\n  - cmhash-fn.yaml\n", ""))
+    plain = kustomize_build(app, cwd=tmp_path)
+    assert plain.returncode == 0 and "checksum/config" not in plain.stdout, plain.stderr
+    assert cm_name in plain.stdout  # same content, same suffix
+    res = run_cmhash(["--no-config", "-q", "-"],
+                     stdin=plain.stdout.replace(cm_name, "web-config").encode())
+    assert f'checksum/config: "{value}"'.encode() in res.stdout
+
+
+def test_krm_exec_path_is_looked_up_on_path(tmp_path: Path) -> None:
+    """A bare ``exec.path`` is a PATH lookup (not a file in the kustomization dir): with
+    no cmhash on PATH the build fails loudly; a path with a slash is relative to the
+    kustomization directory, wherever kustomize runs."""
+    app = tmp_path / "app"
+    shutil.copytree(EXAMPLES / "krm", app)
+    out = kustomize_build(app, cwd=tmp_path, PATH="/usr/bin:/bin")
+    assert out.returncode != 0
+    assert 'exec: "cmhash": executable file not found in $PATH' in out.stderr
+    (app / "bin").mkdir()
+    wrapper = app / "bin" / "cmhash"
+    wrapper.write_text(f'#!/bin/sh\nexec {" ".join(cmhash_command())} "$@"\n')
+    wrapper.chmod(0o755)
     fn = app / "cmhash-fn.yaml"
-    fn.write_text(fn.read_text().replace("/usr/local/bin/cmhash",
-                                         str(Path(tool_env()["PATH"].split(":")[0]) / "cmhash")))
+    fn.write_text(fn.read_text().replace("path: cmhash", "path: ./bin/cmhash"))
+    out = kustomize_build(app, cwd=tmp_path, PATH="/usr/bin:/bin")
+    assert out.returncode == 0, out.stderr
+    assert "checksum/config" in out.stdout
+
+
+def test_kubectl_silently_skips_exec_krm_functions(tmp_path: Path) -> None:
+    """Why the README tells kubectl users to use the legacy plugin or a pipe: the same
+    example that works with standalone kustomize, cmhash on PATH, never runs."""
+    app = tmp_path / "app"
+    shutil.copytree(EXAMPLES / "krm", app)
     out = kustomize(app)
     assert out.returncode == 0, out.stderr
     assert "checksum/config" not in out.stdout  # the function never ran
+    assert by_kind(out.stdout)["ConfigMap"]["metadata"]["name"].startswith("web-config-")
 
 
 def test_pipe_from_kubectl_kustomize(tmp_path: Path) -> None:

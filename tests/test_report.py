@@ -110,7 +110,7 @@ def test_markdown_mermaid_shape() -> None:
     assert all(node.match(x) or edge.match(x) or cls.match(x) for x in lines[1:]), lines
     solid = [x for x in lines if " -->|" in x]
     dotted = [x for x in lines if " -.->|" in x]
-    assert len(solid) == 3 and all(x.endswith("w_Deployment_shop_api") for x in solid)
+    assert len(solid) == 3 and all(x.endswith("w__Deployment__shop__api") for x in solid)
     assert len(dotted) == 4  # reports, postgres, migrate, worker
     declared = {m.group(1) for x in lines if (m := re.match(r"^  (\w+)[\[(]", x))}
     for x in solid + dotted:

@@ -110,13 +110,28 @@ def to_text(data: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+def _id_part(text: str) -> str:
+    """[A-Za-z0-9] as is; any other character, ``_`` included, as ``_<hex code point>_``."""
+    return re.sub(r"[^A-Za-z0-9]", lambda m: f"_{ord(m.group()):x}_", text)
+
+
 def mermaid_id(prefix: str, *parts: str) -> str:
-    return prefix + "_" + re.sub(r"[^A-Za-z0-9_]", "_", "_".join(p for p in parts if p))
+    """A node id that is unique per (prefix, parts): ``app-config``, ``app.config`` and
+    ``app_config``, or namespace/name ("a-b", "c") and ("a", "b-c"), get different ids.
+    Parts are escaped and joined with ``__``; an escape is ``_`` + hex digits + ``_``, so
+    reading left to right, ``__`` can only be a separator and the parts come back."""
+    return "__".join([prefix, *(_id_part(p) for p in parts)])
+
+
+_LABEL_ENTITIES = {"#": "#35;", '"': "#quot;", "&": "#amp;", "<": "#lt;", ">": "#gt;",
+                   "`": "#96;", "\n": " "}
 
 
 def mermaid_label(text: str) -> str:
-    """Text inside a quoted Mermaid label: quotes become entities, newlines spaces."""
-    return text.replace('"', "#quot;").replace("\n", " ")
+    """Text inside a quoted Mermaid label, shown literally: quotes cannot end it, and
+    Mermaid entity codes (``#quot;``), HTML (``&amp;``, ``<b>``) and Markdown strings
+    (backticks) in a name are not interpreted; newlines become spaces."""
+    return "".join(_LABEL_ENTITIES.get(ch, ch) for ch in text)
 
 
 def to_mermaid(data: dict[str, Any]) -> str:
