@@ -243,6 +243,7 @@ def select(args: Sequence[str], *, mode: Mode, config_paths: Sequence[str],
         chosen = [STDIN]
         if config_paths:
             named = ", ".join(config_paths)
+            config_file = os.path.relpath(config_file) if config_file else "the config file"
             if not tty:
                 piped = read_limited(stream, max_bytes, "<stdin>")
             if piped and mode.writes_files:
