@@ -327,3 +327,31 @@ def test_joined_output_is_a_valid_stream(tmp_path: Path, order: list[str]) -> No
     assert [x for x in YAML(typ="safe", pure=True).load_all(res.out) if x] == want
     again = run_cmhash(["--no-config", "-"], stdin=res.stdout)
     assert again.code == 0 and again.stdout == res.stdout
+
+
+def test_help_shows_the_inject_options_first() -> None:
+    res = run_cmhash(["--help"])
+    assert res.code == 0
+    text = res.out
+    assert text.startswith("Usage: cmhash [inject] [OPTIONS] [PATH]...\n"
+                           "       cmhash COMMAND [ARGS]...\n")
+    section = text.split("Options (of inject, the default command):\n")[1].split("\n\n")[0]
+    flags = [line.split()[0].rstrip(",") for line in section.splitlines()
+             if line.startswith("  -")]
+    assert flags[:6] == ["-i", "--check", "--diff", "-n", "--strict", "--annotation-key"]
+    assert "Commands:" in text and "explain" in text and "report" in text
+
+
+@pytest.mark.parametrize(("typo", "meant"), [("explian", "explain"), ("reprot", "report"),
+                                             ("helm-plugin-dri", "helm-plugin-dir")])
+def test_a_mistyped_command_is_not_read_as_a_file(tmp_path: Path, typo: str, meant: str) -> None:
+    res = run_cmhash([typo, "x.yaml"], cwd=tmp_path)
+    assert res.code == 2 and res.stdout == b""
+    assert res.stderr.strip() == (f"cmhash: no such command or file {typo!r}; did you mean "
+                                  f"'cmhash {meant}'?")
+    # a file of that name is a file
+    (tmp_path / typo).write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n")
+    assert run_cmhash(["--no-config", typo], cwd=tmp_path).code == 0
+    # and a name close to no command is a missing file
+    res = run_cmhash(["nothing-like-it.yaml"], cwd=tmp_path)
+    assert res.stderr.strip() == "cmhash: nothing-like-it.yaml: no such file or directory"

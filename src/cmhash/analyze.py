@@ -87,7 +87,7 @@ class WorkloadInfo:
     generated: bool = False  # named by metadata.generateName only
     refs: tuple[Reference, ...] = ()
     current: str | None = None
-    current_quoted: bool = False
+    current_style: str | None = None  # the existing value's scalar style (None: plain)
     edit: Edit | None = None               # candidate, value = PLACEHOLDER
     edit_error: NodeError | None = None
     no_restart: str | None = None
@@ -247,7 +247,7 @@ def analyze_workload(res: Resource, wk: WorkloadKind, settings: Settings,
     spec_field, info.refs = _references(template, wk, settings)
     cur = get(get_path(template, ("metadata", "annotations")), settings.annotation_key)
     info.current = scalar(cur)
-    info.current_quoted = cur is not None and cur.style is not None
+    info.current_style = cur.style if cur is not None else None
     info.no_restart = _no_restart(res, wk)
     if not info.refs:
         return info

@@ -69,6 +69,7 @@ class RunResult(NamedTuple):
     plans: list[WorkloadPlan]
     index: ConfigIndex | None
     secret_spans: dict[int, list[tuple[int, int]]]  # id(source) -> Secrets' (start, end)
+    notes: list[str]  # what the run decided for the user (an inferred namespace)
 
     def secret_lines(self, source: SourceText) -> set[int]:
         """1-based lines of ``source`` inside Secrets (kept out of diff context)."""
@@ -218,6 +219,8 @@ def _run(sources: list[SourceText], settings: Settings, keep_plans: bool,
         path = sources[0].display if len(sources) == 1 else None
         raise InputError("no Kubernetes objects in the input (it is empty or only comments)",
                          path=path)
+    notes: list[str] = []
+    settings = _with_helm_namespace(sources, docs, settings, notes)
     findings: list[Finding] = []
     index = build_index([(s, c) for s, per in zip(sources, docs, strict=True) for d in per for c in d.configs],
                         settings, findings)
@@ -235,7 +238,28 @@ def _run(sources: list[SourceText], settings: Settings, keep_plans: bool,
                               if c.kind == "Secret"]
                     for src, per in zip(sources, docs, strict=True)}
     return RunResult(files, changes, findings, plans if keep_plans else [], index,
-                     secret_spans)
+                     secret_spans, notes)
+
+
+def _with_helm_namespace(sources: list[SourceText], docs: list[list[DocInfo]],
+                         settings: Settings, notes: list[str]) -> Settings:
+    """Helm output with objects that name no namespace: the release namespace, when it
+    can be known (helm.py); ``-n`` / ``namespace:`` always win."""
+    if settings.namespace is not None:
+        return settings
+    unnamed = any(c.namespace is None for per in docs for d in per for c in d.configs) or any(
+        w.namespace is None for per in docs for d in per for w in d.workloads)
+    if not unnamed:
+        return settings
+    from cmhash.helm import infer, is_helm_source
+
+    if not any(is_helm_source(s) for s in sources):
+        return settings
+    inferred = infer([s.text for s in sources])
+    if inferred is None:
+        return settings
+    notes.append(inferred.note)
+    return settings._replace(namespace=inferred.namespace)
 
 
 def _apply(sources: list[SourceText], docs: list[list[DocInfo]], plans: list[WorkloadPlan],

@@ -35,13 +35,45 @@ DEFAULT_COMMAND = "inject"
 
 
 class DefaultGroup(click.Group):
-    """``cmhash [OPTIONS] PATH...`` means ``cmhash inject [OPTIONS] PATH...``."""
+    """``cmhash [OPTIONS] PATH...`` means ``cmhash inject [OPTIONS] PATH...``; the help
+    shows inject's options too; a mistyped command is not taken for a file name."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h",
                                                                           "--version")):
+            if args:
+                self._refuse_typo(args[0])
             args = [DEFAULT_COMMAND, *args]
         return super().parse_args(ctx, args)
+
+    def _refuse_typo(self, word: str) -> None:
+        """``cmhash explian x``: no such file, but close to a command: say so."""
+        if word.startswith("-") or os.path.lexists(word):
+            return
+        import difflib
+
+        close = difflib.get_close_matches(word, [c for c in self.commands if c != "inject"],
+                                          n=1, cutoff=0.75)
+        if close:
+            raise UsageError(f"no such command or file {word!r}; did you mean "
+                             f"'cmhash {close[0]}'?")
+
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_usage("cmhash", "[inject] [OPTIONS] [PATH]...")
+        formatter.write_usage("cmhash", "COMMAND [ARGS]...", prefix="       ")
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The default command's options come first: they are what most runs use."""
+        inject = self.commands[DEFAULT_COMMAND]
+        sub = click.Context(inject, info_name=DEFAULT_COMMAND, parent=ctx)
+        first = ("in_place", "check", "show_diff", "namespace", "strict", "annotation_key")
+        params = sorted((p for p in inject.get_params(sub)
+                         if isinstance(p, click.Option) and p.name != "help"),
+                        key=lambda p: first.index(p.name) if p.name in first else len(first))
+        rows = [r for p in params for r in [p.get_help_record(sub)] if r]
+        with formatter.section("Options (of inject, the default command)"):
+            formatter.write_dl(rows)
+        super().format_options(ctx, formatter)
 
 
 @click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]},
@@ -51,7 +83,8 @@ def cli() -> None:
     """Inject checksums of ConfigMaps and Secrets into the pod templates that use them,
     so that `kubectl apply` rolls exactly the pods whose configuration changed.
 
-    Without a command, `inject` runs: `cmhash [OPTIONS] [PATH...]`.
+    Without a command, `inject` runs: `cmhash [OPTIONS] [PATH...]` reads files,
+    directories or - (stdin; also when no PATH is given) and writes the stream to stdout.
     """
 
 
@@ -84,8 +117,8 @@ def settings_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      help="Config file [default: .cmhash.yaml in this or a parent directory]."),
         click.option("--no-config", is_flag=True, help="Ignore .cmhash.yaml files."),
         click.option("--parser", type=click.Choice(["fast", "exact"]), default=None,
-                     help="fast: libyaml, skips irrelevant documents (default); exact: the "
-                          "pure-Python reference parser, every document."),
+                     help="fast: libyaml (default); exact: the pure-Python reference "
+                          "parser. Both read the same documents, with the same result."),
         click.option("--max-input-bytes", type=click.IntRange(min=1), default=None,
                      help="Refuse inputs larger than this [default: 268435456]."),
         click.option("--workers", type=click.IntRange(min=0), default=None,
@@ -129,6 +162,7 @@ def inject(paths: tuple[str, ...], in_place: bool, check: bool, show_diff: bool,
             return
     result = app.run(inputs.sources, settings,
                      allow_empty=mode.on_files and bool(inputs.skipped))
+    report_notes(result.notes, quiet=settings.quiet)
     report_findings(result.findings, quiet=settings.quiet)
     if result.has_errors:
         n = sum(1 for f in result.findings if f.level == "error")
@@ -200,6 +234,7 @@ def explain(paths: tuple[str, ...], fmt: str, **opts: Any) -> None:
     settings = build_settings(opts)
     inputs = select_inputs(paths, settings, Mode.STREAM)
     result = app.run(inputs.sources, settings, keep_plans=True)
+    report_notes(result.notes, quiet=settings.quiet)
     write_stdout(FORMATS[fmt](build(result, settings.annotation_key)))
     if result.has_errors:
         raise SystemExit(EXIT_INPUT)
@@ -367,6 +402,7 @@ def run_krm(resource_list: Any, opts: dict[str, Any]) -> None:
     try:
         settings = build_settings(opts, layer=krm.function_options(resource_list))
         result = app.run([src], settings)
+        report_notes(result.notes, quiet=settings.quiet)
     except CmhashError as exc:
         err(f"cmhash: {exc}")
         write_stdout(krm.with_results(src.text, [krm.error_result(str(exc))]), bom=src.had_bom)
@@ -419,6 +455,13 @@ def build_settings(opts: dict[str, Any], layer: dict[str, Any] | None = None) ->
         exclude=settings.exclude + tuple(opts.get("exclude") or ()) or None,
         verbose=opts.get("verbose") or None,
         quiet=opts.get("quiet"))
+
+
+def report_notes(notes: Sequence[str], *, quiet: bool) -> None:
+    """What the run decided on the user's behalf (stderr, and CMHASH_LOG under Helm 4)."""
+    if not quiet:
+        for line in notes:
+            err(f"cmhash: note: {line}")
 
 
 def report_findings(findings: Sequence[Any], *, quiet: bool) -> list[Any]:

@@ -18,6 +18,8 @@ CODES: dict[str, tuple[str, str]] = {
     "pod-not-annotated": (INFO, "a bare Pod uses in-stream config; an annotation would not "
                                 "restart it"),
     "no-restart": (WARNING, "the annotation changes but existing pods are not replaced"),
+    "replaced-annotation": (WARNING, "a value under our key that cmhash did not write (a "
+                                     "chart's own checksum) was replaced"),
     "stale-annotation": (WARNING, "the workload carries our annotation but uses no in-stream "
                                   "config; left untouched"),
     "workload-ref": (INFO, "an Argo Rollout using workloadRef has no template to annotate"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+import re
 from collections.abc import Callable
 
 from cmhash.analyze import PLACEHOLDER, ConfigInfo, SkipReason, WorkloadInfo
@@ -177,6 +178,20 @@ def _resolve(plan: WorkloadPlan, index: ConfigIndex, settings: Settings,
     return uses
 
 
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+def _written_by_cmhash(src: SourceText, info: WorkloadInfo) -> bool:
+    """Whether an existing value under our key looks like cmhash's own (a double-quoted
+    64-hex digest, not in Helm output): a chart's ``sha256sum`` line is rendered fresh on
+    every ``helm template``, so in Helm output any existing value is the chart's."""
+    if info.current_style != '"' or not _HEX64.fullmatch(info.current or ""):
+        return False
+    from cmhash.helm import is_helm_source
+
+    return not is_helm_source(src)
+
+
 def plan_workload(src: SourceText, info: WorkloadInfo, index: ConfigIndex, settings: Settings,
                   findings: list[Finding]) -> WorkloadPlan:
     plan = _plan(src, info, index, settings, findings)
@@ -237,8 +252,15 @@ def _plan(src: SourceText, info: WorkloadInfo, index: ConfigIndex, settings: Set
     if info.no_restart:
         findings.append(finding(src, info.offset, "no-restart",
                                 f"{info.label}: {info.no_restart}", workload=info))
-    if info.current == plan.value and info.current_quoted:
+    if info.current == plan.value and info.current_style is not None:
         return plan
+    if info.current is not None and not _written_by_cmhash(src, info):
+        findings.append(finding(
+            src, info.offset, "replaced-annotation",
+            f"{info.label}: replaced a {settings.annotation_key} value cmhash did not write "
+            "(the chart's own checksum?); whatever it covered beyond the ConfigMaps/Secrets "
+            "the pod spec references is no longer covered: give cmhash another key "
+            "(--annotation-key) to keep both", workload=info))
     if info.edit_error is not None:
         raise src.error(info.edit_error.message, info.edit_error.offset)
     assert info.edit is not None

@@ -30,6 +30,7 @@ class SourceText:
     text: str
     had_bom: bool = False
     _line_starts: array[int] | None = field(default=None, repr=False)
+    helm_output: bool | None = field(default=None, repr=False)  # helm.is_helm_source
 
     @property
     def is_stdin(self) -> bool:
