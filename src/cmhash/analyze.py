@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -372,8 +373,10 @@ def may_hold_secret(text: str) -> bool:
 
 
 def analyze_source(src: SourceText, table: KindTable, settings: Settings,
-                   chunks: list[tuple[int, Chunk]] | None = None) -> list[DocInfo]:
-    """Analyze chunks of one source (all of them by default). NodeError -> InputError."""
+                   chunks: list[tuple[int, Chunk]] | None = None, *,
+                   progress: Callable[[int, int], None] | None = None) -> list[DocInfo]:
+    """Analyze chunks of one source (all of them by default). NodeError -> InputError.
+    ``progress(bytes, documents)`` is told of each chunk done."""
     if chunks is None:
         chunks = list(enumerate(split_chunks(src.text)))
     nl = default_newline(src.text)
@@ -384,4 +387,6 @@ def analyze_source(src: SourceText, table: KindTable, settings: Settings,
         except NodeError as exc:
             secret = may_hold_secret(src.text[chunk.start:chunk.end])
             raise src.error(exc.public if secret else exc.message, exc.offset) from None
+        if progress is not None:
+            progress(chunk.end - chunk.start, 1)
     return out

@@ -17,6 +17,7 @@ from cmhash.edit import apply_edits
 from cmhash.errors import CmhashError, InputError, InternalError, NodeError
 from cmhash.findings import Finding
 from cmhash.kinds import DEFAULT_TABLE, KindTable
+from cmhash.progress import Progress
 from cmhash.resolve import ConfigIndex, WorkloadPlan, build_index, plan_workload
 from cmhash.settings import Settings
 from cmhash.source import SourceText
@@ -134,15 +135,22 @@ def analyze(sources: list[SourceText], table: KindTable,
     error in input order wins."""
     per_source: list[list[DocInfo]] = [[] for _ in sources]
     content = False
-    n = worker_count(settings, sum(len(s.text) for s in sources))
+    total = sum(len(s.text) for s in sources)
+    n = worker_count(settings, total)
     if n <= 1 or "fork" not in _start_methods():
-        for si, src in enumerate(sources):
-            infos = analyze_source(src, table, settings)  # chunked one source at a time
-            content = content or any(d.has_content for d in infos)
-            per_source[si] = [d for d in infos if _keep(d)]
-            del infos
+        progress = Progress(total, None, 1, settings.progress)
+        try:
+            for si, src in enumerate(sources):
+                # chunked one source at a time
+                infos = analyze_source(src, table, settings, progress=progress.advance)
+                content = content or any(d.has_content for d in infos)
+                per_source[si] = [d for d in infos if _keep(d)]
+                del infos
+        finally:
+            progress.close()
         return per_source, content
     work = [(si, i, c) for si, s in enumerate(sources) for i, c in enumerate(split_chunks(s.text))]
+    progress = Progress(total, len(work), n, settings.progress)
     global _WORK
     _WORK = (sources, table, settings)
     try:
@@ -151,12 +159,17 @@ def analyze(sources: list[SourceText], table: KindTable,
         ctx = multiprocessing.get_context("fork")
         batches = _batches(work, n * 16)
         del work  # the batches hold the items; free both as soon as the workers have them
+        sizes = [(sum(c.end - c.start for _, _, c in b), len(b)) for b in batches]
         with ctx.Pool(n, initializer=_worker_init) as pool:
-            pending = pool.map_async(_analyze_batch, batches, chunksize=1)
+            pending = pool.imap(_analyze_batch, batches, chunksize=1)
             del batches
-            results = pending.get()
+            results = []
+            for (nbytes, ndocs), res in zip(sizes, pending, strict=True):
+                results.append(res)
+                progress.advance(nbytes, ndocs)
     finally:
         _WORK = None
+        progress.close()
     for res in results:
         if isinstance(res, CmhashError):
             raise res

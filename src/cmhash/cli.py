@@ -444,7 +444,7 @@ def build_settings(opts: dict[str, Any], layer: dict[str, Any] | None = None) ->
         if problem:
             raise UsageError(f"--annotation-key {key!r}: {problem}")
     secret_env = opts.get("secret_key_env")
-    return settings.merged(
+    settings = settings.merged(
         annotation_key=key, namespace=opts.get("namespace"), strict=opts.get("strict"),
         jobs=opts.get("jobs"), pods=opts.get("pods"),
         image_pull_secrets=opts.get("image_pull_secrets"),
@@ -455,6 +455,9 @@ def build_settings(opts: dict[str, Any], layer: dict[str, Any] | None = None) ->
         exclude=settings.exclude + tuple(opts.get("exclude") or ()) or None,
         verbose=opts.get("verbose") or None,
         quiet=opts.get("quiet"))
+    from cmhash.progress import wanted
+
+    return settings._replace(progress=layer is None and wanted(quiet=settings.quiet))
 
 
 def report_notes(notes: Sequence[str], *, quiet: bool) -> None:

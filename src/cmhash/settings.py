@@ -50,6 +50,7 @@ class Settings(NamedTuple):
     exclude: tuple[str, ...] = ()  # gitignore-style patterns: config file, then --exclude
     config_file: str | None = None  # the .cmhash.yaml in use
     verbose: bool = False  # notes (skipped files, inferred namespace) on stderr
+    progress: bool = False  # a progress bar on stderr (a terminal, not -q, not Helm/KRM)
 
     def merged(self, **overrides: Any) -> Settings:
         return self._replace(**{k: v for k, v in overrides.items() if v is not None})
