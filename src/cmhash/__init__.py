@@ -1,3 +1,3 @@
 """cmhash: offline ConfigMap/Secret checksum injection for Kubernetes manifests."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"  # the one place; tests check every copy against it
