@@ -77,3 +77,36 @@ def test_check_then_fix_then_pass(sample: Path, tmp_path: Path) -> None:
     assert try_repo(sample, "cmhash-check", home).returncode == 0
 
 
+
+
+def test_pass_filenames_with_pre_commits_own_files_and_exclude(tmp_path: Path) -> None:
+    """A consumer config with ``pass_filenames: true`` and pre-commit's own ``exclude``:
+    pre-commit names every changed YAML file; cmhash skips those that are not manifests
+    (a chart source, values.yaml, mkdocs.yml) and pre-commit's exclude keeps a broken
+    legacy manifest away from it altogether."""
+    try:
+        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], check=True,
+                              capture_output=True, text=True).stdout.strip()
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        pytest.skip("not a git checkout")
+    repo = tmp_path / "consumer"
+    files = {"k8s/config.yaml": CM, "k8s/app.yaml": DEP, "values.yaml": "replicas: 2\n",
+             "mkdocs.yml": "site_name: x\n", "charts/web/Chart.yaml": "apiVersion: v2\nname: w\n",
+             "charts/web/templates/d.yaml": "kind: Deployment\nmetadata:\n  name: {{ .x }}\n",
+             "legacy/old.yaml": "apiVersion: v1\nkind: ConfigMap\ndata: {a: b\n",
+             ".pre-commit-config.yaml": (
+                 f"repos:\n- repo: {ROOT}\n  rev: {head}\n  hooks:\n  - id: cmhash-check\n"
+                 "    pass_filenames: true\n    exclude: ^legacy/\n")}
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "init")
+    env = tool_env(PRE_COMMIT_HOME=str(tmp_path / "pc-home"))
+    env.pop("CI", None)
+    run = subprocess.run([tool("pre-commit"), "run", "--all-files"], cwd=repo,
+                         capture_output=True, text=True, env=env, check=False)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "would update k8s/app.yaml" in run.stdout
+    assert "error" not in run.stdout.lower() and "legacy" not in run.stdout
