@@ -104,8 +104,8 @@ class Workload:
     def label(self) -> str:
         return self.name + "*" if self.generated else self.name
 
-    def uses(self, cfg: Config, key: str) -> bool:
-        if (self.namespace or "") != (cfg.namespace or ""):
+    def uses(self, cfg: Config, key: str, default_ns: str | None = None) -> bool:
+        if (self.namespace or default_ns or "") != (cfg.namespace or default_ns or ""):
             return False
         return any(r.target == cfg.kind and r.name == cfg.name
                    and (r.keys is None or key in r.keys) for r in self.refs)
@@ -119,6 +119,22 @@ class Stream:
 
     def documents(self) -> list[Config | Workload]:
         return [*self.configs, *self.workloads]
+
+    def default_namespace(self, style: Style) -> str | None:
+        """Where objects without a namespace land: with ``# Source:`` comments the stream
+        is Helm output, and the one namespace all others name is the release namespace."""
+        if not style.comments:
+            return None
+        named = {d.namespace for d in self.documents() if d.namespace}
+        return named.pop() if len(named) == 1 else None
+
+    def unique_under(self, style: Style) -> bool:
+        """No two objects become one once namespace-less ones land in the release
+        namespace (the generator only keeps objects unique as written)."""
+        ns = self.default_namespace(style)
+        configs = {(c.kind, c.name, c.namespace or ns) for c in self.configs}
+        workloads = {(w.kind, w.label, w.namespace or ns) for w in self.workloads}
+        return len(configs) == len(self.configs) and len(workloads) == len(self.workloads)
 
 
 @st.composite

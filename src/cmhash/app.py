@@ -268,7 +268,9 @@ def _with_helm_namespace(sources: list[SourceText], docs: list[list[DocInfo]],
 
     if not any(is_helm_source(s) for s in sources):
         return settings
-    inferred = infer([s.text for s in sources])
+    parsed = {o.namespace for per in docs for d in per for o in (*d.configs, *d.workloads)
+              if o.namespace}
+    inferred = infer([s.text for s in sources], parsed=parsed)
     if inferred is None:
         return settings
     notes.append(inferred.note)

@@ -81,8 +81,11 @@ class Inferred(NamedTuple):
     note: str
 
 
-def infer(texts: list[str], env: dict[str, str] | None = None) -> Inferred | None:
-    """The release namespace for Helm output (rules in the module docstring), or None."""
+def infer(texts: list[str], env: dict[str, str] | None = None,
+          parsed: Iterable[str] = ()) -> Inferred | None:
+    """The release namespace for Helm output (rules in the module docstring), or None.
+    ``parsed``: namespaces of the objects cmhash parsed (List items among them), on top
+    of those the text names at the top level of each document."""
     env = os.environ if env is None else env
     if not is_helm_output(texts):
         return None
@@ -90,7 +93,7 @@ def infer(texts: list[str], env: dict[str, str] | None = None) -> Inferred | Non
     if exported:
         return Inferred(exported, f"Helm output: objects without a namespace are in "
                                   f"{exported!r} (from {ENV}; -n overrides)")
-    named: set[str] = set()
+    named: set[str] = set(parsed)
     for t in texts:
         named |= named_namespaces(t)
     if len(named) != 1:
