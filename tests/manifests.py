@@ -348,7 +348,7 @@ def _emit(obj: Any, indent: int, style: Style, out: list[str], first_prefix: str
             if isinstance(v, Wrapped):
                 out.append(f"{lead}{k}: |")
                 out.extend(f"{pad}{' ' * style.indent}{v[i:i + 8]}" for i in range(0, len(v), 8))
-            elif isinstance(v, dict) and v and (k in FLOW_KEYS and style.flow_refs
+            elif isinstance(v, dict) and v and ((k in FLOW_KEYS and style.flow_refs)
                                                 or isinstance(v, Anchored)):
                 out.append(f"{lead}{k}: {_flow(v, style)}")
             elif isinstance(v, dict) and v:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from cmhash.errors import NodeError
-from cmhash.resources import config_content, resources_of
+from cmhash.content import config_content
+from cmhash.resources import resources_of
 from cmhash.source import SourceText
-from cmhash.yamltree import backend, parse_chunk
+from cmhash.parse import backend, parse_chunk
 
 
 def content(text: str, parser: str = "fast"):  # type: ignore[no-untyped-def]

@@ -12,8 +12,8 @@ from cmhash.k8syaml import plain_bool, resolves_to_non_string
 # (plain scalar, what go-yaml resolves it to)
 TABLE = [
     # booleans: exactly these spellings (YAML 1.1's y/n and on/off included)
-    *[(w, "bool") for w in "y Y yes Yes YES true True TRUE on On ON".split()],
-    *[(w, "bool") for w in "n N no No NO false False FALSE off Off OFF".split()],
+    *[(w, "bool") for w in ["y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"]],
+    *[(w, "bool") for w in ["n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"]],
     ("yEs", "str"), ("tRUE", "str"), ("t", "str"), ("f", "str"), ("oN", "str"),
     # nulls
     ("~", "null"), ("null", "null"), ("Null", "null"), ("NULL", "null"), ("nULL", "str"),

@@ -1,17 +1,17 @@
-"""Command line: options -> Settings -> app.run() -> output and exit code. No YAML logic here."""
+"""The command line, and only that: click options -> Settings (settings.layered) -> the
+pipeline (app.run) -> output and an exit code (deliver.py). The one place that exits."""
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from cmhash import __version__
 from cmhash.errors import (
-    EXIT_CHANGED,
     EXIT_INPUT,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
@@ -21,7 +21,11 @@ from cmhash.errors import (
     OutputClosed,
     UsageError,
 )
-from cmhash.output import err, log, unified_diff
+from cmhash.output import err, log
+
+if TYPE_CHECKING:
+    from cmhash.inputs import Inputs, Mode
+    from cmhash.settings import Settings
 
 EXIT_CODES_HELP = """\b
 Exit codes:
@@ -94,47 +98,67 @@ def common_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         settings_options(fn))
 
 
+SETTINGS_OPTIONS = [
+    click.option("--annotation-key", "--key", "annotation_key", metavar="KEY",
+                 help="Pod-template annotation to write [default: checksum/config]."),
+    click.option("-n", "--namespace", metavar="NS",
+                 help="Namespace that objects without one land in (like kubectl apply -n)."),
+    click.option("--strict/--no-strict", default=None,
+                 help="A missing non-optional reference is an error (exit 2)."),
+    click.option("--jobs/--no-jobs", default=None,
+                 help="Annotate Job pod templates (immutable: apply fails on change)."),
+    click.option("--pods/--no-pods", default=None,
+                 help="Annotate bare Pods (their own metadata.annotations)."),
+    click.option("--image-pull-secrets/--no-image-pull-secrets", default=None,
+                 help="Count imagePullSecrets as references."),
+    click.option("--exclude-secrets/--include-secrets", default=None,
+                 help="Leave Secrets out of every checksum."),
+    click.option("--secret-key-env", metavar="VAR",
+                 help="Hash Secret content with HMAC-SHA256 keyed by this env variable."),
+    click.option("--config", "config_path", type=click.Path(dir_okay=False),
+                 help="Config file [default: .cmhash.yaml in this or a parent directory]."),
+    click.option("--no-config", is_flag=True, help="Ignore .cmhash.yaml files."),
+    click.option("--parser", type=click.Choice(["fast", "exact"]), default=None,
+                 help="fast: libyaml (default); exact: the pure-Python reference "
+                      "parser. Both read the same documents, with the same result."),
+    click.option("--max-input-bytes", type=click.IntRange(min=1), default=None,
+                 help="Refuse inputs larger than this [default: 268435456]."),
+    click.option("--workers", type=click.IntRange(min=0), default=None,
+                 help="Processes for big inputs [default: 0 = automatic]."),
+    click.option("--exclude", multiple=True, metavar="PATTERN",
+                 help="Leave matching files and directories out of directory walks "
+                      "(gitignore syntax, relative to the walked directory; repeatable)."),
+    click.option("-q", "--quiet", is_flag=True, default=None,
+                 help="Print errors only (no warnings or notices)."),
+    click.option("-v", "--verbose", is_flag=True,
+                 help="Notes (skipped files, inputs, inferred namespace) and tracebacks "
+                      "for internal errors."),
+]
+
+
 def settings_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """The options that make Settings (build_settings reads them)."""
-    opts = [
-        click.option("--annotation-key", "--key", "annotation_key", metavar="KEY",
-                     help="Pod-template annotation to write [default: checksum/config]."),
-        click.option("-n", "--namespace", metavar="NS",
-                     help="Namespace that objects without one land in (like kubectl apply -n)."),
-        click.option("--strict/--no-strict", default=None,
-                     help="A missing non-optional reference is an error (exit 2)."),
-        click.option("--jobs/--no-jobs", default=None,
-                     help="Annotate Job pod templates (immutable: apply fails on change)."),
-        click.option("--pods/--no-pods", default=None,
-                     help="Annotate bare Pods (their own metadata.annotations)."),
-        click.option("--image-pull-secrets/--no-image-pull-secrets", default=None,
-                     help="Count imagePullSecrets as references."),
-        click.option("--exclude-secrets/--include-secrets", default=None,
-                     help="Leave Secrets out of every checksum."),
-        click.option("--secret-key-env", metavar="VAR",
-                     help="Hash Secret content with HMAC-SHA256 keyed by this env variable."),
-        click.option("--config", "config_path", type=click.Path(dir_okay=False),
-                     help="Config file [default: .cmhash.yaml in this or a parent directory]."),
-        click.option("--no-config", is_flag=True, help="Ignore .cmhash.yaml files."),
-        click.option("--parser", type=click.Choice(["fast", "exact"]), default=None,
-                     help="fast: libyaml (default); exact: the pure-Python reference "
-                          "parser. Both read the same documents, with the same result."),
-        click.option("--max-input-bytes", type=click.IntRange(min=1), default=None,
-                     help="Refuse inputs larger than this [default: 268435456]."),
-        click.option("--workers", type=click.IntRange(min=0), default=None,
-                     help="Processes for big inputs [default: 0 = automatic]."),
-        click.option("--exclude", multiple=True, metavar="PATTERN",
-                     help="Leave matching files and directories out of directory walks "
-                          "(gitignore syntax, relative to the walked directory; repeatable)."),
-        click.option("-q", "--quiet", is_flag=True, default=None,
-                     help="Print errors only (no warnings or notices)."),
-        click.option("-v", "--verbose", is_flag=True,
-                     help="Notes (skipped files, inputs, inferred namespace) and tracebacks "
-                          "for internal errors."),
-    ]
-    for opt in reversed(opts):
+    """The options that make Settings (settings.layered reads them by name)."""
+    for opt in reversed(SETTINGS_OPTIONS):
         fn = opt(fn)
     return fn
+
+
+def _inputs(paths: Sequence[str], settings: Settings, mode: Mode) -> Inputs:
+    """The sources of a run (inputs.select), with its notes under --verbose."""
+    from cmhash.inputs import select
+
+    inputs = select(paths, mode=mode, config_paths=settings.paths,
+                    config_file=settings.config_file, excludes=settings.exclude,
+                    max_bytes=settings.max_input_bytes)
+    if settings.verbose and not settings.quiet:
+        for line in inputs.notes:
+            err(f"cmhash: note: {line}")
+    if not inputs.sources and inputs.skipped and not mode.on_files:
+        first = inputs.skipped[0]
+        raise UsageError(f"no Kubernetes manifests in the input: {len(inputs.skipped)} "
+                         f"path{'s' if len(inputs.skipped) != 1 else ''} skipped (e.g. "
+                         f"{first.path}: {first.why}; -v lists them)")
+    return inputs
 
 
 @cli.command(epilog=EXIT_CODES_HELP)
@@ -148,73 +172,21 @@ def inject(paths: tuple[str, ...], in_place: bool, check: bool, show_diff: bool,
     """Read manifests (files, directories, or - for stdin; none = stdin), inject checksum
     annotations, write the whole stream to stdout (or --in-place / --check / --diff)."""
     from cmhash import app
+    from cmhash.deliver import deliver
     from cmhash.inputs import Mode
+    from cmhash.settings import layered
 
     mode = Mode.from_flags(in_place=in_place, check=check, diff=show_diff)
-    settings = build_settings(opts)
-    inputs = select_inputs(paths, settings, mode)
+    settings = layered(opts)
+    inputs = _inputs(paths, settings, mode)
     if mode is Mode.STREAM:
         from cmhash import krm
 
         resource_list = krm.detect(inputs.sources)
         if resource_list is not None:
-            run_krm(resource_list, opts)
-            return
-    result = app.run(inputs.sources, settings,
-                     allow_empty=mode.on_files and bool(inputs.skipped))
-    report_notes(result.notes, quiet=settings.quiet)
-    report_findings(result.findings, quiet=settings.quiet)
-    if result.has_errors:
-        n = sum(1 for f in result.findings if f.level == "error")
-        err(f"cmhash: {n} error{'s' if n != 1 else ''}; nothing written")
-        raise SystemExit(EXIT_INPUT)
-    changed = [f for f in result.files if f.changed]
-    if mode.diffs:
-        diffs = [(f, unified_diff(f.source.text, f.text, f.source.display,
-                                  result.secret_lines(f.source))) for f in changed]
-        for f, d in diffs:
-            for line in d.withheld:
-                err(f"cmhash: {f.source.display}:{line}: diff hunk not shown: the changed "
-                    "line also holds Secret data")
-        write_stdout("".join(d.text for _, d in diffs))
-    if mode.checks:
-        for c in result.changes:
-            err(f"would update {c.source.display}:{c.line}: {c.workload} ({c.key})")
-        if not settings.quiet:
-            err(_summary(len(result.changes), len(changed), "would be updated"))
-        raise SystemExit(EXIT_CHANGED if changed else EXIT_OK)
-    if mode is Mode.IN_PLACE:
-        from cmhash.writer import write_files
-
-        write_files(changed, inputs.roots)
-        if not settings.quiet:
-            for f in changed:
-                n = sum(1 for c in result.changes if c.source is f.source)
-                err(f"updated {f.source.display} ({n} workload{'s' if n != 1 else ''})")
-        return
-    if mode is Mode.STREAM:
-        if len(result.files) == 1:
-            f = result.files[0]
-            write_stdout(f.pieces(), bom=f.source.had_bom)
-        else:
-            write_stdout(app.joined_pieces(result.files))
-
-
-def select_inputs(paths: Sequence[str], settings: Any, mode: Any) -> Any:
-    """The sources of a run (inputs.select), with its notes under --verbose."""
-    from cmhash.inputs import select
-
-    inputs = select(paths, mode=mode, config_paths=settings.paths,
-                    config_file=settings.config_file, excludes=settings.exclude,
-                    max_bytes=settings.max_input_bytes)
-    if settings.verbose and not settings.quiet:
-        for line in inputs.notes:
-            err(f"cmhash: note: {line}")
-    if not inputs.sources and inputs.skipped and not mode.on_files:
-        raise UsageError(f"no Kubernetes manifests in the input: {len(inputs.skipped)} "
-                         f"path{'s' if len(inputs.skipped) != 1 else ''} skipped (e.g. "
-                         f"{inputs.skipped[0].path}: {inputs.skipped[0].why}; -v lists them)")
-    return inputs
+            raise SystemExit(krm.run(resource_list, opts))
+    result = app.run(inputs.sources, settings, allow_empty=mode.on_files and bool(inputs.skipped))
+    raise SystemExit(deliver(mode, result, inputs.roots, settings))
 
 
 @cli.command(epilog=EXIT_CODES_HELP)
@@ -230,10 +202,11 @@ def explain(paths: tuple[str, ...], fmt: str, **opts: Any) -> None:
     from cmhash import app
     from cmhash.explain import FORMATS, build
     from cmhash.inputs import Mode
+    from cmhash.output import report_notes, write_stdout
+    from cmhash.settings import layered
 
-    settings = build_settings(opts)
-    inputs = select_inputs(paths, settings, Mode.STREAM)
-    result = app.run(inputs.sources, settings, keep_plans=True)
+    settings = layered(opts)
+    result = app.run(_inputs(paths, settings, Mode.STREAM).sources, settings, keep_plans=True)
     report_notes(result.notes, quiet=settings.quiet)
     write_stdout(FORMATS[fmt](build(result, settings.annotation_key)))
     if result.has_errors:
@@ -268,46 +241,10 @@ def report(old: str, new: str, fmt: str, fail_on: str | None, template_file: str
     uses, and findings (immutable objects that changed are errors).
 
     Secrets are described by key names only: never a value, never a hash of one."""
-    from cmhash import app
     from cmhash import report as rep
+    from cmhash.settings import layered
 
-    if old == "-" and new == "-":
-        raise UsageError("OLD and NEW cannot both be - (stdin)")
-    if template_file is not None and callable(rep.FORMATS[fmt]):
-        raise UsageError(f"--template applies to --format markdown or text, not {fmt}")
-    from cmhash.inputs import Mode, select
-
-    settings = build_settings(opts)
-    sides = [app.run(select([p], mode=Mode.STREAM, config_paths=(), config_file=None,
-                            excludes=settings.exclude,
-                            max_bytes=settings.max_input_bytes).sources,
-                     settings, keep_plans=True, allow_empty=True)
-             for p in (old, new)]
-    data = rep.build(sides[0], sides[1], settings.annotation_key)
-    form = rep.FORMATS[fmt]
-    text = (form(data) if callable(form) else
-            _render_template(rep, data, form, template_file))
-    if output and output != "-":
-        from cmhash.writer import write_new_file
-
-        write_new_file(output, text)
-    else:
-        write_stdout(text)
-    if rep.fails(data, fail_on):
-        raise SystemExit(EXIT_CHANGED)
-
-
-def _render_template(rep: Any, data: dict[str, Any], name: str, template_file: str | None
-                     ) -> str:
-    import jinja2
-
-    try:
-        return str(rep.render(data, name, template_file))
-    except jinja2.TemplateError as exc:
-        where = template_file or name
-        line = getattr(exc, "lineno", None)
-        raise UsageError(f"{where}{f':{line}' if line else ''}: template error: "
-                         f"{exc.message or type(exc).__name__}") from None
+    raise SystemExit(rep.run(old, new, layered(opts), fmt, template_file, fail_on, output))
 
 
 @cli.command("gitlab-note")
@@ -331,12 +268,9 @@ def helm_plugin_dir() -> None:
     \b
     helm plugin install "$(cmhash helm-plugin-dir)"
     export HELM_PLUGINS="$(dirname "$(cmhash helm-plugin-dir)")"   # or, without installing"""
-    from importlib import resources
+    from cmhash.integrations import helm_plugin_dir as where
 
-    click.echo(str(resources.files("cmhash") / "data" / "helm" / "cmhash"))
-
-
-KUSTOMIZE_GROUP, KUSTOMIZE_VERSION, KUSTOMIZE_KIND = "cmhash.io", "v1", "CmhashTransformer"
+    click.echo(where())
 
 
 @cli.command("install-kustomize-plugin")
@@ -348,195 +282,64 @@ def install_kustomize_plugin(plugin_home: str | None) -> None:
 
     Then list a CmhashTransformer config under `transformers:` and run
     `kubectl kustomize --enable-alpha-plugins DIR`."""
-    home = plugin_home or _kustomize_plugin_home()
-    target = os.path.join(os.path.abspath(home), KUSTOMIZE_GROUP, KUSTOMIZE_VERSION,
-                          KUSTOMIZE_KIND.lower(), KUSTOMIZE_KIND)
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    import shlex
+    from cmhash.integrations import install_kustomize_plugin as install
 
-    command = " ".join(shlex.quote(w) for w in _self_command())
-    with open(target, "w", encoding="utf-8") as fh:
-        fh.write("#!/bin/sh\n"
-                 "# cmhash as a kustomize legacy exec transformer. kustomize passes the\n"
-                 "# transformer config file as $1 (options: the .cmhash.yaml keys), then the\n"
-                 "# config's argsOneLiner words; resources come on stdin.\n"
-                 'config="$1"; shift\n'
-                 f'exec {command} --config "$config" "$@" -\n')
-    os.chmod(target, 0o755)
-    click.echo(target)
+    click.echo(install(plugin_home))
 
 
-def _kustomize_plugin_home() -> str:
-    env = os.environ.get("KUSTOMIZE_PLUGIN_HOME")
-    if env:
-        return env
-    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return os.path.join(xdg, "kustomize", "plugin")
-
-
-def _self_command() -> list[str]:
-    """How to run this very cmhash from a script: the console script beside the
-    interpreter, else the one on PATH, else ``python -m cmhash``."""
-    import shutil
-
-    beside = os.path.join(os.path.dirname(sys.executable), "cmhash")
-    if os.access(beside, os.X_OK):
-        return [os.path.abspath(beside)]
-    found = shutil.which("cmhash")
-    return [os.path.abspath(found)] if found else [sys.executable, "-m", "cmhash"]
-
-
-def _summary(workloads: int, files: int, verb: str) -> str:
-    if not workloads:
-        return "nothing to change"
-    return (f"{workloads} workload{'s' if workloads != 1 else ''} in {files} "
-            f"file{'s' if files != 1 else ''} {verb}")
-
-
-def run_krm(resource_list: Any, opts: dict[str, Any]) -> None:
-    """KRM function mode: options from functionConfig (between the config file and the
-    command line), findings and errors as ``results`` in the ResourceList written back."""
-    from cmhash import app, krm
-
-    src = resource_list.source
-    try:
-        settings = build_settings(opts, layer=krm.function_options(resource_list))
-        result = app.run([src], settings)
-        report_notes(result.notes, quiet=settings.quiet)
-    except CmhashError as exc:
-        err(f"cmhash: {exc}")
-        write_stdout(krm.with_results(src.text, [krm.error_result(str(exc))]), bom=src.had_bom)
-        raise SystemExit(exc.exit_code) from None
-    shown = report_findings(result.findings, quiet=settings.quiet)
-    text = src.text if result.has_errors else result.files[0].text  # errors: items unchanged
-    write_stdout(krm.with_results(text, krm.results(resource_list, shown)), bom=src.had_bom)
-    if result.has_errors:
-        raise SystemExit(EXIT_INPUT)
-
-
-def build_settings(opts: dict[str, Any], layer: dict[str, Any] | None = None) -> Any:
-    """Defaults < config file < ``layer`` (a KRM functionConfig) < command line."""
-    from cmhash.settings import (
-        Settings,
-        find_config,
-        load_config_file,
-        secret_key_from_env,
-        settings_from_mapping,
-        validate_annotation_key,
-    )
-
-    settings = Settings()
-    config_path = opts.get("config_path")
-    if config_path is None and not opts.get("no_config"):
-        config_path = find_config()
-    if config_path:
-        settings = settings_from_mapping(load_config_file(config_path), settings)
-        config_dir = os.path.dirname(os.path.abspath(config_path))
-        settings = settings._replace(
-            config_file=config_path,
-            paths=tuple(p if os.path.isabs(p) else os.path.relpath(os.path.join(config_dir, p))
-                        for p in settings.paths))
-    if layer:
-        settings = settings_from_mapping(layer, settings)
-    key = opts.get("annotation_key")
-    if key is not None:
-        problem = validate_annotation_key(key)
-        if problem:
-            raise UsageError(f"--annotation-key {key!r}: {problem}")
-    secret_env = opts.get("secret_key_env")
-    settings = settings.merged(
-        annotation_key=key, namespace=opts.get("namespace"), strict=opts.get("strict"),
-        jobs=opts.get("jobs"), pods=opts.get("pods"),
-        image_pull_secrets=opts.get("image_pull_secrets"),
-        exclude_secrets=opts.get("exclude_secrets"),
-        secret_key=secret_key_from_env(secret_env) if secret_env else None,
-        parser=opts.get("parser"), max_input_bytes=opts.get("max_input_bytes"),
-        workers=opts.get("workers"),
-        exclude=settings.exclude + tuple(opts.get("exclude") or ()) or None,
-        verbose=opts.get("verbose") or None,
-        quiet=opts.get("quiet"))
-    from cmhash.progress import wanted
-
-    return settings._replace(progress=layer is None and wanted(quiet=settings.quiet))
-
-
-def report_notes(notes: Sequence[str], *, quiet: bool) -> None:
-    """What the run decided on the user's behalf (stderr, and CMHASH_LOG under Helm 4)."""
-    if not quiet:
-        for line in notes:
-            err(f"cmhash: note: {line}")
-
-
-def report_findings(findings: Sequence[Any], *, quiet: bool) -> list[Any]:
-    """Print findings on stderr (errors only with --quiet); return those printed."""
-    shown = [f for f in findings if not (quiet and f.level != "error")]
-    for f in shown:
-        err(f.format())
-    return shown
-
-
-def write_stdout(text: str | Iterable[str], *, bom: bool = False) -> None:
-    """UTF-8, encoded a piece (at most about 1 MiB) at a time: a big stream is never
-    held twice (as str and bytes)."""
-    out = sys.stdout.buffer
-    pieces: Iterable[str] = (text[i:i + (1 << 20)] for i in range(0, len(text), 1 << 20)) \
-        if isinstance(text, str) else text
-    try:
-        if bom:
-            out.write(b"\xef\xbb\xbf")
-        for piece in pieces:
-            out.write(piece.encode("utf-8"))
-        out.flush()
-    except BrokenPipeError:
-        raise OutputClosed from None
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    """Console entry point: maps every outcome to an exit code, never a traceback for input."""
+def _outcome(args: list[str]) -> int:
+    """Run the command line; every outcome as an exit code, never a traceback for input."""
     from cmhash import signals
 
-    args = list(sys.argv[1:] if argv is None else argv)
-    verbose = "-v" in args or "--verbose" in args
-    log("run: cmhash " + " ".join(args))
     try:
         cli.main(args=args, prog_name="cmhash", standalone_mode=False)
-        code = EXIT_OK
     except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else EXIT_INPUT
+        return exc.code if isinstance(exc.code, int) else EXIT_INPUT
     except click.exceptions.Abort:
         err("cmhash: interrupted")
-        code = EXIT_INTERRUPTED
+        return EXIT_INTERRUPTED
     except click.ClickException as exc:
         err(f"cmhash: {exc.format_message()}")
-        code = exc.exit_code if exc.exit_code else EXIT_INPUT
+        return exc.exit_code if exc.exit_code else EXIT_INPUT
     except CmhashError as exc:
         err(f"cmhash: {exc}")
-        code = exc.exit_code
+        return exc.exit_code
     except KeyboardInterrupt:
         err("cmhash: interrupted")
-        code = EXIT_INTERRUPTED
+        return EXIT_INTERRUPTED
     except signals.Terminated as exc:
         err(f"cmhash: terminated ({exc.name})")
-        code = 128 + exc.signum
+        return 128 + exc.signum
     except (BrokenPipeError, OutputClosed):
         # the reader went away (cmhash big.yaml | head): stop quietly; later flushes of
         # the closed pipe go to /dev/null instead of raising again at exit
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        code = EXIT_PIPE
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_PIPE
     except RecursionError:
         err("cmhash: input nested too deeply")
-        code = EXIT_INPUT
-    except Exception as exc:  # noqa: BLE001 - the last line of defence
-        import traceback
+        return EXIT_INPUT
+    except Exception as exc:
+        _internal_error(exc, verbose="-v" in args or "--verbose" in args)
+        return EXIT_INTERNAL
+    return EXIT_OK
 
-        tb = traceback.extract_tb(exc.__traceback__)
-        where = f" at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno}" if tb else ""
-        err(f"cmhash: internal error ({type(exc).__name__}{where}); please report it"
-            + ("" if verbose else " (run with --verbose for the traceback)"))
-        if verbose:
-            traceback.print_exc()
-        code = EXIT_INTERNAL
+
+def _internal_error(exc: Exception, *, verbose: bool) -> None:
+    import traceback
+
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = f" at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno}" if tb else ""
+    err(f"cmhash: internal error ({type(exc).__name__}{where}); please report it"
+        + ("" if verbose else " (run with --verbose for the traceback)"))
+    if verbose:
+        traceback.print_exc()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console entry point: run, log the exit code, exit with it."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    log("run: cmhash " + " ".join(args))
+    code = _outcome(args)
     if code:
         log(f"exit {code}")
     sys.exit(code)
@@ -566,4 +369,3 @@ def entry() -> None:
         except (BrokenPipeError, OSError, ValueError):
             pass
     os._exit(code)
-

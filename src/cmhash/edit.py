@@ -1,4 +1,14 @@
-"""Splice one annotation into a pod template's text, never re-serialising anything.
+"""The edit's whole life: planned with a placeholder, given its value, spliced into the
+text. Never re-serialising anything.
+
+1. The map stage plans a *candidate* edit per workload whose value is ``PLACEHOLDER``
+   (64 zeros: the real value is unknown until every ConfigMap is indexed), checks that
+   it does not land inside a node an alias repeats, and verifies the edited document.
+2. The reduce stage swaps in the real value (``with_value``): 64 hex digits inside double
+   quotes like the placeholder, so the structure that was verified cannot change.
+3. ``apply_edits`` splices the edits into the document's text.
+
+Where the edit goes:
 
 The deepest existing mapping on ``template -> metadata -> annotations`` decides
 the edit:
@@ -21,11 +31,15 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from cmhash.errors import NodeError
-from cmhash.yamltree import ALIAS, MAP, SCALAR, Node
+from cmhash.source import newline_at
+from cmhash.yamltree import ALIAS, MAP, SCALAR, Node, own
 
 _MAP_TAG = "tag:yaml.org,2002:map"
 _STR_TAG = "tag:yaml.org,2002:str"
 DEFAULT_STEP = 2
+
+
+PLACEHOLDER = "0" * 64  # the candidate value: same shape as every real one
 
 
 class Edit(NamedTuple):
@@ -34,11 +48,22 @@ class Edit(NamedTuple):
     text: str
 
 
-def own(node: Node, key: str) -> tuple[Node, Node] | None:
-    """The (key, value) pair written in this mapping itself (not merged in)."""
-    for k, v in node.value:
-        if k.kind == SCALAR and k.value == key:
-            return k, v
+def with_value(edit: Edit, value: str) -> Edit:
+    """The candidate edit, planned with ``PLACEHOLDER``, carrying the real value."""
+    return Edit(edit.start, edit.end, edit.text.replace(PLACEHOLDER, value))
+
+
+def inside_aliased(edit: Edit, aliased: list[tuple[Node, Node]]) -> NodeError | None:
+    """An edit inside a node that an alias repeats elsewhere would change that copy too
+    (and what it means after kubectl expands the alias): refused, at the alias."""
+    for target, alias in aliased:
+        if target.start < edit.start < target.end:
+            return NodeError(
+                f"cannot add the annotation: it would land inside the anchored node "
+                f"&{target.anchor}, which the alias here repeats; write the aliased part "
+                "out in full", alias.start,
+                public="cannot add the annotation: it would land inside an anchored node "
+                       "that the alias here repeats; write the aliased part out in full")
     return None
 
 
@@ -68,13 +93,6 @@ def _check_no_merge(node: Node, what: str) -> None:
 
 def line_start(text: str, pos: int) -> int:
     return text.rfind("\n", 0, pos) + 1
-
-
-def _newline_at(text: str, pos: int, default: str) -> str:
-    nl = text.find("\n", pos)
-    if nl < 0:
-        return default
-    return "\r\n" if nl > 0 and text[nl - 1] == "\r" else "\n"
 
 
 def _column(text: str, pos: int) -> int:
@@ -152,7 +170,7 @@ def _insert_pair(ctx: _Ctx, mapping: Node, parent_key: Node | None, levels: list
     if indent.strip(" "):
         raise NodeError("cannot add the annotation: this mapping's first key does not start "
                         "its line", first.start)
-    nl = _newline_at(text, first.start, ctx.default_nl)
+    nl = newline_at(text, first.start, ctx.default_nl)
     step = step or _step(text, mapping, parent_key)
     return Edit(ls, ls, ctx.block_lines(levels, indent, step, nl) + nl)
 
@@ -177,7 +195,7 @@ def _fill_null(ctx: _Ctx, parent: Node, key_node: Node, value: Node, levels: lis
     if rest.strip() and not rest.strip().startswith("#"):
         raise NodeError("cannot add the annotation: unexpected text after this key",
                         key_node.start)
-    nl = _newline_at(text, colon, ctx.default_nl)
+    nl = newline_at(text, colon, ctx.default_nl)
     indent = " " * _column(text, key_node.start) + step
     body = ctx.block_lines(levels, indent, step, nl)
     return Edit(colon + 1, line_end, rest.rstrip(" \t") + nl + body)

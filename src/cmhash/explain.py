@@ -4,27 +4,33 @@ input, and the checksum cmhash would write. Built from a normal run's plans."""
 from __future__ import annotations
 
 import json
-import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cmhash.findings import Finding
-from cmhash.resolve import WorkloadPlan
+from cmhash.mermaid import explain_graph
+from cmhash.mermaid import mermaid_id as mermaid_id  # the names tests have used
+from cmhash.mermaid import mermaid_label as mermaid_label
+from cmhash.model import TargetState, WorkloadStatus
+from cmhash.resolve import Resolved, WorkloadPlan
+
+if TYPE_CHECKING:
+    from cmhash.app import RunResult
 
 FORMAT_VERSION = 1
 
 
-def _target_state(r: Any) -> str:
+def target_state(r: Resolved) -> TargetState:
     if r.entry is None:
-        return "optional-absent" if r.ref.optional else "missing"
-    return "opted-out" if r.entry.info.skipped else "in-stream"
+        return TargetState.OPTIONAL_ABSENT if r.ref.optional else TargetState.MISSING
+    return TargetState.OPTED_OUT if r.entry.info.skipped else TargetState.IN_STREAM
 
 
-def _status(plan: WorkloadPlan) -> str:
+def _status(plan: WorkloadPlan) -> WorkloadStatus:
     if plan.skip is not None:
-        return "skipped"
+        return WorkloadStatus.SKIPPED
     if plan.value is None:
-        return "no-in-stream-config"
-    return "annotated"
+        return WorkloadStatus.NO_CONFIG
+    return WorkloadStatus.ANNOTATED
 
 
 def workload_fields(plan: WorkloadPlan) -> dict[str, Any]:
@@ -35,7 +41,7 @@ def workload_fields(plan: WorkloadPlan) -> dict[str, Any]:
             "line": plan.source.position(info.offset)[0]}
 
 
-def build(result: Any, annotation_key: str) -> dict[str, Any]:
+def build(result: RunResult, annotation_key: str) -> dict[str, Any]:
     workloads = []
     for plan in result.plans:
         info = plan.info
@@ -46,16 +52,17 @@ def build(result: Any, annotation_key: str) -> dict[str, Any]:
                 "kind": ref.target_kind, "name": ref.name, "namespace": plan.namespace,
                 "how": ref.how, "field": ref.field, "container": ref.container,
                 "keys": list(ref.keys) if ref.keys is not None else None,
-                "optional": ref.optional, "target": _target_state(r),
+                "optional": ref.optional, "target": str(target_state(r)),
                 "missingKeys": sorted(r.missing_keys),
             })
         workloads.append({
-            **workload_fields(plan), "status": _status(plan), "skipReason": str(plan.skip) if plan.skip else None, "noRestart": info.no_restart,
+            **workload_fields(plan), "status": str(_status(plan)),
+            "skipReason": str(plan.skip) if plan.skip else None, "noRestart": info.no_restart,
             "checksum": plan.value, "current": info.current, "references": refs,
         })
     configs = []
-    if result.index is not None:
-        for entry in result.index.objects.values():
+    if result.config_index is not None:
+        for entry in result.config_index.objects.values():
             c = entry.info
             configs.append({
                 "kind": c.kind, "name": c.name, "namespace": entry.namespace,
@@ -69,8 +76,8 @@ def build(result: Any, annotation_key: str) -> dict[str, Any]:
 
 
 def _finding(f: Finding) -> dict[str, Any]:
-    return {"file": f.path, "line": f.line, "column": f.column, "level": f.level,
-            "code": f.code, "message": f.message}
+    return {"file": f.path, "line": f.line, "column": f.column, "level": str(f.level),
+            "code": str(f.code), "message": f.message}
 
 
 def to_json(data: dict[str, Any]) -> str:
@@ -86,9 +93,9 @@ def to_text(data: dict[str, Any]) -> str:
     for w in data["workloads"]:
         head = f"{w['kind']}/{w['name']}{_ns(w['namespace'])}  ({w['file']}:{w['line']})"
         out.append(head)
-        if w["status"] == "annotated":
+        if w["status"] == WorkloadStatus.ANNOTATED:
             out.append(f"  {data['annotationKey']}: {w['checksum']}")
-        elif w["status"] == "skipped":
+        elif w["status"] == WorkloadStatus.SKIPPED:
             out.append(f"  not annotated: {w['skipReason']}")
         else:
             out.append("  not annotated: uses no ConfigMap/Secret of the input")
@@ -110,52 +117,7 @@ def to_text(data: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def _id_part(text: str) -> str:
-    """[A-Za-z0-9] as is; any other character, ``_`` included, as ``_<hex code point>_``."""
-    return re.sub(r"[^A-Za-z0-9]", lambda m: f"_{ord(m.group()):x}_", text)
+FORMATS = {"text": to_text, "json": to_json, "mermaid": explain_graph}
 
-
-def mermaid_id(prefix: str, *parts: str) -> str:
-    """A node id that is unique per (prefix, parts): ``app-config``, ``app.config`` and
-    ``app_config``, or namespace/name ("a-b", "c") and ("a", "b-c"), get different ids.
-    Parts are escaped and joined with ``__``; an escape is ``_`` + hex digits + ``_``, so
-    reading left to right, ``__`` can only be a separator and the parts come back."""
-    return "__".join([prefix, *(_id_part(p) for p in parts)])
-
-
-_LABEL_ENTITIES = {"#": "#35;", '"': "#quot;", "&": "#amp;", "<": "#lt;", ">": "#gt;",
-                   "`": "#96;", "\n": " "}
-
-
-def mermaid_label(text: str) -> str:
-    """Text inside a quoted Mermaid label, shown literally: quotes cannot end it, and
-    Mermaid entity codes (``#quot;``), HTML (``&amp;``, ``<b>``) and Markdown strings
-    (backticks) in a name are not interpreted; newlines become spaces."""
-    return "".join(_LABEL_ENTITIES.get(ch, ch) for ch in text)
-
-
-def to_mermaid(data: dict[str, Any]) -> str:
-    """config objects -> workloads, for GitLab/GitHub Markdown (```mermaid)."""
-    q = mermaid_label
-    lines = ["graph LR"]
-    declared: set[str] = set()
-    for w in data["workloads"]:
-        wid = mermaid_id("w", w["kind"], w["namespace"], w["name"])
-        if wid not in declared:
-            declared.add(wid)
-            lines.append(f'  {wid}["{q(w["kind"] + "/" + w["name"])}"]')
-        for r in w["references"]:
-            cid = mermaid_id("c", r["kind"], r["namespace"], r["name"])
-            if cid not in declared:
-                declared.add(cid)
-                name = q(f'{r["kind"]}/{r["name"]}')
-                shape = (f'{cid}[("{name}")]' if r["target"] == "in-stream"
-                         else f'{cid}>"{name} ({r["target"]})"]')
-                lines.append(f"  {shape}")
-            label = q(r["how"] + ("" if r["keys"] is None else ": " + ", ".join(r["keys"])))
-            arrow = "-->" if r["target"] == "in-stream" else "-.->"
-            lines.append(f'  {cid} {arrow}|"{label}"| {wid}')
-    return "\n".join(lines) + "\n"
-
-
-FORMATS = {"text": to_text, "json": to_json, "mermaid": to_mermaid}
+# the names tests and templates have used
+to_mermaid = explain_graph

@@ -2,34 +2,60 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-ERROR, WARNING, INFO = "error", "warning", "info"
-LEVEL_ORDER = {ERROR: 0, WARNING: 1, INFO: 2}
+from cmhash.model import Level, ResourceId, TextEnum
 
-# code -> (default level, one-line description). The codes are stable: tools key on them.
-CODES: dict[str, tuple[str, str]] = {
-    "missing-reference": (WARNING, "a non-optional ConfigMap/Secret reference names an object "
-                                   "that is not in the input"),
-    "namespace-mismatch": (WARNING, "a reference could only match across a namespace boundary"),
-    "missing-key": (WARNING, "a reference names a key the in-stream object does not have"),
-    "job-not-annotated": (WARNING, "a Job uses in-stream config; its template is immutable, "
-                                   "so it is not annotated"),
-    "pod-not-annotated": (INFO, "a bare Pod uses in-stream config; an annotation would not "
-                                "restart it"),
-    "no-restart": (WARNING, "the annotation changes but existing pods are not replaced"),
-    "replaced-annotation": (WARNING, "a value under our key that cmhash did not write (a "
-                                     "chart's own checksum) was replaced"),
-    "stale-annotation": (WARNING, "the workload carries our annotation but uses no in-stream "
-                                  "config; left untouched"),
-    "workload-ref": (INFO, "an Argo Rollout using workloadRef has no template to annotate"),
-    "no-template": (INFO, "a workload kind without its pod template (a patch or partial "
-                          "manifest): not annotated"),
-    "subpath-mount": (INFO, "a ConfigMap/Secret volume is mounted with subPath: never updated "
-                            "in place, only a restart delivers changes"),
-    "immutable-config": (ERROR, "report: an immutable ConfigMap/Secret changed; kubectl apply "
-                                "will fail on it"),
-    "duplicate-object": (WARNING, "the same object is defined twice; the last one is used"),
+if TYPE_CHECKING:
+    from cmhash.source import SourceText
+
+# kept as names for the modules and templates that use the level text
+ERROR, WARNING, INFO = Level.ERROR, Level.WARNING, Level.INFO
+LEVEL_ORDER = {level: level.rank for level in Level}
+
+
+class Code(TextEnum):
+    """The stable codes: tools key on them (KRM results, Code Quality, grep)."""
+
+    MISSING_REFERENCE = "missing-reference"
+    NAMESPACE_MISMATCH = "namespace-mismatch"
+    MISSING_KEY = "missing-key"
+    JOB_NOT_ANNOTATED = "job-not-annotated"
+    POD_NOT_ANNOTATED = "pod-not-annotated"
+    NO_RESTART = "no-restart"
+    REPLACED_ANNOTATION = "replaced-annotation"
+    STALE_ANNOTATION = "stale-annotation"
+    WORKLOAD_REF = "workload-ref"
+    NO_TEMPLATE = "no-template"
+    SUBPATH_MOUNT = "subpath-mount"
+    IMMUTABLE_CONFIG = "immutable-config"
+    DUPLICATE_OBJECT = "duplicate-object"
+
+
+# code -> (default level, one-line description)
+CODES: dict[Code, tuple[Level, str]] = {
+    Code.MISSING_REFERENCE: (WARNING, "a non-optional ConfigMap/Secret reference names an "
+                                      "object that is not in the input"),
+    Code.NAMESPACE_MISMATCH: (WARNING, "a reference could only match across a namespace "
+                                       "boundary"),
+    Code.MISSING_KEY: (WARNING, "a reference names a key the in-stream object does not have"),
+    Code.JOB_NOT_ANNOTATED: (WARNING, "a Job uses in-stream config; its template is "
+                                      "immutable, so it is not annotated"),
+    Code.POD_NOT_ANNOTATED: (INFO, "a bare Pod uses in-stream config; an annotation would "
+                                   "not restart it"),
+    Code.NO_RESTART: (WARNING, "the annotation changes but existing pods are not replaced"),
+    Code.REPLACED_ANNOTATION: (WARNING, "a value under our key that cmhash did not write (a "
+                                        "chart's own checksum) was replaced"),
+    Code.STALE_ANNOTATION: (WARNING, "the workload carries our annotation but uses no "
+                                     "in-stream config; left untouched"),
+    Code.WORKLOAD_REF: (INFO, "an Argo Rollout using workloadRef has no template to annotate"),
+    Code.NO_TEMPLATE: (INFO, "a workload kind without its pod template (a patch or partial "
+                             "manifest): not annotated"),
+    Code.SUBPATH_MOUNT: (INFO, "a ConfigMap/Secret volume is mounted with subPath: never "
+                               "updated in place, only a restart delivers changes"),
+    Code.IMMUTABLE_CONFIG: (ERROR, "report: an immutable ConfigMap/Secret changed; kubectl "
+                                   "apply will fail on it"),
+    Code.DUPLICATE_OBJECT: (WARNING, "the same object is defined twice; the last one is used"),
 }
 
 
@@ -37,16 +63,45 @@ class Finding(NamedTuple):
     path: str
     line: int
     column: int
-    level: str
-    code: str
+    level: Level
+    code: Code
     message: str
     workload: str | None = None  # Kind/name of the workload concerned, when there is one
-    # (apiVersion, kind, name, namespace) of the object concerned: KRM results
-    resource: tuple[str, str, str, str] | None = None
+    resource: ResourceId | None = None  # the object concerned (KRM resourceRef)
+    api_version: str | None = None      # its apiVersion, as written
     field: str | None = None  # the field path of the reference concerned
 
     def sort_key(self) -> tuple[str, int, int, int, str]:
-        return (self.path, self.line, self.column, LEVEL_ORDER[self.level], self.code)
+        return (self.path, self.line, self.column, self.level.rank, self.code.value)
 
     def format(self) -> str:
         return f"{self.path}:{self.line}:{self.column}: {self.level}: {self.message} [{self.code}]"
+
+    def about(self) -> str:
+        """The object as 'apiVersion/kind/name/namespace' ('' without one): what Code
+        Quality fingerprints have always hashed, so they stay the same."""
+        if self.resource is None:
+            return ""
+        r = self.resource
+        return "/".join((self.api_version or "", r.kind, r.name, r.namespace))
+
+
+class About(NamedTuple):
+    """The workload a finding is about (what findings need of it)."""
+
+    label: str
+    resource: ResourceId
+    api_version: str
+
+
+def finding(source: SourceText, offset: int, code: Code, message: str, *,
+            level: Level | None = None, about: About | None = None,
+            resource: ResourceId | None = None, api_version: str | None = None,
+            field: str | None = None) -> Finding:
+    """A finding at ``offset`` of ``source``, at its code's level unless ``level``."""
+    line, col = source.position(offset)
+    label = None
+    if about is not None:
+        label, resource, api_version = about
+    return Finding(source.display, line, col, level or CODES[code][0], code, message, label,
+                   resource, api_version, field)

@@ -13,16 +13,18 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
-from cmhash.errors import ConfigError, NodeError
+from cmhash.errors import EXIT_INPUT, EXIT_OK, CmhashError, ConfigError, NodeError
 from cmhash.findings import Finding
-from cmhash.source import SourceText
+from cmhash.output import err, report_findings, report_notes, write_stdout
+from cmhash.parse import backend, parse_chunk
+from cmhash.source import SourceText, newline_at
 from cmhash.split import split_chunks
-from cmhash.yamltree import MAP, SEQ, Node, backend, deref, get, items, parse_chunk, scalar
+from cmhash.verify import count_check
+from cmhash.yamltree import MAP, SEQ, Node, deref, get, items, scalar
 
 API_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1")
 PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
 INDEX_ANNOTATIONS = ("internal.config.kubernetes.io/index", "config.kubernetes.io/index")
-SEVERITY = {"error": "error", "warning": "warning", "info": "info"}
 
 
 class ResourceList(NamedTuple):
@@ -108,13 +110,13 @@ def results(rl: ResourceList, findings: list[Finding]) -> list[dict[str, Any]]:
 
 
 def _result(f: Finding, files: list[tuple[int, int, dict[str, Any]]]) -> dict[str, Any]:
-    entry: dict[str, Any] = {"message": f"{f.message} [{f.code}]",
-                             "severity": SEVERITY.get(f.level, "info"), "tags": {"code": f.code}}
+    entry: dict[str, Any] = {"message": f"{f.message} [{f.code}]", "severity": str(f.level),
+                             "tags": {"code": str(f.code)}}
     if f.resource is not None:
-        api, kind, name, ns = f.resource
-        ref = {"apiVersion": api, "kind": kind, "name": name}
-        if ns:
-            ref["namespace"] = ns
+        ref = {"apiVersion": f.api_version or "", "kind": f.resource.kind,
+               "name": f.resource.name}
+        if f.resource.namespace:
+            ref["namespace"] = f.resource.namespace
         entry["resourceRef"] = ref
     if f.field:
         entry["field"] = {"path": f.field}
@@ -139,13 +141,13 @@ def with_results(text: str, results: list[dict[str, Any]]) -> str:
     before = len(items(get(root, "results")))
     out = _splice_results(text, root, results)
     after_root = deref(parse_chunk(out, 0, backend("fast"))[0])
-    if len(items(get(after_root, "results"))) != before + len(results):
-        raise NodeError("could not add results to the ResourceList safely", 0)
+    count_check(before, len(items(get(after_root, "results"))), len(results),
+                "results to the ResourceList")
     return out
 
 
 def _splice_results(text: str, root: Node, results: list[dict[str, Any]]) -> str:
-    nl = "\r\n" if "\r\n" in text else "\n"
+    nl = newline_at(text)
     entries = [json.dumps(r, ensure_ascii=False, sort_keys=False) for r in results]
     existing = deref(get(root, "results"))
     if existing is not None and not existing.is_null:
@@ -179,3 +181,24 @@ def _line_end(text: str, offset: int) -> int:
         return offset
     nl = text.find("\n", offset)
     return len(text) if nl < 0 else nl + 1
+
+
+def run(rl: ResourceList, options: dict[str, Any]) -> int:
+    """KRM function mode: options from functionConfig (between the config file and the
+    command line), findings and errors as ``results`` in the ResourceList written back."""
+    from cmhash import app
+    from cmhash.settings import layered
+
+    src = rl.source
+    try:
+        settings = layered(options, function_options(rl))
+        result = app.run([src], settings)
+        report_notes(result.notes, quiet=settings.quiet)
+    except CmhashError as exc:
+        err(f"cmhash: {exc}")
+        write_stdout(with_results(src.text, [error_result(str(exc))]), bom=src.had_bom)
+        return exc.exit_code
+    shown = report_findings(result.findings, quiet=settings.quiet)
+    text = src.text if result.has_errors else result.files[0].text  # errors: items unchanged
+    write_stdout(with_results(text, results(rl, shown)), bom=src.had_bom)
+    return EXIT_INPUT if result.has_errors else EXIT_OK

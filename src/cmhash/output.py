@@ -1,11 +1,19 @@
-"""Where messages go: stderr, and the CMHASH_LOG file when set (Helm 4 drops stderr)."""
+"""Where output goes: data to stdout (encoded a piece at a time), messages to stderr and
+to the CMHASH_LOG file when set (Helm 4 drops stderr). Only this module and cli.py
+write to the standard streams."""
 
 from __future__ import annotations
 
 import os
 import sys
 import time
-from typing import NamedTuple
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from cmhash.errors import OutputClosed
+
+if TYPE_CHECKING:
+    from cmhash.findings import Finding
 
 LOG_ENV = "CMHASH_LOG"
 
@@ -30,59 +38,36 @@ def log(line: str) -> None:
         pass
 
 
-class Diff(NamedTuple):
-    text: str
-    withheld: list[int]  # 1-based first lines (old side) of hunks not shown
+def report_notes(notes: Sequence[str], *, quiet: bool) -> None:
+    """What the run decided on the user's behalf (stderr, and CMHASH_LOG under Helm 4)."""
+    if not quiet:
+        for line in notes:
+            err(f"cmhash: note: {line}")
 
 
-def unified_diff(old: str, new: str, path: str, hidden: set[int] | frozenset[int] = frozenset()
-                 ) -> Diff:
-    """A git-style unified diff with fixed a/ b/ labels and no timestamps.
+def report_findings(findings: Sequence[Finding], *, quiet: bool) -> list[Finding]:
+    """Print findings on stderr (errors only with --quiet); return those printed."""
+    from cmhash.model import Level
 
-    ``hidden``: 1-based lines of ``old`` that hold Secret data. No line of the diff may
-    show one: when one would appear as context, the file's hunks are written without
-    context (still a valid patch); a hunk that changes such a line (a Secret sharing a
-    line with a workload, as in one-line JSON) is left out, and its line returned in
-    ``withheld`` so the caller can say so."""
-    import difflib  # only --diff needs it; start-up time matters for hooks
-
-    a = old.splitlines(keepends=True)
-    b = new.splitlines(keepends=True)
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    context = 3
-    if hidden and any(tag == "equal" and hidden.intersection(range(i1 + 1, i2 + 1))
-                      for group in matcher.get_grouped_opcodes(3)
-                      for tag, i1, i2, _, _ in group):
-        context = 0
-    out: list[str] = []
-    withheld: list[int] = []
-    for group in matcher.get_grouped_opcodes(context):
-        if hidden and any(tag != "equal" and hidden.intersection(range(i1 + 1, i2 + 1))
-                          for tag, i1, i2, _, _ in group):
-            withheld.append(group[0][1] + 1)
-            continue
-        if not out:
-            out += [f"--- a/{path}\n", f"+++ b/{path}\n"]
-        first, last = group[0], group[-1]
-        out.append(f"@@ -{_range(first[1], last[2])} +{_range(first[3], last[4])} @@\n")
-        for tag, i1, i2, j1, j2 in group:
-            if tag == "equal":
-                out += [_line(" ", x) for x in a[i1:i2]]
-                continue
-            out += [_line("-", x) for x in a[i1:i2]]
-            out += [_line("+", x) for x in b[j1:j2]]
-    return Diff("".join(out), withheld)
+    shown = [f for f in findings if not (quiet and f.level is not Level.ERROR)]
+    for f in shown:
+        err(f.format())
+    return shown
 
 
-def _range(start: int, stop: int) -> str:
-    """difflib's unified range: 'start,length', 1-based; 'start' alone for one line."""
-    length = stop - start
-    if length == 1:
-        return str(start + 1)
-    return f"{start + 1 if length else start},{length}"
-
-
-def _line(mark: str, text: str) -> str:
-    if text.endswith("\n"):
-        return mark + text
-    return mark + text + "\n\\ No newline at end of file\n"
+def write_stdout(text: str | Iterable[str], *, bom: bool = False) -> None:
+    """UTF-8, encoded a piece (at most about 1 MiB) at a time: a big stream is never
+    held twice (as str and bytes)."""
+    out = sys.stdout.buffer
+    pieces: Iterable[str] = (
+        (text[i : i + (1 << 20)] for i in range(0, len(text), 1 << 20))
+        if isinstance(text, str) else text
+    )
+    try:
+        if bom:
+            out.write(b"\xef\xbb\xbf")
+        for piece in pieces:
+            out.write(piece.encode("utf-8"))
+        out.flush()
+    except BrokenPipeError:
+        raise OutputClosed from None

@@ -1,24 +1,23 @@
-"""The reduce stage: all summaries -> index -> each workload's value, edit and findings."""
+"""The reduce stage: each workload's references against the index -> its value (the
+hash of what it uses), its final edit, and its findings."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-import re
-from collections.abc import Callable
-
-from cmhash.analyze import PLACEHOLDER, ConfigInfo, SkipReason, WorkloadInfo
-from cmhash.edit import Edit
-from cmhash.findings import CODES, ERROR, Finding
+from cmhash.analyze import SkipReason, WorkloadInfo
+from cmhash.edit import Edit, with_value
+from cmhash.findings import Code, Finding, finding
 from cmhash.hashing import Use, digest
+from cmhash.index import ConfigEntry, ConfigIndex
 from cmhash.kinds import Policy
+from cmhash.model import Level, ResourceId
 from cmhash.refs import Reference, SubPathMount
 from cmhash.settings import Settings
 from cmhash.source import SourceText
-
-ObjectKey = tuple[str, str, str]  # (kind, namespace or "", name)
-
 
 
 class OptIn(NamedTuple):
@@ -26,44 +25,26 @@ class OptIn(NamedTuple):
 
     enabled: Callable[[Settings], bool]
     skip: SkipReason
-    code: str
+    code: Code
     message: str
 
 
 OPT_IN: dict[Policy, OptIn] = {
-    Policy.JOB: OptIn(lambda s: s.jobs, SkipReason.JOB, "job-not-annotated",
+    Policy.JOB: OptIn(lambda s: s.jobs, SkipReason.JOB, Code.JOB_NOT_ANNOTATED,
                       "uses in-stream config but is not annotated: a Job's pod template is "
                       "immutable and kubectl apply would fail (--jobs to opt in)"),
-    Policy.POD: OptIn(lambda s: s.pods, SkipReason.POD, "pod-not-annotated",
+    Policy.POD: OptIn(lambda s: s.pods, SkipReason.POD, Code.POD_NOT_ANNOTATED,
                       "uses in-stream config; a bare Pod is not annotated because an annotation "
                       "does not restart it (--pods to opt in)"),
 }
 
 # skip reasons that come with a finding: code, message after the workload's label
-SKIP_FINDINGS: dict[SkipReason, tuple[str, str]] = {
-    SkipReason.WORKLOAD_REF: ("workload-ref", "uses spec.workloadRef: annotate the Deployment "
-                                              "it references instead"),
-    SkipReason.NO_TEMPLATE: ("no-template", "has no pod template (a patch or a partial "
-                                            "manifest?); not annotated"),
+SKIP_FINDINGS: dict[SkipReason, tuple[Code, str]] = {
+    SkipReason.WORKLOAD_REF: (Code.WORKLOAD_REF, "uses spec.workloadRef: annotate the "
+                                                 "Deployment it references instead"),
+    SkipReason.NO_TEMPLATE: (Code.NO_TEMPLATE, "has no pod template (a patch or a partial "
+                                               "manifest?); not annotated"),
 }
-
-
-class ConfigEntry(NamedTuple):
-    source: SourceText
-    info: ConfigInfo
-    namespace: str
-
-
-class ConfigIndex:
-    def __init__(self) -> None:
-        self.objects: dict[ObjectKey, ConfigEntry] = {}
-        self.namespaces: dict[tuple[str, str], set[str]] = {}
-
-    def get(self, key: ObjectKey) -> ConfigEntry | None:
-        return self.objects.get(key)
-
-    def other_namespaces(self, kind: str, name: str, ns: str) -> set[str]:
-        return self.namespaces.get((kind, name), set()) - {ns}
 
 
 class Resolved(NamedTuple):
@@ -87,46 +68,22 @@ class WorkloadPlan:
         return self.info.label
 
     @property
+    def id(self) -> ResourceId:
+        """Its identity, namespace defaulted (how report matches OLD and NEW)."""
+        k = self.info.kind
+        return ResourceId(k.group, k.kind, self.namespace, self.info.name)
+
+    @property
     def in_stream(self) -> bool:
         return any(r.entry is not None and not r.entry.info.skipped for r in self.resolved)
 
-
-def finding(source: SourceText, offset: int, code: str, message: str, *,
-            level: str | None = None, workload: WorkloadInfo | None = None,
-            resource: tuple[str, str, str, str] | None = None,
-            field: str | None = None) -> Finding:
-    line, col = source.position(offset)
-    label = None
-    if workload is not None:
-        label = workload.label
-        resource = (workload.api_version, workload.kind.kind, workload.name,
-                    workload.namespace or "")
-    return Finding(source.display, line, col, level or CODES[code][0], code, message, label,
-                   resource, field)
-
-
-def build_index(configs: list[tuple[SourceText, ConfigInfo]], settings: Settings,
-                findings: list[Finding]) -> ConfigIndex:
-    index = ConfigIndex()
-    for src, info in configs:
-        ns = info.namespace or settings.namespace or ""
-        key = (info.kind, ns, info.name)
-        prev = index.objects.get(key)
-        if prev is not None:
-            pline = prev.source.position(prev.info.offset)[0]
-            findings.append(finding(
-                src, info.offset, "duplicate-object",
-                f"{info.kind} {info.name!r} is also defined at {prev.source.display}:{pline}; "
-                "this later definition is used",
-                resource=("v1", info.kind, info.name, info.namespace or "")))
-        index.objects[key] = ConfigEntry(src, info, ns)
-        index.namespaces.setdefault((info.kind, info.name), set()).add(ns)
-    return index
+    def target(self, ref: Reference) -> ResourceId:
+        return ResourceId.config(ref.target_kind, self.namespace, ref.name)
 
 
 def _missing(plan: WorkloadPlan, ref: Reference, index: ConfigIndex,
              settings: Settings) -> Finding:
-    level = ERROR if settings.strict else None
+    level = Level.ERROR if settings.strict else None
     ns = plan.namespace
     others = index.other_namespaces(ref.target_kind, ref.name, ns)
     if others:
@@ -134,15 +91,15 @@ def _missing(plan: WorkloadPlan, ref: Reference, index: ConfigIndex,
         here = f"namespace {ns!r}" if ns else "no namespace"
         named = sorted(o for o in others if o)
         hint = f"--namespace {ns}" if ns else f"--namespace {named[0]}"
-        return finding(plan.source, ref.offset, "namespace-mismatch",
+        return finding(plan.source, ref.offset, Code.NAMESPACE_MISMATCH,
                        f"{plan.label} ({here}) references {ref.target_kind} {ref.name!r}, which "
                        f"the input only has with namespace {where}; references never cross "
                        f"namespaces: pass {hint} if they land in the same one",
-                       level=level, workload=plan.info, field=ref.field)
-    return finding(plan.source, ref.offset, "missing-reference",
+                       level=level, about=plan.info.about, field=ref.field)
+    return finding(plan.source, ref.offset, Code.MISSING_REFERENCE,
                    f"{plan.label} references {ref.target_kind} {ref.name!r}, which is not in "
                    "the input (add it, mark the reference optional, or ignore this if it "
-                   "lives elsewhere)", level=level, workload=plan.info, field=ref.field)
+                   "lives elsewhere)", level=level, about=plan.info.about, field=ref.field)
 
 
 def _keyset(ref: Reference) -> frozenset[str] | None:
@@ -155,7 +112,7 @@ def _resolve(plan: WorkloadPlan, index: ConfigIndex, settings: Settings,
     for ref in plan.info.refs:
         if settings.exclude_secrets and ref.target_kind == "Secret":
             continue
-        entry = index.get((ref.target_kind, plan.namespace, ref.name))
+        entry = index.get(plan.target(ref))
         if entry is not None and entry.info.skipped:
             plan.resolved.append(Resolved(ref, entry))
             continue
@@ -171,10 +128,10 @@ def _resolve(plan: WorkloadPlan, index: ConfigIndex, settings: Settings,
         uses.append(Use(ref.target_kind, ref.name, content, _keyset(ref)))
         if missing and not ref.optional:
             findings.append(finding(
-                plan.source, ref.offset, "missing-key",
+                plan.source, ref.offset, Code.MISSING_KEY,
                 f"{plan.label} uses key {', '.join(sorted(missing))} of {ref.target_kind} "
                 f"{ref.name!r}, which does not have it (the pod would not start)",
-                workload=plan.info, field=ref.field))
+                about=plan.info.about, field=ref.field))
     return uses
 
 
@@ -195,8 +152,7 @@ def _written_by_cmhash(src: SourceText, info: WorkloadInfo) -> bool:
 def plan_workload(src: SourceText, info: WorkloadInfo, index: ConfigIndex, settings: Settings,
                   findings: list[Finding]) -> WorkloadPlan:
     plan = _plan(src, info, index, settings, findings)
-    for mount in info.subpaths:
-        findings.append(_subpath_finding(plan, mount, index))
+    findings.extend(_subpath_finding(plan, mount, index) for mount in info.subpaths)
     return plan
 
 
@@ -204,7 +160,7 @@ def _subpath_finding(plan: WorkloadPlan, mount: SubPathMount, index: ConfigIndex
     objs = ", ".join(f"{k} {n!r}" for k, n in mount.targets)
     where = f" at {mount.mount_path}" if mount.mount_path else ""
     who = f" (container {mount.container})" if mount.container else ""
-    seen = [index.get((k, plan.namespace, n)) for k, n in mount.targets]
+    seen = [index.get(ResourceId.config(k, plan.namespace, n)) for k, n in mount.targets]
     if not any(e is not None and not e.info.skipped for e in seen):
         then = ("cmhash cannot see it in the input, so restart the pods yourself when it "
                 "changes")
@@ -215,10 +171,10 @@ def _subpath_finding(plan: WorkloadPlan, mount: SubPathMount, index: ConfigIndex
                 "its pods on its own")
     else:
         then = "cmhash does not restart this workload (see its other findings)"
-    return finding(plan.source, mount.offset, "subpath-mount",
+    return finding(plan.source, mount.offset, Code.SUBPATH_MOUNT,
                    f"{plan.label} mounts {objs}{where}{who} with subPath: such a file is never "
                    f"updated in place, only a new pod sees changes; {then}",
-                   workload=plan.info, field=mount.field)
+                   about=plan.info.about, field=mount.field)
 
 
 def _plan(src: SourceText, info: WorkloadInfo, index: ConfigIndex, settings: Settings,
@@ -228,7 +184,7 @@ def _plan(src: SourceText, info: WorkloadInfo, index: ConfigIndex, settings: Set
         about = SKIP_FINDINGS.get(info.skip)
         if about is not None:
             findings.append(finding(src, info.offset, about[0], f"{info.label} {about[1]}",
-                                    workload=info))
+                                    about=info.about))
         _resolve(plan, index, settings, [])  # opted out: no findings, but explain and
         return plan                          # report show what it uses
     uses = _resolve(plan, index, settings, findings)
@@ -240,30 +196,36 @@ def _plan(src: SourceText, info: WorkloadInfo, index: ConfigIndex, settings: Set
         plan.skip = gate.skip
         if plan.in_stream:
             findings.append(finding(src, info.offset, gate.code, f"{info.label} {gate.message}",
-                                    workload=info))
+                                    about=info.about))
         return plan
     if plan.value is None:
         if info.current is not None:
             findings.append(finding(
-                src, info.offset, "stale-annotation",
+                src, info.offset, Code.STALE_ANNOTATION,
                 f"{info.label} carries {settings.annotation_key} but uses no in-stream "
-                "ConfigMap/Secret; left untouched", workload=info))
+                "ConfigMap/Secret; left untouched", about=info.about))
         return plan
+    _finish(plan, plan.value, settings, findings)
+    return plan
+
+
+def _finish(plan: WorkloadPlan, value: str, settings: Settings,
+            findings: list[Finding]) -> None:
+    """A workload that gets the annotation: its last findings and its final edit."""
+    info, src = plan.info, plan.source
     if info.no_restart:
-        findings.append(finding(src, info.offset, "no-restart",
-                                f"{info.label}: {info.no_restart}", workload=info))
-    if info.current == plan.value and info.current_style is not None:
-        return plan
+        findings.append(finding(src, info.offset, Code.NO_RESTART,
+                                f"{info.label}: {info.no_restart}", about=info.about))
+    if info.current == value and info.current_style is not None:
+        return
     if info.current is not None and not _written_by_cmhash(src, info):
         findings.append(finding(
-            src, info.offset, "replaced-annotation",
+            src, info.offset, Code.REPLACED_ANNOTATION,
             f"{info.label}: replaced a {settings.annotation_key} value cmhash did not write "
             "(the chart's own checksum?); whatever it covered beyond the ConfigMaps/Secrets "
             "the pod spec references is no longer covered: give cmhash another key "
-            "(--annotation-key) to keep both", workload=info))
+            "(--annotation-key) to keep both", about=info.about))
     if info.edit_error is not None:
         raise src.error(info.edit_error.message, info.edit_error.offset)
     assert info.edit is not None
-    plan.edit = Edit(info.edit.start, info.edit.end,
-                     info.edit.text.replace(PLACEHOLDER, plan.value))
-    return plan
+    plan.edit = with_value(info.edit, value)

@@ -94,8 +94,9 @@ def validate(data: Any, origin: str) -> None:
 
 
 def load_config_file(path: str) -> dict[str, Any]:
+    from cmhash.parse import backend, parse_chunk
     from cmhash.source import decode
-    from cmhash.yamltree import backend, parse_chunk, to_python
+    from cmhash.yamltree import to_python
 
     try:
         with open(path, "rb") as fh:
@@ -116,7 +117,7 @@ def load_config_file(path: str) -> dict[str, Any]:
     return data
 
 
-def settings_from_mapping(data: dict[str, Any], base: Settings = Settings()) -> Settings:
+def settings_from_mapping(data: dict[str, Any], base: Settings | None = None) -> Settings:
     """Config-file keys (camelCase, validated by the schema) -> Settings."""
     extra = tuple(
         WorkloadKind(group=_group(k), kind=k["kind"],
@@ -124,6 +125,7 @@ def settings_from_mapping(data: dict[str, Any], base: Settings = Settings()) -> 
                                          .split(".") if p),
                      policy=Policy.ANNOTATE)
         for k in data.get("workloadKinds", ()))
+    base = Settings() if base is None else base
     secret_key = None
     env = data.get("secretKeyEnv")
     if env:
@@ -156,3 +158,42 @@ def secret_key_from_env(var: str) -> bytes:
     if not value:
         raise UsageError(f"--secret-key-env: environment variable {var} is not set or empty")
     return value.encode("utf-8")
+
+
+def layered(options: dict[str, Any], function_config: dict[str, Any] | None = None
+            ) -> Settings:
+    """Defaults < config file < a KRM functionConfig < command-line ``options`` (the
+    values of the options, by name, None where not given)."""
+    settings = Settings()
+    config_path = options.get("config_path")
+    if config_path is None and not options.get("no_config"):
+        config_path = find_config()
+    if config_path:
+        settings = settings_from_mapping(load_config_file(config_path), settings)
+        config_dir = os.path.dirname(os.path.abspath(config_path))
+        settings = settings._replace(
+            config_file=config_path,
+            paths=tuple(p if os.path.isabs(p) else os.path.relpath(os.path.join(config_dir, p))
+                        for p in settings.paths))
+    if function_config:
+        settings = settings_from_mapping(function_config, settings)
+    key = options.get("annotation_key")
+    if key is not None:
+        problem = validate_annotation_key(key)
+        if problem:
+            raise UsageError(f"--annotation-key {key!r}: {problem}")
+    secret_env = options.get("secret_key_env")
+    settings = settings.merged(
+        annotation_key=key, namespace=options.get("namespace"), strict=options.get("strict"),
+        jobs=options.get("jobs"), pods=options.get("pods"),
+        image_pull_secrets=options.get("image_pull_secrets"),
+        exclude_secrets=options.get("exclude_secrets"),
+        secret_key=secret_key_from_env(secret_env) if secret_env else None,
+        parser=options.get("parser"), max_input_bytes=options.get("max_input_bytes"),
+        workers=options.get("workers"),
+        exclude=settings.exclude + tuple(options.get("exclude") or ()) or None,
+        verbose=options.get("verbose") or None,
+        quiet=options.get("quiet"))
+    from cmhash.progress import wanted
+
+    return settings._replace(progress=function_config is None and wanted(quiet=settings.quiet))

@@ -18,7 +18,7 @@ HANDLED = (signal.SIGTERM, signal.SIGHUP)
 HELD = (signal.SIGINT, *HANDLED)
 
 
-class Terminated(BaseException):  # noqa: N818 - named like KeyboardInterrupt
+class Terminated(BaseException):
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
@@ -58,7 +58,7 @@ class Pending:
             raise _Stop
 
 
-class _Stop(BaseException):  # noqa: N818 - control flow, never leaves held()
+class _Stop(BaseException):
     pass
 
 

@@ -61,6 +61,16 @@ class SourceText:
         return _UTF8_BOM + data if self.had_bom else data
 
 
+def newline_at(text: str, pos: int = 0, default: str = "\n") -> str:
+    """The newline of the line holding ``pos`` (its first line by default): ``\r\n`` or
+    ``\n``; ``default`` when that line has none (the last line, no final newline).
+    The one rule for every line cmhash writes."""
+    nl = text.find("\n", pos)
+    if nl < 0:
+        return default
+    return "\r\n" if nl > 0 and text[nl - 1] == "\r" else "\n"
+
+
 def _byte_position(data: bytes, offset: int) -> tuple[int, int]:
     line = data.count(b"\n", 0, offset) + 1
     start = data.rfind(b"\n", 0, offset) + 1

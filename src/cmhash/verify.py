@@ -1,5 +1,5 @@
-"""The safety net (black's equivalence check): re-parse an edited document and require
-it to equal the original apart from our annotation.
+"""Every check that an edit changed nothing but our annotation (black's equivalence
+check): the edited document is re-parsed and must equal the original apart from it.
 
 The edited text's parser events are matched, one by one, against the original
 document's tree, with a *slot* at each place where the annotation may appear (the
@@ -13,12 +13,11 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from cmhash.edit import own
 from cmhash.errors import NodeError
 from cmhash.kinds import WorkloadKind
-from cmhash.resources import resources_of
+from cmhash.resources import document_resources, pod_template
 from cmhash.source import SourceText
-from cmhash.yamltree import ALIAS, MAP, SCALAR, SEQ, Node, get_path
+from cmhash.yamltree import ALIAS, MAP, SCALAR, SEQ, Node, own
 
 # What a slot lets through: our pair in an existing mapping, or the missing levels.
 PAIR, NEW_ANNOTATIONS, NEW_METADATA = "pair", "annotations", "metadata"
@@ -29,7 +28,7 @@ class _Mismatch(Exception):
 
 
 class _Slot:
-    __slots__ = ("shape", "key", "value", "used")
+    __slots__ = ("key", "shape", "used", "value")
 
     def __init__(self, shape: str, key: str, value: str) -> None:
         self.shape = shape
@@ -192,12 +191,9 @@ class _Matcher:
 
 def _templates(src: SourceText, doc: int, roots: list[Node],
                edited: list[tuple[int, WorkloadKind, str]]) -> list[Node | None]:
-    resources = [r for root in roots for r in resources_of(src, doc, root)]
-    out: list[Node | None] = []
-    for pos, kind, _ in edited:
-        node = resources[pos].node if pos < len(resources) else None
-        out.append(get_path(node, kind.template_path) if kind.template_path else node)
-    return out
+    resources = document_resources(src, doc, roots)
+    return [pod_template(resources[pos], kind)[0] if pos < len(resources) else None
+            for pos, kind, _ in edited]
 
 
 def verify_edits(src: SourceText, doc: int, base: int, old_roots: list[Node], new_text: str,
@@ -230,3 +226,22 @@ def verify_edits(src: SourceText, doc: int, base: int, old_roots: list[Node], ne
         sys.setrecursionlimit(limit)
     if not all(s.used for s in slots.values()):
         raise NodeError("an annotation is missing after the edit", base)
+
+
+def recheck(src: SourceText, doc: int, base: int, old_text: str, new_text: str,
+            edited: list[tuple[int, WorkloadKind, str]], key: str, parser: str) -> None:
+    """Verify a document again, from its text, when only some of its candidate edits
+    were applied: ``edited`` holds (resource offset, kind, value) of those."""
+    from cmhash.parse import backend, parse_chunk
+
+    be = backend(parser)
+    roots = parse_chunk(old_text, base, be)
+    position = {r.node.start: i for i, r in enumerate(document_resources(src, doc, roots))}
+    verify_edits(src, doc, base, roots, new_text,
+                 [(position[offset], kind, value) for offset, kind, value in edited], key, be)
+
+
+def count_check(before: int, after: int, added: int, what: str) -> None:
+    """A splice that adds ``added`` entries (KRM results) must add exactly those."""
+    if after != before + added:
+        raise NodeError(f"could not add {what} safely", 0)

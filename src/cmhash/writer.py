@@ -31,7 +31,7 @@ from cmhash.signals import held
 from cmhash.source import STDIN
 
 if TYPE_CHECKING:
-    from cmhash.app import FileResult
+    from cmhash.emit import FileResult
 
 TEMP_PREFIX = ".cmhash-"
 TEMP_SUFFIX = ".tmp"
@@ -195,16 +195,18 @@ def _roll_back(jobs: list[_Job], replace: Callable[[str, str], None]) -> None:
                          "new content: " + ", ".join(failed))
 
 
-def write_new_file(path: str, text: str) -> None:
-    """Write a file we produce (a report) atomically: temp file beside it, then rename.
-    A reader never sees it half written; an existing file keeps its mode."""
+def write_new_file(path: str, text: str, *, mode: int | None = None) -> None:
+    """Write a file we produce (a report, the kustomize plugin) atomically: temp file
+    beside it, then rename. A reader never sees it half written; an existing file keeps
+    its mode unless ``mode`` is given."""
     target = os.path.abspath(path)
     directory = os.path.dirname(target)
     if not os.path.isdir(directory):
         raise WriteError(f"cannot write {path}: directory {os.path.dirname(path) or '.'} "
                          "does not exist")
     try:
-        mode = stat.S_IMODE(os.stat(target).st_mode)
+        if mode is None:
+            mode = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
         umask = os.umask(0)
         os.umask(umask)

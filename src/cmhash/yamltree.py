@@ -1,33 +1,17 @@
-"""A light, position-carrying YAML tree built from parser events.
-
-Two event sources feed the same builder:
-
-* ``exact``: ruamel.yaml's pure-Python parser, the reference path;
-* ``fast``: libyaml through PyYAML's C binding (about 50x faster).
-
-Both report character offsets into the chunk, so the rest of cmhash works on
-one tree type and a differential test can compare the two paths. Aliases are
-kept as ``ALIAS`` nodes pointing at their anchor (never expanded), so an alias
-bomb costs nothing until something reads through it.
-"""
+"""A light, position-carrying YAML tree (built by parse.py) and the accessors every stage
+reads it with. Aliases are ``ALIAS`` nodes pointing at their anchor, never expanded, so
+an alias bomb costs nothing until something reads through it; ``get`` and friends read
+through aliases and ``<<`` merges, ``own`` only what a mapping itself writes."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
 from typing import Any
 
 from cmhash.errors import NodeError
 
 SCALAR, SEQ, MAP, ALIAS = "scalar", "seq", "map", "alias"
 
-# Resource bounds (README, "Security and guarantees"). Kubernetes stores an object in
-# etcd, 1.5 MiB at most, so no real manifest comes near these.
-MAX_DEPTH = 1000                 # nested collections
-MAX_SCALAR = 8 * 1024 * 1024     # characters in one scalar
-MAX_ALIAS_EXPANSION = 1_000_000  # nodes a document would have with its aliases expanded
-
-_STANDARD_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in (
-    "str", "int", "float", "bool", "null", "map", "seq", "binary", "timestamp", "merge"))
 MERGE_KEY = "<<"
 _NULLS = frozenset(("", "~", "null", "Null", "NULL"))
 
@@ -40,7 +24,7 @@ class Node:
     character offsets in the source text.
     """
 
-    __slots__ = ("kind", "start", "end", "value", "style", "tag", "anchor", "_dict")
+    __slots__ = ("_dict", "anchor", "end", "kind", "start", "style", "tag", "value")
 
     def __init__(self, kind: str, start: int, end: int, value: Any, style: Any,
                  tag: str | None, anchor: str | None) -> None:
@@ -107,6 +91,14 @@ def _merge_into(merged: dict[str, tuple[Node, Node]], value: Node) -> None:
             merged.setdefault(name, pair)
 
 
+def own(node: Node, key: str) -> tuple[Node, Node] | None:
+    """The (key, value) pair written in this mapping itself (not merged in)."""
+    for k, v in node.value:
+        if k.kind == SCALAR and k.value == key:
+            return k, v
+    return None
+
+
 def get(node: Node | None, key: str) -> Node | None:
     """The value under ``key`` of a mapping (through aliases), or None."""
     node = deref(node)
@@ -139,230 +131,9 @@ def items(node: Node | None) -> list[Node]:
     return [n for n in (deref(x) for x in node.value) if n is not None]
 
 
-# --------------------------------------------------------------------------- building
-
-class _Backend:
-    """Event classes of one parser library, and how to run it."""
-
-    def __init__(self, name: str, run: Callable[[str], Any], module: Any,
-                 error: type[BaseException], reader_error: type[BaseException]) -> None:
-        self.name = name
-        self.run = run  # text -> a zero-argument callable returning the next event or None
-        self.error = error
-        self.reader_error = reader_error
-        self.scalar = module.ScalarEvent
-        self.mstart = module.MappingStartEvent
-        self.sstart = module.SequenceStartEvent
-        self.mend = module.MappingEndEvent
-        self.send = module.SequenceEndEvent
-        self.alias = module.AliasEvent
-        self.framing = frozenset((module.StreamStartEvent, module.StreamEndEvent,
-                                  module.DocumentStartEvent, module.DocumentEndEvent))
-
-
-_BACKENDS: dict[str, _Backend] = {}
-
-
-def _fast_backend() -> _Backend | None:
-    try:
-        import yaml
-        from yaml import events
-        loader_cls = yaml.CSafeLoader
-    except (ImportError, AttributeError):  # PyYAML without libyaml
-        return None
-
-    def run(text: str) -> Callable[[], Any]:
-        return loader_cls(text).get_event  # type: ignore[no-any-return]
-
-    return _Backend("fast", run, events, yaml.MarkedYAMLError, yaml.reader.ReaderError)
-
-
-def _exact_backend() -> _Backend:
-    from ruamel.yaml import YAML, events
-    from ruamel.yaml.error import MarkedYAMLError
-    from ruamel.yaml.reader import ReaderError
-
-    def run(text: str) -> Callable[[], Any]:
-        events = iter(YAML(typ="safe", pure=True).parse(text))
-        return lambda: next(events, None)
-
-    return _Backend("exact", run, events, MarkedYAMLError, ReaderError)
-
-
-def backend(name: str) -> _Backend:
-    """``fast`` (libyaml; falls back to ``exact`` when libyaml is missing) or ``exact``."""
-    b = _BACKENDS.get(name)
-    if b is None:
-        b = _fast_backend() if name == "fast" else None
-        if b is None:
-            b = _exact_backend()
-        _BACKENDS[name] = b
-    return b
-
-
-class Roots(list[Node]):
-    """A chunk's document roots, plus each (anchored node, alias) pair where an alias
-    repeats a node: an edit inside such a node would change the copy too."""
-
-    aliased: list[tuple[Node, Node]]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.aliased = []
-
-
-_QUOTED = __import__("re").compile(r"'[^']*'|\"[^\"]*\"")
-
-
-def parse_chunk(text: str, base: int, be: _Backend) -> Roots:
-    """Parse one chunk; return its document root nodes (offsets shifted by ``base``)."""
-    try:
-        return _build(be.run(text), base, be)
-    except be.error as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        context = getattr(exc, "context", None)
-        msg = f"YAML syntax error: {problem}" + (f" ({context})" if context else "")
-        index = mark.index if mark is not None else 0
-        tab = "; YAML does not allow tabs for indentation" if text[index:index + 1] == "\t" \
-            else ""
-        # parsers quote what they found ("found undefined alias 'x'"): never in a Secret
-        public = _QUOTED.sub("'…'", msg)
-        raise NodeError(msg + tab, base + index, public=public + tab) from None
-    except be.reader_error:
-        bad = _NON_PRINTABLE.search(text)
-        index = bad.start() if bad else 0
-        char = f"U+{ord(bad.group()):04X}" if bad else "a character"
-        raise NodeError(f"control character {char} is not allowed in YAML; remove it, or "
-                        "write it as an escape in a double-quoted string", base + index) from None
-
-
-# What YAML 1.1 (5.1) allows in a stream; libyaml and ruamel refuse the rest.
-_NON_PRINTABLE = __import__("re").compile(
-    "[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
-
-
-def _check_tag(tag: str, offset: int) -> None:
-    if tag not in _STANDARD_TAGS:
-        then = ("Kubernetes cannot tell what it means and neither can cmhash (an unrendered "
-                "placeholder?); render the value first")
-        raise NodeError(f"unknown tag '{tag}': {then}", offset, public=f"unknown tag: {then}")
-
-
-def _build(next_event: Callable[[], Any], base: int, be: _Backend) -> Roots:
-    roots = Roots()
-    stack: list[tuple[Node, list[Node]]] = []
-    anchors: dict[str, Node] = {}
-    aliases = 0
-    append = roots.append  # where the next node goes: the open collection, or the roots
-    scalar_cls, mstart, sstart, mend, send, alias_cls = (
-        be.scalar, be.mstart, be.sstart, be.mend, be.send, be.alias)
-    while True:
-        ev = next_event()
-        if ev is None:
-            break
-        cls = ev.__class__
-        if cls is scalar_cls:  # the common case first, with as few lookups as possible
-            tag, value, anchor = ev.tag, ev.value, ev.anchor
-            if tag is not None:
-                if tag == "!":
-                    tag = None
-                else:
-                    _check_tag(tag, base + ev.start_mark.index)
-            if len(value) > MAX_SCALAR:
-                raise NodeError(f"a scalar of {len(value)} characters is over the limit of "
-                                f"{MAX_SCALAR} (Kubernetes objects are at most 1.5 MiB)",
-                                base + ev.start_mark.index)
-            node = Node(SCALAR, base + ev.start_mark.index, base + ev.end_mark.index,
-                        value, ev.style or None, tag, anchor)
-            if anchor is not None:
-                anchors[anchor] = node
-            append(node)
-        elif cls is mstart or cls is sstart:
-            tag, anchor = ev.tag, ev.anchor
-            if tag is not None:
-                if tag == "!":
-                    tag = None
-                else:
-                    _check_tag(tag, base + ev.start_mark.index)
-            node = Node(MAP if cls is mstart else SEQ, base + ev.start_mark.index, -1,
-                        None, bool(ev.flow_style), tag, anchor)
-            if anchor is not None:
-                anchors[anchor] = node
-            append(node)
-            if len(stack) >= MAX_DEPTH:
-                raise NodeError(f"nesting deeper than {MAX_DEPTH} levels", node.start)
-            children: list[Node] = []
-            stack.append((node, children))
-            append = children.append
-        elif cls is mend or cls is send:
-            node, children = stack.pop()
-            node.end = base + ev.end_mark.index
-            node.value = (list(zip(children[0::2], children[1::2])) if node.kind == MAP
-                          else children)
-            append = stack[-1][1].append if stack else roots.append
-        elif cls is alias_cls:
-            target = anchors.get(ev.anchor)
-            if target is None:
-                raise NodeError(f"undefined alias '*{ev.anchor}'", base + ev.start_mark.index,
-                                public="undefined alias")
-            alias = Node(ALIAS, base + ev.start_mark.index, base + ev.end_mark.index,
-                         target, None, None, ev.anchor)
-            append(alias)
-            roots.aliased.append((target, alias))
-            aliases += 1
-    if aliases:
-        for root in roots:
-            _check_expansion(root)
-    return roots
-
-
-def _check_expansion(root: Node) -> None:
-    """Refuse what would explode downstream: kubectl expands aliases (a "billion
-    laughs" document turns 1 KB into gigabytes) and cannot encode recursive ones."""
-    memo: dict[int, int] = {}
-    active: set[int] = set()
-    todo: list[tuple[Node, bool]] = [(root, False)]
-    while todo:
-        node, finish = todo.pop()
-        key = id(node)
-        if finish:
-            active.discard(key)
-            if node.kind == ALIAS:
-                memo[key] = memo[id(node.value)]
-                continue
-            children = (node.value if node.kind == SEQ
-                        else [x for pair in node.value for x in pair])
-            total = 1 + sum(memo[id(c)] for c in children)
-            if total > MAX_ALIAS_EXPANSION:
-                raise NodeError(f"aliases expand this node to more than {MAX_ALIAS_EXPANSION} "
-                                "nodes (an alias bomb?)", node.start)
-            memo[key] = total
-            continue
-        if key in memo:
-            continue
-        if key in active:
-            raise NodeError("recursive alias: a node contains itself", node.start)
-        if node.kind == SCALAR:
-            memo[key] = 1
-            continue
-        active.add(key)
-        todo.append((node, True))
-        if node.kind == ALIAS:
-            target = node.value
-            if id(target) in active:
-                raise NodeError(f"recursive alias '*{node.anchor}': a node contains itself",
-                                node.start, public="recursive alias: a node contains itself")
-            todo.append((target, False))
-        else:
-            children = (node.value if node.kind == SEQ
-                        else [x for pair in node.value for x in pair])
-            todo.extend((c, False) for c in children)
-
-
 _BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False,
           "FALSE": False}
-_INT = __import__("re").compile(r"^[-+]?[0-9]+$")
+_INT = re.compile(r"^[-+]?[0-9]+$")
 
 
 def to_python(node: Node | None, depth: int = 0) -> Any:

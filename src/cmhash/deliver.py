@@ -1,0 +1,81 @@
+"""A run's result, delivered as its mode asks (black's write-back): the stream, a diff,
+a check, or files rewritten in place; and the exit code that follows from it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from cmhash.errors import EXIT_CHANGED, EXIT_INPUT, EXIT_OK
+from cmhash.inputs import Mode
+from cmhash.model import Level
+from cmhash.output import err, report_findings, report_notes, write_stdout
+
+if TYPE_CHECKING:
+    from cmhash.app import RunResult
+    from cmhash.settings import Settings
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _summary(workloads: int, files: int, verb: str) -> str:
+    if not workloads:
+        return "nothing to change"
+    return f"{_plural(workloads, 'workload')} in {_plural(files, 'file')} {verb}"
+
+
+def deliver(mode: Mode, result: RunResult, roots: Sequence[str], settings: Settings) -> int:
+    """Print the findings, then output what ``mode`` asks for; the exit code."""
+    report_notes(result.notes, quiet=settings.quiet)
+    report_findings(result.findings, quiet=settings.quiet)
+    if result.has_errors:
+        n = sum(1 for f in result.findings if f.level is Level.ERROR)
+        err(f"cmhash: {_plural(n, 'error')}; nothing written")
+        return EXIT_INPUT
+    changed = [f for f in result.files if f.changed]
+    if mode.diffs:
+        _diff(result)
+    if mode.checks:
+        for c in result.changes:
+            err(f"would update {c.source.display}:{c.line}: {c.workload} ({c.key})")
+        if not settings.quiet:
+            err(_summary(len(result.changes), len(changed), "would be updated"))
+        return EXIT_CHANGED if changed else EXIT_OK
+    if mode is Mode.IN_PLACE:
+        from cmhash.writer import write_files
+
+        write_files(changed, roots)
+        if not settings.quiet:
+            for f in changed:
+                n = sum(1 for c in result.changes if c.source is f.source)
+                err(f"updated {f.source.display} ({_plural(n, 'workload')})")
+    elif mode is Mode.STREAM:
+        _stream(result)
+    return EXIT_OK
+
+
+def _diff(result: RunResult) -> None:
+    from cmhash.diff import unified_diff
+
+    out = []
+    for f in result.files:
+        if not f.changed:
+            continue
+        d = unified_diff(f.source.text, f.text, f.source.display, result.secret_lines(f.source))
+        for line in d.withheld:
+            err(f"cmhash: {f.source.display}:{line}: diff hunk not shown: the changed line "
+                "also holds Secret data")
+        out.append(d.text)
+    write_stdout("".join(out))
+
+
+def _stream(result: RunResult) -> None:
+    if len(result.files) == 1:
+        f = result.files[0]
+        write_stdout(f.pieces(), bom=f.source.had_bom)
+    else:
+        from cmhash.emit import joined_pieces
+
+        write_stdout(joined_pieces(result.files))

@@ -1,0 +1,161 @@
+"""What a run produces, as text: each file's new content as segments of its source (a
+100 MB stream is never copied), the changes made, and one stream from several files."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import NamedTuple
+
+from cmhash.analyze import DocInfo
+from cmhash.edit import apply_edits
+from cmhash.errors import InternalError, NodeError
+from cmhash.resolve import WorkloadPlan
+from cmhash.settings import Settings
+from cmhash.source import SourceText
+from cmhash.verify import recheck
+
+
+class Change(NamedTuple):
+    source: SourceText
+    workload: str
+    key: str
+    old: str | None
+    new: str
+    offset: int
+
+    @property
+    def line(self) -> int:
+        return self.source.position(self.offset)[0]
+
+
+class FileResult(NamedTuple):
+    """The rewritten file as segments: (start, end) ranges of the source text, kept as
+    they are, and the texts of edited documents."""
+
+    source: SourceText
+    segments: list[tuple[int, int] | str]
+    changed: bool
+
+    @property
+    def text(self) -> str:
+        return "".join(self.pieces())
+
+    def pieces(self, limit: int = 1 << 20) -> Iterator[str]:
+        """The text in order, in pieces of at most about ``limit`` characters."""
+        src = self.source.text
+        for seg in self.segments:
+            if isinstance(seg, str):
+                yield seg
+                continue
+            start, end = seg
+            for i in range(start, end, limit):
+                yield src[i : min(i + limit, end)]
+
+
+def render_files(
+    sources: list[SourceText], docs: list[list[DocInfo]], plans: list[WorkloadPlan],
+    settings: Settings,
+) -> tuple[list[Change], list[FileResult]]:
+    """Splice each document's final edits into its text, checked (``_check``)."""
+    edits_by_doc: dict[tuple[int, int], list[WorkloadPlan]] = {}
+    for p in plans:
+        if p.edit is not None:
+            edits_by_doc.setdefault((id(p.source), p.info.doc), []).append(p)
+    changes: list[Change] = []
+    files: list[FileResult] = []
+    for src, per in zip(sources, docs, strict=True):
+        segments: list[tuple[int, int] | str] = []
+        pos = 0
+        for d in per:
+            edited = edits_by_doc.get((id(src), d.index))
+            if not edited:
+                continue
+            old_text = src.text[d.chunk.start : d.chunk.end]
+            new_text = apply_edits(
+                old_text, [p.edit for p in edited if p.edit is not None], base=d.chunk.start
+            )
+            _check(src, d, old_text, new_text, edited, settings)
+            if d.chunk.start > pos:
+                segments.append((pos, d.chunk.start))
+            segments.append(new_text)
+            pos = d.chunk.end
+            changes.extend(
+                Change(src, p.label, settings.annotation_key, p.info.current, p.value or "",
+                       p.info.offset)
+                for p in edited
+            )
+        if pos < len(src.text):
+            segments.append((pos, len(src.text)))
+        files.append(FileResult(src, segments, pos > 0))
+    return changes, files
+
+
+def _check(src: SourceText, d: DocInfo, old_text: str, new_text: str,
+           edited: list[WorkloadPlan], settings: Settings) -> None:
+    """The map stage verified every candidate edit of the document; verify again when
+    only some were applied. Any difference is a bug: exit 3."""
+    try:
+        if d.verify_error is not None:
+            raise NodeError(*d.verify_error)
+        if sum(1 for w in d.workloads if w.edit is not None) != len(edited):
+            recheck(src, d.index, d.chunk.start, old_text, new_text,
+                    [(p.info.offset, p.info.kind, p.value or "") for p in edited],
+                    settings.annotation_key, settings.parser)
+    except NodeError as exc:
+        raise InternalError(
+            f"self-check failed after editing ({exc.message}); please report this bug",
+            path=src.display, line=src.position(exc.offset)[0],
+        ) from None
+
+
+def joined_pieces(files: list[FileResult]) -> Iterator[str]:
+    """One stream from several files, readable back as the same documents: between two
+    files, ``---`` where the next file does not start a document itself; ``...`` instead
+    when it starts with a directive (``%YAML``), which may only follow a document end."""
+    last = ""
+    open_document = False  # some file so far had content not closed by "..."
+    for n, f in enumerate(files):
+        text = f.source.text
+        if n:
+            if last and not last.endswith("\n"):
+                yield "\n"
+            first = _first_significant(text)
+            if first.startswith("%"):
+                if open_document:
+                    yield "...\n"
+            elif not first.startswith("---"):
+                yield "---\n"
+        for piece in f.pieces():
+            if piece:
+                last = piece
+                yield piece
+        tail = _last_significant(text).rstrip("\r\n")
+        if tail:
+            open_document = not (tail == "..." or tail.startswith(("... ", "...\t")))
+
+
+def _first_significant(text: str) -> str:
+    """The first line that is not blank or a comment ("" if none)."""
+    pos = 0
+    while pos < len(text):
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end + 1
+        line = text[pos:end]
+        s = line.strip()
+        if s and not s.startswith("#"):
+            return line
+        pos = end
+    return ""
+
+
+def _last_significant(text: str) -> str:
+    """The last line that is not blank or a comment ("" if none)."""
+    end = len(text)
+    while end > 0:
+        start = text.rfind("\n", 0, end - 1) + 1
+        line = text[start:end]
+        s = line.strip()
+        if s and not s.startswith("#"):
+            return line
+        end = start
+    return ""

@@ -1,0 +1,58 @@
+"""The reduce stage's first step: every ConfigMap and Secret of the input, by identity.
+References never cross namespaces; an object without one is in ``--namespace`` (or in
+none)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from cmhash.analyze import ConfigInfo
+from cmhash.findings import Code, Finding, finding
+from cmhash.model import ResourceId
+from cmhash.settings import Settings
+from cmhash.source import SourceText
+
+
+class ConfigEntry(NamedTuple):
+    source: SourceText
+    info: ConfigInfo
+    namespace: str  # as written, else the default namespace, else ""
+
+    @property
+    def id(self) -> ResourceId:
+        return self.info.id(self.namespace)
+
+
+class ConfigIndex:
+    def __init__(self) -> None:
+        self.objects: dict[ResourceId, ConfigEntry] = {}
+        self._namespaces: dict[tuple[str, str], set[str]] = {}
+
+    def get(self, key: ResourceId) -> ConfigEntry | None:
+        return self.objects.get(key)
+
+    def add(self, entry: ConfigEntry) -> None:
+        self.objects[entry.id] = entry
+        self._namespaces.setdefault((entry.info.kind, entry.info.name), set()).add(
+            entry.namespace)
+
+    def other_namespaces(self, kind: str, name: str, ns: str) -> set[str]:
+        return self._namespaces.get((kind, name), set()) - {ns}
+
+
+def build_index(configs: list[tuple[SourceText, ConfigInfo]], settings: Settings,
+                findings: list[Finding]) -> ConfigIndex:
+    index = ConfigIndex()
+    for src, info in configs:
+        entry = ConfigEntry(src, info, info.namespace or settings.namespace or "")
+        prev = index.get(entry.id)
+        if prev is not None:
+            pline = prev.source.position(prev.info.offset)[0]
+            findings.append(finding(
+                src, info.offset, Code.DUPLICATE_OBJECT,
+                f"{info.kind} {info.name!r} is also defined at {prev.source.display}:{pline}; "
+                "this later definition is used",
+                resource=ResourceId.config(info.kind, info.namespace or "", info.name),
+                api_version="v1"))
+        index.add(entry)
+    return index

@@ -1,0 +1,85 @@
+"""Mermaid diagrams for GitLab and GitHub Markdown: ids unique per object, labels shown
+literally, and the two graphs (explain: config objects -> workloads; report: changed
+objects -> the workloads they restart or do not)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from cmhash.model import TargetState
+
+
+def _id_part(text: str) -> str:
+    """[A-Za-z0-9] as is; any other character, ``_`` included, as ``_<hex code point>_``."""
+    return re.sub(r"[^A-Za-z0-9]", lambda m: f"_{ord(m.group()):x}_", text)
+
+
+def mermaid_id(prefix: str, *parts: str) -> str:
+    """A node id that is unique per (prefix, parts): ``app-config``, ``app.config`` and
+    ``app_config``, or namespace/name ("a-b", "c") and ("a", "b-c"), get different ids.
+    Parts are escaped and joined with ``__``; an escape is ``_`` + hex digits + ``_``, so
+    reading left to right, ``__`` can only be a separator and the parts come back."""
+    return "__".join([prefix, *(_id_part(p) for p in parts)])
+
+
+_LABEL_ENTITIES = {"#": "#35;", '"': "#quot;", "&": "#amp;", "<": "#lt;", ">": "#gt;",
+                   "`": "#96;", "\n": " "}
+
+
+def mermaid_label(text: str) -> str:
+    """Text inside a quoted Mermaid label, shown literally: quotes cannot end it, and
+    Mermaid entity codes (``#quot;``), HTML (``&amp;``, ``<b>``) and Markdown strings
+    (backticks) in a name are not interpreted; newlines become spaces."""
+    return "".join(_LABEL_ENTITIES.get(ch, ch) for ch in text)
+
+
+def explain_graph(data: dict[str, Any]) -> str:
+    """explain: config objects -> workloads, for GitLab/GitHub Markdown (```mermaid)."""
+    q = mermaid_label
+    lines = ["graph LR"]
+    declared: set[str] = set()
+    for w in data["workloads"]:
+        wid = mermaid_id("w", w["kind"], w["namespace"], w["name"])
+        if wid not in declared:
+            declared.add(wid)
+            lines.append(f'  {wid}["{q(w["kind"] + "/" + w["name"])}"]')
+        for r in w["references"]:
+            cid = mermaid_id("c", r["kind"], r["namespace"], r["name"])
+            if cid not in declared:
+                declared.add(cid)
+                name = q(f'{r["kind"]}/{r["name"]}')
+                shape = (f'{cid}[("{name}")]' if r["target"] == TargetState.IN_STREAM
+                         else f'{cid}>"{name} ({r["target"]})"]')
+                lines.append(f"  {shape}")
+            label = q(r["how"] + ("" if r["keys"] is None else ": " + ", ".join(r["keys"])))
+            arrow = "-->" if r["target"] == TargetState.IN_STREAM else "-.->"
+            lines.append(f'  {cid} {arrow}|"{label}"| {wid}')
+    return "\n".join(lines) + "\n"
+
+
+def report_graph(data: dict[str, Any]) -> str:
+    """report: changed objects -> the workloads they restart (solid) or do not (dotted)."""
+    lines = ["graph LR"]
+    configs = {(c["kind"], c["namespace"], c["name"]): c for c in data["configs"]}
+    for c in data["configs"]:
+        cid = mermaid_id("c", c["kind"], c["namespace"], c["name"])
+        cls = "error" if c["immutableViolation"] else "changed"
+        text = mermaid_label(f'{c["kind"]}/{c["name"]} ({c["change"]})')
+        lines.append(f'  {cid}[("{text}")]:::{cls}')
+    for group, cls, arrow in (("restart", "restart", "-->"),
+                              ("notRestarting", "norestart", "-.->")):
+        for w in data[group]:
+            wid = mermaid_id("w", w["kind"], w["namespace"], w["name"])
+            lines.append(f'  {wid}["{mermaid_label(w["kind"] + "/" + w["name"])}"]:::{cls}')
+            for cause in w["causes"]:
+                key = (cause["kind"], w["namespace"], cause["name"])
+                if key not in configs:
+                    continue
+                label = mermaid_label(", ".join(cause["keys"]) or cause["change"])
+                lines.append(f'  {mermaid_id("c", *key)} {arrow}|"{label}"| {wid}')
+    lines += ["  classDef changed fill:#fff4ce,stroke:#b58900",
+              "  classDef error fill:#fdd,stroke:#c00",
+              "  classDef restart fill:#e3f2fd,stroke:#1565c0",
+              "  classDef norestart fill:#fdecea,stroke:#c62828,stroke-dasharray: 4 2"]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,65 @@
+"""The small shared vocabulary: one identity for objects, and the enums that status
+travels as (never bare strings that code compares)."""
+
+from __future__ import annotations
+
+import enum
+from typing import NamedTuple
+
+
+class TextEnum(str, enum.Enum):
+    """An enum whose members are their text: JSON, templates and messages show the value,
+    and a member still equals its string."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class ResourceId(NamedTuple):
+    """What Kubernetes identifies an object by (kustomize's ResId): API group, kind,
+    namespace (``""``: none, or cluster-scoped) and name."""
+
+    group: str
+    kind: str
+    namespace: str
+    name: str
+
+    @classmethod
+    def config(cls, kind: str, namespace: str, name: str) -> ResourceId:
+        """A ConfigMap or Secret (core group)."""
+        return cls("", kind, namespace, name)
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}/{self.name}" + (f" -n {self.namespace}" if self.namespace else "")
+
+
+class Level(TextEnum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        """0 for the most severe: findings sort errors first."""
+        return _RANK[self]
+
+
+_RANK = {Level.ERROR: 0, Level.WARNING: 1, Level.INFO: 2}
+
+
+class TargetState(TextEnum):
+    """What a reference finds in the input (explain, report)."""
+
+    IN_STREAM = "in-stream"
+    MISSING = "missing"
+    OPTIONAL_ABSENT = "optional-absent"
+    OPTED_OUT = "opted-out"
+
+
+class WorkloadStatus(TextEnum):
+    """What cmhash does with a workload (explain)."""
+
+    ANNOTATED = "annotated"
+    SKIPPED = "skipped"
+    NO_CONFIG = "no-in-stream-config"

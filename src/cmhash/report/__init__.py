@@ -1,0 +1,48 @@
+"""``cmhash report OLD NEW``: what a change to rendered manifests does to running pods.
+
+``compare`` builds the report as plain data from two normal runs (no I/O); ``render``
+formats it. It never puts a Secret's values or any hash of them in its output: Secrets
+are described by key names only, and workload checksums are left out altogether.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cmhash.mermaid import report_graph as to_mermaid
+from cmhash.report.compare import build
+from cmhash.report.render import FORMATS, _code, _md, fails, formatted, render
+
+if TYPE_CHECKING:
+    from cmhash.settings import Settings
+
+__all__ = ["FORMATS", "_code", "_md", "build", "fails", "formatted", "render", "run",
+           "to_mermaid"]
+
+
+def run(old: str, new: str, settings: Settings, fmt: str, template_file: str | None,
+        fail_on: str | None, output: str | None) -> int:
+    """The report command: both sides through the normal pipeline, the report written
+    (stdout, or ``output`` atomically); exit 1 with ``fail_on`` findings, else 0."""
+    from cmhash import app
+    from cmhash.errors import EXIT_CHANGED, EXIT_OK, UsageError
+    from cmhash.inputs import Mode, select
+    from cmhash.output import write_stdout
+
+    if old == "-" and new == "-":
+        raise UsageError("OLD and NEW cannot both be - (stdin)")
+    if template_file is not None and callable(FORMATS[fmt]):
+        raise UsageError(f"--template applies to --format markdown or text, not {fmt}")
+    sides = [app.run(select([p], mode=Mode.STREAM, config_paths=(), config_file=None,
+                            excludes=settings.exclude, max_bytes=settings.max_input_bytes
+                            ).sources, settings, keep_plans=True, allow_empty=True)
+             for p in (old, new)]
+    data = build(sides[0], sides[1], settings.annotation_key)
+    text = formatted(data, fmt, template_file)
+    if output and output != "-":
+        from cmhash.writer import write_new_file
+
+        write_new_file(output, text)
+    else:
+        write_stdout(text)
+    return EXIT_CHANGED if fails(data, fail_on) else EXIT_OK

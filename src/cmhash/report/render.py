@@ -1,0 +1,112 @@
+"""``cmhash report``, the formats: JSON, GitLab Code Quality, and Markdown/text through
+jinja2 templates (the shipped ones or a user's)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from cmhash.errors import UsageError
+from cmhash.mermaid import report_graph
+from cmhash.model import Level
+
+
+def to_json(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+CODEQUALITY_SEVERITY = {Level.ERROR: "critical", Level.WARNING: "major", Level.INFO: "info"}
+
+
+def to_codequality(data: dict[str, Any]) -> str:
+    """GitLab Code Quality: one issue per finding (the MR widget shows new ones)."""
+    issues = [{"description": f"{f['message']} [{f['code']}]", "check_name": f"cmhash/{f['code']}",
+               "fingerprint": f["fingerprint"], "severity": CODEQUALITY_SEVERITY[f["level"]],
+               "location": {"path": f["file"].removeprefix("./"),
+                            "lines": {"begin": f["line"]}}}
+              for f in data["findings"]]
+    return json.dumps(issues, indent=2, ensure_ascii=False) + "\n"
+
+
+def fails(data: dict[str, Any], fail_on: str | None) -> bool:
+    if fail_on is None:
+        return False
+    s = data["summary"]
+    return bool(s["errors"] or (fail_on == Level.WARNING and s["warnings"]))
+
+
+def _md(value: Any) -> str:
+    """Safe in a Markdown table cell: pipes, newlines, and markup characters escaped."""
+    text = str(value)
+    for ch in "\\`*_[]<>|":
+        text = text.replace(ch, "\\" + ch)
+    return text.replace("\r", " ").replace("\n", " ")
+
+
+def _code(value: Any) -> str:
+    """An inline code span in a table cell (key and object names)."""
+    text = str(value).replace("|", "\\|").replace("\n", " ")
+    fence = "``" if "`" in text else "`"
+    return f"{fence}{text}{fence}" if fence == "`" else f"{fence} {text} {fence}"
+
+
+def environment(template_dir: str | None = None) -> Any:
+    import jinja2
+
+    loaders: list[Any] = [jinja2.PackageLoader("cmhash", "templates")]
+    if template_dir is not None:
+        loaders.insert(0, jinja2.FileSystemLoader(template_dir))
+    env = jinja2.Environment(loader=jinja2.ChoiceLoader(loaders), autoescape=False,
+                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                             trim_blocks=True, lstrip_blocks=True)
+    env.filters["md"] = _md
+    env.filters["code"] = _code
+    env.filters["plural"] = _plural
+    return env
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def render(data: dict[str, Any], template: str, template_file: str | None = None) -> str:
+    """Render with a shipped template (``report.md.j2``, ``report.txt.j2``) or a user's."""
+    import os
+
+    if template_file is not None:
+        env = environment(os.path.dirname(os.path.abspath(template_file)))
+        tpl = env.get_template(os.path.basename(template_file))
+    else:
+        tpl = environment().get_template(template)
+    return str(tpl.render(report=data, mermaid=report_graph(data)))
+
+
+def render_template(data: dict[str, Any], name: str, template_file: str | None) -> str:
+    """``render``, with a template error as one line (``file:line``), exit 2."""
+    import jinja2
+
+    try:
+        return render(data, name, template_file)
+    except jinja2.TemplateError as exc:
+        where = template_file or name
+        line = getattr(exc, "lineno", None)
+        raise UsageError(f"{where}{f':{line}' if line else ''}: template error: "
+                         f"{exc.message or type(exc).__name__}") from None
+
+
+# --format -> a shipped template (markdown, text: --template may replace it) or a function
+FORMATS: dict[str, str | Callable[[dict[str, Any]], str]] = {
+    "markdown": "report.md.j2", "text": "report.txt.j2",
+    "json": to_json, "codequality": to_codequality,
+}
+
+
+def formatted(data: dict[str, Any], fmt: str, template_file: str | None) -> str:
+    """The report in ``fmt``; ``template_file`` replaces the shipped template."""
+    form = FORMATS[fmt]
+    if callable(form):
+        if template_file is not None:
+            raise UsageError(f"--template applies to --format markdown or text, not {fmt}")
+        return form(data)
+    return render_template(data, form, template_file)
