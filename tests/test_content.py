@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from cmhash.errors import NodeError
 from cmhash.content import config_content
+from cmhash.errors import NodeError
+from cmhash.parse import backend, parse_chunk
 from cmhash.resources import resources_of
 from cmhash.source import SourceText
-from cmhash.parse import backend, parse_chunk
 
 
 def content(text: str, parser: str = "fast"):  # type: ignore[no-untyped-def]

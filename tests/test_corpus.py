@@ -106,7 +106,7 @@ GENERATOR = SHARED / "bench" / "make_stream.py"
 
 
 @pytest.mark.shared("bench", "make_stream.py")
-@pytest.mark.parametrize("apps,seed", [(30, 0), (30, 7), (120, 3)])
+@pytest.mark.parametrize(("apps", "seed"), [(30, 0), (30, 7), (120, 3)])
 def test_fast_equals_exact_on_generated_streams(tmp_path: Path, apps: int, seed: int) -> None:
     """The benchmark's own input (every workload kind, CRDs, block scalars, flow maps):
     the fast path must write exactly what the reference path writes."""
@@ -169,7 +169,7 @@ VERBATIM = [param for rel in VENDORED
 
 if VERBATIM:  # defined only next to ../shared and in CI: an empty parametrize would skip
 
-    @pytest.mark.parametrize("vendored,source", VERBATIM)
+    @pytest.mark.parametrize(("vendored", "source"), VERBATIM)
     def test_vendored_file_is_verbatim_from_shared(vendored: Path, source: Path) -> None:
         """Next to ../shared (always in CI): each vendored file is its corpus file byte for
         byte; the excerpt is the end of argo-cd's install.yaml from a document start on, and

@@ -123,7 +123,7 @@ def test_mermaid_ids_are_unique_per_object() -> None:
 
     ids = [mermaid_id("c", *parts) for parts in COLLIDING]
     assert len(set(ids)) == len(ids), ids
-    for parts, node_id in zip(COLLIDING, ids):
+    for parts, node_id in zip(COLLIDING, ids, strict=True):
         assert re.fullmatch(r"[A-Za-z0-9_]+", node_id)
         assert _decode_id(node_id) == ["c", *parts]
     assert mermaid_id("c", "ConfigMap", "shop", "app-config") == "c__ConfigMap__shop__app_2d_config"

@@ -106,9 +106,9 @@ def test_strict_findings_fail_with_error_results() -> None:
 
 def test_existing_results_are_kept_and_extended() -> None:
     prior = "results:\n- message: from an earlier function\n  severity: info\n"
-    code, out, text = _run(HEAD + ITEMS + prior + FC)
+    code, out, _text = _run(HEAD + ITEMS + prior + FC)
     assert code == 0
-    assert [r["message"] for r in out["results"]][0] == "from an earlier function"
+    assert next(r["message"] for r in out["results"]) == "from an earlier function"
     assert len(out["results"]) == 2
     flow = "results: [{message: earlier, severity: info}]\n"
     code, out, _ = _run(HEAD + ITEMS + flow + FC)

@@ -115,7 +115,7 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Graph]:
     assert len(svgs) == len(parts)
     markdown = out.read_text(encoding="utf-8")
     assert "```mermaid" not in markdown and markdown.count("](./rendered-") == len(parts)
-    return {name: parse_svg(svg) for name, svg in zip(parts, svgs)}
+    return {name: parse_svg(svg) for name, svg in zip(parts, svgs, strict=True)}
 
 
 # What the JSON output says the diagrams must show, built without the Mermaid code.

@@ -7,9 +7,9 @@ from conftest import run_cmhash
 
 from cmhash.errors import NodeError
 from cmhash.kinds import DEFAULT_TABLE
+from cmhash.parse import backend, parse_chunk
 from cmhash.source import SourceText
 from cmhash.verify import verify_edits
-from cmhash.parse import backend, parse_chunk
 
 DEP = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  template:\n"
        "    metadata:\n      labels: {app: a}\n    spec:\n      containers:\n      - name: m\n")

@@ -13,14 +13,14 @@ from __future__ import annotations
 import gc
 from typing import NamedTuple
 
-from cmhash.analyze import DocInfo, analyze_source
+from cmhash.analyze import ConfigInfo, DocInfo, WorkloadInfo, analyze_source
 from cmhash.emit import Change, FileResult, render_files
 from cmhash.errors import CmhashError, InputError
 from cmhash.findings import Finding
+from cmhash.index import ConfigIndex, build_index
 from cmhash.kinds import DEFAULT_TABLE, KindTable
 from cmhash.model import Level
 from cmhash.progress import Progress
-from cmhash.index import ConfigIndex, build_index
 from cmhash.resolve import WorkloadPlan, plan_workload
 from cmhash.settings import Settings
 from cmhash.source import SourceText
@@ -138,7 +138,11 @@ def _with_helm_namespace(sources: list[SourceText], docs: list[list[DocInfo]],
     can be known (helm.py); ``-n`` / ``namespace:`` always win."""
     if settings.namespace is not None:
         return settings
-    objects = [o for per in docs for d in per for o in (*d.configs, *d.workloads)]
+    objects: list[ConfigInfo | WorkloadInfo] = []
+    for per in docs:
+        for d in per:
+            objects += d.configs
+            objects += d.workloads
     if all(o.namespace is not None for o in objects):
         return settings
     from cmhash.helm import infer, is_helm_source

@@ -24,12 +24,15 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterable, Mapping
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-try:  # the built-in module: importing hashlib loads OpenSSL, 5 ms of start-up
-    from _sha256 import sha256
-except ImportError:  # pragma: no cover - other Python builds
+if TYPE_CHECKING:
     from hashlib import sha256
+else:
+    try:  # the built-in module: importing hashlib loads OpenSSL, 5 ms of start-up
+        from _sha256 import sha256
+    except ImportError:  # pragma: no cover - other Python builds
+        from hashlib import sha256
 
 ENCODING_VERSION = 1
 
@@ -97,4 +100,4 @@ def canonical(uses: Iterable[Use], secret_key: bytes | None = None) -> str:
 
 
 def digest(uses: Iterable[Use], secret_key: bytes | None = None) -> str:
-    return sha256(canonical(uses, secret_key).encode("utf-8")).hexdigest()
+    return str(sha256(canonical(uses, secret_key).encode("utf-8")).hexdigest())

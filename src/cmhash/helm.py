@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
 from cmhash.source import SourceText
@@ -81,15 +81,14 @@ class Inferred(NamedTuple):
     note: str
 
 
-def infer(texts: list[str], env: dict[str, str] | None = None,
+def infer(texts: list[str], env: Mapping[str, str] | None = None,
           parsed: Iterable[str] = ()) -> Inferred | None:
     """The release namespace for Helm output (rules in the module docstring), or None.
     ``parsed``: namespaces of the objects cmhash parsed (List items among them), on top
     of those the text names at the top level of each document."""
-    env = os.environ if env is None else env
     if not is_helm_output(texts):
         return None
-    exported = env.get(ENV)
+    exported = (os.environ if env is None else env).get(ENV)
     if exported:
         return Inferred(exported, f"Helm output: objects without a namespace are in "
                                   f"{exported!r} (from {ENV}; -n overrides)")

@@ -137,7 +137,8 @@ def with_results(text: str, results: list[dict[str, Any]]) -> str:
     if not results:
         return text
     root = deref(parse_chunk(text, 0, backend("fast"))[0])
-    assert root is not None and root.kind == MAP
+    assert root is not None
+    assert root.kind == MAP
     before = len(items(get(root, "results")))
     out = _splice_results(text, root, results)
     after_root = deref(parse_chunk(out, 0, backend("fast"))[0])

@@ -60,7 +60,7 @@ def _fast_backend() -> _Backend | None:
         return None
 
     def run(text: str) -> Callable[[], Any]:
-        return loader_cls(text).get_event  # type: ignore[no-any-return]
+        return loader_cls(text).get_event
 
     return _Backend("fast", run, events, yaml.MarkedYAMLError, yaml.reader.ReaderError)
 
@@ -186,7 +186,8 @@ def _build(next_event: Callable[[], Any], base: int, be: _Backend) -> Roots:
         elif cls is mend or cls is send:
             node, children = stack.pop()
             node.end = base + ev.end_mark.index
-            node.value = (list(zip(children[0::2], children[1::2])) if node.kind == MAP
+            node.value = (list(zip(children[0::2], children[1::2], strict=True))
+                          if node.kind == MAP
                           else children)
             append = stack[-1][1].append if stack else roots.append
         elif cls is alias_cls:

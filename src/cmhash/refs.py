@@ -74,7 +74,7 @@ class Reference(NamedTuple):
 
 def _walk(node: Node | None, path: tuple[str, ...], field: str) -> list[tuple[Node, str]]:
     """Nodes at ``path`` below ``node`` ("*" fans out over list items), with field paths."""
-    found = [(node, field)]
+    found: list[tuple[Node | None, str]] = [(node, field)]
     for step in path:
         nxt: list[tuple[Node | None, str]] = []
         for n, f in found:
@@ -84,7 +84,7 @@ def _walk(node: Node | None, path: tuple[str, ...], field: str) -> list[tuple[No
                 child = get(n, step)
                 if child is not None:
                     nxt.append((child, f"{f}.{step}" if f else step))
-        found = nxt  # type: ignore[assignment]
+        found = nxt
     return [(n, f) for n, f in found if n is not None]
 
 

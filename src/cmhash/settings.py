@@ -23,9 +23,8 @@ def validate_annotation_key(key: str) -> str | None:
     prefix, slash, name = key.rpartition("/")
     if slash and not prefix:
         return "the prefix before '/' is empty"
-    if slash:
-        if len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix.lower()):
-            return f"prefix {prefix!r} is not a DNS subdomain (lower-case, dots, dashes; <= 253)"
+    if slash and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix.lower())):
+        return f"prefix {prefix!r} is not a DNS subdomain (lower-case, dots, dashes; <= 253)"
     if not name or len(name) > 63 or not _NAME.match(name):
         return (f"name {name!r} must be 1-63 characters of [A-Za-z0-9-_.], "
                 "starting and ending with a letter or digit")

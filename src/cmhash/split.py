@@ -12,6 +12,7 @@ back every byte.
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import NamedTuple
 
@@ -59,8 +60,4 @@ def split_chunks(text: str) -> list[Chunk]:
             prefix_from = end
             directive_open = False
     cuts.append(len(text))
-    chunks = []
-    for a, b in zip(cuts, cuts[1:]):
-        if b > a:
-            chunks.append(Chunk(a, b))
-    return chunks
+    return [Chunk(a, b) for a, b in itertools.pairwise(cuts) if b > a]
