@@ -28,20 +28,24 @@ hypothesis_settings.load_profile("ci" if IN_CI else "default")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--update-goldens", action="store_true",
-                     help="rewrite expected.yaml / error.txt / stderr.txt from actual output")
-    parser.addoption("--run-slow", action="store_true",
-                     help="run slow tests (always on in CI)")
+    parser.addoption(
+        "--update-goldens",
+        action="store_true",
+        help="rewrite expected.yaml / error.txt / stderr.txt from actual output",
+    )
+    parser.addoption("--run-slow", action="store_true", help="run slow tests (always on in CI)")
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """``@pytest.mark.shared("corpus")``: the test reads ``../shared/corpus``. Missing:
     skip locally, fail in CI (which runs in a checkout next to ../shared)."""
-    missing = [f"../shared/{'/'.join(m.args)}" for m in item.iter_markers("shared")
-               if not SHARED.joinpath(*m.args).exists()]
+    missing = [
+        f"../shared/{'/'.join(m.args)}"
+        for m in item.iter_markers("shared")
+        if not SHARED.joinpath(*m.args).exists()
+    ]
     if missing and IN_CI:
-        pytest.fail(f"{', '.join(missing)} not present; CI runs in a checkout next to "
-                    "../shared")
+        pytest.fail(f"{', '.join(missing)} not present; CI runs in a checkout next to ../shared")
     if missing:
         pytest.skip(f"{', '.join(missing)} not present")
 
@@ -52,8 +56,11 @@ def shared_params(path: Path, id: str, *values: Any) -> list[Any]:
     in; nothing skips), and always in CI (where it then fails)."""
     if not (path.exists() or IN_CI):
         return []
-    return [pytest.param(*(values or (path,)), id=id,
-                         marks=pytest.mark.shared(*path.relative_to(SHARED).parts))]
+    return [
+        pytest.param(
+            *(values or (path,)), id=id, marks=pytest.mark.shared(*path.relative_to(SHARED).parts)
+        )
+    ]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -87,8 +94,12 @@ class Result:
         return self.stdout.decode("utf-8")
 
 
-def run_cmhash(args: list[str], stdin: bytes = b"", cwd: str | os.PathLike[str] | None = None,
-               env: dict[str, str] | None = None) -> Result:
+def run_cmhash(
+    args: list[str],
+    stdin: bytes = b"",
+    cwd: str | os.PathLike[str] | None = None,
+    env: dict[str, str] | None = None,
+) -> Result:
     """Run the real console entry point in-process, with byte-level stdin/stdout."""
     from cmhash.cli import main
 
@@ -140,13 +151,17 @@ def tool(name: str) -> str:
     install step cannot hide behind skips."""
     import shutil
 
-    found = (shutil.which(name, path=str(Path(sys.executable).parent))  # the test venv
-             or shutil.which(name) or shutil.which(name, path=str(TOOLS_BIN)))
+    found = (
+        shutil.which(name, path=str(Path(sys.executable).parent))  # the test venv
+        or shutil.which(name)
+        or shutil.which(name, path=str(TOOLS_BIN))
+    )
     if found:
         return found
     if IN_CI:
-        pytest.fail(f"{name} is not installed; .ci/run should have installed it "
-                    "(scripts/get-tools.sh)")
+        pytest.fail(
+            f"{name} is not installed; .ci/run should have installed it (scripts/get-tools.sh)"
+        )
     pytest.skip(f"{name} is not installed (run scripts/get-tools.sh)")
 
 
@@ -154,8 +169,9 @@ def tool_env(**extra: str) -> dict[str, str]:
     """The environment for a real tool that runs cmhash: this interpreter's console
     script first on PATH."""
     env = dict(os.environ)
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), str(TOOLS_BIN),
-                                   env.get("PATH", "")])
+    env["PATH"] = os.pathsep.join(
+        [str(Path(sys.executable).parent), str(TOOLS_BIN), env.get("PATH", "")]
+    )
     env.update(extra)
     return env
 
@@ -171,4 +187,3 @@ def strip_key(obj: Any, key: str = "checksum/config") -> Any:
     if isinstance(obj, list):
         return [strip_key(x, key) for x in obj]
     return obj
-

@@ -10,8 +10,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 TOKEN = "glpat-test-token-0123456789"
-NOTES = re.compile(r"^/api/v4/projects/(?P<p>[^/]+)/merge_requests/(?P<mr>\d+)/notes"
-                   r"(?:/(?P<id>\d+))?(?:\?.*)?$")
+NOTES = re.compile(
+    r"^/api/v4/projects/(?P<p>[^/]+)/merge_requests/(?P<mr>\d+)/notes"
+    r"(?:/(?P<id>\d+))?(?:\?.*)?$"
+)
 
 
 class FakeGitLab:
@@ -74,5 +76,10 @@ class FakeGitLab:
         self.server.server_close()
 
     def env(self, **extra: str) -> dict[str, str]:
-        return {"CI_API_V4_URL": self.url, "CI_PROJECT_ID": "42",
-                "CI_MERGE_REQUEST_IID": "7", "CMHASH_GITLAB_TOKEN": TOKEN, **extra}
+        return {
+            "CI_API_V4_URL": self.url,
+            "CI_PROJECT_ID": "42",
+            "CI_MERGE_REQUEST_IID": "7",
+            "CMHASH_GITLAB_TOKEN": TOKEN,
+            **extra,
+        }

@@ -26,12 +26,27 @@ WORKLOADS = {  # kind -> (apiVersion, path to the pod template spec)
 }
 
 value_text = st.one_of(
-    st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-", min_size=0,
-            max_size=12).map(lambda s: "v" + s),
+    st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-", min_size=0, max_size=12).map(
+        lambda s: "v" + s
+    ),
     # plain scalars Kubernetes reads as strings though YAML 1.1 would not (base-60), and
     # ones it reads as booleans or numbers (which the renderer must quote)
-    st.sampled_from(["03:00", "16:9", "1:30", "12:30:45", "2024-01-01", "yes", "on", "Off",
-                     "8080", "1e3", "0x1F", "~"]),
+    st.sampled_from(
+        [
+            "03:00",
+            "16:9",
+            "1:30",
+            "12:30:45",
+            "2024-01-01",
+            "yes",
+            "on",
+            "Off",
+            "8080",
+            "1e3",
+            "0x1F",
+            "~",
+        ]
+    ),
 )
 # a value written as a double-quoted scalar over two lines, the second one starting with
 # '%' at column 0: the splitter must not take it for a directive
@@ -61,12 +76,12 @@ class Alias(str):
 
 @dataclass
 class Config:
-    kind: str               # ConfigMap | Secret
+    kind: str  # ConfigMap | Secret
     name: str
     namespace: str | None
-    data: dict[str, str]    # decoded values
+    data: dict[str, str]  # decoded values
     string_data: dict[str, str] = field(default_factory=dict)  # Secrets only
-    binary: dict[str, bytes] = field(default_factory=dict)     # ConfigMaps only
+    binary: dict[str, bytes] = field(default_factory=dict)  # ConfigMaps only
     labels: dict[str, str] = field(default_factory=dict)
 
     def content(self) -> dict[str, bytes]:
@@ -78,12 +93,12 @@ class Config:
 
 @dataclass
 class Ref:
-    site: str               # env | envFrom | volume | projected
-    target: str             # ConfigMap | Secret
+    site: str  # env | envFrom | volume | projected
+    target: str  # ConfigMap | Secret
     name: str
-    keys: tuple[str, ...] | None   # None: the whole object
+    keys: tuple[str, ...] | None  # None: the whole object
     optional: bool
-    spelling: str = "true"         # how optional: true is written (go-yaml booleans)
+    spelling: str = "true"  # how optional: true is written (go-yaml booleans)
 
 
 @dataclass
@@ -93,7 +108,7 @@ class Workload:
     namespace: str | None
     refs: list[Ref]
     generated: bool = False  # named by metadata.generateName only
-    opted_in: bool = False   # cmhash.io/enabled: "true"
+    opted_in: bool = False  # cmhash.io/enabled: "true"
 
     @property
     def annotated(self) -> bool:
@@ -107,15 +122,17 @@ class Workload:
     def uses(self, cfg: Config, key: str, default_ns: str | None = None) -> bool:
         if (self.namespace or default_ns or "") != (cfg.namespace or default_ns or ""):
             return False
-        return any(r.target == cfg.kind and r.name == cfg.name
-                   and (r.keys is None or key in r.keys) for r in self.refs)
+        return any(
+            r.target == cfg.kind and r.name == cfg.name and (r.keys is None or key in r.keys)
+            for r in self.refs
+        )
 
 
 @dataclass
 class Stream:
     configs: list[Config]
     workloads: list[Workload]
-    listed: list[int]       # indexes of documents wrapped, together, in one v1 List
+    listed: list[int]  # indexes of documents wrapped, together, in one v1 List
 
     def documents(self) -> list[Config | Workload]:
         return [*self.configs, *self.workloads]
@@ -175,10 +192,14 @@ def refs(draw: Any) -> Ref:
 @st.composite
 def workloads(draw: Any) -> Workload:
     generated = draw(st.integers(0, 5)) == 0
-    return Workload(draw(st.sampled_from(sorted(WORKLOADS))), draw(st.sampled_from(NAMES)),
-                    draw(st.sampled_from(NAMESPACES)),
-                    draw(st.lists(refs(), min_size=1, max_size=4)), generated,
-                    generated and draw(st.booleans()))
+    return Workload(
+        draw(st.sampled_from(sorted(WORKLOADS))),
+        draw(st.sampled_from(NAMES)),
+        draw(st.sampled_from(NAMESPACES)),
+        draw(st.lists(refs(), min_size=1, max_size=4)),
+        generated,
+        generated and draw(st.booleans()),
+    )
 
 
 def _unique(items: list[Any], key: Any) -> list[Any]:
@@ -193,16 +214,20 @@ def _unique(items: list[Any], key: Any) -> list[Any]:
 
 @st.composite
 def streams(draw: Any) -> Stream:
-    cfgs = _unique(draw(st.lists(configs(), min_size=1, max_size=5)),
-                   lambda c: (c.kind, c.name, c.namespace))
-    wls = _unique(draw(st.lists(workloads(), min_size=1, max_size=4)),
-                  lambda w: (w.kind, w.label, w.namespace))
+    cfgs = _unique(
+        draw(st.lists(configs(), min_size=1, max_size=5)), lambda c: (c.kind, c.name, c.namespace)
+    )
+    wls = _unique(
+        draw(st.lists(workloads(), min_size=1, max_size=4)),
+        lambda w: (w.kind, w.label, w.namespace),
+    )
     n = len(cfgs) + len(wls)
     listed = sorted(draw(st.sets(st.integers(0, n - 1), max_size=3)))
     return Stream(cfgs, wls, listed if len(listed) >= 1 else [])
 
 
 # ------------------------------------------------------------------ model -> objects
+
 
 def config_object(cfg: Config, *, b64_wrap: bool = False) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": cfg.name}
@@ -248,7 +273,9 @@ def workload_object(w: Workload, *, anchors: bool = False) -> dict[str, Any]:
             sel = "configMapKeyRef" if r.target == "ConfigMap" else "secretKeyRef"
             container.setdefault("env", []).append(
                 {"name": f"E{i}", "valueFrom": {sel: {"name": r.name, "key": r.keys[0], **opt}}}
-                if r.keys else {})
+                if r.keys
+                else {}
+            )
         elif r.site == "envFrom":
             sel = "configMapRef" if r.target == "ConfigMap" else "secretRef"
             container.setdefault("envFrom", []).append({sel: {"name": r.name, **opt}})
@@ -289,26 +316,36 @@ def workload_object(w: Workload, *, anchors: bool = False) -> dict[str, Any]:
 
 # ------------------------------------------------------------------ rendering
 
+
 @dataclass(frozen=True)
 class Style:
     indent: int = 2
     indentless: bool = True
-    quote: str = ""            # "", "'" or '"' for string values
-    flow_refs: bool = False    # reference mappings written {name: x, key: y}
+    quote: str = ""  # "", "'" or '"' for string values
+    flow_refs: bool = False  # reference mappings written {name: x, key: y}
     comments: bool = False
     blank_lines: bool = False
     crlf: bool = False
     start_marker: bool = True
     end_markers: bool = False
     final_newline: bool = True
-    anchors: bool = False      # template labels anchored, aliased by the selector
+    anchors: bool = False  # template labels anchored, aliased by the selector
 
 
 styles = st.builds(
-    Style, indent=st.sampled_from([2, 4]), indentless=st.booleans(),
-    quote=st.sampled_from(["", "'", '"']), flow_refs=st.booleans(), comments=st.booleans(),
-    blank_lines=st.booleans(), crlf=st.booleans(), start_marker=st.booleans(),
-    end_markers=st.booleans(), final_newline=st.booleans(), anchors=st.booleans())
+    Style,
+    indent=st.sampled_from([2, 4]),
+    indentless=st.booleans(),
+    quote=st.sampled_from(["", "'", '"']),
+    flow_refs=st.booleans(),
+    comments=st.booleans(),
+    blank_lines=st.booleans(),
+    crlf=st.booleans(),
+    start_marker=st.booleans(),
+    end_markers=st.booleans(),
+    final_newline=st.booleans(),
+    anchors=st.booleans(),
+)
 
 FLOW_KEYS = {"configMapKeyRef", "secretKeyRef", "configMapRef", "secretRef"}
 NL = "\x00NL\x00"  # a line break inside a scalar, made the stream's newline at the end
@@ -347,9 +384,12 @@ def _emit(obj: Any, indent: int, style: Style, out: list[str], first_prefix: str
                 out.append(f"{pad}# about {k}")
             if isinstance(v, Wrapped):
                 out.append(f"{lead}{k}: |")
-                out.extend(f"{pad}{' ' * style.indent}{v[i:i + 8]}" for i in range(0, len(v), 8))
-            elif isinstance(v, dict) and v and ((k in FLOW_KEYS and style.flow_refs)
-                                                or isinstance(v, Anchored)):
+                out.extend(f"{pad}{' ' * style.indent}{v[i : i + 8]}" for i in range(0, len(v), 8))
+            elif (
+                isinstance(v, dict)
+                and v
+                and ((k in FLOW_KEYS and style.flow_refs) or isinstance(v, Anchored))
+            ):
                 out.append(f"{lead}{k}: {_flow(v, style)}")
             elif isinstance(v, dict) and v:
                 out.append(f"{lead}{k}:")
@@ -380,11 +420,16 @@ def render_document(obj: dict[str, Any], style: Style) -> list[str]:
     return out
 
 
-def render(stream: Stream, style: Style, *, order: list[int] | None = None,
-           b64_wrap: bool = False) -> bytes:
+def render(
+    stream: Stream, style: Style, *, order: list[int] | None = None, b64_wrap: bool = False
+) -> bytes:
     docs = stream.documents()
-    objects = [config_object(d, b64_wrap=b64_wrap) if isinstance(d, Config)
-               else workload_object(d, anchors=style.anchors) for d in docs]
+    objects = [
+        config_object(d, b64_wrap=b64_wrap)
+        if isinstance(d, Config)
+        else workload_object(d, anchors=style.anchors)
+        for d in docs
+    ]
     listed = [objects[i] for i in stream.listed]
     singles = [o for i, o in enumerate(objects) if i not in stream.listed]
     units = singles + ([{"apiVersion": "v1", "kind": "List", "items": listed}] if listed else [])

@@ -17,11 +17,21 @@ PLUGIN = yaml.safe_load((ROOT / "ci-templates" / "argocd" / "plugin.yaml").read_
 
 def generate(app: Path, **env: str) -> subprocess.CompletedProcess[str]:
     spec = PLUGIN["spec"]["generate"]
-    base = {"ARGOCD_APP_NAME": "web", "ARGOCD_APP_NAMESPACE": "shop",
-            "HELM_CONFIG_HOME": str(app.parent / "hc"), "HELM_DATA_HOME": str(app.parent / "hd"),
-            "HELM_CACHE_HOME": str(app.parent / "hx")}
-    return subprocess.run([*spec["command"], *spec["args"]], cwd=app, capture_output=True,
-                          text=True, env=tool_env(**base, **env), check=False)
+    base = {
+        "ARGOCD_APP_NAME": "web",
+        "ARGOCD_APP_NAMESPACE": "shop",
+        "HELM_CONFIG_HOME": str(app.parent / "hc"),
+        "HELM_DATA_HOME": str(app.parent / "hd"),
+        "HELM_CACHE_HOME": str(app.parent / "hx"),
+    }
+    return subprocess.run(
+        [*spec["command"], *spec["args"]],
+        cwd=app,
+        capture_output=True,
+        text=True,
+        env=tool_env(**base, **env),
+        check=False,
+    )
 
 
 def test_plugin_file_shape() -> None:
@@ -35,8 +45,11 @@ def test_helm_chart(tmp_path: Path) -> None:
     tool("helm")
     app = tmp_path / "app"
     shutil.copytree(ROOT / "tests" / "fixtures" / "chart", app)
-    out = generate(app, ARGOCD_ENV_CMHASH_ARGS="--annotation-key example.com/h",
-                   ARGOCD_ENV_HELM_ARGS="--set logLevel=debug")
+    out = generate(
+        app,
+        ARGOCD_ENV_CMHASH_ARGS="--annotation-key example.com/h",
+        ARGOCD_ENV_HELM_ARGS="--set logLevel=debug",
+    )
     assert out.returncode == 0, out.stderr
     docs = {d["kind"]: d for d in yaml.safe_load_all(out.stdout) if d}
     ann = docs["Deployment"]["spec"]["template"]["metadata"]["annotations"]

@@ -19,141 +19,243 @@ from cmhash.source import decode
 
 H = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n"
 S = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n"
-DEP = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n"
-       "{meta}    spec:\n      containers:\n      - name: c\n        envFrom:\n"
-       "        - configMapRef: {ref}\n")
+DEP = (
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n"
+    "{meta}    spec:\n      containers:\n      - name: c\n        envFrom:\n"
+    "        - configMapRef: {ref}\n"
+)
 
 
 def _bomb() -> str:
-    levels = "".join(f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 9) + "]\n"
-                     for i in range(1, 10))
+    levels = "".join(f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 9) + "]\n" for i in range(1, 10))
     return H + "l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + levels
 
 
 def _merge_bomb() -> str:
-    levels = "".join(f"  m{i}: &m{i} {{<<: [*m{i - 1}, *m{i - 1}], k{i}: v}}\n"
-                     for i in range(1, 40))
+    levels = "".join(
+        f"  m{i}: &m{i} {{<<: [*m{i - 1}, *m{i - 1}], k{i}: v}}\n" for i in range(1, 40)
+    )
     return H + "data:\n  m0: &m0 {a: b}\n" + levels
 
 
 class Bad(NamedTuple):
     name: str
     text: str | bytes
-    message: str          # must appear in the one error line
-    where: str | None     # "line:col" after the file name, or None (file only)
+    message: str  # must appear in the one error line
+    where: str | None  # "line:col" after the file name, or None (file only)
 
 
 CATALOGUE: list[Bad] = [
     # --- YAML syntax
     Bad("bad-indentation", H + "   extra: y\n", "mapping values are not allowed", "5:9"),
     Bad("tab-indentation", H.replace("  name", "\tname"), "YAML does not allow tabs", "4:1"),
-    Bad("unclosed-double-quote", H + 'data:\n  a: "abc\n', "while scanning a quoted scalar",
-        "7:1"),
-    Bad("unclosed-single-quote", H + "data:\n  a: 'abc\n", "while scanning a quoted scalar",
-        "7:1"),
+    Bad("unclosed-double-quote", H + 'data:\n  a: "abc\n', "while scanning a quoted scalar", "7:1"),
+    Bad("unclosed-single-quote", H + "data:\n  a: 'abc\n", "while scanning a quoted scalar", "7:1"),
     Bad("unclosed-bracket", H + "data: [a, b\n", "while parsing a flow sequence", "6:1"),
     Bad("unclosed-brace", H + "data: {a: b\n", "while parsing a flow mapping", "6:1"),
-    Bad("stray-colon", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a: b\n",
-        "mapping values are not allowed", "4:10"),
+    Bad(
+        "stray-colon",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a: b\n",
+        "mapping values are not allowed",
+        "4:10",
+    ),
     Bad("bad-block-sequence", H + "data:\n  a: b\n - c\n", "YAML syntax error", None),
-    Bad("unsupported-yaml-version", "%YAML 2.0\n---\n" + H, "incompatible YAML document",
-        "1:1"),
+    Bad("unsupported-yaml-version", "%YAML 2.0\n---\n" + H, "incompatible YAML document", "1:1"),
     Bad("undefined-alias", H + "data:\n  a: *nope\n", "undefined alias '*nope'", "6:6"),
-    Bad("control-character", H + 'data:\n  a: "x\x07y"\n', "control character U+0007",
-        "6:8"),
+    Bad("control-character", H + 'data:\n  a: "x\x07y"\n', "control character U+0007", "6:8"),
     # --- keys and document shapes
     Bad("duplicate-top-level-key", H + "kind: Secret\n", "duplicate key 'kind'", "5:1"),
     Bad("duplicate-data-key", H + "data:\n  a: x\n  a: y\n", "duplicate key 'a'", "7:3"),
     Bad("sequence-document", "- a\n- b\n", "a Kubernetes manifest must be a mapping", "1:1"),
     Bad("scalar-document", "hello\n", "a Kubernetes manifest must be a mapping", "1:1"),
-    Bad("missing-kind", "apiVersion: v1\nmetadata:\n  name: x\n", "document has no 'kind'",
-        "1:1"),
-    Bad("kind-not-a-string", "apiVersion: v1\nkind: [a]\nmetadata:\n  name: x\n",
-        "'kind' must be a string", "2:7"),
-    Bad("missing-metadata", "apiVersion: v1\nkind: ConfigMap\ndata:\n  a: b\n",
-        "ConfigMap has no metadata.name", "1:1"),
-    Bad("missing-name", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels: {}\n",
-        "ConfigMap has no metadata.name", "1:1"),
-    Bad("metadata-not-a-mapping", "apiVersion: v1\nkind: ConfigMap\nmetadata: foo\n",
-        "'metadata' must be a mapping", "3:11"),
-    Bad("name-not-a-string", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [x]\n",
-        "'name' must be a string", "4:9"),
-    Bad("list-item-not-a-mapping", "apiVersion: v1\nkind: List\nitems:\n- a\n",
-        "a Kubernetes manifest must be a mapping", "4:3"),
-    Bad("list-items-not-a-sequence", "apiVersion: v1\nkind: List\nitems: {a: b}\n",
-        "'items' of a List must be a sequence", "3:8"),
-    Bad("reference-name-not-a-string", DEP.format(meta="", ref="{name: [x]}"),
-        "configMapRef.name' must be a string", "11:32"),
+    Bad("missing-kind", "apiVersion: v1\nmetadata:\n  name: x\n", "document has no 'kind'", "1:1"),
+    Bad(
+        "kind-not-a-string",
+        "apiVersion: v1\nkind: [a]\nmetadata:\n  name: x\n",
+        "'kind' must be a string",
+        "2:7",
+    ),
+    Bad(
+        "missing-metadata",
+        "apiVersion: v1\nkind: ConfigMap\ndata:\n  a: b\n",
+        "ConfigMap has no metadata.name",
+        "1:1",
+    ),
+    Bad(
+        "missing-name",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels: {}\n",
+        "ConfigMap has no metadata.name",
+        "1:1",
+    ),
+    Bad(
+        "metadata-not-a-mapping",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: foo\n",
+        "'metadata' must be a mapping",
+        "3:11",
+    ),
+    Bad(
+        "name-not-a-string",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [x]\n",
+        "'name' must be a string",
+        "4:9",
+    ),
+    Bad(
+        "list-item-not-a-mapping",
+        "apiVersion: v1\nkind: List\nitems:\n- a\n",
+        "a Kubernetes manifest must be a mapping",
+        "4:3",
+    ),
+    Bad(
+        "list-items-not-a-sequence",
+        "apiVersion: v1\nkind: List\nitems: {a: b}\n",
+        "'items' of a List must be a sequence",
+        "3:8",
+    ),
+    Bad(
+        "reference-name-not-a-string",
+        DEP.format(meta="", ref="{name: [x]}"),
+        "configMapRef.name' must be a string",
+        "11:32",
+    ),
     # --- ConfigMap and Secret content
     Bad("data-not-a-mapping", H + "data: [a]\n", "'data' must be a mapping of strings", "5:7"),
     Bad("data-integer", H + "data:\n  a: 1\n", "is not a string in Kubernetes' YAML", "6:6"),
     Bad("data-boolean", H + "data:\n  a: yes\n", "is not a string in Kubernetes' YAML", "6:6"),
     Bad("data-nested-mapping", H + "data:\n  a: {b: c}\n", "'data.a' must be a string", "6:6"),
     Bad("secret-invalid-base64", S + "data:\n  a: '!!!'\n", "is not valid base64", "6:6"),
-    Bad("secret-data-integer", S + "data:\n  a: 5\n", "is not a string in Kubernetes' YAML",
-        "6:6"),
-    Bad("binarydata-invalid-base64", H + "binaryData:\n  a: 'not base64!'\n",
-        "is not valid base64", "6:6"),
-    Bad("stringdata-sequence", S + "stringData:\n  a: [x]\n", "'stringData.a' must be a string",
-        "6:6"),
+    Bad("secret-data-integer", S + "data:\n  a: 5\n", "is not a string in Kubernetes' YAML", "6:6"),
+    Bad(
+        "binarydata-invalid-base64",
+        H + "binaryData:\n  a: 'not base64!'\n",
+        "is not valid base64",
+        "6:6",
+    ),
+    Bad(
+        "stringdata-sequence",
+        S + "stringData:\n  a: [x]\n",
+        "'stringData.a' must be a string",
+        "6:6",
+    ),
     # --- tags, aliases, size, depth
     Bad("unknown-tag-on-value", H + "data:\n  a: !vault abc\n", "unknown tag '!vault'", "6:6"),
     Bad("unknown-tag-on-document", "--- !custom\n" + H, "unknown tag '!custom'", "1:5"),
-    Bad("unknown-verbatim-tag", H + "data:\n  a: !<tag:example.com,2000:x> b\n",
-        "unknown tag 'tag:example.com,2000:x'", "6:6"),
+    Bad(
+        "unknown-verbatim-tag",
+        H + "data:\n  a: !<tag:example.com,2000:x> b\n",
+        "unknown tag 'tag:example.com,2000:x'",
+        "6:6",
+    ),
     Bad("billion-laughs", _bomb(), "an alias bomb?", "11:5"),
     Bad("merge-key-bomb", _merge_bomb(), "an alias bomb?", None),
     Bad("recursive-alias", H + "data:\n  a: b\nx: &x [1, *x]\n", "recursive alias", None),
-    Bad("deep-flow-nesting", H + "data:\n  a: " + "[" * 10000 + "]" * 10000 + "\n",
-        "nesting deeper than 1000 levels", "6:1004"),
-    Bad("deep-block-nesting", H + "x:\n" + "".join(" " * (i + 1) + f"k{i}:\n"
-                                                    for i in range(3000)),
-        "nesting deeper than 1000 levels", "1005:1001"),
-    Bad("unsafe-edit-anchor", DEP.format(meta="    metadata:\n      annotations: &a {x: y}\n",
-                                         ref="{name: cfg}") + "---\n" + H + "data: {a: b}\n",
-        "annotations carries an anchor (&a)", "8:20"),
+    Bad(
+        "deep-flow-nesting",
+        H + "data:\n  a: " + "[" * 10000 + "]" * 10000 + "\n",
+        "nesting deeper than 1000 levels",
+        "6:1004",
+    ),
+    Bad(
+        "deep-block-nesting",
+        H + "x:\n" + "".join(" " * (i + 1) + f"k{i}:\n" for i in range(3000)),
+        "nesting deeper than 1000 levels",
+        "1005:1001",
+    ),
+    Bad(
+        "unsafe-edit-anchor",
+        DEP.format(meta="    metadata:\n      annotations: &a {x: y}\n", ref="{name: cfg}")
+        + "---\n"
+        + H
+        + "data: {a: b}\n",
+        "annotations carries an anchor (&a)",
+        "8:20",
+    ),
     # --- encodings and bytes
-    Bad("invalid-utf8", H.encode() + b"data:\n  a: \"\xff\xfe\"\n",
-        "invalid UTF-8; manifests must be UTF-8 text", "6:7"),
-    Bad("utf16-le", "\ufeff".encode("utf-16-le") + H.encode("utf-16-le"),
-        "UTF-16 input is not supported; convert the file to UTF-8", "1:1"),
-    Bad("utf16-be", "\ufeff".encode("utf-16-be") + H.encode("utf-16-be"),
-        "UTF-16 input is not supported; convert the file to UTF-8", "1:1"),
-    Bad("utf32", "\ufeff".encode("utf-32-le") + H.encode("utf-32-le"),
-        "input is not supported", "1:1"),
-    Bad("nul-byte", H.encode() + b"data:\n  a: \"x\x00\"\n", "NUL byte in input", "6:8"),
+    Bad(
+        "invalid-utf8",
+        H.encode() + b'data:\n  a: "\xff\xfe"\n',
+        "invalid UTF-8; manifests must be UTF-8 text",
+        "6:7",
+    ),
+    Bad(
+        "utf16-le",
+        "\ufeff".encode("utf-16-le") + H.encode("utf-16-le"),
+        "UTF-16 input is not supported; convert the file to UTF-8",
+        "1:1",
+    ),
+    Bad(
+        "utf16-be",
+        "\ufeff".encode("utf-16-be") + H.encode("utf-16-be"),
+        "UTF-16 input is not supported; convert the file to UTF-8",
+        "1:1",
+    ),
+    Bad(
+        "utf32",
+        "\ufeff".encode("utf-32-le") + H.encode("utf-32-le"),
+        "input is not supported",
+        "1:1",
+    ),
+    Bad("nul-byte", H.encode() + b'data:\n  a: "x\x00"\n', "NUL byte in input", "6:8"),
     # --- characters the parsers read differently (refused in documents cmhash reads)
     Bad("bom-mid-stream", H + "---\n\ufeff" + H, "character U+FEFF (a byte order mark)", "6:1"),
     Bad("nel-in-plain-scalar", H + "data:\n  a: x\x85y\n", "character U+0085 (NEL)", "6:7"),
     Bad("line-separator", H + "data:\n  a: x\u2028y\n", "character U+2028 (LS)", "6:7"),
-    Bad("paragraph-separator", H + "data:\n  a: 'x\u2029y'\n", "character U+2029 (PS)",
-        "6:8"),
+    Bad("paragraph-separator", H + "data:\n  a: 'x\u2029y'\n", "character U+2029 (PS)", "6:8"),
     # --- Kubernetes' own YAML rules
-    Bad("optional-quoted", DEP.format(meta="", ref="{name: cfg, optional: 'true'}"),
-        "configMapRef.optional' must be true or false", "11:47"),
-    Bad("optional-number", DEP.format(meta="", ref="{name: cfg, optional: 1}"),
-        "configMapRef.optional' must be true or false", "11:47"),
-    Bad("paused-string", DEP.replace("spec:\n  template", "spec:\n  paused: \"yes\"\n  template")
-        .format(meta="", ref="{name: cfg}"), "'spec.paused' must be true or false", "6:11"),
-    Bad("immutable-string", H + "immutable: 'true'\n", "'immutable' must be true or false",
-        "5:12"),
-    Bad("real-list-items-not-a-sequence", "apiVersion: v1\nkind: ConfigMapList\nitems: {a: b}\n",
-        "'items' of a ConfigMapList must be a sequence", "3:8"),
+    Bad(
+        "optional-quoted",
+        DEP.format(meta="", ref="{name: cfg, optional: 'true'}"),
+        "configMapRef.optional' must be true or false",
+        "11:47",
+    ),
+    Bad(
+        "optional-number",
+        DEP.format(meta="", ref="{name: cfg, optional: 1}"),
+        "configMapRef.optional' must be true or false",
+        "11:47",
+    ),
+    Bad(
+        "paused-string",
+        DEP.replace("spec:\n  template", 'spec:\n  paused: "yes"\n  template').format(
+            meta="", ref="{name: cfg}"
+        ),
+        "'spec.paused' must be true or false",
+        "6:11",
+    ),
+    Bad("immutable-string", H + "immutable: 'true'\n", "'immutable' must be true or false", "5:12"),
+    Bad(
+        "real-list-items-not-a-sequence",
+        "apiVersion: v1\nkind: ConfigMapList\nitems: {a: b}\n",
+        "'items' of a ConfigMapList must be a sequence",
+        "3:8",
+    ),
     # --- anchors and aliases around an edit
-    Bad("aliased-list-item", "apiVersion: v1\nkind: List\nitems:\n- &d\n"
-        + "".join("  " + line + "\n" for line in DEP.format(meta="", ref="{name: cfg}")
-                  .splitlines()) + "- *d\n- " + H.replace("\n", "\n  ").rstrip() + "\n",
-        "cannot add the annotation: it would land inside the anchored node &d", "16:3"),
-    Bad("aliased-spec-shared", "apiVersion: v1\nkind: List\nitems:\n"
-        + "- " + "".join("  " + line + "\n" for line in DEP.format(
-            meta="", ref="{name: cfg}").splitlines()).replace("  spec:\n", "  spec: &s\n", 1)[2:]
+    Bad(
+        "aliased-list-item",
+        "apiVersion: v1\nkind: List\nitems:\n- &d\n"
+        + "".join(
+            "  " + line + "\n" for line in DEP.format(meta="", ref="{name: cfg}").splitlines()
+        )
+        + "- *d\n- "
+        + H.replace("\n", "\n  ").rstrip()
+        + "\n",
+        "cannot add the annotation: it would land inside the anchored node &d",
+        "16:3",
+    ),
+    Bad(
+        "aliased-spec-shared",
+        "apiVersion: v1\nkind: List\nitems:\n"
+        + "- "
+        + "".join(
+            "  " + line + "\n" for line in DEP.format(meta="", ref="{name: cfg}").splitlines()
+        ).replace("  spec:\n", "  spec: &s\n", 1)[2:]
         + "- {apiVersion: apps/v1, kind: Deployment, metadata: {name: e, annotations: "
-          "{cmhash.io/skip: 'true'}}, spec: *s}\n- " + H.replace("\n", "\n  ").rstrip() + "\n",
-        "it would land inside the anchored node &s", "15:109"),
+        "{cmhash.io/skip: 'true'}}, spec: *s}\n- " + H.replace("\n", "\n  ").rstrip() + "\n",
+        "it would land inside the anchored node &s",
+        "15:109",
+    ),
     # --- empty
     Bad("empty", "", "no Kubernetes objects in the input", None),
-    Bad("only-comments", "# a comment\n# another\n", "no Kubernetes objects in the input",
-        None),
+    Bad("only-comments", "# a comment\n# another\n", "no Kubernetes objects in the input", None),
     Bad("only-markers", "---\n---\n...\n", "no Kubernetes objects in the input", None),
 ]
 
@@ -207,7 +309,7 @@ def test_catalogue_is_big_enough() -> None:
 
 def test_50_mb_scalar_is_refused_quickly(tmp_path: Path) -> None:
     path = tmp_path / "big.yaml"
-    path.write_bytes(H.encode() + b"data:\n  a: \"" + b"x" * (50 * 1024 * 1024) + b"\"\n")
+    path.write_bytes(H.encode() + b'data:\n  a: "' + b"x" * (50 * 1024 * 1024) + b'"\n')
     start = time.monotonic()
     res = run_cmhash(["--no-config", str(path)])
     assert time.monotonic() - start < 60
@@ -222,6 +324,7 @@ def test_over_max_input_bytes(tmp_path: Path) -> None:
 
 
 # ----------------------------------------------------------------- the file system
+
 
 def _unreadable(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     tree = tmp / "tree"
@@ -281,12 +384,16 @@ FILE_SYSTEM: list[tuple[str, Callable[[Path, pytest.MonkeyPatch], Path], str, st
 
 
 @pytest.mark.parametrize("case", FILE_SYSTEM, ids=lambda c: c[0])
-def test_file_system_trouble(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                             case: tuple[str, Callable[..., Path], str, str]) -> None:
+def test_file_system_trouble(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: tuple[str, Callable[..., Path], str, str]
+) -> None:
     _, make, culprit, message = case
     root = make(tmp_path, monkeypatch)
-    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()
-              and not p.is_symlink() and os.access(p, os.R_OK) and not p.is_fifo()}
+    before = {
+        p: p.read_bytes()
+        for p in tmp_path.rglob("*")
+        if p.is_file() and not p.is_symlink() and os.access(p, os.R_OK) and not p.is_fifo()
+    }
     res = run_cmhash(["--no-config", "-i", str(root)])
     assert res.code == 2 and res.stdout == b"", res.stderr
     line = res.stderr.strip()
@@ -304,12 +411,19 @@ def test_hostile_input_memory_is_bounded(tmp_path: Path, name: str) -> None:
     bad = next(b for b in CATALOGUE if b.name == name)
     path = tmp_path / "input.yaml"
     path.write_text(str(bad.text))
-    code = ("import resource, subprocess, sys\n"
-            "p = subprocess.run([sys.executable, '-m', 'cmhash', '--no-config', sys.argv[1]],"
-            " capture_output=True)\n"
-            "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
-    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
-                         text=True, check=True, timeout=60).stdout.split()
+    code = (
+        "import resource, subprocess, sys\n"
+        "p = subprocess.run([sys.executable, '-m', 'cmhash', '--no-config', sys.argv[1]],"
+        " capture_output=True)\n"
+        "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout.split()
     assert out[0] == "2"
     assert int(out[1]) < 150 * 1024  # KiB: a real expansion would need gigabytes
 
@@ -320,29 +434,34 @@ def test_stdin_over_the_limit_stops_reading_at_the_limit() -> None:
     import subprocess
     import sys
 
-    code = ("import resource, subprocess, sys\n"
-            "p = subprocess.Popen([sys.executable, '-m', 'cmhash', '--no-config',"
-            " '--max-input-bytes', '1000'], stdin=subprocess.PIPE, stdout=subprocess.PIPE,"
-            " stderr=subprocess.PIPE)\n"
-            "chunk = b'# filler comment line\\n' * 50000\n"
-            "sent = 0\n"
-            "try:\n"
-            "    while sent < 1 << 30:\n"
-            "        p.stdin.write(chunk)\n"
-            "        sent += len(chunk)\n"
-            "except BrokenPipeError:\n"
-            "    pass\n"
-            "out, err = p.communicate()\n"
-            "print(p.returncode, sent, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
-            "print(err.decode().strip())\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, timeout=120).stdout.splitlines()
+    code = (
+        "import resource, subprocess, sys\n"
+        "p = subprocess.Popen([sys.executable, '-m', 'cmhash', '--no-config',"
+        " '--max-input-bytes', '1000'], stdin=subprocess.PIPE, stdout=subprocess.PIPE,"
+        " stderr=subprocess.PIPE)\n"
+        "chunk = b'# filler comment line\\n' * 50000\n"
+        "sent = 0\n"
+        "try:\n"
+        "    while sent < 1 << 30:\n"
+        "        p.stdin.write(chunk)\n"
+        "        sent += len(chunk)\n"
+        "except BrokenPipeError:\n"
+        "    pass\n"
+        "out, err = p.communicate()\n"
+        "print(p.returncode, sent, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+        "print(err.decode().strip())\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    ).stdout.splitlines()
     rc, sent, rss = out[0].split()
     assert rc == "2"
     assert int(sent) < 1 << 30  # it stopped reading: the writer got a broken pipe
     assert int(rss) < 100 * 1024  # KiB
-    assert out[1] == "cmhash: <stdin>: input is over the limit of 1000 bytes (raise it with " \
-                     "--max-input-bytes)"
+    assert (
+        out[1] == "cmhash: <stdin>: input is over the limit of 1000 bytes (raise it with "
+        "--max-input-bytes)"
+    )
 
 
 # ----------------------------------------------------------------- fast and exact agree
@@ -350,24 +469,41 @@ def test_stdin_over_the_limit_stops_reading_at_the_limit() -> None:
 # Documents both parsers pass through unread (their kind is certainly irrelevant): what
 # they hold is kubectl's business, and neither parser may treat them differently.
 PASSED_THROUGH = [
-    ("bomb-in-a-service", "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n"
-     + _bomb()[len(H):] + "---\n" + H),
-    ("deep-nesting-in-a-crd", "apiVersion: apiextensions.k8s.io/v1\n"
-     "kind: CustomResourceDefinition\nmetadata:\n  name: x\nspec: " + "[" * 3000
-     + "]" * 3000 + "\n---\n" + H),
-    ("syntax-error-in-a-service", "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n"
-     "spec: {a: b\n---\n" + H),
-    ("nel-in-a-service", "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n"
-     "  labels: {a: x\x85y}\n---\n" + H),
-    ("custom-list-with-strings", "apiVersion: example.com/v1\nkind: IPAllowList\n"
-     "metadata:\n  name: l\nitems:\n- 10.0.0.0/8\n---\n" + H),
+    (
+        "bomb-in-a-service",
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n" + _bomb()[len(H) :] + "---\n" + H,
+    ),
+    (
+        "deep-nesting-in-a-crd",
+        "apiVersion: apiextensions.k8s.io/v1\n"
+        "kind: CustomResourceDefinition\nmetadata:\n  name: x\nspec: "
+        + "[" * 3000
+        + "]" * 3000
+        + "\n---\n"
+        + H,
+    ),
+    (
+        "syntax-error-in-a-service",
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\nspec: {a: b\n---\n" + H,
+    ),
+    (
+        "nel-in-a-service",
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n  labels: {a: x\x85y}\n---\n" + H,
+    ),
+    (
+        "custom-list-with-strings",
+        "apiVersion: example.com/v1\nkind: IPAllowList\n"
+        "metadata:\n  name: l\nitems:\n- 10.0.0.0/8\n---\n" + H,
+    ),
 ]
 
 
-@pytest.mark.parametrize("text", [b.text for b in CATALOGUE if b.name not in SLOW_FOR_EXACT]
-                         + [t for _, t in PASSED_THROUGH],
-                         ids=[b.name for b in CATALOGUE if b.name not in SLOW_FOR_EXACT]
-                         + [n for n, _ in PASSED_THROUGH])
+@pytest.mark.parametrize(
+    "text",
+    [b.text for b in CATALOGUE if b.name not in SLOW_FOR_EXACT] + [t for _, t in PASSED_THROUGH],
+    ids=[b.name for b in CATALOGUE if b.name not in SLOW_FOR_EXACT]
+    + [n for n, _ in PASSED_THROUGH],
+)
 def test_fast_and_exact_agree(text: str | bytes) -> None:
     """Same exit code and same stdout, whatever the input (the catalogue above, and
     hostile documents that both pass through)."""

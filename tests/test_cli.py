@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, cmhash_command, run_cmhash
 
-CM = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: \"1\"\n"
-DEP = (b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  template:\n"
-       b"    spec:\n      containers:\n      - name: main\n        envFrom:\n"
-       b"        - configMapRef: {name: cfg}\n")
+CM = b'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: "1"\n'
+DEP = (
+    b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  template:\n"
+    b"    spec:\n      containers:\n      - name: main\n        envFrom:\n"
+    b"        - configMapRef: {name: cfg}\n"
+)
 STREAM = CM + b"---\n" + DEP
 VALUE = b"ce1f2af2c0d21d1bee5218b58219585fd73d55ed742d334d49940c532041309d"
 
@@ -23,13 +25,19 @@ def test_stdin_to_stdout() -> None:
     res = run_cmhash(["--no-config"], stdin=STREAM)
     assert res.code == 0
     assert VALUE in res.stdout
-    assert res.stdout.replace(b'    metadata:\n      annotations:\n        checksum/config: "'
-                              + VALUE + b'"\n', b"") == STREAM
+    assert (
+        res.stdout.replace(
+            b'    metadata:\n      annotations:\n        checksum/config: "' + VALUE + b'"\n', b""
+        )
+        == STREAM
+    )
 
 
 def test_explicit_inject_and_dash() -> None:
-    assert run_cmhash(["inject", "--no-config", "-"], stdin=STREAM).stdout == \
-        run_cmhash(["--no-config"], stdin=STREAM).stdout
+    assert (
+        run_cmhash(["inject", "--no-config", "-"], stdin=STREAM).stdout
+        == run_cmhash(["--no-config"], stdin=STREAM).stdout
+    )
 
 
 def test_unchanged_stream_is_echoed() -> None:
@@ -87,8 +95,15 @@ def test_in_place_refuses_stdin() -> None:
     assert res.code == 2 and "stdin" in res.stderr
 
 
-@pytest.mark.parametrize("args", [["--check", "-i", "x.yaml"], ["--annotation-key", "bad key"],
-                                  ["--no-such-option"], ["-", "x.yaml"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--check", "-i", "x.yaml"],
+        ["--annotation-key", "bad key"],
+        ["--no-such-option"],
+        ["-", "x.yaml"],
+    ],
+)
 def test_usage_errors_exit_2(args: list[str]) -> None:
     res = run_cmhash(["--no-config", *args], stdin=STREAM)
     assert res.code == 2, res.stderr
@@ -137,8 +152,10 @@ def test_config_file_discovered_and_overridden(tmp_path: Path) -> None:
 
 
 def test_secret_key_env() -> None:
-    stream = (b"apiVersion: v1\nkind: Secret\nmetadata: {name: cfg}\nstringData: {a: x}\n---\n"
-              + DEP.replace(b"configMapRef", b"secretRef"))
+    stream = (
+        b"apiVersion: v1\nkind: Secret\nmetadata: {name: cfg}\nstringData: {a: x}\n---\n"
+        + DEP.replace(b"configMapRef", b"secretRef")
+    )
     plain = run_cmhash(["--no-config"], stdin=stream).stdout
     keyed = run_cmhash(["--no-config", "--secret-key-env", "K"], stdin=stream, env={"K": "k1"})
     assert keyed.code == 0 and keyed.stdout != plain
@@ -161,8 +178,13 @@ def test_help_documents_exit_codes() -> None:
 
 
 def test_python_dash_m_andcmhash_command() -> None:
-    proc = subprocess.run([sys.executable, "-m", "cmhash", "--no-config"], input=STREAM,
-                          capture_output=True, cwd=ROOT, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "cmhash", "--no-config"],
+        input=STREAM,
+        capture_output=True,
+        cwd=ROOT,
+        check=False,
+    )
     assert proc.returncode == 0 and VALUE in proc.stdout
 
 
@@ -180,8 +202,10 @@ def test_internal_error_exit_3(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_workers_give_identical_output(tmp_path: Path) -> None:
-    docs = [STREAM.replace(b"cfg", f"cfg{i}".encode()).replace(b"name: app", f"name: app{i}".encode())
-            for i in range(60)]
+    docs = [
+        STREAM.replace(b"cfg", f"cfg{i}".encode()).replace(b"name: app", f"name: app{i}".encode())
+        for i in range(60)
+    ]
     f = tmp_path / "many.yaml"
     f.write_bytes(b"---\n".join(docs))
     one = run_cmhash(["--no-config", "--workers", "1", str(f)])
@@ -192,9 +216,12 @@ def test_workers_give_identical_output(tmp_path: Path) -> None:
 
 def test_extra_workload_kind_from_config(tmp_path: Path) -> None:
     (tmp_path / ".cmhash.yaml").write_text(
-        "workloadKinds:\n- {apiVersion: example.com/v1, kind: Worker, templatePath: spec.pod}\n")
-    worker = (b"apiVersion: example.com/v1\nkind: Worker\nmetadata: {name: w}\nspec:\n  pod:\n"
-              b"    spec:\n      containers:\n      - envFrom:\n        - configMapRef: {name: cfg}\n")
+        "workloadKinds:\n- {apiVersion: example.com/v1, kind: Worker, templatePath: spec.pod}\n"
+    )
+    worker = (
+        b"apiVersion: example.com/v1\nkind: Worker\nmetadata: {name: w}\nspec:\n  pod:\n"
+        b"    spec:\n      containers:\n      - envFrom:\n        - configMapRef: {name: cfg}\n"
+    )
     stream = CM + b"---\n" + worker
     assert run_cmhash(["--no-config"], stdin=stream).stdout == stream  # unknown kind: untouched
     res = run_cmhash([], stdin=stream, cwd=tmp_path)
@@ -202,8 +229,10 @@ def test_extra_workload_kind_from_config(tmp_path: Path) -> None:
 
 
 def test_exclude_secrets() -> None:
-    stream = (b"apiVersion: v1\nkind: Secret\nmetadata: {name: cfg}\nstringData: {a: x}\n---\n"
-              + DEP.replace(b"configMapRef", b"secretRef"))
+    stream = (
+        b"apiVersion: v1\nkind: Secret\nmetadata: {name: cfg}\nstringData: {a: x}\n---\n"
+        + DEP.replace(b"configMapRef", b"secretRef")
+    )
     assert b"checksum/config" in run_cmhash(["--no-config"], stdin=stream).stdout
     res = run_cmhash(["--no-config", "--exclude-secrets"], stdin=stream)
     assert res.code == 0 and res.stdout == stream  # the only reference is a Secret
@@ -235,10 +264,12 @@ def test_config_paths_used_without_arguments(tmp_path: Path) -> None:
 
 def test_closed_stdout_exits_141_quietly(tmp_path: Path) -> None:
     big = tmp_path / "big.yaml"
-    big.write_bytes(CM + b"".join(b"---\n" + DEP.replace(b"name: app", b"name: app%d" % i)
-                                  for i in range(4000)))  # far more than a pipe buffer
-    with subprocess.Popen([*cmhash_command(), "--no-config", str(big)],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+    big.write_bytes(
+        CM + b"".join(b"---\n" + DEP.replace(b"name: app", b"name: app%d" % i) for i in range(4000))
+    )  # far more than a pipe buffer
+    with subprocess.Popen(
+        [*cmhash_command(), "--no-config", str(big)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ) as proc:
         assert proc.stdout is not None and proc.stderr is not None
         proc.stdout.read(100)
         proc.stdout.close()
@@ -250,11 +281,13 @@ def test_closed_stdout_exits_141_quietly(tmp_path: Path) -> None:
 def test_plain_run_imports_only_what_it_needs(tmp_path: Path) -> None:
     """Start-up time matters for hooks and post-renderers: jinja2, jsonschema and the
     pure-Python parser load only for the commands and options that use them."""
-    code = ("import sys\nfrom cmhash.cli import main\n"
-            "try:\n    main(['--no-config', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
-            "heavy = sorted(m for m in ('jinja2', 'jsonschema', 'ruamel.yaml', 'difflib',"
-            " 'tempfile', 'hashlib') if m in sys.modules)\n"
-            "sys.stderr.write(repr(heavy))\n")
+    code = (
+        "import sys\nfrom cmhash.cli import main\n"
+        "try:\n    main(['--no-config', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
+        "heavy = sorted(m for m in ('jinja2', 'jsonschema', 'ruamel.yaml', 'difflib',"
+        " 'tempfile', 'hashlib') if m in sys.modules)\n"
+        "sys.stderr.write(repr(heavy))\n"
+    )
     f = tmp_path / "app.yaml"
     f.write_bytes(STREAM)
     proc = subprocess.run([sys.executable, "-c", code, str(f)], capture_output=True)
@@ -285,9 +318,25 @@ def test_kustomize_plugin_installs_where_kustomize_looks(tmp_path: Path, env: st
 def test_benchmark_script_runs(tmp_path: Path) -> None:
     """bench/run.py from the README set-up, at a toy size (timing is not asserted)."""
     out = tmp_path / "bench.json"
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "run.py"), "--apps", "3",
-                           "--runs", "1", "--ruamel-max-apps", "3", "--small-runs", "1",
-                           "--json", str(out)], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "run.py"),
+            "--apps",
+            "3",
+            "--runs",
+            "1",
+            "--ruamel-max-apps",
+            "3",
+            "--small-runs",
+            "1",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "| 3 |" in proc.stdout and "small chart" in proc.stdout
     import json
@@ -306,8 +355,14 @@ JOIN_FILES = {
 }
 
 
-@pytest.mark.parametrize("order", [sorted(JOIN_FILES), ["b.yaml", "c.yaml", "e.yaml", "a.yaml"],
-                                   ["c.yaml", "e.yaml", "f.yaml", "b.yaml"]])
+@pytest.mark.parametrize(
+    "order",
+    [
+        sorted(JOIN_FILES),
+        ["b.yaml", "c.yaml", "e.yaml", "a.yaml"],
+        ["c.yaml", "e.yaml", "f.yaml", "b.yaml"],
+    ],
+)
 def test_joined_output_is_a_valid_stream(tmp_path: Path, order: list[str]) -> None:
     """Joining files never writes '---' before a directive: the stream reads back as the
     same documents, with libyaml, ruamel and cmhash itself (which changes nothing)."""
@@ -333,22 +388,25 @@ def test_help_shows_the_inject_options_first() -> None:
     res = run_cmhash(["--help"])
     assert res.code == 0
     text = res.out
-    assert text.startswith("Usage: cmhash [inject] [OPTIONS] [PATH]...\n"
-                           "       cmhash COMMAND [ARGS]...\n")
+    assert text.startswith(
+        "Usage: cmhash [inject] [OPTIONS] [PATH]...\n       cmhash COMMAND [ARGS]...\n"
+    )
     section = text.split("Options (of inject, the default command):\n")[1].split("\n\n")[0]
-    flags = [line.split()[0].rstrip(",") for line in section.splitlines()
-             if line.startswith("  -")]
+    flags = [line.split()[0].rstrip(",") for line in section.splitlines() if line.startswith("  -")]
     assert flags[:6] == ["-i", "--check", "--diff", "-n", "--strict", "--annotation-key"]
     assert "Commands:" in text and "explain" in text and "report" in text
 
 
-@pytest.mark.parametrize(("typo", "meant"), [("explian", "explain"), ("reprot", "report"),
-                                             ("helm-plugin-dri", "helm-plugin-dir")])
+@pytest.mark.parametrize(
+    ("typo", "meant"),
+    [("explian", "explain"), ("reprot", "report"), ("helm-plugin-dri", "helm-plugin-dir")],
+)
 def test_a_mistyped_command_is_not_read_as_a_file(tmp_path: Path, typo: str, meant: str) -> None:
     res = run_cmhash([typo, "x.yaml"], cwd=tmp_path)
     assert res.code == 2 and res.stdout == b""
-    assert res.stderr.strip() == (f"cmhash: no such command or file {typo!r}; did you mean "
-                                  f"'cmhash {meant}'?")
+    assert res.stderr.strip() == (
+        f"cmhash: no such command or file {typo!r}; did you mean 'cmhash {meant}'?"
+    )
     # a file of that name is a file
     (tmp_path / typo).write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n")
     assert run_cmhash(["--no-config", typo], cwd=tmp_path).code == 0

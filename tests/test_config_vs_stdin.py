@@ -17,13 +17,17 @@ from conftest import ROOT, cmhash_command, run_cmhash, tool, tool_env
 CHART = ROOT / "tests" / "fixtures" / "chart"
 EXAMPLES = ROOT / "ci-templates" / "kustomize"
 REPO_CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: repo-config\ndata:\n  a: b\n"
-REPO_DEP = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: repo-app\nspec:\n"
-            "  template:\n    spec:\n      containers:\n      - name: c\n        envFrom:\n"
-            "        - configMapRef: {name: repo-config}\n")
-PIPED = ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: piped\ndata:\n  x: z\n---\n"
-         "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: piped-app\nspec:\n"
-         "  template:\n    spec:\n      containers:\n      - name: c\n        envFrom:\n"
-         "        - configMapRef: {name: piped}\n")
+REPO_DEP = (
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: repo-app\nspec:\n"
+    "  template:\n    spec:\n      containers:\n      - name: c\n        envFrom:\n"
+    "        - configMapRef: {name: repo-config}\n"
+)
+PIPED = (
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: piped\ndata:\n  x: z\n---\n"
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: piped-app\nspec:\n"
+    "  template:\n    spec:\n      containers:\n      - name: c\n        envFrom:\n"
+    "        - configMapRef: {name: piped}\n"
+)
 
 
 @pytest.fixture
@@ -41,45 +45,57 @@ def kinds_and_names(text: str) -> set[tuple[str, str]]:
 
 
 def test_pipe_is_the_input(repo: Path) -> None:
-    proc = subprocess.run([*cmhash_command(), "-v"], input=PIPED.encode(), cwd=repo,
-                          capture_output=True, check=False)
+    proc = subprocess.run(
+        [*cmhash_command(), "-v"], input=PIPED.encode(), cwd=repo, capture_output=True, check=False
+    )
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout.decode()
     assert kinds_and_names(out) == {("ConfigMap", "piped"), ("Deployment", "piped-app")}
     assert "example.com/hash" in out  # the config's other options still apply
-    assert "the paths of .cmhash.yaml (k8s) are only read when nothing is piped in" in \
-        proc.stderr.decode()
+    assert (
+        "the paths of .cmhash.yaml (k8s) are only read when nothing is piped in"
+        in proc.stderr.decode()
+    )
     assert (repo / "k8s" / "app.yaml").read_text() == REPO_CM + "---\n" + REPO_DEP
 
 
 @pytest.mark.parametrize("mode", ["--check", "--diff", "explain"])
 def test_pipe_wins_in_every_mode(repo: Path, mode: str) -> None:
     args = ["explain"] if mode == "explain" else [mode]
-    proc = subprocess.run([*cmhash_command(), *args], input=PIPED.encode(), cwd=repo,
-                          capture_output=True, check=False)
+    proc = subprocess.run(
+        [*cmhash_command(), *args], input=PIPED.encode(), cwd=repo, capture_output=True, check=False
+    )
     text = proc.stdout.decode() + proc.stderr.decode()
     assert "piped" in text and "repo-app" not in text, text
 
 
 def test_empty_stdin_reads_the_config_paths(repo: Path) -> None:
     """pre-commit and CI jobs run hooks with an empty stdin: the config's paths it is."""
-    proc = subprocess.run([*cmhash_command(), "--check"], stdin=subprocess.DEVNULL, cwd=repo,
-                          capture_output=True, check=False)
+    proc = subprocess.run(
+        [*cmhash_command(), "--check"],
+        stdin=subprocess.DEVNULL,
+        cwd=repo,
+        capture_output=True,
+        check=False,
+    )
     assert proc.returncode == 1
     assert "would update k8s/app.yaml" in proc.stderr.decode()
-    proc = subprocess.run([*cmhash_command(), "-i"], input=b"", cwd=repo,
-                          capture_output=True, check=False)
+    proc = subprocess.run(
+        [*cmhash_command(), "-i"], input=b"", cwd=repo, capture_output=True, check=False
+    )
     assert proc.returncode == 0, proc.stderr
     assert "example.com/hash" in (repo / "k8s" / "app.yaml").read_text()
 
 
 def test_in_place_with_piped_data_and_config_paths_is_refused(repo: Path) -> None:
-    proc = subprocess.run([*cmhash_command(), "-i"], input=PIPED.encode(), cwd=repo,
-                          capture_output=True, check=False)
+    proc = subprocess.run(
+        [*cmhash_command(), "-i"], input=PIPED.encode(), cwd=repo, capture_output=True, check=False
+    )
     assert proc.returncode == 2
     assert proc.stderr.decode().strip() == (
         "cmhash: data is piped to stdin, but --in-place would rewrite the paths of "
-        ".cmhash.yaml (k8s) instead; pass the paths explicitly, or pipe without --in-place")
+        ".cmhash.yaml (k8s) instead; pass the paths explicitly, or pipe without --in-place"
+    )
     assert "example.com/hash" not in (repo / "k8s" / "app.yaml").read_text()
 
 
@@ -90,8 +106,14 @@ def test_a_terminal_reads_the_config_paths(repo: Path) -> None:
 
     controller, terminal = pty.openpty()
     try:
-        proc = subprocess.run([*cmhash_command(), "--check"], stdin=terminal, cwd=repo,
-                              capture_output=True, check=False, timeout=60)
+        proc = subprocess.run(
+            [*cmhash_command(), "--check"],
+            stdin=terminal,
+            cwd=repo,
+            capture_output=True,
+            check=False,
+            timeout=60,
+        )
     finally:
         os.close(terminal)
         os.close(controller)
@@ -106,10 +128,23 @@ def test_in_process_stdin_rule() -> None:
     from cmhash.inputs import Mode, select
 
     def pick(data: bytes, tty: bool, mode: Mode = Mode.STREAM) -> list[str]:
-        return [s.path for s in select((), mode=mode, config_paths=("nowhere/",),
-                                       config_file=".cmhash.yaml", excludes=(),
-                                       max_bytes=1 << 20, stdin=io.BytesIO(data),
-                                       stdin_is_tty=tty).sources] if data or tty else []
+        return (
+            [
+                s.path
+                for s in select(
+                    (),
+                    mode=mode,
+                    config_paths=("nowhere/",),
+                    config_file=".cmhash.yaml",
+                    excludes=(),
+                    max_bytes=1 << 20,
+                    stdin=io.BytesIO(data),
+                    stdin_is_tty=tty,
+                ).sources
+            ]
+            if data or tty
+            else []
+        )
 
     assert pick(b"a: b\n", tty=False) == ["-"]
     with pytest.raises(Exception, match="no such file or directory"):
@@ -126,11 +161,20 @@ def test_helm4_plugin_in_a_repository(repo: Path, tmp_path: Path) -> None:
     shutil.copytree(CHART, repo / "chart")
     res = run_cmhash(["helm-plugin-dir"])
     plugins = Path(res.stdout.decode().strip()).parent
-    env = tool_env(HELM_CONFIG_HOME=str(tmp_path / "c"), HELM_DATA_HOME=str(tmp_path / "d"),
-                   HELM_CACHE_HOME=str(tmp_path / "k"), HELM_PLUGINS=str(plugins))
-    out = subprocess.run([tool("helm"), "template", "web", "./chart", "--post-renderer",
-                          "cmhash"], capture_output=True, text=True, cwd=repo, env=env,
-                         check=False)
+    env = tool_env(
+        HELM_CONFIG_HOME=str(tmp_path / "c"),
+        HELM_DATA_HOME=str(tmp_path / "d"),
+        HELM_CACHE_HOME=str(tmp_path / "k"),
+        HELM_PLUGINS=str(plugins),
+    )
+    out = subprocess.run(
+        [tool("helm"), "template", "web", "./chart", "--post-renderer", "cmhash"],
+        capture_output=True,
+        text=True,
+        cwd=repo,
+        env=env,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr
     names = kinds_and_names(out.stdout)
     assert ("Deployment", "web-web") in names and ("Deployment", "repo-app") not in names
@@ -140,11 +184,20 @@ def test_helm4_plugin_in_a_repository(repo: Path, tmp_path: Path) -> None:
 @pytest_integration
 def test_helm3_executable_in_a_repository(repo: Path, tmp_path: Path) -> None:
     shutil.copytree(CHART, repo / "chart")
-    env = tool_env(HELM_CONFIG_HOME=str(tmp_path / "c"), HELM_DATA_HOME=str(tmp_path / "d"),
-                   HELM_CACHE_HOME=str(tmp_path / "k"), HELM_PLUGINS=str(tmp_path / "p"))
-    out = subprocess.run([tool("helm3"), "template", "web", "./chart", "--post-renderer",
-                          "cmhash"], capture_output=True, text=True, cwd=repo, env=env,
-                         check=False)
+    env = tool_env(
+        HELM_CONFIG_HOME=str(tmp_path / "c"),
+        HELM_DATA_HOME=str(tmp_path / "d"),
+        HELM_CACHE_HOME=str(tmp_path / "k"),
+        HELM_PLUGINS=str(tmp_path / "p"),
+    )
+    out = subprocess.run(
+        [tool("helm3"), "template", "web", "./chart", "--post-renderer", "cmhash"],
+        capture_output=True,
+        text=True,
+        cwd=repo,
+        env=env,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr
     names = kinds_and_names(out.stdout)
     assert ("Deployment", "web-web") in names and ("Deployment", "repo-app") not in names
@@ -156,9 +209,14 @@ def test_kustomize_transformer_in_a_repository(repo: Path, tmp_path: Path) -> No
     home = tmp_path / "plugin-home"
     assert run_cmhash(["install-kustomize-plugin", "--plugin-home", str(home)]).code == 0
     shutil.copytree(EXAMPLES / "legacy", repo / "overlay")
-    out = subprocess.run([tool("kubectl"), "kustomize", "--enable-alpha-plugins", "overlay"],
-                         capture_output=True, text=True, cwd=repo,
-                         env=tool_env(KUSTOMIZE_PLUGIN_HOME=str(home)), check=False)
+    out = subprocess.run(
+        [tool("kubectl"), "kustomize", "--enable-alpha-plugins", "overlay"],
+        capture_output=True,
+        text=True,
+        cwd=repo,
+        env=tool_env(KUSTOMIZE_PLUGIN_HOME=str(home)),
+        check=False,
+    )
     assert out.returncode == 0, out.stderr
     names = {kind for kind, _ in kinds_and_names(out.stdout)}
     assert names == {"ConfigMap", "Deployment"} and "repo-app" not in out.stdout
@@ -168,8 +226,13 @@ def test_kustomize_transformer_in_a_repository(repo: Path, tmp_path: Path) -> No
 @pytest_integration
 def test_krm_function_in_a_repository(repo: Path) -> None:
     shutil.copytree(EXAMPLES / "krm", repo / "krm")
-    out = subprocess.run([tool("kustomize"), "build", "--enable-alpha-plugins",
-                          "--enable-exec", "krm"], capture_output=True, text=True, cwd=repo,
-                         env=tool_env(), check=False)
+    out = subprocess.run(
+        [tool("kustomize"), "build", "--enable-alpha-plugins", "--enable-exec", "krm"],
+        capture_output=True,
+        text=True,
+        cwd=repo,
+        env=tool_env(),
+        check=False,
+    )
     assert out.returncode == 0, out.stderr
     assert "repo-app" not in out.stdout and "checksum/config" in out.stdout

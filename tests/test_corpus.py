@@ -28,8 +28,10 @@ def _vendored_copy(path: Path) -> bool:
 def _cases() -> list[tuple[Path, Any]]:
     """(path, parameter): the vendored files (id: their path under tests/corpus), then the
     files of ../shared/corpus not vendored byte for byte (id: shared/<path>)."""
-    out: list[tuple[Path, Any]] = [(p, pytest.param(p, id=p.relative_to(CORPUS).as_posix()))
-                                   for p in sorted(CORPUS.rglob("*.yaml"))]
+    out: list[tuple[Path, Any]] = [
+        (p, pytest.param(p, id=p.relative_to(CORPUS).as_posix()))
+        for p in sorted(CORPUS.rglob("*.yaml"))
+    ]
     if SHARED_CORPUS.is_dir():
         for p in sorted(SHARED_CORPUS.rglob("*.yaml")):
             if not _vendored_copy(p):
@@ -88,9 +90,13 @@ def test_fast_equals_exact_large(path: Path) -> None:
 KUBE_PROMETHEUS = "kube-prometheus/manifests"
 
 
-@pytest.mark.parametrize("manifests", [
-    pytest.param(CORPUS / KUBE_PROMETHEUS, id="vendored"),
-    *shared_params(SHARED_CORPUS / KUBE_PROMETHEUS, "shared")])
+@pytest.mark.parametrize(
+    "manifests",
+    [
+        pytest.param(CORPUS / KUBE_PROMETHEUS, id="vendored"),
+        *shared_params(SHARED_CORPUS / KUBE_PROMETHEUS, "shared"),
+    ],
+)
 def test_kube_prometheus_directory_resolves_across_files(manifests: Path) -> None:
     """One file per object: the vendored subset (grafana, blackbox-exporter and
     prometheus-adapter with what they mount) and the whole directory."""
@@ -114,9 +120,13 @@ def test_fast_equals_exact_on_generated_streams(tmp_path: Path, apps: int, seed:
     import sys
 
     stream = tmp_path / "stream.yaml"
-    stream.write_bytes(subprocess.run(
-        [sys.executable, str(GENERATOR), str(apps), "--seed", str(seed)],
-        capture_output=True, check=True).stdout)
+    stream.write_bytes(
+        subprocess.run(
+            [sys.executable, str(GENERATOR), str(apps), "--seed", str(seed)],
+            capture_output=True,
+            check=True,
+        ).stdout
+    )
     fast = run_cmhash(["--no-config", "-q", "--parser", "fast", str(stream)])
     exact = run_cmhash(["--no-config", "-q", "--parser", "exact", str(stream)])
     assert fast.code == 0, fast.stderr
@@ -142,8 +152,10 @@ def test_vendored_corpus_is_attributed_and_unchanged() -> None:
     """tests/corpus/SOURCES.md lists exactly the vendored files, with the size and git
     blob id of their bytes (an editor's final newline or a CRLF conversion fails here);
     each source directory has its license; the whole stays within budget."""
-    rows = {rel: (int(size), blob) for rel, size, blob in
-            ROW.findall((CORPUS / "SOURCES.md").read_text(encoding="utf-8"))}
+    rows = {
+        rel: (int(size), blob)
+        for rel, size, blob in ROW.findall((CORPUS / "SOURCES.md").read_text(encoding="utf-8"))
+    }
     files = {p.relative_to(CORPUS).as_posix(): p for p in CORPUS.rglob("*.yaml")}
     assert len(files) >= 20
     assert sorted(rows) == sorted(files)
@@ -164,8 +176,11 @@ def _source(rel: str) -> Path:
 
 
 VENDORED = sorted(p.relative_to(CORPUS).as_posix() for p in CORPUS.rglob("*.yaml"))
-VERBATIM = [param for rel in VENDORED
-            for param in shared_params(_source(rel), rel, CORPUS / rel, _source(rel))]
+VERBATIM = [
+    param
+    for rel in VENDORED
+    for param in shared_params(_source(rel), rel, CORPUS / rel, _source(rel))
+]
 
 if VERBATIM:  # defined only next to ../shared and in CI: an empty parametrize would skip
 
@@ -179,6 +194,6 @@ if VERBATIM:  # defined only next to ../shared and in CI: an empty parametrize w
             assert excerpt == whole
             return
         assert excerpt.startswith(b"---\n") and whole.endswith(excerpt)
-        left_out = whole[:-len(excerpt)]
+        left_out = whole[: -len(excerpt)]
         kinds = re.findall(rb"^kind: (\S+)$", left_out, re.MULTILINE)
         assert kinds == [b"CustomResourceDefinition"] * 3

@@ -40,20 +40,29 @@ def test_json_follows_its_schema_and_tells_each_state() -> None:
     import jsonschema
 
     data = json.loads(explain("json"))
-    schema = json.loads((ROOT / "src" / "cmhash" / "schemas" / "explain.schema.json")
-                        .read_text())
+    schema = json.loads((ROOT / "src" / "cmhash" / "schemas" / "explain.schema.json").read_text())
     jsonschema.validate(data, schema)
     db, job = data["workloads"]
     assert db["status"] == "annotated" and len(db["checksum"]) == 64
     assert "OnDelete" in db["noRestart"]
-    assert [r["target"] for r in db["references"]] == ["in-stream", "in-stream",
-                                                       "optional-absent", "missing"]
+    assert [r["target"] for r in db["references"]] == [
+        "in-stream",
+        "in-stream",
+        "optional-absent",
+        "missing",
+    ]
     assert job["status"] == "skipped" and len(job["checksum"]) == 64  # what --jobs would write
     assert job["references"][0]["missingKeys"] == ["nope"]
-    assert {c["name"]: c["keys"] for c in data["configs"]} == {"cfg": ["a", "b"],
-                                                               "creds": ["password"]}
-    assert {f["code"] for f in data["findings"]} == {"no-restart", "missing-reference",
-                                                     "job-not-annotated", "missing-key"}
+    assert {c["name"]: c["keys"] for c in data["configs"]} == {
+        "cfg": ["a", "b"],
+        "creds": ["password"],
+    }
+    assert {f["code"] for f in data["findings"]} == {
+        "no-restart",
+        "missing-reference",
+        "job-not-annotated",
+        "missing-key",
+    }
 
 
 def test_value_equals_what_inject_writes() -> None:
@@ -82,10 +91,25 @@ def test_explain_writes_nothing(tmp_path: Path) -> None:
 def test_mermaid_labels_cannot_break_out() -> None:
     from cmhash.explain import to_mermaid
 
-    data = {"workloads": [{"kind": "Deployment", "name": 'w"x', "namespace": "",
-                           "references": [{"kind": "ConfigMap", "name": 'c"d',
-                                           "namespace": "", "how": "env", "keys": ['k"'],
-                                           "target": "in-stream"}]}]}
+    data = {
+        "workloads": [
+            {
+                "kind": "Deployment",
+                "name": 'w"x',
+                "namespace": "",
+                "references": [
+                    {
+                        "kind": "ConfigMap",
+                        "name": 'c"d',
+                        "namespace": "",
+                        "how": "env",
+                        "keys": ['k"'],
+                        "target": "in-stream",
+                    }
+                ],
+            }
+        ]
+    }
     out = to_mermaid(data)
     assert out.count('"') % 2 == 0 and "w#quot;x" in out and "c#quot;d" in out
 
@@ -100,19 +124,30 @@ def _decode_id(node_id: str) -> list[str]:
             cur, i = "", i + 2
         elif node_id[i] == "_":
             end = node_id.index("_", i + 1)
-            cur, i = cur + chr(int(node_id[i + 1:end], 16)), end + 1
+            cur, i = cur + chr(int(node_id[i + 1 : end], 16)), end + 1
         else:
             assert node_id[i].isascii() and node_id[i].isalnum(), node_id
             cur, i = cur + node_id[i], i + 1
     return [*parts, cur]
 
 
-COLLIDING = [("ConfigMap", "shop", "app-config"), ("ConfigMap", "shop", "app.config"),
-             ("ConfigMap", "shop", "app_config"), ("ConfigMap", "shop", "app_2d_config"),
-             ("ConfigMap", "shop", "app__config"), ("ConfigMap", "a-b", "c"),
-             ("ConfigMap", "a", "b-c"), ("ConfigMap", "a_b", "c"), ("ConfigMap", "a", "b_c"),
-             ("ConfigMap", "", "a"), ("ConfigMap", "a", ""), ("ConfigMap", "", "a_"),
-             ("ConfigMap_", "", "a"), ("ConfigMap", "", "é"), ("ConfigMap", "", "e\u0301")]
+COLLIDING = [
+    ("ConfigMap", "shop", "app-config"),
+    ("ConfigMap", "shop", "app.config"),
+    ("ConfigMap", "shop", "app_config"),
+    ("ConfigMap", "shop", "app_2d_config"),
+    ("ConfigMap", "shop", "app__config"),
+    ("ConfigMap", "a-b", "c"),
+    ("ConfigMap", "a", "b-c"),
+    ("ConfigMap", "a_b", "c"),
+    ("ConfigMap", "a", "b_c"),
+    ("ConfigMap", "", "a"),
+    ("ConfigMap", "a", ""),
+    ("ConfigMap", "", "a_"),
+    ("ConfigMap_", "", "a"),
+    ("ConfigMap", "", "é"),
+    ("ConfigMap", "", "e\u0301"),
+]
 
 
 def test_mermaid_ids_are_unique_per_object() -> None:
@@ -143,18 +178,34 @@ def test_explain_mermaid_keeps_punctuation_twins_apart() -> None:
     from cmhash.explain import mermaid_id, to_mermaid
 
     names = ["app-config", "app.config", "app_config"]
-    data = {"workloads": [{"kind": "Deployment", "name": f"w{i}", "namespace": "shop",
-                           "references": [{"kind": "ConfigMap", "name": n, "namespace": "shop",
-                                           "how": "envFrom", "keys": None,
-                                           "target": "in-stream"}]}
-                          for i, n in enumerate(names)]}
+    data = {
+        "workloads": [
+            {
+                "kind": "Deployment",
+                "name": f"w{i}",
+                "namespace": "shop",
+                "references": [
+                    {
+                        "kind": "ConfigMap",
+                        "name": n,
+                        "namespace": "shop",
+                        "how": "envFrom",
+                        "keys": None,
+                        "target": "in-stream",
+                    }
+                ],
+            }
+            for i, n in enumerate(names)
+        ]
+    }
     lines = to_mermaid(data).splitlines()
     nodes = [x.split("[")[0].strip() for x in lines if x.startswith("  c__") and "[(" in x]
     edges = [x.split() for x in lines if " -->" in x]
     assert len(set(nodes)) == 3
     assert sorted((e[0], e[-1]) for e in edges) == sorted(
         (mermaid_id("c", "ConfigMap", "shop", n), mermaid_id("w", "Deployment", "shop", f"w{i}"))
-        for i, n in enumerate(names))
+        for i, n in enumerate(names)
+    )
 
 
 def test_mermaid_labels_are_literal() -> None:
@@ -163,5 +214,6 @@ def test_mermaid_labels_are_literal() -> None:
     from cmhash.explain import mermaid_label
 
     assert mermaid_label('x#quot;y "<b>&amp;</b>" `md`\nz') == (
-        "x#35;quot;y #quot;#lt;b#gt;#amp;amp;#lt;/b#gt;#quot; #96;md#96; z")
+        "x#35;quot;y #quot;#lt;b#gt;#amp;amp;#lt;/b#gt;#quot; #96;md#96; z"
+    )
     assert mermaid_label("semi;colon pi|pe [a]{b}(c) café") == "semi;colon pi|pe [a]{b}(c) café"

@@ -10,8 +10,10 @@ from conftest import ROOT, run_cmhash
 
 from cmhash.findings import CODES, LEVEL_ORDER
 
-GOLDENS = [*(ROOT / "tests" / "cases").glob("*/stderr.txt"),
-           ROOT / "tests" / "fixtures" / "report" / "expected.txt"]
+GOLDENS = [
+    *(ROOT / "tests" / "cases").glob("*/stderr.txt"),
+    ROOT / "tests" / "fixtures" / "report" / "expected.txt",
+]
 
 
 def test_every_code_has_a_golden() -> None:
@@ -35,9 +37,20 @@ def test_subpath_mounts_in_real_manifests(corpus: Path) -> None:
     res = run_cmhash(["--no-config", str(grafana)])
     lines = [x for x in res.stderr.splitlines() if x.endswith("[subpath-mount]")]
     assert len(lines) == 3
-    assert all("Deployment/grafana -n istio-system mounts ConfigMap 'grafana'" in x
-               and "the checksum annotation restarts the pods" in x for x in lines)
-    mysql = corpus / "k8s-website" / "content" / "en" / "examples" / "application" / \
-        "mysql" / "mysql-statefulset.yaml"
+    assert all(
+        "Deployment/grafana -n istio-system mounts ConfigMap 'grafana'" in x
+        and "the checksum annotation restarts the pods" in x
+        for x in lines
+    )
+    mysql = (
+        corpus
+        / "k8s-website"
+        / "content"
+        / "en"
+        / "examples"
+        / "application"
+        / "mysql"
+        / "mysql-statefulset.yaml"
+    )
     res = run_cmhash(["--no-config", str(mysql)])
     assert "subpath-mount" not in res.stderr

@@ -13,10 +13,12 @@ from conftest import ROOT, tool, tool_env
 
 pytestmark = pytest.mark.integration
 
-CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: \"1\"\n"
-DEP = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  template:\n"
-       "    spec:\n      containers:\n      - name: main\n        envFrom:\n"
-       "        - configMapRef: {name: cfg}\n")
+CM = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: "1"\n'
+DEP = (
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  template:\n"
+    "    spec:\n      containers:\n      - name: main\n        envFrom:\n"
+    "        - configMapRef: {name: cfg}\n"
+)
 
 PIPELINE = """stages: [render, build, verify]
 
@@ -47,15 +49,21 @@ verify:
 
 
 def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-                   cwd=repo, check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+    )
 
 
 def project(tmp: Path, pipeline: str, app: str = DEP) -> Path:
     repo = tmp / "project"
     (repo / "ci-templates" / "gitlab").mkdir(parents=True)
-    shutil.copy(ROOT / "ci-templates" / "gitlab" / "cmhash.yml",
-                repo / "ci-templates" / "gitlab" / "cmhash.yml")
+    shutil.copy(
+        ROOT / "ci-templates" / "gitlab" / "cmhash.yml",
+        repo / "ci-templates" / "gitlab" / "cmhash.yml",
+    )
     (repo / "fixtures").mkdir()
     (repo / "fixtures" / "config.yaml").write_text(CM)
     (repo / "fixtures" / "app.yaml").write_text(app)
@@ -69,9 +77,15 @@ def project(tmp: Path, pipeline: str, app: str = DEP) -> Path:
 
 def gitlab_ci_local(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     tool("rsync")
-    return subprocess.run([tool("gitlab-ci-local"), "--force-shell-executor", *args],
-                          cwd=repo, capture_output=True, text=True, env=tool_env(),
-                          check=False, timeout=300)
+    return subprocess.run(
+        [tool("gitlab-ci-local"), "--force-shell-executor", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=tool_env(),
+        check=False,
+        timeout=300,
+    )
 
 
 def test_inject_job_writes_the_artifact(tmp_path: Path) -> None:
@@ -101,8 +115,9 @@ def test_bad_annotation_key_input_is_rejected(tmp_path: Path) -> None:
 
 def test_example_pipeline_is_valid(tmp_path: Path) -> None:
     """The README's complete example expands (render -> cmhash -> deploy)."""
-    repo = project(tmp_path, (ROOT / "ci-templates" / "gitlab" / "example.gitlab-ci.yml")
-                   .read_text())
+    repo = project(
+        tmp_path, (ROOT / "ci-templates" / "gitlab" / "example.gitlab-ci.yml").read_text()
+    )
     out = gitlab_ci_local(repo, "--preview")
     assert out.returncode == 0, out.stdout + out.stderr
     assert "cmhash --in-place" in out.stdout and "needs:" in out.stdout
@@ -129,8 +144,10 @@ def report_project(tmp: Path, extra: str = "") -> tuple[Path, str]:
 
     repo = tmp / "project"
     (repo / "ci-templates" / "gitlab").mkdir(parents=True)
-    shutil.copy(ROOT / "ci-templates" / "gitlab" / "cmhash-report.yml",
-                repo / "ci-templates" / "gitlab" / "cmhash-report.yml")
+    shutil.copy(
+        ROOT / "ci-templates" / "gitlab" / "cmhash-report.yml",
+        repo / "ci-templates" / "gitlab" / "cmhash-report.yml",
+    )
     (repo / "k8s").mkdir()
     (repo / "k8s" / "app.yaml").write_bytes((CASE / "old.yaml").read_bytes())
     (repo / ".gitlab-ci.yml").write_text(REPORT_PIPELINE.format(extra=extra))
@@ -138,8 +155,9 @@ def report_project(tmp: Path, extra: str = "") -> tuple[Path, str]:
     git(repo, "remote", "add", "origin", "https://gitlab.example.com/platform/demo.git")
     git(repo, "add", ".")
     git(repo, "commit", "-q", "-m", "base")
-    base = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, check=True,
-                          capture_output=True, text=True).stdout.strip()
+    base = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, check=True, capture_output=True, text=True
+    ).stdout.strip()
     git(repo, "checkout", "-q", "-b", "feature")
     (repo / "k8s" / "app.yaml").write_bytes((CASE / "new.yaml").read_bytes())
     git(repo, "commit", "-q", "-a", "-m", "change config")

@@ -26,29 +26,42 @@ def test_creates_then_updates_one_note(tmp_path: Path) -> None:
         code, err = _note(tmp_path, "### cmhash: No workload will restart\n", gl.env())
         assert (code, err) == (0, "updated merge-request note 2\n")
         assert [n["body"] for n in gl.notes] == [
-            "LGTM", f"{MARKER}\n### cmhash: No workload will restart\n"]
+            "LGTM",
+            f"{MARKER}\n### cmhash: No workload will restart\n",
+        ]
         methods = [(m, p.split("?")[0]) for m, p, _ in gl.requests]
-        assert methods == [("GET", "/api/v4/projects/42/merge_requests/7/notes"),
-                           ("POST", "/api/v4/projects/42/merge_requests/7/notes"),
-                           ("GET", "/api/v4/projects/42/merge_requests/7/notes"),
-                           ("PUT", "/api/v4/projects/42/merge_requests/7/notes/2")]
+        assert methods == [
+            ("GET", "/api/v4/projects/42/merge_requests/7/notes"),
+            ("POST", "/api/v4/projects/42/merge_requests/7/notes"),
+            ("GET", "/api/v4/projects/42/merge_requests/7/notes"),
+            ("PUT", "/api/v4/projects/42/merge_requests/7/notes/2"),
+        ]
 
 
 def test_wrong_token_is_one_clear_line(tmp_path: Path) -> None:
     with FakeGitLab() as gl:
         code, err = _note(tmp_path, "x", gl.env(CMHASH_GITLAB_TOKEN="glpat-wrong"))
     assert code == 2
-    assert err == ("cmhash: GitLab API GET http://127.0.0.1:"
-                   f"{gl.url.split(':')[2].split('/')[0]}/api/v4/projects/42/merge_requests/"
-                   "7/notes: HTTP 401 Unauthorized (check the token's scope: api)\n")
+    assert err == (
+        "cmhash: GitLab API GET http://127.0.0.1:"
+        f"{gl.url.split(':')[2].split('/')[0]}/api/v4/projects/42/merge_requests/"
+        "7/notes: HTTP 401 Unauthorized (check the token's scope: api)\n"
+    )
 
 
 def test_not_a_merge_request_pipeline(tmp_path: Path) -> None:
-    code, err = _note(tmp_path, "x", {"CI_API_V4_URL": "", "CI_PROJECT_ID": "",
-                                       "CI_MERGE_REQUEST_IID": "", "CMHASH_GITLAB_TOKEN": TOKEN})
+    code, err = _note(
+        tmp_path,
+        "x",
+        {
+            "CI_API_V4_URL": "",
+            "CI_PROJECT_ID": "",
+            "CI_MERGE_REQUEST_IID": "",
+            "CMHASH_GITLAB_TOKEN": TOKEN,
+        },
+    )
     assert code == 2
-    assert "not a merge-request pipeline: CI_API_V4_URL, CI_PROJECT_ID, CI_MERGE_REQUEST_IID" \
-        in err
+    assert "not a merge-request pipeline: CI_API_V4_URL, CI_PROJECT_ID, CI_MERGE_REQUEST_IID" in err
 
 
 def test_missing_token_and_unreachable_api(tmp_path: Path) -> None:

@@ -27,24 +27,41 @@ def whole(c: Content) -> Use:
     return Use(c.kind, c.name, c, None)
 
 
-@pytest.mark.parametrize(("uses", "text", "value"), [
-    pytest.param([whole(EMPTY_CM)],
-                 '{"refs":[{"data":{},"kind":"ConfigMap","name":"cfg"}],"v":1}',
-                 "ad77320ac43bbb4ee46417f5746de403ec6f9b8b3b0e5bde5bf32b2df0d5bdb1", id="empty"),
-    pytest.param([whole(cm({"a": b"1"}))],
-                 '{"refs":[{"data":{"a":"MQ=="},"kind":"ConfigMap","name":"cfg"}],"v":1}',
-                 "ce1f2af2c0d21d1bee5218b58219585fd73d55ed742d334d49940c532041309d", id="one-key"),
-    pytest.param([Use("ConfigMap", "gone", None, None)],
-                 '{"refs":[{"absent":true,"kind":"ConfigMap","name":"gone"}],"v":1}',
-                 "be34ec41d2f2b318b96d0795f8c9b526b783e98698833e6c8cf89d2648996c36", id="absent"),
-    pytest.param([whole(secret({"p": b"s3cr3t"}))],
-                 '{"refs":[{"data":{"p":"czNjcjN0"},"kind":"Secret","name":"sec","type":"Opaque"}],"v":1}',
-                 "ac78644c30a2c23a35ae74adb43b051ea73e4246d9d33a5c9ce13a2e302b626d", id="secret"),
-    pytest.param([Use("ConfigMap", "cfg", cm({"a": b"1"}), frozenset({"a", "zz"}))],
-                 '{"refs":[{"data":{"a":"MQ==","zz":null},"kind":"ConfigMap","name":"cfg"}],"v":1}',
-                 "d4fc3fb1c2821baae71b8ebbcf00a10d909f9ee70dbe3e400fa94d489626095e",
-                 id="missing-key"),
-])
+@pytest.mark.parametrize(
+    ("uses", "text", "value"),
+    [
+        pytest.param(
+            [whole(EMPTY_CM)],
+            '{"refs":[{"data":{},"kind":"ConfigMap","name":"cfg"}],"v":1}',
+            "ad77320ac43bbb4ee46417f5746de403ec6f9b8b3b0e5bde5bf32b2df0d5bdb1",
+            id="empty",
+        ),
+        pytest.param(
+            [whole(cm({"a": b"1"}))],
+            '{"refs":[{"data":{"a":"MQ=="},"kind":"ConfigMap","name":"cfg"}],"v":1}',
+            "ce1f2af2c0d21d1bee5218b58219585fd73d55ed742d334d49940c532041309d",
+            id="one-key",
+        ),
+        pytest.param(
+            [Use("ConfigMap", "gone", None, None)],
+            '{"refs":[{"absent":true,"kind":"ConfigMap","name":"gone"}],"v":1}',
+            "be34ec41d2f2b318b96d0795f8c9b526b783e98698833e6c8cf89d2648996c36",
+            id="absent",
+        ),
+        pytest.param(
+            [whole(secret({"p": b"s3cr3t"}))],
+            '{"refs":[{"data":{"p":"czNjcjN0"},"kind":"Secret","name":"sec","type":"Opaque"}],"v":1}',
+            "ac78644c30a2c23a35ae74adb43b051ea73e4246d9d33a5c9ce13a2e302b626d",
+            id="secret",
+        ),
+        pytest.param(
+            [Use("ConfigMap", "cfg", cm({"a": b"1"}), frozenset({"a", "zz"}))],
+            '{"refs":[{"data":{"a":"MQ==","zz":null},"kind":"ConfigMap","name":"cfg"}],"v":1}',
+            "d4fc3fb1c2821baae71b8ebbcf00a10d909f9ee70dbe3e400fa94d489626095e",
+            id="missing-key",
+        ),
+    ],
+)
 def test_known_answers(uses: list[Use], text: str, value: str) -> None:
     assert canonical(uses) == text
     assert hashlib.sha256(text.encode()).hexdigest() == value
@@ -88,7 +105,9 @@ def test_absent_differs_from_empty() -> None:
 
 
 def test_secret_type_matters() -> None:
-    assert digest([whole(secret({}, t="Opaque"))]) != digest([whole(secret({}, t="kubernetes.io/tls"))])
+    assert digest([whole(secret({}, t="Opaque"))]) != digest(
+        [whole(secret({}, t="kubernetes.io/tls"))]
+    )
 
 
 def test_hmac_keyed_secrets() -> None:

@@ -22,10 +22,18 @@ def plugin_dir() -> Path:
 
 
 def helm(args: list[str], tmp: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    isolated = {"HELM_CONFIG_HOME": str(tmp / "config"), "HELM_DATA_HOME": str(tmp / "data"),
-                "HELM_CACHE_HOME": str(tmp / "cache")}
-    return subprocess.run([tool("helm"), *args], capture_output=True, text=True,
-                          env=tool_env(**isolated, **env), check=False)
+    isolated = {
+        "HELM_CONFIG_HOME": str(tmp / "config"),
+        "HELM_DATA_HOME": str(tmp / "data"),
+        "HELM_CACHE_HOME": str(tmp / "cache"),
+    }
+    return subprocess.run(
+        [tool("helm"), *args],
+        capture_output=True,
+        text=True,
+        env=tool_env(**isolated, **env),
+        check=False,
+    )
 
 
 def docs(text: str) -> dict[str, dict]:  # type: ignore[type-arg]
@@ -33,8 +41,11 @@ def docs(text: str) -> dict[str, dict]:  # type: ignore[type-arg]
 
 
 def test_plugin_via_helm_plugins_path(tmp_path: Path) -> None:
-    out = helm(["template", "rel", str(CHART), "--post-renderer", "cmhash"], tmp_path,
-               HELM_PLUGINS=str(plugin_dir().parent))
+    out = helm(
+        ["template", "rel", str(CHART), "--post-renderer", "cmhash"],
+        tmp_path,
+        HELM_PLUGINS=str(plugin_dir().parent),
+    )
     assert out.returncode == 0, out.stderr
     objs = docs(out.stdout)
     ann = objs["Deployment"]["spec"]["template"]["metadata"]["annotations"]
@@ -46,8 +57,12 @@ def test_plugin_via_helm_plugins_path(tmp_path: Path) -> None:
     # and the value is exactly what cmhash computes on helm's own plain render
     plain = helm(["template", "rel", str(CHART)], tmp_path)
     direct = run_cmhash(["--no-config", "-q", "-"], stdin=plain.stdout.encode())
-    assert ann["checksum/config"] == docs(direct.stdout.decode())["Deployment"]["spec"][
-        "template"]["metadata"]["annotations"]["checksum/config"]
+    assert (
+        ann["checksum/config"]
+        == docs(direct.stdout.decode())["Deployment"]["spec"]["template"]["metadata"][
+            "annotations"
+        ]["checksum/config"]
+    )
 
 
 def test_installed_plugin_and_post_renderer_args(tmp_path: Path) -> None:
@@ -56,26 +71,49 @@ def test_installed_plugin_and_post_renderer_args(tmp_path: Path) -> None:
     assert inst.returncode == 0, inst.stderr
     listed = helm(["plugin", "list"], tmp_path)
     assert "cmhash" in listed.stdout and "postrenderer/v1" in listed.stdout
-    out = helm(["template", "rel", str(CHART), "--post-renderer", "cmhash",
-                "--post-renderer-args=--annotation-key",
-                "--post-renderer-args=example.com/config-hash",
-                "--post-renderer-args=--jobs"], tmp_path)
+    out = helm(
+        [
+            "template",
+            "rel",
+            str(CHART),
+            "--post-renderer",
+            "cmhash",
+            "--post-renderer-args=--annotation-key",
+            "--post-renderer-args=example.com/config-hash",
+            "--post-renderer-args=--jobs",
+        ],
+        tmp_path,
+    )
     assert out.returncode == 0, out.stderr
     objs = docs(out.stdout)
-    assert "example.com/config-hash" in objs["Deployment"]["spec"]["template"]["metadata"][
-        "annotations"]
-    assert "example.com/config-hash" in objs["Job"]["spec"]["template"]["metadata"][
-        "annotations"]
+    assert (
+        "example.com/config-hash"
+        in objs["Deployment"]["spec"]["template"]["metadata"]["annotations"]
+    )
+    assert "example.com/config-hash" in objs["Job"]["spec"]["template"]["metadata"]["annotations"]
 
 
 def test_failure_is_diagnosable_through_the_log_file(tmp_path: Path) -> None:
     """Helm 4 throws the plugin's stderr away: the exit code fails the render, and
     CMHASH_LOG keeps the reason."""
     log = tmp_path / "cmhash.log"
-    out = helm(["template", "rel", str(CHART), "--post-renderer", "cmhash",
-                "--post-renderer-args=--strict", "--set", "password=s3cr3t-value",
-                "--set", "extraSecretRef=not-rendered-here"], tmp_path,
-               HELM_PLUGINS=str(plugin_dir().parent), CMHASH_LOG=str(log))
+    out = helm(
+        [
+            "template",
+            "rel",
+            str(CHART),
+            "--post-renderer",
+            "cmhash",
+            "--post-renderer-args=--strict",
+            "--set",
+            "password=s3cr3t-value",
+            "--set",
+            "extraSecretRef=not-rendered-here",
+        ],
+        tmp_path,
+        HELM_PLUGINS=str(plugin_dir().parent),
+        CMHASH_LOG=str(log),
+    )
     assert out.returncode != 0
     assert "post render" in out.stderr or "post-render" in out.stderr, out.stderr
     text = log.read_text()
@@ -107,16 +145,22 @@ def test_helm4_reserialises_what_the_post_renderer_printed(tmp_path: Path) -> No
     a chart's formatting under Helm 4). Its stderr is dropped even on success and with
     --debug. A stand-in plugin that prints a fixed stream shows both."""
     script = tmp_path / "stand-in.sh"
-    script.write_text(f"#!/bin/sh\ncat >/dev/null\ncat <<'YAML'\n{STAND_IN}YAML\n"
-                      "echo 'stand-in stderr line' >&2\n")
+    script.write_text(
+        f"#!/bin/sh\ncat >/dev/null\ncat <<'YAML'\n{STAND_IN}YAML\n"
+        "echo 'stand-in stderr line' >&2\n"
+    )
     script.chmod(0o755)
     plugins = tmp_path / "plugins" / "standin"
     plugins.mkdir(parents=True)
     (plugins / "plugin.yaml").write_text(
         "apiVersion: v1\ntype: postrenderer/v1\nname: standin\nversion: 0.1.0\n"
-        f"runtime: subprocess\nruntimeConfig:\n  platformCommand:\n    - command: {script}\n")
-    out = helm(["template", "rel", str(CHART), "--post-renderer", "standin", "--debug"],
-               tmp_path, HELM_PLUGINS=str(plugins.parent))
+        f"runtime: subprocess\nruntimeConfig:\n  platformCommand:\n    - command: {script}\n"
+    )
+    out = helm(
+        ["template", "rel", str(CHART), "--post-renderer", "standin", "--debug"],
+        tmp_path,
+        HELM_PLUGINS=str(plugins.parent),
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout == (
         "---\n# Source: demo/templates/configmap.yaml\n"
@@ -125,5 +169,6 @@ def test_helm4_reserialises_what_the_post_renderer_printed(tmp_path: Path) -> No
         "  name: rel-config # four-space indentation, a spaced comment\n"
         "data:\n"
         '  LOG_LEVEL: "info"\n'
-        "  motd: >-\n    folded over two lines\n")
+        "  motd: >-\n    folded over two lines\n"
+    )
     assert "stand-in stderr line" not in out.stdout + out.stderr

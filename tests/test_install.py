@@ -23,11 +23,20 @@ HOME = "https://gitlab.com/cmhash/cmhash"
 def test_every_copy_of_the_version_matches() -> None:
     plugin = (ROOT / "src/cmhash/data/helm/cmhash/plugin.yaml").read_text()
     assert re.search(r"^version: (\S+)$", plugin, re.MULTILINE).group(1) == __version__  # type: ignore[union-attr]
-    texts = {p: (ROOT / p).read_text() for p in (
-        "README.md", "ci-templates/gitlab/cmhash.yml", "ci-templates/gitlab/cmhash-report.yml",
-        "ci-templates/argocd/Dockerfile", "ci-templates/argocd/sidecar.yaml")}
-    ours = re.compile(r"(?:cmhash[-:]v?|rev: v|ref: v|@v|/raw/v|/archive/v|"
-                      r"CMHASH_VERSION=v)(\d+\.\d+\.\d+)")
+    texts = {
+        p: (ROOT / p).read_text()
+        for p in (
+            "README.md",
+            "ci-templates/gitlab/cmhash.yml",
+            "ci-templates/gitlab/cmhash-report.yml",
+            "ci-templates/argocd/Dockerfile",
+            "ci-templates/argocd/sidecar.yaml",
+        )
+    }
+    ours = re.compile(
+        r"(?:cmhash[-:]v?|rev: v|ref: v|@v|/raw/v|/archive/v|"
+        r"CMHASH_VERSION=v)(\d+\.\d+\.\d+)"
+    )
     for path, text in texts.items():
         found = set(ours.findall(text))
         assert found == {__version__}, (path, found)
@@ -45,8 +54,9 @@ def test_every_copy_of_the_version_matches() -> None:
 
 
 def _git(*args: str) -> str:
-    return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True,
-                          check=True).stdout.strip()
+    return subprocess.run(
+        ["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 def _fresh_venv(tmp: Path) -> Path:
@@ -55,14 +65,21 @@ def _fresh_venv(tmp: Path) -> Path:
 
 
 def _works(bindir: Path, tmp: Path) -> None:
-    out = subprocess.run([str(bindir / "cmhash"), "--version"], capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run(
+        [str(bindir / "cmhash"), "--version"], capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == f"cmhash, version {__version__}"
-    res = subprocess.run([str(bindir / "cmhash"), "--no-config", str(ROOT / "examples/app.yaml")],
-                         capture_output=True, text=True, check=True, cwd=tmp)
+    res = subprocess.run(
+        [str(bindir / "cmhash"), "--no-config", str(ROOT / "examples/app.yaml")],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp,
+    )
     assert res.stdout.count('checksum/config: "') == 2
-    data = subprocess.run([str(bindir / "cmhash"), "helm-plugin-dir"], capture_output=True,
-                          text=True, check=True).stdout.strip()
+    data = subprocess.run(
+        [str(bindir / "cmhash"), "helm-plugin-dir"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert (Path(data) / "plugin.yaml").is_file()  # package data made it into the install
 
 
@@ -74,8 +91,10 @@ def test_pip_install_from_a_git_url(tmp_path: Path) -> None:
     except (subprocess.CalledProcessError, FileNotFoundError):
         pytest.skip("not a git checkout")
     bindir = _fresh_venv(tmp_path)
-    subprocess.run([str(bindir / "pip"), "install", "--quiet",
-                    f"cmhash @ git+file://localhost{ROOT}@{head}"], check=True)
+    subprocess.run(
+        [str(bindir / "pip"), "install", "--quiet", f"cmhash @ git+file://localhost{ROOT}@{head}"],
+        check=True,
+    )
     _works(bindir, tmp_path)
 
 
@@ -88,8 +107,20 @@ def test_pip_install_from_a_release_archive(tmp_path: Path) -> None:
     except (subprocess.CalledProcessError, FileNotFoundError):
         pytest.skip("not a git checkout")
     archive = tmp_path / f"cmhash-{TAG}.tar.gz"
-    subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar.gz",
-                    f"--prefix=cmhash-{TAG}/", "-o", str(archive), "HEAD"], check=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(ROOT),
+            "archive",
+            "--format=tar.gz",
+            f"--prefix=cmhash-{TAG}/",
+            "-o",
+            str(archive),
+            "HEAD",
+        ],
+        check=True,
+    )
     with tarfile.open(archive) as tar:
         assert f"cmhash-{TAG}/pyproject.toml" in tar.getnames()
     bindir = _fresh_venv(tmp_path)

@@ -12,31 +12,91 @@ from cmhash.k8syaml import plain_bool, resolves_to_non_string
 # (plain scalar, what go-yaml resolves it to)
 TABLE = [
     # booleans: exactly these spellings (YAML 1.1's y/n and on/off included)
-    *[(w, "bool") for w in ["y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"]],
-    *[(w, "bool") for w in ["n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"]],
-    ("yEs", "str"), ("tRUE", "str"), ("t", "str"), ("f", "str"), ("oN", "str"),
+    *[
+        (w, "bool")
+        for w in ["y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"]
+    ],
+    *[
+        (w, "bool")
+        for w in ["n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"]
+    ],
+    ("yEs", "str"),
+    ("tRUE", "str"),
+    ("t", "str"),
+    ("f", "str"),
+    ("oN", "str"),
     # nulls
-    ("~", "null"), ("null", "null"), ("Null", "null"), ("NULL", "null"), ("nULL", "str"),
+    ("~", "null"),
+    ("null", "null"),
+    ("Null", "null"),
+    ("NULL", "null"),
+    ("nULL", "str"),
     # integers: Go's ParseInt(s, 0, 64) after removing underscores; big ones too
-    ("0", "int"), ("8080", "int"), ("-1", "int"), ("+1", "int"), ("1_000", "int"),
-    ("0x1F", "int"), ("0X1f", "int"), ("0o17", "int"), ("0O17", "int"), ("017", "int"),
-    ("0b101", "int"), ("-0b101", "int"), ("0x_1F", "int"), ("1__0", "int"),
+    ("0", "int"),
+    ("8080", "int"),
+    ("-1", "int"),
+    ("+1", "int"),
+    ("1_000", "int"),
+    ("0x1F", "int"),
+    ("0X1f", "int"),
+    ("0o17", "int"),
+    ("0O17", "int"),
+    ("017", "int"),
+    ("0b101", "int"),
+    ("-0b101", "int"),
+    ("0x_1F", "int"),
+    ("1__0", "int"),
     ("99999999999999999999999", "int"),
     # floats: go-yaml's yamlStyleFloat, finite
-    ("1.5", "float"), ("1.", "float"), ("1e3", "float"), ("1E3", "float"), ("-1.5e-3", "float"),
-    (".5", "float"), ("+.5", "float"), ("08", "float"), ("09.5", "float"), ("1_000.5", "float"),
-    (".inf", "float"), (".Inf", "float"), ("-.INF", "float"), ("+.inf", "float"),
-    (".nan", "float"), (".NaN", "float"),
+    ("1.5", "float"),
+    ("1.", "float"),
+    ("1e3", "float"),
+    ("1E3", "float"),
+    ("-1.5e-3", "float"),
+    (".5", "float"),
+    ("+.5", "float"),
+    ("08", "float"),
+    ("09.5", "float"),
+    ("1_000.5", "float"),
+    (".inf", "float"),
+    (".Inf", "float"),
+    ("-.INF", "float"),
+    ("+.inf", "float"),
+    (".nan", "float"),
+    (".NaN", "float"),
     # strings: base-60 forms are NOT resolved (the reason for this table)
-    ("03:00", "str"), ("16:9", "str"), ("1:30", "str"), ("12:30:45", "str"), ("-1:30", "str"),
-    ("190:20:30", "str"), ("1:30.5", "str"),
+    ("03:00", "str"),
+    ("16:9", "str"),
+    ("1:30", "str"),
+    ("12:30:45", "str"),
+    ("-1:30", "str"),
+    ("190:20:30", "str"),
+    ("1:30.5", "str"),
     # strings: timestamps stay the text as written when decoded without a schema
-    ("2024-01-01", "str"), ("2001-12-14t21:59:43.10-05:00", "str"),
+    ("2024-01-01", "str"),
+    ("2001-12-14t21:59:43.10-05:00", "str"),
     # strings: things that only look numeric
-    ("1e400", "str"), (".5e400", "str"), ("0x", "str"), ("0b2", "str"), ("0x1p3", "str"),
-    ("1e", "str"), ("E400", "str"), ("e5", "str"), ("1.2.3", "str"), ("12ab", "str"),
-    ("_1", "str"), ("+", "str"), ("-", "str"), (".", "str"), (".5_0", "str"), ("inf", "str"),
-    ("nan", "str"), ("Infinity", "str"), ("0.5.", "str"), ("١٢", "str"), ("1,000", "str"),
+    ("1e400", "str"),
+    (".5e400", "str"),
+    ("0x", "str"),
+    ("0b2", "str"),
+    ("0x1p3", "str"),
+    ("1e", "str"),
+    ("E400", "str"),
+    ("e5", "str"),
+    ("1.2.3", "str"),
+    ("12ab", "str"),
+    ("_1", "str"),
+    ("+", "str"),
+    ("-", "str"),
+    (".", "str"),
+    (".5_0", "str"),
+    ("inf", "str"),
+    ("nan", "str"),
+    ("Infinity", "str"),
+    ("0.5.", "str"),
+    ("١٢", "str"),
+    ("1,000", "str"),
 ]
 
 
@@ -53,23 +113,34 @@ def test_resolution_table(plain: str, kind: str) -> None:
 @pytest.mark.parametrize("field", ["data", "stringData"])
 def test_clock_values_are_valid_config(value: str, field: str) -> None:
     kind = "ConfigMap" if field == "data" else "Secret"
-    doc = (f"apiVersion: v1\nkind: {kind}\nmetadata:\n  name: c\n{field}:\n"
-           f"  BACKUP_TIME: {value}\n")
+    doc = f"apiVersion: v1\nkind: {kind}\nmetadata:\n  name: c\n{field}:\n  BACKUP_TIME: {value}\n"
     res = run_cmhash(["--no-config", "-"], stdin=doc.encode())
     assert res.code == 0, res.stderr
     assert res.out == doc
 
 
-@pytest.mark.parametrize(("spelling", "optional"),
-                         [("yes", True), ("on", True), ("True", True), ("Y", True),
-                          ("no", False), ("off", False), ("FALSE", False), ("", False)])
+@pytest.mark.parametrize(
+    ("spelling", "optional"),
+    [
+        ("yes", True),
+        ("on", True),
+        ("True", True),
+        ("Y", True),
+        ("no", False),
+        ("off", False),
+        ("FALSE", False),
+        ("", False),
+    ],
+)
 def test_optional_reads_go_yaml_booleans(spelling: str, optional: bool) -> None:
     """An optional reference to a missing ConfigMap is hashed as absent without a warning;
     a required one warns (missing-reference)."""
-    doc = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n"
-           "    spec:\n      containers:\n      - name: c\n        envFrom:\n"
-           f"        - configMapRef: {{name: gone, optional: {spelling}}}\n"
-           "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n")
+    doc = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n"
+        "    spec:\n      containers:\n      - name: c\n        envFrom:\n"
+        f"        - configMapRef: {{name: gone, optional: {spelling}}}\n"
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n"
+    )
     res = run_cmhash(["--no-config", "--strict", "-"], stdin=doc.encode())
     assert res.code == (0 if optional else 2), res.stderr
     assert ("missing-reference" in res.stderr) is (not optional)
@@ -77,9 +148,11 @@ def test_optional_reads_go_yaml_booleans(spelling: str, optional: bool) -> None:
 
 @pytest.mark.parametrize("spelling", ['"true"', "'yes'", "1", "maybe", "[true]"])
 def test_optional_that_kubernetes_refuses(spelling: str) -> None:
-    doc = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n"
-           "    spec:\n      containers:\n      - name: c\n        envFrom:\n"
-           f"        - configMapRef: {{name: gone, optional: {spelling}}}\n")
+    doc = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n"
+        "    spec:\n      containers:\n      - name: c\n        envFrom:\n"
+        f"        - configMapRef: {{name: gone, optional: {spelling}}}\n"
+    )
     res = run_cmhash(["--no-config", "-"], stdin=doc.encode())
     assert res.code == 2 and res.stdout == b""
     assert "configMapRef.optional' must be true or false" in res.stderr
@@ -88,11 +161,13 @@ def test_optional_that_kubernetes_refuses(spelling: str) -> None:
 
 @pytest.mark.parametrize(("spelling", "paused"), [("yes", True), ("On", True), ("no", False)])
 def test_paused_reads_go_yaml_booleans(spelling: str, paused: bool) -> None:
-    doc = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n"
-           f"  paused: {spelling}\n  template:\n"
-           "    spec:\n      containers:\n      - name: c\n        envFrom:\n"
-           "        - configMapRef: {name: cfg}\n"
-           "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata: {a: b}\n")
+    doc = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n"
+        f"  paused: {spelling}\n  template:\n"
+        "    spec:\n      containers:\n      - name: c\n        envFrom:\n"
+        "        - configMapRef: {name: cfg}\n"
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata: {a: b}\n"
+    )
     res = run_cmhash(["--no-config", "-"], stdin=doc.encode())
     assert res.code == 0
     assert ("is paused" in res.stderr) is paused

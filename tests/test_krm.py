@@ -55,7 +55,8 @@ def _run(text: str, *args: str) -> tuple[int, dict, str]:  # type: ignore[type-a
 def _annotation(out: dict) -> str | None:  # type: ignore[type-arg]
     dep = out["items"][1]
     return ((dep["spec"]["template"].get("metadata") or {}).get("annotations") or {}).get(
-        "checksum/config")
+        "checksum/config"
+    )
 
 
 def test_items_annotated_and_results_written() -> None:
@@ -65,8 +66,12 @@ def test_items_annotated_and_results_written() -> None:
     assert text.startswith(HEAD + ITEMS.split("    template:")[0])  # untouched before the edit
     (result,) = out["results"]
     assert result["severity"] == "warning" and result["tags"] == {"code": "missing-reference"}
-    assert result["resourceRef"] == {"apiVersion": "apps/v1", "kind": "Deployment",
-                                     "name": "app", "namespace": "shop"}
+    assert result["resourceRef"] == {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "name": "app",
+        "namespace": "shop",
+    }
     assert result["field"] == {"path": "spec.template.spec.containers[0].envFrom[1].secretRef"}
     assert result["file"] == {"path": "deploy.yaml", "index": 2}
     assert out["functionConfig"]["kind"] == "CmhashTransformer"
@@ -80,8 +85,10 @@ def test_without_namespace_option_nothing_matches_across_namespaces() -> None:
 
 
 def test_configmap_function_config_like_kpt() -> None:
-    fc = ("functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: fc}\n"
-          "  data:\n    namespace: shop\n    annotationKey: example.com/h\n    strict: 'false'\n")
+    fc = (
+        "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: fc}\n"
+        "  data:\n    namespace: shop\n    annotationKey: example.com/h\n    strict: 'false'\n"
+    )
     code, out, _ = _run(HEAD + ITEMS + fc)
     assert code == 0
     ann = out["items"][1]["spec"]["template"]["metadata"]["annotations"]
@@ -150,19 +157,24 @@ def test_kpt_fn_eval_exec(tmp_path: Path) -> None:
     script = tmp_path / "fn.sh"
     script.write_text(f"#!/bin/sh\nexec {' '.join(cmhash_command())} --no-config\n")
     script.chmod(0o755)
-    proc = subprocess.run([kpt, "fn", "eval", str(pkg), "--exec", str(script), "-o", "unwrap"],
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [kpt, "fn", "eval", str(pkg), "--exec", str(script), "-o", "unwrap"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "checksum/config" in proc.stdout
 
 
-
 def test_subpath_mount_is_an_info_result() -> None:
-    items = ITEMS.replace("          - secretRef: {name: missing}\n",
-                          "          volumeMounts:\n"
-                          "          - {name: conf, mountPath: /etc/a, subPath: a}\n"
-                          "        volumes:\n        - name: conf\n"
-                          "          configMap: {name: cfg}\n")
+    items = ITEMS.replace(
+        "          - secretRef: {name: missing}\n",
+        "          volumeMounts:\n"
+        "          - {name: conf, mountPath: /etc/a, subPath: a}\n"
+        "        volumes:\n        - name: conf\n"
+        "          configMap: {name: cfg}\n",
+    )
     code, out, _ = _run(HEAD + items + FC)
     assert code == 0
     (result,) = out["results"]

@@ -17,17 +17,27 @@ pytestmark = pytest.mark.integration
 
 
 def kustomize(directory: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([tool("kubectl"), "kustomize", "--enable-alpha-plugins",
-                           str(directory)], capture_output=True, text=True,
-                          env=tool_env(**env), check=False)
+    return subprocess.run(
+        [tool("kubectl"), "kustomize", "--enable-alpha-plugins", str(directory)],
+        capture_output=True,
+        text=True,
+        env=tool_env(**env),
+        check=False,
+    )
 
 
-def kustomize_build(directory: Path | str, cwd: Path,
-                    **env: str) -> subprocess.CompletedProcess[str]:
+def kustomize_build(
+    directory: Path | str, cwd: Path, **env: str
+) -> subprocess.CompletedProcess[str]:
     """Standalone kustomize, as the README and cmhash-fn.yaml say to run it."""
-    return subprocess.run([tool("kustomize"), "build", "--enable-alpha-plugins",
-                           "--enable-exec", str(directory)], capture_output=True, text=True,
-                          cwd=cwd, env=tool_env(**env), check=False)
+    return subprocess.run(
+        [tool("kustomize"), "build", "--enable-alpha-plugins", "--enable-exec", str(directory)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=tool_env(**env),
+        check=False,
+    )
 
 
 def by_kind(text: str) -> dict[str, dict]:  # type: ignore[type-arg]
@@ -61,17 +71,21 @@ def test_legacy_transformer(tmp_path: Path, plugin_home: Path) -> None:
 
     # the config file's options apply; a change of the literal changes the value
     (app / "cmhash-transformer.yaml").write_text(
-        (app / "cmhash-transformer.yaml").read_text()
-        .replace("annotationKey: checksum/config", "annotationKey: example.com/h"))
+        (app / "cmhash-transformer.yaml")
+        .read_text()
+        .replace("annotationKey: checksum/config", "annotationKey: example.com/h")
+    )
     (app / "kustomization.yaml").write_text(
-        (app / "kustomization.yaml").read_text().replace("LOG_LEVEL=info", "LOG_LEVEL=debug"))
+        (app / "kustomization.yaml").read_text().replace("LOG_LEVEL=info", "LOG_LEVEL=debug")
+    )
     again = by_kind(kustomize(app, KUSTOMIZE_PLUGIN_HOME=str(plugin_home)).stdout)
     other = again["Deployment"]["spec"]["template"]["metadata"]["annotations"]["example.com/h"]
     assert other != value
 
 
-def test_legacy_transformer_invalid_config_fails_the_build(tmp_path: Path,
-                                                           plugin_home: Path) -> None:
+def test_legacy_transformer_invalid_config_fails_the_build(
+    tmp_path: Path, plugin_home: Path
+) -> None:
     app = tmp_path / "app"
     shutil.copytree(EXAMPLES / "legacy", app)
     cfg = app / "cmhash-transformer.yaml"
@@ -108,8 +122,9 @@ def test_krm_function_with_standalone_kustomize(tmp_path: Path) -> None:
     plain = kustomize_build(app, cwd=tmp_path)
     assert plain.returncode == 0 and "checksum/config" not in plain.stdout, plain.stderr
     assert cm_name in plain.stdout  # same content, same suffix
-    res = run_cmhash(["--no-config", "-q", "-"],
-                     stdin=plain.stdout.replace(cm_name, "web-config").encode())
+    res = run_cmhash(
+        ["--no-config", "-q", "-"], stdin=plain.stdout.replace(cm_name, "web-config").encode()
+    )
     assert f'checksum/config: "{value}"'.encode() in res.stdout
 
 
@@ -148,8 +163,10 @@ def test_pipe_from_kubectl_kustomize(tmp_path: Path) -> None:
     app = tmp_path / "app"
     shutil.copytree(EXAMPLES / "legacy", app)
     (app / "kustomization.yaml").write_text(
-        (app / "kustomization.yaml").read_text().replace("transformers:\n  - "
-                                                        "cmhash-transformer.yaml\n", ""))
+        (app / "kustomization.yaml")
+        .read_text()
+        .replace("transformers:\n  - cmhash-transformer.yaml\n", "")
+    )
     rendered = kustomize(app)
     assert rendered.returncode == 0, rendered.stderr
     res = run_cmhash(["--no-config", "-"], stdin=rendered.stdout.encode())

@@ -52,8 +52,11 @@ def parse_svg(path: Path) -> Graph:
             assert m, g.get("id")
             nodes[m.group(1)] = "".join(g.itertext())
             classes[m.group(1)] = set(cls[1:])
-    edge_labels = {g.get("data-id"): "".join(g.itertext()) for g in root.iter(f"{SVG}g")
-                   if g.get("class") == "label" and g.get("data-id")}
+    edge_labels = {
+        g.get("data-id"): "".join(g.itertext())
+        for g in root.iter(f"{SVG}g")
+        if g.get("class") == "label" and g.get("data-id")
+    }
     edges, links = [], []
     for p in root.iter(f"{SVG}path"):
         if p.get("data-edge") != "true":
@@ -61,10 +64,14 @@ def parse_svg(path: Path) -> Graph:
         # Mermaid names an edge L_<source id>_<target id>_<n>: find the one pair of
         # declared nodes that spells it, so ids that merely share a prefix cannot pass
         data_id = p.get("data-id") or ""
-        pairs = [(s, t) for s in nodes for t in nodes
-                 if re.fullmatch(rf"L_{re.escape(s)}_{re.escape(t)}_\d+", data_id)]
+        pairs = [
+            (s, t)
+            for s in nodes
+            for t in nodes
+            if re.fullmatch(rf"L_{re.escape(s)}_{re.escape(t)}_\d+", data_id)
+        ]
         assert len(pairs) == 1, (data_id, pairs)
-        (s, t), = pairs
+        ((s, t),) = pairs
         style = re.search(r"edge-pattern-(\w+)", p.get("class") or "")
         assert style, p.get("class")
         edges.append(Edge(nodes[s], nodes[t], edge_labels.get(data_id, ""), style.group(1)))
@@ -73,8 +80,14 @@ def parse_svg(path: Path) -> Graph:
 
 
 def mmdc(cwd: Path, source: Path, output: Path) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([tool("mmdc"), "--quiet", "-i", str(source), "-o", str(output)],
-                          capture_output=True, text=True, cwd=cwd, check=False, timeout=300)
+    proc = subprocess.run(
+        [tool("mmdc"), "--quiet", "-i", str(source), "-o", str(output)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        check=False,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     return proc
 
@@ -100,11 +113,9 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Graph]:
         (tmp / f"{name}.yaml").write_text(hostile_stream(version), encoding="utf-8")
     parts = {
         "report": cmhash_out(["report", "old.yaml", "new.yaml"], REPORT),
-        "explain": fenced(cmhash_out(["explain", "--format", "mermaid", "input.yaml"],
-                                     EXPLAIN)),
+        "explain": fenced(cmhash_out(["explain", "--format", "mermaid", "input.yaml"], EXPLAIN)),
         "hostile-report": cmhash_out(["report", "old.yaml", "new.yaml"], tmp),
-        "hostile-explain": fenced(cmhash_out(["explain", "--format", "mermaid", "new.yaml"],
-                                             tmp)),
+        "hostile-explain": fenced(cmhash_out(["explain", "--format", "mermaid", "new.yaml"], tmp)),
     }
     for text in parts.values():
         assert text.count("```mermaid\n") == 1
@@ -120,28 +131,37 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Graph]:
 
 # What the JSON output says the diagrams must show, built without the Mermaid code.
 
+
 def explain_edges(data: dict) -> list[Edge]:  # type: ignore[type-arg]
     edges = []
     for w in data["workloads"]:
         for r in w["references"]:
-            cfg = f'{r["kind"]}/{r["name"]}'
+            cfg = f"{r['kind']}/{r['name']}"
             if r["target"] != "in-stream":
-                cfg += f' ({r["target"]})'
+                cfg += f" ({r['target']})"
             label = r["how"] + ("" if r["keys"] is None else ": " + ", ".join(r["keys"]))
-            edges.append(Edge(cfg, f'{w["kind"]}/{w["name"]}', label,
-                              "solid" if r["target"] == "in-stream" else "dotted"))
+            edges.append(
+                Edge(
+                    cfg,
+                    f"{w['kind']}/{w['name']}",
+                    label,
+                    "solid" if r["target"] == "in-stream" else "dotted",
+                )
+            )
     return edges
 
 
 def explain_nodes(data: dict) -> list[str]:  # type: ignore[type-arg]
     """One node per object (two objects may share a label: same name, two namespaces)."""
-    objects = {("w", w["kind"], w["namespace"], w["name"]): f'{w["kind"]}/{w["name"]}'
-               for w in data["workloads"]}
+    objects = {
+        ("w", w["kind"], w["namespace"], w["name"]): f"{w['kind']}/{w['name']}"
+        for w in data["workloads"]
+    }
     for w in data["workloads"]:
         for r in w["references"]:
-            label = f'{r["kind"]}/{r["name"]}'
+            label = f"{r['kind']}/{r['name']}"
             if r["target"] != "in-stream":
-                label += f' ({r["target"]})'
+                label += f" ({r['target']})"
             objects[("c", r["kind"], r["namespace"], r["name"])] = label
     return sorted(objects.values())
 
@@ -154,9 +174,14 @@ def report_edges(data: dict) -> list[Edge]:  # type: ignore[type-arg]
             for cause in w["causes"]:
                 c = changed.get((cause["kind"], w["namespace"], cause["name"]))
                 if c is not None:
-                    edges.append(Edge(f'{c["kind"]}/{c["name"]} ({c["change"]})',
-                                      f'{w["kind"]}/{w["name"]}',
-                                      ", ".join(cause["keys"]) or cause["change"], style))
+                    edges.append(
+                        Edge(
+                            f"{c['kind']}/{c['name']} ({c['change']})",
+                            f"{w['kind']}/{w['name']}",
+                            ", ".join(cause["keys"]) or cause["change"],
+                            style,
+                        )
+                    )
     return edges
 
 
@@ -171,12 +196,12 @@ def test_explain_diagram(rendered: dict[str, Graph]) -> None:
 
 def test_report_markdown_diagram(rendered: dict[str, Graph]) -> None:
     graph = rendered["report"]
-    data = json.loads(cmhash_out(["report", "old.yaml", "new.yaml", "--format", "json"],
-                                 REPORT))
+    data = json.loads(cmhash_out(["report", "old.yaml", "new.yaml", "--format", "json"], REPORT))
     assert len(graph.nodes) == 11 and len(graph.edges) == 7
     assert graph.labels() == sorted(
-        [f'{c["kind"]}/{c["name"]} ({c["change"]})' for c in data["configs"]]
-        + [f'{w["kind"]}/{w["name"]}' for w in data["restart"] + data["notRestarting"]])
+        [f"{c['kind']}/{c['name']} ({c['change']})" for c in data["configs"]]
+        + [f"{w['kind']}/{w['name']}" for w in data["restart"] + data["notRestarting"]]
+    )
     assert sorted(graph.edges, key=repr) == sorted(report_edges(data), key=repr)
     by_label = {label: graph.classes[nid] for nid, label in graph.nodes.items()}
     assert "error" in by_label["ConfigMap/static-config (changed)"]  # immutable violation
@@ -187,17 +212,39 @@ def test_report_markdown_diagram(rendered: dict[str, Graph]) -> None:
 def test_renderer_rejects_broken_mermaid(tmp_path: Path) -> None:
     """The renderer is a real check: a diagram it cannot parse fails the command."""
     (tmp_path / "bad.mmd").write_text("graph LR\n  a -->\n")
-    proc = subprocess.run([tool("mmdc"), "-i", "bad.mmd", "-o", "bad.svg"], cwd=tmp_path,
-                          capture_output=True, text=True, check=False, timeout=300)
+    proc = subprocess.run(
+        [tool("mmdc"), "-i", "bad.mmd", "-o", "bad.svg"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
     assert proc.returncode != 0 and "Parse error" in proc.stderr
     assert not (tmp_path / "bad.svg").exists()
 
 
 # Names no Kubernetes API server would accept, but cmhash reads any YAML: punctuation
 # twins (ids used to collide), Mermaid syntax, entity codes, HTML, Markdown, unicode.
-HOSTILE = ["app-config", "app.config", "app_config", "app_2d_config", 'q"uote', "hash#tag",
-           "semi;colon", "pi|pe", "[br]ack{et}(s)", "café-配置-✓", "amp#35;ent", "x#quot;y",
-           "<b>bold</b>", "&amp;", "`md`", "a-->b", "end"]
+HOSTILE = [
+    "app-config",
+    "app.config",
+    "app_config",
+    "app_2d_config",
+    'q"uote',
+    "hash#tag",
+    "semi;colon",
+    "pi|pe",
+    "[br]ack{et}(s)",
+    "café-配置-✓",
+    "amp#35;ent",
+    "x#quot;y",
+    "<b>bold</b>",
+    "&amp;",
+    "`md`",
+    "a-->b",
+    "end",
+]
 # namespace/name splits that used to share an id, and one name in two namespaces
 SPLITS = [("a-b", "c"), ("a", "b-c"), ("x-y", "cfg"), ("x.y", "cfg")]
 
@@ -206,14 +253,43 @@ def hostile_stream(version: str) -> str:
     docs = []
     objects = [("shop", n) for n in HOSTILE] + SPLITS
     for i, (ns, name) in enumerate(objects):
-        docs.append({"apiVersion": "v1", "kind": "ConfigMap",
-                     "metadata": {"name": name, "namespace": ns},
-                     "data": {f"key|{i}#": f"{version}-{i}"}})
-        docs.append({"apiVersion": "apps/v1", "kind": "Deployment",
-                     "metadata": {"name": f"use {name}", "namespace": ns},
-                     "spec": {"template": {"spec": {"containers": [{
-                         "name": "c", "env": [{"name": "V", "valueFrom": {"configMapKeyRef": {
-                             "name": name, "key": f"key|{i}#"}}}]}]}}}})
+        docs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": name, "namespace": ns},
+                "data": {f"key|{i}#": f"{version}-{i}"},
+            }
+        )
+        docs.append(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": f"use {name}", "namespace": ns},
+                "spec": {
+                    "template": {
+                        "spec": {
+                            "containers": [
+                                {
+                                    "name": "c",
+                                    "env": [
+                                        {
+                                            "name": "V",
+                                            "valueFrom": {
+                                                "configMapKeyRef": {
+                                                    "name": name,
+                                                    "key": f"key|{i}#",
+                                                }
+                                            },
+                                        }
+                                    ],
+                                }
+                            ]
+                        }
+                    }
+                },
+            }
+        )
     return yaml.safe_dump_all(docs, allow_unicode=True)
 
 
@@ -244,8 +320,7 @@ def test_hostile_names_report(rendered: dict[str, Graph], tmp_path: Path) -> Non
     graph = rendered["hostile-report"]
     (tmp_path / "old.yaml").write_text(hostile_stream("v1"), encoding="utf-8")
     (tmp_path / "new.yaml").write_text(hostile_stream("v2"), encoding="utf-8")
-    data = json.loads(cmhash_out(["report", "old.yaml", "new.yaml", "--format", "json"],
-                                 tmp_path))
+    data = json.loads(cmhash_out(["report", "old.yaml", "new.yaml", "--format", "json"], tmp_path))
     assert len(data["restart"]) == len(HOSTILE) + len(SPLITS)
     assert sorted(graph.edges, key=repr) == sorted(report_edges(data), key=repr)
     assert {f"ConfigMap/{n} (changed)" for n in HOSTILE} <= set(graph.nodes.values())

@@ -17,11 +17,19 @@ from conftest import ROOT, SHARED, run_cmhash, shared_params
 
 CORPUS = ROOT / "tests" / "corpus"
 PINNED = ROOT / "tests" / "fixtures" / "pinned-outputs.json"
-FILES = sorted(str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*")
-               if p.suffix in (".yaml", ".yml", ".json") and p.is_file())
-OPTIONS = {"default": [], "jobs-pods-ns": ["--jobs", "--pods", "-n", "default"],
-           "exact": ["--parser", "exact"], "diff": ["--diff"], "check": ["--check"],
-           "explain": ["explain", "--format", "json"]}
+FILES = sorted(
+    str(p.relative_to(CORPUS))
+    for p in CORPUS.rglob("*")
+    if p.suffix in (".yaml", ".yml", ".json") and p.is_file()
+)
+OPTIONS = {
+    "default": [],
+    "jobs-pods-ns": ["--jobs", "--pods", "-n", "default"],
+    "exact": ["--parser", "exact"],
+    "diff": ["--diff"],
+    "check": ["--check"],
+    "explain": ["explain", "--format", "json"],
+}
 
 
 def digest(code: int, out: bytes, err: str) -> str:
@@ -61,8 +69,9 @@ BENCH = SHARED / "bench" / "make_stream.py"
 
 
 @pytest.mark.parametrize("path", shared_params(BENCH, "make_stream-500"))
-def test_benchmark_stream_output_is_pinned(tmp_path: Path, path: Path,
-                                           update_goldens: bool) -> None:
+def test_benchmark_stream_output_is_pinned(
+    tmp_path: Path, path: Path, update_goldens: bool
+) -> None:
     stream = tmp_path / "stream.yaml"
     with stream.open("wb") as fh:
         subprocess.run([sys.executable, str(path), "500"], stdout=fh, check=True)

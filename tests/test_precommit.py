@@ -13,15 +13,21 @@ from conftest import ROOT, tool, tool_env
 
 pytestmark = pytest.mark.integration
 
-CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: \"1\"\n"
-DEP = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  template:\n"
-       "    spec:\n      containers:\n      - name: main   # keep me\n        envFrom:\n"
-       "        - configMapRef: {name: cfg}\n")
+CM = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: "1"\n'
+DEP = (
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  template:\n"
+    "    spec:\n      containers:\n      - name: main   # keep me\n        envFrom:\n"
+    "        - configMapRef: {name: cfg}\n"
+)
 
 
 def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-                   cwd=repo, check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+    )
 
 
 @pytest.fixture
@@ -40,14 +46,23 @@ def sample(tmp_path: Path) -> Path:
 def try_repo(sample: Path, hook: str, home: Path) -> subprocess.CompletedProcess[str]:
     env = tool_env(PRE_COMMIT_HOME=str(home))
     env.pop("CI", None)  # pre-commit prints differently in CI; the result is the same
-    return subprocess.run([tool("pre-commit"), "try-repo", str(ROOT), hook, "--all-files"],
-                          cwd=sample, capture_output=True, text=True, env=env, check=False)
+    return subprocess.run(
+        [tool("pre-commit"), "try-repo", str(ROOT), hook, "--all-files"],
+        cwd=sample,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
 
 
 def test_manifest_is_valid() -> None:
-    proc = subprocess.run([tool("pre-commit"), "validate-manifest",
-                           str(ROOT / ".pre-commit-hooks.yaml")], capture_output=True,
-                          text=True, check=False)
+    proc = subprocess.run(
+        [tool("pre-commit"), "validate-manifest", str(ROOT / ".pre-commit-hooks.yaml")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
     assert set(hooks) == {"cmhash", "cmhash-check"}
@@ -67,8 +82,7 @@ def test_check_then_fix_then_pass(sample: Path, tmp_path: Path) -> None:
     assert "files were modified by this hook" in fix.stdout
     after = (sample / "k8s" / "app.yaml").read_text()
     assert "checksum/config" in after and "# keep me" in after
-    changed = [d for d in difflib.ndiff(before.splitlines(), after.splitlines())
-               if d[:1] in "+-"]
+    changed = [d for d in difflib.ndiff(before.splitlines(), after.splitlines()) if d[:1] in "+-"]
     assert [d[1:].strip() for d in changed][:2] == ["metadata:", "annotations:"]
     assert len(changed) == 3 and changed[2].startswith("+") and "checksum/config" in changed[2]
 
@@ -77,26 +91,34 @@ def test_check_then_fix_then_pass(sample: Path, tmp_path: Path) -> None:
     assert try_repo(sample, "cmhash-check", home).returncode == 0
 
 
-
-
 def test_pass_filenames_with_pre_commits_own_files_and_exclude(tmp_path: Path) -> None:
     """A consumer config with ``pass_filenames: true`` and pre-commit's own ``exclude``:
     pre-commit names every changed YAML file; cmhash skips those that are not manifests
     (a chart source, values.yaml, mkdocs.yml) and pre-commit's exclude keeps a broken
     legacy manifest away from it altogether."""
     try:
-        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], check=True,
-                              capture_output=True, text=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "HEAD"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
     except (subprocess.CalledProcessError, FileNotFoundError):
         pytest.skip("not a git checkout")
     repo = tmp_path / "consumer"
-    files = {"k8s/config.yaml": CM, "k8s/app.yaml": DEP, "values.yaml": "replicas: 2\n",
-             "mkdocs.yml": "site_name: x\n", "charts/web/Chart.yaml": "apiVersion: v2\nname: w\n",
-             "charts/web/templates/d.yaml": "kind: Deployment\nmetadata:\n  name: {{ .x }}\n",
-             "legacy/old.yaml": "apiVersion: v1\nkind: ConfigMap\ndata: {a: b\n",
-             ".pre-commit-config.yaml": (
-                 f"repos:\n- repo: {ROOT}\n  rev: {head}\n  hooks:\n  - id: cmhash-check\n"
-                 "    pass_filenames: true\n    exclude: ^legacy/\n")}
+    files = {
+        "k8s/config.yaml": CM,
+        "k8s/app.yaml": DEP,
+        "values.yaml": "replicas: 2\n",
+        "mkdocs.yml": "site_name: x\n",
+        "charts/web/Chart.yaml": "apiVersion: v2\nname: w\n",
+        "charts/web/templates/d.yaml": "kind: Deployment\nmetadata:\n  name: {{ .x }}\n",
+        "legacy/old.yaml": "apiVersion: v1\nkind: ConfigMap\ndata: {a: b\n",
+        ".pre-commit-config.yaml": (
+            f"repos:\n- repo: {ROOT}\n  rev: {head}\n  hooks:\n  - id: cmhash-check\n"
+            "    pass_filenames: true\n    exclude: ^legacy/\n"
+        ),
+    }
     for rel, text in files.items():
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
         (repo / rel).write_text(text)
@@ -105,8 +127,14 @@ def test_pass_filenames_with_pre_commits_own_files_and_exclude(tmp_path: Path) -
     git(repo, "commit", "-q", "-m", "init")
     env = tool_env(PRE_COMMIT_HOME=str(tmp_path / "pc-home"))
     env.pop("CI", None)
-    run = subprocess.run([tool("pre-commit"), "run", "--all-files"], cwd=repo,
-                         capture_output=True, text=True, env=env, check=False)
+    run = subprocess.run(
+        [tool("pre-commit"), "run", "--all-files"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     assert run.returncode == 1, run.stdout + run.stderr
     assert "would update k8s/app.yaml" in run.stdout
     assert "error" not in run.stdout.lower() and "legacy" not in run.stdout

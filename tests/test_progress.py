@@ -11,25 +11,30 @@ from pathlib import Path
 import pytest
 from conftest import cmhash_command
 
-CM = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: \"1\"\n"
+CM = b'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: "1"\n'
 
 
 def big(tmp: Path, n: int = 40000) -> Path:
-    dep = (b"---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app%d\nspec:\n"
-           b"  template:\n    spec:\n      containers:\n      - name: main\n"
-           b"        envFrom:\n        - configMapRef: {name: cfg}\n")
+    dep = (
+        b"---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app%d\nspec:\n"
+        b"  template:\n    spec:\n      containers:\n      - name: main\n"
+        b"        envFrom:\n        - configMapRef: {name: cfg}\n"
+    )
     path = tmp / "big.yaml"
     path.write_bytes(CM + b"".join(dep % i for i in range(n)))
     return path
 
 
-def run_with_terminal_stderr(args: list[str], env: dict[str, str] | None = None
-                             ) -> tuple[int, str]:
+def run_with_terminal_stderr(args: list[str], env: dict[str, str] | None = None) -> tuple[int, str]:
     """stderr on a pty (a terminal), stdout to /dev/null; what the terminal showed."""
     controller, terminal = pty.openpty()
-    proc = subprocess.Popen([*cmhash_command(), *args], stdout=subprocess.DEVNULL,
-                            stderr=terminal, stdin=subprocess.DEVNULL,
-                            env={**os.environ, **(env or {})})
+    proc = subprocess.Popen(
+        [*cmhash_command(), *args],
+        stdout=subprocess.DEVNULL,
+        stderr=terminal,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
+    )
     os.close(terminal)
     shown = b""
     while True:
@@ -47,8 +52,9 @@ def run_with_terminal_stderr(args: list[str], env: dict[str, str] | None = None
 @pytest.mark.slow
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_progress_at_a_terminal(tmp_path: Path, workers: str) -> None:
-    code, shown = run_with_terminal_stderr(["--no-config", "--workers", workers,
-                                            str(big(tmp_path))])
+    code, shown = run_with_terminal_stderr(
+        ["--no-config", "--workers", workers, str(big(tmp_path))]
+    )
     assert code == 0
     assert "cmhash: analyzing" in shown and "%" in shown
     assert "documents" in shown
@@ -59,15 +65,19 @@ def test_progress_at_a_terminal(tmp_path: Path, workers: str) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("args", "env"), [(["-q"], {}), ([], {"HELM_PLUGIN_NAME": "cmhash"})])
-def test_no_progress_when_quiet_or_in_helm(tmp_path: Path, args: list[str],
-                                           env: dict[str, str]) -> None:
+def test_no_progress_when_quiet_or_in_helm(
+    tmp_path: Path, args: list[str], env: dict[str, str]
+) -> None:
     code, shown = run_with_terminal_stderr(["--no-config", *args, str(big(tmp_path))], env)
     assert code == 0 and "analyzing" not in shown
 
 
 def test_no_progress_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
-    proc = subprocess.run([*cmhash_command(), "--no-config", str(big(tmp_path, 20000))],
-                          capture_output=True, check=False)
+    proc = subprocess.run(
+        [*cmhash_command(), "--no-config", str(big(tmp_path, 20000))],
+        capture_output=True,
+        check=False,
+    )
     assert proc.returncode == 0 and proc.stderr == b""
 
 

@@ -19,8 +19,9 @@ from manifests import Config, Stream, Style, render, streams, styles, with_confi
 KEY = "checksum/config"
 ARGS = ["--no-config", "-q", "--jobs", "--pods", "-"]
 ADDED = re.compile(r'^\s*(metadata:|annotations:|checksum/config: "[0-9a-f]{64}")\s*$')
-common = settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-                  deadline=None)
+common = settings(
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], deadline=None
+)
 
 
 def _given(stream: Stream, *styles: Style) -> None:
@@ -107,20 +108,27 @@ def test_document_order_does_not_matter(stream: Stream, style: Style, rnd: Any) 
 
 @common
 @given(streams(), styles, st.data())
-def test_changing_used_content_moves_exactly_its_users(stream: Stream, style: Style,
-                                                       data: Any) -> None:
+def test_changing_used_content_moves_exactly_its_users(
+    stream: Stream, style: Style, data: Any
+) -> None:
     _given(stream, style)
     pairs = [(i, k) for i, c in enumerate(stream.configs) for k in sorted(c.content())]
     assume(pairs)
-    used = [(i, k) for i, k in pairs
-            if any(w.uses(stream.configs[i], k, stream.default_namespace(style))
-                   for w in stream.workloads)]
+    used = [
+        (i, k)
+        for i, k in pairs
+        if any(
+            w.uses(stream.configs[i], k, stream.default_namespace(style)) for w in stream.workloads
+        )
+    ]
     # mostly a key someone uses (the interesting case), sometimes any key
-    cfg_index, key = data.draw(st.sampled_from(used if used and data.draw(st.integers(0, 4))
-                                               else pairs))
+    cfg_index, key = data.draw(
+        st.sampled_from(used if used and data.draw(st.integers(0, 4)) else pairs)
+    )
     cfg = stream.configs[cfg_index]
-    changed = replace(cfg, data=dict(cfg.data), string_data=dict(cfg.string_data),
-                      binary=dict(cfg.binary))
+    changed = replace(
+        cfg, data=dict(cfg.data), string_data=dict(cfg.string_data), binary=dict(cfg.binary)
+    )
     if key in changed.data:
         changed.data[key] += "-changed"
     if key in changed.string_data:
@@ -129,8 +137,11 @@ def test_changing_used_content_moves_exactly_its_users(stream: Stream, style: St
         changed.binary[key] += b"\x00"
     before = values(_run(render(stream, style)))
     after = values(_run(render(with_config(stream, cfg_index, changed), style)))
-    users = {(w.kind, w.namespace, w.label) for w in stream.workloads
-             if w.uses(cfg, key, stream.default_namespace(style)) and w.annotated}
+    users = {
+        (w.kind, w.namespace, w.label)
+        for w in stream.workloads
+        if w.uses(cfg, key, stream.default_namespace(style)) and w.annotated
+    }
     for wid, value in before.items():
         if wid in users:
             assert after[wid] != value, f"{wid} uses {cfg.kind}/{cfg.name}[{key}]"
@@ -140,8 +151,9 @@ def test_changing_used_content_moves_exactly_its_users(stream: Stream, style: St
 
 @common
 @given(streams(), styles, styles, st.data())
-def test_form_and_metadata_change_nothing(stream: Stream, style: Style, other: Style,
-                                          data: Any) -> None:
+def test_form_and_metadata_change_nothing(
+    stream: Stream, style: Style, other: Style, data: Any
+) -> None:
     """Quoting, indentation, flow/block, comments, CRLF, markers, key order, labels and
     base64 line wrapping are not content. (Helm output is another matter: ``# Source:``
     comments make the one named namespace the release namespace, so both renders must
@@ -151,10 +163,13 @@ def test_form_and_metadata_change_nothing(stream: Stream, style: Style, other: S
     before = values(_run(render(stream, style)))
     cfgs: list[Config] = []
     for c in stream.configs:
-        c = replace(c, labels={"changed": "yes"} if not c.labels else {},
-                    data=dict(reversed(list(c.data.items()))),
-                    string_data=dict(reversed(list(c.string_data.items()))),
-                    binary=dict(reversed(list(c.binary.items()))))
+        c = replace(
+            c,
+            labels={"changed": "yes"} if not c.labels else {},
+            data=dict(reversed(list(c.data.items()))),
+            string_data=dict(reversed(list(c.string_data.items()))),
+            binary=dict(reversed(list(c.binary.items()))),
+        )
         cfgs.append(c)
     reformatted = replace(stream, configs=cfgs)
     wrap = data.draw(st.booleans())
@@ -167,8 +182,9 @@ def test_unused_keys_change_nothing(stream: Stream, style: Style, data: Any) -> 
     _given(stream, style)
     cfg_index = data.draw(st.integers(0, len(stream.configs) - 1))
     cfg = stream.configs[cfg_index]
-    assume(not any(w.uses(cfg, "unused", stream.default_namespace(style))
-                   for w in stream.workloads))
+    assume(
+        not any(w.uses(cfg, "unused", stream.default_namespace(style)) for w in stream.workloads)
+    )
     changed = replace(cfg, data={**cfg.data, "unused": "vnew"})
     before = values(_run(render(stream, style)))
     after = values(_run(render(with_config(stream, cfg_index, changed), style)))

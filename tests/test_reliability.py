@@ -15,13 +15,16 @@ from typing import Any
 import pytest
 from conftest import cmhash_command, run_cmhash
 
-CM = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: \"1\"\n"
+CM = b'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: "1"\n'
 
 
 def dep(name: str) -> bytes:
-    return (b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: " + name.encode()
-            + b"\nspec:\n  template:\n    spec:\n      containers:\n      - name: main\n"
-            b"        envFrom:\n        - configMapRef: {name: cfg}\n")
+    return (
+        b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: "
+        + name.encode()
+        + b"\nspec:\n  template:\n    spec:\n      containers:\n      - name: main\n"
+        b"        envFrom:\n        - configMapRef: {name: cfg}\n"
+    )
 
 
 def make_tree(root: Path, n: int = 6) -> dict[Path, bytes]:
@@ -35,11 +38,13 @@ def make_tree(root: Path, n: int = 6) -> dict[Path, bytes]:
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file()}
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
 
 
 # ---------------------------------------------------------------- all or nothing
+
 
 def test_in_place_rewrites_every_changed_file(tmp_path: Path) -> None:
     files = make_tree(tmp_path / "m")
@@ -64,8 +69,9 @@ def failing_at(n: int, exc: BaseException, real: Callable[..., Any]) -> Callable
     return wrapper
 
 
-def _in_place_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, replace: Any = None,
-                   stage: Any = None) -> tuple[Any, dict[str, bytes]]:
+def _in_place_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, replace: Any = None, stage: Any = None
+) -> tuple[Any, dict[str, bytes]]:
     import cmhash.writer as writer
 
     make_tree(tmp_path / "m")
@@ -79,7 +85,8 @@ def _in_place_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, replace: 
 
 @pytest.mark.parametrize("fail_at", [1, 3, 6])
 def test_failing_rename_partway_leaves_every_file_as_it_was(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail_at: int) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail_at: int
+) -> None:
     flaky = failing_at(fail_at, OSError(errno.EIO, "Input/output error"), os.replace)
     res, before = _in_place_with(tmp_path, monkeypatch, replace=flaky)
     assert res.code == 2
@@ -89,17 +96,20 @@ def test_failing_rename_partway_leaves_every_file_as_it_was(
 
 
 def test_failing_write_partway_leaves_every_file_as_it_was(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     full_disk = OSError(errno.ENOSPC, "No space left on device")
-    res, before = _in_place_with(tmp_path, monkeypatch,
-                                 stage=lambda real: failing_at(4, full_disk, real))
+    res, before = _in_place_with(
+        tmp_path, monkeypatch, stage=lambda real: failing_at(4, full_disk, real)
+    )
     assert res.code == 2
     assert "cannot write: No space left on device; no file was changed" in res.stderr
     assert snapshot(tmp_path / "m") == before
 
 
 def test_ctrl_c_while_replacing_restores_the_originals(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     interrupted = failing_at(3, KeyboardInterrupt(), os.replace)
     res, before = _in_place_with(tmp_path, monkeypatch, replace=interrupted)
     assert res.code == 130 and "interrupted" in res.stderr
@@ -107,7 +117,8 @@ def test_ctrl_c_while_replacing_restores_the_originals(
 
 
 def test_file_changed_on_disk_meanwhile_is_not_overwritten(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     make_tree(tmp_path / "m")
     import cmhash.app as app
 
@@ -146,6 +157,7 @@ def test_mode_is_kept(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------- symlinks
+
 
 def test_symlink_out_of_the_tree_is_refused(tmp_path: Path) -> None:
     outside = tmp_path / "outside"
@@ -187,20 +199,25 @@ def test_symlink_loop_is_a_clear_error(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------- kills and signals
 
+
 def test_killed_mid_run_leaves_each_file_old_or_new(tmp_path: Path) -> None:
     """SIGKILL at many moments of an --in-place run over 200 files: every file is
     always wholly the old or wholly the new content, never a mix or truncated."""
     tree = tmp_path / "m"
     files = make_tree(tree, n=200)
-    finished = subprocess.run([*cmhash_command(), "--no-config", "-i", str(tree)], check=True,
-                              capture_output=True)
+    finished = subprocess.run(
+        [*cmhash_command(), "--no-config", "-i", str(tree)], check=True, capture_output=True
+    )
     assert finished.returncode == 0
     new = {p: p.read_bytes() for p in files}
     for delay in (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4):
         for p, data in files.items():
             p.write_bytes(data)
-        proc = subprocess.Popen([*cmhash_command(), "--no-config", "-i", str(tree)],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [*cmhash_command(), "--no-config", "-i", str(tree)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(delay)
         proc.kill()
         proc.wait()
@@ -232,14 +249,18 @@ def _children(pid: int) -> list[str]:
 def test_ctrl_c_exits_130_without_traceback(tmp_path: Path, workers: str) -> None:
     big = tmp_path / "big.yaml"
     big.write_bytes(_stream(150000))  # ~30 MB: seconds of work on any machine
-    proc = subprocess.Popen([*cmhash_command(), "--no-config", "--workers", workers, str(big)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            preexec_fn=_as_in_a_terminal)
+    proc = subprocess.Popen(
+        [*cmhash_command(), "--no-config", "--workers", workers, str(big)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        preexec_fn=_as_in_a_terminal,
+    )
     deadline = time.monotonic() + 30
     # interrupt mid-analysis: once the workers run (2), or a moment after start (1)
     while time.monotonic() < deadline and proc.poll() is None:
-        if (workers == "2" and _children(proc.pid)) or (workers == "1" and
-                                                        time.monotonic() > deadline - 29):
+        if (workers == "2" and _children(proc.pid)) or (
+            workers == "1" and time.monotonic() > deadline - 29
+        ):
             break
         time.sleep(0.05)
     time.sleep(0.3)
@@ -251,9 +272,13 @@ def test_ctrl_c_exits_130_without_traceback(tmp_path: Path, workers: str) -> Non
 
 
 def test_ctrl_c_while_reading_stdin() -> None:
-    with subprocess.Popen([*cmhash_command(), "--no-config"], stdin=subprocess.PIPE,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          preexec_fn=_as_in_a_terminal) as proc:
+    with subprocess.Popen(
+        [*cmhash_command(), "--no-config"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=_as_in_a_terminal,
+    ) as proc:
         time.sleep(0.5)  # blocked reading stdin, as `cmhash` typed alone in a terminal
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)

@@ -16,8 +16,12 @@ import pytest
 from conftest import CORPUS, ROOT, SHARED_CORPUS, run_cmhash, shared_params
 
 CASE = ROOT / "tests" / "fixtures" / "report"
-FORMATS = {"markdown": "expected.md", "json": "expected.json", "text": "expected.txt",
-           "codequality": "expected.codequality.json"}
+FORMATS = {
+    "markdown": "expected.md",
+    "json": "expected.json",
+    "text": "expected.txt",
+    "codequality": "expected.codequality.json",
+}
 SECRET_VALUES = ["old-db-password-value", "new-db-password-value", "legacy-token-value"]
 
 
@@ -27,8 +31,11 @@ def forms(value: str) -> list[str]:
     b64 = base64.b64encode(raw)
     out = [value, b64.decode()]
     for data in (raw, b64):
-        out += [hashlib.sha256(data).hexdigest(), hashlib.sha1(data).hexdigest(),
-                hashlib.md5(data).hexdigest()]
+        out += [
+            hashlib.sha256(data).hexdigest(),
+            hashlib.sha1(data).hexdigest(),
+            hashlib.md5(data).hexdigest(),
+        ]
     return out
 
 
@@ -61,14 +68,15 @@ def test_json_follows_its_schema_and_classifies_every_workload() -> None:
 
     _, out, _ = report("old.yaml", "new.yaml", "--format", "json")
     data = json.loads(out)
-    schema = json.loads((ROOT / "src" / "cmhash" / "schemas" / "report.schema.json")
-                        .read_text())
+    schema = json.loads((ROOT / "src" / "cmhash" / "schemas" / "report.schema.json").read_text())
     jsonschema.validate(data, schema)
     assert [w["name"] for w in data["restart"]] == ["api"]
     causes = {(c["kind"], c["name"]): c["keys"] for c in data["restart"][0]["causes"]}
-    assert causes == {("ConfigMap", "app-config"): ["LOG_LEVEL", "NEW_FLAG", "OLD_FLAG"],
-                      ("ConfigMap", "static-config"): ["region"],
-                      ("Secret", "db"): ["password"]}
+    assert causes == {
+        ("ConfigMap", "app-config"): ["LOG_LEVEL", "NEW_FLAG", "OLD_FLAG"],
+        ("ConfigMap", "static-config"): ["region"],
+        ("Secret", "db"): ["password"],
+    }
     why = {w["name"]: w["reason"] for w in data["notRestarting"]}
     assert set(why) == {"postgres", "migrate", "worker", "reports"}
     assert "OnDelete" in why["postgres"]
@@ -87,8 +95,10 @@ def test_json_follows_its_schema_and_classifies_every_workload() -> None:
     assert configs[("ConfigMap", "search-config")]["change"] == "added"
     assert configs[("ConfigMap", "static-config")]["immutableViolation"] == "its data changed"
     assert ("ConfigMap", "web-config") not in configs
-    assert {(u["name"], u["change"]) for u in data["unused"]} == {("orphan", "changed"),
-                                                                  ("legacy-token", "removed")}
+    assert {(u["name"], u["change"]) for u in data["unused"]} == {
+        ("orphan", "changed"),
+        ("legacy-token", "removed"),
+    }
     by_code = {f["code"]: f for f in data["findings"]}
     assert by_code["immutable-config"]["level"] == "error"
     assert by_code["immutable-config"]["new"] is True
@@ -122,14 +132,18 @@ def test_summary_line_leads_the_markdown() -> None:
     _, out, _ = report("old.yaml", "new.yaml")
     assert out.splitlines()[0] == (
         "### cmhash: 1 workload will restart; 4 workloads use changed configuration but "
-        "will not restart; 4 ConfigMaps and 2 Secrets changed; 1 error")
+        "will not restart; 4 ConfigMaps and 2 Secrets changed; 1 error"
+    )
 
 
-@pytest.mark.parametrize(("args", "code"), [
-    ((), 0),
-    (("--fail-on", "error"), 1),
-    (("--fail-on", "warning"), 1),
-])
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        ((), 0),
+        (("--fail-on", "error"), 1),
+        (("--fail-on", "warning"), 1),
+    ],
+)
 def test_fail_on(args: tuple[str, ...], code: int) -> None:
     got, out, err = report("old.yaml", "new.yaml", "--format", "json", *args)
     assert got == code, err
@@ -162,8 +176,11 @@ def test_empty_old_side_means_everything_is_added(tmp_path: Path) -> None:
 
 
 def test_stdin_for_one_side() -> None:
-    res = run_cmhash(["report", "--no-config", "-", "new.yaml", "--format", "json"],
-                     stdin=(CASE / "old.yaml").read_bytes(), cwd=CASE)
+    res = run_cmhash(
+        ["report", "--no-config", "-", "new.yaml", "--format", "json"],
+        stdin=(CASE / "old.yaml").read_bytes(),
+        cwd=CASE,
+    )
     assert res.code == 0, res.stderr
     assert [w["name"] for w in json.loads(res.out)["restart"]] == ["api"]
 
@@ -187,9 +204,11 @@ def test_bad_input_names_the_side(tmp_path: Path) -> None:
 
 def test_user_template(tmp_path: Path) -> None:
     tpl = tmp_path / "mine.md.j2"
-    tpl.write_text("{{ report.summary.restart }} to restart:\n"
-                   "{% for w in report.restart %}- {{ w.name|code }}\n{% endfor %}"
-                   "{% include 'report.md.j2' %}")
+    tpl.write_text(
+        "{{ report.summary.restart }} to restart:\n"
+        "{% for w in report.restart %}- {{ w.name|code }}\n{% endfor %}"
+        "{% include 'report.md.j2' %}"
+    )
     code, out, err = report("old.yaml", "new.yaml", "--template", str(tpl))
     assert code == 0, err
     assert out.startswith("1 to restart:\n- `api`\n### cmhash: 1 workload will restart")
@@ -228,11 +247,14 @@ def test_markdown_cells_are_escaped() -> None:
 def test_codequality_shape() -> None:
     _, out, _ = report("old.yaml", "new.yaml", "--format", "codequality")
     issues = json.loads(out)
-    assert issues and all(set(i) == {"description", "check_name", "fingerprint", "severity",
-                                     "location"} for i in issues)
+    assert issues and all(
+        set(i) == {"description", "check_name", "fingerprint", "severity", "location"}
+        for i in issues
+    )
     assert {i["severity"] for i in issues} <= {"info", "minor", "major", "critical", "blocker"}
-    assert all(i["location"]["path"] == "new.yaml" and i["location"]["lines"]["begin"] >= 1
-               for i in issues)
+    assert all(
+        i["location"]["path"] == "new.yaml" and i["location"]["lines"]["begin"] >= 1 for i in issues
+    )
     assert len({i["fingerprint"] for i in issues}) == len(issues)
 
 
@@ -242,23 +264,26 @@ def test_fingerprints_survive_moved_lines(tmp_path: Path) -> None:
     new = (CASE / "new.yaml").read_text()
     (tmp_path / "old.yaml").write_bytes((CASE / "old.yaml").read_bytes())
     (tmp_path / "new.yaml").write_text(new)
-    (tmp_path / "shifted.yaml").write_text("apiVersion: v1\nkind: Service\nmetadata:\n"
-                                           "  name: extra\n---\n" + new)
+    (tmp_path / "shifted.yaml").write_text(
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: extra\n---\n" + new
+    )
     a = json.loads(report("old.yaml", "new.yaml", "--format", "codequality", cwd=tmp_path)[1])
-    b = json.loads(report("old.yaml", "shifted.yaml", "--format", "codequality",
-                          cwd=tmp_path)[1])
+    b = json.loads(report("old.yaml", "shifted.yaml", "--format", "codequality", cwd=tmp_path)[1])
     assert [i["check_name"] for i in a] == [i["check_name"] for i in b]
-    assert [i["location"]["lines"]["begin"] + 5 for i in a] == \
-        [i["location"]["lines"]["begin"] for i in b]
+    assert [i["location"]["lines"]["begin"] + 5 for i in a] == [
+        i["location"]["lines"]["begin"] for i in b
+    ]
     # the path is part of what a finding is about; the line is not
     assert [i["fingerprint"] for i in a] != [i["fingerprint"] for i in b]
-    (tmp_path / "new.yaml").write_text("apiVersion: v1\nkind: Service\nmetadata:\n"
-                                       "  name: extra\n---\n" + new)
+    (tmp_path / "new.yaml").write_text(
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: extra\n---\n" + new
+    )
     c = json.loads(report("old.yaml", "new.yaml", "--format", "codequality", cwd=tmp_path)[1])
     assert [i["fingerprint"] for i in a] == [i["fingerprint"] for i in c]
 
 
 # ------------------------------------------------------------------ a real render
+
 
 def _argocd_pair(install: Path, tmp_path: Path) -> tuple[Path, Path]:
     """Argo CD's install.yaml twice, as two renders of one chart with different values:
@@ -273,20 +298,27 @@ def _argocd_pair(install: Path, tmp_path: Path) -> tuple[Path, Path]:
             "    app.kubernetes.io/name: argocd-cmd-params-cm\n"
             "    app.kubernetes.io/part-of: argocd\n  name: argocd-cmd-params-cm\n"
             f"data:\n  server.log.level: {log_level}\n  controller.log.level: {log_level}\n"
-            "  reposerver.log.level: info\n", 1)
+            "  reposerver.log.level: info\n",
+            1,
+        )
         out = out.replace(
             "    app.kubernetes.io/name: argocd-gpg-keys-cm\n"
             "    app.kubernetes.io/part-of: argocd\n  name: argocd-gpg-keys-cm\n",
             "    app.kubernetes.io/name: argocd-gpg-keys-cm\n"
             "    app.kubernetes.io/part-of: argocd\n  name: argocd-gpg-keys-cm\n"
-            f"immutable: true\ndata:\n  {gpg}: |\n    -----BEGIN PGP PUBLIC KEY BLOCK-----\n", 1)
+            f"immutable: true\ndata:\n  {gpg}: |\n    -----BEGIN PGP PUBLIC KEY BLOCK-----\n",
+            1,
+        )
         out = out.replace(
             "  serviceName: argocd-application-controller\n",
-            "  serviceName: argocd-application-controller\n"
-            "  updateStrategy:\n    type: OnDelete\n", 1)
+            "  serviceName: argocd-application-controller\n  updateStrategy:\n    type: OnDelete\n",
+            1,
+        )
         b64 = base64.b64encode(redis_auth.encode()).decode()
-        return out + ("---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: argocd-redis\n"
-                      f"type: Opaque\ndata:\n  auth: {b64}\n")
+        return out + (
+            "---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: argocd-redis\n"
+            f"type: Opaque\ndata:\n  auth: {b64}\n"
+        )
 
     old, new = tmp_path / "target.yaml", tmp_path / "mr.yaml"
     old.write_text(render("info", "redis-auth-before-0001", "4AEE18F83AFDEB23"))
@@ -300,9 +332,13 @@ ARGOCD_INSTALL = "argo-cd/manifests/install.yaml"
 
 # The vendored excerpt is every document of install.yaml but its three CRDs (1.8 MB of
 # schema that references nothing); the whole file runs next to ../shared.
-@pytest.mark.parametrize("install", [
-    pytest.param(CORPUS / "argo-cd" / "manifests" / "install.excerpt.yaml", id="excerpt"),
-    *shared_params(SHARED_CORPUS / ARGOCD_INSTALL, "shared")])
+@pytest.mark.parametrize(
+    "install",
+    [
+        pytest.param(CORPUS / "argo-cd" / "manifests" / "install.excerpt.yaml", id="excerpt"),
+        *shared_params(SHARED_CORPUS / ARGOCD_INSTALL, "shared"),
+    ],
+)
 def test_report_on_argocd_renders(install: Path, tmp_path: Path) -> None:
     old, new = _argocd_pair(install, tmp_path)
     outputs = {}
@@ -310,23 +346,30 @@ def test_report_on_argocd_renders(install: Path, tmp_path: Path) -> None:
         code, out, err = report(old.name, new.name, "--format", fmt, cwd=tmp_path)
         assert code == 0, err
         outputs[fmt] = out
-    assert_no_secret("".join(outputs.values()),
-                     ["redis-auth-before-0001", "redis-auth-after-0002"])
+    assert_no_secret("".join(outputs.values()), ["redis-auth-before-0001", "redis-auth-after-0002"])
     data = json.loads(outputs["json"])
     restart = {w["name"]: w for w in data["restart"]}
     # every Deployment that reads the redis auth key, a changed log level or the GPG keys
-    assert set(restart) == {"argocd-server", "argocd-repo-server", "argocd-redis",
-                            "argocd-applicationset-controller"}
+    assert set(restart) == {
+        "argocd-server",
+        "argocd-repo-server",
+        "argocd-redis",
+        "argocd-applicationset-controller",
+    }
     server = {(c["kind"], c["name"]): c["keys"] for c in restart["argocd-server"]["causes"]}
-    assert server == {("ConfigMap", "argocd-cmd-params-cm"): ["server.log.level"],
-                      ("Secret", "argocd-redis"): ["auth"]}
+    assert server == {
+        ("ConfigMap", "argocd-cmd-params-cm"): ["server.log.level"],
+        ("Secret", "argocd-redis"): ["auth"],
+    }
     repo = {(c["kind"], c["name"]) for c in restart["argocd-repo-server"]["causes"]}
     # reposerver.log.level, which it reads, did not change
     assert repo == {("Secret", "argocd-redis"), ("ConfigMap", "argocd-gpg-keys-cm")}
     (ctrl,) = data["notRestarting"]
     assert ctrl["kind"] == "StatefulSet" and "OnDelete" in ctrl["reason"]
     assert {(c["name"], tuple(c["keys"])) for c in ctrl["causes"]} == {
-        ("argocd-cmd-params-cm", ("controller.log.level",)), ("argocd-redis", ("auth",))}
+        ("argocd-cmd-params-cm", ("controller.log.level",)),
+        ("argocd-redis", ("auth",)),
+    }
     configs = {c["name"]: c for c in data["configs"]}
     assert set(configs) == {"argocd-cmd-params-cm", "argocd-gpg-keys-cm", "argocd-redis"}
     assert configs["argocd-redis"]["keysChanged"] == ["auth"]
@@ -335,12 +378,17 @@ def test_report_on_argocd_renders(install: Path, tmp_path: Path) -> None:
     assert imm["level"] == "error" and imm["file"] == "mr.yaml"
     assert "argocd-gpg-keys-cm" in imm["message"]
     # the redis Secret now exists: its missing-reference warnings are gone
-    assert not [f for f in data["findings"] if f["code"] == "missing-reference"
-                and "argocd-redis" in f["message"]]
+    assert not [
+        f
+        for f in data["findings"]
+        if f["code"] == "missing-reference" and "argocd-redis" in f["message"]
+    ]
     md = outputs["markdown"]
-    assert md.startswith("### cmhash: 4 workloads will restart; 1 workload uses changed "
-                         "configuration but will not restart; 2 ConfigMaps and 1 Secret "
-                         "changed; 1 error\n")
+    assert md.startswith(
+        "### cmhash: 4 workloads will restart; 1 workload uses changed "
+        "configuration but will not restart; 2 ConfigMaps and 1 Secret "
+        "changed; 1 error\n"
+    )
     assert "| `StatefulSet/argocd-application-controller` |" in md
     code, _, _ = report(old.name, new.name, "--fail-on", "error", cwd=tmp_path)
     assert code == 1
@@ -351,7 +399,7 @@ def test_readme_example_is_real_output() -> None:
     readme = (ROOT / "README.md").read_text()
     start = readme.index("Example (`cmhash report tests/fixtures/report/old.yaml")
     lines = readme[start:].splitlines()[3:]  # the block follows the "Example" sentence
-    block = lines[:next(i for i, x in enumerate(lines) if not x.startswith(">"))]
+    block = lines[: next(i for i, x in enumerate(lines) if not x.startswith(">"))]
     quoted = [x[2:] for x in block if x.startswith("> ") and "…" not in x]
     golden = (CASE / "expected.md").read_text().splitlines()
     assert len(quoted) > 10
@@ -362,23 +410,30 @@ def test_readme_example_is_real_output() -> None:
 def test_exclude_secrets_and_opted_out_config(tmp_path: Path) -> None:
     """A Secret change under --exclude-secrets, or a change to an opted-out ConfigMap,
     restarts nothing: the report says so instead of calling the object unused."""
+
     def stream(v: str) -> str:
-        return (f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  k: {v}\n"
-                "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n"
-                f"    cmhash.io/skip: 'true'\ndata:\n  k: {v}\n---\n"
-                "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n"
-                "  template:\n    spec:\n      containers:\n      - name: a\n        envFrom:\n"
-                "        - secretRef: {name: s}\n        - configMapRef: {name: c}\n")
+        return (
+            f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  k: {v}\n"
+            "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n"
+            f"    cmhash.io/skip: 'true'\ndata:\n  k: {v}\n---\n"
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n"
+            "  template:\n    spec:\n      containers:\n      - name: a\n        envFrom:\n"
+            "        - secretRef: {name: s}\n        - configMapRef: {name: c}\n"
+        )
+
     (tmp_path / "a.yaml").write_text(stream("one"))
     (tmp_path / "b.yaml").write_text(stream("two"))
-    code, out, err = report("--exclude-secrets", "a.yaml", "b.yaml", "--format", "json",
-                            cwd=tmp_path)
+    code, out, err = report(
+        "--exclude-secrets", "a.yaml", "b.yaml", "--format", "json", cwd=tmp_path
+    )
     assert code == 0, err
     data = json.loads(out)
     assert data["restart"] == [] and data["unused"] == []
     (app,) = data["notRestarting"]
-    assert app["reason"] == ("ConfigMap/c is opted out (cmhash.io/skip); Secrets are left "
-                             "out of checksums (--exclude-secrets)")
+    assert app["reason"] == (
+        "ConfigMap/c is opted out (cmhash.io/skip); Secrets are left "
+        "out of checksums (--exclude-secrets)"
+    )
     data = json.loads(report("a.yaml", "b.yaml", "--format", "json", cwd=tmp_path)[1])
     (app,) = data["restart"]
     assert [(c["kind"], c["name"]) for c in app["causes"]] == [("Secret", "s")]
@@ -387,12 +442,28 @@ def test_exclude_secrets_and_opted_out_config(tmp_path: Path) -> None:
 def test_mermaid_labels_cannot_break_out() -> None:
     from cmhash.report import to_mermaid
 
-    data = {"configs": [{"kind": "ConfigMap", "name": 'a"b', "namespace": "", "change":
-                         "changed", "immutableViolation": None}],
-            "restart": [{"kind": "Deployment", "name": "w", "namespace": "",
-                         "causes": [{"kind": "ConfigMap", "name": 'a"b', "keys": ['k"1'],
-                                     "change": "changed"}]}],
-            "notRestarting": []}
+    data = {
+        "configs": [
+            {
+                "kind": "ConfigMap",
+                "name": 'a"b',
+                "namespace": "",
+                "change": "changed",
+                "immutableViolation": None,
+            }
+        ],
+        "restart": [
+            {
+                "kind": "Deployment",
+                "name": "w",
+                "namespace": "",
+                "causes": [
+                    {"kind": "ConfigMap", "name": 'a"b', "keys": ['k"1'], "change": "changed"}
+                ],
+            }
+        ],
+        "notRestarting": [],
+    }
     out = to_mermaid(data)
     assert '"a"b' not in out and "a#quot;b" in out and "k#quot;1" in out
 
@@ -406,94 +477,144 @@ def _pair(tmp_path: Path, old: str, new: str, *args: str) -> dict:  # type: igno
 
 
 CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n{extra}data:\n  a: {a}\n  b: '2'\n"
-SPEC = ("    spec:\n      containers:\n      - name: x\n        env:\n"
-        "        - name: A\n          valueFrom: {{configMapKeyRef: {{name: c, key: {key}}}}}\n")
-WORKLOADS = ("---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: job\nspec:\n"
-             "  template:\n" + SPEC +
-             "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: pod\nspec:\n"
-             "  containers:\n  - name: x\n    envFrom: [{{configMapRef: {{name: c}}}}]\n"
-             "---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: rs\nspec:\n"
-             "  template:\n" + SPEC)
+SPEC = (
+    "    spec:\n      containers:\n      - name: x\n        env:\n"
+    "        - name: A\n          valueFrom: {{configMapKeyRef: {{name: c, key: {key}}}}}\n"
+)
+WORKLOADS = (
+    "---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: job\nspec:\n"
+    "  template:\n" + SPEC + "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: pod\nspec:\n"
+    "  containers:\n  - name: x\n    envFrom: [{{configMapRef: {{name: c}}}}]\n"
+    "---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata:\n  name: rs\nspec:\n"
+    "  template:\n" + SPEC
+)
 
 
-@pytest.mark.parametrize(("args", "why"), [
-    ((), {"job": "not annotated: Job pod templates are immutable (--jobs to opt in)",
-          "pod": "not annotated: bare Pods are not annotated (--pods to opt in)",
-          "rs": "a ReplicaSet does not replace existing pods when its template changes"}),
-    (("--jobs", "--pods"), {
-        "job": "annotated (--jobs), but a Job is never restarted: only a re-created Job runs "
-               "with the new configuration",
-        "pod": "annotated (--pods), but a bare Pod is never restarted: delete and re-create it",
-        "rs": "a ReplicaSet does not replace existing pods when its template changes"}),
-])
-def test_kinds_that_never_restart(tmp_path: Path, args: tuple[str, ...],
-                                  why: dict[str, str]) -> None:
-    data = _pair(tmp_path, CM.format(extra="", a="'1'") + WORKLOADS.format(key="a"),
-                 CM.format(extra="", a="'9'") + WORKLOADS.format(key="a"), *args)
+@pytest.mark.parametrize(
+    ("args", "why"),
+    [
+        (
+            (),
+            {
+                "job": "not annotated: Job pod templates are immutable (--jobs to opt in)",
+                "pod": "not annotated: bare Pods are not annotated (--pods to opt in)",
+                "rs": "a ReplicaSet does not replace existing pods when its template changes",
+            },
+        ),
+        (
+            ("--jobs", "--pods"),
+            {
+                "job": "annotated (--jobs), but a Job is never restarted: only a re-created Job runs "
+                "with the new configuration",
+                "pod": "annotated (--pods), but a bare Pod is never restarted: delete and re-create it",
+                "rs": "a ReplicaSet does not replace existing pods when its template changes",
+            },
+        ),
+    ],
+)
+def test_kinds_that_never_restart(
+    tmp_path: Path, args: tuple[str, ...], why: dict[str, str]
+) -> None:
+    data = _pair(
+        tmp_path,
+        CM.format(extra="", a="'1'") + WORKLOADS.format(key="a"),
+        CM.format(extra="", a="'9'") + WORKLOADS.format(key="a"),
+        *args,
+    )
     assert data["restart"] == []
     assert {w["name"]: w["reason"] for w in data["notRestarting"]} == why
 
 
 def test_reference_changes_are_causes(tmp_path: Path) -> None:
-    dep = ("---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\nspec:\n"
-           "  template:\n" + SPEC)
-    old = CM.format(extra="", a="'1'") + dep.format(name="same", key="a") + \
-        dep.format(name="moves", key="a")
-    new = CM.format(extra="", a="'1'") + dep.format(name="same", key="a") + \
-        dep.format(name="moves", key="b")
+    dep = (
+        "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\nspec:\n"
+        "  template:\n" + SPEC
+    )
+    old = (
+        CM.format(extra="", a="'1'")
+        + dep.format(name="same", key="a")
+        + dep.format(name="moves", key="a")
+    )
+    new = (
+        CM.format(extra="", a="'1'")
+        + dep.format(name="same", key="a")
+        + dep.format(name="moves", key="b")
+    )
     data = _pair(tmp_path, old, new)
     (w,) = data["restart"]  # reads key b instead of a: no object changed, the reference did
     assert w["name"] == "moves"
-    assert w["causes"] == [{"kind": None, "name": None, "change": "references changed",
-                            "keys": []}]
-    env_from = ("---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n"
-                "  template:\n    spec:\n      containers:\n      - name: x\n"
-                "        envFrom: [{configMapRef: {name: %s}}]\n")
-    data = _pair(tmp_path, CM.format(extra="", a="'1'") + env_from % "c",
-                 CM.format(extra="", a="'1'") + CM.replace("name: c", "name: e")
-                 .format(extra="", a="'1'").join(["---\n", ""]) + env_from % "e")
+    assert w["causes"] == [{"kind": None, "name": None, "change": "references changed", "keys": []}]
+    env_from = (
+        "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n"
+        "  template:\n    spec:\n      containers:\n      - name: x\n"
+        "        envFrom: [{configMapRef: {name: %s}}]\n"
+    )
+    data = _pair(
+        tmp_path,
+        CM.format(extra="", a="'1'") + env_from % "c",
+        CM.format(extra="", a="'1'")
+        + CM.replace("name: c", "name: e").format(extra="", a="'1'").join(["---\n", ""])
+        + env_from % "e",
+    )
     (w,) = data["restart"]
     assert sorted((c["name"], c["change"]) for c in w["causes"]) == [
-        ("c", "no longer referenced"), ("e", "newly referenced")]
+        ("c", "no longer referenced"),
+        ("e", "newly referenced"),
+    ]
 
 
 def test_secret_type_and_immutable_unset(tmp_path: Path) -> None:
     def secret(type_: str, immutable: str) -> str:
-        return ("apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n" + immutable +
-                f"type: {type_}\nstringData:\n  z: '1'\n  y: '2'\n---\n"
-                "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n"
-                "  template:\n    spec:\n      containers:\n      - name: x\n"
-                "        env:\n        - name: Y\n"
-                "          valueFrom: {secretKeyRef: {name: s, key: y}}\n")
+        return (
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n"
+            + immutable
+            + f"type: {type_}\nstringData:\n  z: '1'\n  y: '2'\n---\n"
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n"
+            "  template:\n    spec:\n      containers:\n      - name: x\n"
+            "        env:\n        - name: Y\n"
+            "          valueFrom: {secretKeyRef: {name: s, key: y}}\n"
+        )
+
     data = _pair(tmp_path, secret("Opaque", ""), secret("example.com/other", ""))
     (c,) = data["configs"]
     assert c["typeChanged"] is True and c["keysChanged"] == []
-    assert data["restart"][0]["causes"] == [{"kind": "Secret", "name": "s",
-                                             "change": "changed", "keys": []}]
+    assert data["restart"][0]["causes"] == [
+        {"kind": "Secret", "name": "s", "change": "changed", "keys": []}
+    ]
     data = _pair(tmp_path, secret("Opaque", "immutable: true\n"), secret("Opaque", ""))
     (c,) = data["configs"]
     assert c["immutableViolation"] == "immutable cannot be unset"
     assert [f["code"] for f in data["findings"]] == ["immutable-config"]
     changed = secret("Opaque", "immutable: true\n").replace(
-        "  y: '2'\n", "  y: '4'\n  x: '5'\n  w: '6'\n  v: '7'\n  u: '8'\n")
+        "  y: '2'\n", "  y: '4'\n  x: '5'\n  w: '6'\n  v: '7'\n  u: '8'\n"
+    )
     data = _pair(tmp_path, secret("Opaque", "immutable: true\n"), changed)
     (f,) = data["findings"]
     # sorted, whatever the hash seed (5 keys: a set's order matches by chance 1 in 120)
     assert "its data changed (keys u, v, w, x, y): " in f["message"]
 
 
-DEP = ("---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n{meta}spec:\n"
-       "  template:\n    spec:\n      containers:\n      - name: x\n"
-       "        envFrom: [{{configMapRef: {{name: c}}}}]\n")
+DEP = (
+    "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n{meta}spec:\n"
+    "  template:\n    spec:\n      containers:\n      - name: x\n"
+    "        envFrom: [{{configMapRef: {{name: c}}}}]\n"
+)
 
 
-@pytest.mark.parametrize(("new", "why"), [
-    (DEP.format(meta=""), "checksum annotation removed (it uses no ConfigMap/Secret of the "
-                          "input any more)"),
-    (CM.format(extra="", a="'1'") + DEP.format(
-        meta="  annotations:\n    cmhash.io/skip: 'true'\n"),
-     "checksum annotation removed (not annotated: opted out (cmhash.io/skip))"),
-])
+@pytest.mark.parametrize(
+    ("new", "why"),
+    [
+        (
+            DEP.format(meta=""),
+            "checksum annotation removed (it uses no ConfigMap/Secret of the input any more)",
+        ),
+        (
+            CM.format(extra="", a="'1'")
+            + DEP.format(meta="  annotations:\n    cmhash.io/skip: 'true'\n"),
+            "checksum annotation removed (not annotated: opted out (cmhash.io/skip))",
+        ),
+    ],
+)
 def test_a_checksum_that_disappears_is_a_restart(tmp_path: Path, new: str, why: str) -> None:
     """The ConfigMap leaves NEW, or the workload opts out in NEW: the rendered pod
     template loses the annotation, so the pods roll, and the report names the cause."""
@@ -502,36 +623,46 @@ def test_a_checksum_that_disappears_is_a_restart(tmp_path: Path, new: str, why: 
     assert w["name"] == "d"
     assert {"kind": None, "name": None, "change": why, "keys": []} in w["causes"]
     if "opted out" not in why:  # the object itself is named too
-        assert {"kind": "ConfigMap", "name": "c", "change": "removed",
-                "keys": ["a", "b"]} in w["causes"]
+        assert {"kind": "ConfigMap", "name": "c", "change": "removed", "keys": ["a", "b"]} in w[
+            "causes"
+        ]
     assert data["summary"]["text"].startswith("1 workload will restart")
 
 
 def test_a_checksum_that_appears_is_a_restart(tmp_path: Path) -> None:
     old = CM.format(extra="", a="'1'") + DEP.format(
-        meta="  annotations:\n    cmhash.io/skip: 'true'\n")
+        meta="  annotations:\n    cmhash.io/skip: 'true'\n"
+    )
     data = _pair(tmp_path, old, CM.format(extra="", a="'1'") + DEP.format(meta=""))
     (w,) = data["restart"]
-    assert w["causes"] == [{"kind": None, "name": None, "change": "checksum annotation added",
-                            "keys": []}]
+    assert w["causes"] == [
+        {"kind": None, "name": None, "change": "checksum annotation added", "keys": []}
+    ]
 
 
 def test_a_kept_annotation_is_no_restart(tmp_path: Path) -> None:
     """Committed output (cmhash -i) keeps its checksum when the workload opts out: the
     applied template does not change, so nothing rolls."""
-    annotated = run_cmhash(["--no-config", "-"], stdin=(CM.format(extra="", a="'1'")
-                                                        + DEP.format(meta="")).encode()).out
-    opted = annotated.replace("  name: d\n", "  name: d\n  annotations:\n"
-                                             "    cmhash.io/skip: 'true'\n")
+    annotated = run_cmhash(
+        ["--no-config", "-"], stdin=(CM.format(extra="", a="'1'") + DEP.format(meta="")).encode()
+    ).out
+    opted = annotated.replace(
+        "  name: d\n", "  name: d\n  annotations:\n    cmhash.io/skip: 'true'\n"
+    )
     data = _pair(tmp_path, annotated, opted)
     assert data["restart"] == []
 
 
 def test_deploymentconfig_without_configchange_trigger(tmp_path: Path) -> None:
-    dc = ("---\napiVersion: apps.openshift.io/v1\nkind: DeploymentConfig\nmetadata:\n"
-          "  name: dc\nspec:\n  triggers:\n  - type: ImageChange\n  template:\n" + SPEC)
-    data = _pair(tmp_path, CM.format(extra="", a="'1'") + dc.format(key="a"),
-                 CM.format(extra="", a="'9'") + dc.format(key="a"))
+    dc = (
+        "---\napiVersion: apps.openshift.io/v1\nkind: DeploymentConfig\nmetadata:\n"
+        "  name: dc\nspec:\n  triggers:\n  - type: ImageChange\n  template:\n" + SPEC
+    )
+    data = _pair(
+        tmp_path,
+        CM.format(extra="", a="'1'") + dc.format(key="a"),
+        CM.format(extra="", a="'9'") + dc.format(key="a"),
+    )
     assert data["restart"] == []
     (w,) = data["notRestarting"]
     assert "no ConfigChange trigger" in w["reason"]

@@ -27,8 +27,9 @@ NOT_MANIFESTS = {
         "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n"
         "spec:\n  replicas: {{ .Values.replicas }}\n  template:\n    metadata:\n"
         "      annotations:\n        checksum/config: {{ include (print $.Template.BasePath "
-        "\"/cm.yaml\") . | sha256sum }}\n"),
-    "charts/web/templates/_helpers.tpl": "{{- define \"web.name\" -}}web{{- end }}\n",
+        '"/cm.yaml") . | sha256sum }}\n'
+    ),
+    "charts/web/templates/_helpers.tpl": '{{- define "web.name" -}}web{{- end }}\n',
     ".gitlab-ci.yml": "stages: [render, deploy]\nrender:\n  script: [helm template x charts/web]\n",
     "ci/deploy.yml": "deploy:\n  stage: deploy\n  script:\n    - kubectl apply -f rendered/\n",
     "docker-compose.yml": "services:\n  web:\n    image: nginx\n",
@@ -40,8 +41,10 @@ NOT_MANIFESTS = {
     "README.md": "# platform\n",
 }
 # a kustomization that does carry apiVersion/kind is a (passed-through) object
-KUSTOMIZATION_WITH_KIND = ("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
-                           "resources:\n- rendered.yaml\n")
+KUSTOMIZATION_WITH_KIND = (
+    "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+    "resources:\n- rendered.yaml\n"
+)
 
 
 def build(root: Path, *, with_noise: bool) -> dict[str, bytes]:
@@ -52,7 +55,7 @@ def build(root: Path, *, with_noise: bool) -> dict[str, bytes]:
         shutil.copyfile(CORPUS / source, d / "rendered.yaml")
     if with_noise:
         for rel, text in NOT_MANIFESTS.items():
-            for app in (APPS if "{app}" in rel else [""]):
+            for app in APPS if "{app}" in rel else [""]:
                 path = root / rel.format(app=app)
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text)
@@ -61,8 +64,9 @@ def build(root: Path, *, with_noise: bool) -> dict[str, bytes]:
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file()}
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
 
 
 def test_repository_check_fix_check(tmp_path: Path) -> None:
@@ -96,20 +100,26 @@ def test_repository_check_fix_check(tmp_path: Path) -> None:
 def test_broken_manifest_is_still_an_error(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     build(repo, with_noise=True)
-    (repo / "apps" / "broken.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n"
-                                               "  name: x\ndata: {a: b\n")
+    (repo / "apps" / "broken.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata: {a: b\n"
+    )
     res = run_cmhash(["--no-config", "--check", "."], cwd=repo)
     assert res.code == 2
     assert res.stderr.startswith("cmhash: ./apps/broken.yaml:6:1: YAML syntax error")
 
 
-@pytest.mark.parametrize(("patterns", "gone"), [
-    (["apps/spire/"], "apps/spire/rendered.yaml"),
-    (["spire"], "apps/spire/rendered.yaml"),
-    (["*/wordpress/*.yaml"], "apps/wordpress/rendered.yaml"),
-    (["apps/**/rendered.yaml", "!apps/istio-loki/rendered.yaml"],
-     "apps/istio-grafana/rendered.yaml"),
-])
+@pytest.mark.parametrize(
+    ("patterns", "gone"),
+    [
+        (["apps/spire/"], "apps/spire/rendered.yaml"),
+        (["spire"], "apps/spire/rendered.yaml"),
+        (["*/wordpress/*.yaml"], "apps/wordpress/rendered.yaml"),
+        (
+            ["apps/**/rendered.yaml", "!apps/istio-loki/rendered.yaml"],
+            "apps/istio-grafana/rendered.yaml",
+        ),
+    ],
+)
 def test_exclude_patterns(tmp_path: Path, patterns: list[str], gone: str) -> None:
     repo = tmp_path / "repo"
     before = build(repo, with_noise=True)
@@ -144,8 +154,13 @@ def test_named_files_follow_the_rules_in_file_modes(tmp_path: Path) -> None:
     are not manifests are skipped by --check/-i; a plain run reads a named file as is."""
     repo = tmp_path / "repo"
     build(repo, with_noise=True)
-    files = ["charts/web/templates/deployment.yaml", "ci/deploy.yml", "mkdocs.yml",
-             "apps/spire/kustomization.yaml", "apps/spire/rendered.yaml"]
+    files = [
+        "charts/web/templates/deployment.yaml",
+        "ci/deploy.yml",
+        "mkdocs.yml",
+        "apps/spire/kustomization.yaml",
+        "apps/spire/rendered.yaml",
+    ]
     res = run_cmhash(["--no-config", "--check", *files], cwd=repo)
     assert res.code == 1, res.stderr
     assert "would update apps/spire/rendered.yaml" in res.stderr

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from conftest import run_cmhash
 
-PLAIN = "s3cr3t-PLAIN-7f2a91"          # in data, base64-encoded
-TOKEN = "tok-STRINGDATA-9b1c44"        # in stringData
-BLOB = "bin-BINARYDATA-55aa01"         # a ConfigMap's binaryData is not secret; a Secret's is
+PLAIN = "s3cr3t-PLAIN-7f2a91"  # in data, base64-encoded
+TOKEN = "tok-STRINGDATA-9b1c44"  # in stringData
+BLOB = "bin-BINARYDATA-55aa01"  # a ConfigMap's binaryData is not secret; a Secret's is
 B64 = base64.b64encode(PLAIN.encode()).decode()
 NEEDLES = [PLAIN, B64, TOKEN, base64.b64encode(TOKEN.encode()).decode(), B64[:12], TOKEN[:12]]
 
@@ -107,21 +107,24 @@ def test_diff_never_shows_secret_lines_as_context() -> None:
 
 
 @pytest.mark.parametrize("parser", ["fast", "exact"])
-@pytest.mark.parametrize("broken", [
-    f"data:\n  password: '!{PLAIN}!'\n",               # invalid base64
-    f"data:\n  password: {{{PLAIN}: x}}\n",            # not a string
-    f"stringData:\n  token: \"{TOKEN}\n",              # unclosed quote
-    f"stringData:\n  token: {TOKEN}: oops\n",          # stray colon
-    f"stringData:\n  token: !vault {TOKEN}\n",         # unknown tag
-    f"stringData:\n  token: {TOKEN}\n  token: {TOKEN}\n",  # duplicate key
-    f"stringData:\n  token: !{TOKEN}\n",                # the value as a tag
-    f"stringData:\n  token: !<{TOKEN}> x\n",            # a verbatim tag
-    f"stringData:\n  token: *{TOKEN}\n",                # the value as an undefined alias
-    f"stringData:\n  token: &{TOKEN} [*{TOKEN}]\n",     # recursive alias
-    f"stringData:\n  token: \"a\\q{TOKEN}\"\n",          # unknown escape
-    f"stringData:\n  token: %{TOKEN}\n",                # '%' cannot start a plain scalar
-    f"stringData:\n  token: @{TOKEN}\n",                # '@' neither
-])
+@pytest.mark.parametrize(
+    "broken",
+    [
+        f"data:\n  password: '!{PLAIN}!'\n",  # invalid base64
+        f"data:\n  password: {{{PLAIN}: x}}\n",  # not a string
+        f'stringData:\n  token: "{TOKEN}\n',  # unclosed quote
+        f"stringData:\n  token: {TOKEN}: oops\n",  # stray colon
+        f"stringData:\n  token: !vault {TOKEN}\n",  # unknown tag
+        f"stringData:\n  token: {TOKEN}\n  token: {TOKEN}\n",  # duplicate key
+        f"stringData:\n  token: !{TOKEN}\n",  # the value as a tag
+        f"stringData:\n  token: !<{TOKEN}> x\n",  # a verbatim tag
+        f"stringData:\n  token: *{TOKEN}\n",  # the value as an undefined alias
+        f"stringData:\n  token: &{TOKEN} [*{TOKEN}]\n",  # recursive alias
+        f'stringData:\n  token: "a\\q{TOKEN}"\n',  # unknown escape
+        f"stringData:\n  token: %{TOKEN}\n",  # '%' cannot start a plain scalar
+        f"stringData:\n  token: @{TOKEN}\n",  # '@' neither
+    ],
+)
 def test_error_messages_carry_no_value(parser: str, broken: str) -> None:
     text = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n" + broken
     res = run_cmhash(["--no-config", "--parser", parser, "-"], stdin=text.encode())
@@ -138,10 +141,14 @@ def test_duplicate_secret_and_verbose(tree: Path) -> None:
 
 def test_keyed_hashing_and_exclusion(tree: Path) -> None:
     plain = run_cmhash(["--no-config", str(tree / "app.yaml"), str(tree / "secret.yaml")])
-    keyed = run_cmhash(["--no-config", "--secret-key-env", "K", str(tree / "app.yaml"),
-                        str(tree / "secret.yaml")], env={"K": "a-long-ci-secret"})
-    other = run_cmhash(["--no-config", "--secret-key-env", "K", str(tree / "app.yaml"),
-                        str(tree / "secret.yaml")], env={"K": "another-key"})
+    keyed = run_cmhash(
+        ["--no-config", "--secret-key-env", "K", str(tree / "app.yaml"), str(tree / "secret.yaml")],
+        env={"K": "a-long-ci-secret"},
+    )
+    other = run_cmhash(
+        ["--no-config", "--secret-key-env", "K", str(tree / "app.yaml"), str(tree / "secret.yaml")],
+        env={"K": "another-key"},
+    )
     values = {r.stdout.split(b"checksum/config: ")[1][:66] for r in (plain, keyed, other)}
     assert len(values) == 3  # the key changes the value: it cannot be recomputed without it
     missing = run_cmhash(["--no-config", "--secret-key-env", "NOPE", str(tree)])
@@ -152,9 +159,14 @@ def test_keyed_hashing_and_exclusion(tree: Path) -> None:
 
 def test_krm_results_carry_no_value() -> None:
     items = "\n".join("  " + line for line in SECRET.splitlines())
-    resource_list = ("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- "
-                     + items[2:] + "\n- " + "\n  ".join(DEP.splitlines()) + "\n"
-                     "functionConfig:\n  apiVersion: cmhash.io/v1\n  kind: CmhashTransformer\n")
+    resource_list = (
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- "
+        + items[2:]
+        + "\n- "
+        + "\n  ".join(DEP.splitlines())
+        + "\n"
+        "functionConfig:\n  apiVersion: cmhash.io/v1\n  kind: CmhashTransformer\n"
+    )
     res = run_cmhash(["--no-config", "-"], stdin=resource_list.encode())
     assert res.code == 0 and b"missing-key" in res.stdout.split(b"results:")[1]
     results = res.stdout.split(b"results:")[1]
@@ -165,11 +177,14 @@ def test_krm_results_carry_no_value() -> None:
     _clean(res.stdout.split(b"results:")[-1], res.stderr)
 
 
-ONE_LINE_JSON = ('{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", '
-                 '"kind": "Secret", "metadata": {"name": "creds"}, "stringData": {"token": "'
-                 + TOKEN + '"}}, {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": '
-                 '{"name": "app"}, "spec": {"template": {"spec": {"containers": [{"name": "m", '
-                 '"envFrom": [{"secretRef": {"name": "creds"}}]}]}}}}]}\n')
+ONE_LINE_JSON = (
+    '{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", '
+    '"kind": "Secret", "metadata": {"name": "creds"}, "stringData": {"token": "'
+    + TOKEN
+    + '"}}, {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": '
+    '{"name": "app"}, "spec": {"template": {"spec": {"containers": [{"name": "m", '
+    '"envFrom": [{"secretRef": {"name": "creds"}}]}]}}}}]}\n'
+)
 
 
 def test_diff_withholds_a_hunk_whose_changed_line_holds_a_secret() -> None:
@@ -178,13 +193,15 @@ def test_diff_withholds_a_hunk_whose_changed_line_holds_a_secret() -> None:
     res = run_cmhash(["--no-config", "--diff", "-"], stdin=ONE_LINE_JSON.encode())
     assert res.code == 0
     assert res.stdout == b""
-    assert res.stderr.strip() == ("cmhash: <stdin>:1: diff hunk not shown: the changed line "
-                                  "also holds Secret data")
+    assert res.stderr.strip() == (
+        "cmhash: <stdin>:1: diff hunk not shown: the changed line also holds Secret data"
+    )
     _clean(res.stdout, res.stderr)
     # the change itself is real: --check still reports it, and the stream carries it
     assert run_cmhash(["--no-config", "--check", "-"], stdin=ONE_LINE_JSON.encode()).code == 1
-    assert b"checksum/config" in run_cmhash(["--no-config", "-"],
-                                            stdin=ONE_LINE_JSON.encode()).stdout
+    assert (
+        b"checksum/config" in run_cmhash(["--no-config", "-"], stdin=ONE_LINE_JSON.encode()).stdout
+    )
 
 
 @pytest.mark.parametrize("seed", range(30))
@@ -202,7 +219,9 @@ def test_diff_format_matches_difflib(seed: int) -> None:
         new.insert(rnd.randrange(len(new) + 1), f"added {rnd.randrange(99)}\n")
     if new and rnd.random() < 0.3:
         new[-1] = new[-1].rstrip("\n")
-    want = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-                   for line in difflib.unified_diff(old, new, "a/f", "b/f"))
+    want = "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+        for line in difflib.unified_diff(old, new, "a/f", "b/f")
+    )
     got = unified_diff("".join(old), "".join(new), "f")
     assert got.text == want and got.withheld == []

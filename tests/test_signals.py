@@ -17,14 +17,17 @@ from pathlib import Path
 import pytest
 from conftest import cmhash_command
 
-CM = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: \"1\"\n"
+CM = b'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: "1"\n'
 N = 400
 
 
 def dep(name: str) -> bytes:
-    return (b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: " + name.encode()
-            + b"\nspec:\n  template:\n    spec:\n      containers:\n      - name: main\n"
-            b"        envFrom:\n        - configMapRef: {name: cfg}\n")
+    return (
+        b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: "
+        + name.encode()
+        + b"\nspec:\n  template:\n    spec:\n      containers:\n      - name: main\n"
+        b"        envFrom:\n        - configMapRef: {name: cfg}\n"
+    )
 
 
 def make_tree(root: Path, n: int) -> dict[Path, bytes]:
@@ -82,21 +85,40 @@ def _as_in_a_terminal() -> None:
 
 
 EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
-MESSAGE = {signal.SIGINT: "cmhash: interrupted", signal.SIGTERM: "cmhash: terminated (SIGTERM)",
-           signal.SIGHUP: "cmhash: terminated (SIGHUP)"}
+MESSAGE = {
+    signal.SIGINT: "cmhash: interrupted",
+    signal.SIGTERM: "cmhash: terminated (SIGTERM)",
+    signal.SIGHUP: "cmhash: terminated (SIGHUP)",
+}
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP],
-                         ids=lambda s: s.name)
-@pytest.mark.parametrize(("step", "k"), [("stage", 1), ("stage", 200), ("stage", N),
-                                         ("rename", 1), ("rename", 2), ("rename", 199),
-                                         ("rename", N - 1), ("rename", N)])
+@pytest.mark.parametrize(
+    "sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name
+)
+@pytest.mark.parametrize(
+    ("step", "k"),
+    [
+        ("stage", 1),
+        ("stage", 200),
+        ("stage", N),
+        ("rename", 1),
+        ("rename", 2),
+        ("rename", 199),
+        ("rename", N - 1),
+        ("rename", N),
+    ],
+)
 def test_signal_at_an_exact_step_rolls_everything_back(
-        tmp_path: Path, sig: signal.Signals, step: str, k: int) -> None:
+    tmp_path: Path, sig: signal.Signals, step: str, k: int
+) -> None:
     tree = tmp_path / "m"
     files = make_tree(tree, N)
-    proc = subprocess.run([sys.executable, "-c", INJECT, str(int(sig)), step, str(k), str(tree)],
-                          capture_output=True, preexec_fn=_as_in_a_terminal, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", INJECT, str(int(sig)), step, str(k), str(tree)],
+        capture_output=True,
+        preexec_fn=_as_in_a_terminal,
+        timeout=120,
+    )
     assert proc.returncode == EXIT[sig], proc.stderr
     assert proc.stderr.decode().strip().splitlines() == [MESSAGE[sig]]
     assert state(files) == "old"
@@ -112,16 +134,20 @@ def test_signals_from_outside_at_many_moments(tmp_path: Path, sig: signal.Signal
     tree = tmp_path / "m"
     files = make_tree(tree, N)
     start = time.monotonic()
-    subprocess.run([*cmhash_command(), "--no-config", "-i", str(tree)], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [*cmhash_command(), "--no-config", "-i", str(tree)], check=True, capture_output=True
+    )
     length = time.monotonic() - start
     seen = set()
     for i in range(12):
         for p, data in files.items():
             p.write_bytes(data)
-        proc = subprocess.Popen([*cmhash_command(), "--no-config", "-i", str(tree)],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                preexec_fn=_as_in_a_terminal)
+        proc = subprocess.Popen(
+            [*cmhash_command(), "--no-config", "-i", str(tree)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            preexec_fn=_as_in_a_terminal,
+        )
         time.sleep(length * (0.25 + 0.75 * i / 12))
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=120)

@@ -11,14 +11,19 @@ from cmhash.split import split_chunks
 
 def pieces(text: str) -> list[str]:
     chunks = split_chunks(text)
-    assert "".join(text[c.start:c.end] for c in chunks) == text  # covers every byte
-    return [text[c.start:c.end] for c in chunks]
+    assert "".join(text[c.start : c.end] for c in chunks) == text  # covers every byte
+    return [text[c.start : c.end] for c in chunks]
 
 
 def test_split_markers() -> None:
     text = "# lead\n---\na: 1\n--- # c\nb: 2\n...\n# between\n---\nc: 3"
-    assert pieces(text) == ["# lead\n", "---\na: 1\n", "--- # c\nb: 2\n...\n",
-                            "# between\n", "---\nc: 3"]
+    assert pieces(text) == [
+        "# lead\n",
+        "---\na: 1\n",
+        "--- # c\nb: 2\n...\n",
+        "# between\n",
+        "---\nc: 3",
+    ]
 
 
 def test_split_ignores_indented_and_inline_dashes() -> None:
@@ -35,22 +40,26 @@ def test_split_crlf() -> None:
     assert pieces("a: 1\r\n---\r\nb: 2\r\n") == ["a: 1\r\n", "---\r\nb: 2\r\n"]
 
 
-@pytest.mark.parametrize("key", ["checksum/config", "example.com/config-hash", "config-hash",
-                                 "a.b-c/x_y.z", "A/b"])
+@pytest.mark.parametrize(
+    "key", ["checksum/config", "example.com/config-hash", "config-hash", "a.b-c/x_y.z", "A/b"]
+)
 def test_valid_keys(key: str) -> None:
     assert validate_annotation_key(key) is None
 
 
-@pytest.mark.parametrize("key", ["", "/x", "bad key", "x/", "-x", "x" * 64, "a/b/c",
-                                 "exa_mple.com/x"])
+@pytest.mark.parametrize(
+    "key", ["", "/x", "bad key", "x/", "-x", "x" * 64, "a/b/c", "exa_mple.com/x"]
+)
 def test_invalid_keys(key: str) -> None:
     assert validate_annotation_key(key) is not None
 
 
 def test_config_file_roundtrip(tmp_path: Path) -> None:
     cfg = tmp_path / ".cmhash.yaml"
-    cfg.write_text("annotationKey: example.com/h\nnamespace: shop\nstrict: true\n"
-                   "workloadKinds:\n- {group: example.com, kind: Worker, templatePath: spec.tpl}\n")
+    cfg.write_text(
+        "annotationKey: example.com/h\nnamespace: shop\nstrict: true\n"
+        "workloadKinds:\n- {group: example.com, kind: Worker, templatePath: spec.tpl}\n"
+    )
     s = settings_from_mapping(load_config_file(str(cfg)))
     assert s.annotation_key == "example.com/h"
     assert s.namespace == "shop" and s.strict
@@ -58,12 +67,15 @@ def test_config_file_roundtrip(tmp_path: Path) -> None:
     assert s.extra_kinds[0].template_path == ("spec", "tpl")
 
 
-@pytest.mark.parametrize(("body", "where"), [
-    ("strict: yes-please\n", "strict"),
-    ("unknownOption: 1\n", "(top level)"),
-    ("annotationKey: 'bad key'\n", "annotationKey"),
-    ("workloadKinds:\n- {templatePath: spec.template}\n", "workloadKinds/0"),
-])
+@pytest.mark.parametrize(
+    ("body", "where"),
+    [
+        ("strict: yes-please\n", "strict"),
+        ("unknownOption: 1\n", "(top level)"),
+        ("annotationKey: 'bad key'\n", "annotationKey"),
+        ("workloadKinds:\n- {templatePath: spec.template}\n", "workloadKinds/0"),
+    ],
+)
 def test_config_errors_name_the_path(tmp_path: Path, body: str, where: str) -> None:
     cfg = tmp_path / "c.yaml"
     cfg.write_text(body)

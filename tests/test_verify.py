@@ -11,8 +11,10 @@ from cmhash.parse import backend, parse_chunk
 from cmhash.source import SourceText
 from cmhash.verify import verify_edits
 
-DEP = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  template:\n"
-       "    metadata:\n      labels: {app: a}\n    spec:\n      containers:\n      - name: m\n")
+DEP = (
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  template:\n"
+    "    metadata:\n      labels: {app: a}\n    spec:\n      containers:\n      - name: m\n"
+)
 V = "f" * 64
 GOOD = DEP.replace("      labels:", f'      annotations:\n        k/x: "{V}"\n      labels:')
 KIND = DEFAULT_TABLE.lookup("apps/v1", "Deployment")
@@ -29,15 +31,20 @@ def test_accepts_the_planned_edit() -> None:
     check(DEP, GOOD)
 
 
-@pytest.mark.parametrize("new", [
-    GOOD.replace("name: m", "name: n"),                     # another value changed
-    GOOD.replace("name: m", "name: 'm'").replace("{app: a}", "{app: 'true'}"),  # plain -> quoted
-    GOOD.replace("  name: app\n", "  name: app\n  extra: 1\n"),  # a key added
-    GOOD.replace("      - name: m\n", ""),                  # a list item removed
-    GOOD.replace('k/x: "', 'k/x: "0'),                      # not the planned value
-    GOOD.replace(f'"{V}"', V),                              # value not double-quoted
-    GOOD.replace("        k/x", "        other: o\n        k/x"),  # a second annotation
-])
+@pytest.mark.parametrize(
+    "new",
+    [
+        GOOD.replace("name: m", "name: n"),  # another value changed
+        GOOD.replace("name: m", "name: 'm'").replace(
+            "{app: a}", "{app: 'true'}"
+        ),  # plain -> quoted
+        GOOD.replace("  name: app\n", "  name: app\n  extra: 1\n"),  # a key added
+        GOOD.replace("      - name: m\n", ""),  # a list item removed
+        GOOD.replace('k/x: "', 'k/x: "0'),  # not the planned value
+        GOOD.replace(f'"{V}"', V),  # value not double-quoted
+        GOOD.replace("        k/x", "        other: o\n        k/x"),  # a second annotation
+    ],
+)
 def test_rejects_anything_else(new: str) -> None:
     with pytest.raises(NodeError):
         check(DEP, new)
@@ -65,10 +72,12 @@ def test_failed_self_check_exits_3(monkeypatch: pytest.MonkeyPatch) -> None:
 
     real = cmhash.edit._q
     monkeypatch.setattr(cmhash.edit, "_q", lambda s: real(s) + " # }")  # a corrupting edit
-    stream = (b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: b}\n---\n"
-              b"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n"
-              b"    metadata: {labels: {a: b}}\n    spec:\n      containers:\n"
-              b"      - envFrom: [{configMapRef: {name: c}}]\n")
+    stream = (
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: b}\n---\n"
+        b"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n"
+        b"    metadata: {labels: {a: b}}\n    spec:\n      containers:\n"
+        b"      - envFrom: [{configMapRef: {name: c}}]\n"
+    )
     res = run_cmhash(["--no-config"], stdin=stream)
     assert res.code == 3 and res.stdout == b""
     assert "self-check failed" in res.stderr

@@ -195,7 +195,11 @@ def analyze_workload(
     info.subpaths = tuple(find_subpath_mounts(get(template, "spec"), spec_field))
     try:
         info.edit = annotation_edit(
-            res.source.text, template, template_key, settings.annotation_key, PLACEHOLDER,
+            res.source.text,
+            template,
+            template_key,
+            settings.annotation_key,
+            PLACEHOLDER,
             default_nl,
         )
     except NodeError as exc:
@@ -208,8 +212,15 @@ def _config(res: Resource) -> ConfigInfo | None:
         return None  # a name only the API server picks: nothing can reference it
     content = config_content(res)
     return ConfigInfo(
-        res.kind, content.name, res.namespace, content, is_immutable(res), res.skipped,
-        res.node.start, res.doc, res.node.end,
+        res.kind,
+        content.name,
+        res.namespace,
+        content,
+        is_immutable(res),
+        res.skipped,
+        res.node.start,
+        res.doc,
+        res.node.end,
     )
 
 
@@ -217,7 +228,11 @@ def _config(res: Resource) -> ConfigInfo | None:
 
 
 def analyze_chunk(
-    src: SourceText, index: int, chunk: Chunk, table: KindTable, settings: Settings,
+    src: SourceText,
+    index: int,
+    chunk: Chunk,
+    table: KindTable,
+    settings: Settings,
     default_nl: str,
 ) -> DocInfo:
     text = src.text[chunk.start : chunk.end]
@@ -257,9 +272,14 @@ def analyze_chunk(
         new_text = apply_edits(text, edits, base=chunk.start)
         try:
             verify_edits(
-                src, index, chunk.start, roots, new_text,
+                src,
+                index,
+                chunk.start,
+                roots,
+                new_text,
                 [(pos, w.kind, PLACEHOLDER) for pos, w in candidates],
-                settings.annotation_key, be,
+                settings.annotation_key,
+                be,
             )
         except NodeError as exc:
             info.verify_error = (exc.public if secret else exc.message, exc.offset)
@@ -267,8 +287,11 @@ def analyze_chunk(
 
 
 def analyze_source(
-    src: SourceText, table: KindTable, settings: Settings,
-    chunks: list[tuple[int, Chunk]] | None = None, *,
+    src: SourceText,
+    table: KindTable,
+    settings: Settings,
+    chunks: list[tuple[int, Chunk]] | None = None,
+    *,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[DocInfo]:
     """Analyze chunks of one source (all of them by default). NodeError -> InputError.

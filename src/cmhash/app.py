@@ -51,8 +51,9 @@ def kind_table(settings: Settings) -> KindTable:
     return DEFAULT_TABLE.with_extra(settings.extra_kinds) if settings.extra_kinds else DEFAULT_TABLE
 
 
-def analyze(sources: list[SourceText], table: KindTable,
-            settings: Settings) -> tuple[list[list[DocInfo]], bool]:
+def analyze(
+    sources: list[SourceText], table: KindTable, settings: Settings
+) -> tuple[list[list[DocInfo]], bool]:
     """The map stage: DocInfos per source, in document order, of the documents that hold
     ConfigMaps, Secrets or workloads; and whether any document had content at all. The
     first input error in input order wins."""
@@ -76,8 +77,7 @@ def analyze(sources: list[SourceText], table: KindTable,
     work = pool.all_chunks(sources)
     progress = Progress(total, len(work), n, settings.progress)
     try:
-        results = list(pool.analyze_parallel(sources, table, settings, work, n,
-                                             progress.advance))
+        results = list(pool.analyze_parallel(sources, table, settings, work, n, progress.advance))
     finally:
         progress.close()
     for res in results:
@@ -90,8 +90,13 @@ def analyze(sources: list[SourceText], table: KindTable,
     return per_source, content
 
 
-def run(sources: list[SourceText], settings: Settings, *,
-        keep_plans: bool = False, allow_empty: bool = False) -> RunResult:
+def run(
+    sources: list[SourceText],
+    settings: Settings,
+    *,
+    keep_plans: bool = False,
+    allow_empty: bool = False,
+) -> RunResult:
     """``allow_empty``: an input without objects is a valid, empty result (one side of
     ``cmhash report`` may be a render of nothing yet) instead of an error."""
     gc_was_enabled = gc.isenabled()
@@ -103,18 +108,23 @@ def run(sources: list[SourceText], settings: Settings, *,
             gc.enable()
 
 
-def _run(sources: list[SourceText], settings: Settings, keep_plans: bool,
-         allow_empty: bool) -> RunResult:
+def _run(
+    sources: list[SourceText], settings: Settings, keep_plans: bool, allow_empty: bool
+) -> RunResult:
     docs, content = analyze(sources, kind_table(settings), settings)
     if not content and not allow_empty:
         path = sources[0].display if len(sources) == 1 else None
-        raise InputError("no Kubernetes objects in the input (it is empty or only comments)",
-                         path=path)
+        raise InputError(
+            "no Kubernetes objects in the input (it is empty or only comments)", path=path
+        )
     notes: list[str] = []
     settings = _with_helm_namespace(sources, docs, settings, notes)
     findings: list[Finding] = []
-    index = build_index([(s, c) for s, per in zip(sources, docs, strict=True) for d in per
-                         for c in d.configs], settings, findings)
+    index = build_index(
+        [(s, c) for s, per in zip(sources, docs, strict=True) for d in per for c in d.configs],
+        settings,
+        findings,
+    )
     plans: list[WorkloadPlan] = []
     for src, per in zip(sources, docs, strict=True):
         for d in per:
@@ -125,15 +135,18 @@ def _run(sources: list[SourceText], settings: Settings, keep_plans: bool,
                 plans.append(plan)
     changes, files = render_files(sources, docs, plans, settings)
     findings.sort(key=Finding.sort_key)
-    secret_spans = {id(src): [(c.offset, c.end) for d in per for c in d.configs
-                              if c.kind == "Secret"]
-                    for src, per in zip(sources, docs, strict=True)}
-    return RunResult(files, changes, findings, plans if keep_plans else [], index,
-                     secret_spans, notes)
+    secret_spans = {
+        id(src): [(c.offset, c.end) for d in per for c in d.configs if c.kind == "Secret"]
+        for src, per in zip(sources, docs, strict=True)
+    }
+    return RunResult(
+        files, changes, findings, plans if keep_plans else [], index, secret_spans, notes
+    )
 
 
-def _with_helm_namespace(sources: list[SourceText], docs: list[list[DocInfo]],
-                         settings: Settings, notes: list[str]) -> Settings:
+def _with_helm_namespace(
+    sources: list[SourceText], docs: list[list[DocInfo]], settings: Settings, notes: list[str]
+) -> Settings:
     """Helm output with objects that name no namespace: the release namespace, when it
     can be known (helm.py); ``-n`` / ``namespace:`` always win."""
     if settings.namespace is not None:

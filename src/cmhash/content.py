@@ -35,8 +35,10 @@ def _string_map(parent: Node, field: str, *, what: str) -> dict[str, tuple[str, 
             out[key] = ("", val)
             continue
         if _non_string_plain(val):
-            raise NodeError(f"{what} '{field}.{key}' is not a string in Kubernetes' YAML; "
-                            "quote the value", v.start)
+            raise NodeError(
+                f"{what} '{field}.{key}' is not a string in Kubernetes' YAML; quote the value",
+                v.start,
+            )
         out[key] = (str(val.value), val)
     return out
 
@@ -72,4 +74,3 @@ def config_content(res: Resource) -> Content:
 
 def is_immutable(res: Resource) -> bool:
     return bool_field(res.node, "immutable", "")
-

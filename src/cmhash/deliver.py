@@ -65,8 +65,10 @@ def _diff(result: RunResult) -> None:
             continue
         d = unified_diff(f.source.text, f.text, f.source.display, result.secret_lines(f.source))
         for line in d.withheld:
-            err(f"cmhash: {f.source.display}:{line}: diff hunk not shown: the changed line "
-                "also holds Secret data")
+            err(
+                f"cmhash: {f.source.display}:{line}: diff hunk not shown: the changed line "
+                "also holds Secret data"
+            )
         out.append(d.text)
     write_stdout("".join(out))
 

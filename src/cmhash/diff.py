@@ -11,8 +11,9 @@ class Diff(NamedTuple):
     withheld: list[int]  # 1-based first lines (old side) of hunks not shown
 
 
-def unified_diff(old: str, new: str, path: str, hidden: set[int] | frozenset[int] = frozenset()
-                 ) -> Diff:
+def unified_diff(
+    old: str, new: str, path: str, hidden: set[int] | frozenset[int] = frozenset()
+) -> Diff:
     """A git-style unified diff with fixed a/ b/ labels and no timestamps.
 
     ``hidden``: 1-based lines of ``old`` that hold Secret data. No line of the diff may
@@ -26,15 +27,19 @@ def unified_diff(old: str, new: str, path: str, hidden: set[int] | frozenset[int
     b = new.splitlines(keepends=True)
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     context = 3
-    if hidden and any(tag == "equal" and hidden.intersection(range(i1 + 1, i2 + 1))
-                      for group in matcher.get_grouped_opcodes(3)
-                      for tag, i1, i2, _, _ in group):
+    if hidden and any(
+        tag == "equal" and hidden.intersection(range(i1 + 1, i2 + 1))
+        for group in matcher.get_grouped_opcodes(3)
+        for tag, i1, i2, _, _ in group
+    ):
         context = 0
     out: list[str] = []
     withheld: list[int] = []
     for group in matcher.get_grouped_opcodes(context):
-        if hidden and any(tag != "equal" and hidden.intersection(range(i1 + 1, i2 + 1))
-                          for tag, i1, i2, _, _ in group):
+        if hidden and any(
+            tag != "equal" and hidden.intersection(range(i1 + 1, i2 + 1))
+            for tag, i1, i2, _, _ in group
+        ):
             withheld.append(group[0][1] + 1)
             continue
         if not out:

@@ -61,34 +61,47 @@ def inside_aliased(edit: Edit, aliased: list[tuple[Node, Node]]) -> NodeError | 
             return NodeError(
                 f"cannot add the annotation: it would land inside the anchored node "
                 f"&{target.anchor}, which the alias here repeats; write the aliased part "
-                "out in full", alias.start,
+                "out in full",
+                alias.start,
                 public="cannot add the annotation: it would land inside an anchored node "
-                       "that the alias here repeats; write the aliased part out in full")
+                "that the alias here repeats; write the aliased part out in full",
+            )
     return None
 
 
 def _check_owned(node: Node, what: str) -> None:
     if node.kind == ALIAS:
-        raise NodeError(f"cannot add the annotation: {what} is an alias (*{node.anchor}); "
-                        "expand it or add the annotation by hand", node.start,
-                        public=f"cannot add the annotation: {what} is an alias; expand it or "
-                               "add the annotation by hand")
+        raise NodeError(
+            f"cannot add the annotation: {what} is an alias (*{node.anchor}); "
+            "expand it or add the annotation by hand",
+            node.start,
+            public=f"cannot add the annotation: {what} is an alias; expand it or "
+            "add the annotation by hand",
+        )
     if node.anchor is not None:
-        raise NodeError(f"cannot add the annotation: {what} carries an anchor (&{node.anchor}) "
-                        "that other nodes may share", node.start,
-                        public=f"cannot add the annotation: {what} carries an anchor that "
-                               "other nodes may share")
+        raise NodeError(
+            f"cannot add the annotation: {what} carries an anchor (&{node.anchor}) "
+            "that other nodes may share",
+            node.start,
+            public=f"cannot add the annotation: {what} carries an anchor that "
+            "other nodes may share",
+        )
     if node.tag is not None and node.tag not in (_MAP_TAG, _STR_TAG):
-        raise NodeError(f"cannot add the annotation: {what} has an explicit tag {node.tag}",
-                        node.start, public=f"cannot add the annotation: {what} has an "
-                                           "explicit tag")
+        raise NodeError(
+            f"cannot add the annotation: {what} has an explicit tag {node.tag}",
+            node.start,
+            public=f"cannot add the annotation: {what} has an explicit tag",
+        )
 
 
 def _check_no_merge(node: Node, what: str) -> None:
     for k, _ in node.value:
         if k.kind == SCALAR and k.value == "<<" and k.style is None:
-            raise NodeError(f"cannot add the annotation: {what} uses a '<<' merge key; "
-                            "write the annotations out in full", k.start)
+            raise NodeError(
+                f"cannot add the annotation: {what} uses a '<<' merge key; "
+                "write the annotations out in full",
+                k.start,
+            )
 
 
 def line_start(text: str, pos: int) -> int:
@@ -150,8 +163,9 @@ def _step(text: str, mapping: Node, parent_key: Node | None) -> str:
     return " " * DEFAULT_STEP
 
 
-def _insert_pair(ctx: _Ctx, mapping: Node, parent_key: Node | None, levels: list[str],
-                 step: str | None = None) -> Edit:
+def _insert_pair(
+    ctx: _Ctx, mapping: Node, parent_key: Node | None, levels: list[str], step: str | None = None
+) -> Edit:
     text = ctx.text
     if mapping.style:  # flow mapping
         if not mapping.value:
@@ -161,22 +175,26 @@ def _insert_pair(ctx: _Ctx, mapping: Node, parent_key: Node | None, levels: list
             return Edit(close, close, ctx.flow_value(levels))
         last = mapping.value[-1][1]
         if last.end <= last.start:
-            raise NodeError("cannot add the annotation after an empty value in a flow mapping",
-                            last.start)
+            raise NodeError(
+                "cannot add the annotation after an empty value in a flow mapping", last.start
+            )
         return Edit(last.end, last.end, ", " + ctx.flow_value(levels))
     first = mapping.value[0][0]
     ls = line_start(text, first.start)
-    indent = text[ls:first.start]
+    indent = text[ls : first.start]
     if indent.strip(" "):
-        raise NodeError("cannot add the annotation: this mapping's first key does not start "
-                        "its line", first.start)
+        raise NodeError(
+            "cannot add the annotation: this mapping's first key does not start its line",
+            first.start,
+        )
     nl = newline_at(text, first.start, ctx.default_nl)
     step = step or _step(text, mapping, parent_key)
     return Edit(ls, ls, ctx.block_lines(levels, indent, step, nl) + nl)
 
 
-def _fill_null(ctx: _Ctx, parent: Node, key_node: Node, value: Node, levels: list[str],
-               step: str) -> Edit:
+def _fill_null(
+    ctx: _Ctx, parent: Node, key_node: Node, value: Node, levels: list[str], step: str
+) -> Edit:
     """``annotations:`` / ``metadata: null`` -> write the missing levels as its value."""
     text = ctx.text
     colon = _colon_after(text, key_node)
@@ -188,21 +206,20 @@ def _fill_null(ctx: _Ctx, parent: Node, key_node: Node, value: Node, levels: lis
     nl_pos = text.find("\n", colon)
     line_end = len(text) if nl_pos < 0 else (nl_pos - 1 if text[nl_pos - 1] == "\r" else nl_pos)
     if explicit and not (colon < value.start and value.end <= line_end):
-        raise NodeError("cannot add the annotation: null value not on its key's line",
-                        value.start)
+        raise NodeError("cannot add the annotation: null value not on its key's line", value.start)
     rest_from = value.end if explicit else colon + 1
     rest = text[rest_from:line_end]
     if rest.strip() and not rest.strip().startswith("#"):
-        raise NodeError("cannot add the annotation: unexpected text after this key",
-                        key_node.start)
+        raise NodeError("cannot add the annotation: unexpected text after this key", key_node.start)
     nl = newline_at(text, colon, ctx.default_nl)
     indent = " " * _column(text, key_node.start) + step
     body = ctx.block_lines(levels, indent, step, nl)
     return Edit(colon + 1, line_end, rest.rstrip(" \t") + nl + body)
 
 
-def annotation_edit(text: str, target: Node, target_key: Node | None, key: str, value: str,
-                    default_nl: str) -> Edit | None:
+def annotation_edit(
+    text: str, target: Node, target_key: Node | None, key: str, value: str, default_nl: str
+) -> Edit | None:
     """The edit that makes ``target.metadata.annotations[key] == value``; None if it already is.
 
     ``target`` is the pod template mapping (or a bare Pod), ``target_key`` the key
@@ -245,13 +262,16 @@ def annotation_edit(text: str, target: Node, target_key: Node | None, key: str, 
         return _insert_pair(ctx, ann, akey, [], step)
     k, v = pair
     if v.kind == ALIAS or v.anchor is not None or (v.tag not in (None, _STR_TAG)):
-        raise NodeError("cannot replace an annotation value that is an alias, anchored "
-                        "or tagged", v.start)
+        raise NodeError(
+            "cannot replace an annotation value that is an alias, anchored or tagged", v.start
+        )
     if v.kind != SCALAR:
         raise NodeError(f"annotation {key!r} is not a string", v.start)
     if v.style in ("|", ">"):
-        raise NodeError(f"cannot replace the block scalar value of {key!r}; write it as a "
-                        "quoted string", v.start)
+        raise NodeError(
+            f"cannot replace the block scalar value of {key!r}; write it as a quoted string",
+            v.start,
+        )
     if v.value == value and v.style is not None:
         return None
     if v.end <= v.start:  # empty value: write after the colon

@@ -53,7 +53,9 @@ class FileResult(NamedTuple):
 
 
 def render_files(
-    sources: list[SourceText], docs: list[list[DocInfo]], plans: list[WorkloadPlan],
+    sources: list[SourceText],
+    docs: list[list[DocInfo]],
+    plans: list[WorkloadPlan],
     settings: Settings,
 ) -> tuple[list[Change], list[FileResult]]:
     """Splice each document's final edits into its text, checked (``_check``)."""
@@ -80,8 +82,14 @@ def render_files(
             segments.append(new_text)
             pos = d.chunk.end
             changes.extend(
-                Change(src, p.label, settings.annotation_key, p.info.current, p.value or "",
-                       p.info.offset)
+                Change(
+                    src,
+                    p.label,
+                    settings.annotation_key,
+                    p.info.current,
+                    p.value or "",
+                    p.info.offset,
+                )
                 for p in edited
             )
         if pos < len(src.text):
@@ -90,21 +98,35 @@ def render_files(
     return changes, files
 
 
-def _check(src: SourceText, d: DocInfo, old_text: str, new_text: str,
-           edited: list[WorkloadPlan], settings: Settings) -> None:
+def _check(
+    src: SourceText,
+    d: DocInfo,
+    old_text: str,
+    new_text: str,
+    edited: list[WorkloadPlan],
+    settings: Settings,
+) -> None:
     """The map stage verified every candidate edit of the document; verify again when
     only some were applied. Any difference is a bug: exit 3."""
     try:
         if d.verify_error is not None:
             raise NodeError(*d.verify_error)
         if sum(1 for w in d.workloads if w.edit is not None) != len(edited):
-            recheck(src, d.index, d.chunk.start, old_text, new_text,
-                    [(p.info.offset, p.info.kind, p.value or "") for p in edited],
-                    settings.annotation_key, settings.parser)
+            recheck(
+                src,
+                d.index,
+                d.chunk.start,
+                old_text,
+                new_text,
+                [(p.info.offset, p.info.kind, p.value or "") for p in edited],
+                settings.annotation_key,
+                settings.parser,
+            )
     except NodeError as exc:
         raise InternalError(
             f"self-check failed after editing ({exc.message}); please report this bug",
-            path=src.display, line=src.position(exc.offset)[0],
+            path=src.display,
+            line=src.position(exc.offset)[0],
         ) from None
 
 

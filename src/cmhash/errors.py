@@ -15,8 +15,14 @@ class CmhashError(Exception):
 
     exit_code = EXIT_INPUT
 
-    def __init__(self, message: str, *, path: str | None = None,
-                 line: int | None = None, column: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.path = path

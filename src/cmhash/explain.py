@@ -36,9 +36,14 @@ def _status(plan: WorkloadPlan) -> WorkloadStatus:
 def workload_fields(plan: WorkloadPlan) -> dict[str, Any]:
     """Which workload, and where: the fields explain and report both start with."""
     info = plan.info
-    return {"kind": info.kind.kind, "apiVersion": info.api_version, "name": info.name,
-            "namespace": plan.namespace, "file": plan.source.display,
-            "line": plan.source.position(info.offset)[0]}
+    return {
+        "kind": info.kind.kind,
+        "apiVersion": info.api_version,
+        "name": info.name,
+        "namespace": plan.namespace,
+        "file": plan.source.display,
+        "line": plan.source.position(info.offset)[0],
+    }
 
 
 def build(result: RunResult, annotation_key: str) -> dict[str, Any]:
@@ -48,36 +53,65 @@ def build(result: RunResult, annotation_key: str) -> dict[str, Any]:
         refs = []
         for r in plan.resolved:
             ref = r.ref
-            refs.append({
-                "kind": ref.target_kind, "name": ref.name, "namespace": plan.namespace,
-                "how": ref.how, "field": ref.field, "container": ref.container,
-                "keys": list(ref.keys) if ref.keys is not None else None,
-                "optional": ref.optional, "target": str(target_state(r)),
-                "missingKeys": sorted(r.missing_keys),
-            })
-        workloads.append({
-            **workload_fields(plan), "status": str(_status(plan)),
-            "skipReason": str(plan.skip) if plan.skip else None, "noRestart": info.no_restart,
-            "checksum": plan.value, "current": info.current, "references": refs,
-        })
+            refs.append(
+                {
+                    "kind": ref.target_kind,
+                    "name": ref.name,
+                    "namespace": plan.namespace,
+                    "how": ref.how,
+                    "field": ref.field,
+                    "container": ref.container,
+                    "keys": list(ref.keys) if ref.keys is not None else None,
+                    "optional": ref.optional,
+                    "target": str(target_state(r)),
+                    "missingKeys": sorted(r.missing_keys),
+                }
+            )
+        workloads.append(
+            {
+                **workload_fields(plan),
+                "status": str(_status(plan)),
+                "skipReason": str(plan.skip) if plan.skip else None,
+                "noRestart": info.no_restart,
+                "checksum": plan.value,
+                "current": info.current,
+                "references": refs,
+            }
+        )
     configs = []
     if result.config_index is not None:
         for entry in result.config_index.objects.values():
             c = entry.info
-            configs.append({
-                "kind": c.kind, "name": c.name, "namespace": entry.namespace,
-                "file": entry.source.display, "line": entry.source.position(c.offset)[0],
-                "keys": sorted(c.content.entries), "immutable": c.immutable,
-                "optedOut": c.skipped,
-            })
-    return {"version": FORMAT_VERSION, "annotationKey": annotation_key,
-            "workloads": workloads, "configs": configs,
-            "findings": [_finding(f) for f in result.findings]}
+            configs.append(
+                {
+                    "kind": c.kind,
+                    "name": c.name,
+                    "namespace": entry.namespace,
+                    "file": entry.source.display,
+                    "line": entry.source.position(c.offset)[0],
+                    "keys": sorted(c.content.entries),
+                    "immutable": c.immutable,
+                    "optedOut": c.skipped,
+                }
+            )
+    return {
+        "version": FORMAT_VERSION,
+        "annotationKey": annotation_key,
+        "workloads": workloads,
+        "configs": configs,
+        "findings": [_finding(f) for f in result.findings],
+    }
 
 
 def _finding(f: Finding) -> dict[str, Any]:
-    return {"file": f.path, "line": f.line, "column": f.column, "level": str(f.level),
-            "code": str(f.code), "message": f.message}
+    return {
+        "file": f.path,
+        "line": f.line,
+        "column": f.column,
+        "level": str(f.level),
+        "code": str(f.code),
+        "message": f.message,
+    }
 
 
 def to_json(data: dict[str, Any]) -> str:
@@ -106,14 +140,17 @@ def to_text(data: dict[str, Any]) -> str:
             branch = "└─" if i == len(refs) - 1 else "├─"
             keys = "all keys" if r["keys"] is None else "keys " + ", ".join(r["keys"])
             extra = ", optional" if r["optional"] else ""
-            missing = (f"; missing keys: {', '.join(r['missingKeys'])}" if r["missingKeys"]
-                       else "")
-            out.append(f"  {branch} {r['kind']}/{r['name']} via {r['how']} ({keys}{extra}): "
-                       f"{r['target']}{missing}")
+            missing = f"; missing keys: {', '.join(r['missingKeys'])}" if r["missingKeys"] else ""
+            out.append(
+                f"  {branch} {r['kind']}/{r['name']} via {r['how']} ({keys}{extra}): "
+                f"{r['target']}{missing}"
+            )
     if data["findings"]:
         out.append("")
-        out.extend(f"{f['file']}:{f['line']}:{f['column']}: {f['level']}: {f['message']} "
-                   f"[{f['code']}]" for f in data["findings"])
+        out.extend(
+            f"{f['file']}:{f['line']}:{f['column']}: {f['level']}: {f['message']} [{f['code']}]"
+            for f in data["findings"]
+        )
     return "\n".join(out) + "\n"
 
 

@@ -34,27 +34,43 @@ class Code(TextEnum):
 
 # code -> (default level, one-line description)
 CODES: dict[Code, tuple[Level, str]] = {
-    Code.MISSING_REFERENCE: (WARNING, "a non-optional ConfigMap/Secret reference names an "
-                                      "object that is not in the input"),
-    Code.NAMESPACE_MISMATCH: (WARNING, "a reference could only match across a namespace "
-                                       "boundary"),
+    Code.MISSING_REFERENCE: (
+        WARNING,
+        "a non-optional ConfigMap/Secret reference names an object that is not in the input",
+    ),
+    Code.NAMESPACE_MISMATCH: (WARNING, "a reference could only match across a namespace boundary"),
     Code.MISSING_KEY: (WARNING, "a reference names a key the in-stream object does not have"),
-    Code.JOB_NOT_ANNOTATED: (WARNING, "a Job uses in-stream config; its template is "
-                                      "immutable, so it is not annotated"),
-    Code.POD_NOT_ANNOTATED: (INFO, "a bare Pod uses in-stream config; an annotation would "
-                                   "not restart it"),
+    Code.JOB_NOT_ANNOTATED: (
+        WARNING,
+        "a Job uses in-stream config; its template is immutable, so it is not annotated",
+    ),
+    Code.POD_NOT_ANNOTATED: (
+        INFO,
+        "a bare Pod uses in-stream config; an annotation would not restart it",
+    ),
     Code.NO_RESTART: (WARNING, "the annotation changes but existing pods are not replaced"),
-    Code.REPLACED_ANNOTATION: (WARNING, "a value under our key that cmhash did not write (a "
-                                        "chart's own checksum) was replaced"),
-    Code.STALE_ANNOTATION: (WARNING, "the workload carries our annotation but uses no "
-                                     "in-stream config; left untouched"),
+    Code.REPLACED_ANNOTATION: (
+        WARNING,
+        "a value under our key that cmhash did not write (a chart's own checksum) was replaced",
+    ),
+    Code.STALE_ANNOTATION: (
+        WARNING,
+        "the workload carries our annotation but uses no in-stream config; left untouched",
+    ),
     Code.WORKLOAD_REF: (INFO, "an Argo Rollout using workloadRef has no template to annotate"),
-    Code.NO_TEMPLATE: (INFO, "a workload kind without its pod template (a patch or partial "
-                             "manifest): not annotated"),
-    Code.SUBPATH_MOUNT: (INFO, "a ConfigMap/Secret volume is mounted with subPath: never "
-                               "updated in place, only a restart delivers changes"),
-    Code.IMMUTABLE_CONFIG: (ERROR, "report: an immutable ConfigMap/Secret changed; kubectl "
-                                   "apply will fail on it"),
+    Code.NO_TEMPLATE: (
+        INFO,
+        "a workload kind without its pod template (a patch or partial manifest): not annotated",
+    ),
+    Code.SUBPATH_MOUNT: (
+        INFO,
+        "a ConfigMap/Secret volume is mounted with subPath: never "
+        "updated in place, only a restart delivers changes",
+    ),
+    Code.IMMUTABLE_CONFIG: (
+        ERROR,
+        "report: an immutable ConfigMap/Secret changed; kubectl apply will fail on it",
+    ),
     Code.DUPLICATE_OBJECT: (WARNING, "the same object is defined twice; the last one is used"),
 }
 
@@ -68,7 +84,7 @@ class Finding(NamedTuple):
     message: str
     workload: str | None = None  # Kind/name of the workload concerned, when there is one
     resource: ResourceId | None = None  # the object concerned (KRM resourceRef)
-    api_version: str | None = None      # its apiVersion, as written
+    api_version: str | None = None  # its apiVersion, as written
     field: str | None = None  # the field path of the reference concerned
 
     def sort_key(self) -> tuple[str, int, int, int, str]:
@@ -94,14 +110,32 @@ class About(NamedTuple):
     api_version: str
 
 
-def finding(source: SourceText, offset: int, code: Code, message: str, *,
-            level: Level | None = None, about: About | None = None,
-            resource: ResourceId | None = None, api_version: str | None = None,
-            field: str | None = None) -> Finding:
+def finding(
+    source: SourceText,
+    offset: int,
+    code: Code,
+    message: str,
+    *,
+    level: Level | None = None,
+    about: About | None = None,
+    resource: ResourceId | None = None,
+    api_version: str | None = None,
+    field: str | None = None,
+) -> Finding:
     """A finding at ``offset`` of ``source``, at its code's level unless ``level``."""
     line, col = source.position(offset)
     label = None
     if about is not None:
         label, resource, api_version = about
-    return Finding(source.display, line, col, level or CODES[code][0], code, message, label,
-                   resource, api_version, field)
+    return Finding(
+        source.display,
+        line,
+        col,
+        level or CODES[code][0],
+        code,
+        message,
+        label,
+        resource,
+        api_version,
+        field,
+    )

@@ -28,16 +28,20 @@ class NoteError(UsageError):
 
 def _request(method: str, url: str, token: str, body: dict[str, Any] | None = None) -> Any:
     data = None if body is None else json.dumps(body).encode("utf-8")
-    req = urllib.request.Request(url, data=data, method=method,
-                                 headers={"PRIVATE-TOKEN": token,
-                                          "Content-Type": "application/json"})
+    req = urllib.request.Request(
+        url,
+        data=data,
+        method=method,
+        headers={"PRIVATE-TOKEN": token, "Content-Type": "application/json"},
+    )
     try:
         with urllib.request.urlopen(req, timeout=30) as resp:
             return json.loads(resp.read() or b"null")
     except urllib.error.HTTPError as exc:
-        raise NoteError(f"GitLab API {method} {_safe(url)}: HTTP {exc.code} {exc.reason}"
-                        + (" (check the token's scope: api)" if exc.code in (401, 403)
-                           else "")) from None
+        raise NoteError(
+            f"GitLab API {method} {_safe(url)}: HTTP {exc.code} {exc.reason}"
+            + (" (check the token's scope: api)" if exc.code in (401, 403) else "")
+        ) from None
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
         raise NoteError(f"GitLab API {method} {_safe(url)}: {reason}") from None
@@ -65,18 +69,24 @@ def post_note(text: str, env: Mapping[str, str], token_env: str) -> tuple[str, i
     Returns ("created" | "updated", note id)."""
     missing = [v for v in REQUIRED if not env.get(v)]
     if missing:
-        raise NoteError(f"not a merge-request pipeline: {', '.join(missing)} not set "
-                        "(run the job with rules: - if: $CI_MERGE_REQUEST_IID)")
+        raise NoteError(
+            f"not a merge-request pipeline: {', '.join(missing)} not set "
+            "(run the job with rules: - if: $CI_MERGE_REQUEST_IID)"
+        )
     token = env.get(token_env, "")
     if not token:
-        raise NoteError(f"the token variable {token_env} is empty or not set (a project "
-                        "access token with the api scope, as a masked CI/CD variable)")
+        raise NoteError(
+            f"the token variable {token_env} is empty or not set (a project "
+            "access token with the api scope, as a masked CI/CD variable)"
+        )
     body = f"{MARKER}\n{text}"
     if len(body) > MAX_BODY:
-        body = body[:MAX_BODY - 200] + "\n\n…(truncated: see the job's artifacts)\n"
+        body = body[: MAX_BODY - 200] + "\n\n…(truncated: see the job's artifacts)\n"
     project = urllib.parse.quote(env["CI_PROJECT_ID"], safe="")
-    base = (f"{env['CI_API_V4_URL'].rstrip('/')}/projects/{project}/merge_requests/"
-            f"{urllib.parse.quote(env['CI_MERGE_REQUEST_IID'], safe='')}/notes")
+    base = (
+        f"{env['CI_API_V4_URL'].rstrip('/')}/projects/{project}/merge_requests/"
+        f"{urllib.parse.quote(env['CI_MERGE_REQUEST_IID'], safe='')}/notes"
+    )
     existing = _find_note(base, token)
     if existing is not None:
         _request("PUT", f"{base}/{existing}", token, {"body": body})

@@ -51,8 +51,8 @@ class Use(NamedTuple):
 
     kind: str
     name: str
-    content: Content | None        # None: not in the input
-    keys: frozenset[str] | None    # None: every key
+    content: Content | None  # None: not in the input
+    keys: frozenset[str] | None  # None: every key
 
 
 def _b64(data: bytes) -> str:
@@ -95,8 +95,12 @@ def merge_uses(uses: Iterable[Use]) -> list[Use]:
 
 def canonical(uses: Iterable[Use], secret_key: bytes | None = None) -> str:
     refs = [entry(u, secret_key) for u in merge_uses(uses)]
-    return json.dumps({"v": ENCODING_VERSION, "refs": refs}, sort_keys=True,
-                      separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(
+        {"v": ENCODING_VERSION, "refs": refs},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
 
 
 def digest(uses: Iterable[Use], secret_key: bytes | None = None) -> str:

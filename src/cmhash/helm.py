@@ -25,8 +25,7 @@ from typing import NamedTuple
 
 from cmhash.source import SourceText
 
-_HELM_MARKS = re.compile(r"^# Source: |postrenderer\.helm\.sh/postrender-filename",
-                         re.MULTILINE)
+_HELM_MARKS = re.compile(r"^# Source: |postrenderer\.helm\.sh/postrender-filename", re.MULTILINE)
 _METADATA = re.compile(r"^metadata:[ \t]*(?:#.*)?\r?\n", re.MULTILINE)
 _KEY_LINE = re.compile(r"([ \t]+)([A-Za-z0-9_.-]+):[ \t]*(.*?)[ \t]*(?:#.*)?\r?$")
 ENV = "HELM_NAMESPACE"
@@ -56,7 +55,7 @@ def named_namespaces(text: str) -> set[str]:
     found: set[str] = set()
     for m in _METADATA.finditer(text):
         indent = None
-        for line in text[m.end():].splitlines():
+        for line in text[m.end() :].splitlines():
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
             key = _KEY_LINE.fullmatch(line)
@@ -81,8 +80,9 @@ class Inferred(NamedTuple):
     note: str
 
 
-def infer(texts: list[str], env: Mapping[str, str] | None = None,
-          parsed: Iterable[str] = ()) -> Inferred | None:
+def infer(
+    texts: list[str], env: Mapping[str, str] | None = None, parsed: Iterable[str] = ()
+) -> Inferred | None:
     """The release namespace for Helm output (rules in the module docstring), or None.
     ``parsed``: namespaces of the objects cmhash parsed (List items among them), on top
     of those the text names at the top level of each document."""
@@ -90,14 +90,20 @@ def infer(texts: list[str], env: Mapping[str, str] | None = None,
         return None
     exported = (os.environ if env is None else env).get(ENV)
     if exported:
-        return Inferred(exported, f"Helm output: objects without a namespace are in "
-                                  f"{exported!r} (from {ENV}; -n overrides)")
+        return Inferred(
+            exported,
+            f"Helm output: objects without a namespace are in "
+            f"{exported!r} (from {ENV}; -n overrides)",
+        )
     named: set[str] = set(parsed)
     for t in texts:
         named |= named_namespaces(t)
     if len(named) != 1:
         return None
     (ns,) = named
-    return Inferred(ns, f"Helm output: objects without a namespace are taken to be in "
-                        f"{ns!r}, the only namespace the other objects name (the release "
-                        "namespace; -n overrides)")
+    return Inferred(
+        ns,
+        f"Helm output: objects without a namespace are taken to be in "
+        f"{ns!r}, the only namespace the other objects name (the release "
+        "namespace; -n overrides)",
+    )

@@ -33,26 +33,31 @@ class ConfigIndex:
 
     def add(self, entry: ConfigEntry) -> None:
         self.objects[entry.id] = entry
-        self._namespaces.setdefault((entry.info.kind, entry.info.name), set()).add(
-            entry.namespace)
+        self._namespaces.setdefault((entry.info.kind, entry.info.name), set()).add(entry.namespace)
 
     def other_namespaces(self, kind: str, name: str, ns: str) -> set[str]:
         return self._namespaces.get((kind, name), set()) - {ns}
 
 
-def build_index(configs: list[tuple[SourceText, ConfigInfo]], settings: Settings,
-                findings: list[Finding]) -> ConfigIndex:
+def build_index(
+    configs: list[tuple[SourceText, ConfigInfo]], settings: Settings, findings: list[Finding]
+) -> ConfigIndex:
     index = ConfigIndex()
     for src, info in configs:
         entry = ConfigEntry(src, info, info.namespace or settings.namespace or "")
         prev = index.get(entry.id)
         if prev is not None:
             pline = prev.source.position(prev.info.offset)[0]
-            findings.append(finding(
-                src, info.offset, Code.DUPLICATE_OBJECT,
-                f"{info.kind} {info.name!r} is also defined at {prev.source.display}:{pline}; "
-                "this later definition is used",
-                resource=ResourceId.config(info.kind, info.namespace or "", info.name),
-                api_version="v1"))
+            findings.append(
+                finding(
+                    src,
+                    info.offset,
+                    Code.DUPLICATE_OBJECT,
+                    f"{info.kind} {info.name!r} is also defined at {prev.source.display}:{pline}; "
+                    "this later definition is used",
+                    resource=ResourceId.config(info.kind, info.namespace or "", info.name),
+                    api_version="v1",
+                )
+            )
         index.add(entry)
     return index

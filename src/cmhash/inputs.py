@@ -48,18 +48,17 @@ from cmhash.source import STDIN, SourceText, decode, read_file, read_limited
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 CHART_FILE = "Chart.yaml"
 # a top-level apiVersion or kind key, in YAML (column 0) or JSON (anywhere: one line)
-_MANIFEST_KEY = re.compile(r'^(?:apiVersion|kind)[ \t]*:|"(?:apiVersion|kind)"\s*:',
-                           re.MULTILINE)
+_MANIFEST_KEY = re.compile(r'^(?:apiVersion|kind)[ \t]*:|"(?:apiVersion|kind)"\s*:', re.MULTILINE)
 
 
 class Mode(enum.Enum):
     """What a run does with its result; chosen once from the flags (black's WriteBack)."""
 
-    STREAM = "stream"          # the whole stream to stdout
-    CHECK = "check"            # exit 1 if anything would change
-    DIFF = "diff"              # a unified diff
+    STREAM = "stream"  # the whole stream to stdout
+    CHECK = "check"  # exit 1 if anything would change
+    DIFF = "diff"  # a unified diff
     CHECK_DIFF = "check-diff"  # both
-    IN_PLACE = "in-place"      # rewrite the files
+    IN_PLACE = "in-place"  # rewrite the files
 
     @classmethod
     def from_flags(cls, *, in_place: bool, check: bool, diff: bool) -> Mode:
@@ -140,14 +139,19 @@ def walk(root: str, excludes: Excludes, skipped: list[Skipped]) -> list[str]:
             if excludes.match(rel, is_dir=True):
                 skipped.append(Skipped(path + os.sep, "excluded"))
             elif os.path.isfile(os.path.join(path, CHART_FILE)):
-                skipped.append(Skipped(path + os.sep, "a Helm chart source (render it, then "
-                                                      "run cmhash on the output)"))
+                skipped.append(
+                    Skipped(
+                        path + os.sep,
+                        "a Helm chart source (render it, then run cmhash on the output)",
+                    )
+                )
             else:
                 kept.append(d)
         dirnames[:] = kept
         if dirpath == root and CHART_FILE in filenames:
-            skipped.append(Skipped(root, "a Helm chart source (render it, then run cmhash on "
-                                         "the output)"))
+            skipped.append(
+                Skipped(root, "a Helm chart source (render it, then run cmhash on the output)")
+            )
             dirnames[:] = []
             continue
         for name in filenames:
@@ -162,8 +166,11 @@ def walk(root: str, excludes: Excludes, skipped: list[Skipped]) -> list[str]:
             except OSError:
                 regular = True  # broken link or loop: reading it reports the problem
             if not regular:  # a FIFO would block the run forever
-                raise InputError("not a regular file (a FIFO, socket or device?); "
-                                 "name it explicitly or remove it from the tree", path=path)
+                raise InputError(
+                    "not a regular file (a FIFO, socket or device?); "
+                    "name it explicitly or remove it from the tree",
+                    path=path,
+                )
             found.append(path)
     return sorted(found)
 
@@ -180,8 +187,9 @@ def _in_chart(path: str) -> bool:
         d = parent
 
 
-def expand(args: Sequence[str], excludes: Excludes, skipped: list[Skipped], *,
-           filter_named: bool) -> list[tuple[str, bool]]:
+def expand(
+    args: Sequence[str], excludes: Excludes, skipped: list[Skipped], *, filter_named: bool
+) -> list[tuple[str, bool]]:
     """(file, filtered) pairs: files as given, directories walked (sorted), '-' for stdin;
     each file once. ``filtered``: the repository rules apply to it (found by a walk, or
     named in a mode about files, as pre-commit names them)."""
@@ -200,8 +208,11 @@ def expand(args: Sequence[str], excludes: Excludes, skipped: list[Skipped], *,
                 skipped.append(Skipped(p, "excluded"))
                 continue
             if filter_named and (os.path.basename(p) == CHART_FILE or _in_chart(p)):
-                skipped.append(Skipped(p, "inside a Helm chart source (render it, then run "
-                                          "cmhash on the output)"))
+                skipped.append(
+                    Skipped(
+                        p, "inside a Helm chart source (render it, then run cmhash on the output)"
+                    )
+                )
                 continue
             files = [(p, filter_named)]
         else:
@@ -214,8 +225,12 @@ def expand(args: Sequence[str], excludes: Excludes, skipped: list[Skipped], *,
     return out
 
 
-def _read(paths: Sequence[tuple[str, bool]], max_bytes: int, stdin: Callable[[], bytes],
-          skipped: list[Skipped]) -> list[SourceText]:
+def _read(
+    paths: Sequence[tuple[str, bool]],
+    max_bytes: int,
+    stdin: Callable[[], bytes],
+    skipped: list[Skipped],
+) -> list[SourceText]:
     sources = []
     for path, filtered in paths:
         if path == STDIN:
@@ -223,16 +238,25 @@ def _read(paths: Sequence[tuple[str, bool]], max_bytes: int, stdin: Callable[[],
             continue
         src = decode(path, read_file(path, max_bytes), max_bytes=max_bytes)
         if filtered and not is_manifest_text(src.text):
-            skipped.append(Skipped(path, "not a Kubernetes manifest (no document has "
-                                         "apiVersion or kind)"))
+            skipped.append(
+                Skipped(path, "not a Kubernetes manifest (no document has apiVersion or kind)")
+            )
             continue
         sources.append(src)
     return sources
 
 
-def select(args: Sequence[str], *, mode: Mode, config_paths: Sequence[str],
-           config_file: str | None, excludes: Sequence[str], max_bytes: int,
-           stdin: BinaryIO | None = None, stdin_is_tty: bool | None = None) -> Inputs:
+def select(
+    args: Sequence[str],
+    *,
+    mode: Mode,
+    config_paths: Sequence[str],
+    config_file: str | None,
+    excludes: Sequence[str],
+    max_bytes: int,
+    stdin: BinaryIO | None = None,
+    stdin_is_tty: bool | None = None,
+) -> Inputs:
     """The sources of one run, following the rules in the module docstring."""
     stream = stdin if stdin is not None else sys.stdin.buffer
     tty = stream.isatty() if stdin_is_tty is None else stdin_is_tty
@@ -247,12 +271,16 @@ def select(args: Sequence[str], *, mode: Mode, config_paths: Sequence[str],
             if not tty:
                 piped = read_limited(stream, max_bytes, "<stdin>")
             if piped and mode.writes_files:
-                raise UsageError(f"data is piped to stdin, but --in-place would rewrite the "
-                                 f"paths of {config_file} ({named}) instead; pass the paths "
-                                 "explicitly, or pipe without --in-place")
+                raise UsageError(
+                    f"data is piped to stdin, but --in-place would rewrite the "
+                    f"paths of {config_file} ({named}) instead; pass the paths "
+                    "explicitly, or pipe without --in-place"
+                )
             if piped:
-                notes.append(f"reading stdin; the paths of {config_file} ({named}) are "
-                             "only read when nothing is piped in")
+                notes.append(
+                    f"reading stdin; the paths of {config_file} ({named}) are "
+                    "only read when nothing is piped in"
+                )
             else:
                 chosen = list(config_paths)
                 notes.append(f"reading {named} (paths of {config_file})")
@@ -260,9 +288,11 @@ def select(args: Sequence[str], *, mode: Mode, config_paths: Sequence[str],
     files = expand(chosen, Excludes(excludes), skipped, filter_named=mode.on_files)
     if mode.writes_files and (STDIN, False) in files:
         raise UsageError("--in-place needs files, not stdin")
-    sources = _read(files, max_bytes,
-                    lambda: piped if piped is not None else read_limited(stream, max_bytes,
-                                                                         "<stdin>"),
-                    skipped)
+    sources = _read(
+        files,
+        max_bytes,
+        lambda: piped if piped is not None else read_limited(stream, max_bytes, "<stdin>"),
+        skipped,
+    )
     notes.extend(f"skipped {s.path}: {s.why}" for s in skipped)
     return Inputs(sources, skipped, [p for p in chosen if p != STDIN], notes)

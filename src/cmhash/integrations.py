@@ -41,16 +41,23 @@ def self_command() -> list[str]:
 def install_kustomize_plugin(home: str | None = None) -> str:
     """Write the legacy exec transformer where kustomize finds it; return its path."""
     home = home or kustomize_plugin_home()
-    target = os.path.join(os.path.abspath(home), KUSTOMIZE_GROUP, KUSTOMIZE_VERSION,
-                          KUSTOMIZE_KIND.lower(), KUSTOMIZE_KIND)
+    target = os.path.join(
+        os.path.abspath(home),
+        KUSTOMIZE_GROUP,
+        KUSTOMIZE_VERSION,
+        KUSTOMIZE_KIND.lower(),
+        KUSTOMIZE_KIND,
+    )
     os.makedirs(os.path.dirname(target), exist_ok=True)
     command = " ".join(shlex.quote(w) for w in self_command())
-    script = ("#!/bin/sh\n"
-              "# cmhash as a kustomize legacy exec transformer. kustomize passes the\n"
-              "# transformer config file as $1 (options: the .cmhash.yaml keys), then the\n"
-              "# config's argsOneLiner words; resources come on stdin.\n"
-              'config="$1"; shift\n'
-              f'exec {command} --config "$config" "$@" -\n')
+    script = (
+        "#!/bin/sh\n"
+        "# cmhash as a kustomize legacy exec transformer. kustomize passes the\n"
+        "# transformer config file as $1 (options: the .cmhash.yaml keys), then the\n"
+        "# config's argsOneLiner words; resources come on stdin.\n"
+        'config="$1"; shift\n'
+        f'exec {command} --config "$config" "$@" -\n'
+    )
     from cmhash.writer import write_new_file
 
     write_new_file(target, script, mode=0o755)

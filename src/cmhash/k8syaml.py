@@ -24,13 +24,27 @@ from __future__ import annotations
 import math
 import re
 
-TRUE_WORDS = frozenset(("y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE",
-                        "on", "On", "ON"))
-FALSE_WORDS = frozenset(("n", "N", "no", "No", "NO", "false", "False", "FALSE",
-                         "off", "Off", "OFF"))
+TRUE_WORDS = frozenset(("y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"))
+FALSE_WORDS = frozenset(
+    ("n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF")
+)
 NULL_WORDS = frozenset(("", "~", "null", "Null", "NULL"))
-_FLOAT_WORDS = frozenset((".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF",
-                          "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF"))
+_FLOAT_WORDS = frozenset(
+    (
+        ".nan",
+        ".NaN",
+        ".NAN",
+        ".inf",
+        ".Inf",
+        ".INF",
+        "+.inf",
+        "+.Inf",
+        "+.INF",
+        "-.inf",
+        "-.Inf",
+        "-.INF",
+    )
+)
 
 # strconv.ParseInt(s, 0, 64) syntax (a too-big value still resolves, as a big.Int)
 _GO_INT = re.compile(r"[-+]?(?:0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)")

@@ -12,8 +12,8 @@ from typing import NamedTuple
 
 class Policy(enum.Enum):
     ANNOTATE = "annotate"  # template changes roll the pods
-    JOB = "job"            # template immutable: only with --jobs
-    POD = "pod"            # annotation on the Pod itself: only with --pods
+    JOB = "job"  # template immutable: only with --jobs
+    POD = "pod"  # annotation on the Pod itself: only with --pods
 
 
 class WorkloadKind(NamedTuple):
@@ -27,10 +27,17 @@ class WorkloadKind(NamedTuple):
     trigger_gated: bool = False
 
 
-def _row(group: str, kind: str, path: str, policy: Policy = Policy.ANNOTATE,
-         rolls: bool = True, trigger_gated: bool = False) -> WorkloadKind:
-    return WorkloadKind(group, kind, tuple(path.split(".")) if path else (), policy, rolls,
-                        trigger_gated)
+def _row(
+    group: str,
+    kind: str,
+    path: str,
+    policy: Policy = Policy.ANNOTATE,
+    rolls: bool = True,
+    trigger_gated: bool = False,
+) -> WorkloadKind:
+    return WorkloadKind(
+        group, kind, tuple(path.split(".")) if path else (), policy, rolls, trigger_gated
+    )
 
 
 BUILTIN_KINDS: tuple[WorkloadKind, ...] = (

@@ -29,7 +29,7 @@ INDEX_ANNOTATIONS = ("internal.config.kubernetes.io/index", "config.kubernetes.i
 
 class ResourceList(NamedTuple):
     source: SourceText
-    root: Node               # the ResourceList mapping
+    root: Node  # the ResourceList mapping
     function_config: Node | None
 
 
@@ -40,12 +40,12 @@ def detect(sources: list[SourceText]) -> ResourceList | None:
     src = sources[0]
     if "ResourceList" not in src.text:  # the common case costs one substring search
         return None
-    docs = [c for c in split_chunks(src.text) if src.text[c.start:c.end].strip(" \t\r\n-.")]
+    docs = [c for c in split_chunks(src.text) if src.text[c.start : c.end].strip(" \t\r\n-.")]
     if len(docs) != 1:
         return None
     chunk = docs[0]
     try:
-        roots = parse_chunk(src.text[chunk.start:chunk.end], chunk.start, backend("fast"))
+        roots = parse_chunk(src.text[chunk.start : chunk.end], chunk.start, backend("fast"))
     except NodeError:
         return None  # the normal pipeline reports it with its position
     root = deref(roots[0]) if roots else None
@@ -83,6 +83,7 @@ def function_options(rl: ResourceList) -> dict[str, Any]:
 
 # ------------------------------------------------------------------ results
 
+
 def _first(annotations: Node | None, keys: tuple[str, ...]) -> str | None:
     return next((v for v in (scalar(get(annotations, k)) for k in keys) if v), None)
 
@@ -110,11 +111,13 @@ def results(rl: ResourceList, findings: list[Finding]) -> list[dict[str, Any]]:
 
 
 def _result(f: Finding, files: list[tuple[int, int, dict[str, Any]]]) -> dict[str, Any]:
-    entry: dict[str, Any] = {"message": f"{f.message} [{f.code}]", "severity": str(f.level),
-                             "tags": {"code": str(f.code)}}
+    entry: dict[str, Any] = {
+        "message": f"{f.message} [{f.code}]",
+        "severity": str(f.level),
+        "tags": {"code": str(f.code)},
+    }
     if f.resource is not None:
-        ref = {"apiVersion": f.api_version or "", "kind": f.resource.kind,
-               "name": f.resource.name}
+        ref = {"apiVersion": f.api_version or "", "kind": f.resource.kind, "name": f.resource.name}
         if f.resource.namespace:
             ref["namespace"] = f.resource.namespace
         entry["resourceRef"] = ref
@@ -142,8 +145,9 @@ def with_results(text: str, results: list[dict[str, Any]]) -> str:
     before = len(items(get(root, "results")))
     out = _splice_results(text, root, results)
     after_root = deref(parse_chunk(out, 0, backend("fast"))[0])
-    count_check(before, len(items(get(after_root, "results"))), len(results),
-                "results to the ResourceList")
+    count_check(
+        before, len(items(get(after_root, "results"))), len(results), "results to the ResourceList"
+    )
     return out
 
 
@@ -172,8 +176,7 @@ def _splice_results(text: str, root: Node, results: list[dict[str, Any]]) -> str
         return text[:at] + "".join(f"- {e}{nl}" for e in entries) + text[at:]
     at = _line_end(text, root.end)
     prefix = "" if at == 0 or text[at - 1] == "\n" else nl
-    return text[:at] + prefix + "results:" + nl + "".join(f"- {e}{nl}" for e in entries) + \
-        text[at:]
+    return text[:at] + prefix + "results:" + nl + "".join(f"- {e}{nl}" for e in entries) + text[at:]
 
 
 def _line_end(text: str, offset: int) -> int:

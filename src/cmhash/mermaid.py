@@ -23,8 +23,15 @@ def mermaid_id(prefix: str, *parts: str) -> str:
     return "__".join([prefix, *(_id_part(p) for p in parts)])
 
 
-_LABEL_ENTITIES = {"#": "#35;", '"': "#quot;", "&": "#amp;", "<": "#lt;", ">": "#gt;",
-                   "`": "#96;", "\n": " "}
+_LABEL_ENTITIES = {
+    "#": "#35;",
+    '"': "#quot;",
+    "&": "#amp;",
+    "<": "#lt;",
+    ">": "#gt;",
+    "`": "#96;",
+    "\n": " ",
+}
 
 
 def mermaid_label(text: str) -> str:
@@ -48,9 +55,12 @@ def explain_graph(data: dict[str, Any]) -> str:
             cid = mermaid_id("c", r["kind"], r["namespace"], r["name"])
             if cid not in declared:
                 declared.add(cid)
-                name = q(f'{r["kind"]}/{r["name"]}')
-                shape = (f'{cid}[("{name}")]' if r["target"] == TargetState.IN_STREAM
-                         else f'{cid}>"{name} ({r["target"]})"]')
+                name = q(f"{r['kind']}/{r['name']}")
+                shape = (
+                    f'{cid}[("{name}")]'
+                    if r["target"] == TargetState.IN_STREAM
+                    else f'{cid}>"{name} ({r["target"]})"]'
+                )
                 lines.append(f"  {shape}")
             label = q(r["how"] + ("" if r["keys"] is None else ": " + ", ".join(r["keys"])))
             arrow = "-->" if r["target"] == TargetState.IN_STREAM else "-.->"
@@ -65,10 +75,12 @@ def report_graph(data: dict[str, Any]) -> str:
     for c in data["configs"]:
         cid = mermaid_id("c", c["kind"], c["namespace"], c["name"])
         cls = "error" if c["immutableViolation"] else "changed"
-        text = mermaid_label(f'{c["kind"]}/{c["name"]} ({c["change"]})')
+        text = mermaid_label(f"{c['kind']}/{c['name']} ({c['change']})")
         lines.append(f'  {cid}[("{text}")]:::{cls}')
-    for group, cls, arrow in (("restart", "restart", "-->"),
-                              ("notRestarting", "norestart", "-.->")):
+    for group, cls, arrow in (
+        ("restart", "restart", "-->"),
+        ("notRestarting", "norestart", "-.->"),
+    ):
         for w in data[group]:
             wid = mermaid_id("w", w["kind"], w["namespace"], w["name"])
             lines.append(f'  {wid}["{mermaid_label(w["kind"] + "/" + w["name"])}"]:::{cls}')
@@ -78,8 +90,10 @@ def report_graph(data: dict[str, Any]) -> str:
                     continue
                 label = mermaid_label(", ".join(cause["keys"]) or cause["change"])
                 lines.append(f'  {mermaid_id("c", *key)} {arrow}|"{label}"| {wid}')
-    lines += ["  classDef changed fill:#fff4ce,stroke:#b58900",
-              "  classDef error fill:#fdd,stroke:#c00",
-              "  classDef restart fill:#e3f2fd,stroke:#1565c0",
-              "  classDef norestart fill:#fdecea,stroke:#c62828,stroke-dasharray: 4 2"]
+    lines += [
+        "  classDef changed fill:#fff4ce,stroke:#b58900",
+        "  classDef error fill:#fdd,stroke:#c00",
+        "  classDef restart fill:#e3f2fd,stroke:#1565c0",
+        "  classDef norestart fill:#fdecea,stroke:#c62828,stroke-dasharray: 4 2",
+    ]
     return "\n".join(lines) + "\n"

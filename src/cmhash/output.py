@@ -61,7 +61,8 @@ def write_stdout(text: str | Iterable[str], *, bom: bool = False) -> None:
     out = sys.stdout.buffer
     pieces: Iterable[str] = (
         (text[i : i + (1 << 20)] for i in range(0, len(text), 1 << 20))
-        if isinstance(text, str) else text
+        if isinstance(text, str)
+        else text
     )
     try:
         if bom:

@@ -21,19 +21,27 @@ from cmhash.yamltree import ALIAS, MAP, SCALAR, SEQ, Node
 
 # Resource bounds (README, "Security and guarantees"). Kubernetes stores an object in
 # etcd, 1.5 MiB at most, so no real manifest comes near these.
-MAX_DEPTH = 1000                 # nested collections
-MAX_SCALAR = 8 * 1024 * 1024     # characters in one scalar
+MAX_DEPTH = 1000  # nested collections
+MAX_SCALAR = 8 * 1024 * 1024  # characters in one scalar
 MAX_ALIAS_EXPANSION = 1_000_000  # nodes a document would have with its aliases expanded
 
-_STANDARD_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in (
-    "str", "int", "float", "bool", "null", "map", "seq", "binary", "timestamp", "merge"))
+_STANDARD_TAGS = frozenset(
+    f"tag:yaml.org,2002:{t}"
+    for t in ("str", "int", "float", "bool", "null", "map", "seq", "binary", "timestamp", "merge")
+)
 
 
 class _Backend:
     """Event classes of one parser library, and how to run it."""
 
-    def __init__(self, name: str, run: Callable[[str], Any], module: Any,
-                 error: type[BaseException], reader_error: type[BaseException]) -> None:
+    def __init__(
+        self,
+        name: str,
+        run: Callable[[str], Any],
+        module: Any,
+        error: type[BaseException],
+        reader_error: type[BaseException],
+    ) -> None:
         self.name = name
         self.run = run  # text -> a zero-argument callable returning the next event or None
         self.error = error
@@ -44,8 +52,14 @@ class _Backend:
         self.mend = module.MappingEndEvent
         self.send = module.SequenceEndEvent
         self.alias = module.AliasEvent
-        self.framing = frozenset((module.StreamStartEvent, module.StreamEndEvent,
-                                  module.DocumentStartEvent, module.DocumentEndEvent))
+        self.framing = frozenset(
+            (
+                module.StreamStartEvent,
+                module.StreamEndEvent,
+                module.DocumentStartEvent,
+                module.DocumentEndEvent,
+            )
+        )
 
 
 _BACKENDS: dict[str, _Backend] = {}
@@ -55,6 +69,7 @@ def _fast_backend() -> _Backend | None:
     try:
         import yaml
         from yaml import events
+
         loader_cls = yaml.CSafeLoader
     except (ImportError, AttributeError):  # PyYAML without libyaml
         return None
@@ -112,8 +127,9 @@ def parse_chunk(text: str, base: int, be: _Backend) -> Roots:
         context = getattr(exc, "context", None)
         msg = f"YAML syntax error: {problem}" + (f" ({context})" if context else "")
         index = mark.index if mark is not None else 0
-        tab = "; YAML does not allow tabs for indentation" if text[index:index + 1] == "\t" \
-            else ""
+        tab = (
+            "; YAML does not allow tabs for indentation" if text[index : index + 1] == "\t" else ""
+        )
         # parsers quote what they found ("found undefined alias 'x'"): never in a Secret
         public = _QUOTED.sub("'…'", msg)
         raise NodeError(msg + tab, base + index, public=public + tab) from None
@@ -121,19 +137,25 @@ def parse_chunk(text: str, base: int, be: _Backend) -> Roots:
         bad = _NON_PRINTABLE.search(text)
         index = bad.start() if bad else 0
         char = f"U+{ord(bad.group()):04X}" if bad else "a character"
-        raise NodeError(f"control character {char} is not allowed in YAML; remove it, or "
-                        "write it as an escape in a double-quoted string", base + index) from None
+        raise NodeError(
+            f"control character {char} is not allowed in YAML; remove it, or "
+            "write it as an escape in a double-quoted string",
+            base + index,
+        ) from None
 
 
 # What YAML 1.1 (5.1) allows in a stream; libyaml and ruamel refuse the rest.
 _NON_PRINTABLE = re.compile(
-    "[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
+    "[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
+)
 
 
 def _check_tag(tag: str, offset: int) -> None:
     if tag not in _STANDARD_TAGS:
-        then = ("Kubernetes cannot tell what it means and neither can cmhash (an unrendered "
-                "placeholder?); render the value first")
+        then = (
+            "Kubernetes cannot tell what it means and neither can cmhash (an unrendered "
+            "placeholder?); render the value first"
+        )
         raise NodeError(f"unknown tag '{tag}': {then}", offset, public=f"unknown tag: {then}")
 
 
@@ -144,7 +166,13 @@ def _build(next_event: Callable[[], Any], base: int, be: _Backend) -> Roots:
     aliases = 0
     append = roots.append  # where the next node goes: the open collection, or the roots
     scalar_cls, mstart, sstart, mend, send, alias_cls = (
-        be.scalar, be.mstart, be.sstart, be.mend, be.send, be.alias)
+        be.scalar,
+        be.mstart,
+        be.sstart,
+        be.mend,
+        be.send,
+        be.alias,
+    )
     while True:
         ev = next_event()
         if ev is None:
@@ -158,11 +186,20 @@ def _build(next_event: Callable[[], Any], base: int, be: _Backend) -> Roots:
                 else:
                     _check_tag(tag, base + ev.start_mark.index)
             if len(value) > MAX_SCALAR:
-                raise NodeError(f"a scalar of {len(value)} characters is over the limit of "
-                                f"{MAX_SCALAR} (Kubernetes objects are at most 1.5 MiB)",
-                                base + ev.start_mark.index)
-            node = Node(SCALAR, base + ev.start_mark.index, base + ev.end_mark.index,
-                        value, ev.style or None, tag, anchor)
+                raise NodeError(
+                    f"a scalar of {len(value)} characters is over the limit of "
+                    f"{MAX_SCALAR} (Kubernetes objects are at most 1.5 MiB)",
+                    base + ev.start_mark.index,
+                )
+            node = Node(
+                SCALAR,
+                base + ev.start_mark.index,
+                base + ev.end_mark.index,
+                value,
+                ev.style or None,
+                tag,
+                anchor,
+            )
             if anchor is not None:
                 anchors[anchor] = node
             append(node)
@@ -173,8 +210,15 @@ def _build(next_event: Callable[[], Any], base: int, be: _Backend) -> Roots:
                     tag = None
                 else:
                     _check_tag(tag, base + ev.start_mark.index)
-            node = Node(MAP if cls is mstart else SEQ, base + ev.start_mark.index, -1,
-                        None, bool(ev.flow_style), tag, anchor)
+            node = Node(
+                MAP if cls is mstart else SEQ,
+                base + ev.start_mark.index,
+                -1,
+                None,
+                bool(ev.flow_style),
+                tag,
+                anchor,
+            )
             if anchor is not None:
                 anchors[anchor] = node
             append(node)
@@ -186,17 +230,29 @@ def _build(next_event: Callable[[], Any], base: int, be: _Backend) -> Roots:
         elif cls is mend or cls is send:
             node, children = stack.pop()
             node.end = base + ev.end_mark.index
-            node.value = (list(zip(children[0::2], children[1::2], strict=True))
-                          if node.kind == MAP
-                          else children)
+            node.value = (
+                list(zip(children[0::2], children[1::2], strict=True))
+                if node.kind == MAP
+                else children
+            )
             append = stack[-1][1].append if stack else roots.append
         elif cls is alias_cls:
             target = anchors.get(ev.anchor)
             if target is None:
-                raise NodeError(f"undefined alias '*{ev.anchor}'", base + ev.start_mark.index,
-                                public="undefined alias")
-            alias = Node(ALIAS, base + ev.start_mark.index, base + ev.end_mark.index,
-                         target, None, None, ev.anchor)
+                raise NodeError(
+                    f"undefined alias '*{ev.anchor}'",
+                    base + ev.start_mark.index,
+                    public="undefined alias",
+                )
+            alias = Node(
+                ALIAS,
+                base + ev.start_mark.index,
+                base + ev.end_mark.index,
+                target,
+                None,
+                None,
+                ev.anchor,
+            )
             append(alias)
             roots.aliased.append((target, alias))
             aliases += 1
@@ -220,12 +276,14 @@ def _check_expansion(root: Node) -> None:
             if node.kind == ALIAS:
                 memo[key] = memo[id(node.value)]
                 continue
-            children = (node.value if node.kind == SEQ
-                        else [x for pair in node.value for x in pair])
+            children = node.value if node.kind == SEQ else [x for pair in node.value for x in pair]
             total = 1 + sum(memo[id(c)] for c in children)
             if total > MAX_ALIAS_EXPANSION:
-                raise NodeError(f"aliases expand this node to more than {MAX_ALIAS_EXPANSION} "
-                                "nodes (an alias bomb?)", node.start)
+                raise NodeError(
+                    f"aliases expand this node to more than {MAX_ALIAS_EXPANSION} "
+                    "nodes (an alias bomb?)",
+                    node.start,
+                )
             memo[key] = total
             continue
         if key in memo:
@@ -240,10 +298,12 @@ def _check_expansion(root: Node) -> None:
         if node.kind == ALIAS:
             target = node.value
             if id(target) in active:
-                raise NodeError(f"recursive alias '*{node.anchor}': a node contains itself",
-                                node.start, public="recursive alias: a node contains itself")
+                raise NodeError(
+                    f"recursive alias '*{node.anchor}': a node contains itself",
+                    node.start,
+                    public="recursive alias: a node contains itself",
+                )
             todo.append((target, False))
         else:
-            children = (node.value if node.kind == SEQ
-                        else [x for pair in node.value for x in pair])
+            children = node.value if node.kind == SEQ else [x for pair in node.value for x in pair]
             todo.extend((c, False) for c in children)

@@ -90,9 +90,14 @@ def _worker_init() -> None:
     reset_in_child()
 
 
-def analyze_parallel(sources: list[SourceText], table: KindTable, settings: Settings,
-                     work: list[Work], n: int, advance: Callable[[int, int], None]
-                     ) -> Iterator[BatchResult]:
+def analyze_parallel(
+    sources: list[SourceText],
+    table: KindTable,
+    settings: Settings,
+    work: list[Work],
+    n: int,
+    advance: Callable[[int, int], None],
+) -> Iterator[BatchResult]:
     """Results of ``n`` workers over ``work``, batch by batch in input order; ``advance``
     (bytes, documents) after each."""
     global _WORK

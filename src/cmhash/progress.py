@@ -30,8 +30,9 @@ def wanted(*, quiet: bool) -> bool:
 class Progress:
     """``advance(bytes, documents)`` after each piece of work; ``close()`` at the end."""
 
-    def __init__(self, total_bytes: int, total_docs: int | None, workers: int,
-                 enabled: bool) -> None:
+    def __init__(
+        self, total_bytes: int, total_docs: int | None, workers: int, enabled: bool
+    ) -> None:
         self.total_bytes = max(total_bytes, 1)
         self.total_docs = total_docs
         self.workers = workers
@@ -66,9 +67,15 @@ class Progress:
         def detail(_: Any) -> str:
             return f"{self.done_docs:,}{docs} documents{workers}"
 
-        self._bar = click.progressbar(length=self.total_bytes, label="cmhash: analyzing",
-                                      file=sys.stderr, show_eta=True, show_percent=True,
-                                      item_show_func=detail, width=24)
+        self._bar = click.progressbar(
+            length=self.total_bytes,
+            label="cmhash: analyzing",
+            file=sys.stderr,
+            show_eta=True,
+            show_percent=True,
+            item_show_func=detail,
+            width=24,
+        )
         self._bar.__enter__()
 
     def close(self) -> None:

@@ -19,11 +19,11 @@ CONTAINER_LISTS = ("initContainers", "containers")
 
 
 class Site(NamedTuple):
-    path: tuple[str, ...]     # from a container (or the pod spec); "*" = every list item
-    target: str               # "ConfigMap" | "Secret"
+    path: tuple[str, ...]  # from a container (or the pod spec); "*" = every list item
+    target: str  # "ConfigMap" | "Secret"
     how: str  # env | envFrom | volume | projected | csi | volume-plugin | imagePullSecret
     name_field: str = "name"
-    key_field: str | None = None    # one named key
+    key_field: str | None = None  # one named key
     items_field: str | None = None  # a list of {key: ...}
     optional_field: str | None = "optional"
 
@@ -37,28 +37,41 @@ CONTAINER_SITES: tuple[Site, ...] = (
 
 POD_SITES: tuple[Site, ...] = (
     Site(("volumes", "*", "configMap"), "ConfigMap", "volume", items_field="items"),
-    Site(("volumes", "*", "secret"), "Secret", "volume", name_field="secretName",
-         items_field="items"),
-    Site(("volumes", "*", "projected", "sources", "*", "configMap"), "ConfigMap", "projected",
-         items_field="items"),
-    Site(("volumes", "*", "projected", "sources", "*", "secret"), "Secret", "projected",
-         items_field="items"),
+    Site(
+        ("volumes", "*", "secret"), "Secret", "volume", name_field="secretName", items_field="items"
+    ),
+    Site(
+        ("volumes", "*", "projected", "sources", "*", "configMap"),
+        "ConfigMap",
+        "projected",
+        items_field="items",
+    ),
+    Site(
+        ("volumes", "*", "projected", "sources", "*", "secret"),
+        "Secret",
+        "projected",
+        items_field="items",
+    ),
     # read when the volume is mounted (credentials for the driver), never by the app;
     # a missing one still keeps the pod from starting
-    Site(("volumes", "*", "csi", "nodePublishSecretRef"), "Secret", "csi",
-         optional_field=None),
-    *(Site(("volumes", "*", plugin, "secretRef"), "Secret", "volume-plugin",
-           optional_field=None)
-      for plugin in ("cephfs", "rbd", "iscsi", "flexVolume", "scaleIO", "storageos")),
-    Site(("volumes", "*", "azureFile"), "Secret", "volume-plugin", name_field="secretName",
-         optional_field=None),
+    Site(("volumes", "*", "csi", "nodePublishSecretRef"), "Secret", "csi", optional_field=None),
+    *(
+        Site(("volumes", "*", plugin, "secretRef"), "Secret", "volume-plugin", optional_field=None)
+        for plugin in ("cephfs", "rbd", "iscsi", "flexVolume", "scaleIO", "storageos")
+    ),
+    Site(
+        ("volumes", "*", "azureFile"),
+        "Secret",
+        "volume-plugin",
+        name_field="secretName",
+        optional_field=None,
+    ),
 )
 
 # the sites whose files a container reads (what a subPath mount can freeze)
 FILE_SITES = frozenset(("volume", "projected"))
 
-IMAGE_PULL_SITE = Site(("imagePullSecrets", "*"), "Secret", "imagePullSecret",
-                       optional_field=None)
+IMAGE_PULL_SITE = Site(("imagePullSecrets", "*"), "Secret", "imagePullSecret", optional_field=None)
 
 
 class Reference(NamedTuple):
@@ -67,8 +80,8 @@ class Reference(NamedTuple):
     keys: tuple[str, ...] | None  # sorted, unique; None: the whole object
     optional: bool
     how: str
-    field: str      # e.g. spec.template.spec.containers[0].env[2].valueFrom.configMapKeyRef
-    offset: int     # where the reference is written
+    field: str  # e.g. spec.template.spec.containers[0].env[2].valueFrom.configMapKeyRef
+    offset: int  # where the reference is written
     container: str | None = None
 
 
@@ -97,8 +110,7 @@ def _text(node: Node, name: str, field: str) -> str | None:
     return value
 
 
-def _site_refs(site: Site, base: Node | None, field: str,
-               container: str | None) -> list[Reference]:
+def _site_refs(site: Site, base: Node | None, field: str, container: str | None) -> list[Reference]:
     refs = []
     for node, f in _walk(base, site.path, field):
         name = _text(node, site.name_field, f) if node.kind == "map" else None
@@ -117,13 +129,24 @@ def _site_refs(site: Site, base: Node | None, field: str,
             optional = bool_field(node, site.optional_field, f"{f}.")
         # interned: the same field paths and container names repeat in every workload, and
         # a big run keeps tens of thousands of references until the reduce stage
-        refs.append(Reference(site.target, name, keys, optional, site.how, sys.intern(f),
-                              node.start, container and sys.intern(container)))
+        refs.append(
+            Reference(
+                site.target,
+                name,
+                keys,
+                optional,
+                site.how,
+                sys.intern(f),
+                node.start,
+                container and sys.intern(container),
+            )
+        )
     return refs
 
 
-def find_references(pod_spec: Node | None, field: str, *,
-                    image_pull_secrets: bool = False) -> list[Reference]:
+def find_references(
+    pod_spec: Node | None, field: str, *, image_pull_secrets: bool = False
+) -> list[Reference]:
     """Every ConfigMap/Secret reference of one PodSpec, in document order of sites."""
     refs: list[Reference] = []
     for list_name in CONTAINER_LISTS:
@@ -185,8 +208,14 @@ def find_subpath_mounts(pod_spec: Node | None, field: str) -> list[SubPathMount]
                     continue
                 if not (scalar(get(m, "subPath")) or scalar(get(m, "subPathExpr"))):
                     continue
-                mounts.append(SubPathMount(cname, vname, volumes[vname],
-                                           scalar(get(m, "mountPath")),
-                                           f"{field}.{list_name}[{i}].volumeMounts[{j}]",
-                                           m.start))
+                mounts.append(
+                    SubPathMount(
+                        cname,
+                        vname,
+                        volumes[vname],
+                        scalar(get(m, "mountPath")),
+                        f"{field}.{list_name}[{i}].volumeMounts[{j}]",
+                        m.start,
+                    )
+                )
     return mounts

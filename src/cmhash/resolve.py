@@ -30,20 +30,32 @@ class OptIn(NamedTuple):
 
 
 OPT_IN: dict[Policy, OptIn] = {
-    Policy.JOB: OptIn(lambda s: s.jobs, SkipReason.JOB, Code.JOB_NOT_ANNOTATED,
-                      "uses in-stream config but is not annotated: a Job's pod template is "
-                      "immutable and kubectl apply would fail (--jobs to opt in)"),
-    Policy.POD: OptIn(lambda s: s.pods, SkipReason.POD, Code.POD_NOT_ANNOTATED,
-                      "uses in-stream config; a bare Pod is not annotated because an annotation "
-                      "does not restart it (--pods to opt in)"),
+    Policy.JOB: OptIn(
+        lambda s: s.jobs,
+        SkipReason.JOB,
+        Code.JOB_NOT_ANNOTATED,
+        "uses in-stream config but is not annotated: a Job's pod template is "
+        "immutable and kubectl apply would fail (--jobs to opt in)",
+    ),
+    Policy.POD: OptIn(
+        lambda s: s.pods,
+        SkipReason.POD,
+        Code.POD_NOT_ANNOTATED,
+        "uses in-stream config; a bare Pod is not annotated because an annotation "
+        "does not restart it (--pods to opt in)",
+    ),
 }
 
 # skip reasons that come with a finding: code, message after the workload's label
 SKIP_FINDINGS: dict[SkipReason, tuple[Code, str]] = {
-    SkipReason.WORKLOAD_REF: (Code.WORKLOAD_REF, "uses spec.workloadRef: annotate the "
-                                                 "Deployment it references instead"),
-    SkipReason.NO_TEMPLATE: (Code.NO_TEMPLATE, "has no pod template (a patch or a partial "
-                                               "manifest?); not annotated"),
+    SkipReason.WORKLOAD_REF: (
+        Code.WORKLOAD_REF,
+        "uses spec.workloadRef: annotate the Deployment it references instead",
+    ),
+    SkipReason.NO_TEMPLATE: (
+        Code.NO_TEMPLATE,
+        "has no pod template (a patch or a partial manifest?); not annotated",
+    ),
 }
 
 
@@ -81,8 +93,7 @@ class WorkloadPlan:
         return ResourceId.config(ref.target_kind, self.namespace, ref.name)
 
 
-def _missing(plan: WorkloadPlan, ref: Reference, index: ConfigIndex,
-             settings: Settings) -> Finding:
+def _missing(plan: WorkloadPlan, ref: Reference, index: ConfigIndex, settings: Settings) -> Finding:
     level = Level.ERROR if settings.strict else None
     ns = plan.namespace
     others = index.other_namespaces(ref.target_kind, ref.name, ns)
@@ -91,23 +102,37 @@ def _missing(plan: WorkloadPlan, ref: Reference, index: ConfigIndex,
         here = f"namespace {ns!r}" if ns else "no namespace"
         named = sorted(o for o in others if o)
         hint = f"--namespace {ns}" if ns else f"--namespace {named[0]}"
-        return finding(plan.source, ref.offset, Code.NAMESPACE_MISMATCH,
-                       f"{plan.label} ({here}) references {ref.target_kind} {ref.name!r}, which "
-                       f"the input only has with namespace {where}; references never cross "
-                       f"namespaces: pass {hint} if they land in the same one",
-                       level=level, about=plan.info.about, field=ref.field)
-    return finding(plan.source, ref.offset, Code.MISSING_REFERENCE,
-                   f"{plan.label} references {ref.target_kind} {ref.name!r}, which is not in "
-                   "the input (add it, mark the reference optional, or ignore this if it "
-                   "lives elsewhere)", level=level, about=plan.info.about, field=ref.field)
+        return finding(
+            plan.source,
+            ref.offset,
+            Code.NAMESPACE_MISMATCH,
+            f"{plan.label} ({here}) references {ref.target_kind} {ref.name!r}, which "
+            f"the input only has with namespace {where}; references never cross "
+            f"namespaces: pass {hint} if they land in the same one",
+            level=level,
+            about=plan.info.about,
+            field=ref.field,
+        )
+    return finding(
+        plan.source,
+        ref.offset,
+        Code.MISSING_REFERENCE,
+        f"{plan.label} references {ref.target_kind} {ref.name!r}, which is not in "
+        "the input (add it, mark the reference optional, or ignore this if it "
+        "lives elsewhere)",
+        level=level,
+        about=plan.info.about,
+        field=ref.field,
+    )
 
 
 def _keyset(ref: Reference) -> frozenset[str] | None:
     return None if ref.keys is None else frozenset(ref.keys)
 
 
-def _resolve(plan: WorkloadPlan, index: ConfigIndex, settings: Settings,
-             findings: list[Finding]) -> list[Use]:
+def _resolve(
+    plan: WorkloadPlan, index: ConfigIndex, settings: Settings, findings: list[Finding]
+) -> list[Use]:
     uses = []
     for ref in plan.info.refs:
         if settings.exclude_secrets and ref.target_kind == "Secret":
@@ -127,11 +152,17 @@ def _resolve(plan: WorkloadPlan, index: ConfigIndex, settings: Settings,
         plan.resolved.append(Resolved(ref, entry, missing))
         uses.append(Use(ref.target_kind, ref.name, content, _keyset(ref)))
         if missing and not ref.optional:
-            findings.append(finding(
-                plan.source, ref.offset, Code.MISSING_KEY,
-                f"{plan.label} uses key {', '.join(sorted(missing))} of {ref.target_kind} "
-                f"{ref.name!r}, which does not have it (the pod would not start)",
-                about=plan.info.about, field=ref.field))
+            findings.append(
+                finding(
+                    plan.source,
+                    ref.offset,
+                    Code.MISSING_KEY,
+                    f"{plan.label} uses key {', '.join(sorted(missing))} of {ref.target_kind} "
+                    f"{ref.name!r}, which does not have it (the pod would not start)",
+                    about=plan.info.about,
+                    field=ref.field,
+                )
+            )
     return uses
 
 
@@ -149,8 +180,13 @@ def _written_by_cmhash(src: SourceText, info: WorkloadInfo) -> bool:
     return not is_helm_source(src)
 
 
-def plan_workload(src: SourceText, info: WorkloadInfo, index: ConfigIndex, settings: Settings,
-                  findings: list[Finding]) -> WorkloadPlan:
+def plan_workload(
+    src: SourceText,
+    info: WorkloadInfo,
+    index: ConfigIndex,
+    settings: Settings,
+    findings: list[Finding],
+) -> WorkloadPlan:
     plan = _plan(src, info, index, settings, findings)
     findings.extend(_subpath_finding(plan, mount, index) for mount in info.subpaths)
     return plan
@@ -162,31 +198,43 @@ def _subpath_finding(plan: WorkloadPlan, mount: SubPathMount, index: ConfigIndex
     who = f" (container {mount.container})" if mount.container else ""
     seen = [index.get(ResourceId.config(k, plan.namespace, n)) for k, n in mount.targets]
     if not any(e is not None and not e.info.skipped for e in seen):
-        then = ("cmhash cannot see it in the input, so restart the pods yourself when it "
-                "changes")
+        then = "cmhash cannot see it in the input, so restart the pods yourself when it changes"
     elif plan.skip is None and plan.value is not None:
-        then = ("the checksum annotation restarts the pods when it changes" if
-                not plan.info.no_restart else
-                "the checksum annotation changes with it, but this workload does not replace "
-                "its pods on its own")
+        then = (
+            "the checksum annotation restarts the pods when it changes"
+            if not plan.info.no_restart
+            else "the checksum annotation changes with it, but this workload does not replace "
+            "its pods on its own"
+        )
     else:
         then = "cmhash does not restart this workload (see its other findings)"
-    return finding(plan.source, mount.offset, Code.SUBPATH_MOUNT,
-                   f"{plan.label} mounts {objs}{where}{who} with subPath: such a file is never "
-                   f"updated in place, only a new pod sees changes; {then}",
-                   about=plan.info.about, field=mount.field)
+    return finding(
+        plan.source,
+        mount.offset,
+        Code.SUBPATH_MOUNT,
+        f"{plan.label} mounts {objs}{where}{who} with subPath: such a file is never "
+        f"updated in place, only a new pod sees changes; {then}",
+        about=plan.info.about,
+        field=mount.field,
+    )
 
 
-def _plan(src: SourceText, info: WorkloadInfo, index: ConfigIndex, settings: Settings,
-          findings: list[Finding]) -> WorkloadPlan:
+def _plan(
+    src: SourceText,
+    info: WorkloadInfo,
+    index: ConfigIndex,
+    settings: Settings,
+    findings: list[Finding],
+) -> WorkloadPlan:
     plan = WorkloadPlan(src, info, info.namespace or settings.namespace or "", skip=info.skip)
     if info.skip is not None:
         about = SKIP_FINDINGS.get(info.skip)
         if about is not None:
-            findings.append(finding(src, info.offset, about[0], f"{info.label} {about[1]}",
-                                    about=info.about))
+            findings.append(
+                finding(src, info.offset, about[0], f"{info.label} {about[1]}", about=info.about)
+            )
         _resolve(plan, index, settings, [])  # opted out: no findings, but explain and
-        return plan                          # report show what it uses
+        return plan  # report show what it uses
     uses = _resolve(plan, index, settings, findings)
     if plan.in_stream:
         plan.value = digest(uses, settings.secret_key)
@@ -195,36 +243,57 @@ def _plan(src: SourceText, info: WorkloadInfo, index: ConfigIndex, settings: Set
     if gate is not None and not info.generated and not gate.enabled(settings):
         plan.skip = gate.skip
         if plan.in_stream:
-            findings.append(finding(src, info.offset, gate.code, f"{info.label} {gate.message}",
-                                    about=info.about))
+            findings.append(
+                finding(
+                    src, info.offset, gate.code, f"{info.label} {gate.message}", about=info.about
+                )
+            )
         return plan
     if plan.value is None:
         if info.current is not None:
-            findings.append(finding(
-                src, info.offset, Code.STALE_ANNOTATION,
-                f"{info.label} carries {settings.annotation_key} but uses no in-stream "
-                "ConfigMap/Secret; left untouched", about=info.about))
+            findings.append(
+                finding(
+                    src,
+                    info.offset,
+                    Code.STALE_ANNOTATION,
+                    f"{info.label} carries {settings.annotation_key} but uses no in-stream "
+                    "ConfigMap/Secret; left untouched",
+                    about=info.about,
+                )
+            )
         return plan
     _finish(plan, plan.value, settings, findings)
     return plan
 
 
-def _finish(plan: WorkloadPlan, value: str, settings: Settings,
-            findings: list[Finding]) -> None:
+def _finish(plan: WorkloadPlan, value: str, settings: Settings, findings: list[Finding]) -> None:
     """A workload that gets the annotation: its last findings and its final edit."""
     info, src = plan.info, plan.source
     if info.no_restart:
-        findings.append(finding(src, info.offset, Code.NO_RESTART,
-                                f"{info.label}: {info.no_restart}", about=info.about))
+        findings.append(
+            finding(
+                src,
+                info.offset,
+                Code.NO_RESTART,
+                f"{info.label}: {info.no_restart}",
+                about=info.about,
+            )
+        )
     if info.current == value and info.current_style is not None:
         return
     if info.current is not None and not _written_by_cmhash(src, info):
-        findings.append(finding(
-            src, info.offset, Code.REPLACED_ANNOTATION,
-            f"{info.label}: replaced a {settings.annotation_key} value cmhash did not write "
-            "(the chart's own checksum?); whatever it covered beyond the ConfigMaps/Secrets "
-            "the pod spec references is no longer covered: give cmhash another key "
-            "(--annotation-key) to keep both", about=info.about))
+        findings.append(
+            finding(
+                src,
+                info.offset,
+                Code.REPLACED_ANNOTATION,
+                f"{info.label}: replaced a {settings.annotation_key} value cmhash did not write "
+                "(the chart's own checksum?); whatever it covered beyond the ConfigMaps/Secrets "
+                "the pod spec references is no longer covered: give cmhash another key "
+                "(--annotation-key) to keep both",
+                about=info.about,
+            )
+        )
     if info.edit_error is not None:
         raise src.error(info.edit_error.message, info.edit_error.offset)
     assert info.edit is not None

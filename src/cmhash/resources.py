@@ -16,6 +16,7 @@ SKIP_ANNOTATION = "cmhash.io/skip"
 ENABLED_ANNOTATION = "cmhash.io/enabled"
 _BOOL_TAG = "tag:yaml.org,2002:bool"
 
+
 def bool_field(parent: Node | None, key: str, where: str) -> bool:
     """A boolean field (``optional``, ``paused``, ``immutable``) read as Kubernetes reads
     it: go-yaml's boolean spellings (``yes``, ``on``, ``True``...); absent or null is
@@ -27,8 +28,10 @@ def bool_field(parent: Node | None, key: str, where: str) -> bool:
         value = plain_bool(node.value)
         if value is not None:
             return value
-    raise NodeError(f"'{where}{key}' must be true or false (unquoted); Kubernetes refuses "
-                    "anything else here", node.start)
+    raise NodeError(
+        f"'{where}{key}' must be true or false (unquoted); Kubernetes refuses anything else here",
+        node.start,
+    )
 
 
 class Resource(NamedTuple):
@@ -38,7 +41,7 @@ class Resource(NamedTuple):
     kind: str
     name: str | None
     namespace: str | None  # as written
-    doc: int               # index of the document chunk in its source
+    doc: int  # index of the document chunk in its source
     generate_name: str | None = None  # metadata.generateName, when there is no name
 
     @property
@@ -103,8 +106,18 @@ def resources_of(source: SourceText, doc: int, root: Node) -> list[Resource]:
         if not name:
             generate_name = str_field(meta, "generateName") or None
     # interned: a big stream repeats these in every object, and summaries outlive the parse
-    return [Resource(source, root_d, sys.intern(api_version), sys.intern(kind), name,
-                     namespace and sys.intern(namespace), doc, generate_name)]
+    return [
+        Resource(
+            source,
+            root_d,
+            sys.intern(api_version),
+            sys.intern(kind),
+            name,
+            namespace and sys.intern(namespace),
+            doc,
+            generate_name,
+        )
+    ]
 
 
 def document_resources(source: SourceText, doc: int, roots: list[Node]) -> list[Resource]:
@@ -112,8 +125,9 @@ def document_resources(source: SourceText, doc: int, roots: list[Node]) -> list[
     return [r for root in roots for r in resources_of(source, doc, root)]
 
 
-def pod_template(res: Resource, kind: WorkloadKind, *, owned: bool = False
-                 ) -> tuple[Node | None, Node | None]:
+def pod_template(
+    res: Resource, kind: WorkloadKind, *, owned: bool = False
+) -> tuple[Node | None, Node | None]:
     """The pod template of a workload (the object itself for a bare Pod) and the key node
     it hangs under (None at the document root); (None, None) when it has none.
 
@@ -129,14 +143,18 @@ def pod_template(res: Resource, kind: WorkloadKind, *, owned: bool = False
             continue
         pair = own(node, step)
         if pair is None:
-            raise NodeError(f"cannot annotate {res.label}: '{step}' comes from a '<<' merge; "
-                            "write it out in full", node.start)
+            raise NodeError(
+                f"cannot annotate {res.label}: '{step}' comes from a '<<' merge; "
+                "write it out in full",
+                node.start,
+            )
         key, raw = pair
         if raw.kind == ALIAS:
-            raise NodeError(f"cannot annotate {res.label}: '{step}' is an alias "
-                            f"(*{raw.anchor}); expand it", raw.start,
-                            public=f"cannot annotate {res.label}: '{step}' is an alias; "
-                                   "expand it")
+            raise NodeError(
+                f"cannot annotate {res.label}: '{step}' is an alias (*{raw.anchor}); expand it",
+                raw.start,
+                public=f"cannot annotate {res.label}: '{step}' is an alias; expand it",
+            )
         node = raw
     return (node, key) if node.kind == MAP else (None, None)
 

@@ -26,8 +26,10 @@ def validate_annotation_key(key: str) -> str | None:
     if slash and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix.lower())):
         return f"prefix {prefix!r} is not a DNS subdomain (lower-case, dots, dashes; <= 253)"
     if not name or len(name) > 63 or not _NAME.match(name):
-        return (f"name {name!r} must be 1-63 characters of [A-Za-z0-9-_.], "
-                "starting and ending with a letter or digit")
+        return (
+            f"name {name!r} must be 1-63 characters of [A-Za-z0-9-_.], "
+            "starting and ending with a letter or digit"
+        )
     return None
 
 
@@ -55,8 +57,10 @@ class Settings(NamedTuple):
         return self._replace(**{k: v for k, v in overrides.items() if v is not None})
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{k}={'<hidden>' if k == 'secret_key' and v else repr(v)}"
-                          for k, v in zip(self._fields, self, strict=True))
+        shown = ", ".join(
+            f"{k}={'<hidden>' if k == 'secret_key' and v else repr(v)}"
+            for k, v in zip(self._fields, self, strict=True)
+        )
         return f"Settings({shown})"
 
 
@@ -119,11 +123,14 @@ def load_config_file(path: str) -> dict[str, Any]:
 def settings_from_mapping(data: dict[str, Any], base: Settings | None = None) -> Settings:
     """Config-file keys (camelCase, validated by the schema) -> Settings."""
     extra = tuple(
-        WorkloadKind(group=_group(k), kind=k["kind"],
-                     template_path=tuple(p for p in k.get("templatePath", "spec.template")
-                                         .split(".") if p),
-                     policy=Policy.ANNOTATE)
-        for k in data.get("workloadKinds", ()))
+        WorkloadKind(
+            group=_group(k),
+            kind=k["kind"],
+            template_path=tuple(p for p in k.get("templatePath", "spec.template").split(".") if p),
+            policy=Policy.ANNOTATE,
+        )
+        for k in data.get("workloadKinds", ())
+    )
     base = Settings() if base is None else base
     secret_key = None
     env = data.get("secretKeyEnv")
@@ -159,8 +166,7 @@ def secret_key_from_env(var: str) -> bytes:
     return value.encode("utf-8")
 
 
-def layered(options: dict[str, Any], function_config: dict[str, Any] | None = None
-            ) -> Settings:
+def layered(options: dict[str, Any], function_config: dict[str, Any] | None = None) -> Settings:
     """Defaults < config file < a KRM functionConfig < command-line ``options`` (the
     values of the options, by name, None where not given)."""
     settings = Settings()
@@ -172,8 +178,11 @@ def layered(options: dict[str, Any], function_config: dict[str, Any] | None = No
         config_dir = os.path.dirname(os.path.abspath(config_path))
         settings = settings._replace(
             config_file=config_path,
-            paths=tuple(p if os.path.isabs(p) else os.path.relpath(os.path.join(config_dir, p))
-                        for p in settings.paths))
+            paths=tuple(
+                p if os.path.isabs(p) else os.path.relpath(os.path.join(config_dir, p))
+                for p in settings.paths
+            ),
+        )
     if function_config:
         settings = settings_from_mapping(function_config, settings)
     key = options.get("annotation_key")
@@ -183,16 +192,21 @@ def layered(options: dict[str, Any], function_config: dict[str, Any] | None = No
             raise UsageError(f"--annotation-key {key!r}: {problem}")
     secret_env = options.get("secret_key_env")
     settings = settings.merged(
-        annotation_key=key, namespace=options.get("namespace"), strict=options.get("strict"),
-        jobs=options.get("jobs"), pods=options.get("pods"),
+        annotation_key=key,
+        namespace=options.get("namespace"),
+        strict=options.get("strict"),
+        jobs=options.get("jobs"),
+        pods=options.get("pods"),
         image_pull_secrets=options.get("image_pull_secrets"),
         exclude_secrets=options.get("exclude_secrets"),
         secret_key=secret_key_from_env(secret_env) if secret_env else None,
-        parser=options.get("parser"), max_input_bytes=options.get("max_input_bytes"),
+        parser=options.get("parser"),
+        max_input_bytes=options.get("max_input_bytes"),
         workers=options.get("workers"),
         exclude=settings.exclude + tuple(options.get("exclude") or ()) or None,
         verbose=options.get("verbose") or None,
-        quiet=options.get("quiet"))
+        quiet=options.get("quiet"),
+    )
     from cmhash.progress import wanted
 
     return settings._replace(progress=function_config is None and wanted(quiet=settings.quiet))

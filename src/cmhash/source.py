@@ -84,25 +84,36 @@ def decode(path: str, data: bytes, *, max_bytes: int) -> SourceText:
     if len(data) > max_bytes:
         raise InputError(
             f"input is {len(data)} bytes, over the limit of {max_bytes} bytes "
-            "(raise it with --max-input-bytes)", path=display)
+            "(raise it with --max-input-bytes)",
+            path=display,
+        )
     for bom, name in _OTHER_BOMS.items():
         if data.startswith(bom):
-            raise InputError(f"{name} input is not supported; convert the file to UTF-8",
-                             path=display, line=1, column=1)
+            raise InputError(
+                f"{name} input is not supported; convert the file to UTF-8",
+                path=display,
+                line=1,
+                column=1,
+            )
     had_bom = data.startswith(_UTF8_BOM)
     if had_bom:
-        data = data[len(_UTF8_BOM):]
+        data = data[len(_UTF8_BOM) :]
     nul = data.find(b"\x00")
     if nul >= 0:
         line, col = _byte_position(data, nul)
-        raise InputError("NUL byte in input; is this a binary or UTF-16 file?",
-                         path=display, line=line, column=col)
+        raise InputError(
+            "NUL byte in input; is this a binary or UTF-16 file?",
+            path=display,
+            line=line,
+            column=col,
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line, col = _byte_position(data, exc.start)
-        raise InputError("invalid UTF-8; manifests must be UTF-8 text",
-                         path=display, line=line, column=col) from None
+        raise InputError(
+            "invalid UTF-8; manifests must be UTF-8 text", path=display, line=line, column=col
+        ) from None
     return SourceText(path=path, text=text, had_bom=had_bom)
 
 
@@ -119,8 +130,10 @@ def read_limited(stream: BinaryIO, max_bytes: int, display: str) -> bytes:
             return bytes(buf)
         buf += piece
         if len(buf) > max_bytes:
-            raise InputError(f"input is over the limit of {max_bytes} bytes "
-                             "(raise it with --max-input-bytes)", path=display)
+            raise InputError(
+                f"input is over the limit of {max_bytes} bytes (raise it with --max-input-bytes)",
+                path=display,
+            )
 
 
 def read_file(path: str, max_bytes: int) -> bytes:
@@ -128,8 +141,11 @@ def read_file(path: str, max_bytes: int) -> bytes:
         with open(path, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
             if size > max_bytes:
-                raise InputError(f"input is {size} bytes, over the limit of {max_bytes} bytes "
-                                 "(raise it with --max-input-bytes)", path=path)
+                raise InputError(
+                    f"input is {size} bytes, over the limit of {max_bytes} bytes "
+                    "(raise it with --max-input-bytes)",
+                    path=path,
+                )
             return read_limited(fh, max_bytes, path)
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror}", path=path) from None

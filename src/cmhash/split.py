@@ -42,7 +42,7 @@ def split_chunks(text: str) -> list[Chunk]:
         if tok == "%":
             if directive_open:
                 continue  # another directive of the same document (%TAG after %YAML)
-            if prefix_from is not None and only_comments(text[prefix_from:m.start()]):
+            if prefix_from is not None and only_comments(text[prefix_from : m.start()]):
                 cuts.append(m.start())
                 directive_open = True
             else:

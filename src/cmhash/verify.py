@@ -107,9 +107,13 @@ class _Matcher:
         be, ev = self.be, self.ev.take()
         cls = ev.__class__
         if node.kind == SCALAR:
-            if (cls is not be.scalar or ev.value != node.value
-                    or (ev.style is None or ev.style == "") != (node.style is None)
-                    or _tag(ev) != node.tag or ev.anchor != node.anchor):
+            if (
+                cls is not be.scalar
+                or ev.value != node.value
+                or (ev.style is None or ev.style == "") != (node.style is None)
+                or _tag(ev) != node.tag
+                or ev.anchor != node.anchor
+            ):
                 raise _Mismatch("a value changed")
         elif node.kind == ALIAS:
             if cls is not be.alias or ev.anchor != node.anchor:
@@ -146,8 +150,9 @@ class _Matcher:
         ev = self.ev.peek()
         if slot.used or ev is None or ev.__class__ is not self.be.scalar:
             return
-        wanted = {PAIR: slot.key, NEW_ANNOTATIONS: "annotations",
-                  NEW_METADATA: "metadata"}[slot.shape]
+        wanted = {PAIR: slot.key, NEW_ANNOTATIONS: "annotations", NEW_METADATA: "metadata"}[
+            slot.shape
+        ]
         if ev.value != wanted or _tag(ev) is not None or ev.anchor is not None:
             return
         self.ev.take()
@@ -177,32 +182,53 @@ class _Matcher:
 
     def key(self, name: str) -> None:
         ev = self.ev.take()
-        if (ev.__class__ is not self.be.scalar or ev.value != name or _tag(ev) is not None
-                or ev.anchor is not None):
+        if (
+            ev.__class__ is not self.be.scalar
+            or ev.value != name
+            or _tag(ev) is not None
+            or ev.anchor is not None
+        ):
             raise _Mismatch(f"expected the key {name!r}")
 
     def value(self, slot: _Slot) -> None:
         slot.used = True
         ev = self.ev.take()
-        if (ev.__class__ is not self.be.scalar or ev.value != slot.value or ev.style != '"'
-                or _tag(ev) is not None or ev.anchor is not None):
+        if (
+            ev.__class__ is not self.be.scalar
+            or ev.value != slot.value
+            or ev.style != '"'
+            or _tag(ev) is not None
+            or ev.anchor is not None
+        ):
             raise _Mismatch("the annotation does not carry the planned value")
 
 
-def _templates(src: SourceText, doc: int, roots: list[Node],
-               edited: list[tuple[int, WorkloadKind, str]]) -> list[Node | None]:
+def _templates(
+    src: SourceText, doc: int, roots: list[Node], edited: list[tuple[int, WorkloadKind, str]]
+) -> list[Node | None]:
     resources = document_resources(src, doc, roots)
-    return [pod_template(resources[pos], kind)[0] if pos < len(resources) else None
-            for pos, kind, _ in edited]
+    return [
+        pod_template(resources[pos], kind)[0] if pos < len(resources) else None
+        for pos, kind, _ in edited
+    ]
 
 
-def verify_edits(src: SourceText, doc: int, base: int, old_roots: list[Node], new_text: str,
-                 edited: list[tuple[int, WorkloadKind, str]], key: str, be: Any) -> None:
+def verify_edits(
+    src: SourceText,
+    doc: int,
+    base: int,
+    old_roots: list[Node],
+    new_text: str,
+    edited: list[tuple[int, WorkloadKind, str]],
+    key: str,
+    be: Any,
+) -> None:
     """``edited``: (resource position in the document, kind, value written)."""
     slots: dict[int, _Slot] = {}
     skip: set[int] = set()
-    for (_, kind, value), template in zip(edited, _templates(src, doc, old_roots, edited),
-                                          strict=True):
+    for (_, kind, value), template in zip(
+        edited, _templates(src, doc, old_roots, edited), strict=True
+    ):
         if template is None or template.kind != MAP:
             raise NodeError(f"a {kind.kind} pod template is gone", base)
         s, k = _slots(template, key, value)
@@ -220,16 +246,27 @@ def verify_edits(src: SourceText, doc: int, base: int, old_roots: list[Node], ne
     except _Mismatch as exc:
         raise NodeError(f"the document changed beyond the annotation ({exc})", base) from None
     except be.error as exc:
-        raise NodeError(f"the edited document does not parse ({exc})", base,
-                        public="the edited document does not parse") from None
+        raise NodeError(
+            f"the edited document does not parse ({exc})",
+            base,
+            public="the edited document does not parse",
+        ) from None
     finally:
         sys.setrecursionlimit(limit)
     if not all(s.used for s in slots.values()):
         raise NodeError("an annotation is missing after the edit", base)
 
 
-def recheck(src: SourceText, doc: int, base: int, old_text: str, new_text: str,
-            edited: list[tuple[int, WorkloadKind, str]], key: str, parser: str) -> None:
+def recheck(
+    src: SourceText,
+    doc: int,
+    base: int,
+    old_text: str,
+    new_text: str,
+    edited: list[tuple[int, WorkloadKind, str]],
+    key: str,
+    parser: str,
+) -> None:
     """Verify a document again, from its text, when only some of its candidate edits
     were applied: ``edited`` holds (resource offset, kind, value) of those."""
     from cmhash.parse import backend, parse_chunk
@@ -237,8 +274,16 @@ def recheck(src: SourceText, doc: int, base: int, old_text: str, new_text: str,
     be = backend(parser)
     roots = parse_chunk(old_text, base, be)
     position = {r.node.start: i for i, r in enumerate(document_resources(src, doc, roots))}
-    verify_edits(src, doc, base, roots, new_text,
-                 [(position[offset], kind, value) for offset, kind, value in edited], key, be)
+    verify_edits(
+        src,
+        doc,
+        base,
+        roots,
+        new_text,
+        [(position[offset], kind, value) for offset, kind, value in edited],
+        key,
+        be,
+    )
 
 
 def count_check(before: int, after: int, added: int, what: str) -> None:

@@ -44,7 +44,7 @@ class WriteError(InputError):
 @dataclass
 class _Job:
     display: str
-    target: str      # the real file (symlinks resolved)
+    target: str  # the real file (symlinks resolved)
     old: bytes
     new: bytes
     mode: int
@@ -74,8 +74,11 @@ def _check(f: FileResult, roots: Sequence[str]) -> _Job:
     path = f.source.path
     target = os.path.realpath(path)
     if target != os.path.abspath(path) and not _inside(target, roots):
-        raise WriteError(f"is a symlink to {target}, outside the input tree; refusing to "
-                         "write through it (pass the real file instead)", path=path)
+        raise WriteError(
+            f"is a symlink to {target}, outside the input tree; refusing to "
+            "write through it (pass the real file instead)",
+            path=path,
+        )
     try:
         st = os.stat(target)
         if not stat.S_ISREG(st.st_mode):
@@ -83,21 +86,19 @@ def _check(f: FileResult, roots: Sequence[str]) -> _Job:
         with open(target, "rb") as fh:
             current = fh.read()
     except OSError as exc:
-        raise WriteError(f"cannot read back before writing: {exc.strerror}",
-                         path=path) from None
+        raise WriteError(f"cannot read back before writing: {exc.strerror}", path=path) from None
     old = f.source.encode(f.source.text)
     if current != old:
-        raise WriteError("changed on disk while cmhash was running; run it again",
-                         path=path)
-    return _Job(path, target, old, f.source.encode(f.text), stat.S_IMODE(st.st_mode),
-                st.st_uid, st.st_gid)
+        raise WriteError("changed on disk while cmhash was running; run it again", path=path)
+    return _Job(
+        path, target, old, f.source.encode(f.text), stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid
+    )
 
 
 def _stage(target: str, data: bytes, mode: int, uid: int, gid: int) -> str:
     import tempfile  # imported here: a plain run never writes files
 
-    fd, temp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX,
-                                dir=os.path.dirname(target))
+    fd, temp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=os.path.dirname(target))
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -136,8 +137,12 @@ def _fsync_dir(path: str) -> None:
         os.close(fd)
 
 
-def write_files(files: Sequence[FileResult], paths: Sequence[str], *,
-                replace: Callable[[str, str], None] = os.replace) -> None:
+def write_files(
+    files: Sequence[FileResult],
+    paths: Sequence[str],
+    *,
+    replace: Callable[[str, str], None] = os.replace,
+) -> None:
     """Replace every changed file, or none. ``paths``: the input arguments."""
     roots = input_roots(paths)
     jobs = [_check(f, roots) for f in files]
@@ -151,8 +156,9 @@ def write_files(files: Sequence[FileResult], paths: Sequence[str], *,
         _fsync_dir(d)
 
 
-def _commit(jobs: list[_Job], replace: Callable[[str, str], None],
-            check: Callable[[], None]) -> None:
+def _commit(
+    jobs: list[_Job], replace: Callable[[str, str], None], check: Callable[[], None]
+) -> None:
     """Stage every file, then rename each over its target. ``check`` raises when a
     signal waits; it runs between files, never between a rename and its record."""
     for job in jobs:
@@ -160,8 +166,9 @@ def _commit(jobs: list[_Job], replace: Callable[[str, str], None],
         try:
             job.temp = _stage(job.target, job.new, job.mode, job.uid, job.gid)
         except OSError as exc:
-            raise WriteError(f"cannot write: {exc.strerror}; no file was changed",
-                             path=job.display) from None
+            raise WriteError(
+                f"cannot write: {exc.strerror}; no file was changed", path=job.display
+            ) from None
     for job in jobs:
         check()
         # intent first: the roll-back restores a file whose rename may or may not have
@@ -171,8 +178,9 @@ def _commit(jobs: list[_Job], replace: Callable[[str, str], None],
         try:
             replace(job.temp, job.target)  # type: ignore[arg-type]
         except OSError as exc:
-            raise WriteError(f"cannot replace: {exc.strerror}; no file was changed",
-                             path=job.display) from None
+            raise WriteError(
+                f"cannot replace: {exc.strerror}; no file was changed", path=job.display
+            ) from None
         job.temp = None
     check()  # a signal during the last rename: still all or nothing
 
@@ -191,8 +199,10 @@ def _roll_back(jobs: list[_Job], replace: Callable[[str, str], None]) -> None:
                 _unlink(temp)
                 failed.append(job.display)
     if failed:
-        raise WriteError("could not restore after a failed write; these files hold the "
-                         "new content: " + ", ".join(failed))
+        raise WriteError(
+            "could not restore after a failed write; these files hold the "
+            "new content: " + ", ".join(failed)
+        )
 
 
 def write_new_file(path: str, text: str, *, mode: int | None = None) -> None:
@@ -202,8 +212,9 @@ def write_new_file(path: str, text: str, *, mode: int | None = None) -> None:
     target = os.path.abspath(path)
     directory = os.path.dirname(target)
     if not os.path.isdir(directory):
-        raise WriteError(f"cannot write {path}: directory {os.path.dirname(path) or '.'} "
-                         "does not exist")
+        raise WriteError(
+            f"cannot write {path}: directory {os.path.dirname(path) or '.'} does not exist"
+        )
     try:
         if mode is None:
             mode = stat.S_IMODE(os.stat(target).st_mode)

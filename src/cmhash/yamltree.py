@@ -26,8 +26,16 @@ class Node:
 
     __slots__ = ("_dict", "anchor", "end", "kind", "start", "style", "tag", "value")
 
-    def __init__(self, kind: str, start: int, end: int, value: Any, style: Any,
-                 tag: str | None, anchor: str | None) -> None:
+    def __init__(
+        self,
+        kind: str,
+        start: int,
+        end: int,
+        value: Any,
+        style: Any,
+        tag: str | None,
+        anchor: str | None,
+    ) -> None:
         self.kind = kind
         self.start = start
         self.end = end
@@ -42,8 +50,12 @@ class Node:
 
     @property
     def is_null(self) -> bool:
-        return self.kind == SCALAR and self.style is None and self.value in _NULLS and (
-            self.tag is None or self.tag == "tag:yaml.org,2002:null")
+        return (
+            self.kind == SCALAR
+            and self.style is None
+            and self.value in _NULLS
+            and (self.tag is None or self.tag == "tag:yaml.org,2002:null")
+        )
 
 
 def deref(node: Node | None, *, limit: int = 64) -> Node | None:
@@ -81,8 +93,13 @@ def entries(node: Node) -> dict[str, tuple[Node, Node]]:
 
 def _merge_into(merged: dict[str, tuple[Node, Node]], value: Node) -> None:
     target = deref(value)
-    sources = [target] if target is not None and target.kind == MAP else (
-        [deref(x) for x in target.value] if target is not None and target.kind == SEQ else None)
+    sources = (
+        [target]
+        if target is not None and target.kind == MAP
+        else (
+            [deref(x) for x in target.value] if target is not None and target.kind == SEQ else None
+        )
+    )
     if not sources or any(s is None or s.kind != MAP for s in sources):
         raise NodeError("a '<<' merge key needs a mapping or a list of mappings", value.start)
     for src in sources:
@@ -131,8 +148,7 @@ def items(node: Node | None) -> list[Node]:
     return [n for n in (deref(x) for x in node.value) if n is not None]
 
 
-_BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False,
-          "FALSE": False}
+_BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
 _INT = re.compile(r"^[-+]?[0-9]+$")
 
 

@@ -16,12 +16,18 @@ from cmhash.report.render import FORMATS, _code, _md, fails, formatted, render
 if TYPE_CHECKING:
     from cmhash.settings import Settings
 
-__all__ = ["FORMATS", "_code", "_md", "build", "fails", "formatted", "render", "run",
-           "to_mermaid"]
+__all__ = ["FORMATS", "_code", "_md", "build", "fails", "formatted", "render", "run", "to_mermaid"]
 
 
-def run(old: str, new: str, settings: Settings, fmt: str, template_file: str | None,
-        fail_on: str | None, output: str | None) -> int:
+def run(
+    old: str,
+    new: str,
+    settings: Settings,
+    fmt: str,
+    template_file: str | None,
+    fail_on: str | None,
+    output: str | None,
+) -> int:
     """The report command: both sides through the normal pipeline, the report written
     (stdout, or ``output`` atomically); exit 1 with ``fail_on`` findings, else 0."""
     from cmhash import app
@@ -33,10 +39,22 @@ def run(old: str, new: str, settings: Settings, fmt: str, template_file: str | N
         raise UsageError("OLD and NEW cannot both be - (stdin)")
     if template_file is not None and callable(FORMATS[fmt]):
         raise UsageError(f"--template applies to --format markdown or text, not {fmt}")
-    sides = [app.run(select([p], mode=Mode.STREAM, config_paths=(), config_file=None,
-                            excludes=settings.exclude, max_bytes=settings.max_input_bytes
-                            ).sources, settings, keep_plans=True, allow_empty=True)
-             for p in (old, new)]
+    sides = [
+        app.run(
+            select(
+                [p],
+                mode=Mode.STREAM,
+                config_paths=(),
+                config_file=None,
+                excludes=settings.exclude,
+                max_bytes=settings.max_input_bytes,
+            ).sources,
+            settings,
+            keep_plans=True,
+            allow_empty=True,
+        )
+        for p in (old, new)
+    ]
     data = build(sides[0], sides[1], settings.annotation_key)
     text = formatted(data, fmt, template_file)
     if output and output != "-":

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 FORMAT_VERSION = 1
 
+
 class Change(TextEnum):
     ADDED = "added"
     REMOVED = "removed"
@@ -61,27 +62,35 @@ class ConfigChange(NamedTuple):
         return frozenset(self.keys_added + self.keys_removed + self.keys_changed)
 
 
-def _diff_entries(old: Mapping[str, bytes], new: Mapping[str, bytes]
-                  ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+def _diff_entries(
+    old: Mapping[str, bytes], new: Mapping[str, bytes]
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     added = tuple(sorted(k for k in new if k not in old))
     removed = tuple(sorted(k for k in old if k not in new))
     changed = tuple(sorted(k for k in new if k in old and old[k] != new[k]))
     return added, removed, changed
 
 
-def config_changes(old: Mapping[ResourceId, ConfigEntry],
-                   new: Mapping[ResourceId, ConfigEntry]) -> list[ConfigChange]:
+def config_changes(
+    old: Mapping[ResourceId, ConfigEntry], new: Mapping[ResourceId, ConfigEntry]
+) -> list[ConfigChange]:
     out = []
     for key in sorted(set(old) | set(new)):
         o, n = old.get(key), new.get(key)
         if n is None:
             assert o is not None
-            out.append(ConfigChange(key, REMOVED, o, (), tuple(sorted(o.info.content.entries)),
-                                    (), False, None))
+            out.append(
+                ConfigChange(
+                    key, REMOVED, o, (), tuple(sorted(o.info.content.entries)), (), False, None
+                )
+            )
             continue
         if o is None:
-            out.append(ConfigChange(key, ADDED, n, tuple(sorted(n.info.content.entries)), (),
-                                    (), False, None))
+            out.append(
+                ConfigChange(
+                    key, ADDED, n, tuple(sorted(n.info.content.entries)), (), (), False, None
+                )
+            )
             continue
         oc, nc = o.info.content, n.info.content
         added, removed, changed = _diff_entries(oc.entries, nc.entries)
@@ -93,8 +102,9 @@ def config_changes(old: Mapping[ResourceId, ConfigEntry],
         elif o.info.immutable and not n.info.immutable:
             violation = IMMUTABLE_UNSET
         if data_changed or violation:
-            out.append(ConfigChange(key, CHANGED, n, added, removed, changed, type_changed,
-                                    violation))
+            out.append(
+                ConfigChange(key, CHANGED, n, added, removed, changed, type_changed, violation)
+            )
     return out
 
 
@@ -106,14 +116,16 @@ def _applied(plan: WorkloadPlan) -> str | None:
     return plan.info.current
 
 
-def _annotation_cause(plan: WorkloadPlan, before: str | None, after: str | None
-                      ) -> Cause | None:
+def _annotation_cause(plan: WorkloadPlan, before: str | None, after: str | None) -> Cause | None:
     """When the checksum appears or disappears, say why."""
     if after is not None and before is not None:
         return None
     if after is None:
-        why = (f"not annotated: {plan.skip}" if plan.skip is not None
-               else "it uses no ConfigMap/Secret of the input any more")
+        why = (
+            f"not annotated: {plan.skip}"
+            if plan.skip is not None
+            else "it uses no ConfigMap/Secret of the input any more"
+        )
         return Cause(None, None, f"checksum annotation removed ({why})", ())
     return Cause(None, None, "checksum annotation added", ())
 
@@ -144,9 +156,11 @@ class Cause(NamedTuple):
 REFERENCES_CHANGED = Cause(None, None, "references changed", ())
 
 
-def _causes(used: Mapping[ResourceId, frozenset[str] | None],
-            old_used: Mapping[ResourceId, frozenset[str] | None],
-            changes: Mapping[ResourceId, ConfigChange]) -> list[Cause]:
+def _causes(
+    used: Mapping[ResourceId, frozenset[str] | None],
+    old_used: Mapping[ResourceId, frozenset[str] | None],
+    changes: Mapping[ResourceId, ConfigChange],
+) -> list[Cause]:
     causes = []
     for key in sorted(set(used) | set(old_used)):
         kind, name = key.kind, key.name
@@ -155,8 +169,11 @@ def _causes(used: Mapping[ResourceId, frozenset[str] | None],
             continue
         keys = used[key]
         if key not in old_used:
-            causes.append(Cause(kind, name, "newly referenced",
-                                tuple(sorted(keys)) if keys is not None else ()))
+            causes.append(
+                Cause(
+                    kind, name, "newly referenced", tuple(sorted(keys)) if keys is not None else ()
+                )
+            )
             continue
         ch = changes.get(key)
         if ch is None:
@@ -167,8 +184,11 @@ def _causes(used: Mapping[ResourceId, frozenset[str] | None],
     return causes
 
 
-def _unhashed(plan: WorkloadPlan, used: Mapping[ResourceId, frozenset[str] | None],
-              changes: Mapping[ResourceId, ConfigChange]) -> dict[ResourceId, str]:
+def _unhashed(
+    plan: WorkloadPlan,
+    used: Mapping[ResourceId, frozenset[str] | None],
+    changes: Mapping[ResourceId, ConfigChange],
+) -> dict[ResourceId, str]:
     """Changed objects this workload reads whose changes its checksum does not follow:
     opted out (cmhash.io/skip) or, under --exclude-secrets, Secrets."""
     resolved = {plan.target(r.ref): r for r in plan.resolved}
@@ -186,10 +206,11 @@ def _unhashed(plan: WorkloadPlan, used: Mapping[ResourceId, frozenset[str] | Non
 
 # kinds whose pods an annotation never restarts, even when cmhash writes it (--jobs, --pods)
 NEVER_ROLLS: dict[Policy, str] = {
-    Policy.JOB: ("annotated (--jobs), but a Job is never restarted: only a re-created Job "
-                 "runs with the new configuration"),
-    Policy.POD: ("annotated (--pods), but a bare Pod is never restarted: delete and "
-                 "re-create it"),
+    Policy.JOB: (
+        "annotated (--jobs), but a Job is never restarted: only a re-created Job "
+        "runs with the new configuration"
+    ),
+    Policy.POD: ("annotated (--pods), but a bare Pod is never restarted: delete and re-create it"),
 }
 
 
@@ -207,8 +228,16 @@ def _not_rolling_reason(plan: WorkloadPlan, unhashed: Mapping[ResourceId, str]) 
 
 def _fingerprint(f: Finding) -> str:
     """Stable across line moves: what the finding is about, not where it is."""
-    about = "\0".join((f.code, f.path, f.workload or "", f.about(), f.field or "",
-                       "" if (f.resource or f.workload) else f.message))
+    about = "\0".join(
+        (
+            f.code,
+            f.path,
+            f.workload or "",
+            f.about(),
+            f.field or "",
+            "" if (f.resource or f.workload) else f.message,
+        )
+    )
     return sha256(about.encode("utf-8")).hexdigest()[:32]
 
 
@@ -233,12 +262,19 @@ def _immutable_finding(ch: ConfigChange) -> Finding:
     e = ch.entry
     keys = ", ".join(sorted(ch.touched))
     detail = f" (keys {keys})" if keys and ch.immutable_violation == DATA_CHANGED else ""
-    msg = (f"{e.info.kind} {e.info.name!r} is immutable and {ch.immutable_violation}{detail}: "
-           f"kubectl apply will be refused; give it a new name (for example a content-hash "
-           f"suffix) or delete and re-create it")
-    return finding(e.source, e.info.offset, Code.IMMUTABLE_CONFIG, msg,
-                   resource=ResourceId.config(e.info.kind, e.info.namespace or "", e.info.name),
-                   api_version="v1")
+    msg = (
+        f"{e.info.kind} {e.info.name!r} is immutable and {ch.immutable_violation}{detail}: "
+        f"kubectl apply will be refused; give it a new name (for example a content-hash "
+        f"suffix) or delete and re-create it"
+    )
+    return finding(
+        e.source,
+        e.info.offset,
+        Code.IMMUTABLE_CONFIG,
+        msg,
+        resource=ResourceId.config(e.info.kind, e.info.namespace or "", e.info.name),
+        api_version="v1",
+    )
 
 
 def _object(key: ResourceId) -> dict[str, str]:
@@ -249,14 +285,16 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _summary(restart: int, not_restarting: int, configs: list[ConfigChange],
-             errors: int) -> str:
-    parts = [f"{_plural(restart, 'workload')} will restart" if restart
-             else "No workload will restart"]
+def _summary(restart: int, not_restarting: int, configs: list[ConfigChange], errors: int) -> str:
+    parts = [
+        f"{_plural(restart, 'workload')} will restart" if restart else "No workload will restart"
+    ]
     if not_restarting:
         verb = "uses" if not_restarting == 1 else "use"
-        parts.append(f"{_plural(not_restarting, 'workload')} {verb} changed configuration but "
-                     "will not restart")
+        parts.append(
+            f"{_plural(not_restarting, 'workload')} {verb} changed configuration but "
+            "will not restart"
+        )
     counts = {k: sum(1 for c in configs if c.key.kind == k) for k in ("ConfigMap", "Secret")}
     changed = " and ".join(_plural(n, k) for k, n in counts.items() if n)
     parts.append(f"{changed} changed" if changed else "no ConfigMap or Secret changed")
@@ -265,13 +303,16 @@ def _summary(restart: int, not_restarting: int, configs: list[ConfigChange],
     return "; ".join(parts)
 
 
-
-
 Users = dict[ResourceId, list[str]]
 
 
-def _users(plans: Iterable[WorkloadPlan], by_key: Mapping[ResourceId, ConfigChange],
-           users: Users, *, removed_only: bool = False) -> None:
+def _users(
+    plans: Iterable[WorkloadPlan],
+    by_key: Mapping[ResourceId, ConfigChange],
+    users: Users,
+    *,
+    removed_only: bool = False,
+) -> None:
     """Who reads changed keys of each changed object (for a removed one: who did)."""
     for plan in plans:
         for key, keys in _used(plan).items():
@@ -282,35 +323,43 @@ def _users(plans: Iterable[WorkloadPlan], by_key: Mapping[ResourceId, ConfigChan
                 users.setdefault(key, []).append(plan.label)
 
 
-def _compare_workload(plan: WorkloadPlan, prev: WorkloadPlan,
-                      by_key: Mapping[ResourceId, ConfigChange]
-                      ) -> tuple[str, dict[str, Any]] | None:
+def _compare_workload(
+    plan: WorkloadPlan, prev: WorkloadPlan, by_key: Mapping[ResourceId, ConfigChange]
+) -> tuple[str, dict[str, Any]] | None:
     """("restart" | "notRestarting", entry), or None when nothing it uses changed."""
     used = _used(plan)
     unhashed = _unhashed(plan, used, by_key)
     causes = _causes(used, _used(prev), by_key)
     value, before = _applied(plan), _applied(prev)
     # any change of the applied annotation (changed, added or removed) rolls the pods
-    if (value != before and not plan.info.no_restart
-            and plan.info.kind.policy not in NEVER_ROLLS):
-        causes = [c for c in causes
-                  if ResourceId.config(c.kind or "", plan.namespace, c.name or "") not in unhashed]
+    if value != before and not plan.info.no_restart and plan.info.kind.policy not in NEVER_ROLLS:
+        causes = [
+            c
+            for c in causes
+            if ResourceId.config(c.kind or "", plan.namespace, c.name or "") not in unhashed
+        ]
         about = _annotation_cause(plan, before, value)
         if about is not None:
             causes.append(about)
-        return "restart", {**workload_fields(plan),
-                           "causes": [c._asdict() for c in causes or [REFERENCES_CHANGED]]}
+        return "restart", {
+            **workload_fields(plan),
+            "causes": [c._asdict() for c in causes or [REFERENCES_CHANGED]],
+        }
     if not causes:
         return None
     reason = _not_rolling_reason(plan, unhashed)
     if reason is None:  # e.g. only a reference to an absent object changed
         return None
-    return "notRestarting", {**workload_fields(plan), "causes": [c._asdict() for c in causes],
-                             "reason": reason}
+    return "notRestarting", {
+        **workload_fields(plan),
+        "causes": [c._asdict() for c in causes],
+        "reason": reason,
+    }
 
 
-def _workloads(old: RunResult, new: RunResult, by_key: Mapping[ResourceId, ConfigChange]
-               ) -> tuple[dict[str, list[dict[str, Any]]], Users]:
+def _workloads(
+    old: RunResult, new: RunResult, by_key: Mapping[ResourceId, ConfigChange]
+) -> tuple[dict[str, list[dict[str, Any]]], Users]:
     old_plans = {p.id: p for p in old.plans}
     groups: dict[str, list[dict[str, Any]]] = {"restart": [], "notRestarting": []}
     users: Users = {}
@@ -327,57 +376,96 @@ def _workloads(old: RunResult, new: RunResult, by_key: Mapping[ResourceId, Confi
     return groups, users
 
 
-def _findings(old: RunResult, new: RunResult, configs: list[ConfigChange]
-              ) -> tuple[list[dict[str, Any]], dict[Level, int]]:
+def _findings(
+    old: RunResult, new: RunResult, configs: list[ConfigChange]
+) -> tuple[list[dict[str, Any]], dict[Level, int]]:
     """NEW's findings and the immutable-config errors, each marked new when OLD lacked it."""
     found = [*new.findings, *(_immutable_finding(c) for c in configs if c.immutable_violation)]
     found.sort(key=Finding.sort_key)
     known = {_about(f) for f in old.findings}
-    items = [{"file": f.path, "line": f.line, "column": f.column, "level": f.level,
-              "code": f.code, "message": f.message, "new": _about(f) not in known,
-              "fingerprint": fp}
-             for f, fp in zip(found, _fingerprints(found), strict=True)]
+    items = [
+        {
+            "file": f.path,
+            "line": f.line,
+            "column": f.column,
+            "level": f.level,
+            "code": f.code,
+            "message": f.message,
+            "new": _about(f) not in known,
+            "fingerprint": fp,
+        }
+        for f, fp in zip(found, _fingerprints(found), strict=True)
+    ]
     counts = {level: sum(1 for f in found if f.level is level) for level in Level}
     return items, counts
 
 
-def _configs(old: RunResult, new: RunResult, configs: list[ConfigChange], users: Users
-             ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _configs(
+    old: RunResult, new: RunResult, configs: list[ConfigChange], users: Users
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Every changed object, and those no workload picks up."""
     items, unused = [], []
     referenced = {key for p in (*new.plans, *old.plans) for key in _used(p)}
     for c in configs:
         e = c.entry
         who = sorted(set(users.get(c.key, [])))
-        items.append({
-            **_object(c.key), "change": c.change, "file": e.source.display,
-            "line": e.source.position(e.info.offset)[0], "keysAdded": list(c.keys_added),
-            "keysRemoved": list(c.keys_removed), "keysChanged": list(c.keys_changed),
-            "typeChanged": c.type_changed, "immutable": e.info.immutable,
-            "immutableViolation": c.immutable_violation, "usedBy": who})
+        items.append(
+            {
+                **_object(c.key),
+                "change": c.change,
+                "file": e.source.display,
+                "line": e.source.position(e.info.offset)[0],
+                "keysAdded": list(c.keys_added),
+                "keysRemoved": list(c.keys_removed),
+                "keysChanged": list(c.keys_changed),
+                "typeChanged": c.type_changed,
+                "immutable": e.info.immutable,
+                "immutableViolation": c.immutable_violation,
+                "usedBy": who,
+            }
+        )
         if not who:
-            unused.append({**_object(c.key), "change": c.change,
-                           "reason": ("no workload reads the changed keys" if c.key in referenced
-                                      else "no workload in the input references it")})
+            unused.append(
+                {
+                    **_object(c.key),
+                    "change": c.change,
+                    "reason": (
+                        "no workload reads the changed keys"
+                        if c.key in referenced
+                        else "no workload in the input references it"
+                    ),
+                }
+            )
     return items, unused
 
 
 def build(old: RunResult, new: RunResult, annotation_key: str) -> dict[str, Any]:
     """The report as plain data (the JSON format, and what templates receive)."""
-    configs = config_changes(old.config_index.objects if old.config_index else {},
-                             new.config_index.objects if new.config_index else {})
+    configs = config_changes(
+        old.config_index.objects if old.config_index else {},
+        new.config_index.objects if new.config_index else {},
+    )
     groups, users = _workloads(old, new, {c.key: c for c in configs})
     findings, counts = _findings(old, new, configs)
     config_items, unused = _configs(old, new, configs, users)
     restart, not_restarting = groups["restart"], groups["notRestarting"]
     errors = counts[Level.ERROR]
     return {
-        "version": FORMAT_VERSION, "annotationKey": annotation_key,
-        "summary": {"text": _summary(len(restart), len(not_restarting), configs, errors),
-                    "restart": len(restart), "notRestarting": len(not_restarting),
-                    "configsChanged": len(configs), "unused": len(unused),
-                    "errors": errors, "warnings": counts[Level.WARNING],
-                    "infos": counts[Level.INFO]},
-        "configs": config_items, "restart": restart, "notRestarting": not_restarting,
-        "unused": unused, "findings": findings,
+        "version": FORMAT_VERSION,
+        "annotationKey": annotation_key,
+        "summary": {
+            "text": _summary(len(restart), len(not_restarting), configs, errors),
+            "restart": len(restart),
+            "notRestarting": len(not_restarting),
+            "configsChanged": len(configs),
+            "unused": len(unused),
+            "errors": errors,
+            "warnings": counts[Level.WARNING],
+            "infos": counts[Level.INFO],
+        },
+        "configs": config_items,
+        "restart": restart,
+        "notRestarting": not_restarting,
+        "unused": unused,
+        "findings": findings,
     }

@@ -21,11 +21,16 @@ CODEQUALITY_SEVERITY = {Level.ERROR: "critical", Level.WARNING: "major", Level.I
 
 def to_codequality(data: dict[str, Any]) -> str:
     """GitLab Code Quality: one issue per finding (the MR widget shows new ones)."""
-    issues = [{"description": f"{f['message']} [{f['code']}]", "check_name": f"cmhash/{f['code']}",
-               "fingerprint": f["fingerprint"], "severity": CODEQUALITY_SEVERITY[f["level"]],
-               "location": {"path": f["file"].removeprefix("./"),
-                            "lines": {"begin": f["line"]}}}
-              for f in data["findings"]]
+    issues = [
+        {
+            "description": f"{f['message']} [{f['code']}]",
+            "check_name": f"cmhash/{f['code']}",
+            "fingerprint": f["fingerprint"],
+            "severity": CODEQUALITY_SEVERITY[f["level"]],
+            "location": {"path": f["file"].removeprefix("./"), "lines": {"begin": f["line"]}},
+        }
+        for f in data["findings"]
+    ]
     return json.dumps(issues, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -57,9 +62,14 @@ def environment(template_dir: str | None = None) -> Any:
     loaders: list[Any] = [jinja2.PackageLoader("cmhash", "templates")]
     if template_dir is not None:
         loaders.insert(0, jinja2.FileSystemLoader(template_dir))
-    env = jinja2.Environment(loader=jinja2.ChoiceLoader(loaders), autoescape=False,
-                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-                             trim_blocks=True, lstrip_blocks=True)
+    env = jinja2.Environment(
+        loader=jinja2.ChoiceLoader(loaders),
+        autoescape=False,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.filters["md"] = _md
     env.filters["code"] = _code
     env.filters["plural"] = _plural
@@ -91,14 +101,18 @@ def render_template(data: dict[str, Any], name: str, template_file: str | None) 
     except jinja2.TemplateError as exc:
         where = template_file or name
         line = getattr(exc, "lineno", None)
-        raise UsageError(f"{where}{f':{line}' if line else ''}: template error: "
-                         f"{exc.message or type(exc).__name__}") from None
+        raise UsageError(
+            f"{where}{f':{line}' if line else ''}: template error: "
+            f"{exc.message or type(exc).__name__}"
+        ) from None
 
 
 # --format -> a shipped template (markdown, text: --template may replace it) or a function
 FORMATS: dict[str, str | Callable[[dict[str, Any]], str]] = {
-    "markdown": "report.md.j2", "text": "report.txt.j2",
-    "json": to_json, "codequality": to_codequality,
+    "markdown": "report.md.j2",
+    "text": "report.txt.j2",
+    "json": to_json,
+    "codequality": to_codequality,
 }
 
 
