@@ -1,4 +1,5 @@
-"""The map stage: one document chunk -> summaries of its ConfigMaps, Secrets and workloads.
+"""The map stage: one document chunk -> summaries (summaries.py) of its ConfigMaps,
+Secrets and workloads.
 
 Everything here depends on one document only, so it runs per chunk (and, for big
 inputs, in worker processes) and the parsed tree is dropped as soon as the summary
@@ -9,19 +10,14 @@ edited document is verified right here (verify.py).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import NamedTuple
 
 from cmhash.classify import classify, may_hold_secret, refuse_ambiguous
 from cmhash.content import config_content, is_immutable
-from cmhash.edit import PLACEHOLDER, Edit, annotation_edit, apply_edits, inside_aliased
+from cmhash.edit import PLACEHOLDER, annotation_edit, apply_edits, inside_aliased
 from cmhash.errors import NodeError
-from cmhash.findings import About
-from cmhash.hashing import Content
 from cmhash.kinds import KindTable, Policy, WorkloadKind
-from cmhash.model import ResourceId, TextEnum
-from cmhash.parse import backend, parse_chunk
-from cmhash.refs import Reference, SubPathMount, find_references, find_subpath_mounts
+from cmhash.parse import Roots, backend, parse_chunk
+from cmhash.refs import Reference, find_references, find_subpath_mounts
 from cmhash.resources import (
     Resource,
     bool_field,
@@ -32,85 +28,9 @@ from cmhash.resources import (
 from cmhash.settings import Settings
 from cmhash.source import SourceText, newline_at
 from cmhash.split import Chunk, split_chunks
+from cmhash.summaries import ConfigInfo, DocInfo, SkipReason, WorkloadInfo
 from cmhash.verify import verify_edits
 from cmhash.yamltree import Node, get, get_path, items, scalar
-
-
-class SkipReason(TextEnum):
-    """Why a workload is not annotated; the value is what users read."""
-
-    OPTED_OUT = "opted out (cmhash.io/skip)"
-    NO_TEMPLATE = "it has no pod template (a patch or a partial manifest?)"
-    WORKLOAD_REF = "an Argo Rollout with spec.workloadRef has no template of its own"
-    GENERATED = (
-        "metadata.generateName: every create makes a new object, so there is "
-        'nothing to roll (cmhash.io/enabled: "true" to annotate it anyway)'
-    )
-    JOB = "Job pod templates are immutable (--jobs to opt in)"
-    POD = "bare Pods are not annotated (--pods to opt in)"
-
-
-class ConfigInfo(NamedTuple):
-    kind: str
-    name: str
-    namespace: str | None
-    content: Content
-    immutable: bool
-    skipped: bool
-    offset: int
-    doc: int
-    end: int  # where the object's text ends (Secret lines never show as diff context)
-
-    def id(self, namespace: str) -> ResourceId:
-        """Its identity once its namespace is known (as written, or the default)."""
-        return ResourceId.config(self.kind, namespace, self.name)
-
-
-@dataclass(slots=True)
-class WorkloadInfo:
-    kind: WorkloadKind
-    api_version: str
-    name: str
-    namespace: str | None
-    offset: int
-    doc: int
-    skip: SkipReason | None = None
-    generated: bool = False  # named by metadata.generateName only
-    refs: tuple[Reference, ...] = ()
-    current: str | None = None
-    current_style: str | None = None  # the existing value's scalar style (None: plain)
-    edit: Edit | None = None  # candidate, value = PLACEHOLDER
-    edit_error: NodeError | None = None
-    no_restart: str | None = None
-    subpaths: tuple[SubPathMount, ...] = ()
-
-    @property
-    def label(self) -> str:
-        name = f"{self.name}*" if self.generated else self.name
-        return f"{self.kind.kind}/{name}" + (f" -n {self.namespace}" if self.namespace else "")
-
-    @property
-    def about(self) -> About:
-        """For its findings: label, identity as written, apiVersion."""
-        rid = ResourceId(self.kind.group, self.kind.kind, self.namespace or "", self.name)
-        return About(self.label, rid, self.api_version)
-
-
-@dataclass(slots=True)
-class DocInfo:
-    index: int
-    chunk: Chunk
-    has_content: bool
-    # tuples, not lists: a big run keeps one DocInfo per ConfigMap, Secret and workload
-    configs: tuple[ConfigInfo, ...] = ()
-    workloads: tuple[WorkloadInfo, ...] = ()
-    verify_error: tuple[str, int] | None = None
-
-    @property
-    def kept(self) -> bool:
-        """Most documents (Services, CRDs, ...) need nothing after the map stage."""
-        return bool(self.configs or self.workloads or self.verify_error)
-
 
 # ------------------------------------------------------------------ per resource
 
@@ -227,6 +147,54 @@ def _config(res: Resource) -> ConfigInfo | None:
 # ------------------------------------------------------------------ per chunk
 
 
+def _workload(
+    res: Resource,
+    wk: WorkloadKind,
+    settings: Settings,
+    default_nl: str,
+    roots: Roots,
+    secret: bool,
+) -> WorkloadInfo:
+    """A workload's summary, with its candidate edit refused when it would land inside a
+    node an alias repeats, and its error message stripped of text in a Secret doc."""
+    winfo = analyze_workload(res, wk, settings, default_nl)
+    if winfo.edit is not None and roots.aliased:
+        problem = inside_aliased(winfo.edit, roots.aliased)
+        if problem is not None:
+            winfo.edit, winfo.edit_error = None, problem
+    if winfo.edit_error is not None and secret:
+        winfo.edit_error = NodeError(winfo.edit_error.public, winfo.edit_error.offset)
+    return winfo
+
+
+def _verify(
+    src: SourceText,
+    info: DocInfo,
+    text: str,
+    roots: Roots,
+    candidates: list[tuple[int, WorkloadInfo]],
+    settings: Settings,
+    secret: bool,
+) -> None:
+    """Apply every candidate edit of the document and verify the result (verify.py); a
+    failure is kept and raised only if one of these edits is really made."""
+    edits = [w.edit for _, w in candidates if w.edit is not None]
+    new_text = apply_edits(text, edits, base=info.chunk.start)
+    try:
+        verify_edits(
+            src,
+            info.index,
+            info.chunk.start,
+            roots,
+            new_text,
+            [(pos, w.kind, PLACEHOLDER) for pos, w in candidates],
+            settings.annotation_key,
+            backend(settings.parser),
+        )
+    except NodeError as exc:
+        info.verify_error = (exc.public if secret else exc.message, exc.offset)
+
+
 def analyze_chunk(
     src: SourceText,
     index: int,
@@ -240,8 +208,7 @@ def analyze_chunk(
     if wanted is not True:
         return DocInfo(index, chunk, wanted is False)
     refuse_ambiguous(text, chunk.start)
-    be = backend(settings.parser)
-    roots = parse_chunk(text, chunk.start, be)
+    roots = parse_chunk(text, chunk.start, backend(settings.parser))
     info = DocInfo(index, chunk, any(not r.is_null for r in roots))
     secret = may_hold_secret(text)
     configs: list[ConfigInfo] = []
@@ -256,33 +223,13 @@ def analyze_chunk(
         wk = table.lookup(res.api_version, res.kind)
         if wk is None:
             continue
-        winfo = analyze_workload(res, wk, settings, default_nl)
-        if winfo.edit is not None and roots.aliased:
-            problem = inside_aliased(winfo.edit, roots.aliased)
-            if problem is not None:
-                winfo.edit, winfo.edit_error = None, problem
-        if winfo.edit_error is not None and secret:
-            winfo.edit_error = NodeError(winfo.edit_error.public, winfo.edit_error.offset)
+        winfo = _workload(res, wk, settings, default_nl, roots, secret)
         workloads.append(winfo)
         if winfo.edit is not None:
             candidates.append((pos, winfo))
     info.configs, info.workloads = tuple(configs), tuple(workloads)
     if candidates:
-        edits = [w.edit for _, w in candidates if w.edit is not None]
-        new_text = apply_edits(text, edits, base=chunk.start)
-        try:
-            verify_edits(
-                src,
-                index,
-                chunk.start,
-                roots,
-                new_text,
-                [(pos, w.kind, PLACEHOLDER) for pos, w in candidates],
-                settings.annotation_key,
-                be,
-            )
-        except NodeError as exc:
-            info.verify_error = (exc.public if secret else exc.message, exc.offset)
+        _verify(src, info, text, roots, candidates, settings, secret)
     return info
 
 

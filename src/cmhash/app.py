@@ -13,7 +13,7 @@ from __future__ import annotations
 import gc
 from typing import NamedTuple
 
-from cmhash.analyze import ConfigInfo, DocInfo, WorkloadInfo, analyze_source
+from cmhash.analyze import analyze_source
 from cmhash.emit import Change, FileResult, render_files
 from cmhash.errors import CmhashError, InputError
 from cmhash.findings import Finding
@@ -24,6 +24,7 @@ from cmhash.progress import Progress
 from cmhash.resolve import WorkloadPlan, plan_workload
 from cmhash.settings import Settings
 from cmhash.source import SourceText
+from cmhash.summaries import ConfigInfo, DocInfo, WorkloadInfo
 
 
 class RunResult(NamedTuple):

@@ -260,7 +260,12 @@ def annotation_edit(
         if not ann.value and not ann.style:  # pragma: no cover
             raise NodeError("cannot add the annotation to empty annotations", ann.start)
         return _insert_pair(ctx, ann, akey, [], step)
-    k, v = pair
+    return _replace_value(ctx, *pair)
+
+
+def _replace_value(ctx: _Ctx, k: Node, v: Node) -> Edit | None:
+    """Our key exists: its value scalar is replaced (None: it already holds ``value``)."""
+    text, key, value = ctx.text, ctx.key, ctx.value
     if v.kind == ALIAS or v.anchor is not None or (v.tag not in (None, _STR_TAG)):
         raise NodeError(
             "cannot replace an annotation value that is an alias, anchored or tagged", v.start

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from cmhash.analyze import DocInfo
 from cmhash.edit import apply_edits
 from cmhash.errors import InternalError, NodeError
 from cmhash.resolve import WorkloadPlan
 from cmhash.settings import Settings
 from cmhash.source import SourceText
+from cmhash.summaries import DocInfo
 from cmhash.verify import recheck
 
 

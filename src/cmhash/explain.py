@@ -7,6 +7,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from cmhash.findings import Finding
+from cmhash.index import ConfigEntry
 from cmhash.mermaid import explain_graph
 from cmhash.mermaid import mermaid_id as mermaid_id  # the names tests have used
 from cmhash.mermaid import mermaid_label as mermaid_label
@@ -46,59 +47,56 @@ def workload_fields(plan: WorkloadPlan) -> dict[str, Any]:
     }
 
 
+def _reference(plan: WorkloadPlan, r: Resolved) -> dict[str, Any]:
+    ref = r.ref
+    return {
+        "kind": ref.target_kind,
+        "name": ref.name,
+        "namespace": plan.namespace,
+        "how": ref.how,
+        "field": ref.field,
+        "container": ref.container,
+        "keys": list(ref.keys) if ref.keys is not None else None,
+        "optional": ref.optional,
+        "target": str(target_state(r)),
+        "missingKeys": sorted(r.missing_keys),
+    }
+
+
+def _workload(plan: WorkloadPlan) -> dict[str, Any]:
+    return {
+        **workload_fields(plan),
+        "status": str(_status(plan)),
+        "skipReason": str(plan.skip) if plan.skip else None,
+        "noRestart": plan.info.no_restart,
+        "checksum": plan.value,
+        "current": plan.info.current,
+        "references": [_reference(plan, r) for r in plan.resolved],
+    }
+
+
+def _config(entry: ConfigEntry) -> dict[str, Any]:
+    c = entry.info
+    return {
+        "kind": c.kind,
+        "name": c.name,
+        "namespace": entry.namespace,
+        "file": entry.source.display,
+        "line": entry.source.position(c.offset)[0],
+        "keys": sorted(c.content.entries),
+        "immutable": c.immutable,
+        "optedOut": c.skipped,
+    }
+
+
 def build(result: RunResult, annotation_key: str) -> dict[str, Any]:
-    workloads = []
-    for plan in result.plans:
-        info = plan.info
-        refs = []
-        for r in plan.resolved:
-            ref = r.ref
-            refs.append(
-                {
-                    "kind": ref.target_kind,
-                    "name": ref.name,
-                    "namespace": plan.namespace,
-                    "how": ref.how,
-                    "field": ref.field,
-                    "container": ref.container,
-                    "keys": list(ref.keys) if ref.keys is not None else None,
-                    "optional": ref.optional,
-                    "target": str(target_state(r)),
-                    "missingKeys": sorted(r.missing_keys),
-                }
-            )
-        workloads.append(
-            {
-                **workload_fields(plan),
-                "status": str(_status(plan)),
-                "skipReason": str(plan.skip) if plan.skip else None,
-                "noRestart": info.no_restart,
-                "checksum": plan.value,
-                "current": info.current,
-                "references": refs,
-            }
-        )
-    configs = []
-    if result.config_index is not None:
-        for entry in result.config_index.objects.values():
-            c = entry.info
-            configs.append(
-                {
-                    "kind": c.kind,
-                    "name": c.name,
-                    "namespace": entry.namespace,
-                    "file": entry.source.display,
-                    "line": entry.source.position(c.offset)[0],
-                    "keys": sorted(c.content.entries),
-                    "immutable": c.immutable,
-                    "optedOut": c.skipped,
-                }
-            )
+    """explain as plain data (the JSON format; text and Mermaid are drawn from it)."""
+    index = result.config_index
     return {
         "version": FORMAT_VERSION,
         "annotationKey": annotation_key,
-        "workloads": workloads,
-        "configs": configs,
+        "workloads": [_workload(p) for p in result.plans],
+        "configs": [_config(e) for e in index.objects.values()] if index is not None else [],
         "findings": [_finding(f) for f in result.findings],
     }
 

@@ -17,13 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 from cmhash.errors import NodeError
+from cmhash.limits import MAX_DEPTH, MAX_SCALAR, check_expansion
 from cmhash.yamltree import ALIAS, MAP, SCALAR, SEQ, Node
-
-# Resource bounds (README, "Security and guarantees"). Kubernetes stores an object in
-# etcd, 1.5 MiB at most, so no real manifest comes near these.
-MAX_DEPTH = 1000  # nested collections
-MAX_SCALAR = 8 * 1024 * 1024  # characters in one scalar
-MAX_ALIAS_EXPANSION = 1_000_000  # nodes a document would have with its aliases expanded
 
 _STANDARD_TAGS = frozenset(
     f"tag:yaml.org,2002:{t}"
@@ -159,12 +154,99 @@ def _check_tag(tag: str, offset: int) -> None:
         raise NodeError(f"unknown tag '{tag}': {then}", offset, public=f"unknown tag: {then}")
 
 
+class _Builder:
+    """The tree under construction: open collections, anchors, the aliases seen."""
+
+    __slots__ = ("anchors", "base", "roots", "stack")
+
+    def __init__(self, base: int) -> None:
+        self.base = base
+        self.roots = Roots()
+        self.stack: list[tuple[Node, list[Node]]] = []
+        self.anchors: dict[str, Node] = {}
+
+    def tag(self, ev: Any) -> str | None:
+        tag: str | None = ev.tag
+        if tag is None or tag == "!":
+            return None
+        _check_tag(tag, self.base + ev.start_mark.index)
+        return tag
+
+    def scalar(self, ev: Any) -> Node:
+        value = ev.value
+        if len(value) > MAX_SCALAR:
+            raise NodeError(
+                f"a scalar of {len(value)} characters is over the limit of "
+                f"{MAX_SCALAR} (Kubernetes objects are at most 1.5 MiB)",
+                self.base + ev.start_mark.index,
+            )
+        tag = self.tag(ev) if ev.tag is not None else None
+        node = Node(
+            SCALAR,
+            self.base + ev.start_mark.index,
+            self.base + ev.end_mark.index,
+            value,
+            ev.style or None,
+            tag,
+            ev.anchor,
+        )
+        if ev.anchor is not None:
+            self.anchors[ev.anchor] = node
+        return node
+
+    def open(self, ev: Any, kind: str, append: Callable[[Node], None]) -> Callable[[Node], None]:
+        """A mapping or sequence starts: where its children go."""
+        node = Node(
+            kind,
+            self.base + ev.start_mark.index,
+            -1,
+            None,
+            bool(ev.flow_style),
+            self.tag(ev),
+            ev.anchor,
+        )
+        if ev.anchor is not None:
+            self.anchors[ev.anchor] = node
+        append(node)
+        if len(self.stack) >= MAX_DEPTH:
+            raise NodeError(f"nesting deeper than {MAX_DEPTH} levels", node.start)
+        children: list[Node] = []
+        self.stack.append((node, children))
+        return children.append
+
+    def close(self, ev: Any) -> Callable[[Node], None]:
+        """The open collection ends: where the next node goes."""
+        node, children = self.stack.pop()
+        node.end = self.base + ev.end_mark.index
+        node.value = (
+            list(zip(children[0::2], children[1::2], strict=True)) if node.kind == MAP else children
+        )
+        return self.stack[-1][1].append if self.stack else self.roots.append
+
+    def alias(self, ev: Any) -> Node:
+        target = self.anchors.get(ev.anchor)
+        if target is None:
+            raise NodeError(
+                f"undefined alias '*{ev.anchor}'",
+                self.base + ev.start_mark.index,
+                public="undefined alias",
+            )
+        alias = Node(
+            ALIAS,
+            self.base + ev.start_mark.index,
+            self.base + ev.end_mark.index,
+            target,
+            None,
+            None,
+            ev.anchor,
+        )
+        self.roots.aliased.append((target, alias))
+        return alias
+
+
 def _build(next_event: Callable[[], Any], base: int, be: _Backend) -> Roots:
-    roots = Roots()
-    stack: list[tuple[Node, list[Node]]] = []
-    anchors: dict[str, Node] = {}
-    aliases = 0
-    append = roots.append  # where the next node goes: the open collection, or the roots
+    b = _Builder(base)
+    append = b.roots.append  # where the next node goes: the open collection, or the roots
     scalar_cls, mstart, sstart, mend, send, alias_cls = (
         be.scalar,
         be.mstart,
@@ -173,137 +255,20 @@ def _build(next_event: Callable[[], Any], base: int, be: _Backend) -> Roots:
         be.send,
         be.alias,
     )
-    while True:
-        ev = next_event()
-        if ev is None:
-            break
+    scalar = b.scalar
+    while (ev := next_event()) is not None:
         cls = ev.__class__
         if cls is scalar_cls:  # the common case first, with as few lookups as possible
-            tag, value, anchor = ev.tag, ev.value, ev.anchor
-            if tag is not None:
-                if tag == "!":
-                    tag = None
-                else:
-                    _check_tag(tag, base + ev.start_mark.index)
-            if len(value) > MAX_SCALAR:
-                raise NodeError(
-                    f"a scalar of {len(value)} characters is over the limit of "
-                    f"{MAX_SCALAR} (Kubernetes objects are at most 1.5 MiB)",
-                    base + ev.start_mark.index,
-                )
-            node = Node(
-                SCALAR,
-                base + ev.start_mark.index,
-                base + ev.end_mark.index,
-                value,
-                ev.style or None,
-                tag,
-                anchor,
-            )
-            if anchor is not None:
-                anchors[anchor] = node
-            append(node)
-        elif cls is mstart or cls is sstart:
-            tag, anchor = ev.tag, ev.anchor
-            if tag is not None:
-                if tag == "!":
-                    tag = None
-                else:
-                    _check_tag(tag, base + ev.start_mark.index)
-            node = Node(
-                MAP if cls is mstart else SEQ,
-                base + ev.start_mark.index,
-                -1,
-                None,
-                bool(ev.flow_style),
-                tag,
-                anchor,
-            )
-            if anchor is not None:
-                anchors[anchor] = node
-            append(node)
-            if len(stack) >= MAX_DEPTH:
-                raise NodeError(f"nesting deeper than {MAX_DEPTH} levels", node.start)
-            children: list[Node] = []
-            stack.append((node, children))
-            append = children.append
+            append(scalar(ev))
+        elif cls is mstart:
+            append = b.open(ev, MAP, append)
+        elif cls is sstart:
+            append = b.open(ev, SEQ, append)
         elif cls is mend or cls is send:
-            node, children = stack.pop()
-            node.end = base + ev.end_mark.index
-            node.value = (
-                list(zip(children[0::2], children[1::2], strict=True))
-                if node.kind == MAP
-                else children
-            )
-            append = stack[-1][1].append if stack else roots.append
+            append = b.close(ev)
         elif cls is alias_cls:
-            target = anchors.get(ev.anchor)
-            if target is None:
-                raise NodeError(
-                    f"undefined alias '*{ev.anchor}'",
-                    base + ev.start_mark.index,
-                    public="undefined alias",
-                )
-            alias = Node(
-                ALIAS,
-                base + ev.start_mark.index,
-                base + ev.end_mark.index,
-                target,
-                None,
-                None,
-                ev.anchor,
-            )
-            append(alias)
-            roots.aliased.append((target, alias))
-            aliases += 1
-    if aliases:
-        for root in roots:
-            _check_expansion(root)
-    return roots
-
-
-def _check_expansion(root: Node) -> None:
-    """Refuse what would explode downstream: kubectl expands aliases (a "billion
-    laughs" document turns 1 KB into gigabytes) and cannot encode recursive ones."""
-    memo: dict[int, int] = {}
-    active: set[int] = set()
-    todo: list[tuple[Node, bool]] = [(root, False)]
-    while todo:
-        node, finish = todo.pop()
-        key = id(node)
-        if finish:
-            active.discard(key)
-            if node.kind == ALIAS:
-                memo[key] = memo[id(node.value)]
-                continue
-            children = node.value if node.kind == SEQ else [x for pair in node.value for x in pair]
-            total = 1 + sum(memo[id(c)] for c in children)
-            if total > MAX_ALIAS_EXPANSION:
-                raise NodeError(
-                    f"aliases expand this node to more than {MAX_ALIAS_EXPANSION} "
-                    "nodes (an alias bomb?)",
-                    node.start,
-                )
-            memo[key] = total
-            continue
-        if key in memo:
-            continue
-        if key in active:
-            raise NodeError("recursive alias: a node contains itself", node.start)
-        if node.kind == SCALAR:
-            memo[key] = 1
-            continue
-        active.add(key)
-        todo.append((node, True))
-        if node.kind == ALIAS:
-            target = node.value
-            if id(target) in active:
-                raise NodeError(
-                    f"recursive alias '*{node.anchor}': a node contains itself",
-                    node.start,
-                    public="recursive alias: a node contains itself",
-                )
-            todo.append((target, False))
-        else:
-            children = node.value if node.kind == SEQ else [x for pair in node.value for x in pair]
-            todo.extend((c, False) for c in children)
+            append(b.alias(ev))
+    if b.roots.aliased:
+        for root in b.roots:
+            check_expansion(root)
+    return b.roots

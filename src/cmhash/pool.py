@@ -12,12 +12,13 @@ import gc
 import os
 from collections.abc import Callable, Iterator
 
-from cmhash.analyze import DocInfo, analyze_source
+from cmhash.analyze import analyze_source
 from cmhash.errors import CmhashError
 from cmhash.kinds import KindTable
 from cmhash.settings import Settings
 from cmhash.source import SourceText
 from cmhash.split import Chunk, split_chunks
+from cmhash.summaries import DocInfo
 
 PARALLEL_MIN_BYTES = 4 * 1024 * 1024
 

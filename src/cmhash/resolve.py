@@ -8,7 +8,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from cmhash.analyze import SkipReason, WorkloadInfo
 from cmhash.edit import Edit, with_value
 from cmhash.findings import Code, Finding, finding
 from cmhash.hashing import Use, digest
@@ -18,6 +17,7 @@ from cmhash.model import Level, ResourceId
 from cmhash.refs import Reference, SubPathMount
 from cmhash.settings import Settings
 from cmhash.source import SourceText
+from cmhash.summaries import SkipReason, WorkloadInfo
 
 
 class OptIn(NamedTuple):

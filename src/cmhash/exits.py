@@ -1,0 +1,70 @@
+"""Every way a run can end, mapped to its exit code in one place (and to one line on
+stderr): 0 ok, 1 would change, 2 bad input or usage, 3 internal error (a bug), 130/143/
+129 on SIGINT/SIGTERM/SIGHUP, 141 when stdout's reader went away."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from cmhash import signals
+from cmhash.errors import (
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_PIPE,
+    CmhashError,
+    OutputClosed,
+)
+from cmhash.output import err
+
+
+def outcome(command: click.Command, args: list[str]) -> int:
+    """Run the command line; every outcome as an exit code, never a traceback for input."""
+    try:
+        command.main(args=args, prog_name="cmhash", standalone_mode=False)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else EXIT_INPUT
+    except click.exceptions.Abort:
+        err("cmhash: interrupted")
+        return EXIT_INTERRUPTED
+    except click.ClickException as exc:
+        err(f"cmhash: {exc.format_message()}")
+        return exc.exit_code if exc.exit_code else EXIT_INPUT
+    except CmhashError as exc:
+        err(f"cmhash: {exc}")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        err("cmhash: interrupted")
+        return EXIT_INTERRUPTED
+    except signals.Terminated as exc:
+        err(f"cmhash: terminated ({exc.name})")
+        return 128 + exc.signum
+    except (BrokenPipeError, OutputClosed):
+        # the reader went away (cmhash big.yaml | head): stop quietly; later flushes of
+        # the closed pipe go to /dev/null instead of raising again at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_PIPE
+    except RecursionError:
+        err("cmhash: input nested too deeply")
+        return EXIT_INPUT
+    except Exception as exc:
+        _internal_error(exc, verbose="-v" in args or "--verbose" in args)
+        return EXIT_INTERNAL
+    return EXIT_OK
+
+
+def _internal_error(exc: Exception, *, verbose: bool) -> None:
+    import traceback
+
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = f" at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno}" if tb else ""
+    err(
+        f"cmhash: internal error ({type(exc).__name__}{where}); please report it"
+        + ("" if verbose else " (run with --verbose for the traceback)")
+    )
+    if verbose:
+        traceback.print_exc()

@@ -1,0 +1,164 @@
+"""The command line's shape, in click: the default command, the help layout, the typo
+check, and the options that make Settings (shared by inject, explain and report)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from cmhash.errors import UsageError
+
+DEFAULT_COMMAND = "inject"
+
+
+class DefaultGroup(click.Group):
+    """``cmhash [OPTIONS] PATH...`` means ``cmhash inject [OPTIONS] PATH...``; the help
+    shows inject's options too; a mistyped command is not taken for a file name."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (
+            args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")
+        ):
+            if args:
+                self._refuse_typo(args[0])
+            args = [DEFAULT_COMMAND, *args]
+        return super().parse_args(ctx, args)
+
+    def _refuse_typo(self, word: str) -> None:
+        """``cmhash explian x``: no such file, but close to a command: say so."""
+        if word.startswith("-") or os.path.lexists(word):
+            return
+        import difflib
+
+        close = difflib.get_close_matches(
+            word, [c for c in self.commands if c != "inject"], n=1, cutoff=0.75
+        )
+        if close:
+            raise UsageError(f"no such command or file {word!r}; did you mean 'cmhash {close[0]}'?")
+
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_usage("cmhash", "[inject] [OPTIONS] [PATH]...")
+        formatter.write_usage("cmhash", "COMMAND [ARGS]...", prefix="       ")
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The default command's options come first: they are what most runs use."""
+        inject = self.commands[DEFAULT_COMMAND]
+        sub = click.Context(inject, info_name=DEFAULT_COMMAND, parent=ctx)
+        first = ("in_place", "check", "show_diff", "namespace", "strict", "annotation_key")
+        params = sorted(
+            (p for p in inject.get_params(sub) if isinstance(p, click.Option) and p.name != "help"),
+            key=lambda p: first.index(p.name) if p.name in first else len(first),
+        )
+        rows = [r for p in params for r in [p.get_help_record(sub)] if r]
+        with formatter.section("Options (of inject, the default command)"):
+            formatter.write_dl(rows)
+        super().format_options(ctx, formatter)
+
+
+def common_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """PATH... and the options that make Settings (inject, explain)."""
+    return click.argument("paths", nargs=-1, type=click.Path(allow_dash=True))(settings_options(fn))
+
+
+SETTINGS_OPTIONS = [
+    click.option(
+        "--annotation-key",
+        "--key",
+        "annotation_key",
+        metavar="KEY",
+        help="Pod-template annotation to write [default: checksum/config].",
+    ),
+    click.option(
+        "-n",
+        "--namespace",
+        metavar="NS",
+        help="Namespace that objects without one land in (like kubectl apply -n).",
+    ),
+    click.option(
+        "--strict/--no-strict",
+        default=None,
+        help="A missing non-optional reference is an error (exit 2).",
+    ),
+    click.option(
+        "--jobs/--no-jobs",
+        default=None,
+        help="Annotate Job pod templates (immutable: apply fails on change).",
+    ),
+    click.option(
+        "--pods/--no-pods",
+        default=None,
+        help="Annotate bare Pods (their own metadata.annotations).",
+    ),
+    click.option(
+        "--image-pull-secrets/--no-image-pull-secrets",
+        default=None,
+        help="Count imagePullSecrets as references.",
+    ),
+    click.option(
+        "--exclude-secrets/--include-secrets",
+        default=None,
+        help="Leave Secrets out of every checksum.",
+    ),
+    click.option(
+        "--secret-key-env",
+        metavar="VAR",
+        help="Hash Secret content with HMAC-SHA256 keyed by this env variable.",
+    ),
+    click.option(
+        "--config",
+        "config_path",
+        type=click.Path(dir_okay=False),
+        help="Config file [default: .cmhash.yaml in this or a parent directory].",
+    ),
+    click.option("--no-config", is_flag=True, help="Ignore .cmhash.yaml files."),
+    click.option(
+        "--parser",
+        type=click.Choice(["fast", "exact"]),
+        default=None,
+        help="fast: libyaml (default); exact: the pure-Python reference "
+        "parser. Both read the same documents, with the same result.",
+    ),
+    click.option(
+        "--max-input-bytes",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Refuse inputs larger than this [default: 268435456].",
+    ),
+    click.option(
+        "--workers",
+        type=click.IntRange(min=0),
+        default=None,
+        help="Processes for big inputs [default: 0 = automatic].",
+    ),
+    click.option(
+        "--exclude",
+        multiple=True,
+        metavar="PATTERN",
+        help="Leave matching files and directories out of directory walks "
+        "(gitignore syntax, relative to the walked directory; repeatable).",
+    ),
+    click.option(
+        "-q",
+        "--quiet",
+        is_flag=True,
+        default=None,
+        help="Print errors only (no warnings or notices).",
+    ),
+    click.option(
+        "-v",
+        "--verbose",
+        is_flag=True,
+        help="Notes (skipped files, inputs, inferred namespace) and tracebacks "
+        "for internal errors.",
+    ),
+]
+
+
+def settings_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The options that make Settings (settings.layered reads them by name)."""
+    for opt in reversed(SETTINGS_OPTIONS):
+        fn = opt(fn)
+    return fn

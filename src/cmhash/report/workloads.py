@@ -1,0 +1,206 @@
+"""report: which workloads restart because of the changes, and which read changed
+configuration but will not restart, and why."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from cmhash.explain import workload_fields
+from cmhash.kinds import Policy
+from cmhash.model import ResourceId
+from cmhash.report.changes import REMOVED, ConfigChange
+from cmhash.resolve import WorkloadPlan
+
+if TYPE_CHECKING:
+    from cmhash.app import RunResult
+
+Users = dict[ResourceId, list[str]]  # changed object -> the workloads that read it
+
+
+def _applied(plan: WorkloadPlan) -> str | None:
+    """The annotation value the output carries: what cmhash writes, else whatever the
+    input already had (an opted-out or config-less workload keeps it untouched)."""
+    if plan.skip is None and plan.value is not None:
+        return plan.value
+    return plan.info.current
+
+
+def _annotation_cause(plan: WorkloadPlan, before: str | None, after: str | None) -> Cause | None:
+    """When the checksum appears or disappears, say why."""
+    if after is not None and before is not None:
+        return None
+    if after is None:
+        why = (
+            f"not annotated: {plan.skip}"
+            if plan.skip is not None
+            else "it uses no ConfigMap/Secret of the input any more"
+        )
+        return Cause(None, None, f"checksum annotation removed ({why})", ())
+    return Cause(None, None, "checksum annotation added", ())
+
+
+def used_by(plan: WorkloadPlan) -> dict[ResourceId, frozenset[str] | None]:
+    """Objects a workload references (in or out of the input, hashed or not: Secrets
+    under --exclude-secrets count) and the keys it reads."""
+    out: dict[ResourceId, frozenset[str] | None] = {}
+    for ref in plan.info.refs:
+        key = plan.target(ref)
+        keys = None if ref.keys is None else frozenset(ref.keys)
+        if key in out:
+            prev = out[key]
+            out[key] = None if prev is None or keys is None else prev | keys
+        else:
+            out[key] = keys
+    return out
+
+
+class Cause(NamedTuple):
+    kind: str | None  # None: REFERENCES_CHANGED
+    name: str | None
+    change: str  # added | removed | changed | newly referenced | no longer referenced
+    keys: tuple[str, ...]
+
+
+# a rolling workload none of whose referenced objects changed (e.g. an optional one appeared)
+REFERENCES_CHANGED = Cause(None, None, "references changed", ())
+
+
+def _causes(
+    used: Mapping[ResourceId, frozenset[str] | None],
+    old_used: Mapping[ResourceId, frozenset[str] | None],
+    changes: Mapping[ResourceId, ConfigChange],
+) -> list[Cause]:
+    causes = []
+    for key in sorted(set(used) | set(old_used)):
+        kind, name = key.kind, key.name
+        if key not in used:
+            causes.append(Cause(kind, name, "no longer referenced", ()))
+            continue
+        keys = used[key]
+        if key not in old_used:
+            causes.append(
+                Cause(
+                    kind, name, "newly referenced", tuple(sorted(keys)) if keys is not None else ()
+                )
+            )
+            continue
+        ch = changes.get(key)
+        if ch is None:
+            continue
+        hit = ch.touched if keys is None else ch.touched & keys
+        if hit or ch.type_changed:
+            causes.append(Cause(kind, name, ch.change, tuple(sorted(hit))))
+    return causes
+
+
+def _unhashed(
+    plan: WorkloadPlan,
+    used: Mapping[ResourceId, frozenset[str] | None],
+    changes: Mapping[ResourceId, ConfigChange],
+) -> dict[ResourceId, str]:
+    """Changed objects this workload reads whose changes its checksum does not follow:
+    opted out (cmhash.io/skip) or, under --exclude-secrets, Secrets."""
+    resolved = {plan.target(r.ref): r for r in plan.resolved}
+    out = {}
+    for key in used:
+        if key not in changes:
+            continue
+        r = resolved.get(key)
+        if r is None:
+            out[key] = "Secrets are left out of checksums (--exclude-secrets)"
+        elif r.entry is not None and r.entry.info.skipped:
+            out[key] = f"{key.kind}/{key.name} is opted out (cmhash.io/skip)"
+    return out
+
+
+# kinds whose pods an annotation never restarts, even when cmhash writes it (--jobs, --pods)
+NEVER_ROLLS: dict[Policy, str] = {
+    Policy.JOB: (
+        "annotated (--jobs), but a Job is never restarted: only a re-created Job "
+        "runs with the new configuration"
+    ),
+    Policy.POD: ("annotated (--pods), but a bare Pod is never restarted: delete and re-create it"),
+}
+
+
+def _not_rolling_reason(plan: WorkloadPlan, unhashed: Mapping[ResourceId, str]) -> str | None:
+    if plan.skip is not None:
+        return f"not annotated: {plan.skip}"
+    if plan.info.kind.policy in NEVER_ROLLS:
+        return NEVER_ROLLS[plan.info.kind.policy]
+    if plan.info.no_restart:
+        return plan.info.no_restart
+    if unhashed:
+        return "; ".join(sorted(set(unhashed.values())))
+    return None
+
+
+def _users(
+    plans: Iterable[WorkloadPlan],
+    by_key: Mapping[ResourceId, ConfigChange],
+    users: Users,
+    *,
+    removed_only: bool = False,
+) -> None:
+    """Who reads changed keys of each changed object (for a removed one: who did)."""
+    for plan in plans:
+        for key, keys in used_by(plan).items():
+            ch = by_key.get(key)
+            if ch is None or (removed_only and ch.change is not REMOVED):
+                continue
+            if removed_only or keys is None or ch.touched & keys or ch.type_changed:
+                users.setdefault(key, []).append(plan.label)
+
+
+def _compare_workload(
+    plan: WorkloadPlan, prev: WorkloadPlan, by_key: Mapping[ResourceId, ConfigChange]
+) -> tuple[str, dict[str, Any]] | None:
+    """("restart" | "notRestarting", entry), or None when nothing it uses changed."""
+    used = used_by(plan)
+    unhashed = _unhashed(plan, used, by_key)
+    causes = _causes(used, used_by(prev), by_key)
+    value, before = _applied(plan), _applied(prev)
+    # any change of the applied annotation (changed, added or removed) rolls the pods
+    if value != before and not plan.info.no_restart and plan.info.kind.policy not in NEVER_ROLLS:
+        causes = [
+            c
+            for c in causes
+            if ResourceId.config(c.kind or "", plan.namespace, c.name or "") not in unhashed
+        ]
+        about = _annotation_cause(plan, before, value)
+        if about is not None:
+            causes.append(about)
+        return "restart", {
+            **workload_fields(plan),
+            "causes": [c._asdict() for c in causes or [REFERENCES_CHANGED]],
+        }
+    if not causes:
+        return None
+    reason = _not_rolling_reason(plan, unhashed)
+    if reason is None:  # e.g. only a reference to an absent object changed
+        return None
+    return "notRestarting", {
+        **workload_fields(plan),
+        "causes": [c._asdict() for c in causes],
+        "reason": reason,
+    }
+
+
+def compare_workloads(
+    old: RunResult, new: RunResult, by_key: Mapping[ResourceId, ConfigChange]
+) -> tuple[dict[str, list[dict[str, Any]]], Users]:
+    old_plans = {p.id: p for p in old.plans}
+    groups: dict[str, list[dict[str, Any]]] = {"restart": [], "notRestarting": []}
+    users: Users = {}
+    current = [p for p in new.plans if not p.info.generated]  # created anew, never restarted
+    _users(current, by_key, users)
+    for plan in current:
+        prev = old_plans.get(plan.id)
+        if prev is None:
+            continue  # created by this change: nothing to restart
+        outcome = _compare_workload(plan, prev, by_key)
+        if outcome is not None:
+            groups[outcome[0]].append(outcome[1])
+    _users(old.plans, by_key, users, removed_only=True)
+    return groups, users

@@ -1,0 +1,93 @@
+"""What the map stage hands to the reduce stage: a small summary per document, per
+ConfigMap/Secret and per workload. A big run keeps tens of thousands of these after the
+parse trees are gone, so they hold plain values only."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from cmhash.edit import Edit
+from cmhash.errors import NodeError
+from cmhash.findings import About
+from cmhash.hashing import Content
+from cmhash.kinds import WorkloadKind
+from cmhash.model import ResourceId, TextEnum
+from cmhash.refs import Reference, SubPathMount
+from cmhash.split import Chunk
+
+
+class SkipReason(TextEnum):
+    """Why a workload is not annotated; the value is what users read."""
+
+    OPTED_OUT = "opted out (cmhash.io/skip)"
+    NO_TEMPLATE = "it has no pod template (a patch or a partial manifest?)"
+    WORKLOAD_REF = "an Argo Rollout with spec.workloadRef has no template of its own"
+    GENERATED = (
+        "metadata.generateName: every create makes a new object, so there is "
+        'nothing to roll (cmhash.io/enabled: "true" to annotate it anyway)'
+    )
+    JOB = "Job pod templates are immutable (--jobs to opt in)"
+    POD = "bare Pods are not annotated (--pods to opt in)"
+
+
+class ConfigInfo(NamedTuple):
+    kind: str
+    name: str
+    namespace: str | None
+    content: Content
+    immutable: bool
+    skipped: bool
+    offset: int
+    doc: int
+    end: int  # where the object's text ends (Secret lines never show as diff context)
+
+    def id(self, namespace: str) -> ResourceId:
+        """Its identity once its namespace is known (as written, or the default)."""
+        return ResourceId.config(self.kind, namespace, self.name)
+
+
+@dataclass(slots=True)
+class WorkloadInfo:
+    kind: WorkloadKind
+    api_version: str
+    name: str
+    namespace: str | None
+    offset: int
+    doc: int
+    skip: SkipReason | None = None
+    generated: bool = False  # named by metadata.generateName only
+    refs: tuple[Reference, ...] = ()
+    current: str | None = None
+    current_style: str | None = None  # the existing value's scalar style (None: plain)
+    edit: Edit | None = None  # candidate, value = PLACEHOLDER
+    edit_error: NodeError | None = None
+    no_restart: str | None = None
+    subpaths: tuple[SubPathMount, ...] = ()
+
+    @property
+    def label(self) -> str:
+        name = f"{self.name}*" if self.generated else self.name
+        return f"{self.kind.kind}/{name}" + (f" -n {self.namespace}" if self.namespace else "")
+
+    @property
+    def about(self) -> About:
+        """For its findings: label, identity as written, apiVersion."""
+        rid = ResourceId(self.kind.group, self.kind.kind, self.namespace or "", self.name)
+        return About(self.label, rid, self.api_version)
+
+
+@dataclass(slots=True)
+class DocInfo:
+    index: int
+    chunk: Chunk
+    has_content: bool
+    # tuples, not lists: a big run keeps one DocInfo per ConfigMap, Secret and workload
+    configs: tuple[ConfigInfo, ...] = ()
+    workloads: tuple[WorkloadInfo, ...] = ()
+    verify_error: tuple[str, int] | None = None
+
+    @property
+    def kept(self) -> bool:
+        """Most documents (Services, CRDs, ...) need nothing after the map stage."""
+        return bool(self.configs or self.workloads or self.verify_error)
