@@ -10,7 +10,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from cmhash.k8syaml import resolves_to_non_string
+from cmhash.parse.k8syaml import resolves_to_non_string
 
 NAMES = ("alpha", "beta")
 NAMESPACES = (None, "ns1")

@@ -14,8 +14,8 @@ import pytest
 from conftest import run_cmhash
 
 from cmhash.errors import InputError
-from cmhash.inputs import is_manifest_text
-from cmhash.source import decode
+from cmhash.read.inputs import is_manifest_text
+from cmhash.read.source import decode
 
 H = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n"
 S = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n"

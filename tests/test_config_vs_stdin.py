@@ -125,7 +125,7 @@ def test_in_process_stdin_rule() -> None:
     """The rule on its own (inputs.select), without a subprocess."""
     import io
 
-    from cmhash.inputs import Mode, select
+    from cmhash.read.inputs import Mode, select
 
     def pick(data: bytes, tty: bool, mode: Mode = Mode.STREAM) -> list[str]:
         return (

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from cmhash.content import config_content
+from cmhash.analyze.content import config_content
+from cmhash.analyze.resources import resources_of
 from cmhash.errors import NodeError
-from cmhash.parse import backend, parse_chunk
-from cmhash.resources import resources_of
-from cmhash.source import SourceText
+from cmhash.parse.events import backend, parse_chunk
+from cmhash.read.source import SourceText
 
 
 def content(text: str, parser: str = "fast"):  # type: ignore[no-untyped-def]

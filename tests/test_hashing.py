@@ -10,7 +10,7 @@ import hashlib
 
 import pytest
 
-from cmhash.hashing import Content, Use, canonical, digest
+from cmhash.plan.hashing import Content, Use, canonical, digest
 
 EMPTY_CM = Content("ConfigMap", "cfg", {})
 

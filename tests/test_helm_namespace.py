@@ -12,7 +12,7 @@ import pytest
 import yaml
 from conftest import ROOT, run_cmhash, tool, tool_env
 
-from cmhash.helm import infer, named_namespaces
+from cmhash.plan.helm import infer, named_namespaces
 
 CHART = ROOT / "tests" / "fixtures" / "chart-ns"
 SRC = "---\n# Source: demo/templates/{name}.yaml\n"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from conftest import run_cmhash
 
-from cmhash.k8syaml import plain_bool, resolves_to_non_string
+from cmhash.parse.k8syaml import plain_bool, resolves_to_non_string
 
 # (plain scalar, what go-yaml resolves it to)
 TABLE = [

@@ -72,7 +72,7 @@ def failing_at(n: int, exc: BaseException, real: Callable[..., Any]) -> Callable
 def _in_place_with(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, replace: Any = None, stage: Any = None
 ) -> tuple[Any, dict[str, bytes]]:
-    import cmhash.writer as writer
+    import cmhash.write.writer as writer
 
     make_tree(tmp_path / "m")
     before = snapshot(tmp_path / "m")

@@ -59,7 +59,7 @@ def no_temps(root: Path) -> None:
 # step wrapped so that the process sends itself a real signal right after step k.
 INJECT = """
 import os, signal, sys
-import cmhash.writer as w
+import cmhash.write.writer as w
 sig, step, k = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 calls = {"n": 0}
 def after(real):

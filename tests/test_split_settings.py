@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from cmhash.errors import ConfigError
+from cmhash.read.split import split_chunks
 from cmhash.settings import load_config_file, settings_from_mapping, validate_annotation_key
-from cmhash.split import split_chunks
 
 
 def pieces(text: str) -> list[str]:

@@ -8,20 +8,20 @@ from typing import Any
 
 import pytest
 
-from cmhash.analyze import analyze_chunk
-from cmhash.edit import PLACEHOLDER, annotation_edit, apply_edits, with_value
+from cmhash.analyze.chunk import analyze_chunk
+from cmhash.analyze.kinds import DEFAULT_TABLE
+from cmhash.analyze.summaries import DocInfo, SkipReason
 from cmhash.errors import NodeError
 from cmhash.findings import Code, Finding
-from cmhash.index import build_index
-from cmhash.kinds import DEFAULT_TABLE
 from cmhash.model import ResourceId
-from cmhash.parse import backend, parse_chunk
-from cmhash.resolve import plan_workload
+from cmhash.parse.events import backend, parse_chunk
+from cmhash.plan.index import build_index
+from cmhash.plan.resolve import plan_workload
+from cmhash.read.source import SourceText
+from cmhash.read.split import Chunk
 from cmhash.settings import Settings
-from cmhash.source import SourceText
-from cmhash.split import Chunk
-from cmhash.summaries import DocInfo, SkipReason
-from cmhash.verify import verify_edits
+from cmhash.write.edit import PLACEHOLDER, annotation_edit, apply_edits, with_value
+from cmhash.write.verify import verify_edits
 
 
 def doc(*lines: str) -> str:

@@ -13,18 +13,18 @@ from __future__ import annotations
 import gc
 from typing import NamedTuple
 
-from cmhash.analyze import analyze_source
-from cmhash.emit import Change, FileResult, render_files
+from cmhash.analyze.chunk import analyze_source
+from cmhash.analyze.kinds import DEFAULT_TABLE, KindTable
+from cmhash.analyze.summaries import ConfigInfo, DocInfo, WorkloadInfo
 from cmhash.errors import CmhashError, InputError
 from cmhash.findings import Finding
-from cmhash.index import ConfigIndex, build_index
-from cmhash.kinds import DEFAULT_TABLE, KindTable
 from cmhash.model import Level
+from cmhash.plan.index import ConfigIndex, build_index
+from cmhash.plan.resolve import WorkloadPlan, plan_workload
 from cmhash.progress import Progress
-from cmhash.resolve import WorkloadPlan, plan_workload
+from cmhash.read.source import SourceText
 from cmhash.settings import Settings
-from cmhash.source import SourceText
-from cmhash.summaries import ConfigInfo, DocInfo, WorkloadInfo
+from cmhash.write.emit import Change, FileResult, render_files
 
 
 class RunResult(NamedTuple):
@@ -58,7 +58,7 @@ def analyze(
     """The map stage: DocInfos per source, in document order, of the documents that hold
     ConfigMaps, Secrets or workloads; and whether any document had content at all. The
     first input error in input order wins."""
-    from cmhash import pool
+    from cmhash.analyze import pool
 
     per_source: list[list[DocInfo]] = [[] for _ in sources]
     content = False
@@ -159,7 +159,7 @@ def _with_helm_namespace(
             objects += d.workloads
     if all(o.namespace is not None for o in objects):
         return settings
-    from cmhash.helm import infer, is_helm_source
+    from cmhash.plan.helm import infer, is_helm_source
 
     if not any(is_helm_source(s) for s in sources):
         return settings

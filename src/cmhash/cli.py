@@ -20,7 +20,7 @@ from cmhash.options import DefaultGroup, common_options, settings_options
 from cmhash.output import err, log
 
 if TYPE_CHECKING:
-    from cmhash.inputs import Inputs, Mode
+    from cmhash.read.inputs import Inputs, Mode
     from cmhash.settings import Settings
 
 EXIT_CODES_HELP = """\b
@@ -49,7 +49,7 @@ def cli() -> None:
 
 def _inputs(paths: Sequence[str], settings: Settings, mode: Mode) -> Inputs:
     """The sources of a run (inputs.select), with its notes under --verbose."""
-    from cmhash.inputs import select
+    from cmhash.read.inputs import select
 
     inputs = select(
         paths,
@@ -89,14 +89,14 @@ def inject(
     annotations, write the whole stream to stdout (or --in-place / --check / --diff)."""
     from cmhash import app
     from cmhash.deliver import deliver
-    from cmhash.inputs import Mode
+    from cmhash.read.inputs import Mode
     from cmhash.settings import layered
 
     mode = Mode.from_flags(in_place=in_place, check=check, diff=show_diff)
     settings = layered(opts)
     inputs = _inputs(paths, settings, mode)
     if mode is Mode.STREAM:
-        from cmhash import krm
+        from cmhash.integrations import krm
 
         resource_list = krm.detect(inputs.sources)
         if resource_list is not None:
@@ -122,8 +122,8 @@ def explain(paths: tuple[str, ...], fmt: str, **opts: Any) -> None:
     Writes nothing; findings are listed too."""
     from cmhash import app
     from cmhash.explain import FORMATS, build
-    from cmhash.inputs import Mode
     from cmhash.output import report_notes, write_stdout
+    from cmhash.read.inputs import Mode
     from cmhash.settings import layered
 
     settings = layered(opts)
@@ -207,7 +207,7 @@ def gitlab_note(file: str, token_env: str) -> None:
     """Post FILE (a Markdown report) as a note on the pipeline's merge request, or update
     the note an earlier pipeline posted. Reads CI_API_V4_URL, CI_PROJECT_ID and
     CI_MERGE_REQUEST_IID, as GitLab sets them in merge-request pipelines."""
-    from cmhash.gitlab import post_from_environment
+    from cmhash.integrations.gitlab import post_from_environment
 
     how, note = post_from_environment(file, token_env)
     err(f"{how} merge-request note {note}")
@@ -220,7 +220,7 @@ def helm_plugin_dir() -> None:
     \b
     helm plugin install "$(cmhash helm-plugin-dir)"
     export HELM_PLUGINS="$(dirname "$(cmhash helm-plugin-dir)")"   # or, without installing"""
-    from cmhash.integrations import helm_plugin_dir as where
+    from cmhash.integrations.install import helm_plugin_dir as where
 
     click.echo(where())
 
@@ -237,7 +237,7 @@ def install_kustomize_plugin(plugin_home: str | None) -> None:
 
     Then list a CmhashTransformer config under `transformers:` and run
     `kubectl kustomize --enable-alpha-plugins DIR`."""
-    from cmhash.integrations import install_kustomize_plugin as install
+    from cmhash.integrations.install import install_kustomize_plugin as install
 
     click.echo(install(plugin_home))
 

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from cmhash.errors import EXIT_CHANGED, EXIT_INPUT, EXIT_OK
-from cmhash.inputs import Mode
 from cmhash.model import Level
 from cmhash.output import err, report_findings, report_notes, write_stdout
+from cmhash.read.inputs import Mode
 
 if TYPE_CHECKING:
     from cmhash.app import RunResult
@@ -44,7 +44,7 @@ def deliver(mode: Mode, result: RunResult, roots: Sequence[str], settings: Setti
             err(_summary(len(result.changes), len(changed), "would be updated"))
         return EXIT_CHANGED if changed else EXIT_OK
     if mode is Mode.IN_PLACE:
-        from cmhash.writer import write_files
+        from cmhash.write.writer import write_files
 
         write_files(changed, roots)
         if not settings.quiet:
@@ -57,7 +57,7 @@ def deliver(mode: Mode, result: RunResult, roots: Sequence[str], settings: Setti
 
 
 def _diff(result: RunResult) -> None:
-    from cmhash.diff import unified_diff
+    from cmhash.write.diff import unified_diff
 
     out = []
     for f in result.files:
@@ -78,6 +78,6 @@ def _stream(result: RunResult) -> None:
         f = result.files[0]
         write_stdout(f.pieces(), bom=f.source.had_bom)
     else:
-        from cmhash.emit import joined_pieces
+        from cmhash.write.emit import joined_pieces
 
         write_stdout(joined_pieces(result.files))

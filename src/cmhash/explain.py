@@ -7,12 +7,12 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from cmhash.findings import Finding
-from cmhash.index import ConfigEntry
 from cmhash.mermaid import explain_graph
 from cmhash.mermaid import mermaid_id as mermaid_id  # the names tests have used
 from cmhash.mermaid import mermaid_label as mermaid_label
 from cmhash.model import TargetState, WorkloadStatus
-from cmhash.resolve import Resolved, WorkloadPlan
+from cmhash.plan.index import ConfigEntry
+from cmhash.plan.resolve import Resolved, WorkloadPlan
 
 if TYPE_CHECKING:
     from cmhash.app import RunResult

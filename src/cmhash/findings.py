@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from cmhash.model import Level, ResourceId, TextEnum
 
 if TYPE_CHECKING:
-    from cmhash.source import SourceText
+    from cmhash.read.source import SourceText
 
 # kept as names for the modules and templates that use the level text
 ERROR, WARNING, INFO = Level.ERROR, Level.WARNING, Level.INFO

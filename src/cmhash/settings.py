@@ -7,8 +7,8 @@ import os
 import re
 from typing import Any, NamedTuple
 
+from cmhash.analyze.kinds import Policy, WorkloadKind
 from cmhash.errors import ConfigError, NodeError, UsageError
-from cmhash.kinds import Policy, WorkloadKind
 
 CONFIG_NAME = ".cmhash.yaml"
 DEFAULT_KEY = "checksum/config"
@@ -97,9 +97,9 @@ def validate(data: Any, origin: str) -> None:
 
 
 def load_config_file(path: str) -> dict[str, Any]:
-    from cmhash.parse import backend, parse_chunk
-    from cmhash.source import decode
-    from cmhash.yamltree import to_python
+    from cmhash.parse.events import backend, parse_chunk
+    from cmhash.parse.tree import to_python
+    from cmhash.read.source import decode
 
     try:
         with open(path, "rb") as fh:

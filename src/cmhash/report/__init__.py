@@ -32,8 +32,8 @@ def run(
     (stdout, or ``output`` atomically); exit 1 with ``fail_on`` findings, else 0."""
     from cmhash import app
     from cmhash.errors import EXIT_CHANGED, EXIT_OK, UsageError
-    from cmhash.inputs import Mode, select
     from cmhash.output import write_stdout
+    from cmhash.read.inputs import Mode, select
 
     if old == "-" and new == "-":
         raise UsageError("OLD and NEW cannot both be - (stdin)")
@@ -58,7 +58,7 @@ def run(
     data = build(sides[0], sides[1], settings.annotation_key)
     text = formatted(data, fmt, template_file)
     if output and output != "-":
-        from cmhash.writer import write_new_file
+        from cmhash.write.writer import write_new_file
 
         write_new_file(output, text)
     else:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from cmhash.index import ConfigEntry
 from cmhash.model import ResourceId, TextEnum
+from cmhash.plan.index import ConfigEntry
 
 
 class Change(TextEnum):

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from cmhash.analyze.kinds import Policy
 from cmhash.explain import workload_fields
-from cmhash.kinds import Policy
 from cmhash.model import ResourceId
+from cmhash.plan.resolve import WorkloadPlan
 from cmhash.report.changes import REMOVED, ConfigChange
-from cmhash.resolve import WorkloadPlan
 
 if TYPE_CHECKING:
     from cmhash.app import RunResult

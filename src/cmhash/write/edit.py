@@ -31,8 +31,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from cmhash.errors import NodeError
-from cmhash.source import newline_at
-from cmhash.yamltree import ALIAS, MAP, SCALAR, Node, own
+from cmhash.parse.tree import ALIAS, MAP, SCALAR, Node, own
+from cmhash.read.source import newline_at
 
 _MAP_TAG = "tag:yaml.org,2002:map"
 _STR_TAG = "tag:yaml.org,2002:str"

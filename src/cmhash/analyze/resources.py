@@ -6,11 +6,23 @@ from __future__ import annotations
 import sys
 from typing import NamedTuple
 
+from cmhash.analyze.kinds import WorkloadKind, group_of, is_list
 from cmhash.errors import NodeError
-from cmhash.k8syaml import plain_bool
-from cmhash.kinds import WorkloadKind, group_of, is_list
-from cmhash.source import SourceText
-from cmhash.yamltree import ALIAS, MAP, SCALAR, SEQ, Node, deref, get, get_path, items, own, scalar
+from cmhash.parse.k8syaml import plain_bool
+from cmhash.parse.tree import (
+    ALIAS,
+    MAP,
+    SCALAR,
+    SEQ,
+    Node,
+    deref,
+    get,
+    get_path,
+    items,
+    own,
+    scalar,
+)
+from cmhash.read.source import SourceText
 
 SKIP_ANNOTATION = "cmhash.io/skip"
 ENABLED_ANNOTATION = "cmhash.io/enabled"

@@ -12,13 +12,13 @@ import gc
 import os
 from collections.abc import Callable, Iterator
 
-from cmhash.analyze import analyze_source
+from cmhash.analyze.chunk import analyze_source
+from cmhash.analyze.kinds import KindTable
+from cmhash.analyze.summaries import DocInfo
 from cmhash.errors import CmhashError
-from cmhash.kinds import KindTable
+from cmhash.read.source import SourceText
+from cmhash.read.split import Chunk, split_chunks
 from cmhash.settings import Settings
-from cmhash.source import SourceText
-from cmhash.split import Chunk, split_chunks
-from cmhash.summaries import DocInfo
 
 PARALLEL_MIN_BYTES = 4 * 1024 * 1024
 

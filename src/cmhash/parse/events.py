@@ -17,8 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 from cmhash.errors import NodeError
-from cmhash.limits import MAX_DEPTH, MAX_SCALAR, check_expansion
-from cmhash.yamltree import ALIAS, MAP, SCALAR, SEQ, Node
+from cmhash.parse.limits import MAX_DEPTH, MAX_SCALAR, check_expansion
+from cmhash.parse.tree import ALIAS, MAP, SCALAR, SEQ, Node
 
 _STANDARD_TAGS = frozenset(
     f"tag:yaml.org,2002:{t}"

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
+from cmhash.analyze.kinds import KindTable, is_list
 from cmhash.errors import NodeError
-from cmhash.kinds import KindTable, is_list
 
 _VALUE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789./-")
 

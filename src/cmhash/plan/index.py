@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from cmhash.analyze.summaries import ConfigInfo
 from cmhash.findings import Code, Finding, finding
 from cmhash.model import ResourceId
+from cmhash.read.source import SourceText
 from cmhash.settings import Settings
-from cmhash.source import SourceText
-from cmhash.summaries import ConfigInfo
 
 
 class ConfigEntry(NamedTuple):

@@ -43,7 +43,7 @@ from collections.abc import Callable, Sequence
 from typing import BinaryIO, NamedTuple
 
 from cmhash.errors import InputError, UsageError
-from cmhash.source import STDIN, SourceText, decode, read_file, read_limited
+from cmhash.read.source import STDIN, SourceText, decode, read_file, read_limited
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 CHART_FILE = "Chart.yaml"

@@ -16,11 +16,11 @@ from typing import Any, NamedTuple
 from cmhash.errors import EXIT_INPUT, EXIT_OK, CmhashError, ConfigError, NodeError
 from cmhash.findings import Finding
 from cmhash.output import err, report_findings, report_notes, write_stdout
-from cmhash.parse import backend, parse_chunk
-from cmhash.source import SourceText, newline_at
-from cmhash.split import split_chunks
-from cmhash.verify import count_check
-from cmhash.yamltree import MAP, SEQ, Node, deref, get, items, scalar
+from cmhash.parse.events import backend, parse_chunk
+from cmhash.parse.tree import MAP, SEQ, Node, deref, get, items, scalar
+from cmhash.read.source import SourceText, newline_at
+from cmhash.read.split import split_chunks
+from cmhash.write.verify import count_check
 
 API_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1")
 PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
@@ -58,8 +58,8 @@ def detect(sources: list[SourceText]) -> ResourceList | None:
 
 def function_options(rl: ResourceList) -> dict[str, Any]:
     """Config-file keys from functionConfig: the object itself, or a ConfigMap's data."""
+    from cmhash.parse.tree import to_python
     from cmhash.settings import schema, validate
-    from cmhash.yamltree import to_python
 
     fc = rl.function_config
     if fc is None or fc.is_null:

@@ -7,14 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from cmhash.edit import Edit
+from cmhash.analyze.kinds import WorkloadKind
+from cmhash.analyze.refs import Reference, SubPathMount
 from cmhash.errors import NodeError
 from cmhash.findings import About
-from cmhash.hashing import Content
-from cmhash.kinds import WorkloadKind
 from cmhash.model import ResourceId, TextEnum
-from cmhash.refs import Reference, SubPathMount
-from cmhash.split import Chunk
+from cmhash.plan.hashing import Content
+from cmhash.read.split import Chunk
+from cmhash.write.edit import Edit
 
 
 class SkipReason(TextEnum):

@@ -5,7 +5,7 @@ most, so no real manifest comes near these."""
 from __future__ import annotations
 
 from cmhash.errors import NodeError
-from cmhash.yamltree import ALIAS, SCALAR, SEQ, Node
+from cmhash.parse.tree import ALIAS, SCALAR, SEQ, Node
 
 MAX_DEPTH = 1000  # nested collections
 MAX_SCALAR = 8 * 1024 * 1024  # characters in one scalar

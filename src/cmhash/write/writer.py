@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cmhash.errors import InputError
+from cmhash.read.source import STDIN
 from cmhash.signals import held
-from cmhash.source import STDIN
 
 if TYPE_CHECKING:
-    from cmhash.emit import FileResult
+    from cmhash.write.emit import FileResult
 
 TEMP_PREFIX = ".cmhash-"
 TEMP_SUFFIX = ".tmp"

@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from cmhash.edit import apply_edits
+from cmhash.analyze.summaries import DocInfo
 from cmhash.errors import InternalError, NodeError
-from cmhash.resolve import WorkloadPlan
+from cmhash.plan.resolve import WorkloadPlan
+from cmhash.read.source import SourceText
 from cmhash.settings import Settings
-from cmhash.source import SourceText
-from cmhash.summaries import DocInfo
-from cmhash.verify import recheck
+from cmhash.write.edit import apply_edits
+from cmhash.write.verify import recheck
 
 
 class Change(NamedTuple):

@@ -11,9 +11,9 @@ from __future__ import annotations
 import sys
 from typing import NamedTuple
 
+from cmhash.analyze.resources import bool_field
 from cmhash.errors import NodeError
-from cmhash.resources import bool_field
-from cmhash.yamltree import Node, get, items, scalar
+from cmhash.parse.tree import Node, get, items, scalar
 
 CONTAINER_LISTS = ("initContainers", "containers")
 

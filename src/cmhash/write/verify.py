@@ -13,11 +13,11 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from cmhash.analyze.kinds import WorkloadKind
+from cmhash.analyze.resources import document_resources, pod_template
 from cmhash.errors import NodeError
-from cmhash.kinds import WorkloadKind
-from cmhash.resources import document_resources, pod_template
-from cmhash.source import SourceText
-from cmhash.yamltree import ALIAS, MAP, SCALAR, SEQ, Node, own
+from cmhash.parse.tree import ALIAS, MAP, SCALAR, SEQ, Node, own
+from cmhash.read.source import SourceText
 
 # What a slot lets through: our pair in an existing mapping, or the missing levels.
 PAIR, NEW_ANNOTATIONS, NEW_METADATA = "pair", "annotations", "metadata"
@@ -269,7 +269,7 @@ def recheck(
 ) -> None:
     """Verify a document again, from its text, when only some of its candidate edits
     were applied: ``edited`` holds (resource offset, kind, value) of those."""
-    from cmhash.parse import backend, parse_chunk
+    from cmhash.parse.events import backend, parse_chunk
 
     be = backend(parser)
     roots = parse_chunk(old_text, base, be)

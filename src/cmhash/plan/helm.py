@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
-from cmhash.source import SourceText
+from cmhash.read.source import SourceText
 
 _HELM_MARKS = re.compile(r"^# Source: |postrenderer\.helm\.sh/postrender-filename", re.MULTILINE)
 _METADATA = re.compile(r"^metadata:[ \t]*(?:#.*)?\r?\n", re.MULTILINE)

@@ -8,16 +8,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from cmhash.edit import Edit, with_value
+from cmhash.analyze.kinds import Policy
+from cmhash.analyze.refs import Reference, SubPathMount
+from cmhash.analyze.summaries import SkipReason, WorkloadInfo
 from cmhash.findings import Code, Finding, finding
-from cmhash.hashing import Use, digest
-from cmhash.index import ConfigEntry, ConfigIndex
-from cmhash.kinds import Policy
 from cmhash.model import Level, ResourceId
-from cmhash.refs import Reference, SubPathMount
+from cmhash.plan.hashing import Use, digest
+from cmhash.plan.index import ConfigEntry, ConfigIndex
+from cmhash.read.source import SourceText
 from cmhash.settings import Settings
-from cmhash.source import SourceText
-from cmhash.summaries import SkipReason, WorkloadInfo
+from cmhash.write.edit import Edit, with_value
 
 
 class OptIn(NamedTuple):
@@ -175,7 +175,7 @@ def _written_by_cmhash(src: SourceText, info: WorkloadInfo) -> bool:
     every ``helm template``, so in Helm output any existing value is the chart's."""
     if info.current_style != '"' or not _HEX64.fullmatch(info.current or ""):
         return False
-    from cmhash.helm import is_helm_source
+    from cmhash.plan.helm import is_helm_source
 
     return not is_helm_source(src)
 

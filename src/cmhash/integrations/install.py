@@ -58,7 +58,7 @@ def install_kustomize_plugin(home: str | None = None) -> str:
         'config="$1"; shift\n'
         f'exec {command} --config "$config" "$@" -\n'
     )
-    from cmhash.writer import write_new_file
+    from cmhash.write.writer import write_new_file
 
     write_new_file(target, script, mode=0o755)
     return target

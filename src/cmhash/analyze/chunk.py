@@ -11,26 +11,26 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from cmhash.classify import classify, may_hold_secret, refuse_ambiguous
-from cmhash.content import config_content, is_immutable
-from cmhash.edit import PLACEHOLDER, annotation_edit, apply_edits, inside_aliased
-from cmhash.errors import NodeError
-from cmhash.kinds import KindTable, Policy, WorkloadKind
-from cmhash.parse import Roots, backend, parse_chunk
-from cmhash.refs import Reference, find_references, find_subpath_mounts
-from cmhash.resources import (
+from cmhash.analyze.content import config_content, is_immutable
+from cmhash.analyze.kinds import KindTable, Policy, WorkloadKind
+from cmhash.analyze.refs import Reference, find_references, find_subpath_mounts
+from cmhash.analyze.resources import (
     Resource,
     bool_field,
     document_resources,
     pod_template,
     require_name,
 )
+from cmhash.analyze.summaries import ConfigInfo, DocInfo, SkipReason, WorkloadInfo
+from cmhash.errors import NodeError
+from cmhash.parse.events import Roots, backend, parse_chunk
+from cmhash.parse.tree import Node, get, get_path, items, scalar
+from cmhash.read.classify import classify, may_hold_secret, refuse_ambiguous
+from cmhash.read.source import SourceText, newline_at
+from cmhash.read.split import Chunk, split_chunks
 from cmhash.settings import Settings
-from cmhash.source import SourceText, newline_at
-from cmhash.split import Chunk, split_chunks
-from cmhash.summaries import ConfigInfo, DocInfo, SkipReason, WorkloadInfo
-from cmhash.verify import verify_edits
-from cmhash.yamltree import Node, get, get_path, items, scalar
+from cmhash.write.edit import PLACEHOLDER, annotation_edit, apply_edits, inside_aliased
+from cmhash.write.verify import verify_edits
 
 # ------------------------------------------------------------------ per resource
 

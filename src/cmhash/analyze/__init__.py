@@ -1,0 +1,1 @@
+"""The map stage: each document into small summaries of its ConfigMaps, Secrets and workloads."""

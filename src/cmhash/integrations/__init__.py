@@ -1,0 +1,1 @@
+"""What the integrations need: KRM functions, GitLab notes, plugin installers."""

@@ -1,0 +1,1 @@
+"""Reading: which inputs, their text, its documents, and which documents need a parser."""
