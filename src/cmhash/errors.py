@@ -1,4 +1,4 @@
-"""One error hierarchy, mapped to exit codes in one place (cli.py)."""
+"""One error hierarchy; exits.py maps every outcome to its exit code."""
 
 from __future__ import annotations
 
