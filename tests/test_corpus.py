@@ -111,6 +111,19 @@ def test_kube_prometheus_directory_resolves_across_files(manifests: Path) -> Non
 GENERATOR = SHARED / "bench" / "make_stream.py"
 
 
+def test_fast_equals_exact_on_the_vendored_corpus_as_one_stream() -> None:
+    """Every vendored manifest in one run (every shape the corpus has, one index across
+    files): fast, exact and two workers write exactly the same stream."""
+    root = CORPUS
+    fast = run_cmhash(["--no-config", "-q", "--parser", "fast", str(root)])
+    exact = run_cmhash(["--no-config", "-q", "--parser", "exact", str(root)])
+    assert fast.code == 0, fast.stderr
+    assert fast.stdout.count(b"checksum/config:") >= 20
+    assert (fast.code, fast.stdout) == (exact.code, exact.stdout)
+    forked = run_cmhash(["--no-config", "-q", "--workers", "2", str(root)])
+    assert forked.stdout == fast.stdout
+
+
 @pytest.mark.shared("bench", "make_stream.py")
 @pytest.mark.parametrize(("apps", "seed"), [(30, 0), (30, 7), (120, 3)])
 def test_fast_equals_exact_on_generated_streams(tmp_path: Path, apps: int, seed: int) -> None:
