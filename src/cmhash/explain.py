@@ -23,7 +23,9 @@ FORMAT_VERSION = 1
 def target_state(r: Resolved) -> TargetState:
     if r.entry is None:
         return TargetState.OPTIONAL_ABSENT if r.ref.optional else TargetState.MISSING
-    return TargetState.OPTED_OUT if r.entry.info.skipped else TargetState.IN_STREAM
+    if r.excluded is None:
+        return TargetState.IN_STREAM
+    return TargetState.OPTED_OUT if r.entry.excluded is not None else TargetState.EXCLUDED
 
 
 def _status(plan: WorkloadPlan) -> WorkloadStatus:
@@ -52,7 +54,7 @@ def _reference(plan: WorkloadPlan, r: Resolved) -> dict[str, Any]:
     return {
         "kind": ref.target_kind,
         "name": ref.name,
-        "namespace": plan.namespace,
+        "namespace": ref.namespace or plan.namespace,
         "how": ref.how,
         "field": ref.field,
         "container": ref.container,
@@ -60,6 +62,8 @@ def _reference(plan: WorkloadPlan, r: Resolved) -> dict[str, Any]:
         "optional": ref.optional,
         "target": str(target_state(r)),
         "missingKeys": sorted(r.missing_keys),
+        **({"declaredBy": ref.declared_by} if ref.declared_by else {}),
+        **({"excludedBecause": r.excluded} if r.excluded else {}),
     }
 
 
@@ -67,7 +71,7 @@ def _workload(plan: WorkloadPlan) -> dict[str, Any]:
     return {
         **workload_fields(plan),
         "status": str(_status(plan)),
-        "skipReason": str(plan.skip) if plan.skip else None,
+        "skipReason": plan.skip_text,
         "noRestart": plan.info.no_restart,
         "checksum": plan.value,
         "current": plan.info.current,

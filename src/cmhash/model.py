@@ -54,7 +54,8 @@ class TargetState(TextEnum):
     IN_STREAM = "in-stream"
     MISSING = "missing"
     OPTIONAL_ABSENT = "optional-absent"
-    OPTED_OUT = "opted-out"
+    OPTED_OUT = "opted-out"  # the object is out of every checksum (annotation or rule)
+    EXCLUDED = "excluded"  # this workload's selection leaves it out
 
 
 class WorkloadStatus(TextEnum):

@@ -134,6 +134,19 @@ SETTINGS_OPTIONS = [
         help="Processes for big inputs [default: 0 = automatic].",
     ),
     click.option(
+        "--compat",
+        metavar="all|none|LIST",
+        help="Read these tools' annotations too: all (default), none, or a comma list of "
+        "reloader, wave, kapp.",
+    ),
+    click.option(
+        "--opt-in/--no-opt-in",
+        "opt_in",
+        default=None,
+        help='Annotate only workloads that opt in (cmhash.io/enabled: "true", or Reloader '
+        "auto/search or Wave update-on-config-change).",
+    ),
+    click.option(
         "--exclude",
         multiple=True,
         metavar="PATTERN",

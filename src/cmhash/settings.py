@@ -5,10 +5,15 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cmhash.analyze.kinds import Policy, WorkloadKind
 from cmhash.errors import ConfigError, NodeError, UsageError
+from cmhash.plan.selection import Rule, SelectorError, rules_from
+
+if TYPE_CHECKING:
+    from cmhash.parse.tree import Node
+    from cmhash.read.source import SourceText
 
 CONFIG_NAME = ".cmhash.yaml"
 DEFAULT_KEY = "checksum/config"
@@ -52,6 +57,12 @@ class Settings(NamedTuple):
     config_file: str | None = None  # the .cmhash.yaml in use
     verbose: bool = False  # notes (skipped files, inferred namespace) on stderr
     progress: bool = False  # a progress bar on stderr (a terminal, not -q, not Helm/KRM)
+    # the annotations of other tools that are read (analyze/declared.py)
+    compat: frozenset[str] = frozenset(("reloader", "wave", "kapp"))
+    opt_in: bool = False  # only workloads that opt in are annotated
+    ignore_configs: tuple[Rule, ...] = ()  # plan/selection.py
+    ignore_workloads: tuple[Rule, ...] = ()
+    include_workloads: tuple[Rule, ...] = ()  # when any: only matching workloads
 
     def merged(self, **overrides: Any) -> Settings:
         return self._replace(**{k: v for k, v in overrides.items() if v is not None})
@@ -84,8 +95,33 @@ def schema() -> dict[str, Any]:
     return data
 
 
-def validate(data: Any, origin: str) -> None:
-    """Validate with jsonschema (imported only when a config is used)."""
+def _at(root: Node | None, source: SourceText | None, path: list[str | int]) -> dict[str, int]:
+    """line/column of the node at ``path`` in the config's tree (as far as it goes)."""
+    from cmhash.parse.tree import get, items
+
+    if root is None or source is None:
+        return {}
+    node: Node | None = root
+    last = root
+    for step in path:
+        node = (
+            items(node)[step]
+            if isinstance(step, int) and step < len(items(node))
+            else (get(node, step) if isinstance(step, str) else None)
+        )
+        if node is None:
+            break
+        last = node
+    line, column = source.position(last.start)
+    return {"line": line, "column": column}
+
+
+def validate(
+    data: Any, origin: str, root: Node | None = None, source: SourceText | None = None
+) -> None:
+    """Validate with jsonschema (imported only when a config is used), then what a schema
+    cannot say (label selectors); errors point at the offending node when the config's
+    tree is given."""
     import jsonschema
 
     validator = jsonschema.Draft202012Validator(schema())
@@ -93,7 +129,28 @@ def validate(data: Any, origin: str) -> None:
     if errors:
         err = errors[0]
         where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
-        raise ConfigError(f"invalid configuration at {where}: {err.message}", path=origin)
+        raise ConfigError(
+            f"invalid configuration at {where}: {err.message}",
+            path=origin,
+            **_at(root, source, list(err.absolute_path)),
+        )
+    for group, key in RULE_GROUPS:
+        rules = (data.get(group) or {}).get(key) or []
+        for i, rule in enumerate(rules):
+            try:
+                rules_from([rule], f"{group}.{key}")
+            except SelectorError as exc:
+                at = _at(root, source, [group, key, i, "selector"])
+                if at and "\n" not in rule["selector"]:
+                    at["column"] += exc.column  # inside a plain one-line selector
+                raise ConfigError(
+                    f"invalid configuration at {group}/{key}/{i}/selector: {exc.message}",
+                    path=origin,
+                    **at,
+                ) from None
+
+
+RULE_GROUPS = (("ignore", "configs"), ("ignore", "workloads"), ("include", "workloads"))
 
 
 def load_config_file(path: str) -> dict[str, Any]:
@@ -115,7 +172,7 @@ def load_config_file(path: str) -> dict[str, Any]:
         raise ConfigError(err.message, path=err.path, line=err.line, column=err.column) from None
     if data is None:
         data = {}
-    validate(data, path)
+    validate(data, path, roots[0] if roots else None, src)
     assert isinstance(data, dict)
     return data
 
@@ -149,7 +206,36 @@ def settings_from_mapping(data: dict[str, Any], base: Settings | None = None) ->
         extra_kinds=extra or None,
         paths=tuple(data["paths"]) if "paths" in data else None,
         exclude=tuple(data["exclude"]) if "exclude" in data else None,
+        compat=parse_compat(data["compat"]) if "compat" in data else None,
+        opt_in=data.get("optIn"),
+        ignore_configs=rules_from((data.get("ignore") or {}).get("configs"), "ignore.configs")
+        or None,
+        ignore_workloads=rules_from((data.get("ignore") or {}).get("workloads"), "ignore.workloads")
+        or None,
+        include_workloads=rules_from(
+            (data.get("include") or {}).get("workloads"), "include.workloads"
+        )
+        or None,
     )
+
+
+COMPAT_NAMES = ("reloader", "wave", "kapp")
+
+
+def parse_compat(value: str | list[str]) -> frozenset[str]:
+    """``all``, ``none``, or names (a list, or a comma-separated string)."""
+    names = [v.strip() for v in (value.split(",") if isinstance(value, str) else value)]
+    if names == ["all"]:
+        return frozenset(COMPAT_NAMES)
+    if names in (["none"], [""], []):
+        return frozenset()
+    unknown = [n for n in names if n not in COMPAT_NAMES]
+    if unknown:
+        raise UsageError(
+            f"compat: unknown {', '.join(unknown)} (use all, none, or any of "
+            f"{', '.join(COMPAT_NAMES)})"
+        )
+    return frozenset(names)
 
 
 def _group(k: dict[str, Any]) -> str:
@@ -203,6 +289,8 @@ def layered(options: dict[str, Any], function_config: dict[str, Any] | None = No
         parser=options.get("parser"),
         max_input_bytes=options.get("max_input_bytes"),
         workers=options.get("workers"),
+        compat=parse_compat(options["compat"]) if options.get("compat") else None,
+        opt_in=options.get("opt_in"),
         exclude=settings.exclude + tuple(options.get("exclude") or ()) or None,
         verbose=options.get("verbose") or None,
         quiet=options.get("quiet"),

@@ -12,6 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cmhash.analyze.content import config_content, is_immutable
+from cmhash.analyze.declared import (
+    Annotations,
+    config_excluded,
+    declared_references,
+    read_annotations,
+    reloader_match,
+    selection,
+)
 from cmhash.analyze.kinds import KindTable, Policy, WorkloadKind
 from cmhash.analyze.refs import Reference, find_references, find_subpath_mounts
 from cmhash.analyze.resources import (
@@ -21,10 +29,10 @@ from cmhash.analyze.resources import (
     pod_template,
     require_name,
 )
-from cmhash.analyze.summaries import ConfigInfo, DocInfo, SkipReason, WorkloadInfo
+from cmhash.analyze.summaries import ConfigInfo, DocInfo, Labels, SkipReason, WorkloadInfo
 from cmhash.errors import NodeError
 from cmhash.parse.events import Roots, backend, parse_chunk
-from cmhash.parse.tree import Node, get, get_path, items, scalar
+from cmhash.parse.tree import MAP, Node, entries, get, get_path, items, scalar
 from cmhash.read.classify import classify, may_hold_secret, refuse_ambiguous
 from cmhash.read.source import SourceText, newline_at
 from cmhash.read.split import Chunk, split_chunks
@@ -72,13 +80,21 @@ def _current(template: Node | None, settings: Settings) -> Node | None:
     return get(get_path(template, ("metadata", "annotations")), settings.annotation_key)
 
 
-def _skipped(res: Resource, wk: WorkloadKind, settings: Settings, info: WorkloadInfo) -> None:
+def _skipped(
+    res: Resource,
+    wk: WorkloadKind,
+    settings: Settings,
+    info: WorkloadInfo,
+    annotations: list[Annotations],
+) -> None:
     """An opted-out or generateName workload: what it references and what it carries,
     for report and explain only. Never an error: opting out is also how users get past a
     template cmhash cannot edit."""
     template, _ = pod_template(res, wk)
     try:
-        info.refs = _references(template, wk, settings)[1]
+        info.refs = _references(template, wk, settings)[1] + tuple(
+            declared_references(annotations, settings.compat)
+        )
     except NodeError:
         info.refs = ()
     # what stays in the output (report: a checksum that disappears rolls the pods)
@@ -86,17 +102,49 @@ def _skipped(res: Resource, wk: WorkloadKind, settings: Settings, info: Workload
     info.no_restart = _no_restart(res, wk)
 
 
+def _annotations(res: Resource, wk: WorkloadKind) -> list[Annotations]:
+    """The workload's annotations and its pod template's (one mapping for a bare Pod)."""
+    out = [
+        read_annotations(get_path(res.node, ("metadata", "annotations")), "metadata.annotations")
+    ]
+    if wk.template_path:
+        template, _ = pod_template(res, wk)
+        field = ".".join((*wk.template_path, "metadata", "annotations"))
+        out.append(read_annotations(get_path(template, ("metadata", "annotations")), field))
+    return [a for a in out if a is not None]
+
+
+def labels_of(node: Node | None) -> Labels:
+    out = []
+    for key, (_, v) in entries(node).items() if node is not None and node.kind == MAP else ():
+        value = scalar(v)
+        if value is not None:
+            out.append((key, value))
+    return tuple(out)
+
+
 def analyze_workload(
     res: Resource, wk: WorkloadKind, settings: Settings, default_nl: str
 ) -> WorkloadInfo:
     generated = res.generate_name is not None
     name = res.generate_name if res.generate_name is not None else require_name(res)
+    annotations = _annotations(res, wk)
     info = WorkloadInfo(
-        wk, res.api_version, name, res.namespace, res.node.start, res.doc, generated=generated
+        wk,
+        res.api_version,
+        name,
+        res.namespace,
+        res.node.start,
+        res.doc,
+        generated=generated,
+        labels=labels_of(get_path(res.node, ("metadata", "labels"))),
+        selection=selection(annotations, settings.compat),
     )
-    if res.skipped or (generated and not res.opted_in):
-        info.skip = SkipReason.OPTED_OUT if res.skipped else SkipReason.GENERATED
-        _skipped(res, wk, settings, info)
+    opted_out = "cmhash.io/skip" if res.skipped else info.selection.opted_out
+    if opted_out or (generated and not res.opted_in):
+        info.skip = SkipReason.OPTED_OUT if opted_out else SkipReason.GENERATED
+        info.skip_detail = opted_out
+        _skipped(res, wk, settings, info, annotations)
         return info
     template, template_key = pod_template(res, wk, owned=True)
     if template is None:
@@ -106,6 +154,7 @@ def analyze_workload(
         info.skip = SkipReason.WORKLOAD_REF if workload_ref else SkipReason.NO_TEMPLATE
         return info
     spec_field, info.refs = _references(template, wk, settings)
+    info.refs += tuple(declared_references(annotations, settings.compat))
     cur = _current(template, settings)
     info.current = scalar(cur)
     info.current_style = cur.style if cur is not None else None
@@ -127,20 +176,23 @@ def analyze_workload(
     return info
 
 
-def _config(res: Resource) -> ConfigInfo | None:
+def _config(res: Resource, settings: Settings) -> ConfigInfo | None:
     if res.name is None and res.generate_name is not None:
         return None  # a name only the API server picks: nothing can reference it
     content = config_content(res)
+    annotations = read_annotations(res.annotations(), "metadata.annotations")
     return ConfigInfo(
         res.kind,
         content.name,
         res.namespace,
         content,
         is_immutable(res),
-        res.skipped,
+        config_excluded(annotations, settings.compat),
         res.node.start,
         res.doc,
         res.node.end,
+        labels_of(get_path(res.node, ("metadata", "labels"))),
+        reloader_match(annotations, settings.compat),
     )
 
 
@@ -216,7 +268,7 @@ def analyze_chunk(
     candidates: list[tuple[int, WorkloadInfo]] = []
     for pos, res in enumerate(document_resources(src, index, roots)):
         if res.group == "" and res.kind in ("ConfigMap", "Secret"):
-            config = _config(res)
+            config = _config(res, settings)
             if config is not None:
                 configs.append(config)
             continue

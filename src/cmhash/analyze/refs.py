@@ -76,13 +76,16 @@ IMAGE_PULL_SITE = Site(("imagePullSecrets", "*"), "Secret", "imagePullSecret", o
 
 class Reference(NamedTuple):
     target_kind: str
-    name: str
+    name: str  # a name, or for a Reloader annotation an anchored regular expression
     keys: tuple[str, ...] | None  # sorted, unique; None: the whole object
     optional: bool
     how: str
     field: str  # e.g. spec.template.spec.containers[0].env[2].valueFrom.configMapKeyRef
     offset: int  # where the reference is written
     container: str | None = None
+    namespace: str | None = None  # a declared "namespace/name": that namespace
+    pattern: bool = False  # ``name`` is a regular expression (Reloader's reload lists)
+    declared_by: str | None = None  # the annotation that declared it (how == "declared")
 
 
 def _walk(node: Node | None, path: tuple[str, ...], field: str) -> list[tuple[Node, str]]:

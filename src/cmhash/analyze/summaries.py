@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from cmhash.analyze.declared import Selection
 from cmhash.analyze.kinds import WorkloadKind
 from cmhash.analyze.refs import Reference, SubPathMount
 from cmhash.errors import NodeError
@@ -20,7 +21,7 @@ from cmhash.write.edit import Edit
 class SkipReason(TextEnum):
     """Why a workload is not annotated; the value is what users read."""
 
-    OPTED_OUT = "opted out (cmhash.io/skip)"
+    OPTED_OUT = "opted out"  # skip_detail names the annotation
     NO_TEMPLATE = "it has no pod template (a patch or a partial manifest?)"
     WORKLOAD_REF = "an Argo Rollout with spec.workloadRef has no template of its own"
     GENERATED = (
@@ -29,6 +30,16 @@ class SkipReason(TextEnum):
     )
     JOB = "Job pod templates are immutable (--jobs to opt in)"
     POD = "bare Pods are not annotated (--pods to opt in)"
+    IGNORED = "ignored by a rule of the configuration"
+    NOT_INCLUDED = "not matched by include.workloads of the configuration"
+    NOT_OPTED_IN = (
+        'optIn: only workloads that opt in are annotated (cmhash.io/enabled: "true", '
+        'or Reloader auto/search or Wave update-on-config-change: "true")'
+    )
+
+
+Labels = tuple[tuple[str, str], ...]
+NO_SELECTION = Selection()
 
 
 class ConfigInfo(NamedTuple):
@@ -37,10 +48,16 @@ class ConfigInfo(NamedTuple):
     namespace: str | None
     content: Content
     immutable: bool
-    skipped: bool
+    excluded: str | None  # why it is out of every checksum, by its own annotations
     offset: int
     doc: int
     end: int  # where the object's text ends (Secret lines never show as diff context)
+    labels: Labels = ()
+    match: bool = False  # reloader.stakater.com/match: "true" (Reloader's search mode)
+
+    @property
+    def skipped(self) -> bool:
+        return self.excluded is not None
 
     def id(self, namespace: str) -> ResourceId:
         """Its identity once its namespace is known (as written, or the default)."""
@@ -56,7 +73,10 @@ class WorkloadInfo:
     offset: int
     doc: int
     skip: SkipReason | None = None
+    skip_detail: str | None = None  # which annotation or rule, when it matters
     generated: bool = False  # named by metadata.generateName only
+    labels: Labels = ()
+    selection: Selection = NO_SELECTION
     refs: tuple[Reference, ...] = ()
     current: str | None = None
     current_style: str | None = None  # the existing value's scalar style (None: plain)

@@ -56,6 +56,29 @@ def detect(sources: list[SourceText]) -> ResourceList | None:
     return ResourceList(src, root, deref(get(root, "functionConfig")))
 
 
+def _from_configmap_data(data: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """A ConfigMap's string values as options: "true"/"false" for booleans, YAML for
+    lists and mappings (``ignore: "{configs: [{name: x}]}"``)."""
+    from cmhash.parse.tree import to_python
+
+    types = {k: v.get("type") for k, v in schema["properties"].items()}
+    options: dict[str, Any] = {}
+    for key, value in data.items():
+        kind = types.get(key)
+        if kind == "boolean" and isinstance(value, str):
+            options[key] = {"true": True, "false": False}.get(value.lower(), value)
+        elif (
+            isinstance(kind, (str, list))
+            and set(kind if isinstance(kind, list) else [kind]) & {"array", "object"}
+            and isinstance(value, str)
+        ):
+            roots = parse_chunk(value, 0, backend("fast"))
+            options[key] = to_python(roots[0]) if roots else None
+        else:
+            options[key] = value
+    return options
+
+
 def function_options(rl: ResourceList) -> dict[str, Any]:
     """Config-file keys from functionConfig: the object itself, or a ConfigMap's data."""
     from cmhash.parse.tree import to_python
@@ -67,17 +90,11 @@ def function_options(rl: ResourceList) -> dict[str, Any]:
     data = to_python(fc)
     if not isinstance(data, dict):
         raise ConfigError("functionConfig must be a mapping", path=rl.source.display)
+    root: Node | None = fc
     if data.get("kind") == "ConfigMap" and data.get("apiVersion") == "v1":
-        types = {k: v.get("type") for k, v in schema()["properties"].items()}
-        options: dict[str, Any] = {}
-        for key, value in (data.get("data") or {}).items():
-            if types.get(key) == "boolean" and isinstance(value, str):
-                options[key] = {"true": True, "false": False}.get(value.lower(), value)
-            else:
-                options[key] = value
-        data = options
+        data, root = _from_configmap_data(data.get("data") or {}, schema()), None
     origin = f"{rl.source.display} (functionConfig)"
-    validate(data, origin)
+    validate(data, origin, root, rl.source)
     return {k: v for k, v in data.items() if k not in ("apiVersion", "kind", "metadata")}
 
 

@@ -2,8 +2,8 @@
 
 What a workload's value covers, for each ConfigMap/Secret it references:
 
-* ``kind`` and ``name`` of the object (namespace is implied: references never
-  cross namespaces);
+* ``kind`` and ``name`` of the object (namespace is implied: pod-spec references never
+  cross namespaces; a declared dependency in another namespace adds ``namespace``);
 * the *used* content: every key for whole-object references (``envFrom``,
   volumes without ``items``), only the named keys otherwise; a named key the
   object lacks is recorded as ``null`` so that adding it later changes the value;
@@ -53,6 +53,7 @@ class Use(NamedTuple):
     name: str
     content: Content | None  # None: not in the input
     keys: frozenset[str] | None  # None: every key
+    namespace: str | None = None  # another namespace than the workload's (declared)
 
 
 def _b64(data: bytes) -> str:
@@ -61,6 +62,8 @@ def _b64(data: bytes) -> str:
 
 def entry(use: Use, secret_key: bytes | None = None) -> dict[str, object]:
     out: dict[str, object] = {"kind": use.kind, "name": use.name}
+    if use.namespace is not None:
+        out["namespace"] = use.namespace
     c = use.content
     if c is None:
         out["absent"] = True
@@ -81,15 +84,17 @@ def entry(use: Use, secret_key: bytes | None = None) -> dict[str, object]:
 
 
 def merge_uses(uses: Iterable[Use]) -> list[Use]:
-    """One Use per (kind, name): the union of keys; any whole-object use wins."""
-    merged: dict[tuple[str, str], Use] = {}
+    """One Use per object: the union of keys; any whole-object use wins. Sorted by
+    (kind, name), an object of another namespace after the workload's own."""
+    merged: dict[tuple[str, str, str], Use] = {}
     for u in uses:
-        prev = merged.get((u.kind, u.name))
+        key = (u.kind, u.name, u.namespace or "")
+        prev = merged.get(key)
         if prev is None:
-            merged[(u.kind, u.name)] = u
+            merged[key] = u
         elif prev.keys is not None:
             keys = None if u.keys is None else prev.keys | u.keys
-            merged[(u.kind, u.name)] = Use(u.kind, u.name, prev.content, keys)
+            merged[key] = prev._replace(keys=keys)
     return [merged[k] for k in sorted(merged)]
 
 

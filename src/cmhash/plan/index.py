@@ -4,11 +4,13 @@ none)."""
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 from cmhash.analyze.summaries import ConfigInfo
 from cmhash.findings import Code, Finding, finding
 from cmhash.model import ResourceId
+from cmhash.plan.selection import first_match
 from cmhash.read.source import SourceText
 from cmhash.settings import Settings
 
@@ -17,6 +19,7 @@ class ConfigEntry(NamedTuple):
     source: SourceText
     info: ConfigInfo
     namespace: str  # as written, else the default namespace, else ""
+    excluded: str | None = None  # why it is out of every checksum (annotation or rule)
 
     @property
     def id(self) -> ResourceId:
@@ -38,13 +41,33 @@ class ConfigIndex:
     def other_namespaces(self, kind: str, name: str, ns: str) -> set[str]:
         return self._namespaces.get((kind, name), set()) - {ns}
 
+    def matching(self, kind: str, namespace: str, pattern: str) -> list[ConfigEntry]:
+        """Objects of ``kind`` in ``namespace`` whose whole name matches ``pattern``
+        (Reloader's anchored regular expressions), sorted by name."""
+        rx = re.compile(pattern)
+        return sorted(
+            (
+                e
+                for k, e in self.objects.items()
+                if k.kind == kind and k.namespace == namespace and rx.fullmatch(k.name)
+            ),
+            key=lambda e: e.info.name,
+        )
+
 
 def build_index(
     configs: list[tuple[SourceText, ConfigInfo]], settings: Settings, findings: list[Finding]
 ) -> ConfigIndex:
     index = ConfigIndex()
     for src, info in configs:
-        entry = ConfigEntry(src, info, info.namespace or settings.namespace or "")
+        namespace = info.namespace or settings.namespace or ""
+        excluded = info.excluded
+        if excluded is None and settings.ignore_configs:
+            rule = first_match(
+                settings.ignore_configs, info.kind, namespace, info.name, dict(info.labels)
+            )
+            excluded = f"ignored by {rule.where} of the configuration" if rule else None
+        entry = ConfigEntry(src, info, namespace, excluded)
         prev = index.get(entry.id)
         if prev is not None:
             pline = prev.source.position(prev.info.offset)[0]

@@ -15,6 +15,7 @@ from cmhash.findings import Code, Finding, finding
 from cmhash.model import Level, ResourceId
 from cmhash.plan.hashing import Use, digest
 from cmhash.plan.index import ConfigEntry, ConfigIndex
+from cmhash.plan.selection import first_match
 from cmhash.read.source import SourceText
 from cmhash.settings import Settings
 from cmhash.write.edit import Edit, with_value
@@ -63,6 +64,12 @@ class Resolved(NamedTuple):
     ref: Reference
     entry: ConfigEntry | None  # None: not in the input
     missing_keys: frozenset[str] = frozenset()
+    excluded: str | None = None  # why it does not count (the object, or the selection)
+
+    @property
+    def counted(self) -> bool:
+        """An in-stream object that enters the checksum."""
+        return self.entry is not None and self.excluded is None
 
 
 @dataclass(slots=True)
@@ -73,7 +80,14 @@ class WorkloadPlan:
     resolved: list[Resolved] = field(default_factory=list)
     value: str | None = None  # the checksum it should carry (None: no in-stream config)
     skip: SkipReason | None = None
+    skip_detail: str | None = None  # which annotation or rule
     edit: Edit | None = None  # with the real value
+
+    @property
+    def skip_text(self) -> str | None:
+        if self.skip is None:
+            return None
+        return f"{self.skip} ({self.skip_detail})" if self.skip_detail else str(self.skip)
 
     @property
     def label(self) -> str:
@@ -87,14 +101,39 @@ class WorkloadPlan:
 
     @property
     def in_stream(self) -> bool:
-        return any(r.entry is not None and not r.entry.info.skipped for r in self.resolved)
+        return any(r.counted for r in self.resolved)
 
     def target(self, ref: Reference) -> ResourceId:
-        return ResourceId.config(ref.target_kind, self.namespace, ref.name)
+        return ResourceId.config(ref.target_kind, ref.namespace or self.namespace, ref.name)
+
+
+def _missing_declared(plan: WorkloadPlan, ref: Reference, level: Level | None) -> Finding:
+    ns = ref.namespace or plan.namespace
+    if ref.pattern:
+        what = (
+            f"{ref.target_kind} names matching {ref.name!r} ({ref.declared_by}), but no "
+            f"{ref.target_kind} {'in namespace ' + repr(ns) if ns else 'without a namespace'}"
+            " in the input matches"
+        )
+    else:
+        shown = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
+        what = f"{ref.target_kind} {shown!r} ({ref.declared_by}), which is not in the input"
+    return finding(
+        plan.source,
+        ref.offset,
+        Code.MISSING_REFERENCE,
+        f"{plan.label} declares a dependency on {what} (add it, or ignore this "
+        "if it lives elsewhere)",
+        level=level,
+        about=plan.info.about,
+        field=ref.field,
+    )
 
 
 def _missing(plan: WorkloadPlan, ref: Reference, index: ConfigIndex, settings: Settings) -> Finding:
     level = Level.ERROR if settings.strict else None
+    if ref.how == "declared":
+        return _missing_declared(plan, ref, level)
     ns = plan.namespace
     others = index.other_namespaces(ref.target_kind, ref.name, ns)
     if others:
@@ -130,40 +169,87 @@ def _keyset(ref: Reference) -> frozenset[str] | None:
     return None if ref.keys is None else frozenset(ref.keys)
 
 
+def _not_counted(
+    plan: WorkloadPlan, ref: Reference, entry: ConfigEntry | None, settings: Settings
+) -> str | None:
+    """Why a reference does not enter the checksum: the object is excluded, or the
+    workload's selection leaves that kind (or unmatched objects) out. Declared
+    dependencies always count, but for --exclude-secrets."""
+    if settings.exclude_secrets and ref.target_kind == "Secret":
+        return "Secrets are left out of checksums (--exclude-secrets)"
+    if entry is not None and entry.excluded is not None:
+        return entry.excluded
+    sel = plan.info.selection
+    if ref.how == "declared":
+        return None
+    if sel.sources is not None and ref.target_kind != _KINDS[sel.sources]:
+        return f"only {sel.sources} count for this workload ({sel.sources_by})"
+    if sel.match_only and entry is not None and not entry.info.match:
+        return (
+            "reloader.stakater.com/search: only objects annotated "
+            'reloader.stakater.com/match: "true" count'
+        )
+    return None
+
+
+_KINDS = {"configmaps": "ConfigMap", "secrets": "Secret"}
+
+
+def _targets(plan: WorkloadPlan, ref: Reference, index: ConfigIndex) -> list[Reference]:
+    """A Reloader pattern stands for every in-stream object whose name it matches."""
+    if not ref.pattern:
+        return [ref]
+    ns = ref.namespace or plan.namespace
+    found = index.matching(ref.target_kind, ns, ref.name)
+    return [ref._replace(name=e.info.name, pattern=False) for e in found] or [ref]
+
+
 def _resolve(
     plan: WorkloadPlan, index: ConfigIndex, settings: Settings, findings: list[Finding]
 ) -> list[Use]:
     uses = []
-    for ref in plan.info.refs:
-        if settings.exclude_secrets and ref.target_kind == "Secret":
-            continue
-        entry = index.get(plan.target(ref))
-        if entry is not None and entry.info.skipped:
-            plan.resolved.append(Resolved(ref, entry))
-            continue
-        if entry is None:
-            plan.resolved.append(Resolved(ref, None))
-            uses.append(Use(ref.target_kind, ref.name, None, _keyset(ref)))
-            if not ref.optional:
-                findings.append(_missing(plan, ref, index, settings))
-            continue
-        content = entry.info.content
-        missing = frozenset(k for k in (ref.keys or ()) if k not in content.entries)
-        plan.resolved.append(Resolved(ref, entry, missing))
-        uses.append(Use(ref.target_kind, ref.name, content, _keyset(ref)))
-        if missing and not ref.optional:
-            findings.append(
-                finding(
-                    plan.source,
-                    ref.offset,
-                    Code.MISSING_KEY,
-                    f"{plan.label} uses key {', '.join(sorted(missing))} of {ref.target_kind} "
-                    f"{ref.name!r}, which does not have it (the pod would not start)",
-                    about=plan.info.about,
-                    field=ref.field,
-                )
-            )
+    for written in plan.info.refs:
+        for ref in _targets(plan, written, index):
+            use = _resolve_one(plan, ref, index, settings, findings)
+            if use is not None:
+                uses.append(use)
     return uses
+
+
+def _resolve_one(
+    plan: WorkloadPlan,
+    ref: Reference,
+    index: ConfigIndex,
+    settings: Settings,
+    findings: list[Finding],
+) -> Use | None:
+    entry = index.get(plan.target(ref))
+    why = _not_counted(plan, ref, entry, settings)
+    other_ns = ref.namespace if ref.namespace not in (None, plan.namespace) else None
+    if why is not None:
+        plan.resolved.append(Resolved(ref, entry, excluded=why))
+        return None
+    if entry is None:
+        plan.resolved.append(Resolved(ref, None))
+        if not ref.optional:
+            findings.append(_missing(plan, ref, index, settings))
+        return Use(ref.target_kind, ref.name, None, _keyset(ref), other_ns)
+    content = entry.info.content
+    missing = frozenset(k for k in (ref.keys or ()) if k not in content.entries)
+    plan.resolved.append(Resolved(ref, entry, missing))
+    if missing and not ref.optional:
+        findings.append(
+            finding(
+                plan.source,
+                ref.offset,
+                Code.MISSING_KEY,
+                f"{plan.label} uses key {', '.join(sorted(missing))} of {ref.target_kind} "
+                f"{ref.name!r}, which does not have it (the pod would not start)",
+                about=plan.info.about,
+                field=ref.field,
+            )
+        )
+    return Use(ref.target_kind, ref.name, content, _keyset(ref), other_ns)
 
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -197,7 +283,7 @@ def _subpath_finding(plan: WorkloadPlan, mount: SubPathMount, index: ConfigIndex
     where = f" at {mount.mount_path}" if mount.mount_path else ""
     who = f" (container {mount.container})" if mount.container else ""
     seen = [index.get(ResourceId.config(k, plan.namespace, n)) for k, n in mount.targets]
-    if not any(e is not None and not e.info.skipped for e in seen):
+    if not any(e is not None and e.excluded is None for e in seen):
         then = "cmhash cannot see it in the input, so restart the pods yourself when it changes"
     elif plan.skip is None and plan.value is not None:
         then = (
@@ -226,9 +312,17 @@ def _plan(
     settings: Settings,
     findings: list[Finding],
 ) -> WorkloadPlan:
-    plan = WorkloadPlan(src, info, info.namespace or settings.namespace or "", skip=info.skip)
-    if info.skip is not None:
-        about = SKIP_FINDINGS.get(info.skip)
+    plan = WorkloadPlan(
+        src,
+        info,
+        info.namespace or settings.namespace or "",
+        skip=info.skip,
+        skip_detail=info.skip_detail,
+    )
+    if plan.skip is None:
+        plan.skip, plan.skip_detail = _selected(plan, settings)
+    if plan.skip is not None:
+        about = SKIP_FINDINGS.get(plan.skip)
         if about is not None:
             findings.append(
                 finding(src, info.offset, about[0], f"{info.label} {about[1]}", about=info.about)
@@ -264,6 +358,21 @@ def _plan(
         return plan
     _finish(plan, plan.value, settings, findings)
     return plan
+
+
+def _selected(plan: WorkloadPlan, settings: Settings) -> tuple[SkipReason | None, str | None]:
+    """The configuration's workload rules and opt-in mode: why it is left alone, if so."""
+    info = plan.info
+    labels = dict(info.labels)
+    ident = (info.kind.kind, plan.namespace, info.name, labels)
+    rule = first_match(settings.ignore_workloads, *ident)
+    if rule is not None:
+        return SkipReason.IGNORED, rule.where
+    if settings.include_workloads and first_match(settings.include_workloads, *ident) is None:
+        return SkipReason.NOT_INCLUDED, None
+    if settings.opt_in and info.selection.opted_in is None:
+        return SkipReason.NOT_OPTED_IN, None
+    return None, None
 
 
 def _finish(plan: WorkloadPlan, value: str, settings: Settings, findings: list[Finding]) -> None:

@@ -32,7 +32,7 @@ def _annotation_cause(plan: WorkloadPlan, before: str | None, after: str | None)
         return None
     if after is None:
         why = (
-            f"not annotated: {plan.skip}"
+            f"not annotated: {plan.skip_text}"
             if plan.skip is not None
             else "it uses no ConfigMap/Secret of the input any more"
         )
@@ -44,7 +44,7 @@ def used_by(plan: WorkloadPlan) -> dict[ResourceId, frozenset[str] | None]:
     """Objects a workload references (in or out of the input, hashed or not: Secrets
     under --exclude-secrets count) and the keys it reads."""
     out: dict[ResourceId, frozenset[str] | None] = {}
-    for ref in plan.info.refs:
+    for ref in (r.ref for r in plan.resolved):  # Reloader patterns expanded
         key = plan.target(ref)
         keys = None if ref.keys is None else frozenset(ref.keys)
         if key in out:
@@ -99,18 +99,19 @@ def _unhashed(
     used: Mapping[ResourceId, frozenset[str] | None],
     changes: Mapping[ResourceId, ConfigChange],
 ) -> dict[ResourceId, str]:
-    """Changed objects this workload reads whose changes its checksum does not follow:
-    opted out (cmhash.io/skip) or, under --exclude-secrets, Secrets."""
-    resolved = {plan.target(r.ref): r for r in plan.resolved}
+    """Changed objects this workload reads whose changes its checksum does not follow
+    (opted out or ignored objects, Secrets under --exclude-secrets, kinds or objects the
+    workload's selection leaves out), with why."""
     out = {}
-    for key in used:
-        if key not in changes:
-            continue
-        r = resolved.get(key)
-        if r is None:
-            out[key] = "Secrets are left out of checksums (--exclude-secrets)"
-        elif r.entry is not None and r.entry.info.skipped:
-            out[key] = f"{key.kind}/{key.name} is opted out (cmhash.io/skip)"
+    for r in plan.resolved:
+        key = plan.target(r.ref)
+        if key in used and key in changes and r.excluded is not None:
+            object_excluded = r.entry is not None and r.entry.excluded is not None
+            out[key] = (
+                f"{key.kind}/{key.name} is {r.excluded}"
+                if object_excluded and r.excluded.startswith("opted out")
+                else r.excluded
+            )
     return out
 
 
@@ -126,7 +127,7 @@ NEVER_ROLLS: dict[Policy, str] = {
 
 def _not_rolling_reason(plan: WorkloadPlan, unhashed: Mapping[ResourceId, str]) -> str | None:
     if plan.skip is not None:
-        return f"not annotated: {plan.skip}"
+        return f"not annotated: {plan.skip_text}"
     if plan.info.kind.policy in NEVER_ROLLS:
         return NEVER_ROLLS[plan.info.kind.policy]
     if plan.info.no_restart:
