@@ -52,6 +52,7 @@ value_text = st.one_of(
 # '%' at column 0: the splitter must not take it for a directive
 percent_text = value_text.map(lambda s: PercentFolded(f"head %{s}"))
 OPTIONAL_TRUE = ("true", "yes", "on", "True", "Y", "ON")
+DECLARE = {"ConfigMap": "cmhash.io/extra-configmaps", "Secret": "cmhash.io/extra-secrets"}
 
 
 class PercentFolded(str):
@@ -174,17 +175,17 @@ def configs(draw: Any) -> Config:
 
 @st.composite
 def refs(draw: Any) -> Ref:
-    site = draw(st.sampled_from(["env", "envFrom", "volume", "projected"]))
+    site = draw(st.sampled_from(["env", "envFrom", "volume", "projected", "declared"]))
     target = draw(st.sampled_from(["ConfigMap", "Secret"]))
     keys: tuple[str, ...] | None
     if site == "env":
         keys = (draw(st.sampled_from(KEYS)),)
-    elif site == "envFrom":
+    elif site in ("envFrom", "declared"):  # declared: like a whole-object reference
         keys = None
     else:
         listed = draw(st.lists(st.sampled_from(KEYS), unique=True, max_size=2))
         keys = tuple(listed) or None
-    optional = draw(st.booleans())
+    optional = draw(st.booleans()) and site != "declared"
     spelling = draw(st.sampled_from(OPTIONAL_TRUE)) if optional else "true"
     return Ref(site, target, draw(st.sampled_from(NAMES)), keys, optional, spelling)
 
@@ -267,9 +268,12 @@ def workload_object(w: Workload, *, anchors: bool = False) -> dict[str, Any]:
     container: dict[str, Any] = {"name": "main", "image": "example/app:1"}
     pod: dict[str, Any] = {"containers": [container]}
     volumes: list[Any] = []
+    declared: dict[str, list[str]] = {}
     for i, r in enumerate(w.refs):
         opt = {"optional": Plain(r.spelling)} if r.optional else {}
-        if r.site == "env":
+        if r.site == "declared":
+            declared.setdefault(DECLARE[r.target], []).append(r.name)
+        elif r.site == "env":
             sel = "configMapKeyRef" if r.target == "ConfigMap" else "secretKeyRef"
             container.setdefault("env", []).append(
                 {"name": f"E{i}", "valueFrom": {sel: {"name": r.name, "key": r.keys[0], **opt}}}
@@ -295,8 +299,11 @@ def workload_object(w: Workload, *, anchors: bool = False) -> dict[str, Any]:
     meta: dict[str, Any] = {"generateName" if w.generated else "name": w.name}
     if w.namespace:
         meta["namespace"] = w.namespace
+    annotations = {key: ", ".join(names) for key, names in declared.items()}
     if w.opted_in:
-        meta["annotations"] = {"cmhash.io/enabled": "true"}
+        annotations["cmhash.io/enabled"] = "true"
+    if annotations:
+        meta["annotations"] = annotations
     obj: dict[str, Any] = {"apiVersion": api, "kind": w.kind, "metadata": meta}
     if not path:
         obj["spec"] = pod

@@ -1,8 +1,9 @@
 """Golden cases: tests/cases/<name>/input.yaml (+ args.txt) -> expected.yaml or error.txt.
 
 No expected.yaml and no error.txt means "output equals input". stderr.txt, when
-present, must equal the findings printed. Regenerate with --update-goldens and
-review with git diff.
+present, must equal the findings printed. A config.yaml is used as the configuration
+file (``--config config.yaml``). Regenerate with --update-goldens and review with git
+diff.
 """
 
 from __future__ import annotations
@@ -34,7 +35,11 @@ def test_case(name: str, parser: str, update_goldens: bool, tmp_path: Path) -> N
     data = (case / "input.yaml").read_bytes()
     input_name = _input_name(case)
     (tmp_path / input_name).write_bytes(data)
-    args = ["--no-config", "--parser", parser, *_args(case), input_name]
+    config = ["--no-config"]
+    if (case / "config.yaml").exists():
+        (tmp_path / "config.yaml").write_bytes((case / "config.yaml").read_bytes())
+        config = ["--config", "config.yaml"]
+    args = [*config, "--parser", parser, *_args(case), input_name]
     res = run_cmhash(args, cwd=tmp_path)
     expected, error, stderr = case / "expected.yaml", case / "error.txt", case / "stderr.txt"
     if parser == "exact" and (case / "error-exact.txt").exists():

@@ -120,3 +120,19 @@ def test_hmac_keyed_secrets() -> None:
     # ConfigMaps are not keyed
     c = whole(cm({"a": b"1"}))
     assert digest([c], secret_key=b"k1") == digest([c])
+
+
+def test_declared_dependency_in_another_namespace_is_hashed_with_its_namespace() -> None:
+    """A pod-spec reference never crosses namespaces, so its entry has no namespace and
+    every earlier value is unchanged; a declared ``other-ns/name`` adds one, and sorts
+    after the workload's own object of the same name."""
+    own = Use("ConfigMap", "ca", Content("ConfigMap", "ca", {"a": b"1"}), None)
+    other = Use("ConfigMap", "ca", Content("ConfigMap", "ca", {"a": b"1"}), None, "platform")
+    assert (
+        canonical([own]) == '{"refs":[{"data":{"a":"MQ=="},"kind":"ConfigMap","name":"ca"}],"v":1}'
+    )
+    assert canonical([other, own]) == (
+        '{"refs":[{"data":{"a":"MQ=="},"kind":"ConfigMap","name":"ca"},'
+        '{"data":{"a":"MQ=="},"kind":"ConfigMap","name":"ca","namespace":"platform"}],"v":1}'
+    )
+    assert digest([own]) != digest([other])

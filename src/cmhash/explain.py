@@ -124,6 +124,17 @@ def _ns(ns: str) -> str:
     return f" -n {ns}" if ns else ""
 
 
+def _reference_line(w: dict[str, Any], r: dict[str, Any], last: bool) -> str:
+    branch = "└─" if last else "├─"
+    keys = "all keys" if r["keys"] is None else "keys " + ", ".join(r["keys"])
+    extra = ", optional" if r["optional"] else ""
+    missing = f"; missing keys: {', '.join(r['missingKeys'])}" if r["missingKeys"] else ""
+    name = r["name"] if r["namespace"] == w["namespace"] else f"{r['namespace']}/{r['name']}"
+    how = f"{r['how']} ({r['declaredBy']})" if r.get("declaredBy") else r["how"]
+    why = f" ({r['excludedBecause']})" if r.get("excludedBecause") else ""
+    return f"  {branch} {r['kind']}/{name} via {how} ({keys}{extra}): {r['target']}{why}{missing}"
+
+
 def to_text(data: dict[str, Any]) -> str:
     out = []
     for w in data["workloads"]:
@@ -138,15 +149,7 @@ def to_text(data: dict[str, Any]) -> str:
         if w["noRestart"]:
             out.append(f"  note: {w['noRestart']}")
         refs = w["references"]
-        for i, r in enumerate(refs):
-            branch = "└─" if i == len(refs) - 1 else "├─"
-            keys = "all keys" if r["keys"] is None else "keys " + ", ".join(r["keys"])
-            extra = ", optional" if r["optional"] else ""
-            missing = f"; missing keys: {', '.join(r['missingKeys'])}" if r["missingKeys"] else ""
-            out.append(
-                f"  {branch} {r['kind']}/{r['name']} via {r['how']} ({keys}{extra}): "
-                f"{r['target']}{missing}"
-            )
+        out.extend(_reference_line(w, r, i == len(refs) - 1) for i, r in enumerate(refs))
     if data["findings"]:
         out.append("")
         out.extend(

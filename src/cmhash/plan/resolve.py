@@ -398,8 +398,9 @@ def _finish(plan: WorkloadPlan, value: str, settings: Settings, findings: list[F
                 Code.REPLACED_ANNOTATION,
                 f"{info.label}: replaced a {settings.annotation_key} value cmhash did not write "
                 "(the chart's own checksum?); whatever it covered beyond the ConfigMaps/Secrets "
-                "the pod spec references is no longer covered: give cmhash another key "
-                "(--annotation-key) to keep both",
+                "the pod spec references is no longer covered: declare those "
+                "(cmhash.io/extra-configmaps, cmhash.io/extra-secrets), or give cmhash "
+                "another key (--annotation-key) to keep both",
                 about=info.about,
             )
         )

@@ -107,11 +107,12 @@ def _unhashed(
         key = plan.target(r.ref)
         if key in used and key in changes and r.excluded is not None:
             object_excluded = r.entry is not None and r.entry.excluded is not None
-            out[key] = (
-                f"{key.kind}/{key.name} is {r.excluded}"
-                if object_excluded and r.excluded.startswith("opted out")
-                else r.excluded
-            )
+            if not object_excluded:
+                out[key] = r.excluded  # the workload's selection
+            elif r.excluded.startswith("opted out"):
+                out[key] = f"{key.kind}/{key.name} is {r.excluded}"
+            else:
+                out[key] = f"{key.kind}/{key.name} is left out of checksums ({r.excluded})"
     return out
 
 
