@@ -260,6 +260,20 @@ def test_rules_in_a_krm_function_config() -> None:
         assert b"checksum/config" not in res.stdout  # its only config object is ignored
 
 
+def valid_explain(text: str) -> dict:  # type: ignore[type-arg]
+    """explain's JSON, checked against its schema (new fields included)."""
+    import jsonschema
+
+    schema = json.loads(
+        (
+            Path(__file__).parent.parent / "src" / "cmhash" / "schemas" / "explain.schema.json"
+        ).read_text()
+    )
+    data = json.loads(text)
+    jsonschema.validate(data, schema)
+    return data  # type: ignore[no-any-return]
+
+
 def test_explain_says_why(tmp_path: Path) -> None:
     cases = Path(__file__).parent / "cases"
     res = run_cmhash(
@@ -271,7 +285,7 @@ def test_explain_says_why(tmp_path: Path) -> None:
             str(cases / "reloader-selection" / "input.yaml"),
         ]
     )
-    data = json.loads(res.out)
+    data = valid_explain(res.out)
     refs = {(w["name"], r["name"]): r for w in data["workloads"] for r in w["references"]}
     assert refs[("uses-ignored", "hot-reloaded")]["target"] == "opted-out"
     assert refs[("uses-ignored", "hot-reloaded")]["excludedBecause"] == (
@@ -293,7 +307,7 @@ def test_explain_says_why(tmp_path: Path) -> None:
             str(cases / "declared-cmhash-extra" / "input.yaml"),
         ]
     )
-    (w,) = json.loads(res.out)["workloads"]
+    (w,) = valid_explain(res.out)["workloads"]
     declared = {r["name"]: (r["how"], r["declaredBy"], r["namespace"]) for r in w["references"]}
     assert declared["shared-ca"] == ("declared", "cmhash.io/extra-configmaps", "platform")
     assert declared["argocd-secret"] == ("declared", "cmhash.io/extra-secrets", "")
@@ -379,3 +393,21 @@ def test_real_chart_server_reads_its_configmap_through_the_api() -> None:
     assert {k: v for k, v in d_before.items() if k != "Deployment/argocd-server"} == {
         k: v for k, v in before.items() if k != "Deployment/argocd-server"
     }
+
+
+def test_explain_says_what_selected_a_workload(tmp_path: Path) -> None:
+    cm = CM.format(name="cfg", meta="", value="v")
+    dep = DEP.format(
+        name="d",
+        meta="  labels: {app: loki}\n" + ann(**{"wave.pusher.com/update-on-config-change": "true"}),
+        spec=ENV_FROM.format(target="cfg"),
+    )
+    (tmp_path / "in.yaml").write_bytes(stream(cm, dep))
+    (tmp_path / "c.yaml").write_text(
+        "optIn: true\ninclude:\n  workloads:\n  - {selector: app=loki}\n"
+    )
+    res = run_cmhash(["explain", "--config", "c.yaml", "--format", "json", "in.yaml"], cwd=tmp_path)
+    (w,) = valid_explain(res.out)["workloads"]
+    assert w["selectedBy"] == "include.workloads[0], wave.pusher.com/update-on-config-change"
+    text = run_cmhash(["explain", "--config", "c.yaml", "in.yaml"], cwd=tmp_path).out
+    assert "  selected by: include.workloads[0], wave.pusher.com/update-on-config-change\n" in text

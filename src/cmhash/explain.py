@@ -72,6 +72,7 @@ def _workload(plan: WorkloadPlan) -> dict[str, Any]:
         **workload_fields(plan),
         "status": str(_status(plan)),
         "skipReason": plan.skip_text,
+        **({"selectedBy": plan.selected_by} if plan.selected_by else {}),
         "noRestart": plan.info.no_restart,
         "checksum": plan.value,
         "current": plan.info.current,
@@ -146,6 +147,8 @@ def to_text(data: dict[str, Any]) -> str:
             out.append(f"  not annotated: {w['skipReason']}")
         else:
             out.append("  not annotated: uses no ConfigMap/Secret of the input")
+        if w.get("selectedBy"):
+            out.append(f"  selected by: {w['selectedBy']}")
         if w["noRestart"]:
             out.append(f"  note: {w['noRestart']}")
         refs = w["references"]

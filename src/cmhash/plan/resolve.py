@@ -81,6 +81,7 @@ class WorkloadPlan:
     value: str | None = None  # the checksum it should carry (None: no in-stream config)
     skip: SkipReason | None = None
     skip_detail: str | None = None  # which annotation or rule
+    selected_by: str | None = None  # the include rule or opt-in annotation that selected it
     edit: Edit | None = None  # with the real value
 
     @property
@@ -320,7 +321,7 @@ def _plan(
         skip_detail=info.skip_detail,
     )
     if plan.skip is None:
-        plan.skip, plan.skip_detail = _selected(plan, settings)
+        plan.skip, plan.skip_detail, plan.selected_by = _selected(plan, settings)
     if plan.skip is not None:
         about = SKIP_FINDINGS.get(plan.skip)
         if about is not None:
@@ -360,19 +361,28 @@ def _plan(
     return plan
 
 
-def _selected(plan: WorkloadPlan, settings: Settings) -> tuple[SkipReason | None, str | None]:
-    """The configuration's workload rules and opt-in mode: why it is left alone, if so."""
+def _selected(
+    plan: WorkloadPlan, settings: Settings
+) -> tuple[SkipReason | None, str | None, str | None]:
+    """The configuration's workload rules and opt-in mode: (why it is left alone, which
+    rule; or what selected it)."""
     info = plan.info
     labels = dict(info.labels)
     ident = (info.kind.kind, plan.namespace, info.name, labels)
     rule = first_match(settings.ignore_workloads, *ident)
     if rule is not None:
-        return SkipReason.IGNORED, rule.where
-    if settings.include_workloads and first_match(settings.include_workloads, *ident) is None:
-        return SkipReason.NOT_INCLUDED, None
-    if settings.opt_in and info.selection.opted_in is None:
-        return SkipReason.NOT_OPTED_IN, None
-    return None, None
+        return SkipReason.IGNORED, rule.where, None
+    selected = []
+    if settings.include_workloads:
+        rule = first_match(settings.include_workloads, *ident)
+        if rule is None:
+            return SkipReason.NOT_INCLUDED, None, None
+        selected.append(rule.where)
+    if settings.opt_in:
+        if info.selection.opted_in is None:
+            return SkipReason.NOT_OPTED_IN, None, None
+        selected.append(info.selection.opted_in)
+    return None, None, ", ".join(selected) or None
 
 
 def _finish(plan: WorkloadPlan, value: str, settings: Settings, findings: list[Finding]) -> None:
