@@ -60,6 +60,26 @@ def whole(c: Content) -> Use:
             "d4fc3fb1c2821baae71b8ebbcf00a10d909f9ee70dbe3e400fa94d489626095e",
             id="missing-key",
         ),
+        pytest.param(
+            [
+                Use(
+                    "Secret",
+                    "db",
+                    Content(
+                        "Secret",
+                        "db",
+                        {"spec.encryptedData": b'{"p":"Ag"}'},
+                        None,
+                        "bitnami.com/SealedSecret",
+                    ),
+                    frozenset({"p"}),  # a produced Secret is always used whole
+                )
+            ],
+            '{"refs":[{"data":{"spec.encryptedData":"eyJwIjoiQWcifQ=="},"kind":"Secret",'
+            '"name":"db","source":"bitnami.com/SealedSecret"}],"v":1}',
+            "ccbb1ec9cc304381ad4e5fa951184dda5f7e3aa99abf0cd27aa77a8010289c4a",
+            id="produced-by-a-source",
+        ),
     ],
 )
 def test_known_answers(uses: list[Use], text: str, value: str) -> None:

@@ -49,7 +49,9 @@ class RunResult(NamedTuple):
 
 
 def kind_table(settings: Settings) -> KindTable:
-    return DEFAULT_TABLE.with_extra(settings.extra_kinds) if settings.extra_kinds else DEFAULT_TABLE
+    if settings.extra_kinds or settings.extra_sources:
+        return DEFAULT_TABLE.with_extra(settings.extra_kinds, settings.extra_sources)
+    return DEFAULT_TABLE
 
 
 def analyze(
@@ -137,7 +139,12 @@ def _run(
     changes, files = render_files(sources, docs, plans, settings)
     findings.sort(key=Finding.sort_key)
     secret_spans = {
-        id(src): [(c.offset, c.end) for d in per for c in d.configs if c.kind == "Secret"]
+        id(src): [
+            (c.offset, c.end)
+            for d in per
+            for c in d.configs
+            if c.kind == "Secret" and c.source is None
+        ]
         for src, per in zip(sources, docs, strict=True)
     }
     return RunResult(

@@ -63,6 +63,7 @@ def _reference(plan: WorkloadPlan, r: Resolved) -> dict[str, Any]:
         "target": str(target_state(r)),
         "missingKeys": sorted(r.missing_keys),
         **({"declaredBy": ref.declared_by} if ref.declared_by else {}),
+        **({"producedBy": r.entry.info.source} if r.entry and r.entry.info.source else {}),
         **({"excludedBecause": r.excluded} if r.excluded else {}),
     }
 
@@ -91,6 +92,7 @@ def _config(entry: ConfigEntry) -> dict[str, Any]:
         "keys": sorted(c.content.entries),
         "immutable": c.immutable,
         "optedOut": c.skipped,
+        **({"producedBy": c.source} if c.source else {}),
     }
 
 
@@ -133,7 +135,10 @@ def _reference_line(w: dict[str, Any], r: dict[str, Any], last: bool) -> str:
     name = r["name"] if r["namespace"] == w["namespace"] else f"{r['namespace']}/{r['name']}"
     how = f"{r['how']} ({r['declaredBy']})" if r.get("declaredBy") else r["how"]
     why = f" ({r['excludedBecause']})" if r.get("excludedBecause") else ""
-    return f"  {branch} {r['kind']}/{name} via {how} ({keys}{extra}): {r['target']}{why}{missing}"
+    via = f" (produced by {r['producedBy']})" if r.get("producedBy") else ""
+    return (
+        f"  {branch} {r['kind']}/{name} via {how} ({keys}{extra}): {r['target']}{via}{why}{missing}"
+    )
 
 
 def to_text(data: dict[str, Any]) -> str:

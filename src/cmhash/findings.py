@@ -30,6 +30,7 @@ class Code(TextEnum):
     SUBPATH_MOUNT = "subpath-mount"
     IMMUTABLE_CONFIG = "immutable-config"
     DUPLICATE_OBJECT = "duplicate-object"
+    SHADOWED_SOURCE = "shadowed-source"
 
 
 # code -> (default level, one-line description)
@@ -72,6 +73,11 @@ CODES: dict[Code, tuple[Level, str]] = {
         "report: an immutable ConfigMap/Secret changed; kubectl apply will fail on it",
     ),
     Code.DUPLICATE_OBJECT: (WARNING, "the same object is defined twice; the last one is used"),
+    Code.SHADOWED_SOURCE: (
+        WARNING,
+        "a Secret/ConfigMap and a source that produces the same name are both in the "
+        "input; the object itself is used",
+    ),
 }
 
 

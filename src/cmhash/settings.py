@@ -8,6 +8,7 @@ import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cmhash.analyze.kinds import Policy, WorkloadKind
+from cmhash.analyze.sources import SecretSource, sources_from_config
 from cmhash.errors import ConfigError, NodeError, UsageError
 from cmhash.plan.selection import Rule, SelectorError, rules_from
 
@@ -48,6 +49,7 @@ class Settings(NamedTuple):
     exclude_secrets: bool = False
     secret_key: bytes | None = None  # never shown: see __repr__
     extra_kinds: tuple[WorkloadKind, ...] = ()
+    extra_sources: tuple[SecretSource, ...] = ()  # secretSources of the config file
     quiet: bool = False
     parser: str = "fast"  # "fast" (libyaml, skips irrelevant documents) or "exact" (reference)
     max_input_bytes: int = DEFAULT_MAX_INPUT
@@ -204,6 +206,9 @@ def settings_from_mapping(data: dict[str, Any], base: Settings | None = None) ->
         quiet=data.get("quiet"),
         secret_key=secret_key,
         extra_kinds=extra or None,
+        extra_sources=sources_from_config(data["secretSources"])
+        if data.get("secretSources")
+        else None,
         paths=tuple(data["paths"]) if "paths" in data else None,
         exclude=tuple(data["exclude"]) if "exclude" in data else None,
         compat=parse_compat(data["compat"]) if "compat" in data else None,

@@ -29,10 +29,12 @@ from cmhash.analyze.resources import (
     pod_template,
     require_name,
 )
+from cmhash.analyze.sources import SecretSource, produced_names, source_content
 from cmhash.analyze.summaries import ConfigInfo, DocInfo, Labels, SkipReason, WorkloadInfo
 from cmhash.errors import NodeError
 from cmhash.parse.events import Roots, backend, parse_chunk
 from cmhash.parse.tree import MAP, Node, entries, get, get_path, items, scalar
+from cmhash.plan.hashing import Content
 from cmhash.read.classify import classify, may_hold_secret, refuse_ambiguous
 from cmhash.read.source import SourceText, newline_at
 from cmhash.read.split import Chunk, split_chunks
@@ -196,6 +198,38 @@ def _config(res: Resource, settings: Settings) -> ConfigInfo | None:
     )
 
 
+def _source_configs(res: Resource, row: SecretSource, settings: Settings) -> list[ConfigInfo]:
+    """What a source object stands for: the objects it produces, and itself when pods
+    reference it by its own kind. Its content is its content fields, never metadata."""
+    if res.name is None:
+        return []  # generateName: nothing can reference a name only the API server picks
+    entries_ = source_content(res.node, row)
+    annotations = read_annotations(res.annotations(), "metadata.annotations")
+    excluded = config_excluded(annotations, settings.compat)
+    labels = labels_of(get_path(res.node, ("metadata", "labels")))
+    targets = [(row.produces, n) for n in produced_names(res.node, row, res.name)]
+    if row.referenced:
+        targets.insert(0, (row.kind, res.name))
+    via = f"{res.kind}/{res.name}"
+    return [
+        ConfigInfo(
+            kind,
+            name,
+            res.namespace,
+            Content(kind, name, entries_, None, row.label),
+            False,
+            excluded,
+            res.node.start,
+            res.doc,
+            res.node.end,
+            labels,
+            reloader_match(annotations, settings.compat),
+            None if kind == res.kind else via,
+        )
+        for kind, name in targets
+    ]
+
+
 # ------------------------------------------------------------------ per chunk
 
 
@@ -274,6 +308,9 @@ def analyze_chunk(
             continue
         wk = table.lookup(res.api_version, res.kind)
         if wk is None:
+            row = table.source(res.api_version, res.kind)
+            if row is not None:
+                configs.extend(_source_configs(res, row, settings))
             continue
         winfo = _workload(res, wk, settings, default_nl, roots, secret)
         workloads.append(winfo)

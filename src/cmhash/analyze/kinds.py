@@ -9,6 +9,8 @@ from __future__ import annotations
 import enum
 from typing import NamedTuple
 
+from cmhash.analyze.sources import BUILTIN_SOURCES, SecretSource
+
 
 class Policy(enum.Enum):
     ANNOTATE = "annotate"  # template changes roll the pods
@@ -89,15 +91,39 @@ def is_list(api_version: str, kind: str) -> bool:
 
 
 class KindTable:
-    def __init__(self, rows: tuple[WorkloadKind, ...]) -> None:
+    """The kinds cmhash reads: workloads (with their pod template) and the sources of
+    Secrets/ConfigMaps (sources.py)."""
+
+    def __init__(
+        self, rows: tuple[WorkloadKind, ...], sources: tuple[SecretSource, ...] = BUILTIN_SOURCES
+    ) -> None:
         self._rows = {(r.group, r.kind): r for r in rows}
         self.kind_names = frozenset(r.kind for r in rows)
+        self._sources: dict[tuple[str, str], list[SecretSource]] = {}
+        for s in sources:
+            self._sources.setdefault((s.group, s.kind), []).insert(0, s)  # later rows win
 
     def lookup(self, api_version: str, kind: str) -> WorkloadKind | None:
         return self._rows.get((group_of(api_version), kind))
 
-    def with_extra(self, rows: tuple[WorkloadKind, ...]) -> KindTable:
-        return KindTable(tuple(self._rows.values()) + rows)
+    def source(self, api_version: str, kind: str) -> SecretSource | None:
+        """The source row for this apiVersion and kind (its version must be one the row
+        reads: another version's schema may put things elsewhere)."""
+        rows = self._sources.get((group_of(api_version), kind))
+        version = api_version.rpartition("/")[2]
+        for row in rows or ():
+            if not row.versions or version in row.versions:
+                return row
+        return None
+
+    @property
+    def sources(self) -> tuple[SecretSource, ...]:
+        return tuple(s for rows in self._sources.values() for s in reversed(rows))
+
+    def with_extra(
+        self, rows: tuple[WorkloadKind, ...], sources: tuple[SecretSource, ...] = ()
+    ) -> KindTable:
+        return KindTable(tuple(self._rows.values()) + rows, self.sources + sources)
 
 
 DEFAULT_TABLE = KindTable(BUILTIN_KINDS)

@@ -20,7 +20,7 @@ CONTAINER_LISTS = ("initContainers", "containers")
 
 class Site(NamedTuple):
     path: tuple[str, ...]  # from a container (or the pod spec); "*" = every list item
-    target: str  # "ConfigMap" | "Secret"
+    target: str  # "ConfigMap" | "Secret" | "SecretProviderClass"
     how: str  # env | envFrom | volume | projected | csi | volume-plugin | imagePullSecret
     name_field: str = "name"
     key_field: str | None = None  # one named key
@@ -55,6 +55,14 @@ POD_SITES: tuple[Site, ...] = (
     # read when the volume is mounted (credentials for the driver), never by the app;
     # a missing one still keeps the pod from starting
     Site(("volumes", "*", "csi", "nodePublishSecretRef"), "Secret", "csi", optional_field=None),
+    # the Secrets Store CSI driver mounts what its SecretProviderClass fetches (sources.py)
+    Site(
+        ("volumes", "*", "csi", "volumeAttributes"),
+        "SecretProviderClass",
+        "csi",
+        name_field="secretProviderClass",
+        optional_field=None,
+    ),
     *(
         Site(("volumes", "*", plugin, "secretRef"), "Secret", "volume-plugin", optional_field=None)
         for plugin in ("cephfs", "rbd", "iscsi", "flexVolume", "scaleIO", "storageos")

@@ -54,6 +54,13 @@ class ConfigInfo(NamedTuple):
     end: int  # where the object's text ends (Secret lines never show as diff context)
     labels: Labels = ()
     match: bool = False  # reloader.stakater.com/match: "true" (Reloader's search mode)
+    source: str | None = None  # produced by this source object ("SealedSecret/db")
+
+    @property
+    def label(self) -> str:
+        """How messages name it: with its source when it is produced by one."""
+        shown = f"{self.kind} {self.name!r}"
+        return f"{shown} (produced by {self.source})" if self.source else shown
 
     @property
     def skipped(self) -> bool:

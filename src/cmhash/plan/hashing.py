@@ -10,7 +10,10 @@ What a workload's value covers, for each ConfigMap/Secret it references:
 * the bytes the pod sees, in standard base64: ConfigMap ``data`` as UTF-8 and
   ``binaryData`` decoded; Secret ``data`` decoded with ``stringData`` laid over it;
 * for Secrets, the ``type`` (empty means ``Opaque``);
-* an object that is not in the input (optional, or missing) as ``"absent": true``.
+* an object that is not in the input (optional, or missing) as ``"absent": true``;
+* an object produced by a source in the input (a SealedSecret, an ExternalSecret...):
+  the source's content fields as ``data`` (every one, whatever keys the reference
+  names) and ``"source": "<group>/<kind>"``.
 
 The entries are sorted by (kind, name) and serialised as compact, key-sorted
 JSON inside ``{"v": 1, "refs": [...]}``; the value is the SHA-256 of that UTF-8
@@ -44,6 +47,9 @@ class Content(NamedTuple):
     name: str
     entries: Mapping[str, bytes]
     secret_type: str | None = None  # Secrets only
+    # produced by a source object (analyze/sources.py): its group/kind; the entries are
+    # the source's content fields, and every reference uses all of them
+    source: str | None = None
 
 
 class Use(NamedTuple):
@@ -68,7 +74,8 @@ def entry(use: Use, secret_key: bytes | None = None) -> dict[str, object]:
     if c is None:
         out["absent"] = True
         return out
-    wanted = sorted(c.entries) if use.keys is None else sorted(use.keys)
+    whole = use.keys is None or c.source is not None  # a source is always used whole
+    wanted = sorted(c.entries) if whole else sorted(use.keys or ())
     data: dict[str, str | None] = {}
     for key in wanted:
         value = c.entries.get(key)
@@ -80,6 +87,8 @@ def entry(use: Use, secret_key: bytes | None = None) -> dict[str, object]:
     out["data"] = data
     if c.secret_type is not None:
         out["type"] = c.secret_type
+    if c.source is not None:
+        out["source"] = c.source
     return out
 
 

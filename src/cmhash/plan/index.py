@@ -55,6 +55,22 @@ class ConfigIndex:
         )
 
 
+def _shadowed(entry: ConfigEntry, prev: ConfigEntry) -> Finding:
+    real, produced = (prev, entry) if entry.info.source is not None else (entry, prev)
+    info = produced.info
+    rline = real.source.position(real.info.offset)[0]
+    return finding(
+        produced.source,
+        info.offset,
+        Code.SHADOWED_SOURCE,
+        f"{info.source} produces {info.kind} {info.name!r}, which the input also defines at "
+        f"{real.source.display}:{rline}; that {info.kind} is used and {info.source} is left "
+        "out (remove one of them)",
+        resource=ResourceId.config(info.kind, info.namespace or "", info.name),
+        api_version="v1",
+    )
+
+
 def build_index(
     configs: list[tuple[SourceText, ConfigInfo]], settings: Settings, findings: list[Finding]
 ) -> ConfigIndex:
@@ -69,7 +85,11 @@ def build_index(
             excluded = f"ignored by {rule.where} of the configuration" if rule else None
         entry = ConfigEntry(src, info, namespace, excluded)
         prev = index.get(entry.id)
-        if prev is not None:
+        if prev is not None and (prev.info.source is None) != (info.source is None):
+            findings.append(_shadowed(entry, prev))
+            if info.source is not None:
+                continue  # the object itself wins, whatever the order
+        elif prev is not None:
             pline = prev.source.position(prev.info.offset)[0]
             findings.append(
                 finding(

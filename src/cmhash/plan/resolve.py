@@ -183,7 +183,7 @@ def _not_counted(
     sel = plan.info.selection
     if ref.how == "declared":
         return None
-    if sel.sources is not None and ref.target_kind != _KINDS[sel.sources]:
+    if sel.sources is not None and _SOURCES.get(ref.target_kind) != sel.sources:
         return f"only {sel.sources} count for this workload ({sel.sources_by})"
     if sel.match_only and entry is not None and not entry.info.match:
         return (
@@ -193,7 +193,8 @@ def _not_counted(
     return None
 
 
-_KINDS = {"configmaps": "ConfigMap", "secrets": "Secret"}
+# what cmhash.io/sources (and Reloader's typed auto) calls each target kind
+_SOURCES = {"ConfigMap": "configmaps", "Secret": "secrets", "SecretProviderClass": "secrets"}
 
 
 def _targets(plan: WorkloadPlan, ref: Reference, index: ConfigIndex) -> list[Reference]:
@@ -236,6 +237,9 @@ def _resolve_one(
             findings.append(_missing(plan, ref, index, settings))
         return Use(ref.target_kind, ref.name, None, _keyset(ref), other_ns)
     content = entry.info.content
+    if content.source is not None:  # what a source produces has no keys to check
+        plan.resolved.append(Resolved(ref, entry))
+        return Use(ref.target_kind, ref.name, content, None, other_ns)
     missing = frozenset(k for k in (ref.keys or ()) if k not in content.entries)
     plan.resolved.append(Resolved(ref, entry, missing))
     if missing and not ref.optional:

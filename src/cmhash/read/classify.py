@@ -46,7 +46,7 @@ def relevant_kind(text: str, table: KindTable) -> bool | None:
         return True
     if api == "v1" and kind in ("ConfigMap", "Secret"):
         return True
-    return table.lookup(api, kind) is not None
+    return table.lookup(api, kind) is not None or table.source(api, kind) is not None
 
 
 def _is_blank(text: str) -> bool:

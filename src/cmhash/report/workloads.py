@@ -42,11 +42,14 @@ def _annotation_cause(plan: WorkloadPlan, before: str | None, after: str | None)
 
 def used_by(plan: WorkloadPlan) -> dict[ResourceId, frozenset[str] | None]:
     """Objects a workload references (in or out of the input, hashed or not: Secrets
-    under --exclude-secrets count) and the keys it reads."""
+    under --exclude-secrets count) and the keys it reads (None: all)."""
     out: dict[ResourceId, frozenset[str] | None] = {}
-    for ref in (r.ref for r in plan.resolved):  # Reloader patterns expanded
+    for r in plan.resolved:  # Reloader patterns expanded
+        ref = r.ref
         key = plan.target(ref)
-        keys = None if ref.keys is None else frozenset(ref.keys)
+        # what a source produces is read whole: its content fields are not the keys
+        produced = r.entry is not None and r.entry.info.content.source is not None
+        keys = None if ref.keys is None or produced else frozenset(ref.keys)
         if key in out:
             prev = out[key]
             out[key] = None if prev is None or keys is None else prev | keys

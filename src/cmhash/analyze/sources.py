@@ -1,0 +1,198 @@
+"""Objects that produce a Secret (or ConfigMap) in the cluster: a data table of source
+kinds, like the workload kinds (kinds.py) and reference sites (refs.py).
+
+In a GitOps repository the Secret is rarely in the stream; the object a controller turns
+into it is (a SealedSecret, an ExternalSecret, a SecretProviderClass). A source stands in
+for what it produces: references to the produced name resolve to it, and its *content* is
+the fields that decide what the controller writes (never its metadata). cmhash cannot see
+the values behind them (a secret store, a cloud vault): a change there rolls nothing
+offline.
+
+Each row says where the produced names are (default: the source's own name), which fields
+are its content, and whether pods reference the source object itself (a CSI volume names
+its SecretProviderClass). More rows come from ``secretSources`` in the config file.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, NamedTuple
+
+from cmhash.errors import NodeError
+from cmhash.parse.k8syaml import resolves_to_non_string
+from cmhash.parse.tree import SCALAR, SEQ, Node, deref, entries, get, items, scalar
+
+Path = tuple[str, ...]
+
+
+class SecretSource(NamedTuple):
+    group: str
+    kind: str
+    versions: tuple[str, ...]  # the served versions whose schema this row reads; () = any
+    produces: str  # "Secret" | "ConfigMap"
+    names: Path | None  # where the produced name(s) are ("*" fans out); None: own name
+    own_name_default: bool  # no name at ``names``: the source's own name
+    content: tuple[Path, ...]
+    referenced: bool = False  # pods reference the source object itself (by its kind)
+    # (path, values): a row that produces nothing when the field holds one of the values
+    produces_nothing: tuple[Path, tuple[str, ...]] | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.group}/{self.kind}" if self.group else self.kind
+
+
+def _path(text: str) -> Path:
+    return tuple(text.split("."))
+
+
+def source_row(
+    group: str,
+    kind: str,
+    content: list[str],
+    *,
+    versions: tuple[str, ...] = (),
+    produces: str = "Secret",
+    name: str | None = None,
+    own_name_default: bool = True,
+    referenced: bool = False,
+) -> SecretSource:
+    return SecretSource(
+        group,
+        kind,
+        versions,
+        produces,
+        _path(name) if name else None,
+        own_name_default,
+        tuple(_path(c) for c in content),
+        referenced,
+    )
+
+
+BUILTIN_SOURCES: tuple[SecretSource, ...] = (
+    # The controller names the Secret after the SealedSecret, in its namespace, whatever
+    # spec.template.metadata says; re-sealing changes encryptedData, so it rolls the users.
+    source_row(
+        "bitnami.com",
+        "SealedSecret",
+        ["spec.encryptedData", "spec.template.type", "spec.template.data"],
+        versions=("v1alpha1",),
+    ),
+    # spec.target.name, default its own name; creationPolicy None writes no Secret.
+    # The values in the backing store are invisible offline (refreshInterval, or a
+    # runtime reloader, is what picks those up).
+    *(
+        source_row(
+            "external-secrets.io",
+            "ExternalSecret",
+            ["spec.data", "spec.dataFrom", "spec.target.template", "spec.secretStoreRef"],
+            versions=(version,),
+            name="spec.target.name",
+        )._replace(produces_nothing=(_path("spec.target.creationPolicy"), ("None",)))
+        for version in ("v1", "v1beta1")
+    ),
+    # Pods name it in a CSI volume (volumeAttributes.secretProviderClass); its
+    # secretObjects are synced into Secrets that env references may use.
+    source_row(
+        "secrets-store.csi.x-k8s.io",
+        "SecretProviderClass",
+        ["spec.parameters", "spec.secretObjects"],
+        versions=("v1", "v1alpha1"),
+        name="spec.secretObjects.*.secretName",
+        own_name_default=False,
+        referenced=True,
+    ),
+)
+
+
+def _canonical(node: Node | None, depth: int = 0) -> Any:
+    """A subtree as Kubernetes' decoder sees it, in a form where quoting, key order and
+    flow/block style make no difference: strings stay strings; a plain scalar that
+    decodes to a number, boolean or null is kept as ``["plain", text]``."""
+    node = deref(node)
+    if depth > 64:
+        raise NodeError("source content nested too deeply", node.start if node else 0)
+    if node is None or node.is_null:
+        return None
+    if node.kind == SCALAR:
+        text = str(node.value)
+        if node.style is None and node.tag is None and resolves_to_non_string(text):
+            return ["plain", text]
+        return text
+    if node.kind == SEQ:
+        return [_canonical(x, depth + 1) for x in items(node)]
+    return {k: _canonical(v, depth + 1) for k, (_, v) in entries(node).items()}
+
+
+def _at(node: Node | None, path: Path) -> Node | None:
+    for step in path:
+        node = get(node, step)
+        if node is None:
+            return None
+    return node
+
+
+def source_content(node: Node, row: SecretSource) -> dict[str, bytes]:
+    """Content path -> its canonical JSON (absent paths are left out)."""
+    out = {}
+    for path in row.content:
+        found = _at(node, path)
+        if found is not None and not deref(found).is_null:  # type: ignore[union-attr]
+            value = json.dumps(
+                _canonical(found), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+            )
+            out[".".join(path)] = value.encode("utf-8")
+    return out
+
+
+def _fan_out(node: Node | None, path: Path) -> list[Node]:
+    found = [node]
+    for step in path:
+        nxt: list[Node | None] = []
+        for n in found:
+            if step == "*":
+                nxt.extend(items(n))
+            else:
+                nxt.append(get(n, step))
+        found = nxt
+    return [n for n in found if n is not None]
+
+
+def produced_names(node: Node, row: SecretSource, own_name: str) -> list[str]:
+    """The names of the objects a source produces, in order, without repeats."""
+    if row.produces_nothing is not None:
+        path, values = row.produces_nothing
+        if scalar(_at(node, path)) in values:
+            return []
+    names: list[str] = []
+    if row.names is not None:
+        for n in _fan_out(node, row.names):
+            d = deref(n)
+            if d is not None and d.kind == SCALAR and not d.is_null:
+                names.append(str(d.value))
+            elif d is not None and not d.is_null:
+                raise NodeError(f"'{'.'.join(row.names)}' must be a string", n.start)
+    if not names and row.own_name_default:
+        names.append(own_name)
+    return list(dict.fromkeys(n for n in names if n))
+
+
+def sources_from_config(data: list[dict[str, Any]]) -> tuple[SecretSource, ...]:
+    """``secretSources`` entries of the config file (schema-validated) -> rows."""
+    rows = []
+    for k in data:
+        api = str(k.get("apiVersion", ""))
+        group = str(k["group"]) if "group" in k else api.rpartition("/")[0]
+        version = api.rpartition("/")[2] if api else ""
+        rows.append(
+            source_row(
+                group,
+                str(k["kind"]),
+                list(k["content"]),
+                versions=(version,) if version and "group" not in k else (),
+                produces=str(k.get("produces", "Secret")),
+                name=k.get("name"),
+                own_name_default=bool(k.get("ownNameDefault", True)),
+            )
+        )
+    return tuple(rows)
