@@ -126,14 +126,15 @@ def _q(s: str) -> str:
 
 
 class _Ctx:
-    def __init__(self, text: str, key: str, value: str, default_nl: str) -> None:
+    """What to write: ``pairs`` of key and value *as written* (``"..."`` or plain)."""
+
+    def __init__(self, text: str, pairs: list[tuple[str, str]], default_nl: str) -> None:
         self.text = text
-        self.key = key
-        self.value = value
+        self.pairs = pairs
         self.default_nl = default_nl
 
     def flow_value(self, levels: list[str]) -> str:
-        inner = f"{_q(self.key)}: {_q(self.value)}"
+        inner = ", ".join(f"{_q(k)}: {v}" for k, v in self.pairs)
         for name in reversed(levels):
             inner = f"{_q(name)}: {{{inner}}}"
         return inner
@@ -142,7 +143,7 @@ class _Ctx:
         out = []
         for depth, name in enumerate(levels):
             out.append(f"{indent}{step * depth}{name}:")
-        out.append(f"{indent}{step * len(levels)}{self.key}: {_q(self.value)}")
+        out.extend(f"{indent}{step * len(levels)}{k}: {v}" for k, v in self.pairs)
         return nl.join(out)
 
 
@@ -225,21 +226,36 @@ def annotation_edit(
     ``target`` is the pod template mapping (or a bare Pod), ``target_key`` the key
     node it hangs under (None for a document root).
     """
-    ctx = _Ctx(text, key, value, default_nl)
-    _check_owned(target, "the pod template")
+    edits = annotations_edits(text, target, target_key, {key: value}, default_nl)
+    return edits[0] if edits else None
+
+
+def annotations_edits(
+    text: str,
+    target: Node,
+    target_key: Node | None,
+    values: dict[str, str],
+    default_nl: str,
+    what: str = "the pod template",
+) -> list[Edit]:
+    """The edits that make ``target.metadata.annotations`` hold every key of ``values``
+    (double-quoted strings): one insertion for the keys it lacks, a replacement for each
+    that holds another value."""
+    ctx = _Ctx(text, [(k, _q(v)) for k, v in values.items()], default_nl)
+    _check_owned(target, what)
     if target.kind != MAP:
-        raise NodeError("the pod template is not a mapping", target.start)
-    _check_no_merge(target, "the pod template")
+        raise NodeError(f"{what} is not a mapping", target.start)
+    _check_no_merge(target, what)
     step = _step(text, target, target_key)
     meta_pair = own(target, "metadata")
     if meta_pair is None:
         if not target.value and not target.style:
-            raise NodeError("cannot add the annotation to an empty pod template", target.start)
-        return _insert_pair(ctx, target, target_key, ["metadata", "annotations"], step)
+            raise NodeError(f"cannot add the annotation to an empty {what}", target.start)
+        return [_insert_pair(ctx, target, target_key, ["metadata", "annotations"], step)]
     mkey, meta = meta_pair
     _check_owned(meta, "metadata")
     if meta.kind == SCALAR and meta.is_null:
-        return _fill_null(ctx, target, mkey, meta, ["annotations"], step)
+        return [_fill_null(ctx, target, mkey, meta, ["annotations"], step)]
     if meta.kind != MAP:
         raise NodeError("metadata is not a mapping", meta.start)
     _check_no_merge(meta, "metadata")
@@ -247,25 +263,49 @@ def annotation_edit(
     if ann_pair is None:
         if not meta.value and not meta.style:  # pragma: no cover - block maps are never empty
             raise NodeError("cannot add the annotation to empty metadata", meta.start)
-        return _insert_pair(ctx, meta, mkey, ["annotations"], step)
+        return [_insert_pair(ctx, meta, mkey, ["annotations"], step)]
     akey, ann = ann_pair
     _check_owned(ann, "annotations")
     if ann.kind == SCALAR and ann.is_null:
-        return _fill_null(ctx, meta, akey, ann, [], step)
+        return [_fill_null(ctx, meta, akey, ann, [], step)]
     if ann.kind != MAP:
         raise NodeError("annotations is not a mapping", ann.start)
     _check_no_merge(ann, "annotations")
-    pair = own(ann, key)
-    if pair is None:
+    edits: list[Edit] = []
+    missing = []
+    for key, value in values.items():
+        pair = own(ann, key)
+        if pair is None:
+            missing.append((key, _q(value)))
+            continue
+        edit = _replace_value(text, key, value, None, *pair)
+        if edit is not None:
+            edits.append(edit)
+    if missing:
         if not ann.value and not ann.style:  # pragma: no cover
             raise NodeError("cannot add the annotation to empty annotations", ann.start)
-        return _insert_pair(ctx, ann, akey, [], step)
-    return _replace_value(ctx, *pair)
+        edits.append(_insert_pair(_Ctx(text, missing, default_nl), ann, akey, [], step))
+    return edits
 
 
-def _replace_value(ctx: _Ctx, k: Node, v: Node) -> Edit | None:
-    """Our key exists: its value scalar is replaced (None: it already holds ``value``)."""
-    text, key, value = ctx.text, ctx.key, ctx.value
+def pair_edit(text: str, mapping: Node, key: str, plain: str, default_nl: str) -> Edit | None:
+    """The edit that makes ``mapping[key]`` the plain scalar ``plain`` (``immutable:
+    true``): its value replaced, or the pair inserted as the mapping's first entry."""
+    _check_owned(mapping, "the object")
+    if mapping.kind != MAP:
+        raise NodeError("the object is not a mapping", mapping.start)
+    _check_no_merge(mapping, "the object")
+    pair = own(mapping, key)
+    if pair is not None:
+        return _replace_value(text, key, plain, plain, *pair)
+    return _insert_pair(_Ctx(text, [(key, plain)], default_nl), mapping, None, [])
+
+
+def _replace_value(
+    text: str, key: str, value: str, plain: str | None, k: Node, v: Node
+) -> Edit | None:
+    """Our key exists: its value scalar becomes ``value``, double-quoted (or ``plain``,
+    written as is); None if it already is."""
     if v.kind == ALIAS or v.anchor is not None or (v.tag not in (None, _STR_TAG)):
         raise NodeError(
             "cannot replace an annotation value that is an alias, anchored or tagged", v.start
@@ -277,12 +317,13 @@ def _replace_value(ctx: _Ctx, k: Node, v: Node) -> Edit | None:
             f"cannot replace the block scalar value of {key!r}; write it as a quoted string",
             v.start,
         )
-    if v.value == value and v.style is not None:
+    if v.value == value and (v.style is None) == (plain is not None):
         return None
+    written = plain if plain is not None else _q(value)
     if v.end <= v.start:  # empty value: write after the colon
         colon = _colon_after(text, k)
-        return Edit(colon + 1, colon + 1, " " + _q(value))
-    return Edit(v.start, v.end, _q(value))
+        return Edit(colon + 1, colon + 1, " " + written)
+    return Edit(v.start, v.end, written)
 
 
 def apply_edits(text: str, edits: list[Edit], base: int = 0) -> str:

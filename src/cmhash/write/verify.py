@@ -19,8 +19,9 @@ from cmhash.errors import NodeError
 from cmhash.parse.tree import ALIAS, MAP, SCALAR, SEQ, Node, own
 from cmhash.read.source import SourceText
 
-# What a slot lets through: our pair in an existing mapping, or the missing levels.
-PAIR, NEW_ANNOTATIONS, NEW_METADATA = "pair", "annotations", "metadata"
+# What a slot lets through: our pairs in an existing mapping, or the missing levels
+# ("new:annotations", "new:metadata.annotations") holding them.
+PAIR, NEW = "pair", "new:"
 
 
 class _Mismatch(Exception):
@@ -28,32 +29,44 @@ class _Mismatch(Exception):
 
 
 class _Slot:
-    __slots__ = ("key", "shape", "used", "value")
+    """What one mapping (or null/missing level) of the original may gain: ``pairs`` of
+    key -> (value, style: ``'"'`` or None for plain)."""
 
-    def __init__(self, shape: str, key: str, value: str) -> None:
+    __slots__ = ("pairs", "seen", "shape")
+
+    def __init__(self, shape: str, pairs: dict[str, tuple[str, str | None]]) -> None:
         self.shape = shape
-        self.key = key
-        self.value = value
-        self.used = False
+        self.pairs = pairs
+        self.seen: set[str] = set()
+
+    @property
+    def used(self) -> bool:
+        return len(self.seen) == len(self.pairs)
 
 
-def _slots(template: Node, key: str, value: str) -> tuple[dict[int, _Slot], set[int]]:
-    """Slots keyed by id(old node), and the ids of old key nodes our edit replaces."""
+Pairs = dict[str, tuple[str, str | None]]
+
+
+def _slots(
+    target: Node, pairs: Pairs, level: tuple[str, ...] = ("metadata", "annotations")
+) -> tuple[dict[int, _Slot], set[int]]:
+    """Slots keyed by id(old node), and the ids of old key nodes our edit replaces:
+    ``pairs`` land in ``target`` below ``level`` (created where missing or null)."""
     skip: set[int] = set()
-    meta = own(template, "metadata")
-    if meta is None:
-        return {id(template): _Slot(NEW_METADATA, key, value)}, skip
-    if meta[1].is_null:  # "metadata:" with no value: replaced by the whole shape
-        return {id(meta[1]): _Slot(NEW_METADATA, key, value)}, skip
-    ann = own(meta[1], "annotations")
-    if ann is None:
-        return {id(meta[1]): _Slot(NEW_ANNOTATIONS, key, value)}, skip
-    if ann[1].is_null:
-        return {id(ann[1]): _Slot(NEW_ANNOTATIONS, key, value)}, skip
-    old = own(ann[1], key) if ann[1].kind == MAP else None
-    if old is not None:
-        skip.add(id(old[0]))
-    return {id(ann[1]): _Slot(PAIR, key, value)}, skip
+    node = target
+    for depth, name in enumerate(level):
+        found = own(node, name)
+        shape = level[depth:]
+        if found is None:
+            return {id(node): _Slot(NEW + ".".join(shape), pairs)}, skip
+        if found[1].is_null:  # "metadata:" with no value: replaced by the whole shape
+            return {id(found[1]): _Slot(NEW + ".".join(shape), pairs)}, skip
+        node = found[1]
+    for key in pairs:
+        old = own(node, key) if node.kind == MAP else None
+        if old is not None:
+            skip.add(id(old[0]))
+    return {id(node): _Slot(PAIR, pairs)}, skip
 
 
 class _Events:
@@ -93,23 +106,30 @@ def _tag(ev: Any) -> str | None:
 
 
 class _Matcher:
-    def __init__(self, events: _Events, slots: dict[int, _Slot], skip: set[int]) -> None:
+    def __init__(
+        self,
+        events: _Events,
+        slots: dict[int, _Slot],
+        skip: set[int],
+        renames: dict[int, str] | None = None,
+    ) -> None:
         self.ev = events
         self.be = events.be
         self.slots = slots
         self.skip = skip
+        self.renames = renames or {}
 
     def node(self, node: Node) -> None:
         slot = self.slots.get(id(node))
         if slot is not None and node.kind == SCALAR:  # a null level, filled in
-            self.shape(slot)
+            self.shape(slot, slot.shape[len(NEW) :].split("."))
             return
         be, ev = self.be, self.ev.take()
         cls = ev.__class__
         if node.kind == SCALAR:
             if (
                 cls is not be.scalar
-                or ev.value != node.value
+                or ev.value != self.renames.get(id(node), node.value)
                 or (ev.style is None or ev.style == "") != (node.style is None)
                 or _tag(ev) != node.tag
                 or ev.anchor != node.anchor
@@ -147,33 +167,41 @@ class _Matcher:
             raise _Mismatch("a mapping grew")
 
     def maybe_slot(self, slot: _Slot) -> None:
-        ev = self.ev.peek()
-        if slot.used or ev is None or ev.__class__ is not self.be.scalar:
-            return
-        wanted = {PAIR: slot.key, NEW_ANNOTATIONS: "annotations", NEW_METADATA: "metadata"}[
-            slot.shape
-        ]
-        if ev.value != wanted or _tag(ev) is not None or ev.anchor is not None:
-            return
-        self.ev.take()
-        if slot.shape == PAIR:
-            self.value(slot)
-        else:
-            self.shape(slot)
+        """Take what the slot lets in here (pairs of a PAIR slot in any order)."""
+        while not slot.used:
+            ev = self.ev.peek()
+            if ev is None or ev.__class__ is not self.be.scalar:
+                return
+            if _tag(ev) is not None or ev.anchor is not None:
+                return
+            if slot.shape == PAIR:
+                if ev.value not in slot.pairs or ev.value in slot.seen:
+                    return
+                self.ev.take()
+                self.value(slot, ev.value)
+                continue
+            levels = slot.shape[len(NEW) :].split(".")
+            if ev.value != levels[0]:
+                return
+            self.ev.take()
+            self.shape(slot, levels)
 
-    def shape(self, slot: _Slot) -> None:
-        """The value a created level holds: {annotations: {key: value}} or {key: value}."""
-        slot.used = True
-        self.plain_mapping_start()
-        if slot.shape == NEW_METADATA:
-            self.key("annotations")
+    def shape(self, slot: _Slot, levels: list[str]) -> None:
+        """The value of a created level: {annotations: {pairs}} or {pairs}."""
+        for name in levels[1:]:
             self.plain_mapping_start()
-        self.key(slot.key)
-        self.value(slot)
-        if slot.shape == NEW_METADATA and self.ev.take().__class__ is not self.be.mend:
-            raise _Mismatch("the annotations level holds more than the annotation")
-        if self.ev.take().__class__ is not self.be.mend:
-            raise _Mismatch("a created level holds more than the annotation")
+            self.key(name)
+        self.plain_mapping_start()
+        while not slot.used:
+            ev = self.ev.take()
+            if ev.__class__ is not self.be.scalar or ev.value not in slot.pairs:
+                raise _Mismatch("a created level holds more than the annotation")
+            if ev.value in slot.seen or _tag(ev) is not None or ev.anchor is not None:
+                raise _Mismatch("a created level repeats a key")
+            self.value(slot, ev.value)
+        for _ in levels:
+            if self.ev.take().__class__ is not self.be.mend:
+                raise _Mismatch("a created level holds more than the annotation")
 
     def plain_mapping_start(self) -> None:
         ev = self.ev.take()
@@ -190,13 +218,14 @@ class _Matcher:
         ):
             raise _Mismatch(f"expected the key {name!r}")
 
-    def value(self, slot: _Slot) -> None:
-        slot.used = True
+    def value(self, slot: _Slot, key: str) -> None:
+        slot.seen.add(key)
+        value, style = slot.pairs[key]
         ev = self.ev.take()
         if (
             ev.__class__ is not self.be.scalar
-            or ev.value != slot.value
-            or ev.style != '"'
+            or ev.value != value
+            or (ev.style or None) != style
             or _tag(ev) is not None
             or ev.anchor is not None
         ):
@@ -231,11 +260,25 @@ def verify_edits(
     ):
         if template is None or template.kind != MAP:
             raise NodeError(f"a {kind.kind} pod template is gone", base)
-        s, k = _slots(template, key, value)
+        s, k = _slots(template, {key: (value, '"')})
         slots.update(s)
         skip |= k
+    check_document(base, old_roots, new_text, slots, skip, be)
+
+
+def check_document(
+    base: int,
+    old_roots: list[Node],
+    new_text: str,
+    slots: dict[int, _Slot],
+    skip: set[int],
+    be: Any,
+    renames: dict[int, str] | None = None,
+) -> None:
+    """The edited text must parse to ``old_roots`` with the ``slots`` filled in and the
+    scalars of ``renames`` (id of the old scalar -> new value) renamed; nothing else."""
     events = _Events(new_text, be)
-    matcher = _Matcher(events, slots, skip)
+    matcher = _Matcher(events, slots, skip, renames)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 5000))  # one frame a level; documents nest <= 1000
     try:
