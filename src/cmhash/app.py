@@ -11,7 +11,7 @@ exit code.
 from __future__ import annotations
 
 import gc
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from cmhash.analyze.chunk import analyze_source
 from cmhash.analyze.kinds import DEFAULT_TABLE, KindTable
@@ -26,6 +26,9 @@ from cmhash.read.source import SourceText
 from cmhash.settings import Settings
 from cmhash.write.emit import Change, FileResult, render_files
 
+if TYPE_CHECKING:
+    from cmhash.plan.versioning import Versioning
+
 
 class RunResult(NamedTuple):
     files: list[FileResult]
@@ -35,6 +38,7 @@ class RunResult(NamedTuple):
     config_index: ConfigIndex | None
     secret_spans: dict[int, list[tuple[int, int]]]  # id(source) -> Secrets' (start, end)
     notes: list[str]  # what the run decided for the user (an inferred namespace)
+    versioning: Versioning | None = None  # versioned names, when any apply
 
     def secret_lines(self, source: SourceText) -> set[int]:
         """1-based lines of ``source`` inside Secrets (kept out of diff context)."""
@@ -128,16 +132,6 @@ def _run(
         settings,
         findings,
     )
-    plans: list[WorkloadPlan] = []
-    for src, per in zip(sources, docs, strict=True):
-        for d in per:
-            for w in d.workloads:
-                plan = plan_workload(src, w, index, settings, findings)
-                if not keep_plans:
-                    plan.resolved.clear()  # only explain/report read them; a big run has many
-                plans.append(plan)
-    changes, files = render_files(sources, docs, plans, settings)
-    findings.sort(key=Finding.sort_key)
     secret_spans = {
         id(src): [
             (c.offset, c.end)
@@ -147,9 +141,54 @@ def _run(
         ]
         for src, per in zip(sources, docs, strict=True)
     }
+    versioning = _versioning(sources, docs, index, settings, findings, secret_spans)
+    renames = versioning.names if versioning is not None else None
+    plans: list[WorkloadPlan] = []
+    for src, per in zip(sources, docs, strict=True):
+        for d in per:
+            for w in d.workloads:
+                plan = plan_workload(src, w, index, settings, findings, renames)
+                if not keep_plans:
+                    plan.resolved.clear()  # only explain/report read them; a big run has many
+                plans.append(plan)
+    changes, files = render_files(sources, docs, plans, settings, versioning)
+    findings.sort(key=Finding.sort_key)
     return RunResult(
-        files, changes, findings, plans if keep_plans else [], index, secret_spans, notes
+        files,
+        changes,
+        findings,
+        plans if keep_plans else [],
+        index,
+        secret_spans,
+        notes,
+        versioning,
     )
+
+
+def _versioning(
+    sources: list[SourceText],
+    docs: list[list[DocInfo]],
+    index: ConfigIndex,
+    settings: Settings,
+    findings: list[Finding],
+    secret_spans: dict[int, list[tuple[int, int]]],
+) -> Versioning | None:
+    """Versioned names (plan/versioning.py), decided from a first pass over the
+    workloads: which object each one uses, and whether cmhash may edit it."""
+    from cmhash.plan import mentions, versioning
+
+    if not versioning.active(settings, index):
+        return None
+    first = [
+        plan_workload(src, w, index, settings, [])
+        for src, per in zip(sources, docs, strict=True)
+        for d in per
+        for w in d.workloads
+    ]
+    decided = versioning.decide(index, first, settings, findings)
+    versioning.edits(decided, first, settings)
+    findings.extend(mentions.scan(decided, sources, secret_spans))
+    return decided
 
 
 def _with_helm_namespace(

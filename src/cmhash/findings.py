@@ -31,6 +31,9 @@ class Code(TextEnum):
     IMMUTABLE_CONFIG = "immutable-config"
     DUPLICATE_OBJECT = "duplicate-object"
     SHADOWED_SOURCE = "shadowed-source"
+    NOT_VERSIONED = "not-versioned"
+    VERSIONED_UNREFERENCED = "versioned-unreferenced"
+    UNKNOWN_REFERENCE = "unknown-reference"
 
 
 # code -> (default level, one-line description)
@@ -77,6 +80,18 @@ CODES: dict[Code, tuple[Level, str]] = {
         WARNING,
         "a Secret/ConfigMap and a source that produces the same name are both in the "
         "input; the object itself is used",
+    ),
+    Code.NOT_VERSIONED: (
+        INFO,
+        "--versioned leaves an object alone: a workload cmhash may not edit references it",
+    ),
+    Code.VERSIONED_UNREFERENCED: (
+        WARNING,
+        "a versioned object nothing in the input references (an error with --strict)",
+    ),
+    Code.UNKNOWN_REFERENCE: (
+        WARNING,
+        "a versioned object's old name appears where cmhash does not rewrite references",
     ),
 }
 

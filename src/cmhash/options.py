@@ -147,6 +147,23 @@ SETTINGS_OPTIONS = [
         "auto/search or Wave update-on-config-change).",
     ),
     click.option(
+        "--versioned/--no-versioned",
+        default=None,
+        help="Rename every referenced ConfigMap/Secret to NAME-<content suffix> and rewrite "
+        "its references, so a rollback finds the old config.",
+    ),
+    click.option(
+        "--versioned-keep/--no-versioned-keep",
+        default=None,
+        help="Mark versioned objects helm.sh/resource-policy: keep and Argo CD Prune=false, "
+        "so earlier versions stay for rollbacks.",
+    ),
+    click.option(
+        "--versioned-immutable/--no-versioned-immutable",
+        default=None,
+        help="Set immutable: true on versioned objects.",
+    ),
+    click.option(
         "--exclude",
         multiple=True,
         metavar="PATTERN",

@@ -65,6 +65,9 @@ class Settings(NamedTuple):
     ignore_configs: tuple[Rule, ...] = ()  # plan/selection.py
     ignore_workloads: tuple[Rule, ...] = ()
     include_workloads: tuple[Rule, ...] = ()  # when any: only matching workloads
+    versioned: bool = False  # rename every referenced ConfigMap/Secret (plan/versioning.py)
+    versioned_keep: bool = False  # mark versioned objects so Helm and Argo CD keep old ones
+    versioned_immutable: bool = False  # set immutable: true on versioned objects
 
     def merged(self, **overrides: Any) -> Settings:
         return self._replace(**{k: v for k, v in overrides.items() if v is not None})
@@ -213,6 +216,9 @@ def settings_from_mapping(data: dict[str, Any], base: Settings | None = None) ->
         exclude=tuple(data["exclude"]) if "exclude" in data else None,
         compat=parse_compat(data["compat"]) if "compat" in data else None,
         opt_in=data.get("optIn"),
+        versioned=data.get("versioned"),
+        versioned_keep=data.get("versionedKeep"),
+        versioned_immutable=data.get("versionedImmutable"),
         ignore_configs=rules_from((data.get("ignore") or {}).get("configs"), "ignore.configs")
         or None,
         ignore_workloads=rules_from((data.get("ignore") or {}).get("workloads"), "ignore.workloads")
@@ -296,6 +302,9 @@ def layered(options: dict[str, Any], function_config: dict[str, Any] | None = No
         workers=options.get("workers"),
         compat=parse_compat(options["compat"]) if options.get("compat") else None,
         opt_in=options.get("opt_in"),
+        versioned=options.get("versioned"),
+        versioned_keep=options.get("versioned_keep"),
+        versioned_immutable=options.get("versioned_immutable"),
         exclude=settings.exclude + tuple(options.get("exclude") or ()) or None,
         verbose=options.get("verbose") or None,
         quiet=options.get("quiet"),

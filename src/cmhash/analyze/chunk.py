@@ -21,7 +21,7 @@ from cmhash.analyze.declared import (
     selection,
 )
 from cmhash.analyze.kinds import KindTable, Policy, WorkloadKind
-from cmhash.analyze.refs import Reference, find_references, find_subpath_mounts
+from cmhash.analyze.refs import Reference, aliased_spot, find_references, find_subpath_mounts
 from cmhash.analyze.resources import (
     Resource,
     bool_field,
@@ -31,6 +31,7 @@ from cmhash.analyze.resources import (
 )
 from cmhash.analyze.sources import SecretSource, produced_names, source_content
 from cmhash.analyze.summaries import ConfigInfo, DocInfo, Labels, SkipReason, WorkloadInfo
+from cmhash.analyze.versioned import name_spot, version_edits, versioned_flag
 from cmhash.errors import NodeError
 from cmhash.parse.events import Roots, backend, parse_chunk
 from cmhash.parse.tree import MAP, Node, entries, get, get_path, items, scalar
@@ -39,7 +40,7 @@ from cmhash.read.classify import classify, may_hold_secret, refuse_ambiguous
 from cmhash.read.source import SourceText, newline_at
 from cmhash.read.split import Chunk, split_chunks
 from cmhash.settings import Settings
-from cmhash.write.edit import PLACEHOLDER, annotation_edit, apply_edits, inside_aliased
+from cmhash.write.edit import PLACEHOLDER, Edit, annotation_edit, apply_edits, inside_aliased
 from cmhash.write.verify import verify_edits
 
 # ------------------------------------------------------------------ per resource
@@ -178,11 +179,19 @@ def analyze_workload(
     return info
 
 
-def _config(res: Resource, settings: Settings) -> ConfigInfo | None:
+def _config(res: Resource, settings: Settings, default_nl: str, secret: bool) -> ConfigInfo | None:
     if res.name is None and res.generate_name is not None:
         return None  # a name only the API server picks: nothing can reference it
     content = config_content(res)
     annotations = read_annotations(res.annotations(), "metadata.annotations")
+    versioned = versioned_flag(annotations)
+    edits: tuple[Edit, ...] = ()
+    error = None
+    if settings.versioned or versioned:
+        try:
+            edits = version_edits(res, annotations, settings, default_nl)
+        except NodeError as exc:
+            error = (exc.public if secret else exc.message, exc.offset)
     return ConfigInfo(
         res.kind,
         content.name,
@@ -195,6 +204,11 @@ def _config(res: Resource, settings: Settings) -> ConfigInfo | None:
         res.node.end,
         labels_of(get_path(res.node, ("metadata", "labels"))),
         reloader_match(annotations, settings.compat),
+        None,
+        versioned,
+        name_spot(res),
+        edits,
+        error,
     )
 
 
@@ -302,7 +316,7 @@ def analyze_chunk(
     candidates: list[tuple[int, WorkloadInfo]] = []
     for pos, res in enumerate(document_resources(src, index, roots)):
         if res.group == "" and res.kind in ("ConfigMap", "Secret"):
-            config = _config(res, settings)
+            config = _config(res, settings, default_nl, secret)
             if config is not None:
                 configs.append(config)
             continue
@@ -316,6 +330,10 @@ def analyze_chunk(
         workloads.append(winfo)
         if winfo.edit is not None:
             candidates.append((pos, winfo))
+    if roots.aliased:  # a name inside a node an alias repeats cannot be renamed
+        configs = [c._replace(name_spot=aliased_spot(c.name_spot, roots.aliased)) for c in configs]
+        for w in workloads:
+            w.refs = tuple(r._replace(spot=aliased_spot(r.spot, roots.aliased)) for r in w.refs)
     info.configs, info.workloads = tuple(configs), tuple(workloads)
     if candidates:
         _verify(src, info, text, roots, candidates, settings, secret)

@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from cmhash.analyze.refs import Reference
+from cmhash.analyze.refs import Reference, Spot, spot_of
 from cmhash.errors import NodeError
 from cmhash.parse.tree import MAP, Node, entries, scalar
 
@@ -81,17 +81,20 @@ class Annotations(NamedTuple):
 
     field: str  # e.g. "metadata.annotations" or "spec.template.metadata.annotations"
     values: dict[str, tuple[str, int]]  # key -> (value, offset of the value)
+    spots: dict[str, Spot | None]  # key -> where its value is written (renames)
 
 
 def read_annotations(node: Node | None, field: str) -> Annotations | None:
     if node is None or node.kind != MAP:
         return None
     values = {}
+    spots = {}
     for key, (_, v) in entries(node).items():
         text = scalar(v)
         if text is not None:
             values[key] = (text, v.start)
-    return Annotations(field, values)
+            spots[key] = spot_of(v)
+    return Annotations(field, values, spots)
 
 
 class Selection(NamedTuple):
@@ -131,7 +134,9 @@ def selection(annotations: list[Annotations], compat: frozenset[str]) -> Selecti
     return sel
 
 
-def _names(decl: Declaration, value: str, offset: int, field: str) -> list[Reference]:
+def _names(
+    decl: Declaration, value: str, offset: int, field: str, spot: Spot | None
+) -> list[Reference]:
     refs = []
     where = f"{field}.{decl.annotation}"
     for raw in value.split(","):
@@ -169,6 +174,7 @@ def _names(decl: Declaration, value: str, offset: int, field: str) -> list[Refer
                 namespace=namespace,
                 pattern=decl.regex,
                 declared_by=decl.annotation,
+                spot=spot,
             )
         )
     return refs
@@ -203,6 +209,12 @@ def _kapp(key: str, value: str, offset: int, field: str) -> list[Reference]:
             offset,
             namespace=namespace,
             declared_by=key,
+            spot=Spot(
+                offset,
+                offset,
+                None,
+                f"it is named in {key}; name it in cmhash.io/extra-configmaps or -secrets instead",
+            ),
         )
     ]
 
@@ -215,7 +227,7 @@ def declared_references(annotations: list[Annotations], compat: frozenset[str]) 
         for key, (value, offset) in ann.values.items():
             decl = by_key.get(key)
             if decl is not None and _on(decl.compat, compat):
-                refs.extend(_names(decl, value, offset, ann.field))
+                refs.extend(_names(decl, value, offset, ann.field, ann.spots.get(key)))
             elif "kapp" in compat and (key == KAPP_REF or key.startswith(KAPP_REF + ".")):
                 refs.extend(_kapp(key, value, offset, ann.field))
     return refs

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from cmhash.analyze.resources import bool_field
 from cmhash.errors import NodeError
-from cmhash.parse.tree import Node, get, items, scalar
+from cmhash.parse.tree import ALIAS, SCALAR, Node, entries, get, items, scalar
 
 CONTAINER_LISTS = ("initContainers", "containers")
 
@@ -82,6 +82,50 @@ FILE_SITES = frozenset(("volume", "projected"))
 IMAGE_PULL_SITE = Site(("imagePullSecrets", "*"), "Secret", "imagePullSecret", optional_field=None)
 
 
+class Spot(NamedTuple):
+    """Where a name is written (a scalar's span and style), for renaming it in place
+    (versioned names); ``problem`` says why it cannot be."""
+
+    start: int
+    end: int
+    style: str | None
+    problem: str | None = None
+
+
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
+def spot_of(raw: Node | None) -> Spot | None:
+    """The spot of a name's scalar as written (``raw``: not through an alias)."""
+    if raw is None:
+        return None
+    problem = None
+    if raw.kind == ALIAS:
+        problem = "the name is an alias; write the name out in full"
+    elif raw.kind != SCALAR:
+        return None
+    elif raw.style in ("|", ">"):
+        problem = "the name is a block scalar; write it on one line"
+    elif raw.anchor is not None:
+        problem = "the name carries an anchor that aliases may repeat; write the name out in full"
+    elif raw.tag not in (None, _STR_TAG):
+        problem = "the name has an explicit tag"
+    return Spot(raw.start, raw.end, raw.style, problem)
+
+
+def aliased_spot(spot: Spot | None, aliased: list[tuple[Node, Node]]) -> Spot | None:
+    """A spot inside a node an alias repeats (or a ``<<`` merge pulls in) cannot be
+    renamed: the copy would change too."""
+    if spot is None or spot.problem is not None:
+        return spot
+    for target, _ in aliased:
+        if target.start <= spot.start < target.end:
+            return spot._replace(
+                problem="the name is inside a node an alias repeats; write that part out in full"
+            )
+    return spot
+
+
 class Reference(NamedTuple):
     target_kind: str
     name: str  # a name, or for a Reloader annotation an anchored regular expression
@@ -94,6 +138,7 @@ class Reference(NamedTuple):
     namespace: str | None = None  # a declared "namespace/name": that namespace
     pattern: bool = False  # ``name`` is a regular expression (Reloader's reload lists)
     declared_by: str | None = None  # the annotation that declared it (how == "declared")
+    spot: Spot | None = None  # where the name is written (the annotation, if declared)
 
 
 def _walk(node: Node | None, path: tuple[str, ...], field: str) -> list[tuple[Node, str]]:
@@ -140,6 +185,7 @@ def _site_refs(site: Site, base: Node | None, field: str, container: str | None)
             optional = bool_field(node, site.optional_field, f"{f}.")
         # interned: the same field paths and container names repeat in every workload, and
         # a big run keeps tens of thousands of references until the reduce stage
+        raw = entries(node).get(site.name_field)
         refs.append(
             Reference(
                 site.target,
@@ -150,6 +196,7 @@ def _site_refs(site: Site, base: Node | None, field: str, container: str | None)
                 sys.intern(f),
                 node.start,
                 container and sys.intern(container),
+                spot=spot_of(raw[1] if raw else None),
             )
         )
     return refs

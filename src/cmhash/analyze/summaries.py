@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 from cmhash.analyze.declared import Selection
 from cmhash.analyze.kinds import WorkloadKind
-from cmhash.analyze.refs import Reference, SubPathMount
+from cmhash.analyze.refs import Reference, Spot, SubPathMount
 from cmhash.errors import NodeError
 from cmhash.findings import About
 from cmhash.model import ResourceId, TextEnum
@@ -55,6 +55,11 @@ class ConfigInfo(NamedTuple):
     labels: Labels = ()
     match: bool = False  # reloader.stakater.com/match: "true" (Reloader's search mode)
     source: str | None = None  # produced by this source object ("SealedSecret/db")
+    # versioned names (analyze/versioned.py, plan/versioning.py)
+    versioned: bool | None = None  # cmhash.io/versioned, when given
+    name_spot: Spot | None = None  # where metadata.name is written
+    version_edits: tuple[Edit, ...] = ()  # --versioned-keep / --versioned-immutable
+    version_error: tuple[str, int] | None = None  # why those edits cannot be made
 
     @property
     def label(self) -> str:

@@ -117,5 +117,9 @@ def canonical(uses: Iterable[Use], secret_key: bytes | None = None) -> str:
     )
 
 
+def sha256_hex(data: bytes) -> str:
+    return str(sha256(data).hexdigest())
+
+
 def digest(uses: Iterable[Use], secret_key: bytes | None = None) -> str:
     return str(sha256(canonical(uses, secret_key).encode("utf-8")).hexdigest())

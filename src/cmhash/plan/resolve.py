@@ -4,7 +4,7 @@ hash of what it uses), its final edit, and its findings."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -207,12 +207,19 @@ def _targets(plan: WorkloadPlan, ref: Reference, index: ConfigIndex) -> list[Ref
 
 
 def _resolve(
-    plan: WorkloadPlan, index: ConfigIndex, settings: Settings, findings: list[Finding]
+    plan: WorkloadPlan,
+    index: ConfigIndex,
+    settings: Settings,
+    findings: list[Finding],
+    renames: Mapping[ResourceId, str],
 ) -> list[Use]:
     uses = []
     for written in plan.info.refs:
         for ref in _targets(plan, written, index):
             use = _resolve_one(plan, ref, index, settings, findings)
+            if use is not None and renames:  # a versioned object: hashed by its new name
+                new = renames.get(plan.target(ref))
+                use = use._replace(name=new) if new is not None else use
             if use is not None:
                 uses.append(use)
     return uses
@@ -277,8 +284,10 @@ def plan_workload(
     index: ConfigIndex,
     settings: Settings,
     findings: list[Finding],
+    renames: Mapping[ResourceId, str] | None = None,
 ) -> WorkloadPlan:
-    plan = _plan(src, info, index, settings, findings)
+    """``renames``: the new names of versioned objects (plan/versioning.py)."""
+    plan = _plan(src, info, index, settings, findings, renames or {})
     findings.extend(_subpath_finding(plan, mount, index) for mount in info.subpaths)
     return plan
 
@@ -316,6 +325,7 @@ def _plan(
     index: ConfigIndex,
     settings: Settings,
     findings: list[Finding],
+    renames: Mapping[ResourceId, str],
 ) -> WorkloadPlan:
     plan = WorkloadPlan(
         src,
@@ -332,9 +342,9 @@ def _plan(
             findings.append(
                 finding(src, info.offset, about[0], f"{info.label} {about[1]}", about=info.about)
             )
-        _resolve(plan, index, settings, [])  # opted out: no findings, but explain and
+        _resolve(plan, index, settings, [], renames)  # opted out: no findings, but explain and
         return plan  # report show what it uses
-    uses = _resolve(plan, index, settings, findings)
+    uses = _resolve(plan, index, settings, findings, renames)
     if plan.in_stream:
         plan.value = digest(uses, settings.secret_key)
     gate = OPT_IN.get(info.kind.policy)

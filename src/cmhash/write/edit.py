@@ -290,7 +290,8 @@ def annotations_edits(
 
 def pair_edit(text: str, mapping: Node, key: str, plain: str, default_nl: str) -> Edit | None:
     """The edit that makes ``mapping[key]`` the plain scalar ``plain`` (``immutable:
-    true``): its value replaced, or the pair inserted as the mapping's first entry."""
+    true``): its value replaced, or the pair inserted before ``metadata`` (else as the
+    mapping's first entry)."""
     _check_owned(mapping, "the object")
     if mapping.kind != MAP:
         raise NodeError("the object is not a mapping", mapping.start)
@@ -298,6 +299,13 @@ def pair_edit(text: str, mapping: Node, key: str, plain: str, default_nl: str) -
     pair = own(mapping, key)
     if pair is not None:
         return _replace_value(text, key, plain, plain, *pair)
+    meta = own(mapping, "metadata")
+    if meta is not None and not mapping.style:  # after apiVersion and kind, where it reads
+        ls = line_start(text, meta[0].start)
+        indent = text[ls : meta[0].start]
+        if not indent.strip(" "):
+            nl = newline_at(text, meta[0].start, default_nl)
+            return Edit(ls, ls, f"{indent}{key}: {plain}{nl}")
     return _insert_pair(_Ctx(text, [(key, plain)], default_nl), mapping, None, [])
 
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from cmhash.analyze.summaries import DocInfo
 from cmhash.errors import InternalError, NodeError
@@ -12,7 +12,10 @@ from cmhash.plan.resolve import WorkloadPlan
 from cmhash.read.source import SourceText
 from cmhash.settings import Settings
 from cmhash.write.edit import apply_edits
-from cmhash.write.verify import recheck
+from cmhash.write.recheck import Marked, recheck
+
+if TYPE_CHECKING:
+    from cmhash.plan.versioning import Versioning
 
 
 class Change(NamedTuple):
@@ -57,26 +60,30 @@ def render_files(
     docs: list[list[DocInfo]],
     plans: list[WorkloadPlan],
     settings: Settings,
+    versioning: Versioning | None = None,
 ) -> tuple[list[Change], list[FileResult]]:
     """Splice each document's final edits into its text, checked (``_check``)."""
     edits_by_doc: dict[tuple[int, int], list[WorkloadPlan]] = {}
     for p in plans:
         if p.edit is not None:
             edits_by_doc.setdefault((id(p.source), p.info.doc), []).append(p)
+    extra = versioning.edits if versioning is not None else {}
     changes: list[Change] = []
     files: list[FileResult] = []
     for src, per in zip(sources, docs, strict=True):
         segments: list[tuple[int, int] | str] = []
         pos = 0
         for d in per:
-            edited = edits_by_doc.get((id(src), d.index))
-            if not edited:
+            key = (id(src), d.index)
+            edited = edits_by_doc.get(key, [])
+            if not edited and key not in extra:
                 continue
             old_text = src.text[d.chunk.start : d.chunk.end]
-            new_text = apply_edits(
-                old_text, [p.edit for p in edited if p.edit is not None], base=d.chunk.start
-            )
-            _check(src, d, old_text, new_text, edited, settings)
+            all_edits = [p.edit for p in edited if p.edit is not None] + extra.get(key, [])
+            new_text = apply_edits(old_text, all_edits, base=d.chunk.start)
+            if new_text == old_text:
+                continue
+            _check(src, d, old_text, new_text, edited, settings, versioning)
             if d.chunk.start > pos:
                 segments.append((pos, d.chunk.start))
             segments.append(new_text)
@@ -105,13 +112,17 @@ def _check(
     new_text: str,
     edited: list[WorkloadPlan],
     settings: Settings,
+    versioning: Versioning | None,
 ) -> None:
     """The map stage verified every candidate edit of the document; verify again when
-    only some were applied. Any difference is a bug: exit 3."""
+    only some were applied, or when versioning changed it too. Any difference is a bug:
+    exit 3."""
+    key = (id(src), d.index)
+    versioned = versioning is not None and key in versioning.edits
     try:
-        if d.verify_error is not None:
+        if d.verify_error is not None and edited:
             raise NodeError(*d.verify_error)
-        if sum(1 for w in d.workloads if w.edit is not None) != len(edited):
+        if versioned or sum(1 for w in d.workloads if w.edit is not None) != len(edited):
             recheck(
                 src,
                 d.index,
@@ -121,6 +132,8 @@ def _check(
                 [(p.info.offset, p.info.kind, p.value or "") for p in edited],
                 settings.annotation_key,
                 settings.parser,
+                marked=_marked(d, versioning, settings) if versioning is not None else None,
+                renames=versioning.renames.get(key) if versioning is not None else None,
             )
     except NodeError as exc:
         raise InternalError(
@@ -128,6 +141,15 @@ def _check(
             path=src.display,
             line=src.position(exc.offset)[0],
         ) from None
+
+
+def _marked(d: DocInfo, versioning: Versioning, settings: Settings) -> list[Marked]:
+    """The versioned objects of the document that got their keep/immutable edits."""
+    return [
+        Marked(c.offset, settings.versioned_keep, settings.versioned_immutable)
+        for c in d.configs
+        if c.version_edits and any(r.entry.info is c for r in versioning.renamed.values())
+    ]
 
 
 def joined_pieces(files: list[FileResult]) -> Iterator[str]:

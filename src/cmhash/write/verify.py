@@ -28,7 +28,7 @@ class _Mismatch(Exception):
     pass
 
 
-class _Slot:
+class Slot:
     """What one mapping (or null/missing level) of the original may gain: ``pairs`` of
     key -> (value, style: ``'"'`` or None for plain)."""
 
@@ -47,9 +47,9 @@ class _Slot:
 Pairs = dict[str, tuple[str, str | None]]
 
 
-def _slots(
+def slots_for(
     target: Node, pairs: Pairs, level: tuple[str, ...] = ("metadata", "annotations")
-) -> tuple[dict[int, _Slot], set[int]]:
+) -> tuple[dict[int, Slot], set[int]]:
     """Slots keyed by id(old node), and the ids of old key nodes our edit replaces:
     ``pairs`` land in ``target`` below ``level`` (created where missing or null)."""
     skip: set[int] = set()
@@ -58,15 +58,15 @@ def _slots(
         found = own(node, name)
         shape = level[depth:]
         if found is None:
-            return {id(node): _Slot(NEW + ".".join(shape), pairs)}, skip
+            return {id(node): Slot(NEW + ".".join(shape), pairs)}, skip
         if found[1].is_null:  # "metadata:" with no value: replaced by the whole shape
-            return {id(found[1]): _Slot(NEW + ".".join(shape), pairs)}, skip
+            return {id(found[1]): Slot(NEW + ".".join(shape), pairs)}, skip
         node = found[1]
     for key in pairs:
         old = own(node, key) if node.kind == MAP else None
         if old is not None:
             skip.add(id(old[0]))
-    return {id(node): _Slot(PAIR, pairs)}, skip
+    return {id(node): Slot(PAIR, pairs)}, skip
 
 
 class _Events:
@@ -109,7 +109,7 @@ class _Matcher:
     def __init__(
         self,
         events: _Events,
-        slots: dict[int, _Slot],
+        slots: dict[int, Slot],
         skip: set[int],
         renames: dict[int, str] | None = None,
     ) -> None:
@@ -150,7 +150,7 @@ class _Matcher:
                 raise _Mismatch("a mapping changed")
             self.mapping(node, slot)
 
-    def mapping(self, node: Node, slot: _Slot | None) -> None:
+    def mapping(self, node: Node, slot: Slot | None) -> None:
         be = self.be
         for k, v in node.value:
             if slot is not None:
@@ -166,7 +166,7 @@ class _Matcher:
         if self.ev.take().__class__ is not be.mend:
             raise _Mismatch("a mapping grew")
 
-    def maybe_slot(self, slot: _Slot) -> None:
+    def maybe_slot(self, slot: Slot) -> None:
         """Take what the slot lets in here (pairs of a PAIR slot in any order)."""
         while not slot.used:
             ev = self.ev.peek()
@@ -186,7 +186,7 @@ class _Matcher:
             self.ev.take()
             self.shape(slot, levels)
 
-    def shape(self, slot: _Slot, levels: list[str]) -> None:
+    def shape(self, slot: Slot, levels: list[str]) -> None:
         """The value of a created level: {annotations: {pairs}} or {pairs}."""
         for name in levels[1:]:
             self.plain_mapping_start()
@@ -218,7 +218,7 @@ class _Matcher:
         ):
             raise _Mismatch(f"expected the key {name!r}")
 
-    def value(self, slot: _Slot, key: str) -> None:
+    def value(self, slot: Slot, key: str) -> None:
         slot.seen.add(key)
         value, style = slot.pairs[key]
         ev = self.ev.take()
@@ -253,14 +253,14 @@ def verify_edits(
     be: Any,
 ) -> None:
     """``edited``: (resource position in the document, kind, value written)."""
-    slots: dict[int, _Slot] = {}
+    slots: dict[int, Slot] = {}
     skip: set[int] = set()
     for (_, kind, value), template in zip(
         edited, _templates(src, doc, old_roots, edited), strict=True
     ):
         if template is None or template.kind != MAP:
             raise NodeError(f"a {kind.kind} pod template is gone", base)
-        s, k = _slots(template, {key: (value, '"')})
+        s, k = slots_for(template, {key: (value, '"')})
         slots.update(s)
         skip |= k
     check_document(base, old_roots, new_text, slots, skip, be)
@@ -270,7 +270,7 @@ def check_document(
     base: int,
     old_roots: list[Node],
     new_text: str,
-    slots: dict[int, _Slot],
+    slots: dict[int, Slot],
     skip: set[int],
     be: Any,
     renames: dict[int, str] | None = None,
@@ -298,35 +298,6 @@ def check_document(
         sys.setrecursionlimit(limit)
     if not all(s.used for s in slots.values()):
         raise NodeError("an annotation is missing after the edit", base)
-
-
-def recheck(
-    src: SourceText,
-    doc: int,
-    base: int,
-    old_text: str,
-    new_text: str,
-    edited: list[tuple[int, WorkloadKind, str]],
-    key: str,
-    parser: str,
-) -> None:
-    """Verify a document again, from its text, when only some of its candidate edits
-    were applied: ``edited`` holds (resource offset, kind, value) of those."""
-    from cmhash.parse.events import backend, parse_chunk
-
-    be = backend(parser)
-    roots = parse_chunk(old_text, base, be)
-    position = {r.node.start: i for i, r in enumerate(document_resources(src, doc, roots))}
-    verify_edits(
-        src,
-        doc,
-        base,
-        roots,
-        new_text,
-        [(position[offset], kind, value) for offset, kind, value in edited],
-        key,
-        be,
-    )
 
 
 def count_check(before: int, after: int, added: int, what: str) -> None:

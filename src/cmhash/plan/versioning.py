@@ -1,0 +1,323 @@
+"""Versioned names: a ConfigMap or Secret renamed ``<name>-<suffix>`` after its content,
+and every in-stream reference to it rewritten, so a rollback (``kubectl rollout undo``,
+the old ReplicaSet during a rollout) finds the old config instead of the new one.
+
+Which objects: with ``--versioned`` every ConfigMap/Secret an in-stream workload
+references; ``cmhash.io/versioned: "true"`` opts one in, ``"false"`` out. Never a source
+(a SealedSecret's Secret is named by the SealedSecret), an opted-out or ignored object,
+or a Secret under ``--exclude-secrets``.
+
+The suffix: 10 characters of ``2456789bcdfghkmt`` (no vowels: no words) from the
+SHA-256 of the object's canonical entry (hashing.py: kind, base name, every key's bytes,
+a Secret's type; with ``--secret-key-env`` Secret values are HMACed first). Same data,
+same name; a data change, a new name; metadata never matters. A name that already ends
+in ``-`` and 10 such characters is taken as versioned: its base is the part before, so a
+second run never stacks suffixes.
+
+Refused (exit 2, at the position): a reference that cannot be rewritten in place (an
+alias, a kapp explicit ref, a Reloader pattern that would no longer match), a name that
+would pass 253 characters or collide; with ``--strict``, an opted-in object that nothing
+in the input references (something outside it may). An object a workload cmhash must
+leave alone references (an immutable Job template, an opted-out workload) is not
+versioned under ``--versioned`` (an info finding says so), and refused when opted in.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from cmhash.analyze.refs import Spot
+from cmhash.analyze.summaries import SkipReason
+from cmhash.errors import InputError
+from cmhash.findings import Code, Finding, finding
+from cmhash.model import ResourceId
+from cmhash.plan.hashing import Use, entry, sha256_hex
+from cmhash.plan.index import ConfigEntry, ConfigIndex
+from cmhash.plan.resolve import Resolved, WorkloadPlan
+from cmhash.read.source import SourceText
+from cmhash.settings import Settings
+from cmhash.write.edit import Edit
+
+ALPHABET = "2456789bcdfghkmt"
+SUFFIX_LEN = 10
+MAX_NAME = 253
+_VERSIONED = re.compile(rf"(.+)-([{ALPHABET}]{{{SUFFIX_LEN}}})")
+_TRANSLATE = str.maketrans("0123456789abcdef", ALPHABET)
+VERSIONABLE = frozenset(("ConfigMap", "Secret"))
+
+
+def base_name(name: str) -> str:
+    """The name without a version suffix (itself when it has none)."""
+    m = _VERSIONED.fullmatch(name)
+    return m.group(1) if m else name
+
+
+def suffix(entry_: ConfigEntry, base: str, secret_key: bytes | None) -> str:
+    c = entry_.info.content
+    text = json.dumps(
+        entry(Use(c.kind, base, c, None), secret_key),
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return sha256_hex(text.encode("utf-8"))[:SUFFIX_LEN].translate(_TRANSLATE)
+
+
+class Renamed(NamedTuple):
+    entry: ConfigEntry
+    old: str
+    new: str
+
+
+class User(NamedTuple):
+    plan: WorkloadPlan
+    resolved: Resolved
+
+
+@dataclass
+class Versioning:
+    """What the reduce stage decided: new names by object, and the edits per document."""
+
+    renamed: dict[ResourceId, Renamed] = field(default_factory=dict)
+    # (id(source), document index) -> edits, and the renamed scalars (offset -> new value)
+    edits: dict[tuple[int, int], list[Edit]] = field(default_factory=dict)
+    renames: dict[tuple[int, int], dict[int, str]] = field(default_factory=dict)
+    spans: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # id(source) ->
+
+    @property
+    def names(self) -> dict[ResourceId, str]:
+        return {k: r.new for k, r in self.renamed.items()}
+
+    def add(self, src: SourceText, doc: int, edit: Edit, rename: str | None = None) -> None:
+        key = (id(src), doc)
+        self.edits.setdefault(key, []).append(edit)
+        if rename is not None:
+            self.renames.setdefault(key, {})[edit.start] = rename
+            self.spans.setdefault(id(src), []).append((edit.start, edit.end))
+
+
+def active(settings: Settings, index: ConfigIndex) -> bool:
+    """Whether versioning can apply at all (a pass over the plans is only paid then)."""
+    return settings.versioned or any(e.info.versioned for e in index.objects.values())
+
+
+# why a workload's references may not be rewritten (None: they may)
+def _frozen(plan: WorkloadPlan) -> str | None:
+    skip = plan.skip
+    if skip is None or skip is SkipReason.GENERATED:  # created anew each time
+        return None
+    if skip is SkipReason.JOB:
+        return "its pod template is immutable (--jobs to allow)"
+    if skip is SkipReason.POD:
+        return "a Pod's spec is immutable (--pods to allow)"
+    return f"cmhash leaves it alone ({plan.skip_text})"
+
+
+def _users(plans: Iterable[WorkloadPlan]) -> dict[ResourceId, list[User]]:
+    out: dict[ResourceId, list[User]] = {}
+    for plan in plans:
+        for r in plan.resolved:
+            if r.entry is not None:
+                out.setdefault(r.entry.id, []).append(User(plan, r))
+    return out
+
+
+def _error(src: SourceText, offset: int, message: str) -> InputError:
+    return src.error(message, offset)
+
+
+def _wanted(e: ConfigEntry, settings: Settings, used: bool) -> bool:
+    info = e.info
+    if info.kind not in VERSIONABLE or info.source is not None or info.versioned is False:
+        return False
+    if e.excluded is not None:
+        return False
+    if info.kind == "Secret" and settings.exclude_secrets and info.versioned is not True:
+        return False
+    return bool(info.versioned) or (settings.versioned and used)
+
+
+def decide(
+    index: ConfigIndex,
+    plans: list[WorkloadPlan],
+    settings: Settings,
+    findings: list[Finding],
+) -> Versioning:
+    """Which objects are renamed to what (their edits come from ``edits``)."""
+    users = _users(plans)
+    out = Versioning()
+    taken = {(k.kind, k.namespace, k.name) for k in index.objects}
+    for key, e in index.objects.items():
+        mine = users.get(key, [])
+        if not _wanted(e, settings, bool(mine)):
+            continue
+        label = f"{e.info.kind} {e.info.name!r}"
+        if not mine:
+            if settings.strict:
+                raise _error(
+                    e.source,
+                    e.info.offset,
+                    f"cannot version {label}: nothing in the input references it, so "
+                    "something outside it may (--strict); reference it, or drop "
+                    "cmhash.io/versioned",
+                )
+            findings.append(
+                finding(
+                    e.source,
+                    e.info.offset,
+                    Code.VERSIONED_UNREFERENCED,
+                    f"{label} is versioned but nothing in the input references it: anything "
+                    "outside the input that does will not find the new name",
+                    resource=key,
+                    api_version="v1",
+                )
+            )
+        frozen = [(u.plan, why) for u in mine if (why := _frozen(u.plan)) is not None]
+        if frozen:
+            plan, why = frozen[0]
+            message = f"{plan.label} references it and {why}"
+            if e.info.versioned:
+                raise _error(e.source, e.info.offset, f"cannot version {label}: {message}")
+            findings.append(
+                finding(
+                    e.source,
+                    e.info.offset,
+                    Code.NOT_VERSIONED,
+                    f"{label} is not versioned: {message}",
+                    resource=key,
+                    api_version="v1",
+                )
+            )
+            continue
+        base = base_name(e.info.name)
+        new = f"{base}-{suffix(e, base, settings.secret_key)}"
+        if len(new) > MAX_NAME:
+            raise _error(
+                e.source,
+                e.info.offset,
+                f"cannot version {label}: {len(new)} characters with its suffix, over "
+                f'Kubernetes\' {MAX_NAME}; shorten it or opt it out (cmhash.io/versioned: "false")',
+            )
+        if new != e.info.name and (e.info.kind, e.namespace, new) in taken:
+            raise _error(
+                e.source,
+                e.info.offset,
+                f"cannot version {label}: the input already has a {e.info.kind} named {new!r}",
+            )
+        out.renamed[key] = Renamed(e, e.info.name, new)
+    return out
+
+
+def _written(spot: Spot, new: str) -> str:
+    quote = spot.style if spot.style in ("'", '"') else ""
+    return f"{quote}{new}{quote}"
+
+
+def _spot_error(src: SourceText, spot: Spot | None, offset: int, what: str) -> InputError:
+    why = spot.problem if spot is not None and spot.problem else "its name cannot be located"
+    return _error(src, spot.start if spot is not None else offset, f"cannot rename {what}: {why}")
+
+
+def edits(
+    versioning: Versioning,
+    plans: list[WorkloadPlan],
+    settings: Settings,
+) -> None:
+    """The rename edits of every renamed object and of every reference to it, and the
+    keep/immutable edits of every versioned object."""
+    for r in versioning.renamed.values():
+        e, info = r.entry, r.entry.info
+        if info.version_error is not None:
+            raise _error(e.source, info.version_error[1], info.version_error[0])
+        for edit in info.version_edits:
+            versioning.add(e.source, info.doc, edit)
+        if r.new == r.old:
+            continue
+        spot = info.name_spot
+        if spot is None or spot.problem is not None:
+            raise _spot_error(e.source, spot, info.offset, f"{info.kind} {info.name!r}")
+        versioning.add(e.source, info.doc, Edit(spot.start, spot.end, _written(spot, r.new)), r.new)
+    by_spot: dict[tuple[int, int], tuple[WorkloadPlan, Spot, list[tuple[Resolved, Renamed]]]] = {}
+    for plan in plans:
+        for res in plan.resolved:
+            if res.entry is None or res.entry.id not in versioning.renamed:
+                continue
+            renamed = versioning.renamed[res.entry.id]
+            if renamed.new == renamed.old:
+                continue
+            spot = res.ref.spot
+            if spot is None or spot.problem is not None:
+                raise _spot_error(
+                    plan.source, spot, res.ref.offset, f"the reference to {renamed.old!r}"
+                )
+            key = (id(plan.source), spot.start)
+            by_spot.setdefault(key, (plan, spot, []))[2].append((res, renamed))
+    for plan, spot, hits in by_spot.values():
+        _reference_edit(versioning, plan, spot, hits)
+
+
+def _reference_edit(
+    versioning: Versioning,
+    plan: WorkloadPlan,
+    spot: Spot,
+    hits: list[tuple[Resolved, Renamed]],
+) -> None:
+    src = plan.source
+    first = hits[0][0].ref
+    if first.how != "declared":
+        new = hits[0][1].new
+        versioning.add(src, plan.info.doc, Edit(spot.start, spot.end, _written(spot, new)), new)
+        return
+    raw = src.text[spot.start : spot.end]
+    quote = spot.style if spot.style in ("'", '"') else ""
+    inner = raw[1:-1] if quote else raw
+    if "\n" in inner or "\\" in inner or "''" in inner:
+        raise _error(
+            src,
+            spot.start,
+            f"cannot rewrite {first.declared_by} for versioned names: write it as a "
+            "one-line string without escapes",
+        )
+    items = inner.split(",")
+    for res, renamed in hits:
+        items = [_rename_item(src, spot, res, renamed, item) for item in items]
+    text = quote + ",".join(items) + quote
+    if text != raw:
+        value = ",".join(items)
+        versioning.add(src, plan.info.doc, Edit(spot.start, spot.end, text), value)
+
+
+def _rename_item(src: SourceText, spot: Spot, res: Resolved, renamed: Renamed, item: str) -> str:
+    """One comma-separated item of a declaring annotation, with the object renamed."""
+    core = item.strip()
+    lead = item[: len(item) - len(item.lstrip())]
+    trail = item[len(item.rstrip()) :]
+    ref = res.ref
+    if ref.pattern or (ref.declared_by or "").endswith("reloader.stakater.com/reload"):
+        try:
+            matches_old = re.fullmatch(core, renamed.old) is not None
+        except re.error:
+            return item
+        if not matches_old or re.fullmatch(core, renamed.new):
+            return item
+        if core in (renamed.old, re.escape(renamed.old), renamed.old.replace(".", r"\.")):
+            return lead + renamed.new.replace(".", r"\.") + trail
+        raise _error(
+            src,
+            spot.start,
+            f"cannot version {ref.target_kind} {renamed.old!r}: {ref.declared_by} names it "
+            f"by the pattern {core!r}, which would not match {renamed.new!r}; widen it "
+            f"(for example {'(' + core + ')(-.*)?'!r}) or opt the object out",
+        )
+    ns, _, name = core.rpartition("/")
+    if name != renamed.old:
+        return item
+    return lead + (f"{ns}/" if ns else "") + renamed.new + trail
+
+
+def renamed_names(versioning: Versioning | None) -> Mapping[ResourceId, str]:
+    return versioning.names if versioning is not None else {}

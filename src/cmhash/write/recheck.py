@@ -1,0 +1,102 @@
+"""Verifying a document again from its text, after the reduce stage: when only some of
+its candidate edits were applied, or when versioned names and the keep/immutable marks
+changed it too (plan/versioning.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import NamedTuple
+
+from cmhash.analyze.declared import read_annotations
+from cmhash.analyze.kinds import WorkloadKind
+from cmhash.analyze.resources import Resource, document_resources, pod_template
+from cmhash.analyze.versioned import keep_values
+from cmhash.errors import NodeError
+from cmhash.parse.tree import ALIAS, MAP, SCALAR, SEQ, Node
+from cmhash.read.source import SourceText
+from cmhash.write.verify import Pairs, Slot, check_document, slots_for
+
+
+class Marked(NamedTuple):
+    """A versioned ConfigMap/Secret whose keep/immutable edits were made."""
+
+    offset: int
+    keep: bool
+    immutable: bool
+
+
+def _scalars(node: Node) -> Iterator[Node]:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.kind == SCALAR:
+            yield n
+        elif n.kind == SEQ:
+            stack.extend(n.value)
+        elif n.kind == MAP:
+            for k, v in n.value:
+                stack.append(k)
+                stack.append(v)
+        elif n.kind == ALIAS:
+            continue
+
+
+def _config_slots(res: Resource, mark: Marked) -> tuple[dict[int, Slot], set[int]]:
+    slots: dict[int, Slot] = {}
+    skip: set[int] = set()
+    if mark.keep:
+        values = keep_values(read_annotations(res.annotations(), "metadata.annotations"))
+        pairs: Pairs = {k: (v, '"') for k, v in values.items()}
+        s, k = slots_for(res.node, pairs)
+        slots.update(s)
+        skip |= k
+    if mark.immutable:
+        s, k = slots_for(res.node, {"immutable": ("true", None)}, level=())
+        slots.update(s)
+        skip |= k
+    return slots, skip
+
+
+def recheck(
+    src: SourceText,
+    doc: int,
+    base: int,
+    old_text: str,
+    new_text: str,
+    edited: list[tuple[int, WorkloadKind, str]],
+    key: str,
+    parser: str,
+    marked: list[Marked] | None = None,
+    renames: Mapping[int, str] | None = None,
+) -> None:
+    """Verify a document from its text: ``edited`` holds (resource offset, kind, value)
+    of the workloads annotated, ``marked`` the versioned objects given keep/immutable
+    marks, ``renames`` the offsets of renamed scalars and their new values."""
+    from cmhash.parse.events import backend, parse_chunk
+
+    be = backend(parser)
+    roots = parse_chunk(old_text, base, be)
+    resources = {r.node.start: r for r in document_resources(src, doc, roots)}
+    slots: dict[int, Slot] = {}
+    skip: set[int] = set()
+    for offset, kind, value in edited:
+        template = pod_template(resources[offset], kind)[0]
+        if template is None or template.kind != MAP:
+            raise NodeError(f"a {kind.kind} pod template is gone", base)
+        s, k = slots_for(template, {key: (value, '"')})
+        slots.update(s)
+        skip |= k
+    for mark in marked or ():
+        s, k = _config_slots(resources[mark.offset], mark)
+        slots.update(s)
+        skip |= k
+    by_id: dict[int, str] = {}
+    if renames:
+        wanted = dict(renames)
+        for root in roots:
+            for node in _scalars(root):
+                if node.start in wanted:
+                    by_id[id(node)] = wanted.pop(node.start)
+        if wanted:
+            raise NodeError("a renamed name is gone", base)
+    check_document(base, roots, new_text, slots, skip, be, by_id)
