@@ -4,13 +4,14 @@ input, and the checksum cmhash would write. Built from a normal run's plans."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from cmhash.findings import Finding
 from cmhash.mermaid import explain_graph
 from cmhash.mermaid import mermaid_id as mermaid_id  # the names tests have used
 from cmhash.mermaid import mermaid_label as mermaid_label
-from cmhash.model import TargetState, WorkloadStatus
+from cmhash.model import ResourceId, TargetState, WorkloadStatus
 from cmhash.plan.index import ConfigEntry
 from cmhash.plan.resolve import Resolved, WorkloadPlan
 
@@ -49,8 +50,9 @@ def workload_fields(plan: WorkloadPlan) -> dict[str, Any]:
     }
 
 
-def _reference(plan: WorkloadPlan, r: Resolved) -> dict[str, Any]:
+def _reference(plan: WorkloadPlan, r: Resolved, names: Mapping[ResourceId, str]) -> dict[str, Any]:
     ref = r.ref
+    renamed = names.get(r.entry.id) if r.entry is not None else None
     return {
         "kind": ref.target_kind,
         "name": ref.name,
@@ -64,11 +66,12 @@ def _reference(plan: WorkloadPlan, r: Resolved) -> dict[str, Any]:
         "missingKeys": sorted(r.missing_keys),
         **({"declaredBy": ref.declared_by} if ref.declared_by else {}),
         **({"producedBy": r.entry.info.source} if r.entry and r.entry.info.source else {}),
+        **({"versionedAs": renamed} if renamed is not None else {}),
         **({"excludedBecause": r.excluded} if r.excluded else {}),
     }
 
 
-def _workload(plan: WorkloadPlan) -> dict[str, Any]:
+def _workload(plan: WorkloadPlan, names: Mapping[ResourceId, str]) -> dict[str, Any]:
     return {
         **workload_fields(plan),
         "status": str(_status(plan)),
@@ -77,12 +80,13 @@ def _workload(plan: WorkloadPlan) -> dict[str, Any]:
         "noRestart": plan.info.no_restart,
         "checksum": plan.value,
         "current": plan.info.current,
-        "references": [_reference(plan, r) for r in plan.resolved],
+        "references": [_reference(plan, r, names) for r in plan.resolved],
     }
 
 
-def _config(entry: ConfigEntry) -> dict[str, Any]:
+def _config(entry: ConfigEntry, names: Mapping[ResourceId, str]) -> dict[str, Any]:
     c = entry.info
+    renamed = names.get(entry.id)
     return {
         "kind": c.kind,
         "name": c.name,
@@ -93,17 +97,19 @@ def _config(entry: ConfigEntry) -> dict[str, Any]:
         "immutable": c.immutable,
         "optedOut": c.skipped,
         **({"producedBy": c.source} if c.source else {}),
+        **({"versionedAs": renamed} if renamed is not None else {}),
     }
 
 
 def build(result: RunResult, annotation_key: str) -> dict[str, Any]:
     """explain as plain data (the JSON format; text and Mermaid are drawn from it)."""
     index = result.config_index
+    names = result.versioning.names if result.versioning is not None else {}
     return {
         "version": FORMAT_VERSION,
         "annotationKey": annotation_key,
-        "workloads": [_workload(p) for p in result.plans],
-        "configs": [_config(e) for e in index.objects.values()] if index is not None else [],
+        "workloads": [_workload(p, names) for p in result.plans],
+        "configs": [_config(e, names) for e in index.objects.values()] if index is not None else [],
         "findings": [_finding(f) for f in result.findings],
     }
 
@@ -136,6 +142,10 @@ def _reference_line(w: dict[str, Any], r: dict[str, Any], last: bool) -> str:
     how = f"{r['how']} ({r['declaredBy']})" if r.get("declaredBy") else r["how"]
     why = f" ({r['excludedBecause']})" if r.get("excludedBecause") else ""
     via = f" (produced by {r['producedBy']})" if r.get("producedBy") else ""
+    if r.get("versionedAs") and r["versionedAs"] != r["name"]:
+        name = f"{name} -> {r['versionedAs']}"
+    elif r.get("versionedAs"):
+        via += " (versioned)"
     return (
         f"  {branch} {r['kind']}/{name} via {how} ({keys}{extra}): {r['target']}{via}{why}{missing}"
     )

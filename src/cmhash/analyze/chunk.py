@@ -45,6 +45,9 @@ from cmhash.write.verify import verify_edits
 
 # ------------------------------------------------------------------ per resource
 
+# hooks are deleted before they are created again (both tools' default policy)
+HOOK_ANNOTATIONS = ("helm.sh/hook", "argocd.argoproj.io/hook")
+
 
 def _no_restart(res: Resource, wk: WorkloadKind) -> str | None:
     spec = get(res.node, "spec")
@@ -73,9 +76,9 @@ def _references(
 ) -> tuple[str, tuple[Reference, ...]]:
     """The pod spec's field path and its ConfigMap/Secret references."""
     field = ".".join((*wk.template_path, "spec"))
-    refs = find_references(
-        get(template, "spec"), field, image_pull_secrets=settings.image_pull_secrets
-    )
+    # versioning renames what imagePullSecrets name too, even when they are not hashed
+    pull = settings.image_pull_secrets or settings.versioned
+    refs = find_references(get(template, "spec"), field, image_pull_secrets=pull)
     return field, tuple(refs)
 
 
@@ -140,6 +143,7 @@ def analyze_workload(
         res.node.start,
         res.doc,
         generated=generated,
+        hook=any(res.annotation(key) for key in HOOK_ANNOTATIONS),
         labels=labels_of(get_path(res.node, ("metadata", "labels"))),
         selection=selection(annotations, settings.compat),
     )

@@ -87,6 +87,7 @@ class WorkloadInfo:
     skip: SkipReason | None = None
     skip_detail: str | None = None  # which annotation or rule, when it matters
     generated: bool = False  # named by metadata.generateName only
+    hook: bool = False  # a Helm or Argo CD hook: deleted and created anew on each release
     labels: Labels = ()
     selection: Selection = NO_SELECTION
     refs: tuple[Reference, ...] = ()

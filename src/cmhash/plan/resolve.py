@@ -176,6 +176,8 @@ def _not_counted(
     """Why a reference does not enter the checksum: the object is excluded, or the
     workload's selection leaves that kind (or unmatched objects) out. Declared
     dependencies always count, but for --exclude-secrets."""
+    if ref.how == "imagePullSecret" and not settings.image_pull_secrets:
+        return "imagePullSecrets are not hashed (--image-pull-secrets to hash them)"
     if settings.exclude_secrets and ref.target_kind == "Secret":
         return "Secrets are left out of checksums (--exclude-secrets)"
     if entry is not None and entry.excluded is not None:

@@ -108,7 +108,7 @@ def active(settings: Settings, index: ConfigIndex) -> bool:
 # why a workload's references may not be rewritten (None: they may)
 def _frozen(plan: WorkloadPlan) -> str | None:
     skip = plan.skip
-    if skip is None or skip is SkipReason.GENERATED:  # created anew each time
+    if skip is None or skip is SkipReason.GENERATED or plan.info.hook:  # created anew
         return None
     if skip is SkipReason.JOB:
         return "its pod template is immutable (--jobs to allow)"
@@ -153,7 +153,13 @@ def decide(
     taken = {(k.kind, k.namespace, k.name) for k in index.objects}
     for key, e in index.objects.items():
         mine = users.get(key, [])
-        if not _wanted(e, settings, bool(mine)):
+        # an imagePullSecrets reference is renamed, but only makes an object versioned
+        # when it is hashed (--image-pull-secrets): rotating registry credentials
+        # should not roll pods
+        counting = [u for u in mine if u.resolved.ref.how != "imagePullSecret"] or (
+            mine if settings.image_pull_secrets else []
+        )
+        if not _wanted(e, settings, bool(counting)):
             continue
         label = f"{e.info.kind} {e.info.name!r}"
         if not mine:

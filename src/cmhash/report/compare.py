@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from cmhash.findings import Code, Finding, finding
 from cmhash.model import Level, ResourceId
+from cmhash.plan.index import ConfigEntry
 from cmhash.report.changes import DATA_CHANGED, ConfigChange, config_changes
-from cmhash.report.workloads import Users, compare_workloads, used_by
+from cmhash.report.workloads import Names, Users, compare_workloads, unversioned, used_by
 
 if TYPE_CHECKING:
     from cmhash.app import RunResult
@@ -128,11 +129,11 @@ def _findings(
 
 
 def _configs(
-    old: RunResult, new: RunResult, configs: list[ConfigChange], users: Users
+    old: RunResult, new: RunResult, configs: list[ConfigChange], users: Users, names: Names
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Every changed object, and those no workload picks up."""
     items, unused = [], []
-    referenced = {key for p in (*new.plans, *old.plans) for key in used_by(p)}
+    referenced = {key for p in (*new.plans, *old.plans) for key in used_by(p, names.versioned)}
     for c in configs:
         e = c.entry
         who = sorted(set(users.get(c.key, [])))
@@ -149,6 +150,7 @@ def _configs(
                 "immutable": e.info.immutable,
                 "immutableViolation": c.immutable_violation,
                 "usedBy": who,
+                **({"versionedAs": names.new[c.key]} if c.key in names.new else {}),
             }
         )
         if not who:
@@ -166,15 +168,30 @@ def _configs(
     return items, unused
 
 
+def _names(old: RunResult, new: RunResult) -> Names:
+    """Versioned names on each side, by base identity (report matches by base name)."""
+    if old.versioning is None and new.versioning is None:
+        return Names()
+
+    def side(r: RunResult) -> dict[ResourceId, str]:
+        names = r.versioning.names if r.versioning is not None else {}
+        return {unversioned(k): v for k, v in names.items()}
+
+    return Names(True, side(old), side(new))
+
+
+def _objects(r: RunResult, names: Names) -> dict[ResourceId, ConfigEntry]:
+    objects = r.config_index.objects if r.config_index else {}
+    return {unversioned(k): e for k, e in objects.items()} if names.versioned else objects
+
+
 def build(old: RunResult, new: RunResult, annotation_key: str) -> dict[str, Any]:
     """The report as plain data (the JSON format, and what templates receive)."""
-    configs = config_changes(
-        old.config_index.objects if old.config_index else {},
-        new.config_index.objects if new.config_index else {},
-    )
-    groups, users = compare_workloads(old, new, {c.key: c for c in configs})
+    names = _names(old, new)
+    configs = config_changes(_objects(old, names), _objects(new, names))
+    groups, users = compare_workloads(old, new, {c.key: c for c in configs}, names)
     findings, counts = _findings(old, new, configs)
-    config_items, unused = _configs(old, new, configs, users)
+    config_items, unused = _configs(old, new, configs, users, names)
     restart, not_restarting = groups["restart"], groups["notRestarting"]
     errors = counts[Level.ERROR]
     return {

@@ -40,13 +40,22 @@ def _annotation_cause(plan: WorkloadPlan, before: str | None, after: str | None)
     return Cause(None, None, "checksum annotation added", ())
 
 
-def used_by(plan: WorkloadPlan) -> dict[ResourceId, frozenset[str] | None]:
+def unversioned(key: ResourceId) -> ResourceId:
+    """A ConfigMap/Secret by its base name: how report matches objects when versioned
+    names are in play (``app-5kd...`` in OLD, ``app-7bc...`` in NEW are one object)."""
+    from cmhash.plan.versioning import VERSIONABLE, base_name
+
+    return key._replace(name=base_name(key.name)) if key.kind in VERSIONABLE else key
+
+
+def used_by(plan: WorkloadPlan, versioned: bool = False) -> dict[ResourceId, frozenset[str] | None]:
     """Objects a workload references (in or out of the input, hashed or not: Secrets
-    under --exclude-secrets count) and the keys it reads (None: all)."""
+    under --exclude-secrets count) and the keys it reads (None: all); by base name
+    when ``versioned``."""
     out: dict[ResourceId, frozenset[str] | None] = {}
     for r in plan.resolved:  # Reloader patterns expanded
         ref = r.ref
-        key = plan.target(ref)
+        key = unversioned(plan.target(ref)) if versioned else plan.target(ref)
         # what a source produces is read whole: its content fields are not the keys
         produced = r.entry is not None and r.entry.info.content.source is not None
         keys = None if ref.keys is None or produced else frozenset(ref.keys)
@@ -63,16 +72,38 @@ class Cause(NamedTuple):
     name: str | None
     change: str  # added | removed | changed | newly referenced | no longer referenced
     keys: tuple[str, ...]
+    now: str | None = None  # its new versioned name, when that changed
+
+    def as_dict(self) -> dict[str, Any]:
+        out = self._asdict()
+        if out["now"] is None:
+            del out["now"]
+        return out
 
 
 # a rolling workload none of whose referenced objects changed (e.g. an optional one appeared)
 REFERENCES_CHANGED = Cause(None, None, "references changed", ())
 
 
+class Names(NamedTuple):
+    """Versioned names on each side (base identity -> name in the output); ``versioned``:
+    objects are matched by base name."""
+
+    versioned: bool = False
+    old: Mapping[ResourceId, str] = {}
+    new: Mapping[ResourceId, str] = {}
+
+    def now(self, key: ResourceId) -> str | None:
+        """The new versioned name, when it differs from the old side's."""
+        new = self.new.get(key)
+        return new if new is not None and new != self.old.get(key, key.name) else None
+
+
 def _causes(
     used: Mapping[ResourceId, frozenset[str] | None],
     old_used: Mapping[ResourceId, frozenset[str] | None],
     changes: Mapping[ResourceId, ConfigChange],
+    names: Names,
 ) -> list[Cause]:
     causes = []
     for key in sorted(set(used) | set(old_used)):
@@ -92,8 +123,9 @@ def _causes(
         if ch is None:
             continue
         hit = ch.touched if keys is None else ch.touched & keys
-        if hit or ch.type_changed:
-            causes.append(Cause(kind, name, ch.change, tuple(sorted(hit))))
+        now = names.now(key)  # a new name rolls every user, whichever keys changed
+        if hit or ch.type_changed or now is not None:
+            causes.append(Cause(kind, name, ch.change, tuple(sorted(hit)), now))
     return causes
 
 
@@ -101,13 +133,14 @@ def _unhashed(
     plan: WorkloadPlan,
     used: Mapping[ResourceId, frozenset[str] | None],
     changes: Mapping[ResourceId, ConfigChange],
+    versioned: bool = False,
 ) -> dict[ResourceId, str]:
     """Changed objects this workload reads whose changes its checksum does not follow
     (opted out or ignored objects, Secrets under --exclude-secrets, kinds or objects the
     workload's selection leaves out), with why."""
     out = {}
     for r in plan.resolved:
-        key = plan.target(r.ref)
+        key = unversioned(plan.target(r.ref)) if versioned else plan.target(r.ref)
         if key in used and key in changes and r.excluded is not None:
             object_excluded = r.entry is not None and r.entry.excluded is not None
             if not object_excluded:
@@ -145,26 +178,31 @@ def _users(
     plans: Iterable[WorkloadPlan],
     by_key: Mapping[ResourceId, ConfigChange],
     users: Users,
+    names: Names,
     *,
     removed_only: bool = False,
 ) -> None:
     """Who reads changed keys of each changed object (for a removed one: who did)."""
     for plan in plans:
-        for key, keys in used_by(plan).items():
+        for key, keys in used_by(plan, names.versioned).items():
             ch = by_key.get(key)
             if ch is None or (removed_only and ch.change is not REMOVED):
                 continue
-            if removed_only or keys is None or ch.touched & keys or ch.type_changed:
+            hit = keys is None or ch.touched & keys or ch.type_changed
+            if removed_only or hit or names.now(key) is not None:
                 users.setdefault(key, []).append(plan.label)
 
 
 def _compare_workload(
-    plan: WorkloadPlan, prev: WorkloadPlan, by_key: Mapping[ResourceId, ConfigChange]
+    plan: WorkloadPlan,
+    prev: WorkloadPlan,
+    by_key: Mapping[ResourceId, ConfigChange],
+    names: Names,
 ) -> tuple[str, dict[str, Any]] | None:
     """("restart" | "notRestarting", entry), or None when nothing it uses changed."""
-    used = used_by(plan)
-    unhashed = _unhashed(plan, used, by_key)
-    causes = _causes(used, used_by(prev), by_key)
+    used = used_by(plan, names.versioned)
+    unhashed = _unhashed(plan, used, by_key, names.versioned)
+    causes = _causes(used, used_by(prev, names.versioned), by_key, names)
     value, before = _applied(plan), _applied(prev)
     # any change of the applied annotation (changed, added or removed) rolls the pods
     if value != before and not plan.info.no_restart and plan.info.kind.policy not in NEVER_ROLLS:
@@ -172,13 +210,14 @@ def _compare_workload(
             c
             for c in causes
             if ResourceId.config(c.kind or "", plan.namespace, c.name or "") not in unhashed
+            or c.now is not None
         ]
         about = _annotation_cause(plan, before, value)
         if about is not None:
             causes.append(about)
         return "restart", {
             **workload_fields(plan),
-            "causes": [c._asdict() for c in causes or [REFERENCES_CHANGED]],
+            "causes": [c.as_dict() for c in causes or [REFERENCES_CHANGED]],
         }
     if not causes:
         return None
@@ -187,25 +226,29 @@ def _compare_workload(
         return None
     return "notRestarting", {
         **workload_fields(plan),
-        "causes": [c._asdict() for c in causes],
+        "causes": [c.as_dict() for c in causes],
         "reason": reason,
     }
 
 
 def compare_workloads(
-    old: RunResult, new: RunResult, by_key: Mapping[ResourceId, ConfigChange]
+    old: RunResult,
+    new: RunResult,
+    by_key: Mapping[ResourceId, ConfigChange],
+    names: Names | None = None,
 ) -> tuple[dict[str, list[dict[str, Any]]], Users]:
+    names = names or Names()
     old_plans = {p.id: p for p in old.plans}
     groups: dict[str, list[dict[str, Any]]] = {"restart": [], "notRestarting": []}
     users: Users = {}
     current = [p for p in new.plans if not p.info.generated]  # created anew, never restarted
-    _users(current, by_key, users)
+    _users(current, by_key, users, names)
     for plan in current:
         prev = old_plans.get(plan.id)
         if prev is None:
             continue  # created by this change: nothing to restart
-        outcome = _compare_workload(plan, prev, by_key)
+        outcome = _compare_workload(plan, prev, by_key, names)
         if outcome is not None:
             groups[outcome[0]].append(outcome[1])
-    _users(old.plans, by_key, users, removed_only=True)
+    _users(old.plans, by_key, users, names, removed_only=True)
     return groups, users
