@@ -74,7 +74,7 @@ def _objects(text: str) -> list[dict[str, Any]]:
 
 
 KEEP = re.compile(
-    r'^\s*(helm\.sh/resource-policy: "keep"|argocd\.argoproj\.io/sync-options: ".*")$'
+    r'^\s*(helm\.sh/resource-policy: "keep"|argocd\.argoproj\.io/(sync|compare)-options: ".*")$'
 )
 
 

@@ -16,6 +16,8 @@ VERSIONED = "cmhash.io/versioned"
 RESOURCE_POLICY = "helm.sh/resource-policy"
 SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
 PRUNE_FALSE = "Prune=false"
+COMPARE_OPTIONS = "argocd.argoproj.io/compare-options"
+IGNORE_EXTRANEOUS = "IgnoreExtraneous"
 
 
 def versioned_flag(annotations: Annotations | None) -> bool | None:
@@ -37,15 +39,25 @@ def name_spot(res: Resource) -> Spot | None:
     return spot_of(name[1]) if name else None
 
 
+def _merged(annotations: Annotations | None, key: str, option: str) -> str:
+    """``option`` (``Name=value``) added to a comma list of options, replacing its name."""
+    current = ""
+    if annotations is not None and key in annotations.values:
+        current = annotations.values[key][0].strip()
+    name = option.partition("=")[0]
+    items = [o.strip() for o in current.split(",") if o.strip()]
+    return ",".join([o for o in items if o.partition("=")[0] != name] + [option])
+
+
 def keep_values(annotations: Annotations | None) -> dict[str, str]:
     """What keeps the previous versions: Helm never deletes a ``keep`` object, Argo CD
-    never prunes a ``Prune=false`` one (added to the object's other sync options)."""
-    options = ""
-    if annotations is not None and SYNC_OPTIONS in annotations.values:
-        options = annotations.values[SYNC_OPTIONS][0].strip()
-    items = [o.strip() for o in options.split(",") if o.strip()]
-    items = [o for o in items if not o.startswith("Prune=")] + [PRUNE_FALSE]
-    return {RESOURCE_POLICY: "keep", SYNC_OPTIONS: ",".join(items)}
+    never prunes a ``Prune=false`` one, and ``IgnoreExtraneous`` keeps those it leaves
+    from marking the app OutOfSync (added to the object's other options)."""
+    return {
+        RESOURCE_POLICY: "keep",
+        SYNC_OPTIONS: _merged(annotations, SYNC_OPTIONS, PRUNE_FALSE),
+        COMPARE_OPTIONS: _merged(annotations, COMPARE_OPTIONS, IGNORE_EXTRANEOUS),
+    }
 
 
 def version_edits(
