@@ -7,6 +7,8 @@ Usage (from the repository root, after the README set-up):
     python bench/run.py --apps 500,5000,50000 --ruamel-max-apps 5000
     python bench/run.py --json results.json  # also write the figures as JSON
 
+It ends with every target of the performance issue it measured, with PASS or FAIL.
+
 Inputs come from ``../shared/bench/make_stream.py`` (override: --generator). Every
 figure is a whole process, as a user runs it: read a file, write stdout to a file.
 
@@ -34,6 +36,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_GENERATOR = ROOT.parent / "shared" / "bench" / "make_stream.py"
@@ -219,9 +222,70 @@ def main() -> int:
                   f"cmhash {chart.seconds * 1000:.0f} ms, `import ruamel.yaml` "
                   f"{imp.seconds * 1000:.0f} ms, bare python {bare.seconds * 1000:.0f} ms; "
                   f"ratio {chart.seconds / imp.seconds:.2f} (target <= 2)")
+        if 5000 in by_apps:
+            path = Path(tmp) / "stream-5000.yaml"
+            if not path.exists():
+                path = generate(args.generator, 5000, tmp)
+            modified = Path(tmp) / "stream-5000-new.yaml"
+            text = path.read_text(encoding="utf-8")
+            modified.write_text(text.replace("LOG_LEVEL: \"info\"", "LOG_LEVEL: \"debug\"", 50),
+                                encoding="utf-8")
+            explain, rep = interleaved(
+                [[*cm, "explain", "--format", "json", str(path)],
+                 [*cm, "report", "--format", "json", str(path), str(modified)]],
+                args.runs, out)
+            report["explain_report_5000"] = {"explain": asdict(explain), "report": asdict(rep)}
+    report["targets"] = targets(report)
+    print("\n| Target | Value | Result |\n|---|---:|---|")
+    for t in report["targets"]:  # type: ignore[union-attr]
+        print(f"| {t['target']} | {t['value']} | {'PASS' if t['met'] else 'FAIL'} |")
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n")
     return 0
+
+
+def targets(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every target of the performance issue that this run measured, with its figure."""
+    out: list[dict[str, Any]] = []
+
+    def add(target: str, value: float, limit: float, fmt: str, lower_is_better: bool = True
+            ) -> None:
+        met = value <= limit if lower_is_better else value >= limit
+        out.append({"target": target, "value": fmt.format(value), "limit": limit, "met": met})
+
+    by_apps = {r["apps"]: r for r in report["sizes"]}
+    canon = by_apps.get(5000)
+    if canon:
+        cl = canon["c_loader"]["seconds"]
+        add("5,000 apps: cmhash --workers 1 <= 0.35 x C loader",
+            canon["cmhash_1_worker"]["seconds"] / cl, 0.35, "{:.2f}x")
+        add("5,000 apps: cmhash (automatic workers) <= 0.25 x C loader",
+            canon["cmhash"]["seconds"] / cl, 0.25, "{:.2f}x")
+        add("5,000 apps: >= 12 MB/s end to end",
+            canon["mb"] / canon["cmhash"]["seconds"], 12, "{:.1f} MB/s", lower_is_better=False)
+        er = report.get("explain_report_5000")
+        if er:
+            inject = canon["cmhash"]["seconds"]
+            add("explain <= 1.25 x inject (same speed-up)",
+                er["explain"]["seconds"] / inject, 1.25, "{:.2f}x")
+            add("report <= 1.25 x two inject runs",
+                er["report"]["seconds"] / (2 * inject), 1.25, "{:.2f}x")
+    if "linearity_50000_over_5000" in report:
+        add("time(50,000) / time(5,000) <= 11", report["linearity_50000_over_5000"], 11,
+            "{:.2f}")
+    for r in report["sizes"]:
+        limit = 4 * r["mb"] + 100
+        add(f"{r['apps']} apps: peak memory <= 4 x input + 100 MB ({limit:.0f} MB)",
+            max(r["cmhash"]["peak_mb"], r["cmhash_1_worker"]["peak_mb"]), limit, "{:.0f} MB")
+    small = by_apps.get(500)
+    if small and small.get("ruamel"):
+        add("500 apps: >= 20 x faster than a ruamel round-trip",
+            small["ruamel"]["seconds"] / small["cmhash"]["seconds"], 20, "{:.0f}x",
+            lower_is_better=False)
+    chart = report.get("small_chart")
+    if chart:
+        add("small chart <= 2 x `import ruamel.yaml`", chart["ratio"], 2, "{:.2f}x")
+    return out
 
 
 if __name__ == "__main__":

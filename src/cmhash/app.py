@@ -175,10 +175,10 @@ def _versioning(
 ) -> Versioning | None:
     """Versioned names (plan/versioning.py), decided from a first pass over the
     workloads: which object each one uses, and whether cmhash may edit it."""
+    if not (settings.versioned or any(e.info.versioned for e in index.objects.values())):
+        return None  # (plan/versioning.py is imported only when it can apply)
     from cmhash.plan import mentions, versioning
 
-    if not versioning.active(settings, index):
-        return None
     first = [
         plan_workload(src, w, index, settings, [])
         for src, per in zip(sources, docs, strict=True)

@@ -100,11 +100,6 @@ class Versioning:
             self.spans.setdefault(id(src), []).append((edit.start, edit.end))
 
 
-def active(settings: Settings, index: ConfigIndex) -> bool:
-    """Whether versioning can apply at all (a pass over the plans is only paid then)."""
-    return settings.versioned or any(e.info.versioned for e in index.objects.values())
-
-
 # why a workload's references may not be rewritten (None: they may)
 def _frozen(plan: WorkloadPlan) -> str | None:
     skip = plan.skip
