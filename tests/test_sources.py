@@ -399,3 +399,37 @@ def test_source_value_follows_content_only(
     out = run_cmhash(["--no-config", "-q", "--parser", parser, "-"], stdin=base_stream).out
     again = run_cmhash(["--no-config", "-q", "--parser", parser, "-"], stdin=out.encode()).out
     assert again == out
+
+
+def test_review_regressions_for_sources(tmp_path: Path) -> None:
+    # an empty target name means the default (the ExternalSecret's own name)
+    es = EXTERNAL.format(version="v1").replace("target: {name: api-token}", 'target: {name: ""}')
+    data = stream(es, DEP.format(name="app", spec=ENV.format(n="api-es", k="token")))
+    assert value(data) is not None
+    # true, True and yes are one boolean to Kubernetes
+    base = EXTERNAL.format(version="v1").replace(
+        "  data:\n", "  x: {decodingStrategy: None, f: true}\n  data:\n"
+    )
+    dep = DEP.format(name="app", spec=ENV.format(n="api-token", k="token"))
+    values = {
+        value(stream(base.replace("f: true", f"f: {spelling}"), dep))
+        for spelling in ("true", "True", "yes")
+    }
+    assert len(values) == 1
+    # a '*' content path of a configured source reads every item
+    (tmp_path / ".cmhash.yaml").write_text(
+        "secretSources:\n- {apiVersion: secrets.hashicorp.com/v1beta1, kind: VaultStaticSecret,"
+        " name: spec.destination.name, content: [spec.paths.*.path]}\n"
+    )
+    vault = (
+        "apiVersion: secrets.hashicorp.com/v1beta1\nkind: VaultStaticSecret\nmetadata: {name: v}\n"
+        "spec:\n  destination: {name: db}\n  paths: [{path: secret/a}]\n"
+    )
+    use = DEP.format(name="app", spec=ENV.format(n="db", k="password"))
+
+    def run_in(text: str) -> bytes:
+        res = run_cmhash(["-q", "-"], stdin=stream(text, use), cwd=tmp_path)
+        assert res.code == 0, res.stderr
+        return res.stdout
+
+    assert run_in(vault) != run_in(vault.replace("secret/a", "secret/b"))

@@ -214,7 +214,7 @@ def test_a_name_too_long_is_refused_at_its_position() -> None:
     long = "a" * 250
     res = run(stream(cm(name=long), dep(target=long)), "--versioned")
     assert res.code == 2
-    assert res.stderr.startswith("cmhash: <stdin>:1:1: cannot version ConfigMap")
+    assert res.stderr.startswith("cmhash: <stdin>:4:9: cannot version ConfigMap")  # the name
     assert "261 characters with its suffix, over Kubernetes' 253" in res.stderr
 
 
@@ -357,10 +357,139 @@ def test_annotation_value_must_be_true_or_false() -> None:
     assert 'cmhash.io/versioned must be "true" or "false"' in res.stderr
 
 
-@pytest.mark.parametrize("hook", ["helm.sh/hook: pre-upgrade", "argocd.argoproj.io/hook: PreSync"])
-def test_hook_jobs_are_created_anew_so_they_follow(hook: str) -> None:
+@pytest.mark.parametrize(
+    "hook", ["helm.sh/hook: post-install,post-upgrade", "argocd.argoproj.io/hook: PostSync"]
+)
+def test_post_hooks_are_created_anew_so_they_follow(hook: str) -> None:
     """Helm and Argo CD delete a hook before creating it again: its template may change."""
     job = dep(kind="Job", name="migrate", meta=f"  annotations:\n    {hook}\n")
     out = run(stream(cm(), job, dep()), "--versioned").out
     (new,) = re.findall(r"^  name: (cfg-\S+)$", out, re.M)
     assert out.count("{name: " + new + "}") == 2
+
+
+@pytest.mark.parametrize(
+    "hook", ["helm.sh/hook: pre-install,pre-upgrade", "argocd.argoproj.io/hook: PreSync"]
+)
+def test_pre_hooks_keep_the_object_unversioned(hook: str) -> None:
+    """A pre-upgrade/PreSync hook runs before the new version would exist."""
+    job = dep(kind="Job", name="migrate", meta=f"  annotations:\n    {hook}\n")
+    res = run(stream(cm(), job, dep()), "--versioned")
+    assert res.code == 0
+    assert "name: cfg\n" in res.out and "cfg-" not in res.out
+    assert "[not-versioned]" in res.stderr and "runs before the release" in res.stderr
+
+
+# ------------------------------------------------------------------ review regressions
+
+
+def test_declared_items_are_renamed_in_their_own_namespace_only() -> None:
+    shared = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: shared, "
+        'annotations: {cmhash.io/versioned: "false"}}\ndata: {a: "1"}\n'
+    )
+    mine = (
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: app}\ndata: {a: "2"}\n'
+    )
+    web = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: app, "
+        'annotations: {cmhash.io/extra-configmaps: "shared/cfg, cfg"}}\n'
+        "spec: {template: {spec: {containers: [{name: c, envFrom: [{configMapRef: {name: cfg}}]}]}}}\n"
+    )
+    out = run(stream(shared, mine, web), "--versioned").out
+    m = re.search(r'extra-configmaps: "shared/cfg, (cfg-[2456789bcdfghkmt]{10})"', out)
+    assert m is not None, out
+    assert f"{{name: {m.group(1)}}}" in out
+    assert run(out.encode(), "--versioned").out == out
+
+
+def test_a_dotted_name_in_a_reloader_list() -> None:
+    dotted = cm(name="app.cfg")
+    for value, ok in (("app\\.cfg", True), ("'app\\.cfg'", True), ('"app.cfg"', False)):
+        d = dep(
+            target="app.cfg",
+            meta=f"  annotations:\n    configmap.reloader.stakater.com/reload: {value}\n",
+        )
+        res = run(stream(dotted, d), "--versioned")
+        assert res.code == (0 if ok else 2), (value, res.stderr)
+        if ok:
+            assert re.search(r"app\\\.cfg-[2456789bcdfghkmt]{10}", res.out)
+            assert run(res.stdout, "--versioned").out == res.out
+        else:  # a regex that also matches appxcfg: narrowing it is refused
+            assert "would not match" in res.stderr
+
+
+def test_a_tagged_name_is_refused_not_a_bug() -> None:
+    for data in (
+        stream(cm().replace("name: cfg", "name: !!str cfg"), dep()),
+        stream(cm(), dep().replace("{name: cfg}", "{name: !!str cfg}")),
+    ):
+        res = run(data, "--versioned")
+        assert res.code == 2 and "explicit tag" in res.stderr
+
+
+def test_two_objects_that_would_share_a_name_are_refused() -> None:
+    data = stream(cm(), cm(name="cfg-2222222222"), dep(), dep(name="b", target="cfg-2222222222"))
+    res = run(data, "--versioned")
+    assert res.code == 2 and "both would be named" in res.stderr
+
+
+def test_check_names_the_renames() -> None:
+    meta = '  annotations:\n    cmhash.io/versioned: "true"\n'
+    res = run(stream(cm(meta=meta)), "--check")
+    assert res.code == 1
+    assert "would rename <stdin>:1: ConfigMap cfg -> cfg-" in res.stderr
+    assert "1 object renamed in 1 file would be updated" in res.stderr
+
+
+def test_report_versioned_immutable_is_no_error(tmp_path: Path) -> None:
+    old = stream(cm().replace("\ndata:", "\nimmutable: true\ndata:"), dep())
+    (tmp_path / "old.yaml").write_bytes(old)
+    (tmp_path / "new.yaml").write_bytes(old.replace(b"k: v", b"k: w"))
+    args = ["report", "--no-config", "--fail-on", "error", "old.yaml", "new.yaml"]
+    assert run_cmhash([*args, "--versioned"], cwd=tmp_path).code == 0
+    assert run_cmhash(args, cwd=tmp_path).code == 1  # edited in place: refused
+
+
+def test_report_never_shows_a_secret_suffix(tmp_path: Path) -> None:
+    secret = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  k: {v}\n"
+    d = dep(target="s").replace("configMapRef", "secretRef")
+    (tmp_path / "old.yaml").write_bytes(stream(secret.format(v="a"), d))
+    (tmp_path / "new.yaml").write_bytes(stream(secret.format(v="b"), d))
+    res = run_cmhash(
+        ["report", "--no-config", "--versioned", "--format", "json", "old.yaml", "new.yaml"],
+        cwd=tmp_path,
+    )
+    data = json.loads(res.out)
+    assert data["restart"][0]["causes"][0]["now"] == "s-…"
+    assert not re.search(r"s-[2456789bcdfghkmt]{10}", res.out)
+
+
+def test_unknown_reference_scan_is_linear_and_precise() -> None:
+    pairs = [
+        s for i in range(400) for s in (cm(name=f"cfg{i}"), dep(name=f"app{i}", target=f"cfg{i}"))
+    ]
+    res = run(stream(*pairs), "--versioned")
+    assert res.code == 0 and "unknown-reference" not in res.stderr
+    volume = dep().replace(
+        "        envFrom:\n        - configMapRef: {name: cfg}\n",
+        "      volumes:\n      - configMap:\n          name: cfg\n        name: cfg\n",
+    )
+    declared = dep(name="b", meta="  annotations:\n    cmhash.io/extra-configmaps: cfg\n")
+    res = run(stream(cm(), volume, declared), "--versioned")
+    assert "unknown-reference" not in res.stderr, res.stderr
+    sa = "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: sa}\nsecrets:\n- name: cfg\n"
+    ing = "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: i}\nspec:\n  tls: [{secretName: cfg}]\n"
+    res = run(stream(cm(), dep(), sa, ing), "--versioned")
+    assert res.stderr.count("[unknown-reference]") == 2
+
+
+def test_keep_and_immutable_leave_correct_marks_alone() -> None:
+    meta = (
+        "  annotations:\n    helm.sh/resource-policy: keep\n"
+        "    argocd.argoproj.io/sync-options: Prune=false, Replace=true\n"
+        "    argocd.argoproj.io/compare-options: IgnoreExtraneous\n"
+    )
+    data = stream(cm(meta=meta).replace("\ndata:", "\nimmutable: yes\ndata:"), dep())
+    out = run(data, "--versioned", "--versioned-keep", "--versioned-immutable").out
+    assert meta in out and "immutable: yes\n" in out

@@ -20,10 +20,30 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _summary(workloads: int, files: int, verb: str) -> str:
-    if not workloads:
+def _summary(workloads: int, files: int, verb: str, renamed: int = 0) -> str:
+    if not workloads and not renamed:
         return "nothing to change"
-    return f"{_plural(workloads, 'workload')} in {_plural(files, 'file')} {verb}"
+    what = [_plural(workloads, "workload")] if workloads else []
+    what += [f"{_plural(renamed, 'object')} renamed"] if renamed else []
+    return f"{' and '.join(what)} in {_plural(files, 'file')} {verb}"
+
+
+def _renamed(result: RunResult) -> list[tuple[str, int, str]]:
+    """(file, line, what) of each object a versioned name changes. A Secret's new
+    suffix is not shown (it is derived from its values)."""
+    if result.versioning is None:
+        return []
+    from cmhash.plan.versioning import base_name
+
+    out = []
+    for r in result.versioning.renamed.values():
+        if r.new == r.old:
+            continue
+        e = r.entry
+        new = r.new if e.info.kind != "Secret" else f"{base_name(r.new)}-…"
+        line = e.source.position(e.info.offset)[0]
+        out.append((e.source.display, line, f"{e.info.kind} {r.old} -> {new}"))
+    return sorted(out)
 
 
 def deliver(mode: Mode, result: RunResult, roots: Sequence[str], settings: Settings) -> int:
@@ -38,10 +58,13 @@ def deliver(mode: Mode, result: RunResult, roots: Sequence[str], settings: Setti
     if mode.diffs:
         _diff(result)
     if mode.checks:
+        renamed = _renamed(result)
         for c in result.changes:
             err(f"would update {c.source.display}:{c.line}: {c.workload} ({c.key})")
+        for path, line, what in renamed:
+            err(f"would rename {path}:{line}: {what}")
         if not settings.quiet:
-            err(_summary(len(result.changes), len(changed), "would be updated"))
+            err(_summary(len(result.changes), len(changed), "would be updated", len(renamed)))
         return EXIT_CHANGED if changed else EXIT_OK
     if mode is Mode.IN_PLACE:
         from cmhash.write.writer import write_files

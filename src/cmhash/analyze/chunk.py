@@ -45,8 +45,20 @@ from cmhash.write.verify import verify_edits
 
 # ------------------------------------------------------------------ per resource
 
-# hooks are deleted before they are created again (both tools' default policy)
+# hooks are deleted before they are created again (both tools' default policy); the
+# phases that run before the release's other objects are applied
 HOOK_ANNOTATIONS = ("helm.sh/hook", "argocd.argoproj.io/hook")
+PRE_HOOKS = frozenset(("pre-install", "pre-upgrade", "pre-rollback", "pre-delete", "PreSync"))
+
+
+def hook_phase(res: Resource) -> str | None:
+    """ "pre" for a hook that runs before the other objects exist, "post" for any other
+    hook, None for an ordinary object."""
+    phases = [p.strip() for key in HOOK_ANNOTATIONS for p in (res.annotation(key) or "").split(",")]
+    phases = [p for p in phases if p]
+    if not phases:
+        return None
+    return "pre" if any(p in PRE_HOOKS for p in phases) else "post"
 
 
 def _no_restart(res: Resource, wk: WorkloadKind) -> str | None:
@@ -143,7 +155,7 @@ def analyze_workload(
         res.node.start,
         res.doc,
         generated=generated,
-        hook=any(res.annotation(key) for key in HOOK_ANNOTATIONS),
+        hook=hook_phase(res),
         labels=labels_of(get_path(res.node, ("metadata", "labels"))),
         selection=selection(annotations, settings.compat),
     )

@@ -92,9 +92,6 @@ class Spot(NamedTuple):
     problem: str | None = None
 
 
-_STR_TAG = "tag:yaml.org,2002:str"
-
-
 def spot_of(raw: Node | None) -> Spot | None:
     """The spot of a name's scalar as written (``raw``: not through an alias)."""
     if raw is None:
@@ -108,8 +105,8 @@ def spot_of(raw: Node | None) -> Spot | None:
         problem = "the name is a block scalar; write it on one line"
     elif raw.anchor is not None:
         problem = "the name carries an anchor that aliases may repeat; write the name out in full"
-    elif raw.tag not in (None, _STR_TAG):
-        problem = "the name has an explicit tag"
+    elif raw.tag is not None:
+        problem = "the name has an explicit tag; remove it"
     return Spot(raw.start, raw.end, raw.style, problem)
 
 

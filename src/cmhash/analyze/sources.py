@@ -19,7 +19,7 @@ import json
 from typing import Any, NamedTuple
 
 from cmhash.errors import NodeError
-from cmhash.parse.k8syaml import resolves_to_non_string
+from cmhash.parse.k8syaml import plain_bool, resolves_to_non_string
 from cmhash.parse.tree import SCALAR, SEQ, Node, deref, entries, get, items, scalar
 
 Path = tuple[str, ...]
@@ -117,7 +117,8 @@ def _canonical(node: Node | None, depth: int = 0) -> Any:
     if node.kind == SCALAR:
         text = str(node.value)
         if node.style is None and node.tag is None and resolves_to_non_string(text):
-            return ["plain", text]
+            boolean = plain_bool(text)  # yes, True, on: one boolean to Kubernetes
+            return boolean if boolean is not None else ["plain", text]
         return text
     if node.kind == SEQ:
         return [_canonical(x, depth + 1) for x in items(node)]
@@ -136,12 +137,15 @@ def source_content(node: Node, row: SecretSource) -> dict[str, bytes]:
     """Content path -> its canonical JSON (absent paths are left out)."""
     out = {}
     for path in row.content:
-        found = _at(node, path)
-        if found is not None and not deref(found).is_null:  # type: ignore[union-attr]
-            value = json.dumps(
-                _canonical(found), sort_keys=True, separators=(",", ":"), ensure_ascii=False
-            )
-            out[".".join(path)] = value.encode("utf-8")
+        if "*" in path:  # every item of a list
+            found = _fan_out(node, path)
+            value: Any = [_canonical(n) for n in found] if found else None
+        else:
+            one = _at(node, path)
+            value = _canonical(one) if one is not None else None
+        if value is not None:
+            text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+            out[".".join(path)] = text.encode("utf-8")
     return out
 
 
@@ -172,9 +176,10 @@ def produced_names(node: Node, row: SecretSource, own_name: str) -> list[str]:
                 names.append(str(d.value))
             elif d is not None and not d.is_null:
                 raise NodeError(f"'{'.'.join(row.names)}' must be a string", n.start)
+    names = [n for n in names if n]  # an empty name means the default, as for a missing one
     if not names and row.own_name_default:
         names.append(own_name)
-    return list(dict.fromkeys(n for n in names if n))
+    return list(dict.fromkeys(names))
 
 
 def sources_from_config(data: list[dict[str, Any]]) -> tuple[SecretSource, ...]:

@@ -87,7 +87,9 @@ class WorkloadInfo:
     skip: SkipReason | None = None
     skip_detail: str | None = None  # which annotation or rule, when it matters
     generated: bool = False  # named by metadata.generateName only
-    hook: bool = False  # a Helm or Argo CD hook: deleted and created anew on each release
+    # a Helm or Argo CD hook ("pre": runs before the release's other objects exist,
+    # "post"): deleted and created anew on each release
+    hook: str | None = None
     labels: Labels = ()
     selection: Selection = NO_SELECTION
     refs: tuple[Reference, ...] = ()

@@ -46,6 +46,8 @@ def _merged(annotations: Annotations | None, key: str, option: str) -> str:
         current = annotations.values[key][0].strip()
     name = option.partition("=")[0]
     items = [o.strip() for o in current.split(",") if o.strip()]
+    if option in items:
+        return current  # already there: left exactly as written
     return ",".join([o for o in items if o.partition("=")[0] != name] + [option])
 
 
@@ -69,7 +71,13 @@ def version_edits(
     edits: list[Edit] = []
     if settings.versioned_keep:
         edits += annotations_edits(
-            text, res.node, None, keep_values(annotations), default_nl, what="the object"
+            text,
+            res.node,
+            None,
+            keep_values(annotations),
+            default_nl,
+            what="the object",
+            any_style=True,
         )
     if settings.versioned_immutable:
         edit = pair_edit(text, res.node, "immutable", "true", default_nl)

@@ -3,14 +3,16 @@
 cmhash rewrites the references it knows (the pod spec sites, declaring annotations).
 Other objects may name a ConfigMap or Secret too: an Ingress's ``tls[].secretName``, a
 ServiceAccount's ``secrets``, a CRD's ``configMapRef``. Those keep the old name, which
-may be pruned. This scan looks at the text of every document for the old name as the
-value of a key that says ``secret`` or ``configmap`` (or a ``name:`` under such a key)
-and warns; it never edits. Lines inside Secrets are never looked at (and never quoted).
+may be pruned. This scan reads the text once, token by token: a token that is an old
+(or base) name counts when the key it is the value of says ``secret`` or ``configmap``,
+or is ``name`` inside such a key (block or flow style, list items too). It warns and
+never edits. Text inside Secrets is never looked at (and never quoted).
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator
 
 from cmhash.findings import Code, Finding, finding
@@ -18,51 +20,57 @@ from cmhash.plan.versioning import Renamed, Versioning, base_name
 from cmhash.read.source import SourceText
 
 _KEY = re.compile(r"secret|config[-_]?map", re.IGNORECASE)
-_LINE = re.compile(r"""^(\s*)(?:-\s+)?["']?([^"':#\s][^"':#]*?)["']?\s*:(?:\s+|$)(.*)$""")
-_ITEM = re.compile(r"^(\s*)-\s+(.*)$")
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]*")
+# the key just before a value on the same line: `key: ` / `"key": "` / `{key: `
+_KEY_BEFORE = re.compile(r"""["']?([\w./-]+)["']?\s*:\s*["']?$""")
+# the key of a flow collection the value is in: `key: {... ` or `key: [...`
+_FLOW_KEY = re.compile(r"""["']?([\w./-]+)["']?\s*:\s*[\[{][^\[\]{}]*(?:\{[^\[\]{}]*)?$""")
+# the key of the flow mapping a `name:` opens: `key: {` or `key: [{`
+_MAP_OPEN = re.compile(r"""["']?([\w./-]+)["']?\s*:\s*\[?\s*\{\s*$""")
+_LIST_ITEM = re.compile(r"^\s*-\s+[\"']?$")
+_BLOCK_KEY = re.compile(r"""^(\s*(?:-\s+)*)["']?([^\s"'#:][^"'#:]*?)["']?\s*:(?:\s|$)""")
 
 
-def _token(value: str) -> list[str]:
-    value = value.split(" #", 1)[0].strip()
-    return [v.strip().strip("'\"") for v in value.strip("[]{}").split(",")]
+def _key_column(line: str) -> tuple[int, str] | None:
+    """(column, key) of a block mapping key on ``line`` (after any ``- ``)."""
+    m = _BLOCK_KEY.match(line)
+    return (len(m.group(1)), m.group(2)) if m else None
 
 
-def _parent_key(lines: list[str], index: int, indent: int) -> str | None:
-    """The key of the nearest line above with less indentation."""
+def _parent(lines: list[str], index: int, column: int) -> str | None:
+    """The key of the nearest line above whose key starts left of ``column``."""
     for line in reversed(lines[:index]):
-        if not line.strip() or line.lstrip().startswith("#"):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
             continue
-        m = _LINE.match(line)
-        own_indent = len(line) - len(line.lstrip(" -"))
-        if len(line) - len(line.lstrip()) < indent and m:
-            return m.group(2)
-        if own_indent < indent and m:
-            return m.group(2)
+        found = _key_column(line)
+        if found is not None and found[0] < column:
+            return found[1]
+        if len(line) - len(line.lstrip()) < column and found is None and stripped != "-":
+            return None  # a less indented line that is no key: we left the structure
     return None
 
 
-def _hits(text: str, name: str) -> Iterator[tuple[int, str]]:
-    """(offset in ``text``, key) of each line that names ``name`` under a config key."""
-    lines = text.splitlines(keepends=True)
-    pos = 0
-    for i, line in enumerate(lines):
-        if name in line:
-            m = _LINE.match(line.rstrip("\r\n"))
-            item = _ITEM.match(line.rstrip("\r\n")) if m is None else None
-            key = None
-            if m is not None and name in _token(m.group(3)):
-                key = m.group(2)
-                if not _KEY.search(key):
-                    key = (
-                        _parent_key(lines, i, len(line) - len(line.lstrip()))
-                        if key == "name"
-                        else None
-                    )
-            elif item is not None and name in _token(item.group(2)):
-                key = _parent_key(lines, i, len(item.group(1)) + 1)
-            if key is not None and _KEY.search(key):
-                yield pos + line.index(name), key
-        pos += len(line)
+def _key_of(lines: list[str], index: int, col: int) -> str | None:
+    """The key that says what the token at column ``col`` of line ``index`` is."""
+    prefix = lines[index][:col]
+    m = _KEY_BEFORE.search(prefix)
+    if m is not None:
+        key = m.group(1)
+        if key != "name":
+            return key
+        flow = _MAP_OPEN.search(prefix[: m.start()])
+        if flow is not None:  # `secretRef: {name: x}`, `"secretRef": {"name": "x"}`
+            return flow.group(1)
+        found = _key_column(lines[index])
+        column = found[0] if found is not None else len(prefix) - len(prefix.lstrip())
+        return _parent(lines, index, column)
+    flow = _FLOW_KEY.search(prefix)
+    if flow is not None:  # an item of a flow list: `secrets: [a, b]`
+        return flow.group(1)
+    if _LIST_ITEM.match(prefix):  # an item of a block list: `- name`
+        return _parent(lines, index, len(prefix) - len(prefix.lstrip()) + 1)
+    return None
 
 
 def scan(
@@ -71,39 +79,57 @@ def scan(
     secret_spans: dict[int, list[tuple[int, int]]],
 ) -> list[Finding]:
     # the name it had, and its base name (which, after a first run, no object has)
-    names = [
-        (r, name)
-        for r in versioning.renamed.values()
-        for name in {r.old, base_name(r.new)} - {r.new}
-    ]
+    wanted: dict[str, list[Renamed]] = {}
+    for r in versioning.renamed.values():
+        for name in {r.old, base_name(r.new)} - {r.new}:
+            wanted.setdefault(name, []).append(r)
+    if not wanted:
+        return []
     out: list[Finding] = []
     for src in sources:
-        rewritten = versioning.spans.get(id(src), [])
-        skip = secret_spans.get(id(src), [])
-        for r, name in names:
-            if name in src.text:
-                out.extend(_in_source(src, r, name, rewritten, skip))
+        skip = secret_spans.get(id(src), []) + versioning.spans.get(id(src), [])
+        out.extend(_in_source(src, wanted, skip))
     return out
 
 
 def _in_source(
-    src: SourceText,
-    r: Renamed,
-    name: str,
-    rewritten: list[tuple[int, int]],
-    skip: list[tuple[int, int]],
+    src: SourceText, wanted: dict[str, list[Renamed]], skip: list[tuple[int, int]]
 ) -> Iterator[Finding]:
-    own = (r.entry.info.offset, r.entry.info.end) if r.entry.source is src else (-1, -1)
-    for offset, key in _hits(src.text, name):
-        if own[0] <= offset < own[1]:
+    text = src.text
+    merged: list[tuple[int, int]] = []  # the spans' union: Secrets hold renamed names
+    for a, b in sorted(skip):
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        else:
+            merged.append((a, b))
+    skip, skip_starts = merged, [a for a, _ in merged]
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    index = 0
+    for m in _TOKEN.finditer(text):
+        renamed = wanted.get(m.group())
+        if renamed is None:
             continue
-        if any(a <= offset < b for a, b in skip) or any(a <= offset < b for a, b in rewritten):
+        offset = m.start()
+        i = bisect_right(skip_starts, offset) - 1
+        if i >= 0 and offset < skip[i][1]:
             continue
-        yield finding(
-            src,
-            offset,
-            Code.UNKNOWN_REFERENCE,
-            f"{key!r} here names {r.entry.info.kind} {name!r}, which is versioned as "
-            f"{r.new!r}; cmhash does not rewrite this field: update it, or opt the object "
-            'out (cmhash.io/versioned: "false")',
-        )
+        while starts[index + 1] <= offset:
+            index += 1
+        key = _key_of(lines, index, offset - starts[index])
+        if key is None or not _KEY.search(key):
+            continue
+        for r in renamed:
+            info = r.entry.info
+            if r.entry.source is src and info.offset <= offset < info.end:
+                continue  # the object's own document
+            yield finding(
+                src,
+                offset,
+                Code.UNKNOWN_REFERENCE,
+                f"{key!r} here names {info.kind} {m.group()!r}, which is versioned as "
+                f"{r.new!r}; cmhash does not rewrite this field: update it, or opt the "
+                'object out (cmhash.io/versioned: "false")',
+            )

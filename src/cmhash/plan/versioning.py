@@ -102,6 +102,11 @@ class Versioning:
 
 # why a workload's references may not be rewritten (None: they may)
 def _frozen(plan: WorkloadPlan) -> str | None:
+    if plan.info.hook == "pre":
+        return (
+            "it is a hook that runs before the release's other objects are applied, "
+            "so the new version would not exist yet"
+        )
     skip = plan.skip
     if skip is None or skip is SkipReason.GENERATED or plan.info.hook:  # created anew
         return None
@@ -146,6 +151,7 @@ def decide(
     users = _users(plans)
     out = Versioning()
     taken = {(k.kind, k.namespace, k.name) for k in index.objects}
+    assigned: dict[tuple[str, str, str], str] = {}  # new name -> the object's old name
     for key, e in index.objects.items():
         mine = users.get(key, [])
         # an imagePullSecrets reference is renamed, but only makes an object versioned
@@ -196,19 +202,29 @@ def decide(
             continue
         base = base_name(e.info.name)
         new = f"{base}-{suffix(e, base, settings.secret_key)}"
+        at = e.info.name_spot.start if e.info.name_spot is not None else e.info.offset
         if len(new) > MAX_NAME:
             raise _error(
                 e.source,
-                e.info.offset,
+                at,
                 f"cannot version {label}: {len(new)} characters with its suffix, over "
                 f'Kubernetes\' {MAX_NAME}; shorten it or opt it out (cmhash.io/versioned: "false")',
             )
-        if new != e.info.name and (e.info.kind, e.namespace, new) in taken:
+        slot = (e.info.kind, e.namespace, new)
+        if new != e.info.name and slot in taken:
             raise _error(
                 e.source,
-                e.info.offset,
+                at,
                 f"cannot version {label}: the input already has a {e.info.kind} named {new!r}",
             )
+        if slot in assigned:
+            raise _error(
+                e.source,
+                at,
+                f"cannot version {label}: {e.info.kind} {assigned[slot]!r} has the same base "
+                f"name and content, so both would be named {new!r}; remove one of them",
+            )
+        assigned[slot] = e.info.name
         out.renamed[key] = Renamed(e, e.info.name, new)
     return out
 
@@ -276,7 +292,8 @@ def _reference_edit(
     raw = src.text[spot.start : spot.end]
     quote = spot.style if spot.style in ("'", '"') else ""
     inner = raw[1:-1] if quote else raw
-    if "\n" in inner or "\\" in inner or "''" in inner:
+    escaped = {'"': "\\", "'": "''"}.get(quote)  # what would need unescaping
+    if "\n" in inner or (escaped is not None and escaped in inner):
         raise _error(
             src,
             spot.start,
@@ -284,40 +301,62 @@ def _reference_edit(
             "one-line string without escapes",
         )
     items = inner.split(",")
-    for res, renamed in hits:
-        items = [_rename_item(src, spot, res, renamed, item) for item in items]
+    regex = first.pattern or bool(first.declared_by and first.declared_by.endswith("/reload"))
+    for _, renamed in hits:
+        items = [_rename_item(src, spot, plan, renamed, item, regex) for item in items]
+    if quote == '"' and any("\\" in item for item in items):
+        raise _error(
+            src,
+            spot.start,
+            f"cannot rewrite {first.declared_by} for versioned names: a double-quoted "
+            "regular expression would need its backslashes doubled; write it unquoted or "
+            "single-quoted",
+        )
     text = quote + ",".join(items) + quote
     if text != raw:
         value = ",".join(items)
         versioning.add(src, plan.info.doc, Edit(spot.start, spot.end, text), value)
 
 
-def _rename_item(src: SourceText, spot: Spot, res: Resolved, renamed: Renamed, item: str) -> str:
-    """One comma-separated item of a declaring annotation, with the object renamed."""
+_LITERAL = re.compile(r"[a-z0-9-]+(?:\\\.[a-z0-9-]+)*")  # a name, dots escaped
+
+
+def _rename_item(
+    src: SourceText, spot: Spot, plan: WorkloadPlan, renamed: Renamed, item: str, regex: bool
+) -> str:
+    """One comma-separated item of a declaring annotation, with the object renamed when
+    the item names it (in its namespace)."""
     core = item.strip()
     lead = item[: len(item) - len(item.lstrip())]
     trail = item[len(item.rstrip()) :]
-    ref = res.ref
-    if ref.pattern or (ref.declared_by or "").endswith("reloader.stakater.com/reload"):
-        try:
-            matches_old = re.fullmatch(core, renamed.old) is not None
-        except re.error:
+    if renamed.entry.namespace != plan.namespace and not regex:
+        ns, _, name = core.rpartition("/")
+        hit = ns == renamed.entry.namespace and name == renamed.old
+        return lead + f"{ns}/{renamed.new}" + trail if hit else item
+    if not regex:
+        ns, _, name = core.rpartition("/")
+        if name != renamed.old or ns not in ("", plan.namespace):
             return item
-        if not matches_old or re.fullmatch(core, renamed.new):
+        return lead + (f"{ns}/" if ns else "") + renamed.new + trail
+    if renamed.entry.namespace != plan.namespace:
+        return item  # Reloader matches in the workload's namespace only
+    try:
+        if re.fullmatch(core, renamed.old) is None or re.fullmatch(core, renamed.new):
             return item
-        if core in (renamed.old, re.escape(renamed.old), renamed.old.replace(".", r"\.")):
-            return lead + renamed.new.replace(".", r"\.") + trail
-        raise _error(
-            src,
-            spot.start,
-            f"cannot version {ref.target_kind} {renamed.old!r}: {ref.declared_by} names it "
-            f"by the pattern {core!r}, which would not match {renamed.new!r}; widen it "
-            f"(for example {'(' + core + ')(-.*)?'!r}) or opt the object out",
-        )
-    ns, _, name = core.rpartition("/")
-    if name != renamed.old:
+    except re.error:
         return item
-    return lead + (f"{ns}/" if ns else "") + renamed.new + trail
+    # a literal name (only dots escaped) matches that one object: follow it
+    if _LITERAL.fullmatch(core) and core.replace("\\.", ".") == renamed.old:
+        return lead + renamed.new.replace(".", "\\.") + trail
+    widened = "(" + core + ")(-.*)?"
+    raise _error(
+        src,
+        spot.start,
+        f"cannot version {renamed.entry.info.kind} {renamed.old!r}: "
+        f"the Reloader pattern {core!r} names it but would not match {renamed.new!r}; "
+        f"widen it (for example {widened!r}, or escape the dots of a literal name) or opt "
+        "the object out",
+    )
 
 
 def renamed_names(versioning: Versioning | None) -> Mapping[ResourceId, str]:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from cmhash.findings import Code, Finding, finding
 from cmhash.model import Level, ResourceId
 from cmhash.plan.index import ConfigEntry
+from cmhash.plan.versioning import base_name
 from cmhash.report.changes import DATA_CHANGED, ConfigChange, config_changes
 from cmhash.report.workloads import Names, Users, compare_workloads, unversioned, used_by
 
@@ -150,7 +151,7 @@ def _configs(
                 "immutable": e.info.immutable,
                 "immutableViolation": c.immutable_violation,
                 "usedBy": who,
-                **({"versionedAs": names.new[c.key]} if c.key in names.new else {}),
+                **({"versionedAs": names.shown[c.key]} if c.key in names.shown else {}),
             }
         )
         if not who:
@@ -177,7 +178,12 @@ def _names(old: RunResult, new: RunResult) -> Names:
         names = r.versioning.names if r.versioning is not None else {}
         return {unversioned(k): v for k, v in names.items()}
 
-    return Names(True, side(old), side(new))
+    def shown(key: ResourceId, name: str) -> str:
+        """A Secret's suffix is derived from its values: report never shows it."""
+        return f"{base_name(name)}-…" if key.kind == "Secret" else name
+
+    new_names = side(new)
+    return Names(True, side(old), new_names, {k: shown(k, v) for k, v in new_names.items()})
 
 
 def _objects(r: RunResult, names: Names) -> dict[ResourceId, ConfigEntry]:
@@ -188,7 +194,11 @@ def _objects(r: RunResult, names: Names) -> dict[ResourceId, ConfigEntry]:
 def build(old: RunResult, new: RunResult, annotation_key: str) -> dict[str, Any]:
     """The report as plain data (the JSON format, and what templates receive)."""
     names = _names(old, new)
-    configs = config_changes(_objects(old, names), _objects(new, names))
+    configs = [
+        # a versioned object with new content is a new object: nothing is edited in place
+        c._replace(immutable_violation=None) if names.now(c.key) is not None else c
+        for c in config_changes(_objects(old, names), _objects(new, names))
+    ]
     groups, users = compare_workloads(old, new, {c.key: c for c in configs}, names)
     findings, counts = _findings(old, new, configs)
     config_items, unused = _configs(old, new, configs, users, names)

@@ -92,11 +92,14 @@ class Names(NamedTuple):
     versioned: bool = False
     old: Mapping[ResourceId, str] = {}
     new: Mapping[ResourceId, str] = {}
+    shown: Mapping[ResourceId, str] = {}  # the new names as report shows them
 
     def now(self, key: ResourceId) -> str | None:
-        """The new versioned name, when it differs from the old side's."""
+        """The new versioned name (as shown), when it differs from the old side's."""
         new = self.new.get(key)
-        return new if new is not None and new != self.old.get(key, key.name) else None
+        if new is None or new == self.old.get(key, key.name):
+            return None
+        return self.shown.get(key, new)
 
 
 def _causes(

@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from cmhash.errors import NodeError
+from cmhash.parse.k8syaml import plain_bool
 from cmhash.parse.tree import ALIAS, MAP, SCALAR, Node, own
 from cmhash.read.source import newline_at
 
@@ -237,10 +238,11 @@ def annotations_edits(
     values: dict[str, str],
     default_nl: str,
     what: str = "the pod template",
+    any_style: bool = False,
 ) -> list[Edit]:
     """The edits that make ``target.metadata.annotations`` hold every key of ``values``
     (double-quoted strings): one insertion for the keys it lacks, a replacement for each
-    that holds another value."""
+    that holds another value (``any_style``: or the same value unquoted)."""
     ctx = _Ctx(text, [(k, _q(v)) for k, v in values.items()], default_nl)
     _check_owned(target, what)
     if target.kind != MAP:
@@ -278,6 +280,8 @@ def annotations_edits(
         if pair is None:
             missing.append((key, _q(value)))
             continue
+        if any_style and pair[1].kind == SCALAR and pair[1].value == value and not pair[1].tag:
+            continue
         edit = _replace_value(text, key, value, None, *pair)
         if edit is not None:
             edits.append(edit)
@@ -298,6 +302,11 @@ def pair_edit(text: str, mapping: Node, key: str, plain: str, default_nl: str) -
     _check_no_merge(mapping, "the object")
     pair = own(mapping, key)
     if pair is not None:
+        value = pair[1]
+        if value.kind == SCALAR and value.style is None and value.tag is None:
+            text = str(value.value)
+            if text == plain or plain_bool(text) is plain_bool(plain) is True:
+                return None  # already so (``yes`` and ``True`` are true to Kubernetes)
         return _replace_value(text, key, plain, plain, *pair)
     meta = own(mapping, "metadata")
     if meta is not None and not mapping.style:  # after apiVersion and kind, where it reads
@@ -316,7 +325,7 @@ def _replace_value(
     written as is); None if it already is."""
     if v.kind == ALIAS or v.anchor is not None or (v.tag not in (None, _STR_TAG)):
         raise NodeError(
-            "cannot replace an annotation value that is an alias, anchored or tagged", v.start
+            f"cannot replace the value of {key!r}: it is an alias, anchored or tagged", v.start
         )
     if v.kind != SCALAR:
         raise NodeError(f"annotation {key!r} is not a string", v.start)

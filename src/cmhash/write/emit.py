@@ -136,8 +136,11 @@ def _check(
                 renames=versioning.renames.get(key) if versioning is not None else None,
             )
     except NodeError as exc:
+        from cmhash.read.classify import may_hold_secret
+
+        message = exc.public if may_hold_secret(old_text) else exc.message
         raise InternalError(
-            f"self-check failed after editing ({exc.message}); please report this bug",
+            f"self-check failed after editing ({message}); please report this bug",
             path=src.display,
             line=src.position(exc.offset)[0],
         ) from None

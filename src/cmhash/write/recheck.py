@@ -12,9 +12,10 @@ from cmhash.analyze.kinds import WorkloadKind
 from cmhash.analyze.resources import Resource, document_resources, pod_template
 from cmhash.analyze.versioned import keep_values
 from cmhash.errors import NodeError
-from cmhash.parse.tree import ALIAS, MAP, SCALAR, SEQ, Node
+from cmhash.parse.k8syaml import plain_bool
+from cmhash.parse.tree import ALIAS, MAP, SCALAR, SEQ, Node, own
 from cmhash.read.source import SourceText
-from cmhash.write.verify import Pairs, Slot, check_document, slots_for
+from cmhash.write.verify import ANY_STYLE, Pairs, Slot, check_document, slots_for
 
 
 class Marked(NamedTuple):
@@ -46,12 +47,17 @@ def _config_slots(res: Resource, mark: Marked) -> tuple[dict[int, Slot], set[int
     skip: set[int] = set()
     if mark.keep:
         values = keep_values(read_annotations(res.annotations(), "metadata.annotations"))
-        pairs: Pairs = {k: (v, '"') for k, v in values.items()}
+        pairs: Pairs = {k: (v, ANY_STYLE) for k, v in values.items()}
         s, k = slots_for(res.node, pairs)
         slots.update(s)
         skip |= k
     if mark.immutable:
-        s, k = slots_for(res.node, {"immutable": ("true", None)}, level=())
+        current = own(res.node, "immutable")
+        kept = current is not None and current[1].style is None and current[1].tag is None
+        value = str(current[1].value) if current is not None and kept else "true"
+        if plain_bool(value) is not True:
+            value = "true"
+        s, k = slots_for(res.node, {"immutable": (value, None)}, level=())
         slots.update(s)
         skip |= k
     return slots, skip

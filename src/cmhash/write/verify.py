@@ -45,6 +45,7 @@ class Slot:
 
 
 Pairs = dict[str, tuple[str, str | None]]
+ANY_STYLE = "any"  # a pair whose value may be written in any style
 
 
 def slots_for(
@@ -225,7 +226,7 @@ class _Matcher:
         if (
             ev.__class__ is not self.be.scalar
             or ev.value != value
-            or (ev.style or None) != style
+            or (style != ANY_STYLE and (ev.style or None) != style)
             or _tag(ev) is not None
             or ev.anchor is not None
         ):
