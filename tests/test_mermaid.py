@@ -132,18 +132,36 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Graph]:
 # What the JSON output says the diagrams must show, built without the Mermaid code.
 
 
+def _label(kind: str, ns: str, name: str, several: bool) -> str:
+    """Labels name the namespace when the graph has several (the README's promise)."""
+    return f"{kind}/{name}" + (f" -n {ns}" if several and ns else "")
+
+
+def _several_explain(data: dict) -> bool:  # type: ignore[type-arg]
+    spaces = {w["namespace"] for w in data["workloads"]}
+    spaces |= {r["namespace"] for w in data["workloads"] for r in w["references"]}
+    return len(spaces) > 1
+
+
+def _several_report(data: dict) -> bool:  # type: ignore[type-arg]
+    spaces = {c["namespace"] for c in data["configs"]}
+    spaces |= {w["namespace"] for g in ("restart", "notRestarting") for w in data[g]}
+    return len(spaces) > 1
+
+
 def explain_edges(data: dict) -> list[Edge]:  # type: ignore[type-arg]
     edges = []
+    many = _several_explain(data)
     for w in data["workloads"]:
         for r in w["references"]:
-            cfg = f"{r['kind']}/{r['name']}"
+            cfg = _label(r["kind"], r["namespace"], r["name"], many)
             if r["target"] != "in-stream":
                 cfg += f" ({r['target']})"
             label = r["how"] + ("" if r["keys"] is None else ": " + ", ".join(r["keys"]))
             edges.append(
                 Edge(
                     cfg,
-                    f"{w['kind']}/{w['name']}",
+                    _label(w["kind"], w["namespace"], w["name"], many),
                     label,
                     "solid" if r["target"] == "in-stream" else "dotted",
                 )
@@ -153,13 +171,16 @@ def explain_edges(data: dict) -> list[Edge]:  # type: ignore[type-arg]
 
 def explain_nodes(data: dict) -> list[str]:  # type: ignore[type-arg]
     """One node per object (two objects may share a label: same name, two namespaces)."""
+    many = _several_explain(data)
     objects = {
-        ("w", w["kind"], w["namespace"], w["name"]): f"{w['kind']}/{w['name']}"
+        ("w", w["kind"], w["namespace"], w["name"]): _label(
+            w["kind"], w["namespace"], w["name"], many
+        )
         for w in data["workloads"]
     }
     for w in data["workloads"]:
         for r in w["references"]:
-            label = f"{r['kind']}/{r['name']}"
+            label = _label(r["kind"], r["namespace"], r["name"], many)
             if r["target"] != "in-stream":
                 label += f" ({r['target']})"
             objects[("c", r["kind"], r["namespace"], r["name"])] = label
@@ -168,6 +189,7 @@ def explain_nodes(data: dict) -> list[str]:  # type: ignore[type-arg]
 
 def report_edges(data: dict) -> list[Edge]:  # type: ignore[type-arg]
     changed = {(c["kind"], c["namespace"], c["name"]): c for c in data["configs"]}
+    many = _several_report(data)
     edges = []
     for group, style in (("restart", "solid"), ("notRestarting", "dotted")):
         for w in data[group]:
@@ -176,8 +198,8 @@ def report_edges(data: dict) -> list[Edge]:  # type: ignore[type-arg]
                 if c is not None:
                     edges.append(
                         Edge(
-                            f"{c['kind']}/{c['name']} ({c['change']})",
-                            f"{w['kind']}/{w['name']}",
+                            f"{_label(c['kind'], c['namespace'], c['name'], many)} ({c['change']})",
+                            _label(w["kind"], w["namespace"], w["name"], many),
                             ", ".join(cause["keys"]) or cause["change"],
                             style,
                         )
@@ -302,7 +324,8 @@ def one_edge_per_config(graph: Graph) -> None:
     for s, t in graph.links:
         config, user = graph.nodes[s], graph.nodes[t]
         name = config.split("/", 1)[1].removesuffix(" (changed)")
-        assert user == f"Deployment/use {name}", (config, user)
+        name, _, ns = name.partition(" -n ")  # the graph has several namespaces
+        assert user == f"Deployment/use {name} -n {ns}", (config, user)
 
 
 def test_hostile_names_explain(rendered: dict[str, Graph], tmp_path: Path) -> None:
@@ -312,7 +335,7 @@ def test_hostile_names_explain(rendered: dict[str, Graph], tmp_path: Path) -> No
     # every label exactly as named: no entity, HTML or Markdown interpreted
     assert graph.labels() == explain_nodes(data)
     assert sorted(graph.edges, key=repr) == sorted(explain_edges(data), key=repr)
-    assert {f"ConfigMap/{n}" for n in HOSTILE} <= set(graph.nodes.values())
+    assert {f"ConfigMap/{n} -n shop" for n in HOSTILE} <= set(graph.nodes.values())
     one_edge_per_config(graph)
 
 
@@ -323,5 +346,5 @@ def test_hostile_names_report(rendered: dict[str, Graph], tmp_path: Path) -> Non
     data = json.loads(cmhash_out(["report", "old.yaml", "new.yaml", "--format", "json"], tmp_path))
     assert len(data["restart"]) == len(HOSTILE) + len(SPLITS)
     assert sorted(graph.edges, key=repr) == sorted(report_edges(data), key=repr)
-    assert {f"ConfigMap/{n} (changed)" for n in HOSTILE} <= set(graph.nodes.values())
+    assert {f"ConfigMap/{n} -n shop (changed)" for n in HOSTILE} <= set(graph.nodes.values())
     one_edge_per_config(graph)

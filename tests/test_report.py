@@ -397,7 +397,7 @@ def test_report_on_argocd_renders(install: Path, tmp_path: Path) -> None:
 def test_readme_example_is_real_output() -> None:
     """Each line of the README's example report is a line of the golden output."""
     readme = (ROOT / "README.md").read_text()
-    start = readme.index("Example (`cmhash report tests/fixtures/report/old.yaml")
+    start = readme.index("Example (`cd tests/fixtures/report && cmhash report old.yaml")
     lines = readme[start:].splitlines()[3:]  # the block follows the "Example" sentence
     block = lines[: next(i for i, x in enumerate(lines) if not x.startswith(">"))]
     quoted = [x[2:] for x in block if x.startswith("> ") and "…" not in x]

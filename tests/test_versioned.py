@@ -438,7 +438,7 @@ def test_check_names_the_renames() -> None:
     meta = '  annotations:\n    cmhash.io/versioned: "true"\n'
     res = run(stream(cm(meta=meta)), "--check")
     assert res.code == 1
-    assert "would rename <stdin>:1: ConfigMap cfg -> cfg-" in res.stderr
+    assert "would rename <stdin>:4: ConfigMap cfg -> cfg-" in res.stderr
     assert "1 object renamed in 1 file would be updated" in res.stderr
 
 
@@ -493,3 +493,24 @@ def test_keep_and_immutable_leave_correct_marks_alone() -> None:
     data = stream(cm(meta=meta).replace("\ndata:", "\nimmutable: yes\ndata:"), dep())
     out = run(data, "--versioned", "--versioned-keep", "--versioned-immutable").out
     assert meta in out and "immutable: yes\n" in out
+
+
+def test_newcomer_regressions(tmp_path: Path) -> None:
+    from cmhash.cli import cli
+    from cmhash.read.inputs import COMMANDS
+
+    assert set(cli.commands) - {"inject"} == COMMANDS
+    res = run_cmhash(["--no-config", "explain", "m.yaml"], cwd=tmp_path)
+    assert res.code == 2 and "a command comes first: cmhash explain" in res.stderr
+    # marks without anything versioned: said, not silent
+    res = run(stream(cm(), dep()), "--versioned-keep")
+    assert "note: --versioned-keep and --versioned-immutable mark versioned objects only" in (
+        res.stderr
+    )
+    # a Secret's suffix never in findings
+    secret = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\nstringData:\n  k: v\n"
+    d = dep(target="db").replace("configMapRef", "secretRef")
+    ing = "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: i}\nspec:\n  tls: [{secretName: db}]\n"
+    res = run(stream(secret, d, ing), "--versioned")
+    assert "versioned as 'db-…'" in res.stderr
+    assert not re.search(r"db-[2456789bcdfghkmt]{10}", res.stderr)

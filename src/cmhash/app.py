@@ -141,7 +141,7 @@ def _run(
         ]
         for src, per in zip(sources, docs, strict=True)
     }
-    versioning = _versioning(sources, docs, index, settings, findings, secret_spans)
+    versioning = _versioning(sources, docs, index, settings, findings, secret_spans, notes)
     renames = versioning.names if versioning is not None else None
     plans: list[WorkloadPlan] = []
     for src, per in zip(sources, docs, strict=True):
@@ -172,10 +172,16 @@ def _versioning(
     settings: Settings,
     findings: list[Finding],
     secret_spans: dict[int, list[tuple[int, int]]],
+    notes: list[str],
 ) -> Versioning | None:
     """Versioned names (plan/versioning.py), decided from a first pass over the
     workloads: which object each one uses, and whether cmhash may edit it."""
     if not (settings.versioned or any(e.info.versioned for e in index.objects.values())):
+        if settings.versioned_keep or settings.versioned_immutable:
+            notes.append(
+                "--versioned-keep and --versioned-immutable mark versioned objects only, and "
+                'nothing is versioned (--versioned, or cmhash.io/versioned: "true")'
+            )
         return None  # (plan/versioning.py is imported only when it can apply)
     from cmhash.plan import mentions, versioning
 

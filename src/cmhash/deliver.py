@@ -41,7 +41,8 @@ def _renamed(result: RunResult) -> list[tuple[str, int, str]]:
             continue
         e = r.entry
         new = r.new if e.info.kind != "Secret" else f"{base_name(r.new)}-…"
-        line = e.source.position(e.info.offset)[0]
+        at = e.info.name_spot.start if e.info.name_spot is not None else e.info.offset
+        line = e.source.position(at)[0]
         out.append((e.source.display, line, f"{e.info.kind} {r.old} -> {new}"))
     return sorted(out)
 

@@ -5,6 +5,7 @@ objects -> the workloads they restart or do not)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from cmhash.model import TargetState
@@ -41,21 +42,35 @@ def mermaid_label(text: str) -> str:
     return "".join(_LABEL_ENTITIES.get(ch, ch) for ch in text)
 
 
+def _namer(namespaces: set[str]) -> Callable[[str, str, str], str]:
+    """Labels name the namespace only when the graph has several (the ids always do)."""
+    several = len(namespaces) > 1
+
+    def name(kind: str, namespace: str, obj: str) -> str:
+        return f"{kind}/{obj}" + (f" -n {namespace}" if several and namespace else "")
+
+    return name
+
+
 def explain_graph(data: dict[str, Any]) -> str:
     """explain: config objects -> workloads, for GitLab/GitHub Markdown (```mermaid)."""
     q = mermaid_label
     lines = ["graph LR"]
     declared: set[str] = set()
+    label_of = _namer(
+        {w["namespace"] for w in data["workloads"]}
+        | {r["namespace"] for w in data["workloads"] for r in w["references"]}
+    )
     for w in data["workloads"]:
         wid = mermaid_id("w", w["kind"], w["namespace"], w["name"])
         if wid not in declared:
             declared.add(wid)
-            lines.append(f'  {wid}["{q(w["kind"] + "/" + w["name"])}"]')
+            lines.append(f'  {wid}["{q(label_of(w["kind"], w["namespace"], w["name"]))}"]')
         for r in w["references"]:
             cid = mermaid_id("c", r["kind"], r["namespace"], r["name"])
             if cid not in declared:
                 declared.add(cid)
-                name = q(f"{r['kind']}/{r['name']}")
+                name = q(label_of(r["kind"], r["namespace"], r["name"]))
                 shape = (
                     f'{cid}[("{name}")]'
                     if r["target"] == TargetState.IN_STREAM
@@ -72,10 +87,14 @@ def report_graph(data: dict[str, Any]) -> str:
     """report: changed objects -> the workloads they restart (solid) or do not (dotted)."""
     lines = ["graph LR"]
     configs = {(c["kind"], c["namespace"], c["name"]): c for c in data["configs"]}
+    label_of = _namer(
+        {c["namespace"] for c in data["configs"]}
+        | {w["namespace"] for g in ("restart", "notRestarting") for w in data[g]}
+    )
     for c in data["configs"]:
         cid = mermaid_id("c", c["kind"], c["namespace"], c["name"])
         cls = "error" if c["immutableViolation"] else "changed"
-        text = mermaid_label(f"{c['kind']}/{c['name']} ({c['change']})")
+        text = mermaid_label(f"{label_of(c['kind'], c['namespace'], c['name'])} ({c['change']})")
         lines.append(f'  {cid}[("{text}")]:::{cls}')
     for group, cls, arrow in (
         ("restart", "restart", "-->"),
@@ -83,7 +102,8 @@ def report_graph(data: dict[str, Any]) -> str:
     ):
         for w in data[group]:
             wid = mermaid_id("w", w["kind"], w["namespace"], w["name"])
-            lines.append(f'  {wid}["{mermaid_label(w["kind"] + "/" + w["name"])}"]:::{cls}')
+            text = mermaid_label(label_of(w["kind"], w["namespace"], w["name"]))
+            lines.append(f'  {wid}["{text}"]:::{cls}')
             for cause in w["causes"]:
                 key = (cause["kind"], w["namespace"], cause["name"])
                 if key not in configs:

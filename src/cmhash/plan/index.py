@@ -65,7 +65,8 @@ def _shadowed(entry: ConfigEntry, prev: ConfigEntry) -> Finding:
         Code.SHADOWED_SOURCE,
         f"{info.source} produces {info.kind} {info.name!r}, which the input also defines at "
         f"{real.source.display}:{rline}; that {info.kind} is used and {info.source} is left "
-        "out (remove one of them)",
+        "out (remove one of them, unless the source merges into it: then its own changes "
+        "roll nothing)",
         resource=ResourceId.config(info.kind, info.namespace or "", info.name),
         api_version="v1",
     )

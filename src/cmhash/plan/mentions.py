@@ -125,11 +125,13 @@ def _in_source(
             info = r.entry.info
             if r.entry.source is src and info.offset <= offset < info.end:
                 continue  # the object's own document
+            # a Secret's suffix comes from its values: findings reach reports and MRs
+            new = f"{base_name(r.new)}-…" if info.kind == "Secret" else r.new
             yield finding(
                 src,
                 offset,
                 Code.UNKNOWN_REFERENCE,
                 f"{key!r} here names {info.kind} {m.group()!r}, which is versioned as "
-                f"{r.new!r}; cmhash does not rewrite this field: update it, or opt the "
+                f"{new!r}; cmhash does not rewrite this field: update it, or opt the "
                 'object out (cmhash.io/versioned: "false")',
             )

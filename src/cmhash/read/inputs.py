@@ -51,6 +51,12 @@ CHART_FILE = "Chart.yaml"
 _MANIFEST_KEY = re.compile(r'^(?:apiVersion|kind)[ \t]*:|"(?:apiVersion|kind)"\s*:', re.MULTILINE)
 
 
+# cmhash's commands: a path named like one was most likely a command after options
+COMMANDS = frozenset(
+    ("explain", "report", "gitlab-note", "helm-plugin-dir", "install-kustomize-plugin")
+)
+
+
 class Mode(enum.Enum):
     """What a run does with its result; chosen once from the flags (black's WriteBack)."""
 
@@ -216,7 +222,8 @@ def expand(
                 continue
             files = [(p, filter_named)]
         else:
-            raise InputError("no such file or directory", path=p)
+            hint = f" (a command comes first: cmhash {p} [OPTIONS] ...)" if p in COMMANDS else ""
+            raise InputError(f"no such file or directory{hint}", path=p)
         for f, filtered in files:
             key = os.path.realpath(f)
             if key not in seen:  # the same file named twice is read once
