@@ -11,6 +11,7 @@ exit code.
 from __future__ import annotations
 
 import gc
+import os
 from typing import TYPE_CHECKING, NamedTuple
 
 from cmhash.analyze.chunk import analyze_source
@@ -25,6 +26,8 @@ from cmhash.progress import Progress
 from cmhash.read.source import SourceText
 from cmhash.settings import Settings
 from cmhash.write.emit import Change, FileResult, render_files
+
+MIN_CPP_INPUT = 1 << 20  # write/cverify.py MIN_INPUT (not imported for small inputs)
 
 if TYPE_CHECKING:
     from cmhash.plan.versioning import Versioning
@@ -69,6 +72,10 @@ def analyze(
     per_source: list[list[DocInfo]] = [[] for _ in sources]
     content = False
     total = sum(len(s.text) for s in sources)
+    if total >= MIN_CPP_INPUT or os.environ.get("CMHASH_RAPIDYAML"):
+        from cmhash.write import cverify
+
+        settings = settings._replace(cpp_verify=cverify.wanted(total))
     n = pool.worker_count(settings, total)
     if n <= 1 or not pool.can_fork():
         progress = Progress(total, None, 1, settings.progress)
@@ -125,6 +132,14 @@ def _run(
             "no Kubernetes objects in the input (it is empty or only comments)", path=path
         )
     notes: list[str] = []
+    if settings.verbose and sum(len(s.text) for s in sources) >= MIN_CPP_INPUT:
+        from cmhash.write import cverify
+
+        if cverify.rapidyaml() is None:
+            notes.append(
+                "rapidyaml is not installed (or CMHASH_RAPIDYAML=0): the self-check runs "
+                "in Python, which is slower on big inputs (pip install 'cmhash[fast]')"
+            )
     settings = _with_helm_namespace(sources, docs, settings, notes)
     findings: list[Finding] = []
     index = build_index(

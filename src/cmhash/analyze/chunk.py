@@ -296,6 +296,12 @@ def _verify(
     failure is kept and raised only if one of these edits is really made."""
     edits = [w.edit for _, w in candidates if w.edit is not None]
     new_text = apply_edits(text, edits, base=info.chunk.start)
+    if settings.cpp_verify and len(candidates) == 1 and candidates[0][0] == 0:
+        from cmhash.write import cverify
+
+        kind = candidates[0][1].kind
+        if cverify.verify(text, new_text, kind, settings.annotation_key, PLACEHOLDER):
+            return  # verified in C++; anything it cannot tell goes on to Python
     try:
         verify_edits(
             src,

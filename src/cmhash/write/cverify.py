@@ -1,0 +1,135 @@
+"""The self-check in C++ (rapidyaml), for big inputs: the same promise as verify.py, an
+independent re-parse of every edited document, without the Python walk.
+
+Both the original and the edited document are parsed by rapidyaml; in the edited tree
+our annotation is checked (the planned value, double-quoted) and removed, with the
+``metadata``/``annotations`` levels the edit created; an existing value under our key is
+removed from the original too. Then both trees are emitted by rapidyaml, which keeps
+every scalar's value and style, tags, anchors and aliases, flow or block: equal texts
+mean nothing else changed.
+
+Only plain cases take this path: one document holding one object, no anchors, aliases or
+tags (rapidyaml and libyaml may read those differently), no ``metadata:`` or
+``annotations:`` left null. Anything else, a parse error, or a difference, returns
+``None`` and the Python verifier decides (its message is the one users see).
+
+rapidyaml is optional (PyPI ``rapidyaml``, the ``fast`` extra): without it, or with
+``CMHASH_RAPIDYAML=0``, every document takes the Python path. ``CMHASH_RAPIDYAML=1``
+uses it for every input size (tests); by default only inputs of 1 MiB and more use it,
+so a small chart does not pay its import.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from cmhash.analyze.kinds import WorkloadKind
+
+MIN_INPUT = 1 << 20  # below this, importing rapidyaml costs more than it saves
+_module: Any = False  # not tried yet
+
+
+def rapidyaml() -> Any:
+    """The ``ryml`` module, or None when it is not installed (or turned off)."""
+    global _module
+    if os.environ.get("CMHASH_RAPIDYAML") == "0":
+        return None
+    if _module is False:
+        try:
+            import ryml
+
+            _module = ryml
+        except ImportError:
+            _module = None
+    return _module
+
+
+def wanted(total_bytes: int) -> bool:
+    """Whether the C++ self-check is used for an input of this size."""
+    setting = os.environ.get("CMHASH_RAPIDYAML")
+    if setting == "0":
+        return False
+    if setting != "1" and total_bytes < MIN_INPUT:
+        return False
+    return rapidyaml() is not None
+
+
+# an anchor, alias or tag where a node starts (after a space, a line start or a flow
+# indicator); a plain value that merely contains one sends the document to Python too
+_PROPERTY = re.compile(r"(?:^|[\s\[{,])[&*!][^\s,\[\]{}\"']")
+
+
+def _plain(text: str) -> bool:
+    """No anchors, aliases or tags (conservative: when in doubt, Python decides)."""
+    return _PROPERTY.search(text) is None
+
+
+def _root(ryml: Any, tree: Any) -> int | None:
+    root = tree.root_id()
+    if tree.is_stream(root):
+        if tree.num_children(root) != 1:
+            return None
+        root = tree.first_child(root)
+    return root if tree.is_map(root) else None
+
+
+def _child(ryml: Any, tree: Any, node: int, key: str) -> int | None:
+    """The child of a mapping under ``key``; None if absent (never ryml.NONE)."""
+    if node is None or not tree.is_map(node):
+        return None
+    child = tree.find_child(node, key.encode("utf-8"))
+    return None if child == ryml.NONE else child
+
+
+def _template(ryml: Any, tree: Any, kind: WorkloadKind) -> int | None:
+    node = _root(ryml, tree)
+    for step in kind.template_path:
+        node = _child(ryml, tree, node, step) if node is not None else None
+    return node if node is not None and tree.is_map(node) else None
+
+
+def _null(tree: Any, node: int | None) -> bool:
+    return node is not None and not tree.is_container(node) and tree.val_is_null(node)
+
+
+def verify(old_text: str, new_text: str, kind: WorkloadKind, key: str, value: str) -> bool | None:
+    """True when the edited document is the original plus our annotation; None when this
+    path cannot tell (the Python verifier then decides)."""
+    ryml = rapidyaml()
+    if ryml is None or not _plain(old_text):
+        return None
+    try:
+        old = ryml.parse_in_arena(old_text.encode("utf-8"))
+        new = ryml.parse_in_arena(new_text.encode("utf-8"))
+    except Exception:  # rapidyaml refuses what libyaml read: let Python decide
+        return None
+    old_t, new_t = _template(ryml, old, kind), _template(ryml, new, kind)
+    if old_t is None or new_t is None:
+        return None
+    old_meta = _child(ryml, old, old_t, "metadata")
+    old_ann = _child(ryml, old, old_meta, "annotations") if old_meta is not None else None
+    if _null(old, old_meta) or _null(old, old_ann):
+        return None
+    new_meta = _child(ryml, new, new_t, "metadata")
+    new_ann = _child(ryml, new, new_meta, "annotations") if new_meta is not None else None
+    ours = _child(ryml, new, new_ann, key) if new_ann is not None else None
+    if ours is None or bytes(new.val(ours)).decode("utf-8") != value:
+        return None
+    if not new.is_val_dquo(ours):
+        return None
+    new.remove(ours)
+    if old_ann is not None:
+        previous = _child(ryml, old, old_ann, key)
+        if previous is not None:
+            old.remove(previous)
+    elif new_ann is not None:
+        if new.num_children(new_ann):
+            return None
+        new.remove(new_ann)
+    if old_meta is None and new_meta is not None:
+        if new.num_children(new_meta):
+            return None
+        new.remove(new_meta)
+    return bool(ryml.emit_yaml(old) == ryml.emit_yaml(new)) or None

@@ -1,0 +1,137 @@
+"""The C++ self-check (write/cverify.py): it accepts exactly our annotation, sends
+everything else to the Python verifier, and cmhash's output is the same with it, without
+it, and without rapidyaml at all."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, run_cmhash
+from hypothesis import HealthCheck, given, settings
+from manifests import Stream, Style, render, streams, styles
+
+from cmhash.analyze.kinds import DEFAULT_TABLE
+from cmhash.write import cverify
+
+ryml = pytest.importorskip("ryml")
+DEPLOYMENT = DEFAULT_TABLE.lookup("apps/v1", "Deployment")
+POD = DEFAULT_TABLE.lookup("v1", "Pod")
+KEY = "checksum/config"
+V = "a" * 64
+
+BASE = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+spec:
+  template:
+{template}"""
+
+
+def doc(template: str) -> str:
+    return BASE.format(template=template)
+
+
+CASES = [  # (original template, edited template): our annotation only
+    (
+        "    spec:\n      containers: []\n",
+        f'    metadata:\n      annotations:\n        {KEY}: "{V}"\n    spec:\n      containers: []\n',
+    ),
+    (
+        "    metadata:\n      labels: {a: b}\n    spec: {}\n",
+        f'    metadata:\n      annotations:\n        {KEY}: "{V}"\n      labels: {{a: b}}\n'
+        "    spec: {}\n",
+    ),
+    (
+        "    metadata:\n      annotations:\n        x: y\n    spec: {}\n",
+        f'    metadata:\n      annotations:\n        {KEY}: "{V}"\n        x: y\n    spec: {{}}\n',
+    ),
+    (  # an existing value replaced
+        f'    metadata:\n      annotations:\n        {KEY}: "old"\n    spec: {{}}\n',
+        f'    metadata:\n      annotations:\n        {KEY}: "{V}"\n    spec: {{}}\n',
+    ),
+    (  # flow style
+        "    metadata: {labels: {a: b}}\n    spec: {}\n",
+        f'    metadata: {{labels: {{a: b}}, "annotations": {{"{KEY}": "{V}"}}}}\n    spec: {{}}\n',
+    ),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), CASES)
+def test_accepts_our_annotation(old: str, new: str) -> None:
+    assert cverify.verify(doc(old), doc(new), DEPLOYMENT, KEY, V) is True
+
+
+@pytest.mark.parametrize(
+    "mutation",
+    [
+        ("labels: {a: b}", "labels: {a: c}"),  # another value
+        ("labels: {a: b}", "labels: {a: 'b'}"),  # another style
+        ("labels: {a: b}", "labels: {a: b, c: d}"),  # a new key
+        ("labels: {a: b}", "labels: [a, b]"),  # another shape
+        ("name: app", "name: app2"),  # outside the template
+    ],
+)
+def test_anything_else_goes_to_python(mutation: tuple[str, str]) -> None:
+    old, new = CASES[1]
+    before, after = mutation
+    edited = doc(new).replace(before, after, 1)
+    assert edited != doc(new)
+    assert cverify.verify(doc(old), edited, DEPLOYMENT, KEY, V) is None
+
+
+def test_wrong_value_or_style_of_ours_goes_to_python() -> None:
+    old, new = CASES[0]
+    assert cverify.verify(doc(old), doc(new), DEPLOYMENT, KEY, "b" * 64) is None
+    single = doc(new).replace(f'"{V}"', f"'{V}'")
+    assert cverify.verify(doc(old), single, DEPLOYMENT, KEY, V) is None
+
+
+def test_what_it_does_not_take() -> None:
+    old, new = CASES[0]
+    anchored = doc(old).replace("containers: []", "containers: &c []")
+    assert cverify.verify(anchored, doc(new), DEPLOYMENT, KEY, V) is None
+    null = doc("    metadata:\n    spec: {}\n")
+    assert cverify.verify(null, doc(new), DEPLOYMENT, KEY, V) is None
+    assert cverify.verify("a: [b", doc(new), DEPLOYMENT, KEY, V) is None  # no parse
+
+
+def _both(data: bytes, *args: str) -> None:
+    on = run_cmhash(["--no-config", *args, "-"], stdin=data, env={"CMHASH_RAPIDYAML": "1"})
+    off = run_cmhash(["--no-config", *args, "-"], stdin=data, env={"CMHASH_RAPIDYAML": "0"})
+    assert (on.code, on.stdout, on.stderr) == (off.code, off.stdout, off.stderr)
+
+
+def test_corpus_is_the_same_with_and_without() -> None:
+    files = sorted((ROOT / "tests" / "corpus").rglob("*.yaml"))
+    assert len(files) > 30
+    for f in files:
+        _both(f.read_bytes(), "-q")
+
+
+def test_goldens_are_the_same_with_and_without() -> None:
+    for case in sorted((ROOT / "tests" / "cases").iterdir()):
+        if (case / "input.yaml").exists() and not (case / "config.yaml").exists():
+            args = (case / "args.txt").read_text().split() if (case / "args.txt").exists() else []
+            _both((case / "input.yaml").read_bytes(), *args)
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], deadline=None)
+@given(streams(), styles)
+def test_generated_streams_are_the_same_with_and_without(stream: Stream, style: Style) -> None:
+    _both(render(stream, style), "-q", "--jobs", "--pods")
+
+
+def test_without_rapidyaml_a_note_under_verbose(tmp_path: Path) -> None:
+    big = tmp_path / "big.yaml"
+    big.write_bytes(
+        b"---\n".join(
+            f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{i}\ndata:\n  k: '{'x' * 200}'\n".encode()
+            for i in range(5000)
+        )
+    )
+    res = run_cmhash(["--no-config", "-v", str(big)], env={"CMHASH_RAPIDYAML": "0"})
+    assert res.code == 0
+    assert "note: rapidyaml is not installed (or CMHASH_RAPIDYAML=0)" in res.stderr
+    assert "rapidyaml" not in run_cmhash(["--no-config", "-v", str(big)]).stderr
