@@ -215,7 +215,7 @@ def main() -> int:
             chart, imp, bare = interleaved(
                 [[*cm, str(args.chart)], [sys.executable, "-c", "import ruamel.yaml"],
                  [sys.executable, "-c", "pass"]], args.small_runs, out)
-            report["small_chart"] = {"file": str(args.chart), "cmhash": asdict(chart),
+            report["small_chart"] = {"file": os.path.relpath(args.chart, ROOT), "cmhash": asdict(chart),
                                      "import_ruamel": asdict(imp), "python_bare": asdict(bare),
                                      "ratio": chart.seconds / imp.seconds}
             print(f"\nsmall chart ({args.chart.name}, {args.chart.stat().st_size} bytes): "
