@@ -98,3 +98,16 @@ def test_split_percent_after_document_end_and_content() -> None:
     # after "..." and only comments, a '%' line is a directive again
     text = "a: 1\n...\n# c\n%YAML 1.1\n%TAG ! tag:x,2000:\n---\nb: 2\n"
     assert pieces(text) == ["a: 1\n...\n", "# c\n", "%YAML 1.1\n%TAG ! tag:x,2000:\n---\nb: 2\n"]
+
+
+def test_plain_keys_are_settings_schema_keys_and_options() -> None:
+    """Each plain setting is one row: a Settings field, a schema key, an inject option."""
+    from cmhash.cli import cli
+    from cmhash.settings import PLAIN_KEYS, Settings, schema
+
+    options = {p.name for p in cli.commands["inject"].params}
+    properties = schema()["properties"]
+    for key, field in PLAIN_KEYS:
+        assert field in Settings._fields, field
+        assert key in properties, key
+        assert field in options, field

@@ -11,7 +11,6 @@ exit code.
 from __future__ import annotations
 
 import gc
-import os
 from typing import TYPE_CHECKING, NamedTuple
 
 from cmhash.analyze.chunk import analyze_source
@@ -25,9 +24,8 @@ from cmhash.plan.resolve import WorkloadPlan, plan_workload
 from cmhash.progress import Progress
 from cmhash.read.source import SourceText
 from cmhash.settings import Settings
+from cmhash.write import cverify  # light: rapidyaml itself is imported only when used
 from cmhash.write.emit import Change, FileResult, render_files
-
-MIN_CPP_INPUT = 1 << 20  # write/cverify.py MIN_INPUT (not imported for small inputs)
 
 if TYPE_CHECKING:
     from cmhash.plan.versioning import Versioning
@@ -72,10 +70,7 @@ def analyze(
     per_source: list[list[DocInfo]] = [[] for _ in sources]
     content = False
     total = sum(len(s.text) for s in sources)
-    if total >= MIN_CPP_INPUT or os.environ.get("CMHASH_RAPIDYAML"):
-        from cmhash.write import cverify
-
-        settings = settings._replace(cpp_verify=cverify.wanted(total))
+    settings = settings._replace(cpp_verify=cverify.wanted(total))
     n = pool.worker_count(settings, total)
     if n <= 1 or not pool.can_fork():
         progress = Progress(total, None, 1, settings.progress)
@@ -132,14 +127,12 @@ def _run(
             "no Kubernetes objects in the input (it is empty or only comments)", path=path
         )
     notes: list[str] = []
-    if settings.verbose and sum(len(s.text) for s in sources) >= MIN_CPP_INPUT:
-        from cmhash.write import cverify
-
-        if cverify.rapidyaml() is None:
-            notes.append(
-                "rapidyaml is not installed (or CMHASH_RAPIDYAML=0): the self-check runs "
-                "in Python, which is slower on big inputs (pip install 'cmhash[fast]')"
-            )
+    big = sum(len(s.text) for s in sources) >= cverify.MIN_INPUT
+    if settings.verbose and big and cverify.rapidyaml() is None:
+        notes.append(
+            "rapidyaml is not installed (or CMHASH_RAPIDYAML=0): the self-check runs "
+            "in Python, which is slower on big inputs (pip install 'cmhash[fast]')"
+        )
     settings = _with_helm_namespace(sources, docs, settings, notes)
     findings: list[Finding] = []
     index = build_index(
@@ -207,7 +200,7 @@ def _versioning(
         for w in d.workloads
     ]
     decided = versioning.decide(index, first, settings, findings)
-    versioning.edits(decided, first, settings)
+    versioning.edits(decided, first)
     findings.extend(mentions.scan(decided, sources, secret_spans))
     return decided
 

@@ -33,14 +33,14 @@ def _renamed(result: RunResult) -> list[tuple[str, int, str]]:
     suffix is not shown (it is derived from its values)."""
     if result.versioning is None:
         return []
-    from cmhash.plan.versioning import base_name
+    from cmhash.plan.versioning import shown
 
     out = []
     for r in result.versioning.renamed.values():
         if r.new == r.old:
             continue
         e = r.entry
-        new = r.new if e.info.kind != "Secret" else f"{base_name(r.new)}-…"
+        new = shown(e.info.kind, r.new)
         at = e.info.name_spot.start if e.info.name_spot is not None else e.info.offset
         line = e.source.position(at)[0]
         out.append((e.source.display, line, f"{e.info.kind} {r.old} -> {new}"))

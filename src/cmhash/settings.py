@@ -183,6 +183,23 @@ def load_config_file(path: str) -> dict[str, Any]:
     return data
 
 
+# settings the config file and the command line give as they are: config-file key ->
+# Settings field (the command-line option's name is the field's)
+PLAIN_KEYS = (
+    ("annotationKey", "annotation_key"),
+    ("namespace", "namespace"),
+    ("strict", "strict"),
+    ("jobs", "jobs"),
+    ("pods", "pods"),
+    ("imagePullSecrets", "image_pull_secrets"),
+    ("excludeSecrets", "exclude_secrets"),
+    ("optIn", "opt_in"),
+    ("versioned", "versioned"),
+    ("versionedKeep", "versioned_keep"),
+    ("versionedImmutable", "versioned_immutable"),
+)
+
+
 def settings_from_mapping(data: dict[str, Any], base: Settings | None = None) -> Settings:
     """Config-file keys (camelCase, validated by the schema) -> Settings."""
     extra = tuple(
@@ -200,13 +217,7 @@ def settings_from_mapping(data: dict[str, Any], base: Settings | None = None) ->
     if env:
         secret_key = secret_key_from_env(env)
     return base.merged(
-        annotation_key=data.get("annotationKey"),
-        namespace=data.get("namespace"),
-        strict=data.get("strict"),
-        jobs=data.get("jobs"),
-        pods=data.get("pods"),
-        image_pull_secrets=data.get("imagePullSecrets"),
-        exclude_secrets=data.get("excludeSecrets"),
+        **{field: data.get(key) for key, field in PLAIN_KEYS},
         quiet=data.get("quiet"),
         secret_key=secret_key,
         extra_kinds=extra or None,
@@ -216,10 +227,6 @@ def settings_from_mapping(data: dict[str, Any], base: Settings | None = None) ->
         paths=tuple(data["paths"]) if "paths" in data else None,
         exclude=tuple(data["exclude"]) if "exclude" in data else None,
         compat=parse_compat(data["compat"]) if "compat" in data else None,
-        opt_in=data.get("optIn"),
-        versioned=data.get("versioned"),
-        versioned_keep=data.get("versionedKeep"),
-        versioned_immutable=data.get("versionedImmutable"),
         ignore_configs=rules_from((data.get("ignore") or {}).get("configs"), "ignore.configs")
         or None,
         ignore_workloads=rules_from((data.get("ignore") or {}).get("workloads"), "ignore.workloads")
@@ -290,22 +297,12 @@ def layered(options: dict[str, Any], function_config: dict[str, Any] | None = No
             raise UsageError(f"--annotation-key {key!r}: {problem}")
     secret_env = options.get("secret_key_env")
     settings = settings.merged(
-        annotation_key=key,
-        namespace=options.get("namespace"),
-        strict=options.get("strict"),
-        jobs=options.get("jobs"),
-        pods=options.get("pods"),
-        image_pull_secrets=options.get("image_pull_secrets"),
-        exclude_secrets=options.get("exclude_secrets"),
+        **{field: options.get(field) for _, field in PLAIN_KEYS},
         secret_key=secret_key_from_env(secret_env) if secret_env else None,
         parser=options.get("parser"),
         max_input_bytes=options.get("max_input_bytes"),
         workers=options.get("workers"),
         compat=parse_compat(options["compat"]) if options.get("compat") else None,
-        opt_in=options.get("opt_in"),
-        versioned=options.get("versioned"),
-        versioned_keep=options.get("versioned_keep"),
-        versioned_immutable=options.get("versioned_immutable"),
         exclude=settings.exclude + tuple(options.get("exclude") or ()) or None,
         verbose=options.get("verbose") or None,
         quiet=options.get("quiet"),

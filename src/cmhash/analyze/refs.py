@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from cmhash.analyze.resources import bool_field
 from cmhash.errors import NodeError
-from cmhash.parse.tree import ALIAS, SCALAR, Node, entries, get, items, scalar
+from cmhash.parse.tree import ALIAS, SCALAR, Node, entries, get, items, scalar, walk
 
 CONTAINER_LISTS = ("initContainers", "containers")
 
@@ -138,22 +138,6 @@ class Reference(NamedTuple):
     spot: Spot | None = None  # where the name is written (the annotation, if declared)
 
 
-def _walk(node: Node | None, path: tuple[str, ...], field: str) -> list[tuple[Node, str]]:
-    """Nodes at ``path`` below ``node`` ("*" fans out over list items), with field paths."""
-    found: list[tuple[Node | None, str]] = [(node, field)]
-    for step in path:
-        nxt: list[tuple[Node | None, str]] = []
-        for n, f in found:
-            if step == "*":
-                nxt.extend((x, f"{f}[{i}]") for i, x in enumerate(items(n)))
-            else:
-                child = get(n, step)
-                if child is not None:
-                    nxt.append((child, f"{f}.{step}" if f else step))
-        found = nxt
-    return [(n, f) for n, f in found if n is not None]
-
-
 def _text(node: Node, name: str, field: str) -> str | None:
     """A string field of a reference; Kubernetes rejects anything else, so do we."""
     child = get(node, name)
@@ -165,7 +149,7 @@ def _text(node: Node, name: str, field: str) -> str | None:
 
 def _site_refs(site: Site, base: Node | None, field: str, container: str | None) -> list[Reference]:
     refs = []
-    for node, f in _walk(base, site.path, field):
+    for node, f in walk(base, site.path, field):
         name = _text(node, site.name_field, f) if node.kind == "map" else None
         if not name:
             continue
@@ -236,7 +220,7 @@ def _volume_targets(volume: Node) -> tuple[tuple[str, str], ...]:
     for site in POD_SITES:
         if site.how not in FILE_SITES:
             continue
-        for node, _ in _walk(volume, site.path[2:], ""):  # path minus ("volumes", "*")
+        for node, _ in walk(volume, site.path[2:], ""):  # path minus ("volumes", "*")
             name = scalar(get(node, site.name_field))
             if name:
                 found.append((site.target, name))

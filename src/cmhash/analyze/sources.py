@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from cmhash.errors import NodeError
 from cmhash.parse.k8syaml import plain_bool, resolves_to_non_string
-from cmhash.parse.tree import SCALAR, SEQ, Node, deref, entries, get, items, scalar
+from cmhash.parse.tree import SCALAR, SEQ, Node, deref, entries, get_path, items, scalar, walk
 
 Path = tuple[str, ...]
 
@@ -125,23 +125,15 @@ def _canonical(node: Node | None, depth: int = 0) -> Any:
     return {k: _canonical(v, depth + 1) for k, (_, v) in entries(node).items()}
 
 
-def _at(node: Node | None, path: Path) -> Node | None:
-    for step in path:
-        node = get(node, step)
-        if node is None:
-            return None
-    return node
-
-
 def source_content(node: Node, row: SecretSource) -> dict[str, bytes]:
     """Content path -> its canonical JSON (absent paths are left out)."""
     out = {}
     for path in row.content:
         if "*" in path:  # every item of a list
-            found = _fan_out(node, path)
+            found = [n for n, _ in walk(node, path)]
             value: Any = [_canonical(n) for n in found] if found else None
         else:
-            one = _at(node, path)
+            one = get_path(node, path)
             value = _canonical(one) if one is not None else None
         if value is not None:
             text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -149,28 +141,15 @@ def source_content(node: Node, row: SecretSource) -> dict[str, bytes]:
     return out
 
 
-def _fan_out(node: Node | None, path: Path) -> list[Node]:
-    found = [node]
-    for step in path:
-        nxt: list[Node | None] = []
-        for n in found:
-            if step == "*":
-                nxt.extend(items(n))
-            else:
-                nxt.append(get(n, step))
-        found = nxt
-    return [n for n in found if n is not None]
-
-
 def produced_names(node: Node, row: SecretSource, own_name: str) -> list[str]:
     """The names of the objects a source produces, in order, without repeats."""
     if row.produces_nothing is not None:
         path, values = row.produces_nothing
-        if scalar(_at(node, path)) in values:
+        if scalar(get_path(node, path)) in values:
             return []
     names: list[str] = []
     if row.names is not None:
-        for n in _fan_out(node, row.names):
+        for n, _ in walk(node, row.names):
             d = deref(n)
             if d is not None and d.kind == SCALAR and not d.is_null:
                 names.append(str(d.value))

@@ -125,6 +125,23 @@ def get(node: Node | None, key: str) -> Node | None:
     return deref(pair[1]) if pair else None
 
 
+def walk(node: Node | None, path: tuple[str, ...], field: str = "") -> list[tuple[Node, str]]:
+    """Nodes at ``path`` below ``node`` ("*" fans out over list items), each with its
+    field path (``spec.containers[0].env``)."""
+    found: list[tuple[Node | None, str]] = [(node, field)]
+    for step in path:
+        nxt: list[tuple[Node | None, str]] = []
+        for n, f in found:
+            if step == "*":
+                nxt.extend((x, f"{f}[{i}]") for i, x in enumerate(items(n)))
+            else:
+                child = get(n, step)
+                if child is not None:
+                    nxt.append((child, f"{f}.{step}" if f else step))
+        found = nxt
+    return [(n, f) for n, f in found if n is not None]
+
+
 def get_path(node: Node | None, path: tuple[str, ...]) -> Node | None:
     for key in path:
         node = get(node, key)

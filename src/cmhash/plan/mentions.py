@@ -16,7 +16,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 
 from cmhash.findings import Code, Finding, finding
-from cmhash.plan.versioning import Renamed, Versioning, base_name
+from cmhash.plan.versioning import Renamed, Versioning, base_name, shown
 from cmhash.read.source import SourceText
 
 _KEY = re.compile(r"secret|config[-_]?map", re.IGNORECASE)
@@ -125,8 +125,7 @@ def _in_source(
             info = r.entry.info
             if r.entry.source is src and info.offset <= offset < info.end:
                 continue  # the object's own document
-            # a Secret's suffix comes from its values: findings reach reports and MRs
-            new = f"{base_name(r.new)}-…" if info.kind == "Secret" else r.new
+            new = shown(info.kind, r.new)  # findings reach reports and merge requests
             yield finding(
                 src,
                 offset,

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -48,6 +48,12 @@ MAX_NAME = 253
 _VERSIONED = re.compile(rf"(.+)-([{ALPHABET}]{{{SUFFIX_LEN}}})")
 _TRANSLATE = str.maketrans("0123456789abcdef", ALPHABET)
 VERSIONABLE = frozenset(("ConfigMap", "Secret"))
+
+
+def shown(kind: str, name: str) -> str:
+    """A name as messages and reports show it: a versioned Secret's suffix is derived
+    from its values, so it is left out (``db-…``)."""
+    return f"{base_name(name)}-…" if kind == "Secret" and base_name(name) != name else name
 
 
 def base_name(name: str) -> str:
@@ -239,11 +245,7 @@ def _spot_error(src: SourceText, spot: Spot | None, offset: int, what: str) -> I
     return _error(src, spot.start if spot is not None else offset, f"cannot rename {what}: {why}")
 
 
-def edits(
-    versioning: Versioning,
-    plans: list[WorkloadPlan],
-    settings: Settings,
-) -> None:
+def edits(versioning: Versioning, plans: list[WorkloadPlan]) -> None:
     """The rename edits of every renamed object and of every reference to it, and the
     keep/immutable edits of every versioned object."""
     for r in versioning.renamed.values():
@@ -357,7 +359,3 @@ def _rename_item(
         f"widen it (for example {widened!r}, or escape the dots of a literal name) or opt "
         "the object out",
     )
-
-
-def renamed_names(versioning: Versioning | None) -> Mapping[ResourceId, str]:
-    return versioning.names if versioning is not None else {}

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from cmhash.findings import Code, Finding, finding
 from cmhash.model import Level, ResourceId
 from cmhash.plan.index import ConfigEntry
-from cmhash.plan.versioning import base_name
+from cmhash.plan.versioning import shown
 from cmhash.report.changes import DATA_CHANGED, ConfigChange, config_changes
 from cmhash.report.workloads import Names, Users, compare_workloads, unversioned, used_by
 
@@ -178,12 +178,8 @@ def _names(old: RunResult, new: RunResult) -> Names:
         names = r.versioning.names if r.versioning is not None else {}
         return {unversioned(k): v for k, v in names.items()}
 
-    def shown(key: ResourceId, name: str) -> str:
-        """A Secret's suffix is derived from its values: report never shows it."""
-        return f"{base_name(name)}-…" if key.kind == "Secret" else name
-
     new_names = side(new)
-    return Names(True, side(old), new_names, {k: shown(k, v) for k, v in new_names.items()})
+    return Names(True, side(old), new_names, {k: shown(k.kind, v) for k, v in new_names.items()})
 
 
 def _objects(r: RunResult, names: Names) -> dict[ResourceId, ConfigEntry]:

@@ -12,10 +12,10 @@ from cmhash.plan.resolve import WorkloadPlan
 from cmhash.read.source import SourceText
 from cmhash.settings import Settings
 from cmhash.write.edit import apply_edits
-from cmhash.write.recheck import Marked, recheck
 
 if TYPE_CHECKING:
     from cmhash.plan.versioning import Versioning
+    from cmhash.write.recheck import Marked
 
 
 class Change(NamedTuple):
@@ -123,6 +123,8 @@ def _check(
         if d.verify_error is not None and edited:
             raise NodeError(*d.verify_error)
         if versioned or sum(1 for w in d.workloads if w.edit is not None) != len(edited):
+            from cmhash.write.recheck import recheck  # rare: imported when needed
+
             recheck(
                 src,
                 d.index,
@@ -148,6 +150,8 @@ def _check(
 
 def _marked(d: DocInfo, versioning: Versioning, settings: Settings) -> list[Marked]:
     """The versioned objects of the document that got their keep/immutable edits."""
+    from cmhash.write.recheck import Marked
+
     return [
         Marked(c.offset, settings.versioned_keep, settings.versioned_immutable)
         for c in d.configs
