@@ -133,5 +133,5 @@ def test_without_rapidyaml_a_note_under_verbose(tmp_path: Path) -> None:
     )
     res = run_cmhash(["--no-config", "-v", str(big)], env={"CMHASH_RAPIDYAML": "0"})
     assert res.code == 0
-    assert "note: rapidyaml is not installed (or CMHASH_RAPIDYAML=0)" in res.stderr
+    assert "note: rapidyaml 0.15 is not installed (or CMHASH_RAPIDYAML=0)" in res.stderr
     assert "rapidyaml" not in run_cmhash(["--no-config", "-v", str(big)]).stderr

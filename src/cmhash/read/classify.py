@@ -101,4 +101,4 @@ _SECRET = re.compile(r"""\bkind["']?\s*:\s*["']?Secret\b""")
 
 def may_hold_secret(text: str) -> bool:
     """Whether a document's text could hold a Secret (conservatively: it names the kind)."""
-    return _SECRET.search(text) is not None
+    return "Secret" in text and _SECRET.search(text) is not None  # (str.find is 10x faster)

@@ -21,39 +21,13 @@ so a small chart does not pay its import.
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any
 
 from cmhash.analyze.kinds import WorkloadKind
+from cmhash.parse import rapid
 
-MIN_INPUT = 1 << 20  # below this, importing rapidyaml costs more than it saves
-_module: Any = False  # not tried yet
-
-
-def rapidyaml() -> Any:
-    """The ``ryml`` module, or None when it is not installed (or turned off)."""
-    global _module
-    if os.environ.get("CMHASH_RAPIDYAML") == "0":
-        return None
-    if _module is False:
-        try:
-            import ryml
-
-            _module = ryml
-        except ImportError:
-            _module = None
-    return _module
-
-
-def wanted(total_bytes: int) -> bool:
-    """Whether the C++ self-check is used for an input of this size."""
-    setting = os.environ.get("CMHASH_RAPIDYAML")
-    if setting == "0":
-        return False
-    if setting != "1" and total_bytes < MIN_INPUT:
-        return False
-    return rapidyaml() is not None
+rapidyaml = rapid.rapidyaml
 
 
 # an anchor, alias or tag where a node starts (after a space, a line start or a flow
@@ -63,6 +37,8 @@ _PROPERTY = re.compile(r"(?:^|[\s\[{,])[&*!][^\s,\[\]{}\"']")
 
 def _plain(text: str) -> bool:
     """No anchors, aliases or tags (conservative: when in doubt, Python decides)."""
+    if "&" not in text and "*" not in text and "!" not in text:
+        return True
     return _PROPERTY.search(text) is None
 
 
@@ -101,8 +77,9 @@ def verify(old_text: str, new_text: str, kind: WorkloadKind, key: str, value: st
     if ryml is None or not _plain(old_text):
         return None
     try:
-        old = ryml.parse_in_arena(old_text.encode("utf-8"))
-        new = ryml.parse_in_arena(new_text.encode("utf-8"))
+        with rapid.quiet():
+            old = ryml.parse_in_arena(old_text.encode("utf-8"))
+            new = ryml.parse_in_arena(new_text.encode("utf-8"))
     except Exception:  # rapidyaml refuses what libyaml read: let Python decide
         return None
     old_t, new_t = _template(ryml, old, kind), _template(ryml, new, kind)
