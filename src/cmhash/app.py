@@ -19,12 +19,12 @@ from cmhash.analyze.summaries import ConfigInfo, DocInfo, WorkloadInfo
 from cmhash.errors import CmhashError, InputError
 from cmhash.findings import Finding
 from cmhash.model import Level
-from cmhash.parse import rapid  # light: rapidyaml itself is imported only when used
 from cmhash.plan.index import ConfigIndex, build_index
 from cmhash.plan.resolve import WorkloadPlan, plan_workload
 from cmhash.progress import Progress
 from cmhash.read.source import SourceText
 from cmhash.settings import Settings
+from cmhash.write import cverify  # light: rapidyaml itself is imported only when used
 from cmhash.write.emit import Change, FileResult, render_files
 
 if TYPE_CHECKING:
@@ -70,8 +70,7 @@ def analyze(
     per_source: list[list[DocInfo]] = [[] for _ in sources]
     content = False
     total = sum(len(s.text) for s in sources)
-    fast = settings.parser == "fast" and rapid.wanted(total)
-    settings = settings._replace(cpp_read=fast)
+    settings = settings._replace(cpp_verify=cverify.wanted(total))
     n = pool.worker_count(settings, total)
     if n <= 1 or not pool.can_fork():
         progress = Progress(total, None, 1, settings.progress)
@@ -128,12 +127,11 @@ def _run(
             "no Kubernetes objects in the input (it is empty or only comments)", path=path
         )
     notes: list[str] = []
-    big = sum(len(s.text) for s in sources) >= rapid.MIN_INPUT
-    if settings.verbose and big and rapid.available() is None:
+    big = sum(len(s.text) for s in sources) >= cverify.MIN_INPUT
+    if settings.verbose and big and cverify.rapidyaml() is None:
         notes.append(
-            "rapidyaml 0.15 is not installed (or CMHASH_RAPIDYAML=0): libyaml reads the "
-            "documents and the self-check runs in Python, which is slower on big inputs "
-            "(pip install 'cmhash[fast]')"
+            "rapidyaml is not installed (or CMHASH_RAPIDYAML=0): the self-check runs "
+            "in Python, which is slower on big inputs (pip install 'cmhash[fast]')"
         )
     settings = _with_helm_namespace(sources, docs, settings, notes)
     findings: list[Finding] = []

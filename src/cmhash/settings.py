@@ -68,8 +68,7 @@ class Settings(NamedTuple):
     versioned: bool = False  # rename every referenced ConfigMap/Secret (plan/versioning.py)
     versioned_keep: bool = False  # mark versioned objects so Helm and Argo CD keep old ones
     versioned_immutable: bool = False  # set immutable: true on versioned objects
-    # rapidyaml reads (parse/rapid.py) and self-checks (write/cverify.py): big inputs
-    cpp_read: bool = False
+    cpp_verify: bool = False  # the self-check in C++ (write/cverify.py): big inputs
 
     def merged(self, **overrides: Any) -> Settings:
         return self._replace(**{k: v for k, v in overrides.items() if v is not None})

@@ -33,7 +33,6 @@ from cmhash.analyze.sources import SecretSource, produced_names, source_content
 from cmhash.analyze.summaries import ConfigInfo, DocInfo, Labels, SkipReason, WorkloadInfo
 from cmhash.analyze.versioned import name_spot, version_edits, versioned_flag
 from cmhash.errors import NodeError
-from cmhash.parse import rapid
 from cmhash.parse.events import Roots, backend, parse_chunk
 from cmhash.parse.tree import MAP, Node, entries, get, get_path, items, scalar
 from cmhash.plan.hashing import Content
@@ -297,7 +296,7 @@ def _verify(
     failure is kept and raised only if one of these edits is really made."""
     edits = [w.edit for _, w in candidates if w.edit is not None]
     new_text = apply_edits(text, edits, base=info.chunk.start)
-    if settings.cpp_read and len(candidates) == 1 and candidates[0][0] == 0:
+    if settings.cpp_verify and len(candidates) == 1 and candidates[0][0] == 0:
         from cmhash.write import cverify
 
         kind = candidates[0][1].kind
@@ -331,9 +330,7 @@ def analyze_chunk(
     if wanted is not True:
         return DocInfo(index, chunk, wanted is False)
     refuse_ambiguous(text, chunk.start)
-    roots = rapid.parse_fast(text, chunk.start) if settings.cpp_read else None
-    if roots is None:
-        roots = parse_chunk(text, chunk.start, backend(settings.parser))
+    roots = parse_chunk(text, chunk.start, backend(settings.parser))
     info = DocInfo(index, chunk, any(not r.is_null for r in roots))
     secret = may_hold_secret(text)
     configs: list[ConfigInfo] = []

@@ -21,13 +21,39 @@ so a small chart does not pay its import.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
 from cmhash.analyze.kinds import WorkloadKind
-from cmhash.parse import rapid
 
-rapidyaml = rapid.rapidyaml
+MIN_INPUT = 1 << 20  # below this, importing rapidyaml costs more than it saves
+_module: Any = False  # not tried yet
+
+
+def rapidyaml() -> Any:
+    """The ``ryml`` module, or None when it is not installed (or turned off)."""
+    global _module
+    if os.environ.get("CMHASH_RAPIDYAML") == "0":
+        return None
+    if _module is False:
+        try:
+            import ryml
+
+            _module = ryml
+        except ImportError:
+            _module = None
+    return _module
+
+
+def wanted(total_bytes: int) -> bool:
+    """Whether the C++ self-check is used for an input of this size."""
+    setting = os.environ.get("CMHASH_RAPIDYAML")
+    if setting == "0":
+        return False
+    if setting != "1" and total_bytes < MIN_INPUT:
+        return False
+    return rapidyaml() is not None
 
 
 # an anchor, alias or tag where a node starts (after a space, a line start or a flow
@@ -40,6 +66,24 @@ def _plain(text: str) -> bool:
     if "&" not in text and "*" not in text and "!" not in text:
         return True
     return _PROPERTY.search(text) is None
+
+
+class quiet:
+    """Silence file descriptor 2 around a rapidyaml call: on a parse error it prints its
+    own message there, which is not ours to show (and may point into a Secret)."""
+
+    _null = -1
+    _saved = -1
+
+    def __enter__(self) -> None:
+        if quiet._null < 0:
+            quiet._null = os.open(os.devnull, os.O_WRONLY)
+        quiet._saved = os.dup(2)
+        os.dup2(quiet._null, 2)
+
+    def __exit__(self, *exc: object) -> None:
+        os.dup2(quiet._saved, 2)
+        os.close(quiet._saved)
 
 
 def _root(ryml: Any, tree: Any) -> int | None:
@@ -77,7 +121,7 @@ def verify(old_text: str, new_text: str, kind: WorkloadKind, key: str, value: st
     if ryml is None or not _plain(old_text):
         return None
     try:
-        with rapid.quiet():
+        with quiet():
             old = ryml.parse_in_arena(old_text.encode("utf-8"))
             new = ryml.parse_in_arena(new_text.encode("utf-8"))
     except Exception:  # rapidyaml refuses what libyaml read: let Python decide
