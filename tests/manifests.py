@@ -8,6 +8,7 @@ import base64
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import yaml
 from hypothesis import strategies as st
 
 from cmhash.parse.k8syaml import resolves_to_non_string
@@ -458,3 +459,16 @@ def with_config(stream: Stream, index: int, cfg: Config) -> Stream:
     cfgs = list(stream.configs)
     cfgs[index] = cfg
     return replace(stream, configs=cfgs)
+
+
+def load_objects(data: bytes | str) -> list[dict[str, Any]]:
+    """The objects of a stream as plain data (what kubectl would apply): the items of
+    ``List`` kinds unwrapped, empty documents dropped."""
+    text = data.decode() if isinstance(data, bytes) else data
+    out: list[dict[str, Any]] = []
+    for doc in yaml.load_all(text.replace("\r\n", "\n"), Loader=yaml.CSafeLoader):
+        if isinstance(doc, dict) and str(doc.get("kind", "")).endswith("List") and "items" in doc:
+            out.extend(doc["items"] or [])
+        elif isinstance(doc, dict):
+            out.append(doc)
+    return out

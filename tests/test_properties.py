@@ -10,11 +10,10 @@ import re
 from dataclasses import replace
 from typing import Any
 
-import yaml
 from conftest import run_cmhash, strip_key
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from manifests import Config, Stream, Style, render, streams, styles, with_config
+from manifests import Config, Stream, Style, load_objects, render, streams, styles, with_config
 
 KEY = "checksum/config"
 ARGS = ["--no-config", "-q", "--jobs", "--pods", "-"]
@@ -35,16 +34,6 @@ def _run(data: bytes, *extra: str) -> bytes:
     return res.stdout
 
 
-def _objects(data: bytes) -> list[Any]:
-    out = []
-    for doc in yaml.load_all(data.decode().replace("\r\n", "\n"), Loader=yaml.CSafeLoader):
-        if isinstance(doc, dict) and doc.get("kind") == "List":
-            out.extend(doc["items"])
-        elif doc is not None:
-            out.append(doc)
-    return out
-
-
 def _template(obj: dict[str, Any]) -> dict[str, Any]:
     if obj["kind"] == "Pod":
         return obj
@@ -57,7 +46,7 @@ def values(data: bytes) -> dict[tuple[str, str | None, str], str | None]:
     """(kind, namespace, name) of each workload -> its checksum (None: not annotated).
     A generateName-only workload is named ``prefix*``."""
     out = {}
-    for obj in _objects(data):
+    for obj in load_objects(data):
         if obj["kind"] in ("ConfigMap", "Secret"):
             continue
         meta = _template(obj).get("metadata") or {}
@@ -79,7 +68,7 @@ def test_only_annotation_lines_change_and_it_is_idempotent(stream: Stream, style
         if line.startswith(("---", "+++", "@@")):
             continue
         assert line.startswith("+") and ADDED.match(line[1:]), line
-    assert [strip_key(o) for o in _objects(out)] == _objects(data)
+    assert [strip_key(o) for o in load_objects(out)] == load_objects(data)
     assert _run(out) == out
     if style.crlf:
         assert out.count(b"\n") == out.count(b"\r\n")

@@ -16,18 +16,9 @@ from pathlib import Path
 
 import pytest
 from conftest import cmhash_command
+from test_reliability import CM, dep
 
-CM = b'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: "1"\n'
 N = 400
-
-
-def dep(name: str) -> bytes:
-    return (
-        b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: "
-        + name.encode()
-        + b"\nspec:\n  template:\n    spec:\n      containers:\n      - name: main\n"
-        b"        envFrom:\n        - configMapRef: {name: cfg}\n"
-    )
 
 
 def make_tree(root: Path, n: int) -> dict[Path, bytes]:

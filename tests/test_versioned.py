@@ -15,7 +15,7 @@ import yaml
 from conftest import run_cmhash
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from manifests import Config, Stream, Style, render, streams, styles, with_config
+from manifests import Config, Stream, Style, load_objects, render, streams, styles, with_config
 
 SUFFIX = re.compile(r"-[2456789bcdfghkmt]{10}\b")
 ARGS = ["--no-config", "-q", "--versioned", "--jobs", "--pods"]
@@ -30,16 +30,6 @@ def _run(data: bytes, *extra: str) -> bytes:
     res = run_cmhash([*ARGS, *extra, "-"], stdin=data)
     assert res.code == 0, res.stderr
     return res.stdout
-
-
-def _objects(data: bytes) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for doc in yaml.load_all(data.decode().replace("\r\n", "\n"), Loader=yaml.CSafeLoader):
-        if isinstance(doc, dict) and doc.get("kind") == "List":
-            out.extend(doc["items"])
-        elif doc is not None:
-            out.append(doc)
-    return out
 
 
 def _pod_spec(obj: dict[str, Any]) -> dict[str, Any]:
@@ -85,7 +75,7 @@ def references(obj: dict[str, Any]) -> list[tuple[str, str]]:
 
 def _index(data: bytes, default_ns: str | None) -> tuple[set[tuple[str, str, str]], list[Any]]:
     configs, workloads = set(), []
-    for obj in _objects(data):
+    for obj in load_objects(data):
         ns = obj["metadata"].get("namespace") or default_ns or ""
         if obj["kind"] in ("ConfigMap", "Secret"):
             configs.add((obj["kind"], ns, obj["metadata"]["name"]))
@@ -153,7 +143,7 @@ def _names(out: bytes) -> dict[tuple[str, str | None, str], str]:
         (o["kind"], o["metadata"].get("namespace"), SUFFIX.sub("", o["metadata"]["name"])): o[
             "metadata"
         ]["name"]
-        for o in _objects(out)
+        for o in load_objects(out)
         if o["kind"] in ("ConfigMap", "Secret")
     }
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from conftest import ROOT, run_cmhash, tool, tool_env
+from manifests import load_objects
 
 SUFFIX = re.compile(r"-[2456789bcdfghkmt]{10}(?=[\"',}\s]|$)")
 ADDED = re.compile(r'^\s*(metadata:|annotations:|checksum/config: "[0-9a-f]{64}")\s*$')
@@ -63,16 +63,6 @@ def references(obj: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-def _objects(text: str) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for doc in yaml.load_all(text, Loader=yaml.CSafeLoader):
-        if isinstance(doc, dict) and doc.get("kind", "").endswith("List") and "items" in doc:
-            out.extend(doc["items"] or [])
-        elif isinstance(doc, dict):
-            out.append(doc)
-    return out
-
-
 KEEP = re.compile(
     r'^\s*(helm\.sh/resource-policy: "keep"|argocd\.argoproj\.io/(sync|compare)-options: ".*")$'
 )
@@ -83,7 +73,7 @@ def check_closure(
 ) -> int:
     """The checks (``lines``: also that only names and our lines changed); returns how
     many references were renamed (so a test can insist on some)."""
-    old_objs, new_objs = _objects(before), _objects(after)
+    old_objs, new_objs = load_objects(before), load_objects(after)
     assert len(old_objs) == len(new_objs)
 
     def configs(objs: list[dict[str, Any]]) -> set[tuple[str, str, str]]:
@@ -189,7 +179,7 @@ def test_helm4_post_renderer_with_versioned(tmp_path: Path) -> None:
         check=False,
     )
     assert post.returncode == 0, post.stderr
-    names = [o["metadata"]["name"] for o in _objects(post.stdout) if o["kind"] == "Secret"]
+    names = [o["metadata"]["name"] for o in load_objects(post.stdout) if o["kind"] == "Secret"]
     assert names and all(SUFFIX.search(n) for n in names)
     # Helm 4 re-serialises what a post-renderer receives: compare meaning, not lines
     assert check_closure(plain.stdout, post.stdout, lines=False) >= 1
