@@ -147,9 +147,59 @@ def _text(node: Node, name: str, field: str) -> str | None:
     return value
 
 
-def _site_refs(site: Site, base: Node | None, field: str, container: str | None) -> list[Reference]:
+class _Trie(NamedTuple):
+    """The sites' paths merged, so one walk of a container or pod spec finds every
+    site (instead of one walk per site): keys to follow, "*" to fan out over list
+    items, and the sites whose path ends here (their index in the table)."""
+
+    children: dict[str, _Trie]
+    ends: list[int]
+
+
+def _trie(sites: tuple[Site, ...]) -> _Trie:
+    root = _Trie({}, [])
+    for index, site in enumerate(sites):
+        node = root
+        for step in site.path:
+            node = node.children.setdefault(step, _Trie({}, []))
+        node.ends.append(index)
+    return root
+
+
+_Found = list[list[tuple[Node, str]]]  # per site: (node, field path) in document order
+
+
+def _matches(node: Node | None, trie: _Trie, field: str, count: int) -> _Found:
+    """Per site of the table, the nodes at its path with their field paths, in document
+    order: what ``walk(node, site.path, field)`` gives for each site, in one walk."""
+    found: _Found = [[] for _ in range(count)]
+    if node is not None:
+        _collect(node, trie, field, found)
+    return found
+
+
+def _collect(node: Node, trie: _Trie, field: str, found: _Found) -> None:
+    for index in trie.ends:
+        found[index].append((node, field))
+    for step, sub in trie.children.items():
+        if step == "*":
+            for i, item in enumerate(items(node)):
+                _collect(item, sub, f"{field}[{i}]", found)
+        else:
+            child = get(node, step)
+            if child is not None:
+                _collect(child, sub, f"{field}.{step}" if field else step, found)
+
+
+_CONTAINER_TRIE = _trie(CONTAINER_SITES)
+_POD_TRIE = _trie(POD_SITES)
+
+
+def _site_refs(
+    site: Site, matches: list[tuple[Node, str]], container: str | None
+) -> list[Reference]:
     refs = []
-    for node, f in walk(base, site.path, field):
+    for node, f in matches:
         name = _text(node, site.name_field, f) if node.kind == "map" else None
         if not name:
             continue
@@ -192,12 +242,14 @@ def find_references(
         for i, container in enumerate(items(get(pod_spec, list_name))):
             cfield = f"{field}.{list_name}[{i}]"
             cname = scalar(get(container, "name"))
-            for site in CONTAINER_SITES:
-                refs.extend(_site_refs(site, container, cfield, cname))
-    for site in POD_SITES:
-        refs.extend(_site_refs(site, pod_spec, field, None))
+            found = _matches(container, _CONTAINER_TRIE, cfield, len(CONTAINER_SITES))
+            for site, matches in zip(CONTAINER_SITES, found, strict=True):
+                refs.extend(_site_refs(site, matches, cname))
+    found = _matches(pod_spec, _POD_TRIE, field, len(POD_SITES))
+    for site, matches in zip(POD_SITES, found, strict=True):
+        refs.extend(_site_refs(site, matches, None))
     if image_pull_secrets:
-        refs.extend(_site_refs(IMAGE_PULL_SITE, pod_spec, field, None))
+        refs.extend(_site_refs(IMAGE_PULL_SITE, walk(pod_spec, IMAGE_PULL_SITE.path, field), None))
     return refs
 
 
@@ -217,14 +269,18 @@ def _volume_targets(volume: Node) -> tuple[tuple[str, str], ...]:
     """(kind, name) of the ConfigMaps/Secrets behind one volume: the volume rows of
     POD_SITES, walked from the volume instead of the pod spec."""
     found = []
-    for site in POD_SITES:
-        if site.how not in FILE_SITES:
-            continue
-        for node, _ in walk(volume, site.path[2:], ""):  # path minus ("volumes", "*")
+    matches = _matches(volume, _VOLUME_TRIE, "", len(_VOLUME_SITES))
+    for site, nodes in zip(_VOLUME_SITES, matches, strict=True):
+        for node, _ in nodes:
             name = scalar(get(node, site.name_field))
             if name:
                 found.append((site.target, name))
     return tuple(found)
+
+
+# the file sites, from a volume (their path minus ("volumes", "*"))
+_VOLUME_SITES = tuple(s._replace(path=s.path[2:]) for s in POD_SITES if s.how in FILE_SITES)
+_VOLUME_TRIE = _trie(_VOLUME_SITES)
 
 
 def find_subpath_mounts(pod_spec: Node | None, field: str) -> list[SubPathMount]:

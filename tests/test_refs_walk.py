@@ -1,0 +1,74 @@
+"""The reference sites are found in one walk over a trie of their paths
+(analyze/refs.py); it must find exactly what walking each site's path alone finds, in
+the same order, on every pod spec of the corpus and of generated streams."""
+
+from __future__ import annotations
+
+from conftest import CORPUS
+from hypothesis import HealthCheck, given, settings
+from manifests import Stream, Style, render, streams, styles
+
+from cmhash.analyze import refs
+from cmhash.analyze.kinds import DEFAULT_TABLE
+from cmhash.analyze.resources import document_resources, pod_template
+from cmhash.errors import NodeError
+from cmhash.parse.events import backend, parse_chunk
+from cmhash.parse.tree import Node, get, items, scalar
+from cmhash.read.source import SourceText
+from cmhash.read.split import split_chunks
+
+
+def _pod_specs(text: str) -> list[Node]:
+    src = SourceText("x", text)
+    out = []
+    for index, chunk in enumerate(split_chunks(text)):
+        try:
+            roots = parse_chunk(text[chunk.start : chunk.end], chunk.start, backend("fast"))
+            resources = list(document_resources(src, index, roots))
+        except NodeError:
+            continue
+        for res in resources:
+            wk = DEFAULT_TABLE.lookup(res.api_version, res.kind)
+            if wk is not None:
+                spec = get(pod_template(res, wk)[0], "spec")
+                if spec is not None:
+                    out.append(spec)
+    return out
+
+
+def _same(spec: Node) -> None:
+    def ids(found: list[tuple[Node, str]]) -> list[tuple[int, str]]:
+        return [(id(n), f) for n, f in found]
+
+    got = refs._matches(spec, refs._POD_TRIE, "spec", len(refs.POD_SITES))
+    assert [ids(g) for g in got] == [ids(refs.walk(spec, s.path, "spec")) for s in refs.POD_SITES]
+    for volume in items(get(spec, "volumes")):  # subPath mounts: what backs each volume
+        want_targets = [
+            (site.target, name)
+            for site in refs.POD_SITES
+            if site.how in refs.FILE_SITES
+            for node, _ in refs.walk(volume, site.path[2:], "")
+            if (name := scalar(get(node, site.name_field)))
+        ]
+        assert refs._volume_targets(volume) == tuple(want_targets)
+    for container in items(get(spec, "containers")) + items(get(spec, "initContainers")):
+        got = refs._matches(container, refs._CONTAINER_TRIE, "c", len(refs.CONTAINER_SITES))
+        want = [refs.walk(container, s.path, "c") for s in refs.CONTAINER_SITES]
+        assert [ids(g) for g in got] == [ids(w) for w in want]
+
+
+def test_corpus_pod_specs() -> None:
+    specs = [s for f in sorted(CORPUS.rglob("*.yaml")) for s in _pod_specs(f.read_text())]
+    assert len(specs) > 50
+    found = 0
+    for spec in specs:
+        _same(spec)
+        found += len(refs.find_references(spec, "spec"))
+    assert found > 50  # the corpus really has references to find
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], deadline=None)
+@given(streams(), styles)
+def test_generated_pod_specs(stream: Stream, style: Style) -> None:
+    for spec in _pod_specs(render(stream, style).decode("utf-8")):
+        _same(spec)
