@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from cmhash.analyze.resources import bool_field
 from cmhash.errors import NodeError
-from cmhash.parse.tree import ALIAS, SCALAR, Node, entries, get, items, scalar, walk
+from cmhash.parse.tree import ALIAS, MAP, SCALAR, Node, entries, get, items, scalar, walk
 
 CONTAINER_LISTS = ("initContainers", "containers")
 
@@ -181,14 +181,25 @@ def _matches(node: Node | None, trie: _Trie, field: str, count: int) -> _Found:
 def _collect(node: Node, trie: _Trie, field: str, found: _Found) -> None:
     for index in trie.ends:
         found[index].append((node, field))
-    for step, sub in trie.children.items():
-        if step == "*":
-            for i, item in enumerate(items(node)):
-                _collect(item, sub, f"{field}[{i}]", found)
-        else:
-            child = get(node, step)
-            if child is not None:
-                _collect(child, sub, f"{field}.{step}" if field else step, found)
+    children = trie.children
+    if not children:
+        return
+    star = children.get("*")
+    if star is not None:
+        for i, item in enumerate(items(node)):
+            _collect(item, star, f"{field}[{i}]", found)
+    if node.kind != MAP or len(children) == (star is not None):
+        return
+    # the keys both the mapping and the trie have: probe the smaller side
+    written = entries(node)
+    keys = written if len(written) < len(children) else children
+    for step in keys:
+        sub = children.get(step)
+        if sub is None or step == "*":
+            continue
+        child = get(node, step)
+        if child is not None:
+            _collect(child, sub, f"{field}.{step}" if field else step, found)
 
 
 _CONTAINER_TRIE = _trie(CONTAINER_SITES)

@@ -118,11 +118,18 @@ def own(node: Node, key: str) -> tuple[Node, Node] | None:
 
 def get(node: Node | None, key: str) -> Node | None:
     """The value under ``key`` of a mapping (through aliases), or None."""
-    node = deref(node)
-    if node is None or node.kind != MAP:
+    if node is None:
         return None
-    pair = entries(node).get(key)
-    return deref(pair[1]) if pair else None
+    if node.kind != MAP:  # (the common case first: the hottest function of a run)
+        node = deref(node)
+        if node is None or node.kind != MAP:
+            return None
+    cached = node._dict
+    pair = (cached if cached is not None else entries(node)).get(key)
+    if pair is None:
+        return None
+    value = pair[1]
+    return value if value.kind != ALIAS else deref(value)
 
 
 def walk(node: Node | None, path: tuple[str, ...], field: str = "") -> list[tuple[Node, str]]:
