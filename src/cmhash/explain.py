@@ -3,10 +3,10 @@ input, and the checksum cmhash would write. Built from a normal run's plans."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from cmhash import jsonout
 from cmhash.findings import Finding
 from cmhash.mermaid import explain_graph
 from cmhash.mermaid import mermaid_id as mermaid_id  # the names tests have used
@@ -126,7 +126,7 @@ def _finding(f: Finding) -> dict[str, Any]:
 
 
 def to_json(data: dict[str, Any]) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return jsonout.dumps(data) + "\n"
 
 
 def _ns(ns: str) -> str:

@@ -3,17 +3,17 @@ jinja2 templates (the shipped ones or a user's)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
+from cmhash import jsonout
 from cmhash.errors import UsageError
 from cmhash.mermaid import report_graph
 from cmhash.model import Level
 
 
 def to_json(data: dict[str, Any]) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return jsonout.dumps(data) + "\n"
 
 
 CODEQUALITY_SEVERITY = {Level.ERROR: "critical", Level.WARNING: "major", Level.INFO: "info"}
@@ -31,7 +31,7 @@ def to_codequality(data: dict[str, Any]) -> str:
         }
         for f in data["findings"]
     ]
-    return json.dumps(issues, indent=2, ensure_ascii=False) + "\n"
+    return jsonout.dumps(issues) + "\n"
 
 
 def fails(data: dict[str, Any], fail_on: str | None) -> bool:

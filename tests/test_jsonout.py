@@ -1,0 +1,44 @@
+"""cmhash.jsonout.dumps is ``json.dumps(indent=2, ensure_ascii=False)``, character for
+character, on any JSON value (and on what explain and report really write)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from conftest import CORPUS, run_cmhash
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cmhash import jsonout
+
+_leaves = st.one_of(st.none(), st.booleans(), st.integers(), st.text(), st.floats(allow_nan=True))
+_values = st.recursive(
+    _leaves,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(st.text(max_size=8), inner, max_size=4),
+        st.tuples(inner, inner),
+        st.dictionaries(st.integers(), inner, max_size=2),  # keys json.dumps converts
+    ),
+    max_leaves=30,
+)
+
+
+@given(_values)
+def test_same_as_the_standard_library(value: Any) -> None:
+    assert jsonout.dumps(value) == json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def test_cases() -> None:
+    for value in ({}, [], {"a": {}}, {"a": []}, [[], {}], 'é\u2028"\\\n', {"k": [1, True, None]}):
+        assert jsonout.dumps(value) == json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def test_explain_and_report_outputs_parse_back_unchanged() -> None:
+    for f in sorted(CORPUS.rglob("*.yaml"))[::4]:
+        res = run_cmhash(["--no-config", "explain", "--format", "json", str(f)])
+        if res.code != 0:
+            continue
+        text = res.stdout.decode()
+        assert text == json.dumps(json.loads(text), indent=2, ensure_ascii=False) + "\n"
