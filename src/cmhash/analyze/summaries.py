@@ -4,7 +4,6 @@ parse trees are gone, so they hold plain values only."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from cmhash.analyze.declared import Selection
@@ -15,6 +14,7 @@ from cmhash.findings import About
 from cmhash.model import ResourceId, TextEnum
 from cmhash.plan.hashing import Content
 from cmhash.read.split import Chunk
+from cmhash.record import Record
 from cmhash.write.edit import Edit
 
 
@@ -76,29 +76,72 @@ class ConfigInfo(NamedTuple):
         return ResourceId.config(self.kind, namespace, self.name)
 
 
-@dataclass(slots=True)
-class WorkloadInfo:
-    kind: WorkloadKind
-    api_version: str
-    name: str
-    namespace: str | None
-    offset: int
-    doc: int
-    skip: SkipReason | None = None
-    skip_detail: str | None = None  # which annotation or rule, when it matters
-    generated: bool = False  # named by metadata.generateName only
-    # a Helm or Argo CD hook ("pre": runs before the release's other objects exist,
-    # "post"): deleted and created anew on each release
-    hook: str | None = None
-    labels: Labels = ()
-    selection: Selection = NO_SELECTION
-    refs: tuple[Reference, ...] = ()
-    current: str | None = None
-    current_style: str | None = None  # the existing value's scalar style (None: plain)
-    edit: Edit | None = None  # candidate, value = PLACEHOLDER
-    edit_error: NodeError | None = None
-    no_restart: str | None = None
-    subpaths: tuple[SubPathMount, ...] = ()
+class WorkloadInfo(Record):
+    __slots__ = (
+        "api_version",
+        "current",
+        "current_style",
+        "doc",
+        "edit",
+        "edit_error",
+        "generated",
+        "hook",
+        "kind",
+        "labels",
+        "name",
+        "namespace",
+        "no_restart",
+        "offset",
+        "refs",
+        "selection",
+        "skip",
+        "skip_detail",
+        "subpaths",
+    )
+
+    def __init__(
+        self,
+        kind: WorkloadKind,
+        api_version: str,
+        name: str,
+        namespace: str | None,
+        offset: int,
+        doc: int,
+        skip: SkipReason | None = None,
+        skip_detail: str | None = None,
+        generated: bool = False,
+        hook: str | None = None,
+        labels: Labels = (),
+        selection: Selection = NO_SELECTION,
+        refs: tuple[Reference, ...] = (),
+        current: str | None = None,
+        current_style: str | None = None,
+        edit: Edit | None = None,
+        edit_error: NodeError | None = None,
+        no_restart: str | None = None,
+        subpaths: tuple[SubPathMount, ...] = (),
+    ) -> None:
+        self.kind = kind
+        self.api_version = api_version
+        self.name = name
+        self.namespace = namespace
+        self.offset = offset
+        self.doc = doc
+        self.skip = skip
+        self.skip_detail = skip_detail  # which annotation or rule, when it matters
+        self.generated = generated  # named by metadata.generateName only
+        # a Helm or Argo CD hook ("pre": runs before the release's other objects exist,
+        # "post"): deleted and created anew on each release
+        self.hook = hook
+        self.labels = labels
+        self.selection = selection
+        self.refs = refs
+        self.current = current
+        self.current_style = current_style  # the existing value's scalar style (None: plain)
+        self.edit = edit  # candidate, value = PLACEHOLDER
+        self.edit_error = edit_error
+        self.no_restart = no_restart
+        self.subpaths = subpaths
 
     @property
     def label(self) -> str:
@@ -112,15 +155,25 @@ class WorkloadInfo:
         return About(self.label, rid, self.api_version)
 
 
-@dataclass(slots=True)
-class DocInfo:
-    index: int
-    chunk: Chunk
-    has_content: bool
-    # tuples, not lists: a big run keeps one DocInfo per ConfigMap, Secret and workload
-    configs: tuple[ConfigInfo, ...] = ()
-    workloads: tuple[WorkloadInfo, ...] = ()
-    verify_error: tuple[str, int] | None = None
+class DocInfo(Record):
+    __slots__ = ("chunk", "configs", "has_content", "index", "verify_error", "workloads")
+
+    def __init__(
+        self,
+        index: int,
+        chunk: Chunk,
+        has_content: bool,
+        # tuples, not lists: a big run keeps one DocInfo per ConfigMap, Secret and workload
+        configs: tuple[ConfigInfo, ...] = (),
+        workloads: tuple[WorkloadInfo, ...] = (),
+        verify_error: tuple[str, int] | None = None,
+    ) -> None:
+        self.index = index
+        self.chunk = chunk
+        self.has_content = has_content
+        self.configs = configs
+        self.workloads = workloads
+        self.verify_error = verify_error
 
     @property
     def kept(self) -> bool:

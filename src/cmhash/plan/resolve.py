@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from cmhash.analyze.kinds import Policy
@@ -17,6 +16,7 @@ from cmhash.plan.hashing import Use, digest
 from cmhash.plan.index import ConfigEntry, ConfigIndex
 from cmhash.plan.selection import first_match
 from cmhash.read.source import SourceText
+from cmhash.record import Record
 from cmhash.settings import Settings
 from cmhash.write.edit import Edit, with_value
 
@@ -72,17 +72,40 @@ class Resolved(NamedTuple):
         return self.entry is not None and self.excluded is None
 
 
-@dataclass(slots=True)
-class WorkloadPlan:
-    source: SourceText
-    info: WorkloadInfo
-    namespace: str
-    resolved: list[Resolved] = field(default_factory=list)
-    value: str | None = None  # the checksum it should carry (None: no in-stream config)
-    skip: SkipReason | None = None
-    skip_detail: str | None = None  # which annotation or rule
-    selected_by: str | None = None  # the include rule or opt-in annotation that selected it
-    edit: Edit | None = None  # with the real value
+class WorkloadPlan(Record):
+    __slots__ = (
+        "edit",
+        "info",
+        "namespace",
+        "resolved",
+        "selected_by",
+        "skip",
+        "skip_detail",
+        "source",
+        "value",
+    )
+
+    def __init__(
+        self,
+        source: SourceText,
+        info: WorkloadInfo,
+        namespace: str,
+        resolved: list[Resolved] | None = None,
+        value: str | None = None,
+        skip: SkipReason | None = None,
+        skip_detail: str | None = None,
+        selected_by: str | None = None,
+        edit: Edit | None = None,
+    ) -> None:
+        self.source = source
+        self.info = info
+        self.namespace = namespace
+        self.resolved: list[Resolved] = [] if resolved is None else resolved
+        self.value = value  # the checksum it should carry (None: no in-stream config)
+        self.skip = skip
+        self.skip_detail = skip_detail  # which annotation or rule
+        self.selected_by = selected_by  # the include rule or opt-in annotation that selected it
+        self.edit = edit  # with the real value
 
     @property
     def skip_text(self) -> str | None:

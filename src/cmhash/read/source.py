@@ -6,10 +6,10 @@ import bisect
 import os
 import re
 from array import array
-from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from cmhash.errors import InputError
+from cmhash.record import Record
 
 STDIN = "-"
 _UTF8_BOM = b"\xef\xbb\xbf"
@@ -22,15 +22,27 @@ _OTHER_BOMS = {
 _NEWLINE = re.compile(r"\n")
 
 
-@dataclass
-class SourceText:
+class SourceText(Record):
     """One input: a file or stdin, decoded. ``text`` excludes the BOM."""
 
-    path: str
-    text: str
-    had_bom: bool = False
-    _line_starts: array[int] | None = field(default=None, repr=False)
-    helm_output: bool | None = field(default=None, repr=False)  # helm.is_helm_source
+    __slots__ = ("_line_starts", "had_bom", "helm_output", "path", "text")
+
+    def __init__(
+        self,
+        path: str,
+        text: str,
+        had_bom: bool = False,
+        _line_starts: array[int] | None = None,
+        helm_output: bool | None = None,  # helm.is_helm_source
+    ) -> None:
+        self.path = path
+        self.text = text
+        self.had_bom = had_bom
+        self._line_starts = _line_starts
+        self.helm_output = helm_output
+
+    def __repr__(self) -> str:
+        return f"SourceText(path={self.path!r}, {len(self.text)} characters)"
 
     @property
     def is_stdin(self) -> bool:

@@ -1,0 +1,55 @@
+"""Start-up is most of a small chart's run (the pre-commit hook, the Helm post-renderer):
+an inject run imports only what it needs. Modules that cost milliseconds and serve
+other paths stay out (measured: bench/run.py, "small chart")."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from conftest import ROOT
+
+# imported only on the paths that need them
+LAZY = {
+    "dataclasses": "generated methods cost 0.5-1.5 ms a class; see cmhash/record.py",
+    "ryml": "rapidyaml: inputs of 1 MiB and more only",
+    "ruamel": "the exact parser: --parser exact only",
+    "jinja2": "report templates",
+    "jsonschema": "config files and KRM functionConfig",
+    "pathspec": "directory walks with exclude patterns",
+    "multiprocessing": "inputs of 4 MiB and more",
+    "cmhash.plan.versioning": "versioned names",
+    "cmhash.explain": "cmhash explain",
+    "cmhash.report": "cmhash report",
+    "cmhash.write.writer": "--in-place",
+}
+
+
+def _imported(code: str) -> set[str]:
+    res = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    return {
+        line.rsplit("|", 1)[1].strip()
+        for line in res.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+
+
+def test_an_inject_run_imports_only_what_it_needs() -> None:
+    baseline = _imported("import click, yaml")  # whatever our dependencies import
+    run = _imported(
+        "import sys; from cmhash.cli import main; sys.argv = ['cmhash', '--no-config', "
+        "'examples/app.yaml']\ntry:\n    main()\nexcept SystemExit:\n    pass"
+    )
+    loaded = {m for m in run - baseline if m.split(".")[0] in {n.split(".")[0] for n in LAZY}}
+    unexpected = {
+        name: why
+        for name, why in LAZY.items()
+        if any(m == name or m.startswith(name + ".") for m in loaded)
+    }
+    assert not unexpected, unexpected
