@@ -4,6 +4,9 @@ the same order, on every pod spec of the corpus and of generated streams."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import pytest
 from conftest import CORPUS
 from hypothesis import HealthCheck, given, settings
 from manifests import Stream, Style, render, streams, styles
@@ -72,3 +75,45 @@ def test_corpus_pod_specs() -> None:
 def test_generated_pod_specs(stream: Stream, style: Style) -> None:
     for spec in _pod_specs(render(stream, style).decode("utf-8")):
         _same(spec)
+
+
+def _per_site(spec: Node) -> list[refs.Reference]:
+    """What find_references gave before the trie: one walk per site."""
+    out = []
+    for i, container in enumerate(items(get(spec, "containers"))):
+        for site in refs.CONTAINER_SITES:
+            found = refs.walk(container, site.path, f"spec.containers[{i}]")
+            out += refs._site_refs(site, found, scalar(get(container, "name")))
+    for site in refs.POD_SITES:
+        out += refs._site_refs(site, refs.walk(spec, site.path, "spec"), None)
+    return out
+
+
+def _outcome(f: Callable[[], object]) -> object:
+    try:
+        return f()
+    except NodeError as exc:
+        return (exc.message, exc.offset)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        # two malformed mappings: the same one is reported as by the per-site walk
+        "containers:\n- name: c\n  env:\n  - name: A\n    valueFrom:\n      secretKeyRef: {name: s}\n"
+        "      secretKeyRef: {name: t}\n  - name: B\n    name: C\n",
+        "containers:\n- name: c\n  envFrom:\n  - configMapRef: {name: a, name: b}\n  env:\n"
+        "  - name: A\n    name: B\n",
+        "containers:\n- name: c\n  env:\n  - valueFrom: {configMapKeyRef: {name: [x]}}\n"
+        "  envFrom:\n  - {secretRef: {name: s}, secretRef: {name: t}}\n",
+        "volumes:\n- name: v\n  '*': {configMap: {name: x}}\n  configMap: {name: y}\n",
+        "volumes:\n- {name: v, secret: {secretName: s}, secret: {secretName: t}}\n"
+        "containers:\n- {name: c, env: [{name: a, name: b}]}\n",
+    ],
+)
+def test_errors_and_odd_keys_as_before(spec: str) -> None:
+    text = "spec:\n" + "".join("  " + line + "\n" for line in spec.splitlines())
+    root = parse_chunk(text, 0, backend("fast"))[0]
+    node = get(root, "spec")
+    assert node is not None
+    assert _outcome(lambda: refs.find_references(node, "spec")) == _outcome(lambda: _per_site(node))

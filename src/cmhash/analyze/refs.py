@@ -190,16 +190,12 @@ def _collect(node: Node, trie: _Trie, field: str, found: _Found) -> None:
             _collect(item, star, f"{field}[{i}]", found)
     if node.kind != MAP or len(children) == (star is not None):
         return
-    # the keys both the mapping and the trie have: probe the smaller side
     written = entries(node)
-    keys = written if len(written) < len(children) else children
-    for step in keys:
-        sub = children.get(step)
-        if sub is None or step == "*":
-            continue
-        child = get(node, step)
-        if child is not None:
-            _collect(child, sub, f"{field}.{step}" if field else step, found)
+    for step, sub in children.items():
+        if step != "*" and step in written:  # (a dict lookup: most steps are absent)
+            child = get(node, step)
+            if child is not None:
+                _collect(child, sub, f"{field}.{step}" if field else step, found)
 
 
 _CONTAINER_TRIE = _trie(CONTAINER_SITES)
@@ -244,6 +240,23 @@ def _site_refs(
     return refs
 
 
+def _sites(
+    sites: tuple[Site, ...], trie: _Trie, node: Node | None, field: str, container: str | None
+) -> list[Reference]:
+    """The references at ``sites`` below ``node``, in table order. A malformed mapping on
+    the way (a duplicate key, a bad merge) is reported as the walk site by site meets it
+    first, so a document with several such errors always names the same one."""
+    try:
+        found = _matches(node, trie, field, len(sites))
+    except NodeError:
+        found = None
+    refs: list[Reference] = []
+    for i, site in enumerate(sites):
+        matches = walk(node, site.path, field) if found is None else found[i]
+        refs += _site_refs(site, matches, container)
+    return refs
+
+
 def find_references(
     pod_spec: Node | None, field: str, *, image_pull_secrets: bool = False
 ) -> list[Reference]:
@@ -253,12 +266,8 @@ def find_references(
         for i, container in enumerate(items(get(pod_spec, list_name))):
             cfield = f"{field}.{list_name}[{i}]"
             cname = scalar(get(container, "name"))
-            found = _matches(container, _CONTAINER_TRIE, cfield, len(CONTAINER_SITES))
-            for site, matches in zip(CONTAINER_SITES, found, strict=True):
-                refs.extend(_site_refs(site, matches, cname))
-    found = _matches(pod_spec, _POD_TRIE, field, len(POD_SITES))
-    for site, matches in zip(POD_SITES, found, strict=True):
-        refs.extend(_site_refs(site, matches, None))
+            refs += _sites(CONTAINER_SITES, _CONTAINER_TRIE, container, cfield, cname)
+    refs += _sites(POD_SITES, _POD_TRIE, pod_spec, field, None)
     if image_pull_secrets:
         refs.extend(_site_refs(IMAGE_PULL_SITE, walk(pod_spec, IMAGE_PULL_SITE.path, field), None))
     return refs
