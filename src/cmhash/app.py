@@ -113,6 +113,8 @@ def run(
     try:
         return _run(sources, settings, keep_plans, allow_empty)
     finally:
+        if settings.parser == "exact":
+            gc.collect()  # ruamel's parser objects are cyclic: free them before the views
         if gc_was_enabled:
             gc.enable()
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 EXIT_OK = 0
 EXIT_CHANGED = 1
 EXIT_INPUT = 2
@@ -76,3 +78,12 @@ class NodeError(Exception):
         self.message = message
         self.offset = offset
         self.public = message if public is None else public
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # worker processes send it back to the parent (a workload's edit error): pickle
+        # would call __init__ with the message alone, fail, and stop the pool for good
+        return (_node_error, (self.message, self.offset, self.public))
+
+
+def _node_error(message: str, offset: int, public: str) -> NodeError:
+    return NodeError(message, offset, public=public)

@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+import signal
+from typing import Any, ClassVar
 
 from cmhash.analyze.kinds import WorkloadKind
+from cmhash.signals import HELD
 
 MIN_INPUT = 1 << 20  # below this, importing rapidyaml costs more than it saves
 _module: Any = False  # not tried yet
@@ -74,16 +76,20 @@ class quiet:
 
     _null = -1
     _saved = -1
+    _mask: ClassVar[set[int | signal.Signals]] = set()
 
     def __enter__(self) -> None:
         if quiet._null < 0:
             quiet._null = os.open(os.devnull, os.O_WRONLY)
+        # signals wait until stderr is back: "cmhash: terminated" must reach the user
+        quiet._mask = signal.pthread_sigmask(signal.SIG_BLOCK, HELD)
         quiet._saved = os.dup(2)
         os.dup2(quiet._null, 2)
 
     def __exit__(self, *exc: object) -> None:
         os.dup2(quiet._saved, 2)
         os.close(quiet._saved)
+        signal.pthread_sigmask(signal.SIG_SETMASK, quiet._mask)
 
 
 def _root(ryml: Any, tree: Any) -> int | None:
