@@ -191,7 +191,7 @@ def analyze_workload(
             default_nl,
         )
     except NodeError as exc:
-        info.edit_error = exc
+        info.edit_error = exc.with_traceback(None)  # kept: never the parse tree via frames
     return info
 
 
