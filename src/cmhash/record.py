@@ -10,7 +10,7 @@ small chart's whole run (the pre-commit hook and Helm post-renderer case).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 
 class Record:
@@ -25,6 +25,3 @@ class Record:
     def __repr__(self) -> str:
         shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__ if n[0] != "_")
         return f"{type(self).__name__}({shown})"
-
-    def _fields(self) -> dict[str, Any]:  # pragma: no cover - debugging aid
-        return {n: getattr(self, n) for n in self.__slots__}

@@ -1,5 +1,5 @@
-"""Regressions found by an adversarial review: an edit error crossing from a worker
-process, and the C++ self-check's stderr redirection under signals."""
+"""Errors and stderr over a run's lifetime: an edit error crossing from a worker
+process, the C++ self-check's stderr redirection under signals, and what a kept error holds."""
 
 from __future__ import annotations
 
