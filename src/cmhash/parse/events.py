@@ -13,6 +13,7 @@ resource bounds and refuses tags it cannot interpret.
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import Callable
 from typing import Any
@@ -37,8 +38,10 @@ class _Backend:
         module: Any,
         error: type[BaseException],
         reader_error: type[BaseException],
+        ctree: Callable[..., list[Node] | None] | None = None,
     ) -> None:
         self.name = name
+        self.ctree = ctree  # the tree built in C (parse/_ctree.c), or None
         self.run = run  # text -> a zero-argument callable returning the next event or None
         self.error = error
         self.reader_error = reader_error
@@ -73,7 +76,28 @@ def _fast_backend() -> _Backend | None:
     def run(text: str) -> Callable[[], Any]:
         return loader_cls(text).get_event
 
-    return _Backend("fast", run, events, yaml.MarkedYAMLError, yaml.reader.ReaderError)
+    return _Backend(
+        "fast", run, events, yaml.MarkedYAMLError, yaml.reader.ReaderError, _ctree_build()
+    )
+
+
+def ctree_available() -> bool:
+    """Whether the fast backend builds its trees in C (parse/_ctree.c)."""
+    be = backend("fast")
+    return be.name == "fast" and be.ctree is not None
+
+
+def _ctree_build() -> Callable[..., list[Node] | None] | None:
+    """parse/_ctree.c's ``build``: libyaml straight to the tree. None when the extension
+    was not built (no C compiler or libyaml headers at install) or ``CMHASH_CTREE=0``."""
+    if os.environ.get("CMHASH_CTREE") == "0":
+        return None
+    try:
+        from cmhash.parse import _ctree  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    build: Callable[..., list[Node] | None] = _ctree.build
+    return build
 
 
 def _exact_backend() -> _Backend:
@@ -110,11 +134,18 @@ class Roots(list[Node]):
         self.aliased = []
 
 
+_KINDS = (SCALAR, SEQ, MAP)
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 
 
 def parse_chunk(text: str, base: int, be: _Backend) -> Roots:
     """Parse one chunk; return its document root nodes (offsets shifted by ``base``)."""
+    if be.ctree is not None:
+        built = be.ctree(text, base, Node, _KINDS, MAX_DEPTH, MAX_SCALAR)
+        if built is not None:
+            roots = Roots()
+            roots[:] = built
+            return roots
     try:
         return _build(be.run(text), base, be)
     except be.error as exc:

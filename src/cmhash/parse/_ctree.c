@@ -1,0 +1,383 @@
+/* cmhash.parse._ctree: the position tree of parse/events.py, built in C from libyaml.
+ *
+ * The libyaml path of events.py makes a Python event object and two Mark objects for
+ * every YAML event and then turns them into tree nodes; that crossing is most of a large
+ * run's parse time. This module runs the same library (libyaml) over the same UTF-8
+ * text and makes the tree nodes directly, so the offsets, values and styles are libyaml's
+ * own, exactly as through PyYAML.
+ *
+ * It builds only the common case. Anything else -- a syntax error, an anchor, an alias,
+ * a tag, a scalar over the size limit, nesting over the depth limit, text that is not
+ * UTF-8-encodable -- returns None, and events.py parses the chunk again on its own path,
+ * which reports errors and handles the rest exactly as before. So this module never
+ * decides anything on its own; it is only a faster way to the same tree.
+ *
+ * build(text, base, node_type, kinds, max_depth, max_scalar) -> list[Node] | None
+ *   kinds: the (scalar, seq, map) kind strings of parse/tree.py.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <yaml.h>
+
+/* Node's __slots__, in the order build() fills them. */
+enum { S_KIND, S_START, S_END, S_VALUE, S_STYLE, S_TAG, S_ANCHOR, S_DICT, N_SLOTS };
+static const char *const SLOT_NAMES[N_SLOTS] = {
+    "kind", "start", "end", "value", "style", "tag", "anchor", "_dict",
+};
+
+typedef struct {
+    PyTypeObject *type; /* the Node class the offsets were read from */
+    Py_ssize_t offset[N_SLOTS];
+} layout_t;
+
+static layout_t layout = {NULL, {0}};
+
+/* Read where each slot lives in a Node object, once per Node class: every slot must be a
+ * plain object member (what __slots__ makes); anything else refuses to build. */
+static int
+read_layout(PyTypeObject *type)
+{
+    if (layout.type == type)
+        return 0;
+    if (type->tp_itemsize != 0 || !(type->tp_flags & Py_TPFLAGS_HEAPTYPE)) {
+        PyErr_SetString(PyExc_TypeError, "_ctree: Node must be a plain __slots__ class");
+        return -1;
+    }
+    Py_ssize_t offset[N_SLOTS]; /* taken only when every slot is right */
+    for (int i = 0; i < N_SLOTS; i++) {
+        PyObject *descr = PyDict_GetItemString(type->tp_dict, SLOT_NAMES[i]);
+        if (descr == NULL || !PyObject_TypeCheck(descr, &PyMemberDescr_Type)) {
+            PyErr_Format(PyExc_TypeError, "_ctree: Node has no slot %s", SLOT_NAMES[i]);
+            return -1;
+        }
+        PyMemberDef *m = ((PyMemberDescrObject *)descr)->d_member;
+        if (m->type != T_OBJECT_EX || m->offset <= 0 ||
+            (size_t)m->offset + sizeof(PyObject *) > (size_t)type->tp_basicsize) {
+            PyErr_Format(PyExc_TypeError, "_ctree: slot %s is not an object slot",
+                         SLOT_NAMES[i]);
+            return -1;
+        }
+        offset[i] = m->offset;
+    }
+    memcpy(layout.offset, offset, sizeof offset);
+    Py_INCREF(type);
+    Py_XDECREF(layout.type);
+    layout.type = type;
+    return 0;
+}
+
+/* A new Node; steals the references to value and style. */
+static PyObject *
+new_node(PyObject *kind, Py_ssize_t start, Py_ssize_t end, PyObject *value,
+         PyObject *style)
+{
+    PyTypeObject *type = layout.type;
+    PyObject *node = type->tp_alloc(type, 0);
+    PyObject *pstart = PyLong_FromSsize_t(start);
+    PyObject *pend = end < 0 ? PyLong_FromLong(-1) : PyLong_FromSsize_t(end);
+    if (node == NULL || pstart == NULL || pend == NULL || value == NULL || style == NULL) {
+        Py_XDECREF(node);
+        Py_XDECREF(pstart);
+        Py_XDECREF(pend);
+        Py_XDECREF(value);
+        Py_XDECREF(style);
+        return NULL;
+    }
+    char *base = (char *)node;
+    Py_INCREF(kind);
+    *(PyObject **)(base + layout.offset[S_KIND]) = kind;
+    *(PyObject **)(base + layout.offset[S_START]) = pstart;
+    *(PyObject **)(base + layout.offset[S_END]) = pend;
+    *(PyObject **)(base + layout.offset[S_VALUE]) = value;
+    *(PyObject **)(base + layout.offset[S_STYLE]) = style;
+    Py_INCREF(Py_None);
+    *(PyObject **)(base + layout.offset[S_TAG]) = Py_None;
+    Py_INCREF(Py_None);
+    *(PyObject **)(base + layout.offset[S_ANCHOR]) = Py_None;
+    Py_INCREF(Py_None);
+    *(PyObject **)(base + layout.offset[S_DICT]) = Py_None;
+    return node;
+}
+
+static void
+set_slot(PyObject *node, int slot, PyObject *value)
+{
+    PyObject **p = (PyObject **)((char *)node + layout.offset[slot]);
+    PyObject *old = *p;
+    *p = value;
+    Py_XDECREF(old);
+}
+
+/* Scalar styles as PyYAML reports them, with plain as None (events.py: ev.style or None). */
+static PyObject *STYLE_SINGLE, *STYLE_DOUBLE, *STYLE_LITERAL, *STYLE_FOLDED;
+
+static PyObject *
+scalar_style(yaml_scalar_style_t style)
+{
+    PyObject *s;
+    switch (style) {
+    case YAML_SINGLE_QUOTED_SCALAR_STYLE: s = STYLE_SINGLE; break;
+    case YAML_DOUBLE_QUOTED_SCALAR_STYLE: s = STYLE_DOUBLE; break;
+    case YAML_LITERAL_SCALAR_STYLE: s = STYLE_LITERAL; break;
+    case YAML_FOLDED_SCALAR_STYLE: s = STYLE_FOLDED; break;
+    default: s = Py_None; break;
+    }
+    Py_INCREF(s);
+    return s;
+}
+
+/* An open mapping or sequence: its node and the children read so far. */
+typedef struct {
+    PyObject *node;
+    PyObject *children; /* list */
+    int is_map;
+} frame_t;
+
+/* Why a build stops: NONE keeps going; BAIL hands the chunk to events.py; FAIL is a
+ * Python exception (out of memory). */
+enum { NONE, BAIL, FAIL };
+
+typedef struct {
+    frame_t *stack;
+    Py_ssize_t depth, cap, max_depth;
+    PyObject *roots;
+} builder_t;
+
+static int
+append(builder_t *b, PyObject *node)
+{
+    PyObject *into = b->depth ? b->stack[b->depth - 1].children : b->roots;
+    int rc = PyList_Append(into, node);
+    Py_DECREF(node);
+    return rc < 0 ? FAIL : NONE;
+}
+
+static int
+open_collection(builder_t *b, PyObject *kind, Py_ssize_t start, int flow, int is_map)
+{
+    PyObject *children = PyList_New(0);
+    if (children == NULL)
+        return FAIL;
+    PyObject *style = flow ? Py_True : Py_False;
+    Py_INCREF(style);
+    Py_INCREF(Py_None);
+    PyObject *node = new_node(kind, start, -1, Py_None, style);
+    if (node == NULL) {
+        Py_DECREF(children);
+        return FAIL;
+    }
+    Py_INCREF(node);
+    if (append(b, node) == FAIL) {
+        Py_DECREF(node);
+        Py_DECREF(children);
+        return FAIL;
+    }
+    if (b->depth >= b->max_depth) { /* events.py names the limit */
+        Py_DECREF(node);
+        Py_DECREF(children);
+        return BAIL;
+    }
+    if (b->depth == b->cap) {
+        Py_ssize_t cap = b->cap ? b->cap * 2 : 16;
+        frame_t *stack = PyMem_Realloc(b->stack, (size_t)cap * sizeof(frame_t));
+        if (stack == NULL) {
+            Py_DECREF(node);
+            Py_DECREF(children);
+            PyErr_NoMemory();
+            return FAIL;
+        }
+        b->stack = stack;
+        b->cap = cap;
+    }
+    b->stack[b->depth].node = node;
+    b->stack[b->depth].children = children;
+    b->stack[b->depth].is_map = is_map;
+    b->depth++;
+    return NONE;
+}
+
+static int
+close_collection(builder_t *b, Py_ssize_t end)
+{
+    frame_t f = b->stack[--b->depth];
+    PyObject *value = f.children;
+    if (f.is_map) {
+        Py_ssize_t n = PyList_GET_SIZE(f.children);
+        if (n % 2) { /* cannot happen with libyaml; let events.py decide */
+            Py_DECREF(f.node);
+            Py_DECREF(f.children);
+            return BAIL;
+        }
+        value = PyList_New(n / 2);
+        if (value == NULL) {
+            Py_DECREF(f.node);
+            Py_DECREF(f.children);
+            return FAIL;
+        }
+        for (Py_ssize_t i = 0; i < n / 2; i++) {
+            PyObject *k = PyList_GET_ITEM(f.children, 2 * i);
+            PyObject *v = PyList_GET_ITEM(f.children, 2 * i + 1);
+            PyObject *pair = PyTuple_Pack(2, k, v);
+            if (pair == NULL) {
+                Py_DECREF(value);
+                Py_DECREF(f.node);
+                Py_DECREF(f.children);
+                return FAIL;
+            }
+            PyList_SET_ITEM(value, i, pair);
+        }
+        Py_DECREF(f.children);
+    }
+    PyObject *pend = PyLong_FromSsize_t(end);
+    if (pend == NULL) {
+        Py_DECREF(value);
+        Py_DECREF(f.node);
+        return FAIL;
+    }
+    set_slot(f.node, S_END, pend);
+    set_slot(f.node, S_VALUE, value);
+    Py_DECREF(f.node);
+    return NONE;
+}
+
+static int
+untagged(yaml_char_t *tag)
+{
+    return tag == NULL || (tag[0] == '!' && tag[1] == '\0');
+}
+
+static int
+on_event(builder_t *b, yaml_event_t *ev, Py_ssize_t base, PyObject *const kinds[3],
+         Py_ssize_t max_scalar)
+{
+    Py_ssize_t start = base + (Py_ssize_t)ev->start_mark.index;
+    switch (ev->type) {
+    case YAML_SCALAR_EVENT: {
+        if (ev->data.scalar.anchor != NULL || ev->data.scalar.tag != NULL)
+            return BAIL;
+        PyObject *value = PyUnicode_DecodeUTF8((const char *)ev->data.scalar.value,
+                                               (Py_ssize_t)ev->data.scalar.length, "strict");
+        if (value == NULL)
+            return FAIL;
+        if (PyUnicode_GET_LENGTH(value) > max_scalar) {
+            Py_DECREF(value);
+            return BAIL;
+        }
+        PyObject *node = new_node(kinds[0], start, base + (Py_ssize_t)ev->end_mark.index,
+                                  value, scalar_style(ev->data.scalar.style));
+        return node == NULL ? FAIL : append(b, node);
+    }
+    case YAML_SEQUENCE_START_EVENT:
+        if (ev->data.sequence_start.anchor != NULL ||
+            !untagged(ev->data.sequence_start.tag))
+            return BAIL;
+        return open_collection(b, kinds[1], start,
+                               ev->data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE, 0);
+    case YAML_MAPPING_START_EVENT:
+        if (ev->data.mapping_start.anchor != NULL || !untagged(ev->data.mapping_start.tag))
+            return BAIL;
+        return open_collection(b, kinds[2], start,
+                               ev->data.mapping_start.style == YAML_FLOW_MAPPING_STYLE, 1);
+    case YAML_SEQUENCE_END_EVENT:
+    case YAML_MAPPING_END_EVENT:
+        if (b->depth == 0)
+            return BAIL;
+        return close_collection(b, base + (Py_ssize_t)ev->end_mark.index);
+    case YAML_ALIAS_EVENT:
+        return BAIL;
+    default: /* stream and document framing */
+        return NONE;
+    }
+}
+
+static PyObject *
+build(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *text, *kinds_tuple;
+    Py_ssize_t base, max_depth, max_scalar;
+    PyTypeObject *type;
+    if (!PyArg_ParseTuple(args, "UnO!O!nn", &text, &base, &PyType_Type, &type, &PyTuple_Type,
+                          &kinds_tuple, &max_depth, &max_scalar))
+        return NULL;
+    if (PyTuple_GET_SIZE(kinds_tuple) != 3) {
+        PyErr_SetString(PyExc_ValueError, "_ctree: kinds is (scalar, seq, map)");
+        return NULL;
+    }
+    if (read_layout(type) < 0)
+        return NULL;
+    PyObject *const kinds[3] = {PyTuple_GET_ITEM(kinds_tuple, 0),
+                                PyTuple_GET_ITEM(kinds_tuple, 1),
+                                PyTuple_GET_ITEM(kinds_tuple, 2)};
+    Py_ssize_t size;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &size);
+    if (utf8 == NULL) { /* lone surrogates: events.py reports them */
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser))
+        return PyErr_NoMemory();
+    yaml_parser_set_input_string(&parser, (const unsigned char *)utf8, (size_t)size);
+    /* no yaml_parser_set_encoding: PyYAML leaves it to libyaml's detection too, which
+     * skips a leading byte-order mark without counting it in the offsets */
+    builder_t b = {NULL, 0, 0, max_depth, PyList_New(0)};
+    int stop = b.roots == NULL ? FAIL : NONE;
+    int done = 0;
+    while (stop == NONE && !done) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&parser, &ev)) {
+            stop = BAIL; /* a syntax error: events.py reports it */
+            break;
+        }
+        done = ev.type == YAML_STREAM_END_EVENT;
+        stop = on_event(&b, &ev, base, kinds, max_scalar);
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&parser);
+    if (stop == NONE && b.depth != 0)
+        stop = BAIL;
+    while (b.depth > 0) {
+        b.depth--;
+        Py_DECREF(b.stack[b.depth].node);
+        Py_DECREF(b.stack[b.depth].children);
+    }
+    PyMem_Free(b.stack);
+    if (stop == NONE)
+        return b.roots;
+    Py_XDECREF(b.roots);
+    if (stop == FAIL)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"build", build, METH_VARARGS,
+     "build(text, base, node_type, kinds, max_depth, max_scalar) -> list | None"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_ctree",
+    "The position tree of parse/events.py, built in C from libyaml.", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC
+PyInit__ctree(void)
+{
+    STYLE_SINGLE = PyUnicode_InternFromString("'");
+    STYLE_DOUBLE = PyUnicode_InternFromString("\"");
+    STYLE_LITERAL = PyUnicode_InternFromString("|");
+    STYLE_FOLDED = PyUnicode_InternFromString(">");
+    if (!STYLE_SINGLE || !STYLE_DOUBLE || !STYLE_LITERAL || !STYLE_FOLDED)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    if (PyModule_AddStringConstant(m, "LIBYAML_VERSION", yaml_get_version_string()) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

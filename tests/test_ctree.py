@@ -1,0 +1,312 @@
+"""The C tree builder (parse/_ctree.c) against the Python builder of parse/events.py.
+
+Both read libyaml's events over the same text; the C one makes the tree nodes directly.
+For every text, the C builder either hands the text back (``None``: events.py parses it
+on its own path) or returns exactly the tree the Python builder makes, node for node:
+kinds, offsets, values, styles, tags, anchors. It must never accept a text the Python
+path refuses. The common case must not be handed back, or the speed is gone.
+"""
+
+from __future__ import annotations
+
+import copy
+import gc
+import os
+import subprocess
+import sys
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import CORPUS, IN_CI, ROOT, SHARED, run_cmhash
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from manifests import Stream, Style, render, streams, styles
+from test_bad_inputs import CATALOGUE
+
+from cmhash.errors import NodeError
+from cmhash.parse import events
+from cmhash.parse.limits import MAX_DEPTH, MAX_SCALAR
+from cmhash.parse.tree import MAP, SCALAR, SEQ, Node
+
+try:
+    from cmhash.parse import _ctree  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - depends on the install
+    if IN_CI:
+        raise  # CI installs a compiler and libyaml-dev: the extension must be there
+    pytest.skip("the C tree builder was not compiled", allow_module_level=True)
+
+KINDS = (SCALAR, SEQ, MAP)
+
+
+def _python_backend() -> events._Backend:
+    be = copy.copy(events.backend("fast"))
+    assert be.name == "fast" and be.ctree is not None
+    be.ctree = None
+    return be
+
+
+PY = _python_backend()
+
+
+def _dump(node: Node) -> Any:
+    value = node.value
+    if node.kind == MAP:
+        value = [(_dump(k), _dump(v)) for k, v in value]
+    elif node.kind == SEQ:
+        value = [_dump(x) for x in value]
+    return (node.kind, node.start, node.end, value, node.style, node.tag, node.anchor, node._dict)
+
+
+def c_build(text: str, base: int = 0) -> list[Node] | None:
+    built: list[Node] | None = _ctree.build(text, base, Node, KINDS, MAX_DEPTH, MAX_SCALAR)
+    return built
+
+
+def same(text: str, base: int = 0) -> bool:
+    """Assert the two builders agree on ``text``; True when C built it itself."""
+    built = c_build(text, base)
+    try:
+        expected = [_dump(r) for r in events.parse_chunk(text, base, PY)]
+    except (NodeError, UnicodeEncodeError):  # (lone surrogates: never out of a decoder)
+        assert built is None, f"C accepted what the Python path refuses: {text[:200]!r}"
+        return False
+    if built is None:
+        return False
+    assert [_dump(r) for r in built] == expected, text[:200]
+    return True
+
+
+def test_the_fast_backend_uses_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert events.ctree_available()
+    be = events.backend("fast")
+    calls: list[str] = []
+
+    def spy(text: str, *args: Any) -> list[Node] | None:
+        calls.append(text)
+        return _ctree.build(text, *args)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(be, "ctree", spy)
+    roots = events.parse_chunk("a: [b]\n", 7, be)
+    assert calls == ["a: [b]\n"]
+    assert type(roots) is events.Roots and roots.aliased == []
+    assert [_dump(r) for r in roots] == [_dump(r) for r in events.parse_chunk("a: [b]\n", 7, PY)]
+    assert __import__("yaml")._yaml.get_version_string() == _ctree.LIBYAML_VERSION
+
+
+EDGES = [
+    "",
+    "# only a comment\n",
+    "---\n...\n",
+    "a: b\n",
+    "\ufeffa: b\n",  # a byte-order mark is not counted in libyaml's offsets
+    "\ufeff---\nx: [1, {a: b}]\n---\ny: z\n",
+    "a: é\nb: 😀x\nc: 'ü'\n",  # offsets count characters, astral ones as one
+    "a: b\r\nc: d\r\n",
+    "a: b\rc: d\r",
+    "a: b\x85c: d\n",
+    "a: 'x\ty'\nb: \"\\t\\u00e9\"\n",
+    "a: |\n  one\n  two\n\nb: >-\n  folded\n  text\n\nc: |+\n  keep\n\n",
+    "a: |2\n   indented\n",
+    "a: {b: [1, 2, {c: d}], e: []}\nf: {}\n",
+    "- a\n- - b\n  - c\n- {d: e}\n",
+    "a:\nb: ~\nc: null\n'': empty key\n",
+    "%YAML 1.1\n---\na: b\n",
+    "? a\n: b\n",
+    "a: b\n---\nc: d\n---\n- e\n",
+    "a: 'it''s'\nb: \"q\\\"x\"\n",
+    "a: plain\n  continued\n  lines\n",
+    "key: value # comment\n# between\nother: 1\n",
+    # what the C builder hands back to events.py
+    "a: &x 1\nb: *x\n",
+    "a: !!str 1\n",
+    "a: !custom 1\n",
+    "a: ! 1\n",
+    "!!map {a: b}\n",
+    "x: &m {a: b}\ny:\n  <<: *m\n",
+    "a: b\n c: d\n",
+    "a: [b\n",
+    "a: 'b\n",
+    "a: b\n\tc: d\n",
+    "a: b\x00\n",
+    "a: \udc80\n",
+    "a: *nowhere\n",
+    "{a: b}}\n",
+    "a:\n- b\n c\n",
+]
+
+
+@pytest.mark.parametrize("text", EDGES)
+def test_edge_cases(text: str) -> None:
+    same(text)
+    same(text, base=1234)
+
+
+def test_what_it_builds_and_what_it_hands_back() -> None:
+    assert same("a: {b: [1, 'x', \"y\", |\n  z\n]}\n") is False  # a syntax error
+    assert same("a: {b: [1, 'x', \"y\"]}\nc: |\n  z\n") is True
+    assert same("\ufeffa: é\n") is True
+    for text in ("a: &x 1\n", "a: *x\n", "a: !!str 1\n", "a: b\n c: d\n", "a: \udc80\n"):
+        assert c_build(text) is None
+
+
+def test_depth_limit() -> None:
+    def nested(depth: int) -> str:
+        return "[" * depth + "]" * depth + "\n"
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + 2 * MAX_DEPTH)  # for _dump
+    try:
+        assert same(nested(MAX_DEPTH)) is True
+    finally:
+        sys.setrecursionlimit(limit)
+    assert c_build(nested(MAX_DEPTH + 1)) is None
+    with pytest.raises(NodeError, match=f"nesting deeper than {MAX_DEPTH} levels"):
+        events.parse_chunk(nested(MAX_DEPTH + 1), 0, events.backend("fast"))
+
+
+def test_scalar_limit() -> None:
+    at = "a: " + "x" * MAX_SCALAR + "\n"
+    assert same(at) is True
+    over = "a: " + "x" * (MAX_SCALAR + 1) + "\n"
+    assert c_build(over) is None
+    with pytest.raises(NodeError, match="over the limit"):
+        events.parse_chunk(over, 0, events.backend("fast"))
+
+
+@pytest.mark.parametrize("entry", [b for b in CATALOGUE if isinstance(b.text, str)], ids=str)
+def test_bad_input_catalogue(entry: Any) -> None:
+    same(entry.text)
+
+
+def test_vendored_corpus_and_goldens() -> None:
+    files = sorted(CORPUS.rglob("*.yaml")) + sorted((ROOT / "tests" / "cases").rglob("*.yaml"))
+    assert len(files) > 60
+    built = 0
+    for f in files:
+        try:
+            text = f.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        built += same(text)
+    assert built > 0.8 * len(files)
+
+
+@pytest.mark.shared("corpus")
+def test_full_corpus() -> None:
+    files = sorted((SHARED / "corpus").rglob("*.yaml"))
+    assert files
+    for f in files:
+        same(f.read_bytes().decode("utf-8", errors="replace"))
+
+
+@pytest.mark.shared("bench", "make_stream.py")
+def test_benchmark_stream_is_built_in_c() -> None:
+    text = subprocess.run(
+        [sys.executable, str(SHARED / "bench" / "make_stream.py"), "60"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    docs = text.split("\n---\n")
+    assert len(docs) > 240
+    assert all(same(d) for d in docs)  # every document, CRDs included, built in C
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], deadline=None)
+@given(streams(), styles)
+def test_generated_streams(stream: Stream, style: Style) -> None:
+    text = render(stream, style).decode()
+    assert same(text) is ("&" not in text)  # anchors are handed back
+
+
+# Text fuzzing: fragments YAML gives meaning to, in any order. Most results are errors or
+# odd readings; the property is the same either way.
+FRAGMENTS = [
+    "a", "b", "é", "😀", " ", "  ", "\n", "\r\n", "\t", ":", ": ", "- ", "-", "?", "? ",
+    ",", "[", "]", "{", "}", "'", '"', "\\", "|", ">", "|-", ">+", "#", " #", "&x", "*x",
+    "!", "!!str ", "%", "---", "...", "~", "null", "1", "0x1", "<<", "@", "`", "\ufeff",
+]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join))
+def test_fuzzed_text(text: str) -> None:
+    same(text)
+
+
+def test_no_leak() -> None:
+    """Built trees, handed-back texts and refused layouts free everything they made."""
+    texts = [
+        "a: {b: [1, 'x']}\nc: |\n  z\n",
+        "a: &x 1\n",
+        "a: [b\n",
+        "[" * 50 + "]" * 50,
+        'a:\n  b:\n    c: [d, {e: f}]\n  g: "h"\n' * 20,
+    ]
+
+    def rounds(n: int) -> None:
+        for _ in range(n):
+            for t in texts:
+                c_build(t)
+
+    rounds(50)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        rounds(50)
+        gc.collect()
+        first = tracemalloc.get_traced_memory()[0]
+        rounds(500)
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - first
+    finally:
+        tracemalloc.stop()
+    assert grown < 20_000, f"{grown} bytes kept after 500 rounds"
+
+
+def test_refuses_a_node_class_it_cannot_fill() -> None:
+    class NoSlots:
+        pass
+
+    class FewSlots:
+        __slots__ = ("kind", "start")
+
+    for cls in (NoSlots, FewSlots, int):
+        with pytest.raises(TypeError):
+            _ctree.build("a: b\n", 0, cls, KINDS, MAX_DEPTH, MAX_SCALAR)
+    # and, refused half-way through the slots, still fills Nodes right after
+    assert same("a: {b: [c, 'd']}\n") is True
+
+
+def test_whole_runs_are_the_same_without_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    files = [*sorted(CORPUS.rglob("*.yaml"))[:12], ROOT / "examples" / "app.yaml"]
+    data = b"\n---\n".join(f.read_bytes() for f in files)
+    args = ["--no-config", "-q", "--workers", "1", "-"]
+    on = run_cmhash(args, stdin=data)
+    monkeypatch.setitem(events._BACKENDS, "fast", PY)
+    off = run_cmhash(args, stdin=data)
+    assert (on.code, on.stdout, on.stderr) == (off.code, off.stdout, off.stderr)
+    assert on.code == 0 and on.stdout
+
+
+def test_without_it_a_note_under_verbose(tmp_path: Path) -> None:
+    big = tmp_path / "big.yaml"
+    big.write_bytes(
+        b"---\n".join(
+            f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{i}\ndata:\n  k: v\n".encode()
+            for i in range(20000)
+        )
+    )
+
+    def run(flag: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "CMHASH_CTREE": flag}
+        cmd = [sys.executable, "-m", "cmhash", "--no-config", "-v", str(big)]
+        return subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+
+    off, on = run("0"), run("1")
+    assert off.returncode == on.returncode == 0
+    assert "note: cmhash's C tree builder was not compiled at install" in off.stderr
+    assert "C tree builder" not in on.stderr
+    assert off.stdout == on.stdout
