@@ -28,7 +28,7 @@ from test_bad_inputs import CATALOGUE
 from cmhash.errors import NodeError
 from cmhash.parse import events
 from cmhash.parse.limits import MAX_DEPTH, MAX_SCALAR
-from cmhash.parse.tree import MAP, SCALAR, SEQ, Node
+from cmhash.parse.tree import MAP, SCALAR, SEQ, Node, entries
 
 try:
     from cmhash.parse import _ctree  # type: ignore[attr-defined]
@@ -50,13 +50,25 @@ def _python_backend() -> events._Backend:
 PY = _python_backend()
 
 
+def _index(node: Node) -> Any:
+    """A mapping's key index: the one the C builder made, else what tree.entries()
+    makes (or refuses) on first read. The C one must be exactly entries()'s."""
+    try:
+        index = node._dict if node._dict is not None else entries(node)
+    except NodeError as exc:
+        return ("refused", exc.message)
+    return [(name, k.start, v.start) for name, (k, v) in index.items()]
+
+
 def _dump(node: Node) -> Any:
-    value = node.value
+    value: Any = node.value
+    index = None
     if node.kind == MAP:
         value = [(_dump(k), _dump(v)) for k, v in value]
+        index = _index(node)
     elif node.kind == SEQ:
         value = [_dump(x) for x in value]
-    return (node.kind, node.start, node.end, value, node.style, node.tag, node.anchor, node._dict)
+    return (node.kind, node.start, node.end, value, node.style, node.tag, node.anchor, index)
 
 
 def c_build(text: str, base: int = 0) -> list[Node] | None:
@@ -141,6 +153,19 @@ EDGES = [
 def test_edge_cases(text: str) -> None:
     same(text)
     same(text, base=1234)
+
+
+def test_key_index_only_when_plain() -> None:
+    (root,) = c_build("a: 1\nb: {c: 2}\n'<<': quoted\n") or []
+    assert root._dict is not None and list(root._dict) == ["a", "b", "<<"]
+    assert root._dict["b"][1]._dict is not None
+    for text in ("a: 1\na: 2\n", "? [a]\n: 1\n", "a: 1\n<<: {b: 2}\n"):
+        (root,) = c_build(text) or []
+        assert root._dict is None  # left to entries(): it refuses or merges on first read
+    for text in ("a: 1\na: 2\n", "? [a]\n: 1\n"):
+        (root,) = c_build(text) or []
+        with pytest.raises(NodeError):
+            entries(root)
 
 
 def test_what_it_builds_and_what_it_hands_back() -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, run_cmhash
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from manifests import Stream, Style, render, streams, styles
 
 from cmhash.analyze.kinds import DEFAULT_TABLE
@@ -161,3 +162,29 @@ def test_rapidyaml_prints_nothing_of_its_own(tmp_path: Path) -> None:
     assert runs[0].returncode == runs[1].returncode == 0
     assert runs[0].stdout == runs[1].stdout and b"checksum/config" in runs[0].stdout
     assert runs[0].stderr == runs[1].stderr == b""
+
+
+# the anchor/alias/tag test as first written: an alternation tried at every character
+_PROPERTY_AS_WRITTEN = __import__("re").compile(r"(?:^|[\s\[{,])[&*!][^\s,\[\]{}\"']")
+
+
+@given(st.text(alphabet=" \n\t[]{},&*!\"'ab:#-", max_size=30))
+def test_property_scan_finds_what_the_first_pattern_found(text: str) -> None:
+    assert cverify._plain(text) is (_PROPERTY_AS_WRITTEN.search(text) is None)
+
+
+@pytest.mark.parametrize(
+    ("text", "plain"),
+    [
+        ("schedule: '*/5 * * * *'\n", True),
+        ("a: &x 1\n", False),
+        ("&x a: 1\n", False),
+        ("a: [*x]\n", False),
+        ("a: {b: !t 1}\n", False),
+        ("a: b&c *d\n", False),
+        ("a: b&c\n", True),
+        ("a: x*\n", True),
+    ],
+)
+def test_property_scan(text: str, plain: bool) -> None:
+    assert cverify._plain(text) is plain

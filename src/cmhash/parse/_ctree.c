@@ -197,6 +197,49 @@ open_collection(builder_t *b, PyObject *kind, Py_ssize_t start, int flow, int is
     return NONE;
 }
 
+static PyObject *SCALAR_KIND; /* kinds[0] of the running build */
+static PyObject *MERGE_KEY;   /* "<<" */
+
+static PyObject *
+slot(PyObject *node, int i)
+{
+    return *(PyObject **)((char *)node + layout.offset[i]);
+}
+
+/* tree.entries()'s key -> (key, value) index of a mapping, made here while the pairs are
+ * at hand, when it is plain: every key a scalar, no '<<' merge, no duplicate. Anything
+ * else is left to entries(), which applies merges and refuses duplicates when a
+ * mapping is first read, as before. */
+static int
+index_pairs(PyObject *node, PyObject *pairs)
+{
+    Py_ssize_t n = PyList_GET_SIZE(pairs);
+    PyObject *index = PyDict_New();
+    if (index == NULL)
+        return -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *pair = PyList_GET_ITEM(pairs, i);
+        PyObject *key = PyTuple_GET_ITEM(pair, 0);
+        PyObject *name = slot(key, S_VALUE);
+        if (slot(key, S_KIND) != SCALAR_KIND || !PyUnicode_CheckExact(name) ||
+            (slot(key, S_STYLE) == Py_None && PyUnicode_Compare(name, MERGE_KEY) == 0)) {
+            Py_DECREF(index);
+            return 0;
+        }
+        Py_ssize_t before = PyDict_GET_SIZE(index);
+        if (PyDict_SetDefault(index, name, pair) == NULL) {
+            Py_DECREF(index);
+            return -1;
+        }
+        if (PyDict_GET_SIZE(index) == before) { /* a duplicate key */
+            Py_DECREF(index);
+            return 0;
+        }
+    }
+    set_slot(node, S_DICT, index);
+    return 0;
+}
+
 static int
 close_collection(builder_t *b, Py_ssize_t end)
 {
@@ -228,6 +271,11 @@ close_collection(builder_t *b, Py_ssize_t end)
             PyList_SET_ITEM(value, i, pair);
         }
         Py_DECREF(f.children);
+        if (index_pairs(f.node, value) < 0) {
+            Py_DECREF(value);
+            Py_DECREF(f.node);
+            return FAIL;
+        }
     }
     PyObject *pend = PyLong_FromSsize_t(end);
     if (pend == NULL) {
@@ -306,6 +354,7 @@ build(PyObject *Py_UNUSED(self), PyObject *args)
     }
     if (read_layout(type) < 0)
         return NULL;
+    SCALAR_KIND = PyTuple_GET_ITEM(kinds_tuple, 0); /* held by the caller's tuple */
     PyObject *const kinds[3] = {PyTuple_GET_ITEM(kinds_tuple, 0),
                                 PyTuple_GET_ITEM(kinds_tuple, 1),
                                 PyTuple_GET_ITEM(kinds_tuple, 2)};
@@ -370,7 +419,8 @@ PyInit__ctree(void)
     STYLE_DOUBLE = PyUnicode_InternFromString("\"");
     STYLE_LITERAL = PyUnicode_InternFromString("|");
     STYLE_FOLDED = PyUnicode_InternFromString(">");
-    if (!STYLE_SINGLE || !STYLE_DOUBLE || !STYLE_LITERAL || !STYLE_FOLDED)
+    MERGE_KEY = PyUnicode_InternFromString("<<");
+    if (!STYLE_SINGLE || !STYLE_DOUBLE || !STYLE_LITERAL || !STYLE_FOLDED || !MERGE_KEY)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
