@@ -13,6 +13,7 @@ Inputs come from ``../shared/bench/make_stream.py`` (override: --generator). Eve
 figure is a whole process, as a user runs it: read a file, write stdout to a file.
 
 * cmhash           ``cmhash STREAM > out`` (automatic workers), and ``--workers 1``
+                   with and without the C tree builder (``CMHASH_CTREE=0``), in turn
 * C loader         ``yaml.load_all(text, Loader=yaml.CSafeLoader)``, loading only
 * ruamel round-trip ``YAML().load_all`` + ``dump_all`` (slow: one run, small sizes only)
 * small chart      ``cmhash CHART > out`` against ``python -c "import ruamel.yaml"``
@@ -181,7 +182,10 @@ def main() -> int:
             size_mb = path.stat().st_size / 1e6
             docs = sum(1 for line in open(path, encoding="utf-8") if line.startswith("---"))
             auto = measure([*cm, str(path)], args.runs, out)
-            one = measure([*cm, "--workers", "1", str(path)], args.runs, out)
+            # one worker with and without the C tree builder (parse/_ctree.c), in turn
+            one, one_py = interleaved(
+                [[*cm, "--workers", "1", str(path)],
+                 ["env", "CMHASH_CTREE=0", *cm, "--workers", "1", str(path)]], args.runs, out)
             cload = measure([sys.executable, "-c", C_LOADER, str(path)], args.runs, out)
             ruamel = None
             if apps <= args.ruamel_max_apps:
@@ -189,6 +193,7 @@ def main() -> int:
                                  args.ruamel_runs, out)
             row = {"apps": apps, "mb": round(size_mb, 2), "docs": docs,
                    "cmhash": asdict(auto), "cmhash_1_worker": asdict(one),
+                   "cmhash_1_worker_no_ctree": asdict(one_py),
                    "c_loader": asdict(cload), "ruamel": asdict(ruamel) if ruamel else None,
                    "ratio_c_loader": auto.seconds / cload.seconds,
                    "speedup_vs_ruamel": ruamel.seconds / auto.seconds if ruamel else None}
@@ -201,6 +206,12 @@ def main() -> int:
                   f"{auto.seconds / cload.seconds:.2f} | {ru} |", flush=True)
         sizes = report["sizes"]
         assert isinstance(sizes, list)
+        print()
+        for r in sizes:
+            a, b = r["cmhash_1_worker"], r["cmhash_1_worker_no_ctree"]
+            print(f"{r['apps']} apps, 1 worker, without the C tree builder (CMHASH_CTREE=0): "
+                  f"{b['seconds']:.2f} s, with it {a['seconds']:.2f} s "
+                  f"({a['seconds'] / b['seconds']:.2f}x)")
         by_apps = {r["apps"]: r for r in sizes}
         if 5000 in by_apps and 50000 in by_apps:
             lin = by_apps[50000]["cmhash"]["seconds"] / by_apps[5000]["cmhash"]["seconds"]
