@@ -11,8 +11,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cmhash import jsonout
+from cmhash.model import Level
+from cmhash.report.changes import Change
 
-_leaves = st.one_of(st.none(), st.booleans(), st.integers(), st.text(), st.floats(allow_nan=True))
+_enums = st.sampled_from([*Level, *Change])  # text enums: json writes their value
+_leaves = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.text(), st.floats(allow_nan=True), _enums
+)
 _values = st.recursive(
     _leaves,
     lambda inner: st.one_of(
@@ -20,6 +25,7 @@ _values = st.recursive(
         st.dictionaries(st.text(max_size=8), inner, max_size=4),
         st.tuples(inner, inner),
         st.dictionaries(st.integers(), inner, max_size=2),  # keys json.dumps converts
+        st.dictionaries(_enums, inner, max_size=2),
     ),
     max_leaves=30,
 )
@@ -33,6 +39,10 @@ def test_same_as_the_standard_library(value: Any) -> None:
 def test_cases() -> None:
     for value in ({}, [], {"a": {}}, {"a": []}, [[], {}], 'é\u2028"\\\n', {"k": [1, True, None]}):
         assert jsonout.dumps(value) == json.dumps(value, indent=2, ensure_ascii=False)
+    # what report holds, written here now instead of by the standard library
+    value = {Level.ERROR: (Level.WARNING, ("a", 1)), "t": ()}
+    assert jsonout.dumps(value) == json.dumps(value, indent=2, ensure_ascii=False)
+    jsonout._write(value, "\n", [])  # without falling back (it raises _Other then)
 
 
 def test_explain_and_report_outputs_parse_back_unchanged() -> None:

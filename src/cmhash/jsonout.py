@@ -3,9 +3,10 @@
 With ``indent`` the standard library leaves its C encoder for a generic pure-Python one
 (generators yielding every piece); on ``explain --format json`` for 5,000 apps that
 took a fifth of the run. The documents cmhash writes hold only dicts with string keys,
-lists, strings, ints, bools and None, so one small recursion does it, with the C string
-escaper. Anything else (a float, a tuple, a non-string key) takes the standard library's
-path, so the output is always what ``json.dumps`` gives (pinned in tests/test_jsonout.py).
+lists and tuples, strings (text enums among them), ints, bools and None, so one small
+recursion does it, with the C string escaper. Anything else (a float, a non-string key)
+takes the standard library's path, so the output is always what ``json.dumps`` gives
+(pinned in tests/test_jsonout.py).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def _write(value: Any, newline: str, out: list[str]) -> None:
         inner = newline + "  "
         sep = "{" + inner
         for key, item in value.items():
-            if type(key) is not str:
+            if not isinstance(key, str):
                 raise _Other
             out.append(sep)
             out.append(encode_basestring(key))
@@ -49,7 +50,7 @@ def _write(value: Any, newline: str, out: list[str]) -> None:
             _write(item, inner, out)
             sep = "," + inner
         out.append(newline + "}")
-    elif kind is list:
+    elif kind is list or kind is tuple:
         if not value:
             out.append("[]")
             return
@@ -68,5 +69,7 @@ def _write(value: Any, newline: str, out: list[str]) -> None:
         out.append("false")
     elif kind is int:
         out.append(int.__repr__(value))
+    elif isinstance(value, str):  # a text enum (model.TextEnum): its value, as json does
+        out.append(encode_basestring(value))
     else:
         raise _Other
