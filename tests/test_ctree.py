@@ -298,7 +298,10 @@ def test_refuses_a_node_class_it_cannot_fill() -> None:
     class FewSlots:
         __slots__ = ("kind", "start")
 
-    for cls in (NoSlots, FewSlots, int):
+    class MoreSlots:  # Node's slots and one more, which C would leave unset
+        __slots__ = ("_dict", "anchor", "end", "extra", "kind", "start", "style", "tag", "value")
+
+    for cls in (NoSlots, FewSlots, MoreSlots, int):
         with pytest.raises(TypeError):
             _ctree.build("a: b\n", 0, cls, KINDS, MAX_DEPTH, MAX_SCALAR)
     # and, refused half-way through the slots, still fills Nodes right after
@@ -335,3 +338,101 @@ def test_without_it_a_note_under_verbose(tmp_path: Path) -> None:
     assert "note: cmhash's C tree builder was not compiled at install" in off.stderr
     assert "C tree builder" not in on.stderr
     assert off.stdout == on.stdout
+
+
+def test_hands_back_str_subclasses() -> None:
+    class Text(str):
+        pass
+
+    assert c_build(Text("a: b\n")) is None  # PyYAML refuses them: so does events.py's path
+    with pytest.raises(TypeError):
+        events.parse_chunk(Text("a: b\n"), 0, events.backend("fast"))
+
+
+def test_a_build_inside_a_build_keeps_its_own_layout() -> None:
+    """A finalizer run by the collector during a build may build with another class (or
+    another cmhash thread may): each build keeps the layout and class it started with."""
+
+    class Twin:  # Node's slots exactly: the same layout, another class
+        __slots__ = ("_dict", "anchor", "end", "kind", "start", "style", "tag", "value")
+
+    inner: list[list[Any] | None] = []
+
+    class Trigger:
+        def __init__(self) -> None:
+            self.me = self  # a cycle: freed by the collector, inside the outer build
+
+        def __del__(self) -> None:
+            inner.append(_ctree.build("x: [y]\n", 0, Twin, KINDS, MAX_DEPTH, MAX_SCALAR))
+
+    threshold = gc.get_threshold()
+    gc.enable()
+    gc.set_threshold(50)
+    try:
+        for _ in range(20):
+            Trigger()
+        roots = c_build("- [a, b]\n" * 2000)
+    finally:
+        gc.set_threshold(*threshold)
+    assert roots is not None and inner
+    seen = {type(n) for r in roots for n in _all(r)}
+    assert seen == {Node}
+    assert all(type(n) is Twin for built in inner if built for r in built for n in _all(r))
+
+
+def _all(node: Any) -> list[Any]:
+    out, todo = [], [node]
+    while todo:
+        n = todo.pop()
+        out.append(n)
+        if n.kind == MAP:
+            todo.extend(x for pair in n.value for x in pair)
+        elif n.kind == SEQ:
+            todo.extend(n.value)
+    return out
+
+
+def test_a_signal_interrupts_a_long_build() -> None:
+    """Python's signal handlers run while a large document is being built (cmhash's
+    SIGTERM/SIGHUP handlers and Ctrl-C must not wait for the end of the parse)."""
+    import signal
+    import time
+
+    class Stop(Exception):
+        pass
+
+    def handler(signum: int, frame: Any) -> None:
+        raise Stop
+
+    text = "- a\n" * 1_500_000
+    # as in a cmhash run, no collector: a gc callback (Hypothesis leaves one) would run
+    # the handler inside itself, where its exception is swallowed
+    collecting = gc.isenabled()
+    gc.disable()
+    start = time.perf_counter()
+    assert c_build(text) is not None
+    full = time.perf_counter() - start
+    old = signal.signal(signal.SIGUSR1, handler)
+    # from another process: a thread of this one would wait for the GIL the build holds
+    kill = ["sh", "-c", f"sleep {full / 10:.3f}; kill -USR1 {os.getpid()}"]
+    try:
+        start = time.perf_counter()
+        sender = subprocess.Popen(kill)
+        with pytest.raises(Stop):
+            c_build(text)
+        taken = time.perf_counter() - start
+    finally:
+        sender.wait()
+        signal.signal(signal.SIGUSR1, old)
+        if collecting:
+            gc.enable()
+    assert taken < full / 2, f"the build went on for {taken:.2f} s of {full:.2f} s"
+
+
+def test_leaves_no_utf8_copy_on_the_text() -> None:
+    """A chunk may be a whole file's text: non-ASCII text is encoded into a temporary,
+    not into a UTF-8 copy kept on the str for the rest of the run."""
+    text = "a: é\n" * 1000
+    size = sys.getsizeof(text)
+    assert c_build(text) is not None
+    assert sys.getsizeof(text) == size

@@ -60,19 +60,24 @@ read_layout(PyTypeObject *type)
         }
         offset[i] = m->offset;
     }
+    if (type->tp_basicsize != (Py_ssize_t)(sizeof(PyObject) + N_SLOTS * sizeof(PyObject *))) {
+        PyErr_SetString(PyExc_TypeError, "_ctree: Node has slots build() does not fill");
+        return -1;
+    }
+    PyTypeObject *old = layout.type;
     memcpy(layout.offset, offset, sizeof offset);
     Py_INCREF(type);
-    Py_XDECREF(layout.type);
     layout.type = type;
+    Py_XDECREF(old);
     return 0;
 }
 
 /* A new Node; steals the references to value and style. */
 static PyObject *
-new_node(PyObject *kind, Py_ssize_t start, Py_ssize_t end, PyObject *value,
+new_node(const layout_t *L, PyObject *kind, Py_ssize_t start, Py_ssize_t end, PyObject *value,
          PyObject *style)
 {
-    PyTypeObject *type = layout.type;
+    PyTypeObject *type = L->type;
     PyObject *node = type->tp_alloc(type, 0);
     PyObject *pstart = PyLong_FromSsize_t(start);
     PyObject *pend = end < 0 ? PyLong_FromLong(-1) : PyLong_FromSsize_t(end);
@@ -86,24 +91,24 @@ new_node(PyObject *kind, Py_ssize_t start, Py_ssize_t end, PyObject *value,
     }
     char *base = (char *)node;
     Py_INCREF(kind);
-    *(PyObject **)(base + layout.offset[S_KIND]) = kind;
-    *(PyObject **)(base + layout.offset[S_START]) = pstart;
-    *(PyObject **)(base + layout.offset[S_END]) = pend;
-    *(PyObject **)(base + layout.offset[S_VALUE]) = value;
-    *(PyObject **)(base + layout.offset[S_STYLE]) = style;
+    *(PyObject **)(base + L->offset[S_KIND]) = kind;
+    *(PyObject **)(base + L->offset[S_START]) = pstart;
+    *(PyObject **)(base + L->offset[S_END]) = pend;
+    *(PyObject **)(base + L->offset[S_VALUE]) = value;
+    *(PyObject **)(base + L->offset[S_STYLE]) = style;
     Py_INCREF(Py_None);
-    *(PyObject **)(base + layout.offset[S_TAG]) = Py_None;
+    *(PyObject **)(base + L->offset[S_TAG]) = Py_None;
     Py_INCREF(Py_None);
-    *(PyObject **)(base + layout.offset[S_ANCHOR]) = Py_None;
+    *(PyObject **)(base + L->offset[S_ANCHOR]) = Py_None;
     Py_INCREF(Py_None);
-    *(PyObject **)(base + layout.offset[S_DICT]) = Py_None;
+    *(PyObject **)(base + L->offset[S_DICT]) = Py_None;
     return node;
 }
 
 static void
-set_slot(PyObject *node, int slot, PyObject *value)
+set_slot(const layout_t *L, PyObject *node, int slot, PyObject *value)
 {
-    PyObject **p = (PyObject **)((char *)node + layout.offset[slot]);
+    PyObject **p = (PyObject **)((char *)node + L->offset[slot]);
     PyObject *old = *p;
     *p = value;
     Py_XDECREF(old);
@@ -142,6 +147,8 @@ typedef struct {
     frame_t *stack;
     Py_ssize_t depth, cap, max_depth;
     PyObject *roots;
+    layout_t L;          /* this build's copy of the layout (holds a reference to L.type) */
+    PyObject *scalar_kind;
 } builder_t;
 
 static int
@@ -162,7 +169,7 @@ open_collection(builder_t *b, PyObject *kind, Py_ssize_t start, int flow, int is
     PyObject *style = flow ? Py_True : Py_False;
     Py_INCREF(style);
     Py_INCREF(Py_None);
-    PyObject *node = new_node(kind, start, -1, Py_None, style);
+    PyObject *node = new_node(&b->L, kind, start, -1, Py_None, style);
     if (node == NULL) {
         Py_DECREF(children);
         return FAIL;
@@ -197,13 +204,12 @@ open_collection(builder_t *b, PyObject *kind, Py_ssize_t start, int flow, int is
     return NONE;
 }
 
-static PyObject *SCALAR_KIND; /* kinds[0] of the running build */
 static PyObject *MERGE_KEY;   /* "<<" */
 
 static PyObject *
-slot(PyObject *node, int i)
+slot(const layout_t *L, PyObject *node, int i)
 {
-    return *(PyObject **)((char *)node + layout.offset[i]);
+    return *(PyObject **)((char *)node + L->offset[i]);
 }
 
 /* tree.entries()'s key -> (key, value) index of a mapping, made here while the pairs are
@@ -211,7 +217,7 @@ slot(PyObject *node, int i)
  * else is left to entries(), which applies merges and refuses duplicates when a
  * mapping is first read, as before. */
 static int
-index_pairs(PyObject *node, PyObject *pairs)
+index_pairs(builder_t *b, PyObject *node, PyObject *pairs)
 {
     Py_ssize_t n = PyList_GET_SIZE(pairs);
     PyObject *index = PyDict_New();
@@ -220,9 +226,9 @@ index_pairs(PyObject *node, PyObject *pairs)
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *pair = PyList_GET_ITEM(pairs, i);
         PyObject *key = PyTuple_GET_ITEM(pair, 0);
-        PyObject *name = slot(key, S_VALUE);
-        if (slot(key, S_KIND) != SCALAR_KIND || !PyUnicode_CheckExact(name) ||
-            (slot(key, S_STYLE) == Py_None && PyUnicode_Compare(name, MERGE_KEY) == 0)) {
+        PyObject *name = slot(&b->L, key, S_VALUE);
+        if (slot(&b->L, key, S_KIND) != b->scalar_kind || !PyUnicode_CheckExact(name) ||
+            (slot(&b->L, key, S_STYLE) == Py_None && PyUnicode_Compare(name, MERGE_KEY) == 0)) {
             Py_DECREF(index);
             return 0;
         }
@@ -236,7 +242,7 @@ index_pairs(PyObject *node, PyObject *pairs)
             return 0;
         }
     }
-    set_slot(node, S_DICT, index);
+    set_slot(&b->L, node, S_DICT, index);
     return 0;
 }
 
@@ -271,7 +277,7 @@ close_collection(builder_t *b, Py_ssize_t end)
             PyList_SET_ITEM(value, i, pair);
         }
         Py_DECREF(f.children);
-        if (index_pairs(f.node, value) < 0) {
+        if (index_pairs(b, f.node, value) < 0) {
             Py_DECREF(value);
             Py_DECREF(f.node);
             return FAIL;
@@ -283,8 +289,8 @@ close_collection(builder_t *b, Py_ssize_t end)
         Py_DECREF(f.node);
         return FAIL;
     }
-    set_slot(f.node, S_END, pend);
-    set_slot(f.node, S_VALUE, value);
+    set_slot(&b->L, f.node, S_END, pend);
+    set_slot(&b->L, f.node, S_VALUE, value);
     Py_DECREF(f.node);
     return NONE;
 }
@@ -312,7 +318,7 @@ on_event(builder_t *b, yaml_event_t *ev, Py_ssize_t base, PyObject *const kinds[
             Py_DECREF(value);
             return BAIL;
         }
-        PyObject *node = new_node(kinds[0], start, base + (Py_ssize_t)ev->end_mark.index,
+        PyObject *node = new_node(&b->L, kinds[0], start, base + (Py_ssize_t)ev->end_mark.index,
                                   value, scalar_style(ev->data.scalar.style));
         return node == NULL ? FAIL : append(b, node);
     }
@@ -354,23 +360,40 @@ build(PyObject *Py_UNUSED(self), PyObject *args)
     }
     if (read_layout(type) < 0)
         return NULL;
-    SCALAR_KIND = PyTuple_GET_ITEM(kinds_tuple, 0); /* held by the caller's tuple */
     PyObject *const kinds[3] = {PyTuple_GET_ITEM(kinds_tuple, 0),
                                 PyTuple_GET_ITEM(kinds_tuple, 1),
                                 PyTuple_GET_ITEM(kinds_tuple, 2)};
+    if (!PyUnicode_CheckExact(text)) /* PyYAML's CParser refuses str subclasses */
+        Py_RETURN_NONE;
+    /* ASCII text is its own UTF-8; other text is encoded into a temporary bytes object,
+     * as PyYAML does (PyUnicode_AsUTF8AndSize would keep a copy attached to the str,
+     * doubling a whole file's text for the rest of the run) */
+    PyObject *encoded = NULL;
+    const char *utf8;
     Py_ssize_t size;
-    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &size);
-    if (utf8 == NULL) { /* lone surrogates: events.py reports them */
+    if (PyUnicode_IS_ASCII(text)) {
+        utf8 = PyUnicode_AsUTF8AndSize(text, &size);
+    }
+    else {
+        encoded = PyUnicode_AsUTF8String(text);
+        utf8 = encoded == NULL ? NULL : PyBytes_AS_STRING(encoded);
+        size = encoded == NULL ? 0 : PyBytes_GET_SIZE(encoded);
+    }
+    if (utf8 == NULL) { /* lone surrogates: events.py's path raises, as it always did */
         PyErr_Clear();
         Py_RETURN_NONE;
     }
     yaml_parser_t parser;
-    if (!yaml_parser_initialize(&parser))
+    if (!yaml_parser_initialize(&parser)) {
+        Py_XDECREF(encoded);
         return PyErr_NoMemory();
+    }
     yaml_parser_set_input_string(&parser, (const unsigned char *)utf8, (size_t)size);
     /* no yaml_parser_set_encoding: PyYAML leaves it to libyaml's detection too, which
      * skips a leading byte-order mark without counting it in the offsets */
-    builder_t b = {NULL, 0, 0, max_depth, PyList_New(0)};
+    builder_t b = {NULL, 0, 0, max_depth, PyList_New(0), layout, kinds[0]};
+    Py_INCREF(b.L.type);
+    unsigned long events = 0;
     int stop = b.roots == NULL ? FAIL : NONE;
     int done = 0;
     while (stop == NONE && !done) {
@@ -380,10 +403,16 @@ build(PyObject *Py_UNUSED(self), PyObject *args)
             break;
         }
         done = ev.type == YAML_STREAM_END_EVENT;
+        if ((++events & 4095) == 0 && PyErr_CheckSignals() < 0) {
+            yaml_event_delete(&ev);
+            stop = FAIL; /* KeyboardInterrupt, or what a handler raised */
+            break;
+        }
         stop = on_event(&b, &ev, base, kinds, max_scalar);
         yaml_event_delete(&ev);
     }
     yaml_parser_delete(&parser);
+    Py_XDECREF(encoded);
     if (stop == NONE && b.depth != 0)
         stop = BAIL;
     while (b.depth > 0) {
@@ -392,6 +421,7 @@ build(PyObject *Py_UNUSED(self), PyObject *args)
         Py_DECREF(b.stack[b.depth].children);
     }
     PyMem_Free(b.stack);
+    Py_DECREF(b.L.type);
     if (stop == NONE)
         return b.roots;
     Py_XDECREF(b.roots);
