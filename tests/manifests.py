@@ -472,3 +472,11 @@ def load_objects(data: bytes | str) -> list[dict[str, Any]]:
         elif isinstance(doc, dict):
             out.append(doc)
     return out
+
+
+def big_stream(count: int, value: str = "v") -> bytes:
+    """``count`` small ConfigMaps: an input over the size where big-input notes apply."""
+    return b"---\n".join(
+        f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{i}\ndata:\n  k: {value}\n".encode()
+        for i in range(count)
+    )

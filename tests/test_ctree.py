@@ -22,7 +22,7 @@ import pytest
 from conftest import CORPUS, IN_CI, ROOT, SHARED, run_cmhash
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from manifests import Stream, Style, render, streams, styles
+from manifests import Stream, Style, big_stream, render, streams, styles
 from test_bad_inputs import CATALOGUE
 
 from cmhash.errors import NodeError
@@ -321,12 +321,7 @@ def test_whole_runs_are_the_same_without_it(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_without_it_a_note_under_verbose(tmp_path: Path) -> None:
     big = tmp_path / "big.yaml"
-    big.write_bytes(
-        b"---\n".join(
-            f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{i}\ndata:\n  k: v\n".encode()
-            for i in range(20000)
-        )
-    )
+    big.write_bytes(big_stream(20000))
 
     def run(flag: str) -> subprocess.CompletedProcess[str]:
         env = {**os.environ, "CMHASH_CTREE": flag}

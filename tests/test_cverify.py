@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT, run_cmhash
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from manifests import Stream, Style, render, streams, styles
+from manifests import Stream, Style, big_stream, render, streams, styles
 
 from cmhash.analyze.kinds import DEFAULT_TABLE
 from cmhash.write import cverify
@@ -126,12 +126,7 @@ def test_generated_streams_are_the_same_with_and_without(stream: Stream, style: 
 
 def test_without_rapidyaml_a_note_under_verbose(tmp_path: Path) -> None:
     big = tmp_path / "big.yaml"
-    big.write_bytes(
-        b"---\n".join(
-            f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{i}\ndata:\n  k: '{'x' * 200}'\n".encode()
-            for i in range(5000)
-        )
-    )
+    big.write_bytes(big_stream(5000, "'" + "x" * 200 + "'"))
     res = run_cmhash(["--no-config", "-v", str(big)], env={"CMHASH_RAPIDYAML": "0"})
     assert res.code == 0
     assert "note: rapidyaml is not installed (or CMHASH_RAPIDYAML=0)" in res.stderr
