@@ -24,6 +24,8 @@ class Node:
     character offsets in the source text.
     """
 
+    # parse/_ctree.c fills exactly these slots without calling __init__ (it refuses a
+    # class with other slots): keep __init__ to these plain assignments
     __slots__ = ("_dict", "anchor", "end", "kind", "start", "style", "tag", "value")
 
     def __init__(
