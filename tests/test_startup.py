@@ -53,3 +53,18 @@ def test_an_inject_run_imports_only_what_it_needs() -> None:
         if any(m == name or m.startswith(name + ".") for m in loaded)
     }
     assert not unexpected, unexpected
+
+
+def test_with_the_c_tree_builder_pyyaml_is_not_imported() -> None:
+    """The C tree builder (parse/_ctree.c) builds every document of a plain chart, and
+    the tree self-check (write/treecheck.py) verifies its edits: PyYAML (~10 ms) is left
+    for the documents and checks that need its events."""
+    import pytest
+
+    pytest.importorskip("cmhash.parse._ctree")
+    run = _imported(
+        "import sys; from cmhash.cli import main; sys.argv = ['cmhash', '--no-config', "
+        "'examples/app.yaml']\ntry:\n    main()\nexcept SystemExit:\n    pass"
+    )
+    assert "yaml" not in run
+    assert "cmhash.parse._ctree" in run

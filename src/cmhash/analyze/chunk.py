@@ -40,6 +40,7 @@ from cmhash.read.classify import classify, may_hold_secret, refuse_ambiguous
 from cmhash.read.source import SourceText, newline_at
 from cmhash.read.split import Chunk, split_chunks
 from cmhash.settings import Settings
+from cmhash.write import treecheck
 from cmhash.write.edit import PLACEHOLDER, Edit, annotation_edit, apply_edits, inside_aliased
 from cmhash.write.verify import verify_edits
 
@@ -296,12 +297,18 @@ def _verify(
     failure is kept and raised only if one of these edits is really made."""
     edits = [w.edit for _, w in candidates if w.edit is not None]
     new_text = apply_edits(text, edits, base=info.chunk.start)
-    if settings.cpp_verify and len(candidates) == 1 and candidates[0][0] == 0:
-        from cmhash.write import cverify
-
+    if len(candidates) == 1 and candidates[0][0] == 0:
         kind = candidates[0][1].kind
-        if cverify.verify(text, new_text, kind, settings.annotation_key, PLACEHOLDER):
-            return  # verified in C++; anything it cannot tell goes on to Python
+        if settings.cpp_verify:
+            from cmhash.write import cverify
+
+            if cverify.verify(text, new_text, kind, settings.annotation_key, PLACEHOLDER):
+                return  # verified in C++; anything it cannot tell goes on
+        be = backend(settings.parser)
+        if treecheck.verify(
+            roots, new_text, info.chunk.start, kind, settings.annotation_key, PLACEHOLDER, be
+        ):
+            return  # verified on C-built trees; anything it cannot tell goes to verify.py
     try:
         verify_edits(
             src,

@@ -28,23 +28,43 @@ _STANDARD_TAGS = frozenset(
 )
 
 
+_Parts = tuple[Callable[[str], Any], Any, type[BaseException], type[BaseException]]
+
+
 class _Backend:
-    """Event classes of one parser library, and how to run it."""
+    """Event classes of one parser library, and how to run it. ``load`` returns them:
+    (run, events module, error, reader error); it is called on first use, so a run
+    whose documents the C tree builder all builds never imports the event parser."""
+
+    run: Callable[[str], Any]  # text -> a zero-argument callable: the next event or None
+    error: type[BaseException]
+    reader_error: type[BaseException]
+    scalar: type
+    mstart: type
+    sstart: type
+    mend: type
+    send: type
+    alias: type
+    framing: frozenset[type]
 
     def __init__(
         self,
         name: str,
-        run: Callable[[str], Any],
-        module: Any,
-        error: type[BaseException],
-        reader_error: type[BaseException],
+        load: Callable[[], _Parts],
         ctree: Callable[..., list[Node] | None] | None = None,
     ) -> None:
         self.name = name
         self.ctree = ctree  # the tree built in C (parse/_ctree.c), or None
-        self.run = run  # text -> a zero-argument callable returning the next event or None
-        self.error = error
-        self.reader_error = reader_error
+        self._load: Callable[[], _Parts] | None = load
+
+    def __getattr__(self, attr: str) -> Any:
+        """The event machinery, loaded when first asked for."""
+        load = self.__dict__.get("_load")
+        if load is None or attr.startswith("__"):
+            raise AttributeError(attr)
+        self._load = None
+        run, module, self.error, self.reader_error = load()
+        self.run = run
         self.scalar = module.ScalarEvent
         self.mstart = module.MappingStartEvent
         self.sstart = module.SequenceStartEvent
@@ -59,12 +79,13 @@ class _Backend:
                 module.DocumentEndEvent,
             )
         )
+        return getattr(self, attr)
 
 
 _BACKENDS: dict[str, _Backend] = {}
 
 
-def _fast_backend() -> _Backend | None:
+def _libyaml_parts() -> _Parts | None:
     try:
         import yaml
         from yaml import events
@@ -76,9 +97,17 @@ def _fast_backend() -> _Backend | None:
     def run(text: str) -> Callable[[], Any]:
         return loader_cls(text).get_event
 
-    return _Backend(
-        "fast", run, events, yaml.MarkedYAMLError, yaml.reader.ReaderError, _ctree_build()
-    )
+    return run, events, yaml.MarkedYAMLError, yaml.reader.ReaderError
+
+
+def _fast_backend() -> _Backend | None:
+    ctree = _ctree_build()
+    if ctree is not None:
+        # PyYAML is imported only for a document the C builder hands back (or for
+        # verify.py); without libyaml in PyYAML, those take ruamel's events
+        return _Backend("fast", lambda: _libyaml_parts() or _ruamel_parts(), ctree)
+    parts = _libyaml_parts()
+    return None if parts is None else _Backend("fast", lambda: parts)
 
 
 def ctree_available() -> bool:
@@ -100,7 +129,7 @@ def _ctree_build() -> Callable[..., list[Node] | None] | None:
     return build
 
 
-def _exact_backend() -> _Backend:
+def _ruamel_parts() -> _Parts:
     from ruamel.yaml import YAML, events
     from ruamel.yaml.error import MarkedYAMLError
     from ruamel.yaml.reader import ReaderError
@@ -109,7 +138,11 @@ def _exact_backend() -> _Backend:
         events = iter(YAML(typ="safe", pure=True).parse(text))
         return lambda: next(events, None)
 
-    return _Backend("exact", run, events, MarkedYAMLError, ReaderError)
+    return run, events, MarkedYAMLError, ReaderError
+
+
+def _exact_backend() -> _Backend:
+    return _Backend("exact", _ruamel_parts)
 
 
 def backend(name: str) -> _Backend:
