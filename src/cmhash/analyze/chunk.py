@@ -297,6 +297,7 @@ def _verify(
     failure is kept and raised only if one of these edits is really made."""
     edits = [w.edit for _, w in candidates if w.edit is not None]
     new_text = apply_edits(text, edits, base=info.chunk.start)
+    be = backend(settings.parser)
     if len(candidates) == 1 and candidates[0][0] == 0:
         kind = candidates[0][1].kind
         if settings.cpp_verify:
@@ -304,10 +305,8 @@ def _verify(
 
             if cverify.verify(text, new_text, kind, settings.annotation_key, PLACEHOLDER):
                 return  # verified in C++; anything it cannot tell goes on
-        be = backend(settings.parser)
-        if treecheck.verify(
-            roots, new_text, info.chunk.start, kind, settings.annotation_key, PLACEHOLDER, be
-        ):
+        key, start = settings.annotation_key, info.chunk.start
+        if treecheck.verify(roots, new_text, start, kind, key, PLACEHOLDER, be.ctree):
             return  # verified on C-built trees; anything it cannot tell goes to verify.py
     try:
         verify_edits(
@@ -318,7 +317,7 @@ def _verify(
             new_text,
             [(pos, w.kind, PLACEHOLDER) for pos, w in candidates],
             settings.annotation_key,
-            backend(settings.parser),
+            be,
         )
     except NodeError as exc:
         info.verify_error = (exc.public if secret else exc.message, exc.offset)

@@ -10,7 +10,9 @@
  * a tag, a scalar over the size limit, nesting over the depth limit, text that is not
  * UTF-8-encodable -- returns None, and events.py parses the chunk again on its own path,
  * which reports errors and handles the rest exactly as before. So this module never
- * decides anything on its own; it is only a faster way to the same tree.
+ * decides anything on its own; it is only a faster way to the same tree. Two extras: a
+ * plain mapping gets tree.entries()' key index (_dict) as it is built, and Python signal
+ * handlers run every 4,096 events, as they would between PyYAML's events.
  *
  * build(text, base, node_type, kinds, max_depth, max_scalar) -> list[Node] | None
  *   kinds: the (scalar, seq, map) kind strings of parse/tree.py.
@@ -80,7 +82,7 @@ new_node(const layout_t *L, PyObject *kind, Py_ssize_t start, Py_ssize_t end, Py
     PyTypeObject *type = L->type;
     PyObject *node = type->tp_alloc(type, 0);
     PyObject *pstart = PyLong_FromSsize_t(start);
-    PyObject *pend = end < 0 ? PyLong_FromLong(-1) : PyLong_FromSsize_t(end);
+    PyObject *pend = PyLong_FromSsize_t(end); /* -1 while a collection is open */
     if (node == NULL || pstart == NULL || pend == NULL || value == NULL || style == NULL) {
         Py_XDECREF(node);
         Py_XDECREF(pstart);

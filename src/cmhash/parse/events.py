@@ -51,10 +51,10 @@ class _Backend:
         self,
         name: str,
         load: Callable[[], _Parts],
-        ctree: Callable[..., list[Node] | None] | None = None,
+        ctree: Callable[[str, int], list[Node] | None] | None = None,
     ) -> None:
         self.name = name
-        self.ctree = ctree  # the tree built in C (parse/_ctree.c), or None
+        self.ctree = ctree  # (text, base) -> roots built in C (parse/_ctree.c), or None
         self._load: Callable[[], _Parts] | None = load
 
     def __getattr__(self, attr: str) -> Any:
@@ -112,20 +112,26 @@ def _fast_backend() -> _Backend | None:
 
 def ctree_available() -> bool:
     """Whether the fast backend builds its trees in C (parse/_ctree.c)."""
-    be = backend("fast")
-    return be.name == "fast" and be.ctree is not None
+    return backend("fast").ctree is not None
 
 
-def _ctree_build() -> Callable[..., list[Node] | None] | None:
-    """parse/_ctree.c's ``build``: libyaml straight to the tree. None when the extension
-    was not built (no C compiler or libyaml headers at install) or ``CMHASH_CTREE=0``."""
+def _ctree_build() -> Callable[[str, int], list[Node] | None] | None:
+    """parse/_ctree.c's ``build`` for our Node class and limits: (text, base) -> the
+    roots, or None to parse on the event path. None when the extension was not built (no
+    C compiler or libyaml headers at install) or ``CMHASH_CTREE=0``."""
     if os.environ.get("CMHASH_CTREE") == "0":
         return None
     try:
         from cmhash.parse import _ctree  # type: ignore[attr-defined]
     except ImportError:
         return None
-    build: Callable[..., list[Node] | None] = _ctree.build
+    c_build = _ctree.build
+    kinds = (SCALAR, SEQ, MAP)
+
+    def build(text: str, base: int) -> list[Node] | None:
+        built: list[Node] | None = c_build(text, base, Node, kinds, MAX_DEPTH, MAX_SCALAR)
+        return built
+
     return build
 
 
@@ -167,14 +173,13 @@ class Roots(list[Node]):
         self.aliased = []
 
 
-_KINDS = (SCALAR, SEQ, MAP)
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 
 
 def parse_chunk(text: str, base: int, be: _Backend) -> Roots:
     """Parse one chunk; return its document root nodes (offsets shifted by ``base``)."""
     if be.ctree is not None:
-        built = be.ctree(text, base, Node, _KINDS, MAX_DEPTH, MAX_SCALAR)
+        built = be.ctree(text, base)
         if built is not None:
             roots = Roots()
             roots[:] = built

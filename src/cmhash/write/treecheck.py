@@ -14,23 +14,28 @@ message is the one users see).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from cmhash.analyze.kinds import WorkloadKind
 from cmhash.errors import NodeError
-from cmhash.parse.events import Roots, _Backend
-from cmhash.parse.limits import MAX_DEPTH, MAX_SCALAR
+from cmhash.parse.events import Roots
 from cmhash.parse.tree import MAP, SCALAR, SEQ, Node, get
-
-_KINDS = (SCALAR, SEQ, MAP)
 
 
 def verify(
-    roots: Roots, new_text: str, base: int, kind: WorkloadKind, key: str, value: str, be: _Backend
+    roots: Roots,
+    new_text: str,
+    base: int,
+    kind: WorkloadKind,
+    key: str,
+    value: str,
+    ctree: Callable[[str, int], list[Node] | None] | None,
 ) -> bool | None:
     """True when the edited document is the original plus our annotation; None when this
-    path cannot tell."""
-    if be.ctree is None or len(roots) != 1 or roots.aliased:
+    path cannot tell. ``ctree``: the backend's C builder (None: this path cannot tell)."""
+    if ctree is None or len(roots) != 1 or roots.aliased:
         return None
-    built = be.ctree(new_text, base, Node, _KINDS, MAX_DEPTH, MAX_SCALAR)
+    built = ctree(new_text, base)
     if built is None or len(built) != 1:
         return None
     try:
@@ -58,30 +63,24 @@ def _verify(old: Node, new: Node, kind: WorkloadKind, key: str, value: str) -> b
     mine = ours[0]
     if mine.kind != SCALAR or mine.style != '"' or mine.tag is not None or mine.value != value:
         return None
-    # the original as the edit should leave it, against the edited tree without ours
-    if old_ann is not None:
-        if not _same_pairs(
-            [p for p in old_ann.value if not _names(p[0], key)], _without(new_ann, key)
-        ):
-            return None
-        skip_meta: str | None = None
-    else:
+    # the original as the edit should leave it, against the edited tree without ours;
+    # a level the edit created (annotations, metadata) must hold only what leads to ours
+    if old_ann is None:
         if len(new_ann.value) != 1:
             return None
-        skip_meta = "annotations"
-    if old_meta is None:
-        if len(new_meta.value) != 1 or skip_meta is None:
-            return None
-        same = _same_pairs(old_t.value, _without(new_t, "metadata"))
-        return (same and _same_rest(old, new, kind)) or None
-    old_meta_pairs = old_meta.value if skip_meta is not None else _without(old_meta, "annotations")
-    new_meta_pairs = _without(new_meta, "annotations")
-    if not _same_pairs(old_meta_pairs, new_meta_pairs):
+    elif not _same_pairs(_without(old_ann, key), _without(new_ann, key)):
         return None
-    return (
-        _same_pairs(_without(old_t, "metadata"), _without(new_t, "metadata"))
-        and _same_rest(old, new, kind)
-    ) or None
+    if old_meta is None:
+        if len(new_meta.value) != 1:
+            return None
+        old_template_pairs = old_t.value
+    else:
+        old_meta_pairs = old_meta.value if old_ann is None else _without(old_meta, "annotations")
+        if not _same_pairs(old_meta_pairs, _without(new_meta, "annotations")):
+            return None
+        old_template_pairs = _without(old_t, "metadata")
+    same = _same_pairs(old_template_pairs, _without(new_t, "metadata"))
+    return (same and _same_rest(old, new, kind)) or None
 
 
 def _same_rest(old: Node, new: Node, kind: WorkloadKind) -> bool:
