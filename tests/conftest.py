@@ -115,6 +115,7 @@ def run_cmhash(
             os.chdir(cwd)
         if env:
             os.environ.update(env)
+            _forget_backends()  # CMHASH_CTREE is read when a backend is first made
         try:
             main(args)
             code = 0
@@ -128,7 +129,16 @@ def run_cmhash(
         os.chdir(old_cwd)
         os.environ.clear()
         os.environ.update(old_env)
+        if env:
+            _forget_backends()
     return Result(code, out, err.decode("utf-8"))
+
+
+def _forget_backends() -> None:
+    from cmhash.parse import events
+
+    events._BACKENDS.clear()
+    events.ctree_same_pairs.cache_clear()
 
 
 @pytest.fixture

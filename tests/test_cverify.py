@@ -99,8 +99,17 @@ def test_what_it_does_not_take() -> None:
 
 
 def _both(data: bytes, *args: str) -> None:
-    on = run_cmhash(["--no-config", *args, "-"], stdin=data, env={"CMHASH_RAPIDYAML": "1"})
-    off = run_cmhash(["--no-config", *args, "-"], stdin=data, env={"CMHASH_RAPIDYAML": "0"})
+    """Without the C tree builder (which has its own, faster check: treecheck.py), with
+    rapidyaml's check on every input size and without it."""
+    runs = [
+        run_cmhash(
+            ["--no-config", *args, "-"],
+            stdin=data,
+            env={"CMHASH_RAPIDYAML": flag, "CMHASH_CTREE": "0"},
+        )
+        for flag in ("1", "0")
+    ]
+    on, off = runs
     assert (on.code, on.stdout, on.stderr) == (off.code, off.stdout, off.stderr)
 
 
@@ -127,10 +136,14 @@ def test_generated_streams_are_the_same_with_and_without(stream: Stream, style: 
 def test_without_rapidyaml_a_note_under_verbose(tmp_path: Path) -> None:
     big = tmp_path / "big.yaml"
     big.write_bytes(big_stream(5000, "'" + "x" * 200 + "'"))
-    res = run_cmhash(["--no-config", "-v", str(big)], env={"CMHASH_RAPIDYAML": "0"})
+    env = {"CMHASH_RAPIDYAML": "0", "CMHASH_CTREE": "0"}
+    res = run_cmhash(["--no-config", "-v", str(big)], env=env)
     assert res.code == 0
     assert "note: rapidyaml is not installed (or CMHASH_RAPIDYAML=0)" in res.stderr
     assert "rapidyaml" not in run_cmhash(["--no-config", "-v", str(big)]).stderr
+    # with the C tree builder, rapidyaml is not needed: no note
+    res = run_cmhash(["--no-config", "-v", str(big)], env={"CMHASH_RAPIDYAML": "0"})
+    assert res.code == 0 and "rapidyaml" not in res.stderr
 
 
 def test_rapidyaml_prints_nothing_of_its_own(tmp_path: Path) -> None:
@@ -149,7 +162,7 @@ def test_rapidyaml_prints_nothing_of_its_own(tmp_path: Path) -> None:
         subprocess.run(
             [sys.executable, "-m", "cmhash", "--no-config", str(manifest)],
             capture_output=True,
-            env={"CMHASH_RAPIDYAML": flag, "PATH": "/usr/bin:/bin"},
+            env={"CMHASH_RAPIDYAML": flag, "CMHASH_CTREE": "0", "PATH": "/usr/bin:/bin"},
             check=False,
         )
         for flag in ("1", "0")

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 from conftest import ROOT
+from manifests import big_stream
 
 # imported only on the paths that need them
 LAZY = {
@@ -67,4 +69,28 @@ def test_with_the_c_tree_builder_pyyaml_is_not_imported() -> None:
         "'examples/app.yaml']\ntry:\n    main()\nexcept SystemExit:\n    pass"
     )
     assert "yaml" not in run
+    assert "cmhash.parse._ctree" in run
+
+
+def test_with_the_c_tree_builder_a_big_input_does_not_import_rapidyaml(tmp_path: Path) -> None:
+    """rapidyaml's self-check (write/cverify.py) is the fallback for installs without the
+    C tree builder; with it, treecheck.py checks every plain edit, faster, and neither
+    rapidyaml nor PyYAML is imported even for a big input."""
+    import pytest
+
+    pytest.importorskip("cmhash.parse._ctree")
+    pytest.importorskip("ryml")
+    big = tmp_path / "big.yaml"
+    deployment = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  template:\n"
+        "    spec:\n      containers:\n      - name: c\n        envFrom:\n"
+        "        - configMapRef: {name: c1}\n"
+    )
+    big.write_bytes(big_stream(3000, "x" * 300) + b"\n---\n" + deployment.encode())
+    assert big.stat().st_size >= 1 << 20  # the size where rapidyaml used to be imported
+    run = _imported(
+        "import sys; from cmhash.cli import main; sys.argv = ['cmhash', '--no-config', "
+        f"'--workers', '1', {str(big)!r}]\ntry:\n    main()\nexcept SystemExit:\n    pass"
+    )
+    assert "ryml" not in run and "yaml" not in run
     assert "cmhash.parse._ctree" in run

@@ -118,3 +118,79 @@ def test_never_accepts_what_verify_py_refuses(
         new = new[:at] + text + new[at + (1 if text != "a" else 0) :]
     if check(old, new) is True:
         assert python_accepts(old, new), new
+
+
+# documents that differ in one way each: value, style, tag, anchor, kind, order, length,
+# flow/block, aliases (these take the event path: alias nodes in the tree)
+_VARIANTS = [
+    "a: 1\nb: [x, y]\n",
+    "a: 1\nb: [x, 'y']\n",
+    'a: 1\nb: [x, "y"]\n',
+    "a: 1\nb: [x, y, z]\n",
+    "a: 1\nb: [x]\n",
+    "a: 1\nb:\n- x\n- y\n",
+    "a: '1'\nb: [x, y]\n",
+    "a: !!str 1\nb: [x, y]\n",
+    "a: &n 1\nb: [x, y]\n",
+    "a: &n 1\nb: [*n, y]\n",
+    "a: &n 1\nb: [*n, *n]\n",
+    "b: [x, y]\na: 1\n",
+    "a: 1\nb: {x: y}\n",
+    "a: 1\nb: {x: z}\n",
+    "a: 1\nb: {x: y, z: w}\n",
+    "a: 1\nb:\n  x: y\n",
+    "a: |\n  1\nb: [x, y]\n",
+    "a: >\n  1\nb: [x, y]\n",
+    "a: 1\nb: [x, y]\nc:\n",
+    "a: 1\nb: [x, y]\nc: null\n",
+    "a: 1\nb: [[x], y]\n",
+    "a: 1\nb: [[x, y]]\n",
+    "? [k]\n: 1\nb: [x, y]\n",
+    "a: 1\n? [k]\n: [x, y]\n",
+    "a: ü\nb: [x, y]\n",
+]
+
+
+def _pairs(text: str) -> list[tuple[treecheck.Node, treecheck.Node]]:
+    roots = events.parse_chunk(text, 0, BE)
+    pairs: list[tuple[treecheck.Node, treecheck.Node]] = roots[0].value
+    return pairs
+
+
+@pytest.mark.parametrize("a", _VARIANTS)
+def test_the_c_tree_comparison_is_the_python_one(a: str) -> None:
+    """parse/_ctree.c's same_pairs against treecheck._same_pairs, its reference, on every
+    pair of variants (each equal to itself, parsed twice: different offsets)."""
+    same = events.ctree_same_pairs()
+    assert same is not None
+    for b in _VARIANTS:
+        pa, pb = _pairs(a), _pairs(b)
+        expected = treecheck._same_pairs(pa, pb)
+        assert same(pa, pb) is expected, (a, b)
+        assert expected is (a == b) or "*n" in a + b, (a, b)  # an alias is never the same
+
+
+def test_the_c_tree_comparison_on_the_corpus() -> None:
+    from conftest import ROOT
+
+    same = events.ctree_same_pairs()
+    assert same is not None
+    texts = [p.read_text() for p in sorted((ROOT / "tests" / "corpus").rglob("*.yaml"))[:20]]
+    docs = [r for t in texts for r in events.parse_chunk(t, 0, BE) if r.kind == "map"]
+    assert len(docs) > 20
+    for a, b in zip(docs, docs[1:] + docs[:1], strict=True):
+        assert same(a.value, a.value) is True
+        assert same(a.value, b.value) is treecheck._same_pairs(a.value, b.value)
+
+
+def test_the_c_tree_comparison_refuses_what_is_not_a_tree() -> None:
+    same = events.ctree_same_pairs()
+    assert same is not None
+    pairs = _pairs("a: 1\n")
+    with pytest.raises(TypeError):
+        same(pairs, [("a", "1")])  # type: ignore[list-item]
+    with pytest.raises(TypeError):
+        same(pairs, "a")  # type: ignore[arg-type]
+    assert same([], []) is True
+    deep = "a: " + "[" * 900 + "]" * 900 + "\n"
+    assert same(_pairs(deep), _pairs(deep)) is True

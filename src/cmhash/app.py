@@ -19,7 +19,7 @@ from cmhash.analyze.summaries import ConfigInfo, DocInfo, WorkloadInfo
 from cmhash.errors import CmhashError, InputError
 from cmhash.findings import Finding
 from cmhash.model import Level
-from cmhash.parse.events import ctree_available
+from cmhash.parse.events import backend, ctree_available
 from cmhash.plan.index import ConfigIndex, build_index
 from cmhash.plan.resolve import WorkloadPlan, plan_workload
 from cmhash.progress import Progress
@@ -71,7 +71,10 @@ def analyze(
     per_source: list[list[DocInfo]] = [[] for _ in sources]
     content = False
     total = sum(len(s.text) for s in sources)
-    settings = settings._replace(cpp_verify=cverify.wanted(total))
+    # rapidyaml's self-check only where the C tree builder is missing (treecheck.py
+    # does the same check faster on the trees it builds)
+    cpp = backend(settings.parser).ctree is None and cverify.wanted(total)
+    settings = settings._replace(cpp_verify=cpp)
     n = pool.worker_count(settings, total)
     if n <= 1 or not pool.can_fork():
         progress = Progress(total, None, 1, settings.progress)
@@ -137,10 +140,12 @@ def _run(
             "and libyaml's headers, e.g. Debian's libyaml-dev), or CMHASH_CTREE=0: "
             "parsing goes through PyYAML, which is slower on big inputs"
         )
-    if settings.verbose and big and cverify.rapidyaml() is None:
+    no_ctree = backend(settings.parser).ctree is None
+    if settings.verbose and big and no_ctree and cverify.rapidyaml() is None:
         notes.append(
-            "rapidyaml is not installed (or CMHASH_RAPIDYAML=0): the self-check runs "
-            "in Python, which is slower on big inputs (pip install 'cmhash[fast]')"
+            "rapidyaml is not installed (or CMHASH_RAPIDYAML=0) and there is no C tree "
+            "builder: the self-check runs in Python, which is slower on big inputs "
+            "(pip install 'cmhash[fast]')"
         )
     settings = _with_helm_namespace(sources, docs, settings, notes)
     findings: list[Finding] = []

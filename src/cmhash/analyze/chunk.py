@@ -299,15 +299,14 @@ def _verify(
     new_text = apply_edits(text, edits, base=info.chunk.start)
     be = backend(settings.parser)
     if len(candidates) == 1 and candidates[0][0] == 0:
-        kind = candidates[0][1].kind
-        if settings.cpp_verify:
+        kind, key, start = candidates[0][1].kind, settings.annotation_key, info.chunk.start
+        if treecheck.verify(roots, new_text, start, kind, key, PLACEHOLDER, be.ctree):
+            return  # verified on C-built trees; anything it cannot tell goes on
+        if settings.cpp_verify:  # without the C tree builder, rapidyaml's check
             from cmhash.write import cverify
 
-            if cverify.verify(text, new_text, kind, settings.annotation_key, PLACEHOLDER):
-                return  # verified in C++; anything it cannot tell goes on
-        key, start = settings.annotation_key, info.chunk.start
-        if treecheck.verify(roots, new_text, start, kind, key, PLACEHOLDER, be.ctree):
-            return  # verified on C-built trees; anything it cannot tell goes to verify.py
+            if cverify.verify(text, new_text, kind, key, PLACEHOLDER):
+                return  # verified in C++; anything it cannot tell goes to verify.py
     try:
         verify_edits(
             src,

@@ -432,9 +432,113 @@ build(PyObject *Py_UNUSED(self), PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* Tree equality for write/treecheck.py: two nodes are the same when kind, style, tag,
+ * anchor and value are equal (mappings pair by pair in order, sequences item by item);
+ * offsets do not count. The reference is treecheck._same_py; this is the same walk
+ * without a Python frame per node. An alias node is never the same as anything (the C
+ * builder never makes one; treecheck hands such trees to verify.py). */
+static int same_node(const layout_t *L, PyObject *const kinds[3], PyObject *a, PyObject *b);
+
+static int
+same_items(const layout_t *L, PyObject *const kinds[3], PyObject *a, PyObject *b, int pairs)
+{
+    if (!PyList_Check(a) || !PyList_Check(b)) {
+        PyErr_SetString(PyExc_TypeError, "_ctree.same: a collection's value is not a list");
+        return -1;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(a);
+    if (n != PyList_GET_SIZE(b))
+        return 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *x = PyList_GET_ITEM(a, i), *y = PyList_GET_ITEM(b, i);
+        int r;
+        if (pairs) {
+            if (!PyTuple_Check(x) || !PyTuple_Check(y) || PyTuple_GET_SIZE(x) != 2 ||
+                PyTuple_GET_SIZE(y) != 2) {
+                PyErr_SetString(PyExc_TypeError, "_ctree.same: a mapping entry is not a pair");
+                return -1;
+            }
+            r = same_node(L, kinds, PyTuple_GET_ITEM(x, 0), PyTuple_GET_ITEM(y, 0));
+            if (r > 0)
+                r = same_node(L, kinds, PyTuple_GET_ITEM(x, 1), PyTuple_GET_ITEM(y, 1));
+        }
+        else {
+            r = same_node(L, kinds, x, y);
+        }
+        if (r <= 0)
+            return r;
+    }
+    return 1;
+}
+
+static int
+same_node(const layout_t *L, PyObject *const kinds[3], PyObject *a, PyObject *b)
+{
+    if (Py_TYPE(a) != L->type || Py_TYPE(b) != L->type) {
+        PyErr_SetString(PyExc_TypeError, "_ctree.same: not a Node");
+        return -1;
+    }
+    static const int compared[] = {S_KIND, S_STYLE, S_TAG, S_ANCHOR, S_VALUE};
+    for (int i = 0; i < 5; i++) {
+        if (slot(L, a, compared[i]) == NULL || slot(L, b, compared[i]) == NULL) {
+            PyErr_SetString(PyExc_TypeError, "_ctree.same: a Node slot is unset");
+            return -1;
+        }
+    }
+    for (int i = 0; i < 4; i++) {
+        int r = PyObject_RichCompareBool(slot(L, a, compared[i]), slot(L, b, compared[i]),
+                                         Py_EQ);
+        if (r <= 0)
+            return r;
+    }
+    PyObject *kind = slot(L, a, S_KIND), *va = slot(L, a, S_VALUE), *vb = slot(L, b, S_VALUE);
+    int r = PyObject_RichCompareBool(kind, kinds[0], Py_EQ);
+    if (r != 0)
+        return r < 0 ? r : PyObject_RichCompareBool(va, vb, Py_EQ);
+    int is_map = PyObject_RichCompareBool(kind, kinds[2], Py_EQ);
+    int is_seq = is_map ? 0 : PyObject_RichCompareBool(kind, kinds[1], Py_EQ);
+    if (is_map < 0 || is_seq < 0)
+        return -1;
+    if (!is_map && !is_seq)
+        return 0; /* an alias */
+    if (Py_EnterRecursiveCall(" in _ctree.same"))
+        return -1;
+    r = same_items(L, kinds, va, vb, is_map);
+    Py_LeaveRecursiveCall();
+    return r;
+}
+
+static PyObject *
+same_pairs(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *a, *b, *kinds_tuple;
+    PyTypeObject *type;
+    if (!PyArg_ParseTuple(args, "OOO!O!", &a, &b, &PyType_Type, &type, &PyTuple_Type,
+                          &kinds_tuple))
+        return NULL;
+    if (PyTuple_GET_SIZE(kinds_tuple) != 3) {
+        PyErr_SetString(PyExc_ValueError, "_ctree: kinds is (scalar, seq, map)");
+        return NULL;
+    }
+    if (read_layout(type) < 0)
+        return NULL;
+    layout_t L = layout; /* this call's copy, as in build() */
+    Py_INCREF(L.type);
+    PyObject *const kinds[3] = {PyTuple_GET_ITEM(kinds_tuple, 0),
+                                PyTuple_GET_ITEM(kinds_tuple, 1),
+                                PyTuple_GET_ITEM(kinds_tuple, 2)};
+    int r = same_items(&L, kinds, a, b, 1);
+    Py_DECREF(L.type);
+    if (r < 0)
+        return NULL;
+    return PyBool_FromLong(r);
+}
+
 static PyMethodDef methods[] = {
     {"build", build, METH_VARARGS,
      "build(text, base, node_type, kinds, max_depth, max_scalar) -> list | None"},
+    {"same_pairs", same_pairs, METH_VARARGS,
+     "same_pairs(pairs_a, pairs_b, node_type, kinds) -> bool: equal mapping entries"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -135,6 +135,27 @@ def _ctree_build() -> Callable[[str, int], list[Node] | None] | None:
     return build
 
 
+SamePairs = Callable[[list[tuple[Node, Node]], list[tuple[Node, Node]]], bool]
+
+
+@functools.cache
+def ctree_same_pairs() -> SamePairs | None:
+    """parse/_ctree.c's ``same_pairs`` for our Node class: whether two mappings' entries
+    are the same trees, offsets aside (write/treecheck.py). None without the extension."""
+    if _ctree_build() is None:
+        return None
+    from cmhash.parse import _ctree  # type: ignore[attr-defined]
+
+    c_same = _ctree.same_pairs
+    kinds = (SCALAR, SEQ, MAP)
+
+    def same_pairs(a: list[tuple[Node, Node]], b: list[tuple[Node, Node]]) -> bool:
+        same: bool = c_same(a, b, Node, kinds)
+        return same
+
+    return same_pairs
+
+
 def _ruamel_parts() -> _Parts:
     from ruamel.yaml import YAML, events
     from ruamel.yaml.error import MarkedYAMLError

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from cmhash.analyze.kinds import WorkloadKind
 from cmhash.errors import NodeError
-from cmhash.parse.events import Roots
+from cmhash.parse.events import Roots, SamePairs, ctree_same_pairs
 from cmhash.parse.tree import MAP, SCALAR, SEQ, Node, get
 
 
@@ -38,13 +38,16 @@ def verify(
     built = ctree(new_text, base)
     if built is None or len(built) != 1:
         return None
+    same = ctree_same_pairs() or _same_pairs  # the C walk; _same_pairs is its reference
     try:
-        return _verify(roots[0], built[0], kind, key, value)
+        return _verify(roots[0], built[0], kind, key, value, same)
     except NodeError:  # a duplicate key or a bad merge on the way: verify.py says which
         return None
 
 
-def _verify(old: Node, new: Node, kind: WorkloadKind, key: str, value: str) -> bool | None:
+def _verify(
+    old: Node, new: Node, kind: WorkloadKind, key: str, value: str, same: SamePairs
+) -> bool | None:
     old_t, new_t = _at(old, kind.template_path), _at(new, kind.template_path)
     if old_t is None or new_t is None or old_t.kind != MAP or new_t.kind != MAP:
         return None
@@ -68,7 +71,7 @@ def _verify(old: Node, new: Node, kind: WorkloadKind, key: str, value: str) -> b
     if old_ann is None:
         if len(new_ann.value) != 1:
             return None
-    elif not _same_pairs(_without(old_ann, key), _without(new_ann, key)):
+    elif not same(_without(old_ann, key), _without(new_ann, key)):
         return None
     if old_meta is None:
         if len(new_meta.value) != 1:
@@ -76,14 +79,14 @@ def _verify(old: Node, new: Node, kind: WorkloadKind, key: str, value: str) -> b
         old_template_pairs = old_t.value
     else:
         old_meta_pairs = old_meta.value if old_ann is None else _without(old_meta, "annotations")
-        if not _same_pairs(old_meta_pairs, _without(new_meta, "annotations")):
+        if not same(old_meta_pairs, _without(new_meta, "annotations")):
             return None
         old_template_pairs = _without(old_t, "metadata")
-    same = _same_pairs(old_template_pairs, _without(new_t, "metadata"))
-    return (same and _same_rest(old, new, kind)) or None
+    equal = same(old_template_pairs, _without(new_t, "metadata"))
+    return (equal and _same_rest(old, new, kind, same)) or None
 
 
-def _same_rest(old: Node, new: Node, kind: WorkloadKind) -> bool:
+def _same_rest(old: Node, new: Node, kind: WorkloadKind, same: SamePairs) -> bool:
     """Everything outside the pod template: each level of the template path, without the
     next step (compared on its own)."""
     path = kind.template_path
@@ -91,7 +94,7 @@ def _same_rest(old: Node, new: Node, kind: WorkloadKind) -> bool:
         o, n = _at(old, path[:depth]), _at(new, path[:depth])
         if o is None or n is None or o.kind != MAP or n.kind != MAP:
             return False
-        if not _same_pairs(_without(o, step), _without(n, step)):
+        if not same(_without(o, step), _without(n, step)):
             return False
     return True
 
