@@ -1,16 +1,18 @@
 """The map stage, in forked worker processes for big inputs.
 
-Each worker inherits the sources' text (fork: shared, not copied), analyzes a contiguous
-batch of document chunks and sends back small summaries (DocInfo), never parse trees.
-Results come back in input order, so the first input error in input order wins, as in
-one process. Below ``PARALLEL_MIN_BYTES`` forking costs more than it saves.
-"""
+The parent and ``n - 1`` forked workers share the work: each claims the next batch of
+contiguous document chunks from one counter, so a process the machine slows down takes
+fewer. Workers inherit the sources' text (fork: shared, not copied) and send back small
+summaries (DocInfo), never parse trees; the parent's own batches need no pickling.
+Results are put back in input order, so the first input error in input order wins, as
+in one process. Below ``PARALLEL_MIN_BYTES`` forking costs more than it saves."""
 
 from __future__ import annotations
 
 import gc
 import os
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from cmhash.analyze.chunk import analyze_source
 from cmhash.analyze.kinds import KindTable
@@ -26,7 +28,8 @@ Work = tuple[int, int, Chunk]  # (source index, document index, chunk)
 Batch = list[Work]
 BatchResult = tuple[list[tuple[int, DocInfo]], bool] | CmhashError
 
-_WORK: tuple[list[SourceText], KindTable, Settings] | None = None  # inherited by workers
+# what the workers inherit (fork): the inputs, the batches and the shared claim counter
+_WORK: tuple[list[SourceText], KindTable, Settings, list[Batch], Any] | None = None
 
 
 def worker_count(settings: Settings, total_bytes: int) -> int:
@@ -68,8 +71,7 @@ def batches(work: list[Work], n: int) -> list[Batch]:
 
 def _analyze_batch(batch: Batch) -> BatchResult:
     assert _WORK is not None
-    sources, table, settings = _WORK
-    gc.disable()
+    sources, table, settings, _, _ = _WORK
     out: list[tuple[int, DocInfo]] = []
     content = False
     try:
@@ -81,6 +83,26 @@ def _analyze_batch(batch: Batch) -> BatchResult:
     except CmhashError as exc:  # raised in order, so this is the batch's first error
         return exc
     return out, content
+
+
+def _claim() -> int | None:
+    """The next batch nobody has taken (the parent and the workers share the counter)."""
+    assert _WORK is not None
+    todo, counter = _WORK[3], _WORK[4]
+    with counter.get_lock():
+        i: int = counter.value
+        if i >= len(todo):
+            return None
+        counter.value = i + 1
+    return i
+
+
+def _claim_one(_: int) -> tuple[int, BatchResult] | None:
+    """A worker's task: the next unclaimed batch and its result (None: all are taken)."""
+    assert _WORK is not None
+    gc.disable()
+    i = _claim()
+    return None if i is None else (i, _analyze_batch(_WORK[3][i]))
 
 
 def _worker_init() -> None:
@@ -99,21 +121,37 @@ def analyze_parallel(
     n: int,
     advance: Callable[[int, int], None],
 ) -> Iterator[BatchResult]:
-    """Results of ``n`` workers over ``work``, batch by batch in input order; ``advance``
-    (bytes, documents) after each."""
+    """Results of ``n`` processes over ``work``, batch by batch in input order: the
+    parent is one of them (its results need no pickling, and it would only wait
+    otherwise), ``n - 1`` forked workers the others. Each process claims the next
+    batch from a shared counter, so a process slowed by the machine's other load takes
+    fewer. ``advance`` (bytes, documents) after each batch the parent does, and for
+    the workers' batches when they are back."""
     global _WORK
-    _WORK = (sources, table, settings)
     try:
         import multiprocessing
 
         ctx = multiprocessing.get_context("fork")
         todo = batches(work, n * 16)
-        sizes = [(sum(c.end - c.start for _, _, c in b), len(b)) for b in todo]
-        with ctx.Pool(n, initializer=_worker_init) as pool:
-            pending = pool.imap(_analyze_batch, todo, chunksize=1)
-            del todo  # the pool holds the batches; free them as soon as the workers have them
-            for (nbytes, ndocs), res in zip(sizes, pending, strict=True):
-                advance(nbytes, ndocs)
-                yield res
+        _WORK = (sources, table, settings, todo, ctx.Value("q", 0))
+        results: list[BatchResult | None] = [None] * len(todo)
+        with ctx.Pool(n - 1, initializer=_worker_init) as pool:
+            # one task per batch, each claiming whichever batch is next: results stream
+            # back (unpickled by the pool's thread while the parent works)
+            theirs = pool.imap_unordered(_claim_one, range(len(todo)), chunksize=1)
+            while (i := _claim()) is not None:
+                results[i] = _analyze_batch(todo[i])
+                advance(*_size(todo[i]))
+            for got in theirs:
+                if got is not None:
+                    i, results[i] = got
+                    advance(*_size(todo[i]))
+        for res in results:
+            assert res is not None
+            yield res
     finally:
         _WORK = None
+
+
+def _size(batch: Batch) -> tuple[int, int]:
+    return sum(c.end - c.start for _, _, c in batch), len(batch)
