@@ -138,7 +138,7 @@ def _forget_backends() -> None:
     from cmhash.parse import events
 
     events._BACKENDS.clear()
-    events.ctree_same_pairs.cache_clear()
+    events.ctree_check_edit.cache_clear()
 
 
 @pytest.fixture

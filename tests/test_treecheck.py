@@ -1,8 +1,10 @@
-"""The self-check on C-built trees (write/treecheck.py): it accepts exactly the original
-plus our annotation, hands anything else to verify.py, and never accepts an edited
-text that verify.py refuses."""
+"""The self-check in C (write/treecheck.py, parse/_ctree.c's check_edit): it accepts
+exactly the original plus our annotation, hands anything else to verify.py, and never
+accepts an edited text that verify.py refuses."""
 
 from __future__ import annotations
+
+import os
 
 import pytest
 from hypothesis import given, settings
@@ -22,9 +24,12 @@ BE = events.backend("fast")
 CRONJOB = DEFAULT_TABLE.lookup("batch/v1", "CronJob")
 
 
+CHECK = events.ctree_check_edit()
+
+
 def check(old: str, new: str, kind: WorkloadKind = DEPLOYMENT, value: str = V) -> bool | None:
     roots = events.parse_chunk(old, 0, BE)
-    return treecheck.verify(roots, new, 0, kind, KEY, value, BE.ctree)
+    return treecheck.verify(roots, new, kind, KEY, value, CHECK)
 
 
 def python_accepts(old: str, new: str, kind: WorkloadKind = DEPLOYMENT) -> bool:
@@ -98,10 +103,10 @@ def test_what_it_hands_to_verify_py() -> None:
     assert check(doc(old), dup) is None  # a duplicate key: verify.py names it
 
 
-def test_without_the_c_builder_it_does_not_decide(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_the_c_builder_it_does_not_decide() -> None:
     old, new = CASES[0]
-    monkeypatch.setattr(BE, "ctree", None)
-    assert check(doc(old), doc(new)) is None
+    roots = events.parse_chunk(doc(old), 0, BE)
+    assert treecheck.verify(roots, doc(new), DEPLOYMENT, KEY, V, None) is None
 
 
 _EDITS = st.tuples(st.integers(0, 10_000), st.sampled_from(["", "a", " ", "\n", "'", '"', "{"]))
@@ -120,7 +125,51 @@ def test_never_accepts_what_verify_py_refuses(
         assert python_accepts(old, new), new
 
 
-# documents that differ in one way each: value, style, tag, anchor, kind, order, length,
+_TOKENS = [
+    f"{KEY}: ",
+    f'"{V}"',
+    "metadata:",
+    "annotations:",
+    "\n    ",
+    "\n      ",
+    "\n        ",
+    ": ",
+    "- ",
+    "{",
+    "}",
+    ", ",
+    "&a ",
+    "*a",
+    "!!str ",
+    "'",
+    "# c",
+    "---\n",
+]
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.sampled_from(CASES),
+    st.lists(
+        st.tuples(st.integers(0, 10_000), st.sampled_from(_TOKENS), st.booleans()), max_size=3
+    ),
+)
+def test_never_accepts_what_verify_py_refuses_yaml_tokens(
+    case: tuple[str, str], edits: list[tuple[int, str, bool]]
+) -> None:
+    """Edits that move YAML's own pieces (keys, our key and value, indentation, flow
+    brackets, anchors, tags): whatever the walk accepts, verify.py accepts."""
+    old, new = doc(case[0]), doc(case[1])
+    for at, token, cut in edits:  # insert a token, or cut as many characters
+        at %= len(new)
+        new = new[:at] + new[at + len(token) :] if cut else new[:at] + token + new[at:]
+    if check(old, new) is True:
+        assert python_accepts(old, new), new
+    elif not edits:
+        raise AssertionError("the unedited case must pass")
+
+
+# values that differ in one way each: value, style, tag, anchor, kind, order, length,
 # flow/block, aliases (these take the event path: alias nodes in the tree)
 _VARIANTS = [
     "a: 1\nb: [x, y]\n",
@@ -133,7 +182,6 @@ _VARIANTS = [
     "a: !!str 1\nb: [x, y]\n",
     "a: &n 1\nb: [x, y]\n",
     "a: &n 1\nb: [*n, y]\n",
-    "a: &n 1\nb: [*n, *n]\n",
     "b: [x, y]\na: 1\n",
     "a: 1\nb: {x: y}\n",
     "a: 1\nb: {x: z}\n",
@@ -148,49 +196,115 @@ _VARIANTS = [
     "? [k]\n: 1\nb: [x, y]\n",
     "a: 1\n? [k]\n: [x, y]\n",
     "a: ü\nb: [x, y]\n",
+    'a: "\\u00fc"\nb: [x, y]\n',
 ]
 
 
-def _pairs(text: str) -> list[tuple[treecheck.Node, treecheck.Node]]:
-    roots = events.parse_chunk(text, 0, BE)
-    pairs: list[tuple[treecheck.Node, treecheck.Node]] = roots[0].value
-    return pairs
+def _pod(variant: str, annotated: bool) -> str:
+    body = "".join(f"  {line}\n" for line in variant.splitlines())
+    ann = f'  annotations:\n    {KEY}: "{V}"\n' if annotated else ""
+    return f"apiVersion: v1\nkind: Pod\nmetadata:\n{ann}  name: p\nspec:\n{body}"
 
 
 @pytest.mark.parametrize("a", _VARIANTS)
-def test_the_c_tree_comparison_is_the_python_one(a: str) -> None:
-    """parse/_ctree.c's same_pairs against treecheck._same_pairs, its reference, on every
-    pair of variants (each equal to itself, parsed twice: different offsets)."""
-    same = events.ctree_same_pairs()
-    assert same is not None
+def test_the_event_walk_on_every_pair_of_variants(a: str) -> None:
+    """A pod spec written one way, edited to another: the walk accepts only the same
+    spec, and agrees with verify.py whenever it accepts."""
     for b in _VARIANTS:
-        pa, pb = _pairs(a), _pairs(b)
-        expected = treecheck._same_pairs(pa, pb)
-        assert same(pa, pb) is expected, (a, b)
-        assert expected is (a == b) or "*n" in a + b, (a, b)  # an alias is never the same
+        old, new = _pod(a, False), _pod(b, True)
+        got = check(old, new, POD)
+        plain = "&" not in a and "!" not in a  # anchors and tags: verify.py decides
+        assert got is (True if a == b and plain else None), (a, b)
+        if got:
+            assert python_accepts(old, new, POD), (a, b)
 
 
-def test_the_c_tree_comparison_on_the_corpus() -> None:
-    from conftest import ROOT
-
-    same = events.ctree_same_pairs()
-    assert same is not None
-    texts = [p.read_text() for p in sorted((ROOT / "tests" / "corpus").rglob("*.yaml"))[:20]]
-    docs = [r for t in texts for r in events.parse_chunk(t, 0, BE) if r.kind == "map"]
-    assert len(docs) > 20
-    for a, b in zip(docs, docs[1:] + docs[:1], strict=True):
-        assert same(a.value, a.value) is True
-        assert same(a.value, b.value) is treecheck._same_pairs(a.value, b.value)
+def _c_check(old: str, new: str, kind: WorkloadKind = DEPLOYMENT) -> bool | None:
+    c = events.ctree_check_edit()
+    assert c is not None
+    roots = events.parse_chunk(old, 0, BE)
+    return c(roots[0], new, kind.template_path, KEY, V)
 
 
-def test_the_c_tree_comparison_refuses_what_is_not_a_tree() -> None:
-    same = events.ctree_same_pairs()
-    assert same is not None
-    pairs = _pairs("a: 1\n")
-    with pytest.raises(TypeError):
-        same(pairs, [("a", "1")])  # type: ignore[list-item]
-    with pytest.raises(TypeError):
-        same(pairs, "a")  # type: ignore[arg-type]
-    assert same([], []) is True
-    deep = "a: " + "[" * 900 + "]" * 900 + "\n"
-    assert same(_pairs(deep), _pairs(deep)) is True
+def test_the_event_walk_keeps_keys_in_place() -> None:
+    """Ours, and a level the edit created, may be anywhere in their mapping; every other
+    key stays where it was (verify.py refuses a moved key too)."""
+    old = doc("    metadata:\n      labels: {a: b}\n    spec: {}\n")
+    moved = doc(f'    spec: {{}}\n    metadata:\n      annotations: {{{KEY}: "{V}"}}\n')
+    moved = moved.replace("      annotations", "      labels: {a: b}\n      annotations")
+    assert _c_check(old, moved) is None
+    assert not python_accepts(old, moved)
+
+
+@pytest.mark.parametrize("where", ["first", "last"])
+def test_the_event_walk_takes_created_levels_anywhere(where: str) -> None:
+    old = doc("    spec: {}\n    x: 1\n")
+    meta = f'    metadata:\n      annotations:\n        {KEY}: "{V}"\n'
+    new = doc(
+        meta + "    spec: {}\n    x: 1\n" if where == "first" else "    spec: {}\n    x: 1\n" + meta
+    )
+    assert _c_check(old, new) is True
+    old = doc("    metadata:\n      a: 1\n      b: 2\n    spec: {}\n")
+    ann = f'      annotations: {{"{KEY}": "{V}"}}\n'
+    at = "      a: 1\n" if where == "first" else "      b: 2\n"
+    assert _c_check(old, old.replace(at, at + ann)) is True
+    assert _c_check(old, old.replace(at, at + ann + ann)) is None  # created twice
+
+
+def test_the_event_walk_on_a_pod_and_non_ascii_values() -> None:
+    pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  labels: {é: ü}\nspec: {x: 'ß'}\n"
+    edited = pod.replace("  name: p\n", f'  annotations:\n    {KEY}: "{V}"\n  name: p\n')
+    assert _c_check(pod, edited, POD) is True
+    assert _c_check(pod, edited.replace("ß", "ss"), POD) is None
+    assert _c_check(pod, edited.replace("ü", "u"), POD) is None
+
+
+def test_the_event_walk_refuses_what_is_not_plain() -> None:
+    old, new = CASES[1]
+    assert _c_check(doc(old), doc(new).replace("labels: {a: b}", "labels: !!map {a: b}")) is None
+    assert _c_check(doc(old), doc(new).replace("labels: {a: b}", "labels: &l {a: b}")) is None
+    assert _c_check(doc(old), doc(new) + "...\n---\nx: 1\n") is None
+    assert _c_check(doc(old), doc(new)[:-5]) is None  # cut short
+    assert _c_check(doc(old), "") is None
+    assert _c_check(doc(old), "[a, b]\n") is None
+
+
+def test_the_event_walk_lets_signal_handlers_run() -> None:
+    """A handler that raises stops a long walk (signals are checked every 4,096 events,
+    as in build()): cmhash's SIGTERM/SIGHUP handlers and Ctrl-C do not wait for it."""
+    import gc
+    import signal
+    import subprocess
+    import time
+
+    class Stop(Exception):
+        pass
+
+    def handler(signum: int, frame: object) -> None:
+        raise Stop
+
+    items = "        - a\n" * 1_000_000
+    old = doc("    metadata: {}\n    spec:\n      containers:\n" + items)
+    new = old.replace("    metadata: {}\n", f'    metadata: {{annotations: {{{KEY}: "{V}"}}}}\n')
+    collecting = gc.isenabled()
+    gc.disable()  # as in a cmhash run (a gc callback would swallow the handler's raise)
+    roots = events.parse_chunk(old, 0, BE)
+    c = events.ctree_check_edit()
+    assert c is not None
+    start = time.perf_counter()
+    assert c(roots[0], new, DEPLOYMENT.template_path, KEY, V) is True
+    full = time.perf_counter() - start
+    previous = signal.signal(signal.SIGUSR1, handler)
+    kill = ["sh", "-c", f"sleep {full / 10:.3f}; kill -USR1 {os.getpid()}"]
+    try:
+        start = time.perf_counter()
+        sender = subprocess.Popen(kill)
+        with pytest.raises(Stop):
+            c(roots[0], new, DEPLOYMENT.template_path, KEY, V)
+        taken = time.perf_counter() - start
+    finally:
+        sender.wait()
+        signal.signal(signal.SIGUSR1, previous)
+        if collecting:
+            gc.enable()
+    assert taken < full / 2 + 0.05, f"the walk went on for {taken:.2f} s of {full:.2f} s"

@@ -16,6 +16,13 @@
  *
  * build(text, base, node_type, kinds, max_depth, max_scalar) -> list[Node] | None
  *   kinds: the (scalar, seq, map) kind strings of parse/tree.py.
+ *
+ * It also holds the self-check of write/treecheck.py (check_edit, below): the edited
+ * document's events walked against the original tree, with no second tree made. That
+ * one does decide, but only "the same": anything else is "cannot tell", and verify.py,
+ * the reference, decides.
+ *
+ * check_edit(old_root, new_text, node_type, kinds, template_path, key, value) -> True | None
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -432,113 +439,436 @@ build(PyObject *Py_UNUSED(self), PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* Tree equality for write/treecheck.py: two nodes are the same when kind, style, tag,
- * anchor and value are equal (mappings pair by pair in order, sequences item by item);
- * offsets do not count. The reference is treecheck._same_py; this is the same walk
- * without a Python frame per node. An alias node is never the same as anything (the C
- * builder never makes one; treecheck hands such trees to verify.py). */
-static int same_node(const layout_t *L, PyObject *const kinds[3], PyObject *a, PyObject *b);
+/* ---- check_edit: the self-check without a second tree -------------------------------
+ *
+ * write/treecheck.py's promise (the edited document, parsed again, is the original tree
+ * plus our annotation) checked by walking the edited text's libyaml events against the
+ * original tree in step: no Node is made for the edited document. Keys must stay in
+ * place, as verify.py wants; our key, and a level the edit created (metadata,
+ * annotations), may be anywhere in their mapping; an old value under our key is dropped.
+ * Any difference, anchor, alias, tag, parse error or anything else returns 0 ("cannot
+ * tell"), and verify.py decides. Internally: 1 the same, 0 cannot tell, -1 a Python
+ * exception (a signal handler raised, out of memory). */
 
-static int
-same_items(const layout_t *L, PyObject *const kinds[3], PyObject *a, PyObject *b, int pairs)
+typedef struct {
+    yaml_parser_t parser;
+    yaml_event_t ev;
+    int have;           /* ev holds the next event, not yet consumed */
+    unsigned long events;
+    layout_t L;
+    PyObject *kinds[3];
+    PyObject *path;     /* tuple of str: the template path */
+    PyObject *key;      /* our annotation key (str) */
+    PyObject *value;    /* its planned value (str) */
+    int depth;
+} checker_t;
+
+enum { R_PLAIN, R_PATH, R_TEMPLATE, R_META, R_ANN };
+#define CHECK_MAX_DEPTH 1100
+
+/* The next event (not consumed), or NULL: a parse error (no exception) or a Python
+ * exception (a signal handler raised: PyErr_Occurred). */
+static yaml_event_t *
+peek(checker_t *c)
 {
-    if (!PyList_Check(a) || !PyList_Check(b)) {
-        PyErr_SetString(PyExc_TypeError, "_ctree.same: a collection's value is not a list");
-        return -1;
+    if (!c->have) {
+        if (!yaml_parser_parse(&c->parser, &c->ev))
+            return NULL;
+        c->have = 1;
+        if ((++c->events & 4095) == 0 && PyErr_CheckSignals() < 0)
+            return NULL;
     }
-    Py_ssize_t n = PyList_GET_SIZE(a);
-    if (n != PyList_GET_SIZE(b))
-        return 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *x = PyList_GET_ITEM(a, i), *y = PyList_GET_ITEM(b, i);
-        int r;
-        if (pairs) {
-            if (!PyTuple_Check(x) || !PyTuple_Check(y) || PyTuple_GET_SIZE(x) != 2 ||
-                PyTuple_GET_SIZE(y) != 2) {
-                PyErr_SetString(PyExc_TypeError, "_ctree.same: a mapping entry is not a pair");
-                return -1;
-            }
-            r = same_node(L, kinds, PyTuple_GET_ITEM(x, 0), PyTuple_GET_ITEM(y, 0));
-            if (r > 0)
-                r = same_node(L, kinds, PyTuple_GET_ITEM(x, 1), PyTuple_GET_ITEM(y, 1));
-        }
-        else {
-            r = same_node(L, kinds, x, y);
-        }
-        if (r <= 0)
-            return r;
-    }
-    return 1;
+    return &c->ev;
 }
 
-static int
-same_node(const layout_t *L, PyObject *const kinds[3], PyObject *a, PyObject *b)
+static void
+consume(checker_t *c)
 {
-    if (Py_TYPE(a) != L->type || Py_TYPE(b) != L->type) {
-        PyErr_SetString(PyExc_TypeError, "_ctree.same: not a Node");
-        return -1;
+    if (c->have) {
+        yaml_event_delete(&c->ev);
+        c->have = 0;
     }
-    static const int compared[] = {S_KIND, S_STYLE, S_TAG, S_ANCHOR, S_VALUE};
-    for (int i = 0; i < 5; i++) {
-        if (slot(L, a, compared[i]) == NULL || slot(L, b, compared[i]) == NULL) {
-            PyErr_SetString(PyExc_TypeError, "_ctree.same: a Node slot is unset");
-            return -1;
-        }
+}
+
+/* -1 when a Python exception is set, else 0: the walk's "cannot tell". */
+static int
+stop(void)
+{
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* Whether a Python str holds exactly these UTF-8 bytes (-1: an exception). */
+static int
+str_is(PyObject *s, const yaml_char_t *p, size_t n)
+{
+    if (!PyUnicode_CheckExact(s))
+        return 0;
+    if (PyUnicode_IS_ASCII(s))
+        return (size_t)PyUnicode_GET_LENGTH(s) == n && memcmp(PyUnicode_DATA(s), p, n) == 0;
+    PyObject *t = PyUnicode_DecodeUTF8((const char *)p, (Py_ssize_t)n, "strict");
+    if (t == NULL) {
+        PyErr_Clear();
+        return 0;
     }
-    for (int i = 0; i < 4; i++) {
-        int r = PyObject_RichCompareBool(slot(L, a, compared[i]), slot(L, b, compared[i]),
-                                         Py_EQ);
-        if (r <= 0)
-            return r;
-    }
-    PyObject *kind = slot(L, a, S_KIND), *va = slot(L, a, S_VALUE), *vb = slot(L, b, S_VALUE);
-    int r = PyObject_RichCompareBool(kind, kinds[0], Py_EQ);
-    if (r != 0)
-        return r < 0 ? r : PyObject_RichCompareBool(va, vb, Py_EQ);
-    int is_map = PyObject_RichCompareBool(kind, kinds[2], Py_EQ);
-    int is_seq = is_map ? 0 : PyObject_RichCompareBool(kind, kinds[1], Py_EQ);
-    if (is_map < 0 || is_seq < 0)
-        return -1;
-    if (!is_map && !is_seq)
-        return 0; /* an alias */
-    if (Py_EnterRecursiveCall(" in _ctree.same"))
-        return -1;
-    r = same_items(L, kinds, va, vb, is_map);
-    Py_LeaveRecursiveCall();
+    int r = PyUnicode_Compare(s, t) == 0;
+    Py_DECREF(t);
     return r;
 }
 
-static PyObject *
-same_pairs(PyObject *Py_UNUSED(self), PyObject *args)
+static int
+kind_is(PyObject *k, PyObject *want)
 {
-    PyObject *a, *b, *kinds_tuple;
+    return k == want || (PyUnicode_Check(k) && PyUnicode_Compare(k, want) == 0);
+}
+
+/* A scalar event with no anchor or tag whose value is the str ``s``. */
+static int
+scalar_is(yaml_event_t *ev, PyObject *s)
+{
+    if (ev->type != YAML_SCALAR_EVENT || ev->data.scalar.anchor != NULL ||
+        ev->data.scalar.tag != NULL)
+        return 0;
+    return str_is(s, ev->data.scalar.value, ev->data.scalar.length);
+}
+
+static int
+style_is(PyObject *old, yaml_scalar_style_t style)
+{
+    const char *want;
+    switch (style) {
+    case YAML_PLAIN_SCALAR_STYLE: return old == Py_None;
+    case YAML_SINGLE_QUOTED_SCALAR_STYLE: want = "'"; break;
+    case YAML_DOUBLE_QUOTED_SCALAR_STYLE: want = "\""; break;
+    case YAML_LITERAL_SCALAR_STYLE: want = "|"; break;
+    case YAML_FOLDED_SCALAR_STYLE: want = ">"; break;
+    default: return 0;
+    }
+    return PyUnicode_Check(old) && PyUnicode_CompareWithASCIIString(old, want) == 0;
+}
+
+/* Whether an old tree node is a scalar whose value is the str ``name``. */
+static int
+old_names(checker_t *c, PyObject *node, PyObject *name)
+{
+    PyObject *v = slot(&c->L, node, S_VALUE);
+    return kind_is(slot(&c->L, node, S_KIND), c->kinds[0]) && PyUnicode_Check(v) &&
+           PyUnicode_Compare(v, name) == 0;
+}
+
+static int check_node(checker_t *c, PyObject *old, int role, Py_ssize_t d);
+
+/* Our value: a double-quoted scalar without tag or anchor. */
+static int
+check_ours(checker_t *c)
+{
+    yaml_event_t *ev = peek(c);
+    if (ev == NULL || !scalar_is(ev, c->value) ||
+        ev->data.scalar.style != YAML_DOUBLE_QUOTED_SCALAR_STYLE)
+        return stop();
+    consume(c);
+    return 1;
+}
+
+/* A level the edit created: ``{annotations: {key: "value"}}`` (levels 2) or
+ * ``{key: "value"}`` (1), in any style, with nothing else in it. */
+static int
+check_created(checker_t *c, int levels)
+{
+    yaml_event_t *ev = peek(c);
+    if (ev == NULL || ev->type != YAML_MAPPING_START_EVENT ||
+        ev->data.mapping_start.anchor != NULL || !untagged(ev->data.mapping_start.tag))
+        return stop();
+    consume(c);
+    ev = peek(c);
+    if (ev == NULL)
+        return stop();
+    if (levels == 2) {
+        PyObject *name = PyUnicode_FromString("annotations");
+        int is = name == NULL ? -1 : scalar_is(ev, name);
+        Py_XDECREF(name);
+        if (is <= 0)
+            return is < 0 ? -1 : stop();
+        consume(c);
+        int r = check_created(c, 1);
+        if (r <= 0)
+            return r;
+    }
+    else {
+        if (!scalar_is(ev, c->key))
+            return stop();
+        consume(c);
+        int r = check_ours(c);
+        if (r <= 0)
+            return r;
+    }
+    ev = peek(c);
+    if (ev == NULL || ev->type != YAML_MAPPING_END_EVENT)
+        return stop();
+    consume(c);
+    return 1;
+}
+
+/* The entries of an old mapping against the new stream's, up to its end event. ``role``
+ * says what this mapping is on the way to our annotation (R_PATH: level d of the
+ * template path). */
+static int
+check_pairs(checker_t *c, PyObject *pairs, int role, Py_ssize_t d)
+{
+    if (!PyList_Check(pairs))
+        return 0;
+    Py_ssize_t n = PyList_GET_SIZE(pairs);
+    Py_ssize_t path_len = PyTuple_GET_SIZE(c->path);
+    PyObject *special = NULL; /* the key this mapping leads on by */
+    PyObject *created = NULL; /* the key the edit may have added here */
+    int next_role = R_PLAIN;
+    PyObject *meta = NULL;
+    if (role == R_PATH) {
+        special = PyTuple_GET_ITEM(c->path, d);
+        next_role = d + 1 < path_len ? R_PATH : R_TEMPLATE;
+    }
+    else if (role == R_TEMPLATE || role == R_META) {
+        meta = PyUnicode_FromString(role == R_TEMPLATE ? "metadata" : "annotations");
+        if (meta == NULL)
+            return -1;
+        special = meta;
+        next_role = role == R_TEMPLATE ? R_META : R_ANN;
+    }
+    else if (role == R_ANN) {
+        created = c->key;
+    }
+    int result = 0;
+    if (special != NULL) { /* exactly one such key, a mapping; or none (then created) */
+        Py_ssize_t found = 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *pair = PyList_GET_ITEM(pairs, i);
+            if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2)
+                goto done;
+            if (old_names(c, PyTuple_GET_ITEM(pair, 0), special)) {
+                PyObject *v = PyTuple_GET_ITEM(pair, 1);
+                if (Py_TYPE(v) != c->L.type || !kind_is(slot(&c->L, v, S_KIND), c->kinds[2]))
+                    goto done;
+                found++;
+            }
+        }
+        if (found > 1 || (found == 0 && role == R_PATH))
+            goto done;
+        if (found == 0) {
+            created = special;
+            special = NULL;
+        }
+    }
+    int made = 0;
+    Py_ssize_t i = 0;
+    for (;;) {
+        while (role == R_ANN && i < n &&
+               old_names(c, PyTuple_GET_ITEM(PyList_GET_ITEM(pairs, i), 0), c->key))
+            i++; /* an old value under our key: replaced */
+        yaml_event_t *ev = peek(c);
+        if (ev == NULL) {
+            result = stop();
+            goto done;
+        }
+        if (ev->type == YAML_MAPPING_END_EVENT)
+            break;
+        if (created != NULL && ev->type == YAML_SCALAR_EVENT) {
+            int is = scalar_is(ev, created);
+            if (is < 0) {
+                result = -1;
+                goto done;
+            }
+            if (is) {
+                if (made++)
+                    goto done;
+                consume(c);
+                int r = role == R_ANN ? check_ours(c) : check_created(c, role == R_TEMPLATE ? 2 : 1);
+                if (r <= 0) {
+                    result = r;
+                    goto done;
+                }
+                continue;
+            }
+        }
+        if (i >= n)
+            goto done;
+        PyObject *pair = PyList_GET_ITEM(pairs, i++);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2)
+            goto done;
+        PyObject *k = PyTuple_GET_ITEM(pair, 0);
+        int r = check_node(c, k, R_PLAIN, 0);
+        if (r <= 0) {
+            result = r;
+            goto done;
+        }
+        int leads = special != NULL && old_names(c, k, special);
+        r = check_node(c, PyTuple_GET_ITEM(pair, 1), leads ? next_role : R_PLAIN,
+                       leads && next_role == R_PATH ? d + 1 : 0);
+        if (r <= 0) {
+            result = r;
+            goto done;
+        }
+    }
+    if (i != n || (created != NULL && made != 1))
+        goto done;
+    consume(c); /* the mapping's end */
+    result = 1;
+done:
+    Py_XDECREF(meta);
+    return result;
+}
+
+/* One old node against the new stream's next node (all of its events). */
+static int
+check_node(checker_t *c, PyObject *old, int role, Py_ssize_t d)
+{
+    if (Py_TYPE(old) != c->L.type) {
+        PyErr_SetString(PyExc_TypeError, "_ctree.check_edit: not a Node");
+        return -1;
+    }
+    if (slot(&c->L, old, S_TAG) != Py_None || slot(&c->L, old, S_ANCHOR) != Py_None)
+        return 0;
+    yaml_event_t *ev = peek(c);
+    if (ev == NULL)
+        return stop();
+    PyObject *kind = slot(&c->L, old, S_KIND), *style = slot(&c->L, old, S_STYLE);
+    PyObject *value = slot(&c->L, old, S_VALUE);
+    switch (ev->type) {
+    case YAML_SCALAR_EVENT: {
+        if (role != R_PLAIN || !kind_is(kind, c->kinds[0]) || !style_is(style, ev->data.scalar.style))
+            return 0;
+        int r = scalar_is(ev, value);
+        if (r <= 0)
+            return r < 0 ? -1 : stop();
+        consume(c);
+        return 1;
+    }
+    case YAML_SEQUENCE_START_EVENT: {
+        if (role != R_PLAIN || !kind_is(kind, c->kinds[1]) ||
+            ev->data.sequence_start.anchor != NULL || !untagged(ev->data.sequence_start.tag) ||
+            style != (ev->data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE ? Py_True : Py_False) ||
+            !PyList_Check(value))
+            return 0;
+        consume(c);
+        if (++c->depth > CHECK_MAX_DEPTH)
+            return 0;
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(value); i++) {
+            int r = check_node(c, PyList_GET_ITEM(value, i), R_PLAIN, 0);
+            if (r <= 0)
+                return r;
+        }
+        c->depth--;
+        ev = peek(c);
+        if (ev == NULL || ev->type != YAML_SEQUENCE_END_EVENT)
+            return stop();
+        consume(c);
+        return 1;
+    }
+    case YAML_MAPPING_START_EVENT: {
+        if (!kind_is(kind, c->kinds[2]) || ev->data.mapping_start.anchor != NULL ||
+            !untagged(ev->data.mapping_start.tag) ||
+            style != (ev->data.mapping_start.style == YAML_FLOW_MAPPING_STYLE ? Py_True : Py_False))
+            return 0;
+        consume(c);
+        if (++c->depth > CHECK_MAX_DEPTH)
+            return 0;
+        int r = check_pairs(c, value, role, d);
+        c->depth--;
+        return r;
+    }
+    default: /* an alias, or the stream's framing where a node should be */
+        return 0;
+    }
+}
+
+static PyObject *
+check_edit(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *old, *text, *kinds_tuple, *path, *key, *value;
     PyTypeObject *type;
-    if (!PyArg_ParseTuple(args, "OOO!O!", &a, &b, &PyType_Type, &type, &PyTuple_Type,
-                          &kinds_tuple))
+    if (!PyArg_ParseTuple(args, "OUO!O!O!UU", &old, &text, &PyType_Type, &type, &PyTuple_Type,
+                          &kinds_tuple, &PyTuple_Type, &path, &key, &value))
         return NULL;
     if (PyTuple_GET_SIZE(kinds_tuple) != 3) {
         PyErr_SetString(PyExc_ValueError, "_ctree: kinds is (scalar, seq, map)");
         return NULL;
     }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(path); i++) {
+        if (!PyUnicode_Check(PyTuple_GET_ITEM(path, i))) {
+            PyErr_SetString(PyExc_TypeError, "_ctree.check_edit: the path holds str");
+            return NULL;
+        }
+    }
     if (read_layout(type) < 0)
         return NULL;
-    layout_t L = layout; /* this call's copy, as in build() */
-    Py_INCREF(L.type);
-    PyObject *const kinds[3] = {PyTuple_GET_ITEM(kinds_tuple, 0),
-                                PyTuple_GET_ITEM(kinds_tuple, 1),
-                                PyTuple_GET_ITEM(kinds_tuple, 2)};
-    int r = same_items(&L, kinds, a, b, 1);
-    Py_DECREF(L.type);
+    if (!PyUnicode_CheckExact(text) || Py_TYPE(old) != type)
+        Py_RETURN_NONE;
+    PyObject *encoded = NULL;
+    const char *utf8;
+    Py_ssize_t size;
+    if (PyUnicode_IS_ASCII(text)) {
+        utf8 = PyUnicode_AsUTF8AndSize(text, &size);
+    }
+    else {
+        encoded = PyUnicode_AsUTF8String(text);
+        utf8 = encoded == NULL ? NULL : PyBytes_AS_STRING(encoded);
+        size = encoded == NULL ? 0 : PyBytes_GET_SIZE(encoded);
+    }
+    if (utf8 == NULL) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    checker_t c;
+    memset(&c, 0, sizeof c);
+    if (!yaml_parser_initialize(&c.parser)) {
+        Py_XDECREF(encoded);
+        return PyErr_NoMemory();
+    }
+    yaml_parser_set_input_string(&c.parser, (const unsigned char *)utf8, (size_t)size);
+    c.L = layout;
+    Py_INCREF(c.L.type);
+    for (int i = 0; i < 3; i++)
+        c.kinds[i] = PyTuple_GET_ITEM(kinds_tuple, i);
+    c.path = path;
+    c.key = key;
+    c.value = value;
+    int r = 0;
+    yaml_event_t *ev = peek(&c);
+    if (ev != NULL && ev->type == YAML_STREAM_START_EVENT) {
+        consume(&c);
+        ev = peek(&c);
+        if (ev != NULL && ev->type == YAML_DOCUMENT_START_EVENT) {
+            consume(&c);
+            int role = PyTuple_GET_SIZE(path) ? R_PATH : R_TEMPLATE;
+            r = kind_is(slot(&c.L, old, S_KIND), c.kinds[2]) ? check_node(&c, old, role, 0) : 0;
+            if (r > 0) {
+                ev = peek(&c);
+                r = ev != NULL && ev->type == YAML_DOCUMENT_END_EVENT;
+                if (r) {
+                    consume(&c);
+                    ev = peek(&c);
+                    r = ev != NULL && ev->type == YAML_STREAM_END_EVENT;
+                }
+            }
+        }
+    }
+    if (r == 0 && PyErr_Occurred())
+        r = -1;
+    consume(&c);
+    yaml_parser_delete(&c.parser);
+    Py_XDECREF(encoded);
+    Py_DECREF(c.L.type);
     if (r < 0)
         return NULL;
-    return PyBool_FromLong(r);
+    if (r > 0)
+        Py_RETURN_TRUE;
+    Py_RETURN_NONE;
 }
 
 static PyMethodDef methods[] = {
     {"build", build, METH_VARARGS,
      "build(text, base, node_type, kinds, max_depth, max_scalar) -> list | None"},
-    {"same_pairs", same_pairs, METH_VARARGS,
-     "same_pairs(pairs_a, pairs_b, node_type, kinds) -> bool: equal mapping entries"},
+    {"check_edit", check_edit, METH_VARARGS,
+     "check_edit(old_root, new_text, node_type, kinds, template_path, key, value) -> True | "
+     "None: the edited text is the old tree plus our annotation (None: cannot tell)"},
     {NULL, NULL, 0, NULL},
 };
 

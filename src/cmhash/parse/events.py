@@ -135,25 +135,29 @@ def _ctree_build() -> Callable[[str, int], list[Node] | None] | None:
     return build
 
 
-SamePairs = Callable[[list[tuple[Node, Node]], list[tuple[Node, Node]]], bool]
+CheckEdit = Callable[[Node, str, tuple[str, ...], str, str], bool | None]
 
 
 @functools.cache
-def ctree_same_pairs() -> SamePairs | None:
-    """parse/_ctree.c's ``same_pairs`` for our Node class: whether two mappings' entries
-    are the same trees, offsets aside (write/treecheck.py). None without the extension."""
+def ctree_check_edit() -> CheckEdit | None:
+    """parse/_ctree.c's ``check_edit`` for our Node class: (original root, edited text,
+    template path, key, value) -> True when the edited text's events are the original
+    tree plus our annotation, None when it cannot tell (write/treecheck.py). None without
+    the extension."""
     if _ctree_build() is None:
         return None
     from cmhash.parse import _ctree  # type: ignore[attr-defined]
 
-    c_same = _ctree.same_pairs
+    c_check = _ctree.check_edit
     kinds = (SCALAR, SEQ, MAP)
 
-    def same_pairs(a: list[tuple[Node, Node]], b: list[tuple[Node, Node]]) -> bool:
-        same: bool = c_same(a, b, Node, kinds)
+    def check_edit(
+        old: Node, text: str, path: tuple[str, ...], key: str, value: str
+    ) -> bool | None:
+        same: bool | None = c_check(old, text, Node, kinds, path, key, value)
         return same
 
-    return same_pairs
+    return check_edit
 
 
 def _ruamel_parts() -> _Parts:
