@@ -253,7 +253,8 @@ def _sites(
     refs: list[Reference] = []
     for i, site in enumerate(sites):
         matches = walk(node, site.path, field) if found is None else found[i]
-        refs += _site_refs(site, matches, container)
+        if matches:  # (most sites are absent from most pods)
+            refs += _site_refs(site, matches, container)
     return refs
 
 
