@@ -139,6 +139,7 @@ def _forget_backends() -> None:
 
     events._BACKENDS.clear()
     events.ctree_check_edit.cache_clear()
+    events.ctree_collect.cache_clear()
 
 
 @pytest.fixture

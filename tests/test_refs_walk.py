@@ -117,3 +117,73 @@ def test_errors_and_odd_keys_as_before(spec: str) -> None:
     node = get(root, "spec")
     assert node is not None
     assert _outcome(lambda: refs.find_references(node, "spec")) == _outcome(lambda: _per_site(node))
+
+
+def _python_matches(node: Node, trie: refs._Trie, field: str, count: int) -> refs._Found:
+    found: refs._Found = [[] for _ in range(count)]
+    refs._collect(node, trie, field, found)
+    return found
+
+
+def test_the_c_walk_is_the_python_walk_on_the_corpus() -> None:
+    """parse/_ctree.c's collect against refs._collect, its reference: the same nodes (the
+    same objects) with the same field paths, on every pod spec and container of the
+    corpus; and it really walks them (it hands back only aliases and merges)."""
+    from cmhash.parse.events import ctree_collect
+
+    fast = ctree_collect()
+    if fast is None:
+        pytest.skip("without the C extension")
+    walked = 0
+    for f in sorted(CORPUS.rglob("*.yaml")):
+        for spec in _pod_specs(f.read_text()):
+            nodes = [(spec, refs._POD_TRIE, len(refs.POD_SITES))] + [
+                (c, refs._CONTAINER_TRIE, len(refs.CONTAINER_SITES))
+                for c in items(get(spec, "containers")) + items(get(spec, "initContainers"))
+            ]
+            for node, trie, count in nodes:
+                got = fast(node, trie, "spec", count)
+                if got is not None:
+                    walked += 1
+                    assert got == _python_matches(node, trie, "spec", count)
+                    assert [[id(n) for n, _ in g] for g in got] == [
+                        [id(n) for n, _ in g] for g in _python_matches(node, trie, "spec", count)
+                    ]
+    assert walked > 100
+
+
+@pytest.mark.parametrize(
+    ("spec", "c_walks"),
+    [
+        ("volumes:\n- {name: v, configMap: {name: x}}\n", True),
+        ("volumes:\n- &v {name: v, configMap: {name: x}}\n- *v\n", False),  # an alias
+        ("volumes:\n- name: v\n  <<: {configMap: {name: x}}\n", False),  # a merge
+        ("volumes:\n- {name: v, configMap: {name: x}, configMap: {name: y}}\n", False),
+        ("volumes:\n- name: v\n  '*': {configMap: {name: x}}\n  configMap: {name: y}\n", True),
+        ("volumes: {'*': {configMap: {name: x}}}\n", True),  # '*' fans out over lists only
+        ("volumes: [[{configMap: {name: x}}]]\n", True),
+        ("volumes: x\n", True),
+        (
+            "volumes:\n- projected:\n    sources:\n    - secret: {name: a}\n    - secret: {name: b}\n",
+            True,
+        ),
+    ],
+)
+def test_the_c_walk_hands_back_what_it_does_not_read(spec: str, c_walks: bool) -> None:
+    from cmhash.parse.events import ctree_collect
+
+    fast = ctree_collect()
+    if fast is None:
+        pytest.skip("without the C extension")
+    text = "spec:\n" + "".join("  " + line + "\n" for line in spec.splitlines())
+    node = get(parse_chunk(text, 0, backend("fast"))[0], "spec")
+    assert node is not None
+    got = fast(node, refs._POD_TRIE, "spec", len(refs.POD_SITES))
+    assert (got is not None) is c_walks
+    if got is not None:
+        assert got == _python_matches(node, refs._POD_TRIE, "spec", len(refs.POD_SITES))
+    # whoever walks, _matches gives what the Python walk gives (or raises what it raises)
+    want = _outcome(lambda: _python_matches(node, refs._POD_TRIE, "spec", len(refs.POD_SITES)))
+    assert (
+        _outcome(lambda: refs._matches(node, refs._POD_TRIE, "spec", len(refs.POD_SITES))) == want
+    )

@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from cmhash.analyze.resources import bool_field
 from cmhash.errors import NodeError
+from cmhash.parse.events import ctree_collect
 from cmhash.parse.tree import ALIAS, MAP, SCALAR, Node, entries, get, items, scalar, walk
 
 CONTAINER_LISTS = ("initContainers", "containers")
@@ -172,7 +173,12 @@ _Found = list[list[tuple[Node, str]]]  # per site: (node, field path) in documen
 def _matches(node: Node | None, trie: _Trie, field: str, count: int) -> _Found:
     """Per site of the table, the nodes at its path with their field paths, in document
     order: what ``walk(node, site.path, field)`` gives for each site, in one walk."""
-    found: _Found = [[] for _ in range(count)]
+    if node is not None:
+        fast = ctree_collect()  # the same walk in C, over trees the C builder made
+        found = fast(node, trie, field, count) if fast is not None else None
+        if found is not None:
+            return found
+    found = [[] for _ in range(count)]
     if node is not None:
         _collect(node, trie, field, found)
     return found

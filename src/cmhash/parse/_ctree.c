@@ -23,6 +23,11 @@
  * the reference, decides.
  *
  * check_edit(old_root, new_text, node_type, kinds, template_path, key, value) -> True | None
+ *
+ * And analyze/refs.py's walk of reference sites (collect): the nodes at a trie of paths
+ * over a tree the C builder made; anything else is "cannot", and refs.py walks it.
+ *
+ * collect(node, trie, field, count, node_type, kinds) -> list[list[(Node, str)]] | None
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -863,9 +868,164 @@ check_edit(PyObject *Py_UNUSED(self), PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* ---- collect: analyze/refs.py's site walk ----------------------------------------
+ *
+ * refs._collect in C: the nodes at every path of a trie of reference sites (keys to
+ * follow, "*" to fan out over list items, the sites whose path ends here), each with its
+ * field path, in document order. Only over trees the C builder made: an alias, or a
+ * mapping without its key index (a merge, a duplicate key), returns 0 ("cannot"), and
+ * refs._collect walks the whole thing instead, raising what it raises. Internally: 1
+ * done, 0 cannot, -1 a Python exception. */
+
+typedef struct {
+    layout_t L;
+    PyObject *kinds[3];
+    PyObject *star;  /* "*" */
+    PyObject *found; /* list of lists, one per site */
+    int depth;
+} collector_t;
+
+static int
+collect_into(collector_t *c, PyObject *node, PyObject *trie, PyObject *field)
+{
+    if (Py_TYPE(node) != c->L.type || !PyTuple_Check(trie) || PyTuple_GET_SIZE(trie) != 2)
+        return 0;
+    PyObject *children = PyTuple_GET_ITEM(trie, 0), *ends = PyTuple_GET_ITEM(trie, 1);
+    if (!PyDict_Check(children) || !PyList_Check(ends))
+        return 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(ends); i++) {
+        Py_ssize_t site = PyLong_AsSsize_t(PyList_GET_ITEM(ends, i));
+        if (site == -1 && PyErr_Occurred())
+            return -1;
+        if (site < 0 || site >= PyList_GET_SIZE(c->found))
+            return 0;
+        PyObject *pair = PyTuple_Pack(2, node, field);
+        if (pair == NULL)
+            return -1;
+        int rc = PyList_Append(PyList_GET_ITEM(c->found, site), pair);
+        Py_DECREF(pair);
+        if (rc < 0)
+            return -1;
+    }
+    Py_ssize_t n_children = PyDict_GET_SIZE(children);
+    if (n_children == 0)
+        return 1;
+    if (++c->depth > CHECK_MAX_DEPTH)
+        return 0;
+    PyObject *kind = slot(&c->L, node, S_KIND), *value = slot(&c->L, node, S_VALUE);
+    int is_map = kind_is(kind, c->kinds[2]);
+    int is_seq = !is_map && kind_is(kind, c->kinds[1]);
+    if (!is_map && !is_seq && !kind_is(kind, c->kinds[0]))
+        return 0; /* an alias: refs._collect reads through it */
+    PyObject *star = PyDict_GetItemWithError(children, c->star);
+    if (star == NULL && PyErr_Occurred())
+        return -1;
+    if (star != NULL && is_seq) {
+        if (!PyList_Check(value))
+            return 0;
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(value); i++) {
+            PyObject *item = PyList_GET_ITEM(value, i);
+            PyObject *f = PyUnicode_FromFormat("%U[%zd]", field, i);
+            if (f == NULL)
+                return -1;
+            int r = collect_into(c, item, star, f);
+            Py_DECREF(f);
+            if (r <= 0)
+                return r;
+        }
+    }
+    if (is_map && n_children > (star != NULL)) {
+        PyObject *written = slot(&c->L, node, S_DICT);
+        if (written == NULL || !PyDict_Check(written))
+            return 0; /* a merge or a duplicate key: refs._collect (entries()) decides */
+        Py_ssize_t pos = 0;
+        PyObject *step, *sub;
+        while (PyDict_Next(children, &pos, &step, &sub)) {
+            if (PyUnicode_Compare(step, c->star) == 0)
+                continue;
+            PyObject *pair = PyDict_GetItemWithError(written, step);
+            if (pair == NULL) {
+                if (PyErr_Occurred())
+                    return -1;
+                continue;
+            }
+            if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2)
+                return 0;
+            PyObject *child = PyTuple_GET_ITEM(pair, 1);
+            PyObject *f;
+            if (PyUnicode_GET_LENGTH(field) == 0) {
+                f = step;
+                Py_INCREF(f);
+            }
+            else {
+                f = PyUnicode_FromFormat("%U.%U", field, step);
+                if (f == NULL)
+                    return -1;
+            }
+            int r = collect_into(c, child, sub, f);
+            Py_DECREF(f);
+            if (r <= 0)
+                return r;
+        }
+    }
+    c->depth--;
+    return 1;
+}
+
+static PyObject *
+collect(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *node, *trie, *field, *kinds_tuple;
+    Py_ssize_t count;
+    PyTypeObject *type;
+    if (!PyArg_ParseTuple(args, "OOUnO!O!", &node, &trie, &field, &count, &PyType_Type, &type,
+                          &PyTuple_Type, &kinds_tuple))
+        return NULL;
+    if (PyTuple_GET_SIZE(kinds_tuple) != 3 || count < 0) {
+        PyErr_SetString(PyExc_ValueError, "_ctree.collect: kinds is (scalar, seq, map)");
+        return NULL;
+    }
+    if (read_layout(type) < 0)
+        return NULL;
+    collector_t c;
+    c.L = layout;
+    for (int i = 0; i < 3; i++)
+        c.kinds[i] = PyTuple_GET_ITEM(kinds_tuple, i);
+    c.depth = 0;
+    c.star = PyUnicode_InternFromString("*");
+    c.found = PyList_New(count);
+    if (c.star == NULL || c.found == NULL) {
+        Py_XDECREF(c.star);
+        Py_XDECREF(c.found);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *list = PyList_New(0);
+        if (list == NULL) {
+            Py_DECREF(c.star);
+            Py_DECREF(c.found);
+            return NULL;
+        }
+        PyList_SET_ITEM(c.found, i, list);
+    }
+    Py_INCREF(c.L.type);
+    int r = collect_into(&c, node, trie, field);
+    Py_DECREF(c.L.type);
+    Py_DECREF(c.star);
+    if (r > 0)
+        return c.found;
+    Py_DECREF(c.found);
+    if (r < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"build", build, METH_VARARGS,
      "build(text, base, node_type, kinds, max_depth, max_scalar) -> list | None"},
+    {"collect", collect, METH_VARARGS,
+     "collect(node, trie, field, count, node_type, kinds) -> list[list[(Node, str)]] | None: "
+     "refs._collect's walk over C-built trees (None: cannot, walk in Python)"},
     {"check_edit", check_edit, METH_VARARGS,
      "check_edit(old_root, new_text, node_type, kinds, template_path, key, value) -> True | "
      "None: the edited text is the old tree plus our annotation (None: cannot tell)"},

@@ -160,6 +160,32 @@ def ctree_check_edit() -> CheckEdit | None:
     return check_edit
 
 
+Collect = Callable[[Node, Any, str, int], list[list[tuple[Node, str]]] | None]
+
+
+@functools.cache
+def ctree_collect() -> Collect | None:
+    """parse/_ctree.c's ``collect`` for our Node class: analyze/refs.py's walk of a trie
+    of reference sites, over trees the C builder made (None from it: walk in Python).
+    None without the extension."""
+    if _ctree_build() is None:
+        return None
+    from cmhash.parse import _ctree  # type: ignore[attr-defined]
+
+    c_collect = _ctree.collect
+    kinds = (SCALAR, SEQ, MAP)
+
+    def collect(
+        node: Node, trie: Any, field: str, count: int
+    ) -> list[list[tuple[Node, str]]] | None:
+        found: list[list[tuple[Node, str]]] | None = c_collect(
+            node, trie, field, count, Node, kinds
+        )
+        return found
+
+    return collect
+
+
 def _ruamel_parts() -> _Parts:
     from ruamel.yaml import YAML, events
     from ruamel.yaml.error import MarkedYAMLError
