@@ -160,7 +160,8 @@ def ctree_check_edit() -> CheckEdit | None:
     return check_edit
 
 
-Collect = Callable[[Node, Any, str, int], list[list[tuple[Node, str]]] | None]
+_Found = list[list[tuple[Node, str]]]  # per site: (node, field path)
+Collect = Callable[[Node, Any, str, int], _Found | None]
 
 
 @functools.cache
@@ -175,9 +176,7 @@ def ctree_collect() -> Collect | None:
     c_collect = _ctree.collect
     kinds = (SCALAR, SEQ, MAP)
 
-    def collect(
-        node: Node, trie: Any, field: str, count: int
-    ) -> list[list[tuple[Node, str]]] | None:
+    def collect(node: Node, trie: Any, field: str, count: int) -> _Found | None:
         found: list[list[tuple[Node, str]]] | None = c_collect(
             node, trie, field, count, Node, kinds
         )
