@@ -311,33 +311,32 @@ _VOLUME_TRIE = _trie(_VOLUME_SITES)
 
 
 def find_subpath_mounts(pod_spec: Node | None, field: str) -> list[SubPathMount]:
-    """Every subPath mount of a ConfigMap/Secret volume of one PodSpec."""
+    """Every subPath mount of a ConfigMap/Secret volume of one PodSpec. The mounts come
+    first: most pods have no subPath mount, and then their volumes are never read."""
+    found = []  # (container, volume name, mount, its field) of every subPath mount
+    for list_name in CONTAINER_LISTS:
+        for i, container in enumerate(items(get(pod_spec, list_name))):
+            for j, m in enumerate(items(get(container, "volumeMounts"))):
+                if scalar(get(m, "subPath")) or scalar(get(m, "subPathExpr")):
+                    where = f"{field}.{list_name}[{i}].volumeMounts[{j}]"
+                    found.append((container, scalar(get(m, "name")), m, where))
+    if not found:
+        return []
     volumes = {}
     for v in items(get(pod_spec, "volumes")):
         name = scalar(get(v, "name"))
         targets = _volume_targets(v)
         if name and targets:
             volumes[name] = targets
-    if not volumes:
-        return []
-    mounts = []
-    for list_name in CONTAINER_LISTS:
-        for i, container in enumerate(items(get(pod_spec, list_name))):
-            cname = scalar(get(container, "name"))
-            for j, m in enumerate(items(get(container, "volumeMounts"))):
-                vname = scalar(get(m, "name"))
-                if vname not in volumes:
-                    continue
-                if not (scalar(get(m, "subPath")) or scalar(get(m, "subPathExpr"))):
-                    continue
-                mounts.append(
-                    SubPathMount(
-                        cname,
-                        vname,
-                        volumes[vname],
-                        scalar(get(m, "mountPath")),
-                        f"{field}.{list_name}[{i}].volumeMounts[{j}]",
-                        m.start,
-                    )
-                )
-    return mounts
+    return [
+        SubPathMount(
+            scalar(get(container, "name")),
+            vname,
+            volumes[vname],
+            scalar(get(m, "mountPath")),
+            where,
+            m.start,
+        )
+        for container, vname, m, where in found
+        if vname is not None and vname in volumes
+    ]
