@@ -1,10 +1,14 @@
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cmhash.errors import ConfigError
+from cmhash.read import split
 from cmhash.read.split import split_chunks
 from cmhash.settings import load_config_file, settings_from_mapping, validate_annotation_key
 
@@ -111,3 +115,15 @@ def test_plain_keys_are_settings_schema_keys_and_options() -> None:
         assert field in Settings._fields, field
         assert key in properties, key
         assert field in options, field
+
+
+_OLD_MARKER = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)|^%", re.MULTILINE)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(["---", "...", "%", "\n", "\r\n", " ", "\t", "a", "#", "-", "."])))
+def test_markers_are_found_where_a_line_starts_with_one(pieces: list[str]) -> None:
+    """The splitter's two patterns (the text's start, then from each line break) find
+    exactly the marker lines one multi-line pattern finds."""
+    text = "".join(pieces)
+    assert list(split._markers(text)) == [m.start() for m in _OLD_MARKER.finditer(text)]

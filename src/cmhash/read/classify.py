@@ -86,6 +86,8 @@ _AMBIGUOUS_NAMES = {
 
 
 def refuse_ambiguous(text: str, base: int) -> None:
+    if text.isascii():  # (O(1) on a str; all four are non-ASCII)
+        return
     m = _AMBIGUOUS.search(text)
     if m is not None:
         name, escape = _AMBIGUOUS_NAMES[m.group()]

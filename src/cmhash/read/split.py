@@ -14,9 +14,15 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Iterator
 from typing import NamedTuple
 
-_MARKER = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)|^%", re.MULTILINE)
+# A marker: '---' or '...' followed by a blank, a line break or the end of the text; or
+# '%'. At the text's start, or matched from the line break before it: a pattern that
+# starts with a literal lets the regex engine jump from line break to line break instead
+# of trying every character (most of the split's time on a big stream).
+_FIRST = re.compile(r"(?:---|\.\.\.)(?=[ \t\r\n]|\Z)|%")
+_MARKER = re.compile(r"\n(?:(?:---|\.\.\.)(?=[ \t\r\n]|\Z)|%)")
 
 
 class Chunk(NamedTuple):
@@ -33,28 +39,36 @@ def only_comments(text: str) -> bool:
     return True
 
 
+def _markers(text: str) -> Iterator[int]:
+    """Where each marker line starts, in order."""
+    if _FIRST.match(text):
+        yield 0
+    for m in _MARKER.finditer(text):
+        yield m.start() + 1
+
+
 def split_chunks(text: str) -> list[Chunk]:
     cuts = [0]
     prefix_from: int | None = 0  # where a document prefix (directives allowed) began
     directive_open = False
-    for m in _MARKER.finditer(text):
-        tok = text[m.start()]
+    for start in _markers(text):
+        tok = text[start]
         if tok == "%":
             if directive_open:
                 continue  # another directive of the same document (%TAG after %YAML)
-            if prefix_from is not None and only_comments(text[prefix_from : m.start()]):
-                cuts.append(m.start())
+            if prefix_from is not None and only_comments(text[prefix_from:start]):
+                cuts.append(start)
                 directive_open = True
             else:
                 prefix_from = None  # content came first: this '%' is text, and so are later
             continue
         if tok == "-":
             if not directive_open:
-                cuts.append(m.start())
+                cuts.append(start)
             directive_open = False
             prefix_from = None
         else:  # "..." ends the document: the cut goes after its line
-            nl = text.find("\n", m.end())
+            nl = text.find("\n", start + 3)
             end = len(text) if nl < 0 else nl + 1
             cuts.append(end)
             prefix_from = end
