@@ -1020,9 +1020,92 @@ collect(PyObject *Py_UNUSED(self), PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* ---- get: parse/tree.py's hottest accessor ------------------------------------------
+ *
+ * tree.get(node, key) for the common case: a mapping with its key index (what the C
+ * builder makes), whose value under key is not an alias. Anything else -- None, another
+ * kind, an alias, a mapping without its index (merges, duplicates: entries() decides and
+ * raises) -- is tree._py_get's, the reference, called as it is. bind_get() sets the
+ * Node class, the kind strings and that fallback once, when tree.py is imported. */
+
+static PyTypeObject *get_type;
+static Py_ssize_t get_offset[N_SLOTS];
+static PyObject *get_map_kind, *get_alias_kind, *get_fallback;
+
+static PyObject *
+bind_get(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyTypeObject *type;
+    PyObject *map_kind, *alias_kind, *fallback;
+    if (!PyArg_ParseTuple(args, "O!UUO", &PyType_Type, &type, &map_kind, &alias_kind,
+                          &fallback))
+        return NULL;
+    if (read_layout(type) < 0)
+        return NULL;
+    Py_INCREF(type);
+    Py_INCREF(map_kind);
+    Py_INCREF(alias_kind);
+    Py_INCREF(fallback);
+    Py_XSETREF(get_type, type);
+    Py_XSETREF(get_map_kind, map_kind);
+    Py_XSETREF(get_alias_kind, alias_kind);
+    Py_XSETREF(get_fallback, fallback);
+    memcpy(get_offset, layout.offset, sizeof get_offset);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+get_slot(PyObject *node, int i)
+{
+    return *(PyObject **)((char *)node + get_offset[i]);
+}
+
+static PyObject *
+fast_get(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "get(node, key)");
+        return NULL;
+    }
+    PyObject *node = args[0], *key = args[1];
+    if (node == Py_None)
+        Py_RETURN_NONE;
+    if (get_type == NULL || Py_TYPE(node) != get_type)
+        goto fallback;
+    PyObject *kind = get_slot(node, S_KIND);
+    if (kind != get_map_kind) /* the kind strings are the module's constants */
+        goto fallback;
+    PyObject *index = get_slot(node, S_DICT);
+    if (index == NULL || !PyDict_CheckExact(index))
+        goto fallback;
+    PyObject *pair = PyDict_GetItemWithError(index, key);
+    if (pair == NULL) {
+        if (PyErr_Occurred())
+            return NULL;
+        Py_RETURN_NONE;
+    }
+    if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2)
+        goto fallback;
+    PyObject *value = PyTuple_GET_ITEM(pair, 1);
+    if (Py_TYPE(value) != get_type || get_slot(value, S_KIND) == get_alias_kind)
+        goto fallback;
+    Py_INCREF(value);
+    return value;
+fallback:
+    if (get_fallback == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_ctree.get: bind_get() first");
+        return NULL;
+    }
+    return PyObject_Vectorcall(get_fallback, args, 2, NULL);
+}
+
 static PyMethodDef methods[] = {
     {"build", build, METH_VARARGS,
      "build(text, base, node_type, kinds, max_depth, max_scalar) -> list | None"},
+    {"bind_get", bind_get, METH_VARARGS,
+     "bind_get(node_type, map_kind, alias_kind, fallback): what get() works with"},
+    {"get", (PyCFunction)(void (*)(void))fast_get, METH_FASTCALL,
+     "get(node, key) -> Node | None: tree.get, in C for the common case"},
     {"collect", collect, METH_VARARGS,
      "collect(node, trie, field, count, node_type, kinds) -> list[list[(Node, str)]] | None: "
      "refs._collect's walk over C-built trees (None: cannot, walk in Python)"},

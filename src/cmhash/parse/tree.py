@@ -5,7 +5,9 @@ through aliases and ``<<`` merges, ``own`` only what a mapping itself writes."""
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Callable
 from typing import Any
 
 from cmhash.errors import NodeError
@@ -118,8 +120,9 @@ def own(node: Node, key: str) -> tuple[Node, Node] | None:
     return None
 
 
-def get(node: Node | None, key: str) -> Node | None:
-    """The value under ``key`` of a mapping (through aliases), or None."""
+def _py_get(node: Node | None, key: str) -> Node | None:
+    """The value under ``key`` of a mapping (through aliases), or None. (``get``: this, or
+    the same in C from parse/_ctree.c, which calls this for all but the common case.)"""
     if node is None:
         return None
     if node.kind != MAP:  # (the common case first: the hottest function of a run)
@@ -132,6 +135,23 @@ def get(node: Node | None, key: str) -> Node | None:
         return None
     value = pair[1]
     return value if value.kind != ALIAS else deref(value)
+
+
+def _c_get() -> Callable[[Node | None, str], Node | None] | None:
+    """parse/_ctree.c's get, bound to this module's Node, kinds and _py_get; None without
+    the extension or with ``CMHASH_CTREE=0``."""
+    if os.environ.get("CMHASH_CTREE") == "0":
+        return None
+    try:
+        from cmhash.parse import _ctree  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    _ctree.bind_get(Node, MAP, ALIAS, _py_get)
+    c_get: Callable[[Node | None, str], Node | None] = _ctree.get
+    return c_get
+
+
+get = _c_get() or _py_get  # the hottest function of a run
 
 
 def walk(node: Node | None, path: tuple[str, ...], field: str = "") -> list[tuple[Node, str]]:

@@ -1,0 +1,92 @@
+"""tree.get in C (parse/_ctree.c's get): the same value, or the same exception, as
+tree._py_get, its reference, on every mapping of the corpus and on the trees it hands
+back (aliases, merges, duplicate keys, other kinds)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from conftest import CORPUS
+
+from cmhash.errors import NodeError
+from cmhash.parse import events, tree
+from cmhash.parse.tree import MAP, SEQ, Node
+
+pytest.importorskip("cmhash.parse._ctree")
+
+
+def test_the_module_uses_the_c_get() -> None:
+    assert tree.get is not tree._py_get
+    assert type(tree.get).__name__ == "builtin_function_or_method"
+
+
+def _outcome(node: Any, key: str) -> Any:
+    try:
+        return ("value", tree._py_get(node, key))
+    except NodeError as exc:
+        return ("error", exc.message, exc.offset)
+
+
+def _c_outcome(node: Any, key: str) -> Any:
+    try:
+        return ("value", tree.get(node, key))
+    except NodeError as exc:
+        return ("error", exc.message, exc.offset)
+
+
+def _nodes(node: Node) -> list[Node]:
+    out = [node]
+    if node.kind == MAP:
+        for k, v in node.value:
+            out += _nodes(k) + _nodes(v)
+    elif node.kind == SEQ:
+        for x in node.value:
+            out += _nodes(x)
+    return out
+
+
+KEYS = ["metadata", "name", "spec", "containers", "<<", "a", "b", "x", "", "missing"]
+
+
+def test_the_same_on_every_node_of_the_corpus() -> None:
+    checked = 0
+    for f in sorted(CORPUS.rglob("*.yaml"))[:40]:
+        roots = events.parse_chunk(f.read_text(), 0, events.backend("fast"))
+        for root in roots:
+            for node in _nodes(root):
+                for key in KEYS:
+                    assert _c_outcome(node, key) == _outcome(node, key)
+                    checked += 1
+    assert checked > 10_000
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: &x {b: 1}\nc: *x\n",  # an alias value: read through
+        "base: &b {x: 1, y: 2}\nm:\n  <<: *b\n  y: 3\n",  # a merge
+        "m: {a: 1, a: 2}\n",  # a duplicate key: entries() raises
+        "m: {<<: [1]}\n",  # a bad merge
+        "m: [1, 2]\nn: 1\n",
+        "m: {? [k] : v}\n",  # a complex key
+        "m: !!map {a: 1}\n",  # a tag: built on the event path
+        "m:\n",
+    ],
+)
+def test_the_same_where_it_hands_back(text: str) -> None:
+    roots = events.parse_chunk(text, 0, events.backend("fast"))
+    for node in _nodes(roots[0]):
+        for key in ["a", "b", "m", "x", "y", "<<", "k"]:
+            assert _c_outcome(node, key) == _outcome(node, key), (text, node, key)
+    alias = [n for n in _nodes(roots[0]) if n.kind == "alias"]
+    for node in alias:
+        assert _c_outcome(node, "b") == _outcome(node, "b")
+
+
+def test_none_and_other_objects() -> None:
+    assert tree.get(None, "a") is None
+    with pytest.raises(AttributeError):
+        tree.get("not a node", "a")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        tree.get(None)  # type: ignore[call-arg]
