@@ -33,7 +33,26 @@ _values = st.recursive(
 
 @given(_values)
 def test_same_as_the_standard_library(value: Any) -> None:
-    assert jsonout.dumps(value) == json.dumps(value, indent=2, ensure_ascii=False)
+    want = json.dumps(value, indent=2, ensure_ascii=False)
+    assert jsonout.dumps(value) == want  # the C writer, when compiled
+    assert jsonout.py_dumps(value) == want  # its reference, the writer without it
+
+
+def test_the_c_writer() -> None:
+    """src/cmhash/_cjson.c: what it writes itself, and what it leaves to json.dumps."""
+    import pytest
+
+    if jsonout._C_WRITE is None:
+        pytest.skip("without the C extension")
+    write, escape = jsonout._C_WRITE, json.encoder.encode_basestring
+    deep: Any = "x"
+    for _ in range(100):  # deeper than its cache of indentation strings
+        deep = [deep]
+    for value in (deep, {"a": '\x00\x1f\ud800é\u2028"\\'}, {Level.ERROR: Level.INFO}, -(10**30)):
+        assert write(value, escape) == json.dumps(value, indent=2, ensure_ascii=False)
+    for value in (1.5, {1: 2}, {"a": [1.0]}, type("D", (dict,), {})(a=1), [object()]):
+        assert write(value, escape) is None
+    assert jsonout.dumps({"a": [1.0]}) == json.dumps({"a": [1.0]}, indent=2)
 
 
 def test_cases() -> None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cmhash.analyze.chunk import analyze_chunk
 from cmhash.analyze.kinds import DEFAULT_TABLE
@@ -387,3 +389,24 @@ def test_verify_accepts_exactly_the_planned_edit() -> None:
     ):
         with pytest.raises(NodeError, match=why):
             verify_edits(src, 0, 0, roots, broken, [(0, w.kind, V)], "checksum/config", be)
+
+
+def _old_position(text: str, offset: int) -> tuple[int, int]:
+    """SourceText.position before its line index became per block: every line start."""
+    import bisect
+
+    starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+    i = bisect.bisect_right(starts, offset) - 1
+    return i + 1, offset - starts[i] + 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(["\n", "a", "é", "\r\n", "x" * 50, "\n" * 3, "y" * 4096])),
+    st.lists(st.integers(0, 20_000), max_size=20),
+)
+def test_positions_as_from_every_line_start(pieces: list[str], offsets: list[int]) -> None:
+    text = "".join(pieces)
+    src = SourceText("x", text)
+    for offset in [*offsets, 0, len(text), len(text) + 1, 4095, 4096, 4097, 8192]:
+        assert src.position(offset) == _old_position(text, offset), offset

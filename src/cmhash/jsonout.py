@@ -4,7 +4,8 @@ With ``indent`` the standard library leaves its C encoder for a generic pure-Pyt
 (generators yielding every piece); on ``explain --format json`` for 5,000 apps that
 took a fifth of the run. The documents cmhash writes hold only dicts with string keys,
 lists and tuples, strings (text enums among them), ints, bools and None, so one small
-recursion does it, with the C string escaper. Anything else (a float, a non-string key)
+recursion does it, with the C string escaper: in C (src/cmhash/_cjson.c) when it was
+compiled at install, else here. Anything else (a float, a non-string key)
 takes the standard library's path, so the output is always what ``json.dumps`` gives
 (pinned in tests/test_jsonout.py).
 """
@@ -12,6 +13,7 @@ takes the standard library's path, so the output is always what ``json.dumps`` g
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from json.encoder import encode_basestring  # the C escaper
 from typing import Any
 
@@ -20,8 +22,29 @@ class _Other(Exception):
     """A value this writer leaves to the standard library."""
 
 
+def _c_write() -> Callable[[Any, Callable[[str], str]], str | None] | None:
+    """The same writer in C (src/cmhash/_cjson.c), when it was compiled at install."""
+    try:
+        from cmhash import _cjson  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    write: Callable[[Any, Callable[[str], str]], str | None] = _cjson.write
+    return write
+
+
+_C_WRITE = _c_write()
+
+
 def dumps(data: Any) -> str:
     """``json.dumps(data, indent=2, ensure_ascii=False)``."""
+    if _C_WRITE is not None:
+        text = _C_WRITE(data, encode_basestring)
+        return text if text is not None else json.dumps(data, indent=2, ensure_ascii=False)
+    return py_dumps(data)
+
+
+def py_dumps(data: Any) -> str:
+    """``dumps`` in Python: the reference for the C writer, and the writer without it."""
     out: list[str] = []
     try:
         _write(data, "\n", out)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import bisect
 import os
-import re
 from array import array
 from typing import BinaryIO
 
@@ -19,7 +17,6 @@ _OTHER_BOMS = {
     b"\xfe\xff": "UTF-16",
     b"\xff\xfe": "UTF-16",
 }
-_NEWLINE = re.compile(r"\n")
 
 
 class SourceText(Record):
@@ -32,7 +29,7 @@ class SourceText(Record):
         path: str,
         text: str,
         had_bom: bool = False,
-        _line_starts: array[int] | None = None,
+        _line_starts: LineIndex | None = None,
         helm_output: bool | None = None,  # helm.is_helm_source
     ) -> None:
         self.path = path
@@ -54,13 +51,17 @@ class SourceText(Record):
 
     def position(self, offset: int) -> tuple[int, int]:
         """1-based (line, column) of a character offset."""
-        if self._line_starts is None:
-            # 8 bytes a line (a list of ints costs 36): big inputs have a million lines
-            starts = array("q", [0])
-            starts.extend(m.end() for m in _NEWLINE.finditer(self.text))
-            self._line_starts = starts
-        i = bisect.bisect_right(self._line_starts, offset) - 1
-        return i + 1, offset - self._line_starts[i] + 1
+        index = self._line_starts
+        if index is None:
+            index = self._line_starts = _line_index(self.text)
+        lines, last = index
+        text = self.text
+        block = min(offset // _BLOCK, len(lines) - 1)
+        start = block * _BLOCK
+        line = lines[block] + text.count("\n", start, offset)
+        nl = text.rfind("\n", start, offset)
+        line_start = (nl if nl >= 0 else last[block]) + 1
+        return line + 1, offset - line_start + 1
 
     def error(self, message: str, offset: int | None) -> InputError:
         if offset is None:
@@ -71,6 +72,28 @@ class SourceText(Record):
     def encode(self, text: str) -> bytes:
         data = text.encode("utf-8")
         return _UTF8_BOM + data if self.had_bom else data
+
+
+_BLOCK = 4096  # characters per entry of a SourceText's line index
+LineIndex = tuple["array[int]", "array[int]"]
+
+
+def _line_index(text: str) -> LineIndex:
+    """Per block of ``_BLOCK`` characters: how many line breaks come before it, and where
+    the last of them is (-1: none). A few thousand entries even for a big input, counted
+    by str.count and str.rfind (C); position() then counts within one block. (A list of
+    every line start cost a Python step per line: most of explain's line numbers.)"""
+    lines, last = array("q"), array("q")
+    count, prev = 0, -1
+    for start in range(0, len(text) + 1, _BLOCK):
+        lines.append(count)
+        last.append(prev)
+        end = start + _BLOCK
+        count += text.count("\n", start, end)
+        nl = text.rfind("\n", start, end)
+        if nl >= 0:
+            prev = nl
+    return lines, last
 
 
 def newline_at(text: str, pos: int = 0, default: str = "\n") -> str:
