@@ -5,6 +5,7 @@ key of which object, so tests can predict which checksums a change must move."""
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -480,3 +481,48 @@ def big_stream(count: int, value: str = "v") -> bytes:
         f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{i}\ndata:\n  k: {value}\n".encode()
         for i in range(count)
     )
+
+
+def stops_on_a_signal(call: Callable[[], object]) -> tuple[float, float]:
+    """Run ``call`` once to time it, then again with SIGUSR1 sent from another process a
+    tenth of the way in, its handler raising: (seconds the second run went on, seconds
+    of a full run). The second run must raise the handler's exception (a C loop that
+    never runs Python's signal handlers would not). No cyclic GC meanwhile, as in a
+    cmhash run: a gc callback would run the handler inside itself, where its exception
+    is swallowed."""
+    import gc
+    import os
+    import signal
+    import subprocess
+    import time
+
+    class Stop(Exception):
+        pass
+
+    def handler(signum: int, frame: object) -> None:
+        raise Stop
+
+    collecting = gc.isenabled()
+    gc.disable()
+    previous = signal.signal(signal.SIGUSR1, handler)
+    try:
+        start = time.perf_counter()
+        call()
+        full = time.perf_counter() - start
+        # from another process: a thread of this one would wait for the GIL the call holds
+        kill = ["sh", "-c", f"sleep {full / 10:.3f}; kill -USR1 {os.getpid()}"]
+        start = time.perf_counter()
+        sender = subprocess.Popen(kill)
+        try:
+            call()
+        except Stop:
+            pass
+        else:
+            raise AssertionError("the signal handler's exception did not stop the call")
+        finally:
+            sender.wait()
+        return time.perf_counter() - start, full
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+        if collecting:
+            gc.enable()

@@ -22,7 +22,7 @@ import pytest
 from conftest import CORPUS, IN_CI, ROOT, SHARED, run_cmhash
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from manifests import Stream, Style, big_stream, render, streams, styles
+from manifests import Stream, Style, big_stream, render, stops_on_a_signal, streams, styles
 from test_bad_inputs import CATALOGUE
 
 from cmhash.errors import NodeError
@@ -393,37 +393,9 @@ def _all(node: Any) -> list[Any]:
 def test_a_signal_interrupts_a_long_build() -> None:
     """Python's signal handlers run while a large document is being built (cmhash's
     SIGTERM/SIGHUP handlers and Ctrl-C must not wait for the end of the parse)."""
-    import signal
-    import time
-
-    class Stop(Exception):
-        pass
-
-    def handler(signum: int, frame: Any) -> None:
-        raise Stop
-
     text = "- a\n" * 1_500_000
-    # as in a cmhash run, no collector: a gc callback (Hypothesis leaves one) would run
-    # the handler inside itself, where its exception is swallowed
-    collecting = gc.isenabled()
-    gc.disable()
-    start = time.perf_counter()
     assert c_build(text) is not None
-    full = time.perf_counter() - start
-    old = signal.signal(signal.SIGUSR1, handler)
-    # from another process: a thread of this one would wait for the GIL the build holds
-    kill = ["sh", "-c", f"sleep {full / 10:.3f}; kill -USR1 {os.getpid()}"]
-    try:
-        start = time.perf_counter()
-        sender = subprocess.Popen(kill)
-        with pytest.raises(Stop):
-            c_build(text)
-        taken = time.perf_counter() - start
-    finally:
-        sender.wait()
-        signal.signal(signal.SIGUSR1, old)
-        if collecting:
-            gc.enable()
+    taken, full = stops_on_a_signal(lambda: c_build(text))
     assert taken < full / 2, f"the build went on for {taken:.2f} s of {full:.2f} s"
 
 

@@ -4,11 +4,10 @@ accepts an edited text that verify.py refuses."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from manifests import stops_on_a_signal
 from test_cverify import CASES, DEPLOYMENT, KEY, MUTATIONS, POD, V, doc
 
 from cmhash.analyze.kinds import DEFAULT_TABLE, WorkloadKind
@@ -272,39 +271,12 @@ def test_the_event_walk_refuses_what_is_not_plain() -> None:
 def test_the_event_walk_lets_signal_handlers_run() -> None:
     """A handler that raises stops a long walk (signals are checked every 4,096 events,
     as in build()): cmhash's SIGTERM/SIGHUP handlers and Ctrl-C do not wait for it."""
-    import gc
-    import signal
-    import subprocess
-    import time
-
-    class Stop(Exception):
-        pass
-
-    def handler(signum: int, frame: object) -> None:
-        raise Stop
-
     items = "        - a\n" * 1_000_000
     old = doc("    metadata: {}\n    spec:\n      containers:\n" + items)
     new = old.replace("    metadata: {}\n", f'    metadata: {{annotations: {{{KEY}: "{V}"}}}}\n')
-    collecting = gc.isenabled()
-    gc.disable()  # as in a cmhash run (a gc callback would swallow the handler's raise)
     roots = events.parse_chunk(old, 0, BE)
     c = events.ctree_check_edit()
     assert c is not None
-    start = time.perf_counter()
     assert c(roots[0], new, DEPLOYMENT.template_path, KEY, V) is True
-    full = time.perf_counter() - start
-    previous = signal.signal(signal.SIGUSR1, handler)
-    kill = ["sh", "-c", f"sleep {full / 10:.3f}; kill -USR1 {os.getpid()}"]
-    try:
-        start = time.perf_counter()
-        sender = subprocess.Popen(kill)
-        with pytest.raises(Stop):
-            c(roots[0], new, DEPLOYMENT.template_path, KEY, V)
-        taken = time.perf_counter() - start
-    finally:
-        sender.wait()
-        signal.signal(signal.SIGUSR1, previous)
-        if collecting:
-            gc.enable()
+    taken, full = stops_on_a_signal(lambda: c(roots[0], new, DEPLOYMENT.template_path, KEY, V))
     assert taken < full / 2 + 0.05, f"the walk went on for {taken:.2f} s of {full:.2f} s"

@@ -359,6 +359,26 @@ on_event(builder_t *b, yaml_event_t *ev, Py_ssize_t base, PyObject *const kinds[
     }
 }
 
+/* The UTF-8 of a str for libyaml: ASCII text is its own UTF-8; other text is encoded
+ * into a temporary bytes object (*encoded, to release), as PyYAML does
+ * (PyUnicode_AsUTF8AndSize would keep a copy attached to the str, doubling a whole
+ * file's text for the rest of the run). NULL with no exception set for text that is not
+ * UTF-8-encodable (lone surrogates). */
+static const char *
+utf8_of(PyObject *text, PyObject **encoded, Py_ssize_t *size)
+{
+    *encoded = NULL;
+    if (PyUnicode_IS_ASCII(text))
+        return PyUnicode_AsUTF8AndSize(text, size);
+    *encoded = PyUnicode_AsUTF8String(text);
+    if (*encoded == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    *size = PyBytes_GET_SIZE(*encoded);
+    return PyBytes_AS_STRING(*encoded);
+}
+
 static PyObject *
 build(PyObject *Py_UNUSED(self), PyObject *args)
 {
@@ -379,24 +399,11 @@ build(PyObject *Py_UNUSED(self), PyObject *args)
                                 PyTuple_GET_ITEM(kinds_tuple, 2)};
     if (!PyUnicode_CheckExact(text)) /* PyYAML's CParser refuses str subclasses */
         Py_RETURN_NONE;
-    /* ASCII text is its own UTF-8; other text is encoded into a temporary bytes object,
-     * as PyYAML does (PyUnicode_AsUTF8AndSize would keep a copy attached to the str,
-     * doubling a whole file's text for the rest of the run) */
-    PyObject *encoded = NULL;
-    const char *utf8;
-    Py_ssize_t size;
-    if (PyUnicode_IS_ASCII(text)) {
-        utf8 = PyUnicode_AsUTF8AndSize(text, &size);
-    }
-    else {
-        encoded = PyUnicode_AsUTF8String(text);
-        utf8 = encoded == NULL ? NULL : PyBytes_AS_STRING(encoded);
-        size = encoded == NULL ? 0 : PyBytes_GET_SIZE(encoded);
-    }
-    if (utf8 == NULL) { /* lone surrogates: events.py's path raises, as it always did */
-        PyErr_Clear();
+    PyObject *encoded;
+    Py_ssize_t size = 0;
+    const char *utf8 = utf8_of(text, &encoded, &size);
+    if (utf8 == NULL) /* lone surrogates: events.py's path raises, as it always did */
         Py_RETURN_NONE;
-    }
     yaml_parser_t parser;
     if (!yaml_parser_initialize(&parser)) {
         Py_XDECREF(encoded);
@@ -806,21 +813,11 @@ check_edit(PyObject *Py_UNUSED(self), PyObject *args)
         return NULL;
     if (!PyUnicode_CheckExact(text) || Py_TYPE(old) != type)
         Py_RETURN_NONE;
-    PyObject *encoded = NULL;
-    const char *utf8;
-    Py_ssize_t size;
-    if (PyUnicode_IS_ASCII(text)) {
-        utf8 = PyUnicode_AsUTF8AndSize(text, &size);
-    }
-    else {
-        encoded = PyUnicode_AsUTF8String(text);
-        utf8 = encoded == NULL ? NULL : PyBytes_AS_STRING(encoded);
-        size = encoded == NULL ? 0 : PyBytes_GET_SIZE(encoded);
-    }
-    if (utf8 == NULL) {
-        PyErr_Clear();
+    PyObject *encoded;
+    Py_ssize_t size = 0;
+    const char *utf8 = utf8_of(text, &encoded, &size);
+    if (utf8 == NULL)
         Py_RETURN_NONE;
-    }
     checker_t c;
     memset(&c, 0, sizeof c);
     if (!yaml_parser_initialize(&c.parser)) {
