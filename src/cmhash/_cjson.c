@@ -3,164 +3,205 @@
  * json.dumps(data, indent=2, ensure_ascii=False), exactly, for the documents cmhash
  * writes (explain, report): dicts with string keys, lists and tuples, strings (text
  * enums among them), ints, booleans and None. The standard library leaves its C encoder
- * when indent is set; jsonout.py's Python writer is the reference (it takes over where
- * this module is missing). Strings go through the standard library's own escaper
- * (json.encoder.encode_basestring, passed in), so they are escaped exactly as json.dumps
- * escapes them. Anything else (a float, a non-string key, a dict subclass) returns None,
+ * when indent is set; jsonout.py's Python writer is the reference (and takes over where
+ * this module is missing). The text is written as UTF-8 into one growing buffer and
+ * decoded once. Strings are escaped as json.dumps escapes them with ensure_ascii=False:
+ * '"' and '\' and the control characters below U+0020 (\b \f \n \r \t by name, the rest
+ * as \u00xx); everything else is copied. Anything else -- a float, a non-string key, a
+ * dict subclass, a string that is not UTF-8-encodable (a lone surrogate) -- returns None,
  * and jsonout.py hands the whole document to json.dumps.
  *
- * write(data, encode_basestring) -> str | None
+ * write(data) -> str | None
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-/* The pieces every document repeats, made once: literals, and per nesting depth the
- * indentation strings ("{" + newline + indent, "," + newline + indent, newline + "}"). */
-#define MAX_CACHED_DEPTH 64
-static PyObject *S_NULL, *S_TRUE, *S_FALSE, *S_COLON, *S_EMPTY_DICT, *S_EMPTY_LIST, *S_EMPTY;
-static PyObject *open_dict[MAX_CACHED_DEPTH], *open_list[MAX_CACHED_DEPTH];
-static PyObject *comma[MAX_CACHED_DEPTH], *close_dict[MAX_CACHED_DEPTH],
-    *close_list[MAX_CACHED_DEPTH];
+typedef struct {
+    char *buf;
+    size_t len, cap;
+} out_t;
 
-/* The string for depth d ("%s\n" + 2*d spaces + "%s"), made on first use. */
-static PyObject *
-indented(PyObject **cache, int depth, const char *before, const char *after)
-{
-    if (depth < MAX_CACHED_DEPTH && cache[depth] != NULL)
-        return Py_NewRef(cache[depth]);
-    size_t n = strlen(before) + 1 + 2 * (size_t)depth + strlen(after);
-    char *buf = PyMem_Malloc(n + 1);
-    if (buf == NULL)
-        return PyErr_NoMemory();
-    char *p = buf;
-    p += sprintf(p, "%s\n", before);
-    memset(p, ' ', 2 * (size_t)depth);
-    p += 2 * depth;
-    strcpy(p, after);
-    PyObject *str = PyUnicode_FromStringAndSize(buf, (Py_ssize_t)n);
-    PyMem_Free(buf);
-    if (str != NULL && depth < MAX_CACHED_DEPTH)
-        cache[depth] = Py_NewRef(str);
-    return str;
-}
-
-/* Steals the reference to piece. */
+/* 0 ok, -1 out of memory (exception set) */
 static int
-append(PyObject *out, PyObject *piece)
+reserve(out_t *o, size_t more)
 {
-    if (piece == NULL)
-        return -1;
-    int rc = PyList_Append(out, piece);
-    Py_DECREF(piece);
-    return rc;
-}
-
-/* 1 written, 0 a value this writer leaves to json.dumps, -1 a Python exception */
-static int write_value(PyObject *out, PyObject *value, int depth, PyObject *escape);
-
-static int
-write_items(PyObject *out, PyObject *value, int depth, PyObject *escape, int is_dict)
-{
-    int inner = depth + 1;
-    PyObject *first = indented(is_dict ? open_dict : open_list, inner, is_dict ? "{" : "[", "");
-    PyObject *next = indented(comma, inner, ",", "");
-    if (first == NULL || next == NULL) {
-        Py_XDECREF(first);
-        Py_XDECREF(next);
+    if (o->len + more <= o->cap)
+        return 0;
+    size_t cap = o->cap ? o->cap : 1 << 16;
+    while (cap < o->len + more)
+        cap *= 2;
+    char *buf = PyMem_Realloc(o->buf, cap);
+    if (buf == NULL) {
+        PyErr_NoMemory();
         return -1;
     }
+    o->buf = buf;
+    o->cap = cap;
+    return 0;
+}
+
+static int
+put(out_t *o, const char *s, size_t n)
+{
+    if (reserve(o, n) < 0)
+        return -1;
+    memcpy(o->buf + o->len, s, n);
+    o->len += n;
+    return 0;
+}
+
+/* A line break and the indentation of depth d. */
+static int
+newline(out_t *o, int depth)
+{
+    if (reserve(o, 1 + 2 * (size_t)depth) < 0)
+        return -1;
+    o->buf[o->len++] = '\n';
+    memset(o->buf + o->len, ' ', 2 * (size_t)depth);
+    o->len += 2 * (size_t)depth;
+    return 0;
+}
+
+/* 1 written, 0 not UTF-8-encodable (json.dumps decides), -1 an exception */
+static int
+put_string(out_t *o, PyObject *s)
+{
+    Py_ssize_t n;
+    const char *p = PyUnicode_AsUTF8AndSize(s, &n);
+    if (p == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (reserve(o, 2 + 6 * (size_t)n) < 0) /* at worst every byte as \u00xx */
+        return -1;
+    char *w = o->buf + o->len;
+    *w++ = '"';
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c >= 0x20 && c != '"' && c != '\\') {
+            *w++ = (char)c;
+            continue;
+        }
+        *w++ = '\\';
+        switch (c) {
+        case '"': *w++ = '"'; break;
+        case '\\': *w++ = '\\'; break;
+        case '\b': *w++ = 'b'; break;
+        case '\f': *w++ = 'f'; break;
+        case '\n': *w++ = 'n'; break;
+        case '\r': *w++ = 'r'; break;
+        case '\t': *w++ = 't'; break;
+        default:
+            w += sprintf(w, "u%04x", c);
+        }
+    }
+    *w++ = '"';
+    o->len = (size_t)(w - o->buf);
+    return 1;
+}
+
+/* 1 written, 0 a value this writer leaves to json.dumps, -1 an exception */
+static int write_value(out_t *o, PyObject *value, int depth);
+
+static int
+write_items(out_t *o, PyObject *value, int depth, int is_dict)
+{
     int r = 1;
+    if (put(o, is_dict ? "{" : "[", 1) < 0)
+        return -1;
     if (is_dict) {
         Py_ssize_t pos = 0;
         PyObject *key, *item;
         int i = 0;
         while (r > 0 && PyDict_Next(value, &pos, &key, &item)) {
-            if (!PyUnicode_Check(key)) {
-                r = 0;
-                break;
-            }
-            if (append(out, Py_NewRef(i++ ? next : first)) < 0 ||
-                append(out, PyObject_CallOneArg(escape, key)) < 0 ||
-                append(out, Py_NewRef(S_COLON)) < 0) {
-                r = -1;
-                break;
-            }
-            r = write_value(out, item, inner, escape);
+            if (!PyUnicode_Check(key))
+                return 0;
+            if ((i++ && put(o, ",", 1) < 0) || newline(o, depth + 1) < 0)
+                return -1;
+            r = put_string(o, key);
+            if (r > 0)
+                r = put(o, ": ", 2) < 0 ? -1 : write_value(o, item, depth + 1);
         }
     }
     else {
         Py_ssize_t n = PySequence_Fast_GET_SIZE(value);
         PyObject **items = PySequence_Fast_ITEMS(value);
         for (Py_ssize_t i = 0; r > 0 && i < n; i++) {
-            if (append(out, Py_NewRef(i ? next : first)) < 0) {
-                r = -1;
-                break;
-            }
-            r = write_value(out, items[i], inner, escape);
+            if ((i && put(o, ",", 1) < 0) || newline(o, depth + 1) < 0)
+                return -1;
+            r = write_value(o, items[i], depth + 1);
         }
     }
-    Py_DECREF(first);
-    Py_DECREF(next);
-    if (r > 0) {
-        PyObject *close = indented(is_dict ? close_dict : close_list, depth, "", is_dict ? "}" : "]");
-        r = append(out, close) < 0 ? -1 : 1;
-    }
-    return r;
+    if (r <= 0)
+        return r;
+    if (newline(o, depth) < 0 || put(o, is_dict ? "}" : "]", 1) < 0)
+        return -1;
+    return 1;
 }
 
 static int
-write_value(PyObject *out, PyObject *value, int depth, PyObject *escape)
+write_value(out_t *o, PyObject *value, int depth)
 {
     PyTypeObject *type = Py_TYPE(value);
     if (type == &PyUnicode_Type)
-        return append(out, PyObject_CallOneArg(escape, value)) < 0 ? -1 : 1;
+        return put_string(o, value);
     if (type == &PyDict_Type || type == &PyList_Type || type == &PyTuple_Type) {
         int is_dict = type == &PyDict_Type;
         Py_ssize_t n = is_dict ? PyDict_GET_SIZE(value) : PySequence_Fast_GET_SIZE(value);
         if (n == 0)
-            return append(out, Py_NewRef(is_dict ? S_EMPTY_DICT : S_EMPTY_LIST)) < 0 ? -1 : 1;
+            return put(o, is_dict ? "{}" : "[]", 2) < 0 ? -1 : 1;
         if (Py_EnterRecursiveCall(" in cmhash._cjson.write"))
             return -1;
-        int r = write_items(out, value, depth, escape, is_dict);
+        int r = write_items(o, value, depth, is_dict);
         Py_LeaveRecursiveCall();
         return r;
     }
     if (value == Py_None)
-        return append(out, Py_NewRef(S_NULL)) < 0 ? -1 : 1;
+        return put(o, "null", 4) < 0 ? -1 : 1;
     if (value == Py_True)
-        return append(out, Py_NewRef(S_TRUE)) < 0 ? -1 : 1;
+        return put(o, "true", 4) < 0 ? -1 : 1;
     if (value == Py_False)
-        return append(out, Py_NewRef(S_FALSE)) < 0 ? -1 : 1;
-    if (type == &PyLong_Type)
-        return append(out, PyLong_Type.tp_repr(value)) < 0 ? -1 : 1;
+        return put(o, "false", 5) < 0 ? -1 : 1;
+    if (type == &PyLong_Type) {
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+        if (!overflow) {
+            char digits[32];
+            int n = snprintf(digits, sizeof digits, "%lld", v);
+            return put(o, digits, (size_t)n) < 0 ? -1 : 1;
+        }
+        PyObject *text = PyLong_Type.tp_repr(value);
+        if (text == NULL)
+            return -1;
+        Py_ssize_t n;
+        const char *p = PyUnicode_AsUTF8AndSize(text, &n);
+        int r = p == NULL ? -1 : put(o, p, (size_t)n) < 0 ? -1 : 1;
+        Py_DECREF(text);
+        return r;
+    }
     if (PyUnicode_Check(value)) /* a text enum (str subclass): its value, as json does */
-        return append(out, PyObject_CallOneArg(escape, value)) < 0 ? -1 : 1;
+        return put_string(o, value);
     return 0;
 }
 
 static PyObject *
-cjson_write(PyObject *Py_UNUSED(self), PyObject *args)
+cjson_write(PyObject *Py_UNUSED(self), PyObject *data)
 {
-    PyObject *data, *escape;
-    if (!PyArg_ParseTuple(args, "OO", &data, &escape))
-        return NULL;
-    PyObject *out = PyList_New(0);
-    if (out == NULL)
-        return NULL;
-    int r = write_value(out, data, 0, escape);
+    out_t o = {NULL, 0, 0};
+    int r = write_value(&o, data, 0);
     PyObject *result = NULL;
     if (r > 0)
-        result = PyUnicode_Join(S_EMPTY, out);
+        result = PyUnicode_DecodeUTF8(o.buf ? o.buf : "", (Py_ssize_t)o.len, "strict");
     else if (r == 0)
         result = Py_NewRef(Py_None);
-    Py_DECREF(out);
+    PyMem_Free(o.buf);
     return result;
 }
 
 static PyMethodDef methods[] = {
-    {"write", cjson_write, METH_VARARGS,
-     "write(data, encode_basestring) -> str | None: json.dumps(data, indent=2, "
-     "ensure_ascii=False), or None for a value only json.dumps writes"},
+    {"write", cjson_write, METH_O,
+     "write(data) -> str | None: json.dumps(data, indent=2, ensure_ascii=False), or None "
+     "for a value only json.dumps writes"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -172,14 +213,5 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit__cjson(void)
 {
-    S_NULL = PyUnicode_InternFromString("null");
-    S_TRUE = PyUnicode_InternFromString("true");
-    S_FALSE = PyUnicode_InternFromString("false");
-    S_COLON = PyUnicode_InternFromString(": ");
-    S_EMPTY_DICT = PyUnicode_InternFromString("{}");
-    S_EMPTY_LIST = PyUnicode_InternFromString("[]");
-    S_EMPTY = PyUnicode_InternFromString("");
-    if (!S_NULL || !S_TRUE || !S_FALSE || !S_COLON || !S_EMPTY_DICT || !S_EMPTY_LIST || !S_EMPTY)
-        return NULL;
     return PyModule_Create(&module);
 }

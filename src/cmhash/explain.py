@@ -52,7 +52,7 @@ def workload_fields(plan: WorkloadPlan) -> dict[str, Any]:
 
 def _reference(plan: WorkloadPlan, r: Resolved, names: Mapping[ResourceId, str]) -> dict[str, Any]:
     ref = r.ref
-    renamed = names.get(r.entry.id) if r.entry is not None else None
+    renamed = names.get(r.entry.id) if names and r.entry is not None else None
     return {
         "kind": ref.target_kind,
         "name": ref.name,
@@ -86,7 +86,7 @@ def _workload(plan: WorkloadPlan, names: Mapping[ResourceId, str]) -> dict[str, 
 
 def _config(entry: ConfigEntry, names: Mapping[ResourceId, str]) -> dict[str, Any]:
     c = entry.info
-    renamed = names.get(entry.id)
+    renamed = names.get(entry.id) if names else None
     return {
         "kind": c.kind,
         "name": c.name,

@@ -22,13 +22,13 @@ class _Other(Exception):
     """A value this writer leaves to the standard library."""
 
 
-def _c_write() -> Callable[[Any, Callable[[str], str]], str | None] | None:
+def _c_write() -> Callable[[Any], str | None] | None:
     """The same writer in C (src/cmhash/_cjson.c), when it was compiled at install."""
     try:
         from cmhash import _cjson  # type: ignore[attr-defined]
     except ImportError:
         return None
-    write: Callable[[Any, Callable[[str], str]], str | None] = _cjson.write
+    write: Callable[[Any], str | None] = _cjson.write
     return write
 
 
@@ -38,7 +38,7 @@ _C_WRITE = _c_write()
 def dumps(data: Any) -> str:
     """``json.dumps(data, indent=2, ensure_ascii=False)``."""
     if _C_WRITE is not None:
-        text = _C_WRITE(data, encode_basestring)
+        text = _C_WRITE(data)
         return text if text is not None else json.dumps(data, indent=2, ensure_ascii=False)
     return py_dumps(data)
 
