@@ -66,14 +66,28 @@ newline(out_t *o, int depth)
 static int
 put_string(out_t *o, PyObject *s)
 {
+    /* ASCII is its own UTF-8; other text through a temporary (PyUnicode_AsUTF8AndSize
+     * would leave a UTF-8 copy on every string written) */
     Py_ssize_t n;
-    const char *p = PyUnicode_AsUTF8AndSize(s, &n);
-    if (p == NULL) {
-        PyErr_Clear();
-        return 0;
+    const char *p;
+    PyObject *tmp = NULL;
+    if (PyUnicode_IS_ASCII(s)) {
+        p = (const char *)PyUnicode_DATA(s);
+        n = PyUnicode_GET_LENGTH(s);
     }
-    if (reserve(o, 2 + 6 * (size_t)n) < 0) /* at worst every byte as \u00xx */
+    else {
+        tmp = PyUnicode_AsUTF8String(s);
+        if (tmp == NULL) {
+            PyErr_Clear();
+            return 0;
+        }
+        p = PyBytes_AS_STRING(tmp);
+        n = PyBytes_GET_SIZE(tmp);
+    }
+    if (reserve(o, 2 + 6 * (size_t)n) < 0) { /* at worst every byte as \u00xx */
+        Py_XDECREF(tmp);
         return -1;
+    }
     char *w = o->buf + o->len;
     *w++ = '"';
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -97,6 +111,7 @@ put_string(out_t *o, PyObject *s)
     }
     *w++ = '"';
     o->len = (size_t)(w - o->buf);
+    Py_XDECREF(tmp);
     return 1;
 }
 

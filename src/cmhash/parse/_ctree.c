@@ -309,6 +309,19 @@ close_collection(builder_t *b, Py_ssize_t end)
     return NONE;
 }
 
+/* The (scalar, seq, map) kind strings of parse/tree.py; ValueError if not. */
+static int
+kinds_ok(PyObject *kinds)
+{
+    if (PyTuple_GET_SIZE(kinds) != 3 || !PyUnicode_CheckExact(PyTuple_GET_ITEM(kinds, 0)) ||
+        !PyUnicode_CheckExact(PyTuple_GET_ITEM(kinds, 1)) ||
+        !PyUnicode_CheckExact(PyTuple_GET_ITEM(kinds, 2))) {
+        PyErr_SetString(PyExc_ValueError, "_ctree: kinds is (scalar, seq, map), three str");
+        return 0;
+    }
+    return 1;
+}
+
 static int
 untagged(yaml_char_t *tag)
 {
@@ -388,10 +401,8 @@ build(PyObject *Py_UNUSED(self), PyObject *args)
     if (!PyArg_ParseTuple(args, "UnO!O!nn", &text, &base, &PyType_Type, &type, &PyTuple_Type,
                           &kinds_tuple, &max_depth, &max_scalar))
         return NULL;
-    if (PyTuple_GET_SIZE(kinds_tuple) != 3) {
-        PyErr_SetString(PyExc_ValueError, "_ctree: kinds is (scalar, seq, map)");
+    if (!kinds_ok(kinds_tuple))
         return NULL;
-    }
     if (read_layout(type) < 0)
         return NULL;
     PyObject *const kinds[3] = {PyTuple_GET_ITEM(kinds_tuple, 0),
@@ -562,9 +573,20 @@ style_is(PyObject *old, yaml_scalar_style_t style)
 static int
 old_names(checker_t *c, PyObject *node, PyObject *name)
 {
-    PyObject *v = slot(&c->L, node, S_VALUE);
-    return kind_is(slot(&c->L, node, S_KIND), c->kinds[0]) && PyUnicode_Check(v) &&
+    if (Py_TYPE(node) != c->L.type)
+        return 0;
+    PyObject *k = slot(&c->L, node, S_KIND), *v = slot(&c->L, node, S_VALUE);
+    return k != NULL && v != NULL && kind_is(k, c->kinds[0]) && PyUnicode_CheckExact(v) &&
            PyUnicode_Compare(v, name) == 0;
+}
+
+/* Whether an old mapping entry is a (Node, Node) pair. */
+static int
+is_pair(checker_t *c, PyObject *pair)
+{
+    return PyTuple_Check(pair) && PyTuple_GET_SIZE(pair) == 2 &&
+           Py_TYPE(PyTuple_GET_ITEM(pair, 0)) == c->L.type &&
+           Py_TYPE(PyTuple_GET_ITEM(pair, 1)) == c->L.type;
 }
 
 static int check_node(checker_t *c, PyObject *old, int role, Py_ssize_t d);
@@ -649,19 +671,24 @@ check_pairs(checker_t *c, PyObject *pairs, int role, Py_ssize_t d)
         created = c->key;
     }
     int result = 0;
-    if (special != NULL) { /* exactly one such key, a mapping; or none (then created) */
-        Py_ssize_t found = 0;
-        for (Py_ssize_t i = 0; i < n; i++) {
-            PyObject *pair = PyList_GET_ITEM(pairs, i);
-            if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2)
+    Py_ssize_t found = 0, ours_before = 0;
+    for (Py_ssize_t i = 0; i < n; i++) { /* (Node, Node) pairs; the keys this level reads */
+        PyObject *pair = PyList_GET_ITEM(pairs, i);
+        if (!is_pair(c, pair))
+            goto done;
+        PyObject *k = PyTuple_GET_ITEM(pair, 0);
+        if (special != NULL && old_names(c, k, special)) {
+            PyObject *vk = slot(&c->L, PyTuple_GET_ITEM(pair, 1), S_KIND);
+            if (vk == NULL || !kind_is(vk, c->kinds[2]))
                 goto done;
-            if (old_names(c, PyTuple_GET_ITEM(pair, 0), special)) {
-                PyObject *v = PyTuple_GET_ITEM(pair, 1);
-                if (Py_TYPE(v) != c->L.type || !kind_is(slot(&c->L, v, S_KIND), c->kinds[2]))
-                    goto done;
-                found++;
-            }
+            found++;
         }
+        if (role == R_ANN && old_names(c, k, c->key))
+            ours_before++;
+    }
+    if (ours_before > 1) /* our key twice: a duplicate key, verify.py names it */
+        goto done;
+    if (special != NULL) { /* exactly one such key, a mapping; or none (then created) */
         if (found > 1 || (found == 0 && role == R_PATH))
             goto done;
         if (found == 0) {
@@ -738,11 +765,13 @@ check_node(checker_t *c, PyObject *old, int role, Py_ssize_t d)
     }
     if (slot(&c->L, old, S_TAG) != Py_None || slot(&c->L, old, S_ANCHOR) != Py_None)
         return 0;
+    PyObject *kind = slot(&c->L, old, S_KIND), *style = slot(&c->L, old, S_STYLE);
+    PyObject *value = slot(&c->L, old, S_VALUE);
+    if (kind == NULL || style == NULL || value == NULL) /* a Node never filled in */
+        return 0;
     yaml_event_t *ev = peek(c);
     if (ev == NULL)
         return stop();
-    PyObject *kind = slot(&c->L, old, S_KIND), *style = slot(&c->L, old, S_STYLE);
-    PyObject *value = slot(&c->L, old, S_VALUE);
     switch (ev->type) {
     case YAML_SCALAR_EVENT: {
         if (role != R_PLAIN || !kind_is(kind, c->kinds[0]) || !style_is(style, ev->data.scalar.style))
@@ -799,10 +828,8 @@ check_edit(PyObject *Py_UNUSED(self), PyObject *args)
     if (!PyArg_ParseTuple(args, "OUO!O!O!UU", &old, &text, &PyType_Type, &type, &PyTuple_Type,
                           &kinds_tuple, &PyTuple_Type, &path, &key, &value))
         return NULL;
-    if (PyTuple_GET_SIZE(kinds_tuple) != 3) {
-        PyErr_SetString(PyExc_ValueError, "_ctree: kinds is (scalar, seq, map)");
+    if (!kinds_ok(kinds_tuple))
         return NULL;
-    }
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(path); i++) {
         if (!PyUnicode_Check(PyTuple_GET_ITEM(path, i))) {
             PyErr_SetString(PyExc_TypeError, "_ctree.check_edit: the path holds str");
@@ -840,7 +867,9 @@ check_edit(PyObject *Py_UNUSED(self), PyObject *args)
         if (ev != NULL && ev->type == YAML_DOCUMENT_START_EVENT) {
             consume(&c);
             int role = PyTuple_GET_SIZE(path) ? R_PATH : R_TEMPLATE;
-            r = kind_is(slot(&c.L, old, S_KIND), c.kinds[2]) ? check_node(&c, old, role, 0) : 0;
+            PyObject *root_kind = slot(&c.L, old, S_KIND);
+            r = root_kind != NULL && kind_is(root_kind, c.kinds[2]) ? check_node(&c, old, role, 0)
+                                                                    : 0;
             if (r > 0) {
                 ev = peek(&c);
                 r = ev != NULL && ev->type == YAML_DOCUMENT_END_EVENT;
@@ -882,6 +911,27 @@ typedef struct {
     int depth;
 } collector_t;
 
+static int collect_into(collector_t *c, PyObject *node, PyObject *trie, PyObject *field);
+
+/* One named step of the trie from a mapping with its key index ``written``. */
+static int
+collect_step(collector_t *c, PyObject *written, PyObject *step, PyObject *sub, PyObject *field)
+{
+    PyObject *pair = PyDict_GetItemWithError(written, step);
+    if (pair == NULL)
+        return PyErr_Occurred() ? -1 : 1;
+    if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2)
+        return 0;
+    PyObject *child = PyTuple_GET_ITEM(pair, 1);
+    Py_INCREF(child);
+    PyObject *f = PyUnicode_GET_LENGTH(field) == 0 ? Py_NewRef(step)
+                                                   : PyUnicode_FromFormat("%U.%U", field, step);
+    int r = f == NULL ? -1 : collect_into(c, child, sub, f);
+    Py_XDECREF(f);
+    Py_DECREF(child);
+    return r;
+}
+
 static int
 collect_into(collector_t *c, PyObject *node, PyObject *trie, PyObject *field)
 {
@@ -889,6 +939,15 @@ collect_into(collector_t *c, PyObject *node, PyObject *trie, PyObject *field)
         return 0;
     PyObject *children = PyTuple_GET_ITEM(trie, 0), *ends = PyTuple_GET_ITEM(trie, 1);
     if (!PyDict_Check(children) || !PyList_Check(ends))
+        return 0;
+    /* the kind first: an alias (or an unset slot) is refs._collect's, which records the
+     * node it reads through to, never the alias itself */
+    PyObject *kind = slot(&c->L, node, S_KIND), *value = slot(&c->L, node, S_VALUE);
+    if (kind == NULL || value == NULL)
+        return 0;
+    int is_map = kind_is(kind, c->kinds[2]);
+    int is_seq = !is_map && kind_is(kind, c->kinds[1]);
+    if (!is_map && !is_seq && !kind_is(kind, c->kinds[0]))
         return 0;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(ends); i++) {
         Py_ssize_t site = PyLong_AsSsize_t(PyList_GET_ITEM(ends, i));
@@ -909,11 +968,6 @@ collect_into(collector_t *c, PyObject *node, PyObject *trie, PyObject *field)
         return 1;
     if (++c->depth > CHECK_MAX_DEPTH)
         return 0;
-    PyObject *kind = slot(&c->L, node, S_KIND), *value = slot(&c->L, node, S_VALUE);
-    int is_map = kind_is(kind, c->kinds[2]);
-    int is_seq = !is_map && kind_is(kind, c->kinds[1]);
-    if (!is_map && !is_seq && !kind_is(kind, c->kinds[0]))
-        return 0; /* an alias: refs._collect reads through it */
     PyObject *star = PyDict_GetItemWithError(children, c->star);
     if (star == NULL && PyErr_Occurred())
         return -1;
@@ -938,29 +992,16 @@ collect_into(collector_t *c, PyObject *node, PyObject *trie, PyObject *field)
         Py_ssize_t pos = 0;
         PyObject *step, *sub;
         while (PyDict_Next(children, &pos, &step, &sub)) {
+            if (!PyUnicode_CheckExact(step))
+                return 0;
             if (PyUnicode_Compare(step, c->star) == 0)
                 continue;
-            PyObject *pair = PyDict_GetItemWithError(written, step);
-            if (pair == NULL) {
-                if (PyErr_Occurred())
-                    return -1;
-                continue;
-            }
-            if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2)
-                return 0;
-            PyObject *child = PyTuple_GET_ITEM(pair, 1);
-            PyObject *f;
-            if (PyUnicode_GET_LENGTH(field) == 0) {
-                f = step;
-                Py_INCREF(f);
-            }
-            else {
-                f = PyUnicode_FromFormat("%U.%U", field, step);
-                if (f == NULL)
-                    return -1;
-            }
-            int r = collect_into(c, child, sub, f);
-            Py_DECREF(f);
+            /* held: nothing below runs Python code with exact str keys, but be safe */
+            Py_INCREF(step);
+            Py_INCREF(sub);
+            int r = collect_step(c, written, step, sub, field);
+            Py_DECREF(step);
+            Py_DECREF(sub);
             if (r <= 0)
                 return r;
         }
@@ -978,8 +1019,10 @@ collect(PyObject *Py_UNUSED(self), PyObject *args)
     if (!PyArg_ParseTuple(args, "OOUnO!O!", &node, &trie, &field, &count, &PyType_Type, &type,
                           &PyTuple_Type, &kinds_tuple))
         return NULL;
-    if (PyTuple_GET_SIZE(kinds_tuple) != 3 || count < 0) {
-        PyErr_SetString(PyExc_ValueError, "_ctree.collect: kinds is (scalar, seq, map)");
+    if (!kinds_ok(kinds_tuple))
+        return NULL;
+    if (count < 0) {
+        PyErr_SetString(PyExc_ValueError, "_ctree.collect: count must be >= 0");
         return NULL;
     }
     if (read_layout(type) < 0)
@@ -1067,7 +1110,9 @@ fast_get(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
     PyObject *node = args[0], *key = args[1];
     if (node == Py_None)
         Py_RETURN_NONE;
-    if (get_type == NULL || Py_TYPE(node) != get_type)
+    /* an exact str key: the lookup below runs no Python code (no __eq__ that could free
+     * the index under us) */
+    if (get_type == NULL || Py_TYPE(node) != get_type || !PyUnicode_CheckExact(key))
         goto fallback;
     PyObject *kind = get_slot(node, S_KIND);
     if (kind != get_map_kind) /* the kind strings are the module's constants */
