@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import run_cmhash
@@ -78,3 +79,31 @@ def test_batches_cover_the_work_in_order() -> None:
     got = pool.batches(work, 7)
     assert [w for b in got for w in b] == work
     assert len(got) == 7
+
+
+def test_the_workers_results_are_counted_as_they_come_back() -> None:
+    """While the parent works, whatever the workers have sent back is taken (and the
+    progress bar told) without waiting; at the end, everything, waiting."""
+    import multiprocessing
+
+    class Pending:
+        def __init__(self) -> None:
+            self.ready: list[object] = [(1, "one"), None, (0, "zero")]
+            self.waited = False
+
+        def next(self, timeout: float | None = None) -> object:
+            if self.ready:
+                return self.ready.pop(0)
+            if timeout == 0:
+                raise multiprocessing.TimeoutError
+            self.waited = True
+            raise StopIteration
+
+    todo = [[(0, 0, pool.Chunk(0, 5))], [(0, 1, pool.Chunk(5, 12))]]
+    results: list[Any] = [None, None]
+    told: list[tuple[int, int]] = []
+    theirs = Pending()
+    pool._collect_results(theirs, results, todo, lambda b, d: told.append((b, d)), wait=False)
+    assert results == ["zero", "one"] and told == [(7, 1), (5, 1)] and not theirs.waited
+    pool._collect_results(theirs, results, todo, lambda b, d: told.append((b, d)), wait=True)
+    assert theirs.waited

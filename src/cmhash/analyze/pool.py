@@ -125,8 +125,8 @@ def analyze_parallel(
     parent is one of them (its results need no pickling, and it would only wait
     otherwise), ``n - 1`` forked workers the others. Each process claims the next
     batch from a shared counter, so a process slowed by the machine's other load takes
-    fewer. ``advance`` (bytes, documents) after each batch the parent does, and for
-    the workers' batches when they are back."""
+    fewer. ``advance`` (bytes, documents) after each batch, the parent's and the
+    workers' (as their results come back)."""
     global _WORK
     try:
         import multiprocessing
@@ -142,15 +142,36 @@ def analyze_parallel(
             while (i := _claim()) is not None:
                 results[i] = _analyze_batch(todo[i])
                 advance(*_size(todo[i]))
-            for got in theirs:
-                if got is not None:
-                    i, results[i] = got
-                    advance(*_size(todo[i]))
+                _collect_results(theirs, results, todo, advance, wait=False)
+            _collect_results(theirs, results, todo, advance, wait=True)
         for res in results:
             assert res is not None
             yield res
     finally:
         _WORK = None
+
+
+def _collect_results(
+    theirs: Any,
+    results: list[BatchResult | None],
+    todo: list[Batch],
+    advance: Callable[[int, int], None],
+    wait: bool,
+) -> None:
+    """The workers' results that are back (all of them: ``wait``), into ``results``; the
+    progress bar counts each as it arrives, not all at the end."""
+    import multiprocessing
+
+    while True:
+        try:
+            got = theirs.next(timeout=None if wait else 0)
+        except StopIteration:
+            return
+        except multiprocessing.TimeoutError:
+            return
+        if got is not None:
+            i, results[i] = got
+            advance(*_size(todo[i]))
 
 
 def _size(batch: Batch) -> tuple[int, int]:
