@@ -119,8 +119,8 @@ def test_errors_and_odd_keys_as_before(spec: str) -> None:
     assert _outcome(lambda: refs.find_references(node, "spec")) == _outcome(lambda: _per_site(node))
 
 
-def _python_matches(node: Node, trie: refs._Trie, field: str, count: int) -> refs._Found:
-    found: refs._Found = [[] for _ in range(count)]
+def _python_matches(node: Node, trie: refs._Trie, field: str, count: int) -> refs.Found:
+    found: refs.Found = [[] for _ in range(count)]
     refs._collect(node, trie, field, found)
     return found
 

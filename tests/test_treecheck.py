@@ -103,9 +103,14 @@ def test_what_it_hands_to_verify_py() -> None:
 
 
 def test_without_the_c_builder_it_does_not_decide() -> None:
+    """The fast backend carries the C walk; the exact one (ruamel's trees) does not, so
+    its edits always go to verify.py."""
+    assert BE.check_edit is CHECK is not None
+    assert events.backend("exact").check_edit is None
     old, new = CASES[0]
     roots = events.parse_chunk(doc(old), 0, BE)
     assert treecheck.verify(roots, doc(new), DEPLOYMENT, KEY, V, None) is None
+    assert treecheck.verify(roots, doc(new), DEPLOYMENT, KEY, V, BE.check_edit) is True
 
 
 _EDITS = st.tuples(st.integers(0, 10_000), st.sampled_from(["", "a", " ", "\n", "'", '"', "{"]))

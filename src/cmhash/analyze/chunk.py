@@ -33,7 +33,7 @@ from cmhash.analyze.sources import SecretSource, produced_names, source_content
 from cmhash.analyze.summaries import ConfigInfo, DocInfo, Labels, SkipReason, WorkloadInfo
 from cmhash.analyze.versioned import name_spot, version_edits, versioned_flag
 from cmhash.errors import NodeError
-from cmhash.parse.events import Roots, backend, ctree_check_edit, parse_chunk
+from cmhash.parse.events import Roots, backend, parse_chunk
 from cmhash.parse.tree import MAP, Node, entries, get, get_path, items, scalar
 from cmhash.plan.hashing import Content
 from cmhash.read.classify import classify, may_hold_secret, refuse_ambiguous
@@ -300,9 +300,8 @@ def _verify(
     be = backend(settings.parser)
     if len(candidates) == 1 and candidates[0][0] == 0:
         kind, key = candidates[0][1].kind, settings.annotation_key
-        check = ctree_check_edit() if be.ctree is not None else None
-        if treecheck.verify(roots, new_text, kind, key, PLACEHOLDER, check):
-            return  # verified on C-built trees; anything it cannot tell goes on
+        if treecheck.verify(roots, new_text, kind, key, PLACEHOLDER, be.check_edit):
+            return  # verified in C; anything it cannot tell goes on
         if settings.cpp_verify:  # without the C tree builder, rapidyaml's check
             from cmhash.write import cverify
 

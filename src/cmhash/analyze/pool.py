@@ -12,7 +12,7 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from cmhash.analyze.chunk import analyze_source
 from cmhash.analyze.kinds import KindTable
@@ -28,8 +28,18 @@ Work = tuple[int, int, Chunk]  # (source index, document index, chunk)
 Batch = list[Work]
 BatchResult = tuple[list[tuple[int, DocInfo]], bool] | CmhashError
 
-# what the workers inherit (fork): the inputs, the batches and the shared claim counter
-_WORK: tuple[list[SourceText], KindTable, Settings, list[Batch], Any] | None = None
+
+class _Shared(NamedTuple):
+    """What the workers inherit (fork): the inputs, the batches, the claim counter."""
+
+    sources: list[SourceText]
+    table: KindTable
+    settings: Settings
+    todo: list[Batch]
+    claimed: Any  # multiprocessing.Value: how many batches have been taken
+
+
+_WORK: _Shared | None = None
 
 
 def worker_count(settings: Settings, total_bytes: int) -> int:
@@ -71,7 +81,7 @@ def batches(work: list[Work], n: int) -> list[Batch]:
 
 def _analyze_batch(batch: Batch) -> BatchResult:
     assert _WORK is not None
-    sources, table, settings, _, _ = _WORK
+    sources, table, settings = _WORK.sources, _WORK.table, _WORK.settings
     out: list[tuple[int, DocInfo]] = []
     content = False
     try:
@@ -88,10 +98,10 @@ def _analyze_batch(batch: Batch) -> BatchResult:
 def _claim() -> int | None:
     """The next batch nobody has taken (the parent and the workers share the counter)."""
     assert _WORK is not None
-    todo, counter = _WORK[3], _WORK[4]
+    counter = _WORK.claimed
     with counter.get_lock():
         i: int = counter.value
-        if i >= len(todo):
+        if i >= len(_WORK.todo):
             return None
         counter.value = i + 1
     return i
@@ -102,7 +112,7 @@ def _claim_one(_: int) -> tuple[int, BatchResult] | None:
     assert _WORK is not None
     gc.disable()
     i = _claim()
-    return None if i is None else (i, _analyze_batch(_WORK[3][i]))
+    return None if i is None else (i, _analyze_batch(_WORK.todo[i]))
 
 
 def _worker_init() -> None:
@@ -133,7 +143,7 @@ def analyze_parallel(
 
         ctx = multiprocessing.get_context("fork")
         todo = batches(work, n * 16)
-        _WORK = (sources, table, settings, todo, ctx.Value("q", 0))
+        _WORK = _Shared(sources, table, settings, todo, ctx.Value("q", 0))
         results: list[BatchResult | None] = [None] * len(todo)
         with ctx.Pool(n - 1, initializer=_worker_init) as pool:
             # one task per batch, each claiming whichever batch is next: results stream

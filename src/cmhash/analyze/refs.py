@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from cmhash.analyze.resources import bool_field
 from cmhash.errors import NodeError
-from cmhash.parse.events import ctree_collect
+from cmhash.parse.events import Found, ctree_collect
 from cmhash.parse.tree import ALIAS, MAP, SCALAR, Node, entries, get, items, scalar, walk
 
 CONTAINER_LISTS = ("initContainers", "containers")
@@ -167,10 +167,7 @@ def _trie(sites: tuple[Site, ...]) -> _Trie:
     return root
 
 
-_Found = list[list[tuple[Node, str]]]  # per site: (node, field path) in document order
-
-
-def _matches(node: Node | None, trie: _Trie, field: str, count: int) -> _Found:
+def _matches(node: Node | None, trie: _Trie, field: str, count: int) -> Found:
     """Per site of the table, the nodes at its path with their field paths, in document
     order: what ``walk(node, site.path, field)`` gives for each site, in one walk."""
     if node is not None:
@@ -184,7 +181,7 @@ def _matches(node: Node | None, trie: _Trie, field: str, count: int) -> _Found:
     return found
 
 
-def _collect(node: Node, trie: _Trie, field: str, found: _Found) -> None:
+def _collect(node: Node, trie: _Trie, field: str, found: Found) -> None:
     for index in trie.ends:
         found[index].append((node, field))
     children = trie.children

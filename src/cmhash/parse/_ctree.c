@@ -219,6 +219,7 @@ open_collection(builder_t *b, PyObject *kind, Py_ssize_t start, int flow, int is
 }
 
 static PyObject *MERGE_KEY;   /* "<<" */
+static PyObject *METADATA_KEY, *ANNOTATIONS_KEY; /* check_edit's levels */
 
 static PyObject *
 slot(const layout_t *L, PyObject *node, int i)
@@ -520,7 +521,7 @@ stop(void)
     return PyErr_Occurred() ? -1 : 0;
 }
 
-/* Whether a Python str holds exactly these UTF-8 bytes (-1: an exception). */
+/* Whether a Python str holds exactly these UTF-8 bytes (1 or 0; never an exception). */
 static int
 str_is(PyObject *s, const yaml_char_t *p, size_t n)
 {
@@ -617,11 +618,8 @@ check_created(checker_t *c, int levels)
     if (ev == NULL)
         return stop();
     if (levels == 2) {
-        PyObject *name = PyUnicode_FromString("annotations");
-        int is = name == NULL ? -1 : scalar_is(ev, name);
-        Py_XDECREF(name);
-        if (is <= 0)
-            return is < 0 ? -1 : stop();
+        if (!scalar_is(ev, ANNOTATIONS_KEY))
+            return stop();
         consume(c);
         int r = check_created(c, 1);
         if (r <= 0)
@@ -655,42 +653,37 @@ check_pairs(checker_t *c, PyObject *pairs, int role, Py_ssize_t d)
     PyObject *special = NULL; /* the key this mapping leads on by */
     PyObject *created = NULL; /* the key the edit may have added here */
     int next_role = R_PLAIN;
-    PyObject *meta = NULL;
     if (role == R_PATH) {
         special = PyTuple_GET_ITEM(c->path, d);
         next_role = d + 1 < path_len ? R_PATH : R_TEMPLATE;
     }
     else if (role == R_TEMPLATE || role == R_META) {
-        meta = PyUnicode_FromString(role == R_TEMPLATE ? "metadata" : "annotations");
-        if (meta == NULL)
-            return -1;
-        special = meta;
+        special = role == R_TEMPLATE ? METADATA_KEY : ANNOTATIONS_KEY;
         next_role = role == R_TEMPLATE ? R_META : R_ANN;
     }
     else if (role == R_ANN) {
         created = c->key;
     }
-    int result = 0;
     Py_ssize_t found = 0, ours_before = 0;
     for (Py_ssize_t i = 0; i < n; i++) { /* (Node, Node) pairs; the keys this level reads */
         PyObject *pair = PyList_GET_ITEM(pairs, i);
         if (!is_pair(c, pair))
-            goto done;
+            return 0;
         PyObject *k = PyTuple_GET_ITEM(pair, 0);
         if (special != NULL && old_names(c, k, special)) {
             PyObject *vk = slot(&c->L, PyTuple_GET_ITEM(pair, 1), S_KIND);
             if (vk == NULL || !kind_is(vk, c->kinds[2]))
-                goto done;
+                return 0;
             found++;
         }
         if (role == R_ANN && old_names(c, k, c->key))
             ours_before++;
     }
     if (ours_before > 1) /* our key twice: a duplicate key, verify.py names it */
-        goto done;
+        return 0;
     if (special != NULL) { /* exactly one such key, a mapping; or none (then created) */
         if (found > 1 || (found == 0 && role == R_PATH))
-            goto done;
+            return 0;
         if (found == 0) {
             created = special;
             special = NULL;
@@ -703,56 +696,36 @@ check_pairs(checker_t *c, PyObject *pairs, int role, Py_ssize_t d)
                old_names(c, PyTuple_GET_ITEM(PyList_GET_ITEM(pairs, i), 0), c->key))
             i++; /* an old value under our key: replaced */
         yaml_event_t *ev = peek(c);
-        if (ev == NULL) {
-            result = stop();
-            goto done;
-        }
+        if (ev == NULL)
+            return stop();
         if (ev->type == YAML_MAPPING_END_EVENT)
             break;
-        if (created != NULL && ev->type == YAML_SCALAR_EVENT) {
-            int is = scalar_is(ev, created);
-            if (is < 0) {
-                result = -1;
-                goto done;
-            }
-            if (is) {
-                if (made++)
-                    goto done;
-                consume(c);
-                int r = role == R_ANN ? check_ours(c) : check_created(c, role == R_TEMPLATE ? 2 : 1);
-                if (r <= 0) {
-                    result = r;
-                    goto done;
-                }
-                continue;
-            }
+        if (created != NULL && scalar_is(ev, created)) { /* ours, or a level the edit made */
+            if (made++)
+                return 0;
+            consume(c);
+            int r = role == R_ANN ? check_ours(c) : check_created(c, role == R_TEMPLATE ? 2 : 1);
+            if (r <= 0)
+                return r;
+            continue;
         }
         if (i >= n)
-            goto done;
-        PyObject *pair = PyList_GET_ITEM(pairs, i++);
-        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2)
-            goto done;
+            return 0;
+        PyObject *pair = PyList_GET_ITEM(pairs, i++); /* checked above: (Node, Node) */
         PyObject *k = PyTuple_GET_ITEM(pair, 0);
         int r = check_node(c, k, R_PLAIN, 0);
-        if (r <= 0) {
-            result = r;
-            goto done;
-        }
+        if (r <= 0)
+            return r;
         int leads = special != NULL && old_names(c, k, special);
         r = check_node(c, PyTuple_GET_ITEM(pair, 1), leads ? next_role : R_PLAIN,
                        leads && next_role == R_PATH ? d + 1 : 0);
-        if (r <= 0) {
-            result = r;
-            goto done;
-        }
+        if (r <= 0)
+            return r;
     }
     if (i != n || (created != NULL && made != 1))
-        goto done;
+        return 0;
     consume(c); /* the mapping's end */
-    result = 1;
-done:
-    Py_XDECREF(meta);
-    return result;
+    return 1;
 }
 
 /* One old node against the new stream's next node (all of its events). */
@@ -776,9 +749,8 @@ check_node(checker_t *c, PyObject *old, int role, Py_ssize_t d)
     case YAML_SCALAR_EVENT: {
         if (role != R_PLAIN || !kind_is(kind, c->kinds[0]) || !style_is(style, ev->data.scalar.style))
             return 0;
-        int r = scalar_is(ev, value);
-        if (r <= 0)
-            return r < 0 ? -1 : stop();
+        if (!scalar_is(ev, value))
+            return 0;
         consume(c);
         return 1;
     }
@@ -1171,7 +1143,10 @@ PyInit__ctree(void)
     STYLE_LITERAL = PyUnicode_InternFromString("|");
     STYLE_FOLDED = PyUnicode_InternFromString(">");
     MERGE_KEY = PyUnicode_InternFromString("<<");
-    if (!STYLE_SINGLE || !STYLE_DOUBLE || !STYLE_LITERAL || !STYLE_FOLDED || !MERGE_KEY)
+    METADATA_KEY = PyUnicode_InternFromString("metadata");
+    ANNOTATIONS_KEY = PyUnicode_InternFromString("annotations");
+    if (!STYLE_SINGLE || !STYLE_DOUBLE || !STYLE_LITERAL || !STYLE_FOLDED || !MERGE_KEY ||
+        !METADATA_KEY || !ANNOTATIONS_KEY)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)

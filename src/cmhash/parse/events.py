@@ -13,12 +13,12 @@ resource bounds and refuses tags it cannot interpret.
 from __future__ import annotations
 
 import functools
-import os
 import re
 from collections.abc import Callable
 from typing import Any
 
 from cmhash.errors import NodeError
+from cmhash.parse import cext
 from cmhash.parse.limits import MAX_DEPTH, MAX_SCALAR, check_expansion
 from cmhash.parse.tree import ALIAS, MAP, SCALAR, SEQ, Node
 
@@ -52,9 +52,11 @@ class _Backend:
         name: str,
         load: Callable[[], _Parts],
         ctree: Callable[[str, int], list[Node] | None] | None = None,
+        check_edit: CheckEdit | None = None,
     ) -> None:
         self.name = name
         self.ctree = ctree  # (text, base) -> roots built in C (parse/_ctree.c), or None
+        self.check_edit = check_edit  # the self-check in C on those trees (treecheck.py)
         self._load: Callable[[], _Parts] | None = load
 
     def __getattr__(self, attr: str) -> Any:
@@ -105,7 +107,9 @@ def _fast_backend() -> _Backend | None:
     if ctree is not None:
         # PyYAML is imported only for a document the C builder hands back (or for
         # verify.py); without libyaml in PyYAML, those take ruamel's events
-        return _Backend("fast", lambda: _libyaml_parts() or _ruamel_parts(), ctree)
+        return _Backend(
+            "fast", lambda: _libyaml_parts() or _ruamel_parts(), ctree, ctree_check_edit()
+        )
     parts = _libyaml_parts()
     return None if parts is None else _Backend("fast", lambda: parts)
 
@@ -119,11 +123,8 @@ def _ctree_build() -> Callable[[str, int], list[Node] | None] | None:
     """parse/_ctree.c's ``build`` for our Node class and limits: (text, base) -> the
     roots, or None to parse on the event path. None when the extension was not built (no
     C compiler or libyaml headers at install) or ``CMHASH_CTREE=0``."""
-    if os.environ.get("CMHASH_CTREE") == "0":
-        return None
-    try:
-        from cmhash.parse import _ctree  # type: ignore[attr-defined]
-    except ImportError:
+    _ctree = cext.ctree()
+    if _ctree is None:
         return None
     c_build = _ctree.build
     kinds = (SCALAR, SEQ, MAP)
@@ -144,10 +145,9 @@ def ctree_check_edit() -> CheckEdit | None:
     template path, key, value) -> True when the edited text's events are the original
     tree plus our annotation, None when it cannot tell (write/treecheck.py). None without
     the extension."""
-    if _ctree_build() is None:
+    _ctree = cext.ctree()
+    if _ctree is None:
         return None
-    from cmhash.parse import _ctree  # type: ignore[attr-defined]
-
     c_check = _ctree.check_edit
     kinds = (SCALAR, SEQ, MAP)
 
@@ -160,8 +160,8 @@ def ctree_check_edit() -> CheckEdit | None:
     return check_edit
 
 
-_Found = list[list[tuple[Node, str]]]  # per site: (node, field path)
-Collect = Callable[[Node, Any, str, int], _Found | None]
+Found = list[list[tuple[Node, str]]]  # per reference site: (node, field path)
+Collect = Callable[[Node, Any, str, int], Found | None]
 
 
 @functools.cache
@@ -169,17 +169,14 @@ def ctree_collect() -> Collect | None:
     """parse/_ctree.c's ``collect`` for our Node class: analyze/refs.py's walk of a trie
     of reference sites, over trees the C builder made (None from it: walk in Python).
     None without the extension."""
-    if _ctree_build() is None:
+    _ctree = cext.ctree()
+    if _ctree is None:
         return None
-    from cmhash.parse import _ctree  # type: ignore[attr-defined]
-
     c_collect = _ctree.collect
     kinds = (SCALAR, SEQ, MAP)
 
-    def collect(node: Node, trie: Any, field: str, count: int) -> _Found | None:
-        found: list[list[tuple[Node, str]]] | None = c_collect(
-            node, trie, field, count, Node, kinds
-        )
+    def collect(node: Node, trie: Any, field: str, count: int) -> Found | None:
+        found: Found | None = c_collect(node, trie, field, count, Node, kinds)
         return found
 
     return collect

@@ -5,12 +5,12 @@ through aliases and ``<<`` merges, ``own`` only what a mapping itself writes."""
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable
 from typing import Any
 
 from cmhash.errors import NodeError
+from cmhash.parse import cext
 
 SCALAR, SEQ, MAP, ALIAS = "scalar", "seq", "map", "alias"
 
@@ -139,12 +139,9 @@ def _py_get(node: Node | None, key: str) -> Node | None:
 
 def _c_get() -> Callable[[Node | None, str], Node | None] | None:
     """parse/_ctree.c's get, bound to this module's Node, kinds and _py_get; None without
-    the extension or with ``CMHASH_CTREE=0``."""
-    if os.environ.get("CMHASH_CTREE") == "0":
-        return None
-    try:
-        from cmhash.parse import _ctree  # type: ignore[attr-defined]
-    except ImportError:
+    the extension (cext.py)."""
+    _ctree = cext.ctree()
+    if _ctree is None:
         return None
     _ctree.bind_get(Node, MAP, ALIAS, _py_get)
     c_get: Callable[[Node | None, str], Node | None] = _ctree.get
