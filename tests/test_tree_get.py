@@ -90,3 +90,56 @@ def test_none_and_other_objects() -> None:
         tree.get("not a node", "a")  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         tree.get(None)  # type: ignore[call-arg]
+
+
+# ------------------------------------------------------------------ tree.scalar in C
+
+
+def test_the_module_uses_the_c_scalar() -> None:
+    assert tree.scalar is not tree._py_scalar
+    assert type(tree.scalar).__name__ == "builtin_function_or_method"
+
+
+def _scalars(node: Any) -> tuple[Any, Any]:
+    c = tree.scalar(node)
+    py = tree._py_scalar(node)
+    return (type(c), c), (type(py), py)
+
+
+def test_scalar_the_same_on_every_node_of_the_corpus() -> None:
+    checked = 0
+    for f in sorted(CORPUS.rglob("*.yaml"))[:40]:
+        for parser in ("fast", "exact"):
+            roots = events.parse_chunk(f.read_text(), 0, events.backend(parser))
+            for root in roots:
+                for node in _nodes(root):
+                    c, py = _scalars(node)
+                    assert c == py, (f, node)
+                    checked += 1
+    assert checked > 10_000
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: ~\nb: null\nc: Null\nd: NULL\ne:\nf: ''\ng: 'null'\nh: \"~\"\ni: nulL\nj: nul\n",
+        "a: !!null x\nb: !!str null\nc: !!null\nd: !!str\ne: !!null ~\n",  # tags: Python
+        "a: &x ~\nb: *x\nc: &y v\nd: *y\ne: &m {k: v}\nf: *m\n",  # aliases: Python
+        "a: |\n  null\nb: >\n  ~\nc: [1, ~]\nd: {}\n",
+        "a: héllo\nb: ∅\nc: 'ünï'\n",
+    ],
+)
+def test_scalar_the_same_on_odd_scalars(text: str) -> None:
+    for parser in ("fast", "exact"):
+        roots = events.parse_chunk(text, 0, events.backend(parser))
+        for node in _nodes(roots[0]):
+            c, py = _scalars(node)
+            assert c == py, (text, parser, node)
+
+
+def test_scalar_of_none_and_other_objects() -> None:
+    assert tree.scalar(None) is None
+    with pytest.raises(AttributeError):
+        tree.scalar("not a node")  # type: ignore[arg-type]
+    odd = Node("scalar", 0, 1, 5, None, None, None)  # a value no parser makes
+    assert tree.scalar(odd) == tree._py_scalar(odd) == "5"

@@ -1113,6 +1113,167 @@ fallback:
     return PyObject_Vectorcall(get_fallback, args, 2, NULL);
 }
 
+/* ---------------------------------------------------------------- tree.scalar
+ *
+ * tree.scalar for the common case: an exact Node of the bound class whose kind is one of
+ * the bound kind strings, with an exact str value and no tag. A scalar's value (None when
+ * it is YAML's null: plain "", "~", "null", "Null", "NULL"), None for a mapping or a
+ * sequence. Anything else -- an alias, a tag, another object -- is tree._py_scalar's,
+ * the reference, called as it is. */
+
+static PyObject *scalar_kind, *seq_kind, *scalar_fallback;
+
+static PyObject *
+bind_scalar(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *kind, *seq, *fallback;
+    if (!PyArg_ParseTuple(args, "UUO", &kind, &seq, &fallback))
+        return NULL;
+    if (get_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_ctree.bind_scalar: bind_get() first");
+        return NULL;
+    }
+    Py_INCREF(kind);
+    Py_INCREF(seq);
+    Py_INCREF(fallback);
+    Py_XSETREF(scalar_kind, kind);
+    Py_XSETREF(seq_kind, seq);
+    Py_XSETREF(scalar_fallback, fallback);
+    Py_RETURN_NONE;
+}
+
+static int
+is_null_text(PyObject *value)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(value);
+    if (n == 0)
+        return 1;
+    if (n > 4 || !PyUnicode_IS_ASCII(value))
+        return 0;
+    const char *s = (const char *)PyUnicode_1BYTE_DATA(value);
+    if (n == 1)
+        return s[0] == '~';
+    return n == 4 && (!memcmp(s, "null", 4) || !memcmp(s, "Null", 4) || !memcmp(s, "NULL", 4));
+}
+
+static PyObject *
+fast_scalar(PyObject *Py_UNUSED(self), PyObject *node)
+{
+    if (node == Py_None)
+        Py_RETURN_NONE;
+    if (scalar_fallback == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_ctree.scalar: bind_scalar() first");
+        return NULL;
+    }
+    if (Py_TYPE(node) != get_type)
+        return PyObject_CallOneArg(scalar_fallback, node);
+    PyObject *kind = get_slot(node, S_KIND);
+    if (kind == get_map_kind || kind == seq_kind)
+        Py_RETURN_NONE;
+    PyObject *value = get_slot(node, S_VALUE);
+    if (kind != scalar_kind || get_slot(node, S_TAG) != Py_None || value == NULL ||
+        !PyUnicode_CheckExact(value))
+        return PyObject_CallOneArg(scalar_fallback, node);
+    if (get_slot(node, S_STYLE) == Py_None && is_null_text(value))
+        Py_RETURN_NONE;
+    Py_INCREF(value);
+    return value;
+}
+
+/* ---------------------------------------------------------------- classify._top_level
+ *
+ * read/classify.py's _top_level over ASCII text (its reference, which this mirrors step
+ * by step): the values of column-0 "key:" lines, or None when one is not a simple,
+ * optionally quoted value. Text that is not ASCII returns NotImplemented (str.strip()
+ * strips Unicode spaces too; Python decides). */
+
+static int
+ascii_space(char c)
+{
+    /* what str.strip() strips among ASCII: Py_UNICODE_ISSPACE */
+    return c == ' ' || (c >= '\t' && c <= '\r') || (c >= '\x1c' && c <= '\x1f');
+}
+
+static int
+value_char(char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+           c == '.' || c == '/' || c == '-';
+}
+
+/* the next "\n" + key + ":" at or after from, or -1 */
+static Py_ssize_t
+find_key_line(const char *s, Py_ssize_t n, const char *k, Py_ssize_t kn, Py_ssize_t from)
+{
+    while (from < n) {
+        const char *nl = memchr(s + from, '\n', (size_t)(n - from));
+        if (nl == NULL)
+            return -1;
+        Py_ssize_t at = nl - s;
+        if (n - at - 1 >= kn + 1 && !memcmp(nl + 1, k, (size_t)kn) && nl[1 + kn] == ':')
+            return at;
+        from = at + 1;
+    }
+    return -1;
+}
+
+static PyObject *
+top_level(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *text, *key;
+    if (!PyArg_ParseTuple(args, "UU", &text, &key))
+        return NULL;
+    if (!PyUnicode_IS_ASCII(text) || !PyUnicode_IS_ASCII(key))
+        Py_RETURN_NOTIMPLEMENTED;
+    const char *s = (const char *)PyUnicode_1BYTE_DATA(text);
+    const char *k = (const char *)PyUnicode_1BYTE_DATA(key);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), kn = PyUnicode_GET_LENGTH(key);
+    PyObject *found = PyList_New(0);
+    if (found == NULL)
+        return NULL;
+    int at_start = n >= kn + 1 && !memcmp(s, k, (size_t)kn) && s[kn] == ':';
+    Py_ssize_t pos = at_start ? 0 : find_key_line(s, n, k, kn, 0);
+    while (pos >= 0) {
+        Py_ssize_t start = pos + ((pos == 0 && at_start) ? kn + 1 : kn + 2);
+        const char *nl = start < n ? memchr(s + start, '\n', (size_t)(n - start)) : NULL;
+        Py_ssize_t eol = nl != NULL ? nl - s : -1;
+        Py_ssize_t a = start, b = eol < 0 ? n : eol;
+        if (a > b)
+            a = b;
+        /* a comment is cut only when " #" or "\t#" is in the line, at its first "#" */
+        for (Py_ssize_t i = a + 1; i < b; i++) {
+            if (s[i] == '#' && (s[i - 1] == ' ' || s[i - 1] == '\t')) {
+                b = (const char *)memchr(s + a, '#', (size_t)(b - a)) - s;
+                break;
+            }
+        }
+        while (a < b && ascii_space(s[a]))
+            a++;
+        while (b > a && ascii_space(s[b - 1]))
+            b--;
+        if (b - a >= 2 && s[a] == s[b - 1] && (s[a] == '\'' || s[a] == '"')) {
+            a++;
+            b--;
+        }
+        int ok = b > a;
+        for (Py_ssize_t i = a; ok && i < b; i++)
+            ok = value_char(s[i]);
+        if (!ok) {
+            Py_DECREF(found);
+            Py_RETURN_NONE;
+        }
+        PyObject *value = PyUnicode_FromStringAndSize(s + a, b - a);
+        if (value == NULL || PyList_Append(found, value) < 0) {
+            Py_XDECREF(value);
+            Py_DECREF(found);
+            return NULL;
+        }
+        Py_DECREF(value);
+        pos = find_key_line(s, n, k, kn, start);
+    }
+    return found;
+}
+
 static PyMethodDef methods[] = {
     {"build", build, METH_VARARGS,
      "build(text, base, node_type, kinds, max_depth, max_scalar) -> list | None"},
@@ -1120,6 +1281,13 @@ static PyMethodDef methods[] = {
      "bind_get(node_type, map_kind, alias_kind, fallback): what get() works with"},
     {"get", (PyCFunction)(void (*)(void))fast_get, METH_FASTCALL,
      "get(node, key) -> Node | None: tree.get, in C for the common case"},
+    {"bind_scalar", bind_scalar, METH_VARARGS,
+     "bind_scalar(scalar_kind, seq_kind, fallback): what scalar() works with (after bind_get)"},
+    {"scalar", fast_scalar, METH_O,
+     "scalar(node) -> str | None: tree.scalar, in C for the common case"},
+    {"top_level", top_level, METH_VARARGS,
+     "top_level(text, key) -> list[str] | None | NotImplemented: classify._top_level over "
+     "ASCII text"},
     {"collect", collect, METH_VARARGS,
      "collect(node, trie, field, count, node_type, kinds) -> list[list[(Node, str)]] | None: "
      "refs._collect's walk over C-built trees (None: cannot, walk in Python)"},

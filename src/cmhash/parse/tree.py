@@ -176,12 +176,26 @@ def get_path(node: Node | None, path: tuple[str, ...]) -> Node | None:
     return node
 
 
-def scalar(node: Node | None) -> str | None:
-    """A scalar's string value; None for null, absent or non-scalar nodes."""
+def _py_scalar(node: Node | None) -> str | None:
+    """A scalar's string value; None for null, absent or non-scalar nodes. (``scalar``:
+    this, or the same in C from parse/_ctree.c, which calls this for all but the common
+    case: an untagged scalar, mapping or sequence node.)"""
     node = deref(node)
     if node is None or node.kind != SCALAR or node.is_null:
         return None
     return str(node.value)
+
+
+def _c_scalar() -> Callable[[Node | None], str | None] | None:
+    _ctree = cext.ctree()
+    if _ctree is None:
+        return None
+    _ctree.bind_scalar(SCALAR, SEQ, _py_scalar)  # (after _c_get's bind_get)
+    c_scalar: Callable[[Node | None], str | None] = _ctree.scalar
+    return c_scalar
+
+
+scalar = _c_scalar() or _py_scalar
 
 
 def items(node: Node | None) -> list[Node]:

@@ -5,16 +5,19 @@ message may quote). All on the text alone, and the same for both parsers."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from cmhash.analyze.kinds import KindTable, is_list
 from cmhash.errors import NodeError
+from cmhash.parse import cext
 
 _VALUE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789./-")
 
 
-def _top_level(text: str, key: str) -> list[str] | None:
+def _py_top_level(text: str, key: str) -> list[str] | None:
     """Values of column-0 ``key:`` lines; None if one is not a simple (optionally quoted)
-    value with at most a trailing comment."""
+    value with at most a trailing comment. (``_top_level``: this, or the same in C from
+    parse/_ctree.c for ASCII text.)"""
     head = key + ":"
     needle = "\n" + head
     found = []
@@ -31,6 +34,22 @@ def _top_level(text: str, key: str) -> list[str] | None:
         found.append(value)
         pos = text.find(needle, start)
     return found
+
+
+def _bind_top_level() -> Callable[[str, str], list[str] | None]:
+    _ctree = cext.ctree()
+    if _ctree is None:
+        return _py_top_level
+    c_top_level = _ctree.top_level
+
+    def top_level(text: str, key: str) -> list[str] | None:
+        found = c_top_level(text, key)
+        return _py_top_level(text, key) if found is NotImplemented else found  # type: ignore[no-any-return]
+
+    return top_level
+
+
+_top_level = _bind_top_level()
 
 
 def relevant_kind(text: str, table: KindTable) -> bool | None:
