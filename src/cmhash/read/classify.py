@@ -43,8 +43,8 @@ def _bind_top_level() -> Callable[[str, str], list[str] | None]:
     c_top_level = _ctree.top_level
 
     def top_level(text: str, key: str) -> list[str] | None:
-        found = c_top_level(text, key)
-        return _py_top_level(text, key) if found is NotImplemented else found  # type: ignore[no-any-return]
+        found: list[str] | None = c_top_level(text, key)
+        return _py_top_level(text, key) if found is NotImplemented else found
 
     return top_level
 
