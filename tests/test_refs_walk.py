@@ -16,6 +16,7 @@ from cmhash.analyze.kinds import DEFAULT_TABLE
 from cmhash.analyze.resources import document_resources, pod_template
 from cmhash.errors import NodeError
 from cmhash.parse.events import backend, parse_chunk
+from cmhash.parse.k8syaml import FALSE_WORDS, TRUE_WORDS
 from cmhash.parse.tree import Node, get, items, scalar
 from cmhash.read.source import SourceText
 from cmhash.read.split import split_chunks
@@ -187,3 +188,152 @@ def test_the_c_walk_hands_back_what_it_does_not_read(spec: str, c_walks: bool) -
     assert (
         _outcome(lambda: refs._matches(node, refs._POD_TRIE, "spec", len(refs.POD_SITES))) == want
     )
+
+
+# ------------------------------------------------------------------ _site_refs in C
+
+
+def _c_site_refs() -> Callable[..., object]:
+    """The C walk alone: NotImplemented where it hands the site to refs.py."""
+    _ctree = pytest.importorskip("cmhash.parse._ctree")
+    if refs._site_refs is refs._py_site_refs:
+        pytest.skip("without the C extension")
+    saved = refs._py_site_refs
+
+    def c(site: refs.Site, matches: list[tuple[Node, str]], container: str | None) -> object:
+        _ctree.bind_refs(
+            refs.Reference, refs.Spot, TRUE_WORDS, FALSE_WORDS, lambda *a: NotImplemented
+        )
+        try:
+            return _ctree.site_refs(site, matches, container)
+        finally:
+            _ctree.bind_refs(refs.Reference, refs.Spot, TRUE_WORDS, FALSE_WORDS, saved)
+
+    return c
+
+
+def _site_cases(spec: Node) -> list[tuple[refs.Site, list[tuple[Node, str]], str | None]]:
+    cases = []
+    for i, container in enumerate(
+        items(get(spec, "containers")) + items(get(spec, "initContainers"))
+    ):
+        for site in refs.CONTAINER_SITES:
+            cases.append(
+                (site, refs.walk(container, site.path, f"c[{i}]"), scalar(get(container, "name")))
+            )
+    for site in (*refs.POD_SITES, refs.IMAGE_PULL_SITE):
+        cases.append((site, refs.walk(spec, site.path, "spec"), None))
+    return [c for c in cases if c[1]]
+
+
+def _same_refs(
+    c: Callable[..., object],
+    site: refs.Site,
+    matches: list[tuple[Node, str]],
+    container: str | None,
+) -> bool:
+    """The C result is the Python one (same values, same classes), or NotImplemented;
+    and _site_refs gives the Python outcome either way. True when C made them."""
+    got = c(site, matches, container)
+    want = _outcome(lambda: refs._py_site_refs(site, matches, container))
+    if got is not NotImplemented:
+        assert isinstance(got, list)
+        assert got == want
+        assert [(type(r), type(r.spot)) for r in got] == [(type(r), type(r.spot)) for r in want]  # type: ignore[union-attr]
+    assert _outcome(lambda: refs._site_refs(site, matches, container)) == want
+    return got is not NotImplemented
+
+
+def test_the_c_site_refs_are_the_python_ones_on_the_corpus() -> None:
+    c = _c_site_refs()
+    made = 0
+    for f in sorted(CORPUS.rglob("*.yaml")):
+        for spec in _pod_specs(f.read_text()):
+            for site, matches, container in _site_cases(spec):
+                made += _same_refs(c, site, matches, container)
+    assert made > 70  # every site of the corpus (none is handed back)
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], deadline=None)
+@given(streams(), styles)
+def test_the_c_site_refs_on_generated_pod_specs(stream: Stream, style: Style) -> None:
+    c = _c_site_refs()
+    for spec in _pod_specs(render(stream, style).decode("utf-8")):
+        for site, matches, container in _site_cases(spec):
+            _same_refs(c, site, matches, container)
+
+
+@pytest.mark.parametrize(
+    ("spec", "c_makes"),
+    [
+        ("volumes:\n- {name: v, configMap: {name: x}}\n", True),
+        ("volumes:\n- {name: v, configMap: {name: x, optional: yes}}\n", True),
+        ("volumes:\n- {name: v, configMap: {name: x, optional: Off}}\n", True),
+        ("volumes:\n- {name: v, configMap: {name: x, optional: ~}}\n", True),
+        ("volumes:\n- {name: v, configMap: {name: x, optional: 'true'}}\n", False),  # refused
+        ("volumes:\n- {name: v, configMap: {name: x, optional: maybe}}\n", False),  # refused
+        ("volumes:\n- {name: v, configMap: {name: x, optional: [1]}}\n", False),  # refused
+        ("volumes:\n- {name: v, configMap: {name: x, optional: !!bool true}}\n", False),
+        ("volumes:\n- {name: v, configMap: {name: ~}}\n", True),  # names nothing
+        ("volumes:\n- {name: v, configMap: {name: ''}}\n", True),
+        ("volumes:\n- {name: v, configMap: {}}\n", True),
+        ("volumes:\n- {name: v, configMap: x}\n", True),
+        ("volumes:\n- {name: v, configMap: {name: [x]}}\n", False),  # refused
+        ("volumes:\n- {name: v, configMap: {name: !!str x}}\n", False),  # a tag
+        ("volumes:\n- {name: v, configMap: {name: &n x}}\n", False),  # an anchor: a problem
+        (
+            "volumes:\n- {name: v, configMap: {name: &n x}}\n- {name: w, configMap: {name: *n}}\n",
+            False,
+        ),
+        ("volumes:\n- name: v\n  configMap:\n    name: |\n      x\n", False),  # a block name
+        (
+            "volumes:\n- {name: v, configMap: {name: 'x', items: [{key: b}, {key: a}, {key: b}]}}\n",
+            True,
+        ),
+        ("volumes:\n- {name: v, configMap: {name: x, items: []}}\n", True),
+        ("volumes:\n- {name: v, configMap: {name: x, items: ~}}\n", True),
+        ("volumes:\n- {name: v, configMap: {name: x, items: {key: a}}}\n", True),
+        (
+            "volumes:\n- {name: v, configMap: {name: x, items: [a, [b], {key: ~}, {key: [c]}, {}]}}\n",
+            True,
+        ),
+        ("volumes:\n- {name: v, configMap: {name: x, items: [{key: !!str a}]}}\n", False),
+        ("volumes:\n- {name: v, configMap: {name: x, items: [{key: a, key: b}]}}\n", False),
+        ("volumes:\n- {name: v, configMap: {name: x, items: [{<<: {key: a}}]}}\n", False),
+        ("imagePullSecrets:\n- {name: r}\n- r2\n- {name: ~}\n", True),
+        (
+            "containers:\n- {name: c, env: [{name: A, valueFrom: {secretKeyRef: {name: s, key: k}}}]}\n",
+            True,
+        ),
+        (
+            "containers:\n- {name: c, env: [{name: A, valueFrom: {secretKeyRef: {name: s, key: ~}}}]}\n",
+            True,
+        ),
+        (
+            "containers:\n- {name: c, env: [{name: A, valueFrom: {secretKeyRef: {name: s}}}]}\n",
+            True,
+        ),
+        (
+            "containers:\n- {name: c, env: [{name: A, valueFrom: {secretKeyRef: {name: s, key: [k]}}}]}\n",
+            False,
+        ),
+        ("containers:\n- {name: '', envFrom: [{configMapRef: {name: a}}]}\n", True),
+        ("containers:\n- {name: ~, envFrom: [{configMapRef: {name: 'ä'}}]}\n", True),
+    ],
+)
+def test_the_c_site_refs_hand_back_what_they_do_not_make(spec: str, c_makes: bool) -> None:
+    c = _c_site_refs()
+    text = "spec:\n" + "".join("  " + line + "\n" for line in spec.splitlines())
+    node = get(parse_chunk(text, 0, backend("fast"))[0], "spec")
+    assert node is not None
+    made = [_same_refs(c, *case) for case in _site_cases(node)]
+    assert made and any(made) is c_makes, made
+
+
+def test_the_c_site_refs_hand_back_trees_of_the_python_parser() -> None:
+    c = _c_site_refs()
+    text = "spec:\n  volumes:\n  - {name: v, configMap: {name: x, items: [{key: a}]}}\n"
+    node = get(parse_chunk(text, 0, backend("exact"))[0], "spec")
+    assert node is not None
+    for case in _site_cases(node):
+        _same_refs(c, *case)

@@ -9,11 +9,14 @@ those keys only; ``envFrom`` and whole volumes depend on every key.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import NamedTuple
 
 from cmhash.analyze.resources import bool_field
 from cmhash.errors import NodeError
+from cmhash.parse import cext
 from cmhash.parse.events import Found, ctree_collect
+from cmhash.parse.k8syaml import FALSE_WORDS, TRUE_WORDS
 from cmhash.parse.tree import ALIAS, MAP, SCALAR, Node, entries, get, items, scalar, walk
 
 CONTAINER_LISTS = ("initContainers", "containers")
@@ -205,9 +208,11 @@ _CONTAINER_TRIE = _trie(CONTAINER_SITES)
 _POD_TRIE = _trie(POD_SITES)
 
 
-def _site_refs(
+def _py_site_refs(
     site: Site, matches: list[tuple[Node, str]], container: str | None
 ) -> list[Reference]:
+    """The References of one site's nodes. (``_site_refs``: this, or the same in C from
+    parse/_ctree.c, which hands anything but the common case back to this.)"""
     refs = []
     for node, f in matches:
         name = _text(node, site.name_field, f) if node.kind == "map" else None
@@ -241,6 +246,21 @@ def _site_refs(
             )
         )
     return refs
+
+
+SiteRefs = Callable[[Site, list[tuple[Node, str]], str | None], list[Reference]]
+
+
+def _bind_site_refs() -> SiteRefs:
+    _ctree = cext.ctree()
+    if _ctree is None:
+        return _py_site_refs
+    _ctree.bind_refs(Reference, Spot, TRUE_WORDS, FALSE_WORDS, _py_site_refs)
+    c_site_refs: SiteRefs = _ctree.site_refs
+    return c_site_refs
+
+
+_site_refs = _bind_site_refs()
 
 
 def _sites(

@@ -1274,6 +1274,326 @@ top_level(PyObject *Py_UNUSED(self), PyObject *args)
     return found;
 }
 
+/* ---------------------------------------------------------------- refs._site_refs
+ *
+ * analyze/refs.py's _site_refs for the common case (its reference, which this mirrors
+ * step by step): the Reference of each site node, over mappings with their key index and
+ * untagged, unaliased values. Anything else -- an alias, a tag, a value Kubernetes would
+ * refuse (refs.py raises the error), a name with a problem for renaming -- returns
+ * NotImplemented for the whole site, and refs.py reads it. bind_refs() sets the
+ * Reference and Spot classes and go-yaml's boolean words once (after bind_scalar). */
+
+static PyTypeObject *ref_type, *spot_type;
+static PyObject *true_words, *false_words, *refs_fallback;
+static PyObject *KEY_KEY; /* "key", of an items entry */
+
+static PyObject *
+bind_refs(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyTypeObject *ref, *spot;
+    PyObject *t, *f, *fallback;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O", &PyType_Type, &ref, &PyType_Type, &spot,
+                          &PyFrozenSet_Type, &t, &PyFrozenSet_Type, &f, &fallback))
+        return NULL;
+    if (scalar_kind == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_ctree.bind_refs: bind_scalar() first");
+        return NULL;
+    }
+    if (!PyType_IsSubtype(ref, &PyTuple_Type) || !PyType_IsSubtype(spot, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "_ctree.bind_refs: tuple classes expected");
+        return NULL;
+    }
+    Py_INCREF(ref);
+    Py_INCREF(spot);
+    Py_INCREF(t);
+    Py_INCREF(f);
+    Py_INCREF(fallback);
+    Py_XSETREF(refs_fallback, fallback);
+    Py_XSETREF(ref_type, ref);
+    Py_XSETREF(spot_type, spot);
+    Py_XSETREF(true_words, t);
+    Py_XSETREF(false_words, f);
+    Py_RETURN_NONE;
+}
+
+/* The value node under key of a mapping (borrowed into *out; NULL: absent). 1 ok, 0 not
+ * the common case, -1 error. */
+static int
+value_of(PyObject *node, PyObject *key, PyObject **out)
+{
+    *out = NULL;
+    if (Py_TYPE(node) != get_type || get_slot(node, S_KIND) != get_map_kind)
+        return 0;
+    PyObject *index = get_slot(node, S_DICT);
+    if (index == NULL || !PyDict_CheckExact(index))
+        return 0;
+    PyObject *pair = PyDict_GetItemWithError(index, key);
+    if (pair == NULL)
+        return PyErr_Occurred() ? -1 : 1;
+    if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2)
+        return 0;
+    PyObject *value = PyTuple_GET_ITEM(pair, 1);
+    if (Py_TYPE(value) != get_type || get_slot(value, S_KIND) == get_alias_kind ||
+        get_slot(value, S_TAG) != Py_None)
+        return 0;
+    *out = value;
+    return 1;
+}
+
+/* A plain string field: 1 with *text (borrowed; NULL for absent or null), 0 anything
+ * else (a mapping or a sequence is an error refs.py raises). */
+static int
+text_of(PyObject *value, PyObject **text)
+{
+    *text = NULL;
+    if (value == NULL)
+        return 1;
+    PyObject *v = get_slot(value, S_VALUE);
+    if (get_slot(value, S_KIND) != scalar_kind || v == NULL || !PyUnicode_CheckExact(v))
+        return 0;
+    if (!(get_slot(value, S_STYLE) == Py_None && is_null_text(v)))
+        *text = v;
+    return 1;
+}
+
+/* keys of an items list: the sorted, unique "key" values; NULL with no error for "none
+ * listed" (every key), and with *odd set for refs.py's case. */
+static PyObject *
+item_keys(PyObject *listed, PyObject *key_name, int *odd)
+{
+    *odd = 0;
+    if (listed == NULL)
+        return NULL;
+    PyObject *kind = get_slot(listed, S_KIND);
+    if (kind == scalar_kind || kind == get_map_kind)
+        return NULL; /* tree.items() of a scalar (null too) or a mapping: [] */
+    if (kind != seq_kind) {
+        *odd = 1;
+        return NULL;
+    }
+    PyObject *list = get_slot(listed, S_VALUE);
+    if (list == NULL || !PyList_CheckExact(list)) {
+        *odd = 1;
+        return NULL;
+    }
+    PyObject *set = PySet_New(NULL);
+    if (set == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++) {
+        PyObject *item = PyList_GET_ITEM(list, i), *value, *text;
+        PyObject *item_kind = Py_TYPE(item) == get_type ? get_slot(item, S_KIND) : NULL;
+        if (item_kind == scalar_kind || item_kind == seq_kind)
+            continue; /* tree.get of a scalar or a sequence: None */
+        if (item_kind != get_map_kind) {
+            *odd = 1;
+            break;
+        }
+        int r = value_of(item, key_name, &value);
+        if (r < 0)
+            break;
+        if (r == 0) {
+            *odd = 1;
+            break;
+        }
+        if (value != NULL &&
+            (get_slot(value, S_KIND) == get_map_kind || get_slot(value, S_KIND) == seq_kind))
+            continue; /* tree.scalar of a mapping or a sequence: None */
+        if (!text_of(value, &text)) {
+            *odd = 1;
+            break;
+        }
+        if (text != NULL && PySet_Add(set, text) < 0)
+            break;
+    }
+    if (*odd || PyErr_Occurred() || PySet_GET_SIZE(set) == 0) {
+        Py_DECREF(set);
+        return NULL;
+    }
+    PyObject *sorted = PySequence_List(set);
+    Py_DECREF(set);
+    if (sorted == NULL || PyList_Sort(sorted) < 0) {
+        Py_XDECREF(sorted);
+        return NULL;
+    }
+    PyObject *keys = PyList_AsTuple(sorted);
+    Py_DECREF(sorted);
+    return keys;
+}
+
+/* bool_field: 1 with *flag, 0 anything Kubernetes would refuse (refs.py raises). */
+static int
+flag_of(PyObject *value, int *flag)
+{
+    *flag = 0;
+    if (value == NULL)
+        return 1;
+    PyObject *v = get_slot(value, S_VALUE);
+    if (get_slot(value, S_KIND) != scalar_kind || v == NULL || !PyUnicode_CheckExact(v) ||
+        get_slot(value, S_STYLE) != Py_None)
+        return 0;
+    if (is_null_text(v))
+        return 1;
+    int t = PySet_Contains(true_words, v);
+    if (t < 0)
+        return -1;
+    if (t) {
+        *flag = 1;
+        return 1;
+    }
+    int f = PySet_Contains(false_words, v);
+    return f < 0 ? -1 : f;
+}
+
+static PyObject *
+new_tuple(PyTypeObject *type, PyObject *const *items, Py_ssize_t n)
+{
+    PyObject *t = type->tp_alloc(type, n);
+    if (t == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++)
+        PyTuple_SET_ITEM(t, i, Py_NewRef(items[i]));
+    return t;
+}
+
+static PyObject *
+intern(PyObject *s)
+{
+    Py_INCREF(s);
+    PyUnicode_InternInPlace(&s);
+    return s;
+}
+
+/* One site node's Reference (new), Py_None (new) when it names nothing, Py_NotImplemented
+ * (new) when it is refs.py's, NULL on error. */
+static PyObject *
+site_ref(PyObject *node, PyObject *field, PyObject *container, PyObject *const site[7])
+{
+    /* site: target, how, name_field, key_field, items_field, optional_field, "key" */
+    PyObject *kind = Py_TYPE(node) == get_type ? get_slot(node, S_KIND) : NULL;
+    if (kind == scalar_kind || kind == seq_kind || kind == get_alias_kind)
+        Py_RETURN_NONE; /* refs.py reads a name from mappings only */
+    if (kind != get_map_kind || !PyUnicode_CheckExact(field))
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *raw, *name, *value, *keys = NULL, *spot = NULL, *out = NULL;
+    int r = value_of(node, site[2], &raw);
+    if (r <= 0)
+        return r < 0 ? NULL : Py_NewRef(Py_NotImplemented);
+    if (!text_of(raw, &name))
+        Py_RETURN_NOTIMPLEMENTED;
+    if (name == NULL || PyUnicode_GET_LENGTH(name) == 0)
+        Py_RETURN_NONE;
+    PyObject *style = get_slot(raw, S_STYLE);
+    if (style == STYLE_LITERAL || style == STYLE_FOLDED || get_slot(raw, S_ANCHOR) != Py_None)
+        Py_RETURN_NOTIMPLEMENTED; /* a spot with a problem */
+    if (site[3] != Py_None) { /* one named key */
+        PyObject *key;
+        if ((r = value_of(node, site[3], &value)) <= 0)
+            return r < 0 ? NULL : Py_NewRef(Py_NotImplemented);
+        if (!text_of(value, &key))
+            Py_RETURN_NOTIMPLEMENTED;
+        keys = key != NULL ? PyTuple_Pack(1, key) : PyTuple_New(0);
+        if (keys == NULL)
+            return NULL;
+    }
+    else if (site[4] != Py_None) { /* a list of {key: ...} */
+        int odd;
+        if ((r = value_of(node, site[4], &value)) <= 0)
+            return r < 0 ? NULL : Py_NewRef(Py_NotImplemented);
+        keys = item_keys(value, site[6], &odd);
+        if (keys == NULL && PyErr_Occurred())
+            return NULL;
+        if (odd)
+            Py_RETURN_NOTIMPLEMENTED;
+        if (keys == NULL)
+            keys = Py_NewRef(Py_None);
+    }
+    else
+        keys = Py_NewRef(Py_None);
+    int optional = 0;
+    if (site[5] != Py_None) {
+        if ((r = value_of(node, site[5], &value)) > 0)
+            r = flag_of(value, &optional);
+        if (r <= 0) {
+            Py_DECREF(keys);
+            return r < 0 ? NULL : Py_NewRef(Py_NotImplemented);
+        }
+    }
+    PyObject *spot_items[4] = {get_slot(raw, S_START), get_slot(raw, S_END), style, Py_None};
+    PyObject *f = intern(field);
+    PyObject *c = container != Py_None && PyUnicode_GET_LENGTH(container) ? intern(container)
+                                                                         : Py_NewRef(container);
+    spot = new_tuple(spot_type, spot_items, 4);
+    if (spot != NULL && spot_items[0] != NULL && spot_items[1] != NULL) {
+        PyObject *items[12] = {
+            site[0], name,    keys,    optional ? Py_True : Py_False,
+            site[1], f,       get_slot(node, S_START), c,
+            Py_None, Py_False, Py_None, spot,
+        };
+        out = items[6] != NULL ? new_tuple(ref_type, items, 12) : Py_NewRef(Py_NotImplemented);
+    }
+    Py_XDECREF(spot);
+    Py_DECREF(f);
+    Py_DECREF(c);
+    Py_DECREF(keys);
+    return out;
+}
+
+static PyObject *
+site_refs_or_not(PyObject *site_tuple, PyObject *matches, PyObject *container)
+{
+    /* refs.Site: path, target, how, name_field, key_field, items_field, optional_field */
+    if (!PyTuple_Check(site_tuple) || PyTuple_GET_SIZE(site_tuple) != 7 ||
+        !PyList_CheckExact(matches) || (container != Py_None && !PyUnicode_CheckExact(container)))
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *site[7];
+    for (int i = 0; i < 6; i++) {
+        site[i] = PyTuple_GET_ITEM(site_tuple, i + 1);
+        if (!PyUnicode_CheckExact(site[i]) && !(i >= 3 && site[i] == Py_None))
+            Py_RETURN_NOTIMPLEMENTED;
+    }
+    site[6] = KEY_KEY;
+    PyObject *refs = PyList_New(0);
+    if (refs == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(matches); i++) {
+        PyObject *m = PyList_GET_ITEM(matches, i);
+        if (!PyTuple_Check(m) || PyTuple_GET_SIZE(m) != 2) {
+            Py_DECREF(refs);
+            Py_RETURN_NOTIMPLEMENTED;
+        }
+        PyObject *ref = site_ref(PyTuple_GET_ITEM(m, 0), PyTuple_GET_ITEM(m, 1), container, site);
+        if (ref == NULL || ref == Py_NotImplemented) {
+            Py_DECREF(refs);
+            return ref;
+        }
+        int rc = ref == Py_None ? 0 : PyList_Append(refs, ref);
+        Py_DECREF(ref);
+        if (rc < 0) {
+            Py_DECREF(refs);
+            return NULL;
+        }
+    }
+    return refs;
+}
+
+static PyObject *
+site_refs(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "site_refs(site, matches, container)");
+        return NULL;
+    }
+    if (refs_fallback == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_ctree.site_refs: bind_refs() first");
+        return NULL;
+    }
+    PyObject *refs = site_refs_or_not(args[0], args[1], args[2]);
+    if (refs != Py_NotImplemented)
+        return refs;
+    Py_DECREF(refs);
+    return PyObject_Vectorcall(refs_fallback, args, 3, NULL);
+}
+
 static PyMethodDef methods[] = {
     {"build", build, METH_VARARGS,
      "build(text, base, node_type, kinds, max_depth, max_scalar) -> list | None"},
@@ -1285,6 +1605,12 @@ static PyMethodDef methods[] = {
      "bind_scalar(scalar_kind, seq_kind, fallback): what scalar() works with (after bind_get)"},
     {"scalar", fast_scalar, METH_O,
      "scalar(node) -> str | None: tree.scalar, in C for the common case"},
+    {"bind_refs", bind_refs, METH_VARARGS,
+     "bind_refs(reference_type, spot_type, true_words, false_words, fallback): what "
+     "site_refs() makes (after bind_scalar)"},
+    {"site_refs", (PyCFunction)(void (*)(void))site_refs, METH_FASTCALL,
+     "site_refs(site, matches, container) -> list[Reference]: refs._site_refs, in C for the "
+     "common case"},
     {"top_level", top_level, METH_VARARGS,
      "top_level(text, key) -> list[str] | None | NotImplemented: classify._top_level over "
      "ASCII text"},
@@ -1313,8 +1639,9 @@ PyInit__ctree(void)
     MERGE_KEY = PyUnicode_InternFromString("<<");
     METADATA_KEY = PyUnicode_InternFromString("metadata");
     ANNOTATIONS_KEY = PyUnicode_InternFromString("annotations");
+    KEY_KEY = PyUnicode_InternFromString("key");
     if (!STYLE_SINGLE || !STYLE_DOUBLE || !STYLE_LITERAL || !STYLE_FOLDED || !MERGE_KEY ||
-        !METADATA_KEY || !ANNOTATIONS_KEY)
+        !METADATA_KEY || !ANNOTATIONS_KEY || !KEY_KEY)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
