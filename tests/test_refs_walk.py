@@ -213,16 +213,16 @@ def _c_site_refs() -> Callable[..., object]:
 
 
 def _site_cases(spec: Node) -> list[tuple[refs.Site, list[tuple[Node, str]], str | None]]:
-    cases = []
-    for i, container in enumerate(
-        items(get(spec, "containers")) + items(get(spec, "initContainers"))
-    ):
-        for site in refs.CONTAINER_SITES:
-            cases.append(
-                (site, refs.walk(container, site.path, f"c[{i}]"), scalar(get(container, "name")))
-            )
-    for site in (*refs.POD_SITES, refs.IMAGE_PULL_SITE):
-        cases.append((site, refs.walk(spec, site.path, "spec"), None))
+    containers = items(get(spec, "containers")) + items(get(spec, "initContainers"))
+    cases = [
+        (site, refs.walk(container, site.path, f"c[{i}]"), scalar(get(container, "name")))
+        for i, container in enumerate(containers)
+        for site in refs.CONTAINER_SITES
+    ]
+    cases += [
+        (site, refs.walk(spec, site.path, "spec"), None)
+        for site in (*refs.POD_SITES, refs.IMAGE_PULL_SITE)
+    ]
     return [c for c in cases if c[1]]
 
 
