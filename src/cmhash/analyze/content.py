@@ -10,7 +10,7 @@ import binascii
 from cmhash.analyze.resources import Resource, bool_field, require_name, str_field
 from cmhash.errors import NodeError
 from cmhash.parse.k8syaml import resolves_to_non_string
-from cmhash.parse.tree import MAP, SCALAR, Node, deref, entries, get
+from cmhash.parse.tree import MAP, SCALAR, Node, deref, entries, get, scalar
 from cmhash.plan.hashing import Content
 
 
@@ -27,19 +27,20 @@ def _string_map(parent: Node, field: str, *, what: str) -> dict[str, tuple[str, 
         raise NodeError(f"{what} '{field}' must be a mapping of strings", node.start)
     out = {}
     for key, (_, v) in entries(node).items():
-        val = deref(v)
+        val = v if v.kind == SCALAR else deref(v)
         assert val is not None
         if val.kind != SCALAR:
             raise NodeError(f"{what} '{field}.{key}' must be a string", v.start)
-        if val.is_null:
+        text = scalar(val)  # None: null
+        if text is None:
             out[key] = ("", val)
             continue
-        if _non_string_plain(val):
+        if val.style is None and _non_string_plain(val):
             raise NodeError(
                 f"{what} '{field}.{key}' is not a string in Kubernetes' YAML; quote the value",
                 v.start,
             )
-        out[key] = (str(val.value), val)
+        out[key] = (text, val)
     return out
 
 

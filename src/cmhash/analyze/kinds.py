@@ -82,6 +82,8 @@ def is_kubernetes_group(group: str) -> bool:
 
 
 def is_list(api_version: str, kind: str) -> bool:
+    if not kind.endswith("List"):  # (every list kind below does: most calls stop here)
+        return False
     if kind == "List":
         return api_version in ("v1", "")  # without apiVersion kubectl refuses it anyway
     group = group_of(api_version)

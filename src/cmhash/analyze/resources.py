@@ -81,18 +81,19 @@ class Resource(NamedTuple):
 
 
 def str_field(node: Node, key: str) -> str | None:
-    value = get(node, key)
-    if value is None or value.is_null:
+    value = get(node, key)  # (never an alias: get reads through them)
+    if value is None:
         return None
-    if value.kind != SCALAR:
+    text = scalar(value)  # None for null, a mapping or a sequence
+    if text is None and value.kind != SCALAR:
         raise NodeError(f"'{key}' must be a string", value.start)
-    return str(value.value)
+    return text
 
 
 def resources_of(source: SourceText, doc: int, root: Node) -> list[Resource]:
     """One resource per document, or one per item of a ``List``/``*List``."""
-    root_d = deref(root)
-    if root_d is None or root_d.is_null:
+    root_d = root if root.kind == MAP else deref(root)
+    if root_d is None or (root_d.kind != MAP and root_d.is_null):
         return []
     if root_d.kind != MAP:
         raise NodeError("a Kubernetes manifest must be a mapping", root.start)
