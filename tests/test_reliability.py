@@ -284,3 +284,40 @@ def test_ctrl_c_while_reading_stdin() -> None:
         out, err = proc.communicate(timeout=30)
         assert proc.returncode == 130 and out == b""
         assert err.decode().strip() == "cmhash: interrupted"
+
+
+# ------------------------------------------------------------------ reading a file
+
+
+def test_a_regular_file_is_read_whole(tmp_path: Path) -> None:
+    from cmhash.read.source import read_file
+
+    data = b"a: 1\n" * 100_000
+    path = tmp_path / "big.yaml"
+    path.write_bytes(data)
+    assert read_file(str(path), 10**9) == data
+    assert read_file(str(path), len(data)) == data  # at the limit: the loop reads it
+    path.write_bytes(b"")
+    assert read_file(str(path), 10) == b""
+
+
+@pytest.mark.parametrize("reported", [5000, 6000])  # it grew since / it shrank since
+def test_a_file_that_changes_size_while_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reported: int
+) -> None:
+    """Read to its end whatever fstat said, and never past the limit."""
+    from cmhash.errors import InputError
+    from cmhash.read import source
+
+    path = tmp_path / "f.yaml"
+    data = b"a: 1\n" * 1000 + (b"more: 2\n" * 10 if reported == 5000 else b"")
+    path.write_bytes(data)
+    class Stat:
+        def __init__(self, fd: int) -> None:
+            self.st_size = reported
+
+    monkeypatch.setattr(source.os, "fstat", Stat)
+    assert source.read_file(str(path), 10**6) == data
+    if len(data) > reported:
+        with pytest.raises(InputError, match="over the limit of 5010 bytes"):
+            source.read_file(str(path), 5010)

@@ -94,3 +94,35 @@ def test_with_the_c_tree_builder_a_big_input_does_not_import_rapidyaml(tmp_path:
     )
     assert "ryml" not in run and "yaml" not in run
     assert "cmhash.parse._ctree" in run
+
+
+def test_the_console_script_holds_a_run_to_the_exit(tmp_path: Path) -> None:
+    """cli.entry ends with os._exit: what the run built is held to the end instead of
+    being freed just before (lifetime.py); main called in-process frees it as usual."""
+    manifest = tmp_path / "app.yaml"
+    manifest.write_text((ROOT / "examples" / "app.yaml").read_text())
+    code = (
+        "import os, sys\n"
+        "from cmhash import cli, lifetime\n"
+        "exit = os._exit\n"
+        "def report(code):\n"
+        "    sys.stderr.write(f'held {len(lifetime._held)}\\n'); sys.stderr.flush(); exit(code)\n"
+        "os._exit = report\n"
+        f"sys.argv = ['cmhash', {str(manifest)!r}]\n"
+        "cli.entry()\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert res.returncode == 0, res.stderr
+    assert "checksum/config" in res.stdout
+    assert "held 2" in res.stderr  # the summaries and the result
+
+
+def test_main_in_process_holds_nothing() -> None:
+    from click.testing import CliRunner
+
+    from cmhash import cli, lifetime
+
+    assert lifetime._held is None
+    res = CliRunner().invoke(cli.cli, [str(ROOT / "examples" / "app.yaml")])
+    assert res.exit_code == 0
+    assert lifetime._held is None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 from typing import TYPE_CHECKING, NamedTuple
 
+from cmhash import lifetime
 from cmhash.analyze.chunk import analyze_source
 from cmhash.analyze.kinds import DEFAULT_TABLE, KindTable
 from cmhash.analyze.summaries import ConfigInfo, DocInfo, WorkloadInfo
@@ -115,7 +116,9 @@ def run(
     gc_was_enabled = gc.isenabled()
     gc.disable()  # millions of short-lived acyclic nodes: the cyclic GC only costs time
     try:
-        return _run(sources, settings, keep_plans, allow_empty)
+        result = _run(sources, settings, keep_plans, allow_empty)
+        lifetime.keep(result)
+        return result
     finally:
         if settings.parser == "exact":
             gc.collect()  # ruamel's parser objects are cyclic: free them before the views
@@ -175,6 +178,7 @@ def _run(
                 plans.append(plan)
     changes, files = render_files(sources, docs, plans, settings, versioning)
     findings.sort(key=Finding.sort_key)
+    lifetime.keep(docs)
     return RunResult(
         files,
         changes,

@@ -9,7 +9,7 @@ those keys only; ``envFrom`` and whole volumes depend on every key.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from cmhash.analyze.resources import bool_field
@@ -114,7 +114,7 @@ def spot_of(raw: Node | None) -> Spot | None:
     return Spot(raw.start, raw.end, raw.style, problem)
 
 
-def aliased_spot(spot: Spot | None, aliased: list[tuple[Node, Node]]) -> Spot | None:
+def aliased_spot(spot: Spot | None, aliased: Sequence[tuple[Node, Node]]) -> Spot | None:
     """A spot inside a node an alias repeats (or a ``<<`` merge pulls in) cannot be
     renamed: the copy would change too."""
     if spot is None or spot.problem is not None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from cmhash.errors import NodeError
@@ -211,13 +211,10 @@ def backend(name: str) -> _Backend:
 
 class Roots(list[Node]):
     """A chunk's document roots, plus each (anchored node, alias) pair where an alias
-    repeats a node: an edit inside such a node would change the copy too."""
+    repeats a node: an edit inside such a node would change the copy too. (No pairs by
+    default: ``Roots(nodes)`` is list's own constructor, no Python frame per chunk.)"""
 
-    aliased: list[tuple[Node, Node]]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.aliased = []
+    aliased: Sequence[tuple[Node, Node]] = ()
 
 
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
@@ -228,9 +225,7 @@ def parse_chunk(text: str, base: int, be: _Backend) -> Roots:
     if be.ctree is not None:
         built = be.ctree(text, base)
         if built is not None:
-            roots = Roots()
-            roots[:] = built
-            return roots
+            return Roots(built)
     try:
         return _build(be.run(text), base, be)
     except be.error as exc:
@@ -275,11 +270,13 @@ def _check_tag(tag: str, offset: int) -> None:
 class _Builder:
     """The tree under construction: open collections, anchors, the aliases seen."""
 
-    __slots__ = ("anchors", "base", "roots", "stack")
+    __slots__ = ("aliased", "anchors", "base", "roots", "stack")
 
     def __init__(self, base: int) -> None:
         self.base = base
+        self.aliased: list[tuple[Node, Node]] = []
         self.roots = Roots()
+        self.roots.aliased = self.aliased
         self.stack: list[tuple[Node, list[Node]]] = []
         self.anchors: dict[str, Node] = {}
 
@@ -358,7 +355,7 @@ class _Builder:
             None,
             ev.anchor,
         )
-        self.roots.aliased.append((target, alias))
+        self.aliased.append((target, alias))
         return alias
 
 

@@ -155,10 +155,10 @@ def decode(path: str, data: bytes, *, max_bytes: int) -> SourceText:
 _READ_STEP = 1 << 20
 
 
-def read_limited(stream: BinaryIO, max_bytes: int, display: str) -> bytes:
+def read_limited(stream: BinaryIO, max_bytes: int, display: str, head: bytes = b"") -> bytes:
     """Read to the end, or stop with an error as soon as more than ``max_bytes`` came:
-    memory stays bounded by the limit, whatever is piped in."""
-    buf = bytearray()
+    memory stays bounded by the limit, whatever is piped in. (``head``: read already.)"""
+    buf = bytearray(head)
     while True:
         piece = stream.read(min(_READ_STEP, max_bytes + 1 - len(buf)))
         if not piece:
@@ -181,6 +181,10 @@ def read_file(path: str, max_bytes: int) -> bytes:
                     "(raise it with --max-input-bytes)",
                     path=path,
                 )
-            return read_limited(fh, max_bytes, path)
+            # a regular file in one read, no copy (a file that grew since: the loop reads on)
+            head = fh.read(size + 1) if 0 < size < max_bytes else b""
+            if head and len(head) <= size:
+                return head
+            return read_limited(fh, max_bytes, path, head)
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror}", path=path) from None

@@ -28,6 +28,7 @@ other nodes too, and falling back to re-dumping is never an option.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from cmhash.errors import NodeError
@@ -54,7 +55,7 @@ def with_value(edit: Edit, value: str) -> Edit:
     return Edit(edit.start, edit.end, edit.text.replace(PLACEHOLDER, value))
 
 
-def inside_aliased(edit: Edit, aliased: list[tuple[Node, Node]]) -> NodeError | None:
+def inside_aliased(edit: Edit, aliased: Sequence[tuple[Node, Node]]) -> NodeError | None:
     """An edit inside a node that an alias repeats elsewhere would change that copy too
     (and what it means after kubectl expands the alias): refused, at the alias."""
     for target, alias in aliased:
