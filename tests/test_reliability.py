@@ -312,6 +312,7 @@ def test_a_file_that_changes_size_while_read(
     path = tmp_path / "f.yaml"
     data = b"a: 1\n" * 1000 + (b"more: 2\n" * 10 if reported == 5000 else b"")
     path.write_bytes(data)
+
     class Stat:
         def __init__(self, fd: int) -> None:
             self.st_size = reported

@@ -121,9 +121,23 @@ _OLD_MARKER = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)|^%", re.MULTILINE)
 
 
 @settings(max_examples=1000, deadline=None)
-@given(st.lists(st.sampled_from(["---", "...", "%", "\n", "\r\n", " ", "\t", "a", "#", "-", "."])))
+@given(
+    st.lists(
+        st.sampled_from(
+            ["---", "...", "%", "\n", "\r\n", " ", "\t", "a", "#", "-", ".", "é", "€", "\U0001d11e"]
+        )
+    )
+)
 def test_markers_are_found_where_a_line_starts_with_one(pieces: list[str]) -> None:
     """The splitter's two patterns (the text's start, then from each line break) find
-    exactly the marker lines one multi-line pattern finds."""
+    exactly the marker lines one multi-line pattern finds; so does the C scan
+    (parse/_ctree.c's markers), on text of every str width."""
     text = "".join(pieces)
-    assert list(split._markers(text)) == [m.start() for m in _OLD_MARKER.finditer(text)]
+    want = [m.start() for m in _OLD_MARKER.finditer(text)]
+    assert list(split._py_markers(text)) == want
+    assert list(split._markers(text)) == want
+
+
+def test_the_split_uses_the_c_scan() -> None:
+    pytest.importorskip("cmhash.parse._ctree")
+    assert split._markers is not split._py_markers

@@ -1594,6 +1594,58 @@ site_refs(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
     return PyObject_Vectorcall(refs_fallback, args, 3, NULL);
 }
 
+/* ---------------------------------------------------------------- split._markers
+ *
+ * read/split.py's marker lines (its _py_markers is the reference): where each line that
+ * starts with "---" or "..." (then a blank, a line break or the end of the text) or with
+ * "%" begins, in order. Any kind of str; a list of offsets. */
+
+static PyObject *
+markers(PyObject *Py_UNUSED(self), PyObject *text)
+{
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "markers(text): a str");
+        return NULL;
+    }
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    PyObject *found = PyList_New(0);
+    if (found == NULL)
+        return NULL;
+#define CH(i) PyUnicode_READ(kind, data, (i))
+    Py_ssize_t line = 0; /* the start of the line being looked at */
+    while (line < n) {
+        Py_UCS4 c = CH(line);
+        int marker = c == '%';
+        if (!marker && (c == '-' || c == '.') && line + 3 <= n && CH(line + 1) == c &&
+            CH(line + 2) == c) {
+            Py_UCS4 after = line + 3 < n ? CH(line + 3) : '\n';
+            marker = after == ' ' || after == '\t' || after == '\r' || after == '\n';
+        }
+        if (marker) {
+            PyObject *at = PyLong_FromSsize_t(line);
+            if (at == NULL || PyList_Append(found, at) < 0) {
+                Py_XDECREF(at);
+                Py_DECREF(found);
+                return NULL;
+            }
+            Py_DECREF(at);
+        }
+        /* the next line */
+        Py_ssize_t nl = PyUnicode_FindChar(text, '\n', line, n, 1);
+        if (nl == -2) {
+            Py_DECREF(found);
+            return NULL;
+        }
+        if (nl < 0)
+            break;
+        line = nl + 1;
+    }
+#undef CH
+    return found;
+}
+
 static PyMethodDef methods[] = {
     {"build", build, METH_VARARGS,
      "build(text, base, node_type, kinds, max_depth, max_scalar) -> list | None"},
@@ -1611,6 +1663,8 @@ static PyMethodDef methods[] = {
     {"site_refs", (PyCFunction)(void (*)(void))site_refs, METH_FASTCALL,
      "site_refs(site, matches, container) -> list[Reference]: refs._site_refs, in C for the "
      "common case"},
+    {"markers", markers, METH_O,
+     "markers(text) -> list[int]: split._markers, where each marker line starts"},
     {"top_level", top_level, METH_VARARGS,
      "top_level(text, key) -> list[str] | None | NotImplemented: classify._top_level over "
      "ASCII text"},

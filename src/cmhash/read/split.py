@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
+
+from cmhash.parse import cext
 
 # A marker: '---' or '...' followed by a blank, a line break or the end of the text; or
 # '%'. At the text's start, or matched from the line break before it: a pattern that
@@ -39,12 +41,24 @@ def only_comments(text: str) -> bool:
     return True
 
 
-def _markers(text: str) -> Iterator[int]:
-    """Where each marker line starts, in order."""
+def _py_markers(text: str) -> Iterator[int]:
+    """Where each marker line starts, in order. (``_markers``: this, or the same in C from
+    parse/_ctree.c.)"""
     if _FIRST.match(text):
         yield 0
     for m in _MARKER.finditer(text):
         yield m.start() + 1
+
+
+def _bind_markers() -> Callable[[str], Iterable[int]]:
+    _ctree = cext.ctree()
+    if _ctree is None:
+        return _py_markers
+    c_markers: Callable[[str], Iterable[int]] = _ctree.markers
+    return c_markers
+
+
+_markers = _bind_markers()
 
 
 def split_chunks(text: str) -> list[Chunk]:
