@@ -9,8 +9,10 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from cmhash.plan.hashing import Content, Use, canonical, digest
+from cmhash.plan.hashing import Content, Use, canonical, digest, py_canonical
 
 EMPTY_CM = Content("ConfigMap", "cfg", {})
 
@@ -156,3 +158,55 @@ def test_declared_dependency_in_another_namespace_is_hashed_with_its_namespace()
         '{"data":{"a":"MQ=="},"kind":"ConfigMap","name":"ca","namespace":"platform"}],"v":1}'
     )
     assert digest([own]) != digest([other])
+
+
+# ------------------------------------------------------------------ the direct writer
+
+_TEXT = st.text(
+    st.sampled_from(
+        [
+            "a",
+            "Z",
+            "0",
+            ".",
+            "-",
+            "_",
+            '"',
+            "\\",
+            "\n",
+            "\x00",
+            "\x7f",
+            "é",
+            "€",
+            "\U0001d11e",
+            "\ud800",
+        ]
+    ),
+    max_size=6,
+)
+_CONTENT = st.builds(
+    Content,
+    st.sampled_from(["ConfigMap", "Secret", "SecretProviderClass"]),
+    _TEXT,
+    st.dictionaries(_TEXT, st.binary(max_size=8), max_size=4),
+    st.none() | _TEXT,
+    st.none() | _TEXT,
+)
+_USE = st.builds(
+    Use,
+    st.sampled_from(["ConfigMap", "Secret", "SecretProviderClass"]),
+    _TEXT,
+    st.none() | _CONTENT,
+    st.none() | st.frozensets(_TEXT, max_size=4),
+    st.none() | _TEXT,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_USE, max_size=4), st.none() | st.binary(min_size=1, max_size=8))
+def test_the_direct_writer_is_json_dumps_of_the_entries(
+    uses: list[Use], secret_key: bytes | None
+) -> None:
+    """canonical writes the text itself; it must be, byte for byte, json.dumps of the
+    entry dicts (py_canonical): any difference would roll every user's pods."""
+    assert canonical(uses, secret_key) == py_canonical(uses, secret_key)
