@@ -322,3 +322,6 @@ def test_a_file_that_changes_size_while_read(
     if len(data) > reported:
         with pytest.raises(InputError, match="over the limit of 5010 bytes"):
             source.read_file(str(path), 5010)
+        with pytest.raises(InputError, match="over the limit of 5000 bytes"):
+            source.read_file(str(path), 5000)  # fstat said: at the limit
+        assert source.read_file(str(path), len(data)) == data

@@ -34,8 +34,9 @@ class ConfigIndex:
     def get(self, key: ResourceId) -> ConfigEntry | None:
         return self.objects.get(key)
 
-    def add(self, entry: ConfigEntry) -> None:
-        self.objects[entry.id] = entry
+    def add(self, entry: ConfigEntry, key: ResourceId | None = None) -> None:
+        """``key``: its id, when the caller has it already."""
+        self.objects[entry.id if key is None else key] = entry
         self._namespaces.setdefault((entry.info.kind, entry.info.name), set()).add(entry.namespace)
 
     def other_namespaces(self, kind: str, name: str, ns: str) -> set[str]:
@@ -85,7 +86,8 @@ def build_index(
             )
             excluded = f"ignored by {rule.where} of the configuration" if rule else None
         entry = ConfigEntry(src, info, namespace, excluded)
-        prev = index.get(entry.id)
+        key = entry.id
+        prev = index.get(key)
         if prev is not None and (prev.info.source is None) != (info.source is None):
             findings.append(_shadowed(entry, prev))
             if info.source is not None:
@@ -103,5 +105,5 @@ def build_index(
                     api_version="v1",
                 )
             )
-        index.add(entry)
+        index.add(entry, key)
     return index

@@ -128,7 +128,7 @@ class WorkloadPlan(Record):
         return any(r.counted for r in self.resolved)
 
     def target(self, ref: Reference) -> ResourceId:
-        return ResourceId.config(ref.target_kind, ref.namespace or self.namespace, ref.name)
+        return ResourceId("", ref.target_kind, ref.namespace or self.namespace, ref.name)
 
 
 def _missing_declared(plan: WorkloadPlan, ref: Reference, level: Level | None) -> Finding:

@@ -159,16 +159,15 @@ def read_limited(stream: BinaryIO, max_bytes: int, display: str, head: bytes = b
     """Read to the end, or stop with an error as soon as more than ``max_bytes`` came:
     memory stays bounded by the limit, whatever is piped in. (``head``: read already.)"""
     buf = bytearray(head)
-    while True:
+    while len(buf) <= max_bytes:
         piece = stream.read(min(_READ_STEP, max_bytes + 1 - len(buf)))
         if not piece:
             return bytes(buf)
         buf += piece
-        if len(buf) > max_bytes:
-            raise InputError(
-                f"input is over the limit of {max_bytes} bytes (raise it with --max-input-bytes)",
-                path=display,
-            )
+    raise InputError(
+        f"input is over the limit of {max_bytes} bytes (raise it with --max-input-bytes)",
+        path=display,
+    )
 
 
 def read_file(path: str, max_bytes: int) -> bytes:
@@ -181,10 +180,14 @@ def read_file(path: str, max_bytes: int) -> bytes:
                     "(raise it with --max-input-bytes)",
                     path=path,
                 )
-            # a regular file in one read, no copy (a file that grew since: the loop reads on)
-            head = fh.read(size + 1) if 0 < size < max_bytes else b""
-            if head and len(head) <= size:
-                return head
+            # a regular file in one read of its size, so no copy; one that grew since
+            # opening is read on, within the limit
+            head = fh.read(size) if 0 < size <= max_bytes else b""
+            if head:
+                more = fh.read(1) if len(head) == size else b""
+                if not more:
+                    return head
+                head += more
             return read_limited(fh, max_bytes, path, head)
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror}", path=path) from None

@@ -12,6 +12,7 @@ back every byte.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -30,6 +31,9 @@ _MARKER = re.compile(r"\n(?:(?:---|\.\.\.)(?=[ \t\r\n]|\Z)|%)")
 class Chunk(NamedTuple):
     start: int
     end: int
+
+
+_chunk = functools.partial(tuple.__new__, Chunk)  # Chunk((start, end)) with no Python frame
 
 
 def only_comments(text: str) -> bool:
@@ -88,4 +92,4 @@ def split_chunks(text: str) -> list[Chunk]:
             prefix_from = end
             directive_open = False
     cuts.append(len(text))
-    return [Chunk(a, b) for a, b in itertools.pairwise(cuts) if b > a]
+    return [_chunk(pair) for pair in itertools.pairwise(cuts) if pair[1] > pair[0]]
