@@ -146,10 +146,23 @@ scalar_style(yaml_scalar_style_t style)
     return s;
 }
 
-/* An open mapping or sequence: its node and the children read so far. */
+static PyObject *MERGE_KEY;   /* "<<" */
+static PyObject *METADATA_KEY, *ANNOTATIONS_KEY; /* check_edit's levels */
+
+static PyObject *
+slot(const layout_t *L, PyObject *node, int i)
+{
+    return *(PyObject **)((char *)node + L->offset[i]);
+}
+
+/* An open mapping or sequence: its node and the children read so far -- for a mapping,
+ * its (key, value) pairs, a key waiting for its value, and tree.entries()' key index as
+ * long as the mapping is plain (see add_pair). */
 typedef struct {
     PyObject *node;
-    PyObject *children; /* list */
+    PyObject *children; /* list: the items, or the pairs */
+    PyObject *key;      /* a mapping's key read, its value not yet (NULL: none) */
+    PyObject *index;    /* dict, or NULL: not plain */
     int is_map;
 } frame_t;
 
@@ -165,13 +178,63 @@ typedef struct {
     PyObject *scalar_kind;
 } builder_t;
 
+/* A mapping's next pair, and its key in the index while the mapping is plain: every
+ * key a scalar, no '<<' merge, no duplicate. Anything else drops the index and leaves it
+ * to entries(), which applies merges and refuses duplicates when a mapping is first
+ * read, as before. Steals key and value. */
+static int
+add_pair(builder_t *b, frame_t *f, PyObject *key, PyObject *value)
+{
+    PyObject *pair = PyTuple_New(2);
+    if (pair == NULL) {
+        Py_DECREF(key);
+        Py_DECREF(value);
+        return FAIL;
+    }
+    PyTuple_SET_ITEM(pair, 0, key);
+    PyTuple_SET_ITEM(pair, 1, value);
+    if (PyList_Append(f->children, pair) < 0) {
+        Py_DECREF(pair);
+        return FAIL;
+    }
+    if (f->index != NULL) {
+        PyObject *name = slot(&b->L, key, S_VALUE);
+        Py_ssize_t before = PyDict_GET_SIZE(f->index);
+        if (slot(&b->L, key, S_KIND) != b->scalar_kind || !PyUnicode_CheckExact(name) ||
+            (slot(&b->L, key, S_STYLE) == Py_None && PyUnicode_Compare(name, MERGE_KEY) == 0))
+            Py_CLEAR(f->index);
+        else if (PyDict_SetDefault(f->index, name, pair) == NULL) {
+            Py_DECREF(pair);
+            return FAIL;
+        }
+        else if (PyDict_GET_SIZE(f->index) == before) /* a duplicate key */
+            Py_CLEAR(f->index);
+    }
+    Py_DECREF(pair);
+    return NONE;
+}
+
 static int
 append(builder_t *b, PyObject *node)
 {
-    PyObject *into = b->depth ? b->stack[b->depth - 1].children : b->roots;
-    int rc = PyList_Append(into, node);
-    Py_DECREF(node);
-    return rc < 0 ? FAIL : NONE;
+    if (b->depth == 0) {
+        int rc = PyList_Append(b->roots, node);
+        Py_DECREF(node);
+        return rc < 0 ? FAIL : NONE;
+    }
+    frame_t *f = &b->stack[b->depth - 1];
+    if (!f->is_map) {
+        int rc = PyList_Append(f->children, node);
+        Py_DECREF(node);
+        return rc < 0 ? FAIL : NONE;
+    }
+    if (f->key == NULL) {
+        f->key = node;
+        return NONE;
+    }
+    PyObject *key = f->key;
+    f->key = NULL;
+    return add_pair(b, f, key, node);
 }
 
 static int
@@ -199,113 +262,61 @@ open_collection(builder_t *b, PyObject *kind, Py_ssize_t start, int flow, int is
         Py_DECREF(children);
         return BAIL;
     }
+    PyObject *index = NULL;
+    if (is_map && (index = PyDict_New()) == NULL) {
+        Py_DECREF(node);
+        Py_DECREF(children);
+        return FAIL;
+    }
     if (b->depth == b->cap) {
         Py_ssize_t cap = b->cap ? b->cap * 2 : 16;
         frame_t *stack = PyMem_Realloc(b->stack, (size_t)cap * sizeof(frame_t));
         if (stack == NULL) {
             Py_DECREF(node);
             Py_DECREF(children);
+            Py_XDECREF(index);
             PyErr_NoMemory();
             return FAIL;
         }
         b->stack = stack;
         b->cap = cap;
     }
-    b->stack[b->depth].node = node;
-    b->stack[b->depth].children = children;
-    b->stack[b->depth].is_map = is_map;
-    b->depth++;
+    frame_t *f = &b->stack[b->depth++];
+    f->node = node;
+    f->children = children;
+    f->key = NULL;
+    f->index = index;
+    f->is_map = is_map;
     return NONE;
 }
 
-static PyObject *MERGE_KEY;   /* "<<" */
-static PyObject *METADATA_KEY, *ANNOTATIONS_KEY; /* check_edit's levels */
-
-static PyObject *
-slot(const layout_t *L, PyObject *node, int i)
+static void
+drop_frame(frame_t *f)
 {
-    return *(PyObject **)((char *)node + L->offset[i]);
+    Py_DECREF(f->node);
+    Py_DECREF(f->children);
+    Py_XDECREF(f->key);
+    Py_XDECREF(f->index);
 }
 
-/* tree.entries()'s key -> (key, value) index of a mapping, made here while the pairs are
- * at hand, when it is plain: every key a scalar, no '<<' merge, no duplicate. Anything
- * else is left to entries(), which applies merges and refuses duplicates when a
- * mapping is first read, as before. */
-static int
-index_pairs(builder_t *b, PyObject *node, PyObject *pairs)
-{
-    Py_ssize_t n = PyList_GET_SIZE(pairs);
-    PyObject *index = PyDict_New();
-    if (index == NULL)
-        return -1;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *pair = PyList_GET_ITEM(pairs, i);
-        PyObject *key = PyTuple_GET_ITEM(pair, 0);
-        PyObject *name = slot(&b->L, key, S_VALUE);
-        if (slot(&b->L, key, S_KIND) != b->scalar_kind || !PyUnicode_CheckExact(name) ||
-            (slot(&b->L, key, S_STYLE) == Py_None && PyUnicode_Compare(name, MERGE_KEY) == 0)) {
-            Py_DECREF(index);
-            return 0;
-        }
-        Py_ssize_t before = PyDict_GET_SIZE(index);
-        if (PyDict_SetDefault(index, name, pair) == NULL) {
-            Py_DECREF(index);
-            return -1;
-        }
-        if (PyDict_GET_SIZE(index) == before) { /* a duplicate key */
-            Py_DECREF(index);
-            return 0;
-        }
-    }
-    set_slot(&b->L, node, S_DICT, index);
-    return 0;
-}
 
 static int
 close_collection(builder_t *b, Py_ssize_t end)
 {
     frame_t f = b->stack[--b->depth];
-    PyObject *value = f.children;
-    if (f.is_map) {
-        Py_ssize_t n = PyList_GET_SIZE(f.children);
-        if (n % 2) { /* cannot happen with libyaml; let events.py decide */
-            Py_DECREF(f.node);
-            Py_DECREF(f.children);
-            return BAIL;
-        }
-        value = PyList_New(n / 2);
-        if (value == NULL) {
-            Py_DECREF(f.node);
-            Py_DECREF(f.children);
-            return FAIL;
-        }
-        for (Py_ssize_t i = 0; i < n / 2; i++) {
-            PyObject *k = PyList_GET_ITEM(f.children, 2 * i);
-            PyObject *v = PyList_GET_ITEM(f.children, 2 * i + 1);
-            PyObject *pair = PyTuple_Pack(2, k, v);
-            if (pair == NULL) {
-                Py_DECREF(value);
-                Py_DECREF(f.node);
-                Py_DECREF(f.children);
-                return FAIL;
-            }
-            PyList_SET_ITEM(value, i, pair);
-        }
-        Py_DECREF(f.children);
-        if (index_pairs(b, f.node, value) < 0) {
-            Py_DECREF(value);
-            Py_DECREF(f.node);
-            return FAIL;
-        }
+    if (f.key != NULL) { /* a key with no value: cannot happen with libyaml */
+        drop_frame(&f);
+        return BAIL;
     }
     PyObject *pend = PyLong_FromSsize_t(end);
     if (pend == NULL) {
-        Py_DECREF(value);
-        Py_DECREF(f.node);
+        drop_frame(&f);
         return FAIL;
     }
     set_slot(&b->L, f.node, S_END, pend);
-    set_slot(&b->L, f.node, S_VALUE, value);
+    set_slot(&b->L, f.node, S_VALUE, f.children);
+    if (f.index != NULL)
+        set_slot(&b->L, f.node, S_DICT, f.index);
     Py_DECREF(f.node);
     return NONE;
 }
@@ -448,11 +459,8 @@ build(PyObject *Py_UNUSED(self), PyObject *args)
     Py_XDECREF(encoded);
     if (stop == NONE && b.depth != 0)
         stop = BAIL;
-    while (b.depth > 0) {
-        b.depth--;
-        Py_DECREF(b.stack[b.depth].node);
-        Py_DECREF(b.stack[b.depth].children);
-    }
+    while (b.depth > 0)
+        drop_frame(&b.stack[--b.depth]);
     PyMem_Free(b.stack);
     Py_DECREF(b.L.type);
     if (stop == NONE)
