@@ -55,8 +55,11 @@ PRE_HOOKS = frozenset(("pre-install", "pre-upgrade", "pre-rollback", "pre-delete
 def hook_phase(res: Resource) -> str | None:
     """ "pre" for a hook that runs before the other objects exist, "post" for any other
     hook, None for an ordinary object."""
-    phases = [p.strip() for key in HOOK_ANNOTATIONS for p in (res.annotation(key) or "").split(",")]
-    phases = [p for p in phases if p]
+    annotations = res.annotations()
+    if annotations is None:
+        return None  # (most objects)
+    written = [scalar(get(annotations, key)) or "" for key in HOOK_ANNOTATIONS]
+    phases = [p.strip() for value in written for p in value.split(",") if p.strip()]
     if not phases:
         return None
     return "pre" if any(p in PRE_HOOKS for p in phases) else "post"

@@ -189,6 +189,9 @@ def _missing(plan: WorkloadPlan, ref: Reference, index: ConfigIndex, settings: S
     )
 
 
+_NO_KEYS: frozenset[str] = frozenset()
+
+
 def _keyset(ref: Reference) -> frozenset[str] | None:
     return None if ref.keys is None else frozenset(ref.keys)
 
@@ -272,7 +275,9 @@ def _resolve_one(
     if content.source is not None:  # what a source produces has no keys to check
         plan.resolved.append(Resolved(ref, entry))
         return Use(ref.target_kind, ref.name, content, None, other_ns)
-    missing = frozenset(k for k in (ref.keys or ()) if k not in content.entries)
+    missing = (
+        frozenset(k for k in ref.keys if k not in content.entries) if ref.keys else _NO_KEYS
+    )
     plan.resolved.append(Resolved(ref, entry, missing))
     if missing and not ref.optional:
         findings.append(
