@@ -11,7 +11,7 @@ from conftest import CORPUS
 
 from cmhash.errors import NodeError
 from cmhash.parse import events, tree
-from cmhash.parse.tree import MAP, SEQ, Node
+from cmhash.parse.tree import MAP, SCALAR, SEQ, Node
 
 pytest.importorskip("cmhash.parse._ctree")
 
@@ -143,3 +143,67 @@ def test_scalar_of_none_and_other_objects() -> None:
         tree.scalar("not a node")  # type: ignore[arg-type]
     odd = Node("scalar", 0, 1, 5, None, None, None)  # a value no parser makes
     assert tree.scalar(odd) == tree._py_scalar(odd) == "5"
+
+
+# ------------------------------------------------------------------ Node in C
+
+
+def test_the_node_class_is_the_c_one_and_untracked() -> None:
+    import gc
+
+    assert tree.Node is not tree._PyNode
+    node = tree.Node(SEQ, 0, 5, [], True, None, None)
+    assert not gc.is_tracked(node)  # a tree is acyclic: no collector bookkeeping
+    assert gc.is_tracked(tree._PyNode(SEQ, 0, 5, [], True, None, None))
+    roots = events.parse_chunk("a: [b, {c: d}]\n", 0, events.backend("fast"))
+    assert all(type(n) is tree.Node and not gc.is_tracked(n) for n in _nodes(roots[0]))
+
+
+def _attrs(node: Any) -> Any:
+    out = []
+    for name in ("kind", "start", "end", "value", "style", "tag", "anchor", "_dict", "is_null"):
+        try:
+            out.append(("ok", getattr(node, name)))
+        except (AttributeError, TypeError) as exc:
+            out.append((type(exc).__name__,))
+    return out
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("scalar", 0, 1, "", None, None, None),
+        ("scalar", 0, 1, "~", None, None, None),
+        ("scalar", 0, 1, "null", None, None, "a"),
+        ("scalar", 0, 1, "NULL", None, "tag:yaml.org,2002:null", None),
+        ("scalar", 0, 1, "Null", '"', None, None),
+        ("scalar", 0, 1, "nul", None, None, None),
+        ("scalar", 0, 1, "null", None, "tag:yaml.org,2002:str", None),
+        ("scalar", 0, 1, ["unhashable"], None, None, None),  # no parser makes it
+        ("scalar", 0, 1, 5, None, None, None),
+        ("map", 0, 1, [], False, None, None),
+        ("seq", 3, 9, [], True, "!x", "y"),
+        ("alias", 0, 1, None, None, None, None),
+    ],
+)
+def test_the_c_node_is_the_python_node(args: tuple[Any, ...]) -> None:
+    """The same attributes, is_null included (or the same exception), as tree._PyNode."""
+    assert _attrs(tree.Node(*args)) == _attrs(tree._PyNode(*args))
+    c, py = tree.Node(*args), tree._PyNode(*args)
+    c._dict = py._dict = {"k": (1, 2)}  # type: ignore[assignment]
+    assert _attrs(c) == _attrs(py)
+    assert repr(c) == f"Node({args[0]}, {args[1]}-{args[2]})"
+
+
+def test_a_c_node_with_unset_slots_is_a_python_one_with_unset_slots() -> None:
+    c, py = tree.Node.__new__(tree.Node), tree._PyNode.__new__(tree._PyNode)
+    assert _attrs(c) == _attrs(py)
+    for n in (c, py):
+        n.kind = SCALAR
+        n.style = None
+    assert _attrs(c) == _attrs(py)
+    with pytest.raises(TypeError):
+        tree.Node(SCALAR, 0, 1)  # type: ignore[call-arg]
+    assert _attrs(
+        tree.Node(kind=SCALAR, start=0, end=1, value="~", style=None, tag=None, anchor=None)
+    ) == _attrs(tree._PyNode(SCALAR, 0, 1, "~", None, None, None))

@@ -40,6 +40,117 @@ static const char *const SLOT_NAMES[N_SLOTS] = {
     "kind", "start", "end", "value", "style", "tag", "anchor", "_dict",
 };
 
+/* ---------------------------------------------------------------- Node
+ *
+ * tree.Node itself when this module is there (tree._PyNode, its reference, is the same
+ * in Python): eight slots and is_null. Not tracked by the cyclic collector -- a tree is
+ * acyclic (children never point up, an alias only back to an earlier node) -- so making
+ * and freeing the hundreds of thousands of nodes of a big run skips the collector's
+ * bookkeeping, and freeing one is releasing its references. Node(kind, start, end, value,
+ * style, tag, anchor) sets _dict to None, as _PyNode.__init__ does; with no arguments
+ * every slot is unset (as _PyNode.__new__ leaves them). */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *slots[N_SLOTS]; /* in SLOT_NAMES order */
+} NodeObject;
+
+static PyMemberDef node_members[N_SLOTS + 1];
+static PyObject *NULL_WORDS, *NULL_TAG, *SCALAR_KIND; /* tree._NULLS, the null tag, "scalar" */
+
+static PyObject *
+node_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    static char *names[] = {"kind", "start", "end", "value", "style", "tag", "anchor", NULL};
+    PyObject *v[7] = {NULL};
+    if (PyTuple_GET_SIZE(args) != 0 || (kwds != NULL && PyDict_GET_SIZE(kwds) != 0)) {
+        if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOOO:Node", names, &v[0], &v[1],
+                                         &v[2], &v[3], &v[4], &v[5], &v[6]))
+            return NULL;
+    }
+    NodeObject *self = (NodeObject *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    if (v[0] != NULL) {
+        const int order[7] = {S_KIND, S_START, S_END, S_VALUE, S_STYLE, S_TAG, S_ANCHOR};
+        for (int i = 0; i < 7; i++)
+            self->slots[order[i]] = Py_NewRef(v[i]);
+        self->slots[S_DICT] = Py_NewRef(Py_None);
+    }
+    return (PyObject *)self;
+}
+
+static void
+node_dealloc(PyObject *self)
+{
+    NodeObject *n = (NodeObject *)self;
+    for (int i = 0; i < N_SLOTS; i++)
+        Py_CLEAR(n->slots[i]);
+    Py_TYPE(self)->tp_free(self);
+}
+
+/* tree._PyNode.is_null, step by step (an unset slot is an AttributeError there too) */
+static PyObject *
+node_slot(NodeObject *n, int i)
+{
+    if (n->slots[i] == NULL)
+        PyErr_Format(PyExc_AttributeError, "'Node' object has no attribute '%s'", SLOT_NAMES[i]);
+    return n->slots[i];
+}
+
+static PyObject *
+node_is_null(PyObject *self, void *Py_UNUSED(closure))
+{
+    NodeObject *n = (NodeObject *)self;
+    PyObject *kind = node_slot(n, S_KIND), *x;
+    if (kind == NULL)
+        return NULL;
+    int r = PyObject_RichCompareBool(kind, SCALAR_KIND, Py_EQ);
+    if (r <= 0)
+        return r < 0 ? NULL : Py_NewRef(Py_False);
+    if ((x = node_slot(n, S_STYLE)) == NULL)
+        return NULL;
+    if (x != Py_None)
+        Py_RETURN_FALSE;
+    if ((x = node_slot(n, S_VALUE)) == NULL || (r = PySet_Contains(NULL_WORDS, x)) < 0)
+        return NULL;
+    if (!r)
+        Py_RETURN_FALSE;
+    if ((x = node_slot(n, S_TAG)) == NULL)
+        return NULL;
+    if (x == Py_None)
+        Py_RETURN_TRUE;
+    r = PyObject_RichCompareBool(x, NULL_TAG, Py_EQ);
+    return r < 0 ? NULL : PyBool_FromLong(r);
+}
+
+static PyObject *
+node_repr(PyObject *self)
+{
+    NodeObject *n = (NodeObject *)self;
+    PyObject *k = n->slots[S_KIND], *s = n->slots[S_START], *e = n->slots[S_END];
+    return PyUnicode_FromFormat("Node(%S, %S-%S)", k ? k : Py_None, s ? s : Py_None,
+                                e ? e : Py_None);
+}
+
+static PyGetSetDef node_getset[] = {
+    {"is_null", node_is_null, NULL, "YAML's null: a plain ~, null, Null, NULL or nothing", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject NodeType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "cmhash.parse._ctree.Node",
+    .tp_basicsize = sizeof(NodeObject),
+    .tp_dealloc = node_dealloc,
+    .tp_repr = node_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "tree.Node in C: the same slots, untracked by the cyclic collector",
+    .tp_members = node_members,
+    .tp_getset = node_getset,
+    .tp_new = node_new,
+};
+
 typedef struct {
     PyTypeObject *type; /* the Node class the offsets were read from */
     Py_ssize_t offset[N_SLOTS];
@@ -54,13 +165,18 @@ read_layout(PyTypeObject *type)
 {
     if (layout.type == type)
         return 0;
-    if (type->tp_itemsize != 0 || !(type->tp_flags & Py_TPFLAGS_HEAPTYPE)) {
+    if (type->tp_itemsize != 0 ||
+        !((type->tp_flags & Py_TPFLAGS_HEAPTYPE) || type == &NodeType)) {
         PyErr_SetString(PyExc_TypeError, "_ctree: Node must be a plain __slots__ class");
         return -1;
     }
     Py_ssize_t offset[N_SLOTS]; /* taken only when every slot is right */
     for (int i = 0; i < N_SLOTS; i++) {
-        PyObject *descr = PyDict_GetItemString(type->tp_dict, SLOT_NAMES[i]);
+        PyObject *name = PyUnicode_InternFromString(SLOT_NAMES[i]);
+        if (name == NULL)
+            return -1;
+        PyObject *descr = _PyType_Lookup(type, name);
+        Py_DECREF(name);
         if (descr == NULL || !PyObject_TypeCheck(descr, &PyMemberDescr_Type)) {
             PyErr_Format(PyExc_TypeError, "_ctree: Node has no slot %s", SLOT_NAMES[i]);
             return -1;
@@ -1705,9 +1821,25 @@ PyInit__ctree(void)
     if (!STYLE_SINGLE || !STYLE_DOUBLE || !STYLE_LITERAL || !STYLE_FOLDED || !MERGE_KEY ||
         !METADATA_KEY || !ANNOTATIONS_KEY || !KEY_KEY)
         return NULL;
+    for (int i = 0; i < N_SLOTS; i++)
+        node_members[i] = (PyMemberDef){(char *)SLOT_NAMES[i], T_OBJECT_EX,
+                                        offsetof(NodeObject, slots) +
+                                            (Py_ssize_t)(i * sizeof(PyObject *)),
+                                        0, NULL};
+    NULL_TAG = PyUnicode_InternFromString("tag:yaml.org,2002:null");
+    SCALAR_KIND = PyUnicode_InternFromString("scalar");
+    PyObject *nulls = Py_BuildValue("(sssss)", "", "~", "null", "Null", "NULL");
+    NULL_WORDS = nulls ? PyFrozenSet_New(nulls) : NULL;
+    Py_XDECREF(nulls);
+    if (!NULL_TAG || !SCALAR_KIND || !NULL_WORDS || PyType_Ready(&NodeType) < 0)
+        return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
+    if (PyModule_AddObjectRef(m, "Node", (PyObject *)&NodeType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
     if (PyModule_AddStringConstant(m, "LIBYAML_VERSION", yaml_get_version_string()) < 0) {
         Py_DECREF(m);
         return NULL;

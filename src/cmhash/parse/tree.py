@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cmhash.errors import NodeError
 from cmhash.parse import cext
@@ -18,12 +18,15 @@ MERGE_KEY = "<<"
 _NULLS = frozenset(("", "~", "null", "Null", "NULL"))
 
 
-class Node:
+class _PyNode:
     """``value``: str (scalar), list[Node] (seq), list[tuple[Node, Node]] (map), Node (alias).
 
     ``style``: scalar style (None = plain, ``'"'``, ``"'"``, ``'|'``, ``'>'``) or, for
     collections, True when written in flow style. ``start``/``end`` are absolute
     character offsets in the source text.
+
+    (``Node``: this, or the same class in C from parse/_ctree.c, which the cyclic
+    collector does not track; this one stays its reference.)
     """
 
     # parse/_ctree.c fills exactly these slots without calling __init__ (it refuses a
@@ -60,6 +63,18 @@ class Node:
             and self.value in _NULLS
             and (self.tag is None or self.tag == "tag:yaml.org,2002:null")
         )
+
+
+def _node_class() -> type[_PyNode]:
+    _ctree = cext.ctree()
+    node: type[_PyNode] = _PyNode if _ctree is None else _ctree.Node
+    return node
+
+
+if TYPE_CHECKING:
+    Node = _PyNode
+else:
+    Node = _node_class()
 
 
 def deref(node: Node | None, *, limit: int = 64) -> Node | None:
