@@ -161,7 +161,7 @@ def test_the_node_class_is_the_c_one_and_untracked() -> None:
 
 def _attrs(node: Any) -> Any:
     out = []
-    for name in ("kind", "start", "end", "value", "style", "tag", "anchor", "_dict", "is_null"):
+    for name in NAMES:
         try:
             out.append(("ok", getattr(node, name)))
         except (AttributeError, TypeError) as exc:
@@ -196,14 +196,29 @@ def test_the_c_node_is_the_python_node(args: tuple[Any, ...]) -> None:
 
 
 def test_a_c_node_with_unset_slots_is_a_python_one_with_unset_slots() -> None:
+    """But for its offsets: C integers, 0 until set (no Python int a node)."""
+
+    def other(node: Any) -> Any:
+        return [a for name, a in zip(NAMES, _attrs(node), strict=True) if name not in POS]
+
     c, py = tree.Node.__new__(tree.Node), tree._PyNode.__new__(tree._PyNode)
-    assert _attrs(c) == _attrs(py)
+    assert other(c) == other(py)
+    assert (c.start, c.end) == (0, 0)
     for n in (c, py):
         n.kind = SCALAR
         n.style = None
+        n.start, n.end = 3, 7
     assert _attrs(c) == _attrs(py)
     with pytest.raises(TypeError):
+        c.start = "3"  # type: ignore[assignment]
+    with pytest.raises(TypeError):
         tree.Node(SCALAR, 0, 1)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        tree.Node(SCALAR, "0", 1, "x", None, None, None)  # type: ignore[arg-type]
     assert _attrs(
         tree.Node(kind=SCALAR, start=0, end=1, value="~", style=None, tag=None, anchor=None)
     ) == _attrs(tree._PyNode(SCALAR, 0, 1, "~", None, None, None))
+
+
+NAMES = ("kind", "start", "end", "value", "style", "tag", "anchor", "_dict", "is_null")
+POS = ("start", "end")

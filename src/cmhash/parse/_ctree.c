@@ -46,13 +46,15 @@ static const char *const SLOT_NAMES[N_SLOTS] = {
  * in Python): eight slots and is_null. Not tracked by the cyclic collector -- a tree is
  * acyclic (children never point up, an alias only back to an earlier node) -- so making
  * and freeing the hundreds of thousands of nodes of a big run skips the collector's
- * bookkeeping, and freeing one is releasing its references. Node(kind, start, end, value,
+ * bookkeeping, and freeing one is releasing its references. Its offsets are C integers
+ * (Python ints only when read), not two int objects a node. Node(kind, start, end, value,
  * style, tag, anchor) sets _dict to None, as _PyNode.__init__ does; with no arguments
- * every slot is unset (as _PyNode.__new__ leaves them). */
+ * every other slot is unset (as _PyNode.__new__ leaves them) and the offsets are 0. */
 
 typedef struct {
     PyObject_HEAD
-    PyObject *slots[N_SLOTS]; /* in SLOT_NAMES order */
+    PyObject *slots[N_SLOTS]; /* in SLOT_NAMES order; start and end are the two below */
+    Py_ssize_t start, end;
 } NodeObject;
 
 static PyMemberDef node_members[N_SLOTS + 1];
@@ -62,18 +64,21 @@ static PyObject *
 node_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     static char *names[] = {"kind", "start", "end", "value", "style", "tag", "anchor", NULL};
-    PyObject *v[7] = {NULL};
+    PyObject *v[5] = {NULL};
+    Py_ssize_t start = 0, end = 0;
     if (PyTuple_GET_SIZE(args) != 0 || (kwds != NULL && PyDict_GET_SIZE(kwds) != 0)) {
-        if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOOO:Node", names, &v[0], &v[1],
-                                         &v[2], &v[3], &v[4], &v[5], &v[6]))
+        if (!PyArg_ParseTupleAndKeywords(args, kwds, "OnnOOOO:Node", names, &v[0], &start,
+                                         &end, &v[1], &v[2], &v[3], &v[4]))
             return NULL;
     }
     NodeObject *self = (NodeObject *)type->tp_alloc(type, 0);
     if (self == NULL)
         return NULL;
+    self->start = start;
+    self->end = end;
     if (v[0] != NULL) {
-        const int order[7] = {S_KIND, S_START, S_END, S_VALUE, S_STYLE, S_TAG, S_ANCHOR};
-        for (int i = 0; i < 7; i++)
+        const int order[5] = {S_KIND, S_VALUE, S_STYLE, S_TAG, S_ANCHOR};
+        for (int i = 0; i < 5; i++)
             self->slots[order[i]] = Py_NewRef(v[i]);
         self->slots[S_DICT] = Py_NewRef(Py_None);
     }
@@ -128,9 +133,8 @@ static PyObject *
 node_repr(PyObject *self)
 {
     NodeObject *n = (NodeObject *)self;
-    PyObject *k = n->slots[S_KIND], *s = n->slots[S_START], *e = n->slots[S_END];
-    return PyUnicode_FromFormat("Node(%S, %S-%S)", k ? k : Py_None, s ? s : Py_None,
-                                e ? e : Py_None);
+    PyObject *k = n->slots[S_KIND];
+    return PyUnicode_FromFormat("Node(%S, %zd-%zd)", k ? k : Py_None, n->start, n->end);
 }
 
 static PyGetSetDef node_getset[] = {
@@ -154,9 +158,10 @@ static PyTypeObject NodeType = {
 typedef struct {
     PyTypeObject *type; /* the Node class the offsets were read from */
     Py_ssize_t offset[N_SLOTS];
+    int native; /* the C Node: start and end are C integers (NodeObject), not slots */
 } layout_t;
 
-static layout_t layout = {NULL, {0}};
+static layout_t layout = {NULL, {0}, 0};
 
 /* Read where each slot lives in a Node object, once per Node class: every slot must be a
  * plain object member (what __slots__ makes); anything else refuses to build. */
@@ -165,8 +170,17 @@ read_layout(PyTypeObject *type)
 {
     if (layout.type == type)
         return 0;
-    if (type->tp_itemsize != 0 ||
-        !((type->tp_flags & Py_TPFLAGS_HEAPTYPE) || type == &NodeType)) {
+    if (type == &NodeType) {
+        PyTypeObject *old = layout.type;
+        for (int i = 0; i < N_SLOTS; i++)
+            layout.offset[i] = offsetof(NodeObject, slots) + (Py_ssize_t)(i * sizeof(PyObject *));
+        layout.native = 1;
+        Py_INCREF(type);
+        layout.type = type;
+        Py_XDECREF(old);
+        return 0;
+    }
+    if (type->tp_itemsize != 0 || !(type->tp_flags & Py_TPFLAGS_HEAPTYPE)) {
         PyErr_SetString(PyExc_TypeError, "_ctree: Node must be a plain __slots__ class");
         return -1;
     }
@@ -196,6 +210,7 @@ read_layout(PyTypeObject *type)
     }
     PyTypeObject *old = layout.type;
     memcpy(layout.offset, offset, sizeof offset);
+    layout.native = 0;
     Py_INCREF(type);
     layout.type = type;
     Py_XDECREF(old);
@@ -208,11 +223,15 @@ new_node(const layout_t *L, PyObject *kind, Py_ssize_t start, Py_ssize_t end, Py
          PyObject *style)
 {
     PyTypeObject *type = L->type;
-    PyObject *node = type->tp_alloc(type, 0);
-    PyObject *pstart = PyLong_FromSsize_t(start);
-    PyObject *pend = PyLong_FromSsize_t(end); /* -1 while a collection is open */
-    if (node == NULL || pstart == NULL || pend == NULL || value == NULL || style == NULL) {
-        Py_XDECREF(node);
+    PyObject *node = value == NULL || style == NULL ? NULL : type->tp_alloc(type, 0);
+    PyObject *pstart = NULL, *pend = NULL;
+    if (node != NULL && !L->native) {
+        pstart = PyLong_FromSsize_t(start);
+        pend = PyLong_FromSsize_t(end); /* -1 while a collection is open */
+        if (pstart == NULL || pend == NULL)
+            Py_CLEAR(node);
+    }
+    if (node == NULL) {
         Py_XDECREF(pstart);
         Py_XDECREF(pend);
         Py_XDECREF(value);
@@ -220,10 +239,16 @@ new_node(const layout_t *L, PyObject *kind, Py_ssize_t start, Py_ssize_t end, Py
         return NULL;
     }
     char *base = (char *)node;
+    if (L->native) {
+        ((NodeObject *)node)->start = start;
+        ((NodeObject *)node)->end = end;
+    }
+    else {
+        *(PyObject **)(base + L->offset[S_START]) = pstart;
+        *(PyObject **)(base + L->offset[S_END]) = pend;
+    }
     Py_INCREF(kind);
     *(PyObject **)(base + L->offset[S_KIND]) = kind;
-    *(PyObject **)(base + L->offset[S_START]) = pstart;
-    *(PyObject **)(base + L->offset[S_END]) = pend;
     *(PyObject **)(base + L->offset[S_VALUE]) = value;
     *(PyObject **)(base + L->offset[S_STYLE]) = style;
     Py_INCREF(Py_None);
@@ -424,12 +449,16 @@ close_collection(builder_t *b, Py_ssize_t end)
         drop_frame(&f);
         return BAIL;
     }
-    PyObject *pend = PyLong_FromSsize_t(end);
-    if (pend == NULL) {
-        drop_frame(&f);
-        return FAIL;
+    if (b->L.native)
+        ((NodeObject *)f.node)->end = end;
+    else {
+        PyObject *pend = PyLong_FromSsize_t(end);
+        if (pend == NULL) {
+            drop_frame(&f);
+            return FAIL;
+        }
+        set_slot(&b->L, f.node, S_END, pend);
     }
-    set_slot(&b->L, f.node, S_END, pend);
     set_slot(&b->L, f.node, S_VALUE, f.children);
     if (f.index != NULL)
         set_slot(&b->L, f.node, S_DICT, f.index);
@@ -1166,6 +1195,7 @@ collect(PyObject *Py_UNUSED(self), PyObject *args)
 
 static PyTypeObject *get_type;
 static Py_ssize_t get_offset[N_SLOTS];
+static int get_native; /* the bound class is the C Node: offsets are C integers */
 static PyObject *get_map_kind, *get_alias_kind, *get_fallback;
 
 static PyObject *
@@ -1187,6 +1217,7 @@ bind_get(PyObject *Py_UNUSED(self), PyObject *args)
     Py_XSETREF(get_alias_kind, alias_kind);
     Py_XSETREF(get_fallback, fallback);
     memcpy(get_offset, layout.offset, sizeof get_offset);
+    get_native = layout.native;
     Py_RETURN_NONE;
 }
 
@@ -1194,6 +1225,17 @@ static PyObject *
 get_slot(PyObject *node, int i)
 {
     return *(PyObject **)((char *)node + get_offset[i]);
+}
+
+/* A node's start or end (S_START, S_END) as a Python int (new); NULL with no error when
+ * the slot is unset. */
+static PyObject *
+get_position(PyObject *node, int which)
+{
+    if (get_native)
+        return PyLong_FromSsize_t(which == S_START ? ((NodeObject *)node)->start
+                                                   : ((NodeObject *)node)->end);
+    return Py_XNewRef(get_slot(node, which));
 }
 
 static PyObject *
@@ -1642,19 +1684,29 @@ site_ref(PyObject *node, PyObject *field, PyObject *container, PyObject *const s
             return r < 0 ? NULL : Py_NewRef(Py_NotImplemented);
         }
     }
-    PyObject *spot_items[4] = {get_slot(raw, S_START), get_slot(raw, S_END), style, Py_None};
+    PyObject *at[3] = {get_position(raw, S_START), get_position(raw, S_END),
+                       get_position(node, S_START)};
+    if (at[0] == NULL || at[1] == NULL || at[2] == NULL) { /* unset: refs.py reads them */
+        for (int i = 0; i < 3; i++)
+            Py_XDECREF(at[i]);
+        Py_DECREF(keys);
+        return PyErr_Occurred() ? NULL : Py_NewRef(Py_NotImplemented);
+    }
+    PyObject *spot_items[4] = {at[0], at[1], style, Py_None};
     PyObject *f = intern(field);
     PyObject *c = container != Py_None && PyUnicode_GET_LENGTH(container) ? intern(container)
                                                                          : Py_NewRef(container);
     spot = new_tuple(spot_type, spot_items, 4);
-    if (spot != NULL && spot_items[0] != NULL && spot_items[1] != NULL) {
+    if (spot != NULL) {
         PyObject *items[12] = {
             site[0], name,    keys,    optional ? Py_True : Py_False,
-            site[1], f,       get_slot(node, S_START), c,
+            site[1], f,       at[2],   c,
             Py_None, Py_False, Py_None, spot,
         };
-        out = items[6] != NULL ? new_tuple(ref_type, items, 12) : Py_NewRef(Py_NotImplemented);
+        out = new_tuple(ref_type, items, 12);
     }
+    for (int i = 0; i < 3; i++)
+        Py_DECREF(at[i]);
     Py_XDECREF(spot);
     Py_DECREF(f);
     Py_DECREF(c);
@@ -1826,6 +1878,9 @@ PyInit__ctree(void)
                                         offsetof(NodeObject, slots) +
                                             (Py_ssize_t)(i * sizeof(PyObject *)),
                                         0, NULL};
+    node_members[S_START].type = node_members[S_END].type = T_PYSSIZET;
+    node_members[S_START].offset = offsetof(NodeObject, start);
+    node_members[S_END].offset = offsetof(NodeObject, end);
     NULL_TAG = PyUnicode_InternFromString("tag:yaml.org,2002:null");
     SCALAR_KIND = PyUnicode_InternFromString("scalar");
     PyObject *nulls = Py_BuildValue("(sssss)", "", "~", "null", "Null", "NULL");

@@ -26,7 +26,8 @@ class _PyNode:
     character offsets in the source text.
 
     (``Node``: this, or the same class in C from parse/_ctree.c, which the cyclic
-    collector does not track; this one stays its reference.)
+    collector does not track and which keeps its offsets as C integers; this one stays
+    its reference.)
     """
 
     # parse/_ctree.c fills exactly these slots without calling __init__ (it refuses a
