@@ -171,6 +171,27 @@ def test_key_index_only_when_plain() -> None:
             entries(root)
 
 
+def test_mapping_keys_are_shared_values_are_not() -> None:
+    """A short ASCII key is decoded once and shared between mappings (with its hash
+    ready for the key index); values, long keys and other keys are their own objects,
+    and every one reads as written."""
+    long = "k" * 41
+    text = f"name: name\nlabels: {{name: x, clé: y, {long}: z, '': e}}\n"
+    for _ in range(2):
+        assert same(text)
+    (one,) = c_build(text) or []
+    (two,) = c_build(text) or []
+    k1, v1 = one.value[0]
+    k2, v2 = two.value[0]
+    assert k1.value == v1.value == "name" and k1.value is k2.value  # the key: shared
+    assert v1.value is not v2.value  # a value: never kept
+    inner1, inner2 = one.value[1][1].value, two.value[1][1].value
+    assert [k.value for k, _ in inner1] == ["name", "clé", long, ""]
+    assert inner1[0][0].value is k1.value
+    assert inner1[1][0].value is not inner2[1][0].value  # not ASCII: not kept
+    assert inner1[2][0].value is not inner2[2][0].value  # over 40 characters: not kept
+
+
 def test_what_it_builds_and_what_it_hands_back() -> None:
     assert same("a: {b: [1, 'x', \"y\", |\n  z\n]}\n") is False  # a syntax error
     assert same("a: {b: [1, 'x', \"y\"]}\nc: |\n  z\n") is True

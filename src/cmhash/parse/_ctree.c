@@ -485,6 +485,42 @@ untagged(yaml_char_t *tag)
     return tag == NULL || (tag[0] == '!' && tag[1] == '\0');
 }
 
+/* Mapping keys repeat (name, metadata, image...): their str objects are kept in a small
+ * table by their UTF-8 text, so a key is decoded and hashed once per process, and a
+ * mapping's index (add_pair) finds its hash ready. Short ASCII keys only; a collision
+ * replaces the entry. Values are never kept (they may be a Secret's). */
+#define KEY_SLOTS 1024
+#define KEY_MAX 40
+static PyObject *key_table[KEY_SLOTS];
+
+static PyObject *
+key_text(const char *text, Py_ssize_t size)
+{
+    if (size == 0 || size > KEY_MAX)
+        return PyUnicode_DecodeUTF8(text, size, "strict");
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (Py_ssize_t i = 0; i < size; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (c >= 0x80)
+            return PyUnicode_DecodeUTF8(text, size, "strict");
+        h = (h ^ c) * 16777619u;
+    }
+    PyObject **slot = &key_table[h & (KEY_SLOTS - 1)];
+    PyObject *cached = *slot;
+    if (cached != NULL && PyUnicode_GET_LENGTH(cached) == size &&
+        memcmp(PyUnicode_1BYTE_DATA(cached), text, (size_t)size) == 0)
+        return Py_NewRef(cached);
+    PyObject *key = PyUnicode_DecodeUTF8(text, size, "strict");
+    if (key == NULL)
+        return NULL;
+    if (PyObject_Hash(key) == -1) { /* (cannot fail for a str) */
+        Py_DECREF(key);
+        return NULL;
+    }
+    Py_XSETREF(*slot, Py_NewRef(key));
+    return key;
+}
+
 static int
 on_event(builder_t *b, yaml_event_t *ev, Py_ssize_t base, PyObject *const kinds[3],
          Py_ssize_t max_scalar)
@@ -494,8 +530,12 @@ on_event(builder_t *b, yaml_event_t *ev, Py_ssize_t base, PyObject *const kinds[
     case YAML_SCALAR_EVENT: {
         if (ev->data.scalar.anchor != NULL || ev->data.scalar.tag != NULL)
             return BAIL;
-        PyObject *value = PyUnicode_DecodeUTF8((const char *)ev->data.scalar.value,
-                                               (Py_ssize_t)ev->data.scalar.length, "strict");
+        const char *text = (const char *)ev->data.scalar.value;
+        Py_ssize_t size = (Py_ssize_t)ev->data.scalar.length;
+        frame_t *top = b->depth ? &b->stack[b->depth - 1] : NULL;
+        PyObject *value = top != NULL && top->is_map && top->key == NULL
+                              ? key_text(text, size) /* a mapping key: the same few, again */
+                              : PyUnicode_DecodeUTF8(text, size, "strict");
         if (value == NULL)
             return FAIL;
         if (PyUnicode_GET_LENGTH(value) > max_scalar) {
