@@ -337,3 +337,88 @@ def test_the_c_site_refs_hand_back_trees_of_the_python_parser() -> None:
     assert node is not None
     for case in _site_cases(node):
         _same_refs(c, *case)
+
+
+# ------------------------------------------------------------------ find_references in C
+
+
+def _c_find() -> Callable[..., object]:
+    if refs._C_FIND is None:
+        pytest.skip("without the C extension")
+    return refs._C_FIND
+
+
+def _same_found(spec: Node, pull: bool) -> bool:
+    """C's result is the Python body's (same References), or None; find_references
+    gives the Python outcome either way. True when C made them."""
+    got = _c_find()(spec, "spec", pull)
+    want = _outcome(lambda: refs._py_find_references(spec, "spec", image_pull_secrets=pull))
+    if got is not None:
+        assert got == want
+    assert _outcome(lambda: refs.find_references(spec, "spec", image_pull_secrets=pull)) == want
+    return got is not None
+
+
+def test_the_c_find_is_the_python_find_on_the_corpus() -> None:
+    made = 0
+    for f in sorted(CORPUS.rglob("*.yaml")):
+        for spec in _pod_specs(f.read_text()):
+            for pull in (False, True):
+                made += _same_found(spec, pull)
+    assert made > 100
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], deadline=None)
+@given(streams(), styles)
+def test_the_c_find_on_generated_pod_specs(stream: Stream, style: Style) -> None:
+    _c_find()
+    for spec in _pod_specs(render(stream, style).decode("utf-8")):
+        for pull in (False, True):
+            _same_found(spec, pull)
+
+
+@pytest.mark.parametrize(
+    ("spec", "c_makes"),
+    [
+        ("containers:\n- {name: c, envFrom: [{configMapRef: {name: a}}]}\n", True),
+        (
+            "initContainers:\n- {name: i, envFrom: [{secretRef: {name: s}}]}\n"
+            "containers:\n- {name: c, envFrom: [{configMapRef: {name: a}}]}\n",
+            True,
+        ),
+        ("containers: ~\nvolumes: x\n", True),
+        ("containers: {a: b}\n", True),
+        (
+            "containers:\n- just a string\n- [a, list]\n- {envFrom: [{configMapRef: {name: a}}]}\n",
+            True,
+        ),
+        ("containers:\n- {name: ~, envFrom: [{configMapRef: {name: a}}]}\n", True),
+        ("containers:\n- {name: [x], envFrom: [{configMapRef: {name: a}}]}\n", True),
+        ("containers:\n- {name: !!str c, envFrom: [{configMapRef: {name: a}}]}\n", False),
+        ("containers:\n- &c {name: c, envFrom: [{configMapRef: {name: a}}]}\n- *c\n", False),
+        ("containers: &cs\n- {name: c}\ninitContainers: *cs\n", False),
+        ("containers:\n- {name: c, name: d}\n", False),  # a duplicate key: refs.py raises
+        ("containers:\n- <<: {name: c}\n  envFrom: [{configMapRef: {name: a}}]\n", False),
+        ("imagePullSecrets: [{name: r}, {name: ~}, r2]\n", True),
+        ("imagePullSecrets: [{name: !!str r}]\n", False),
+        ("volumes:\n- {name: v, configMap: {name: x, optional: maybe}}\n", False),  # refused
+        ("<<: {containers: [{name: c}]}\n", False),
+    ],
+)
+def test_the_c_find_hands_back_what_it_does_not_make(spec: str, c_makes: bool) -> None:
+    _c_find()
+    text = "spec:\n" + "".join("  " + line + "\n" for line in spec.splitlines())
+    made = []
+    for pull in (False, True):  # each on a fresh tree (entries() caches what it reads)
+        node = get(parse_chunk(text, 0, backend("fast"))[0], "spec")
+        assert node is not None
+        made.append(_same_found(node, pull))
+    assert made == [c_makes, c_makes]
+
+
+def test_the_c_find_hands_back_trees_of_the_python_parser() -> None:
+    text = "spec:\n  containers:\n  - {name: c, envFrom: [{configMapRef: {name: a}}]}\n"
+    node = get(parse_chunk(text, 0, backend("exact"))[0], "spec")
+    assert node is not None
+    assert _c_find()(node, "spec", False) is None
+    assert refs.find_references(node, "spec") == refs._py_find_references(node, "spec")

@@ -281,10 +281,42 @@ def _sites(
     return refs
 
 
+def _bind_find() -> Callable[[Node, str, bool], list[Reference] | None] | None:
+    """parse/_ctree.c's find_refs: the body of find_references over a C-built tree, None
+    from it for anything else (an alias, a merge...): then the Python body reads it."""
+    _ctree = cext.ctree()
+    if _ctree is None or _site_refs is _py_site_refs:
+        return None
+    _ctree.bind_find(
+        (
+            CONTAINER_LISTS,
+            CONTAINER_SITES,
+            _CONTAINER_TRIE,
+            POD_SITES,
+            _POD_TRIE,
+            IMAGE_PULL_SITE,
+            _trie((IMAGE_PULL_SITE,)),
+        )
+    )
+    find: Callable[[Node, str, bool], list[Reference] | None] = _ctree.find_refs
+    return find
+
+
 def find_references(
     pod_spec: Node | None, field: str, *, image_pull_secrets: bool = False
 ) -> list[Reference]:
     """Every ConfigMap/Secret reference of one PodSpec, in document order of sites."""
+    if pod_spec is not None and _C_FIND is not None:
+        found = _C_FIND(pod_spec, field, image_pull_secrets)
+        if found is not None:
+            return found
+    return _py_find_references(pod_spec, field, image_pull_secrets=image_pull_secrets)
+
+
+def _py_find_references(
+    pod_spec: Node | None, field: str, *, image_pull_secrets: bool = False
+) -> list[Reference]:
+    """find_references in Python: the reference for parse/_ctree.c's find_refs."""
     refs: list[Reference] = []
     for list_name in CONTAINER_LISTS:
         for i, container in enumerate(items(get(pod_spec, list_name))):
@@ -295,6 +327,9 @@ def find_references(
     if image_pull_secrets:
         refs.extend(_site_refs(IMAGE_PULL_SITE, walk(pod_spec, IMAGE_PULL_SITE.path, field), None))
     return refs
+
+
+_C_FIND = _bind_find()
 
 
 class SubPathMount(NamedTuple):

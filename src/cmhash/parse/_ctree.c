@@ -1175,27 +1175,16 @@ collect_into(collector_t *c, PyObject *node, PyObject *trie, PyObject *field)
     return 1;
 }
 
+/* The walk of a trie of sites from node: list of lists (new), Py_None (new) when it
+ * cannot, NULL on a Python exception. */
 static PyObject *
-collect(PyObject *Py_UNUSED(self), PyObject *args)
+run_collect(const layout_t *L, PyObject *const kinds[3], PyObject *node, PyObject *trie,
+            PyObject *field, Py_ssize_t count)
 {
-    PyObject *node, *trie, *field, *kinds_tuple;
-    Py_ssize_t count;
-    PyTypeObject *type;
-    if (!PyArg_ParseTuple(args, "OOUnO!O!", &node, &trie, &field, &count, &PyType_Type, &type,
-                          &PyTuple_Type, &kinds_tuple))
-        return NULL;
-    if (!kinds_ok(kinds_tuple))
-        return NULL;
-    if (count < 0) {
-        PyErr_SetString(PyExc_ValueError, "_ctree.collect: count must be >= 0");
-        return NULL;
-    }
-    if (read_layout(type) < 0)
-        return NULL;
     collector_t c;
-    c.L = layout;
+    c.L = *L;
     for (int i = 0; i < 3; i++)
-        c.kinds[i] = PyTuple_GET_ITEM(kinds_tuple, i);
+        c.kinds[i] = kinds[i];
     c.depth = 0;
     c.star = PyUnicode_InternFromString("*");
     c.found = PyList_New(count);
@@ -1223,6 +1212,28 @@ collect(PyObject *Py_UNUSED(self), PyObject *args)
     if (r < 0)
         return NULL;
     Py_RETURN_NONE;
+}
+
+static PyObject *
+collect(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *node, *trie, *field, *kinds_tuple;
+    Py_ssize_t count;
+    PyTypeObject *type;
+    if (!PyArg_ParseTuple(args, "OOUnO!O!", &node, &trie, &field, &count, &PyType_Type, &type,
+                          &PyTuple_Type, &kinds_tuple))
+        return NULL;
+    if (!kinds_ok(kinds_tuple))
+        return NULL;
+    if (count < 0) {
+        PyErr_SetString(PyExc_ValueError, "_ctree.collect: count must be >= 0");
+        return NULL;
+    }
+    if (read_layout(type) < 0)
+        return NULL;
+    PyObject *const kinds[3] = {PyTuple_GET_ITEM(kinds_tuple, 0), PyTuple_GET_ITEM(kinds_tuple, 1),
+                                PyTuple_GET_ITEM(kinds_tuple, 2)};
+    return run_collect(&layout, kinds, node, trie, field, count);
 }
 
 /* ---- get: parse/tree.py's hottest accessor ------------------------------------------
@@ -1491,7 +1502,8 @@ top_level(PyObject *Py_UNUSED(self), PyObject *args)
 
 static PyTypeObject *ref_type, *spot_type;
 static PyObject *true_words, *false_words, *refs_fallback;
-static PyObject *KEY_KEY; /* "key", of an items entry */
+static PyObject *KEY_KEY;  /* "key", of an items entry */
+static PyObject *NAME_KEY; /* "name", of a container */
 
 static PyObject *
 bind_refs(PyObject *Py_UNUSED(self), PyObject *args)
@@ -1862,6 +1874,163 @@ markers(PyObject *Py_UNUSED(self), PyObject *text)
     return found;
 }
 
+/* ---------------------------------------------------------------- refs.find_references
+ *
+ * analyze/refs.py's find_references over a tree the C builder made (its Python body is
+ * the reference): the containers of both lists, each container's sites, the pod's sites,
+ * and imagePullSecrets when asked, with the walk (collect) and the References
+ * (site_refs) above. Anything either of them hands back -- or an aliased list or
+ * container -- makes the whole pod spec refs.py's: None. bind_find() sets the tables
+ * once (after bind_refs). */
+
+static PyObject *find_tables; /* (lists, container sites, trie, pod sites, trie, pull site, trie) */
+static layout_t find_layout;
+
+static PyObject *
+bind_find(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *tables;
+    if (!PyArg_ParseTuple(args, "O!", &PyTuple_Type, &tables))
+        return NULL;
+    if (ref_type == NULL || get_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_ctree.bind_find: bind_refs() first");
+        return NULL;
+    }
+    if (PyTuple_GET_SIZE(tables) != 7 || !PyTuple_Check(PyTuple_GET_ITEM(tables, 0)) ||
+        !PyTuple_Check(PyTuple_GET_ITEM(tables, 1)) ||
+        !PyTuple_Check(PyTuple_GET_ITEM(tables, 3))) {
+        PyErr_SetString(PyExc_TypeError, "_ctree.bind_find: the tables of refs.py");
+        return NULL;
+    }
+    if (read_layout(get_type) < 0)
+        return NULL;
+    if (find_layout.type != NULL)
+        Py_DECREF(find_layout.type);
+    find_layout = layout;
+    Py_INCREF(find_layout.type);
+    Py_INCREF(tables);
+    Py_XSETREF(find_tables, tables);
+    Py_RETURN_NONE;
+}
+
+/* The References of one trie of sites from node into refs: 1 done, 0 cannot, -1 error. */
+static int
+find_sites(PyObject *refs, PyObject *node, PyObject *sites, PyObject *trie, PyObject *field,
+           PyObject *container)
+{
+    PyObject *const kinds[3] = {scalar_kind, seq_kind, get_map_kind};
+    Py_ssize_t count = PyTuple_GET_SIZE(sites);
+    PyObject *found = run_collect(&find_layout, kinds, node, trie, field, count);
+    if (found == NULL || found == Py_None) {
+        Py_XDECREF(found);
+        return found == NULL ? -1 : 0;
+    }
+    int r = 1;
+    for (Py_ssize_t i = 0; r > 0 && i < count; i++) {
+        PyObject *matches = PyList_GET_ITEM(found, i);
+        if (PyList_GET_SIZE(matches) == 0)
+            continue; /* (most sites are absent from most pods) */
+        PyObject *made = site_refs_or_not(PyTuple_GET_ITEM(sites, i), matches, container);
+        if (made == NULL)
+            r = -1;
+        else if (made == Py_NotImplemented)
+            r = 0;
+        else {
+            Py_ssize_t n = PyList_GET_SIZE(refs);
+            r = PyList_SetSlice(refs, n, n, made) < 0 ? -1 : 1;
+        }
+        Py_XDECREF(made);
+    }
+    Py_DECREF(found);
+    return r;
+}
+
+/* One container list: 1 done (absent or not a list too), 0 cannot, -1 error. */
+static int
+find_containers(PyObject *refs, PyObject *pod_spec, PyObject *list_name, PyObject *field)
+{
+    PyObject *tables = find_tables, *list;
+    int r = value_of(pod_spec, list_name, &list);
+    if (r <= 0 || list == NULL)
+        return r < 0 ? -1 : (r == 0 ? 0 : 1);
+    PyObject *kind = get_slot(list, S_KIND);
+    if (kind == scalar_kind || kind == get_map_kind)
+        return 1; /* tree.items() of anything but a sequence: [] */
+    PyObject *items = get_slot(list, S_VALUE);
+    if (kind != seq_kind || items == NULL || !PyList_CheckExact(items))
+        return 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items); i++) {
+        PyObject *container = PyList_GET_ITEM(items, i), *cname = NULL;
+        if (Py_TYPE(container) != get_type)
+            return 0;
+        PyObject *ckind = get_slot(container, S_KIND);
+        if (ckind == get_map_kind) { /* its name: tree.scalar(tree.get(container, "name")) */
+            PyObject *value;
+            if ((r = value_of(container, NAME_KEY, &value)) <= 0)
+                return r;
+            if (value != NULL && get_slot(value, S_KIND) == scalar_kind && !text_of(value, &cname))
+                return 0;
+        }
+        else if (ckind != scalar_kind && ckind != seq_kind)
+            return 0; /* an alias: refs.py reads through it */
+        PyObject *cfield = PyUnicode_FromFormat("%U.%U[%zd]", field, list_name, i);
+        if (cfield == NULL)
+            return -1;
+        Py_INCREF(container);
+        r = find_sites(refs, container, PyTuple_GET_ITEM(tables, 1), PyTuple_GET_ITEM(tables, 2),
+                       cfield, cname != NULL ? cname : Py_None);
+        Py_DECREF(container);
+        Py_DECREF(cfield);
+        if (r <= 0)
+            return r;
+    }
+    return 1;
+}
+
+static PyObject *
+find_refs(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyUnicode_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "find_refs(pod_spec, field: str, pull: bool)");
+        return NULL;
+    }
+    if (find_tables == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_ctree.find_refs: bind_find() first");
+        return NULL;
+    }
+    PyObject *pod_spec = args[0], *field = args[1], *tables = find_tables;
+    if (Py_TYPE(pod_spec) != get_type || get_slot(pod_spec, S_KIND) != get_map_kind)
+        Py_RETURN_NONE;
+    int pull = PyObject_IsTrue(args[2]);
+    if (pull < 0)
+        return NULL;
+    Py_INCREF(tables);
+    PyObject *refs = PyList_New(0);
+    int r = refs == NULL ? -1 : 1;
+    PyObject *lists = PyTuple_GET_ITEM(tables, 0);
+    for (Py_ssize_t i = 0; r > 0 && i < PyTuple_GET_SIZE(lists); i++) {
+        PyObject *list_name = PyTuple_GET_ITEM(lists, i);
+        r = PyUnicode_CheckExact(list_name) ? find_containers(refs, pod_spec, list_name, field) : 0;
+    }
+    if (r > 0)
+        r = find_sites(refs, pod_spec, PyTuple_GET_ITEM(tables, 3), PyTuple_GET_ITEM(tables, 4),
+                       field, Py_None);
+    if (r > 0 && pull) {
+        PyObject *pull_sites = PyTuple_Pack(1, PyTuple_GET_ITEM(tables, 5));
+        r = pull_sites == NULL ? -1
+                               : find_sites(refs, pod_spec, pull_sites, PyTuple_GET_ITEM(tables, 6),
+                                            field, Py_None);
+        Py_XDECREF(pull_sites);
+    }
+    Py_DECREF(tables);
+    if (r > 0)
+        return refs;
+    Py_XDECREF(refs);
+    if (r < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"build", build, METH_VARARGS,
      "build(text, base, node_type, kinds, max_depth, max_scalar) -> list | None"},
@@ -1879,6 +2048,11 @@ static PyMethodDef methods[] = {
     {"site_refs", (PyCFunction)(void (*)(void))site_refs, METH_FASTCALL,
      "site_refs(site, matches, container) -> list[Reference]: refs._site_refs, in C for the "
      "common case"},
+    {"bind_find", bind_find, METH_VARARGS,
+     "bind_find(tables): refs.py's container lists, sites and tries (after bind_refs)"},
+    {"find_refs", (PyCFunction)(void (*)(void))find_refs, METH_FASTCALL,
+     "find_refs(pod_spec, field, image_pull_secrets) -> list[Reference] | None: "
+     "refs.find_references over a C-built tree (None: refs.py reads it)"},
     {"markers", markers, METH_O,
      "markers(text) -> list[int]: split._markers, where each marker line starts"},
     {"top_level", top_level, METH_VARARGS,
@@ -1910,8 +2084,9 @@ PyInit__ctree(void)
     METADATA_KEY = PyUnicode_InternFromString("metadata");
     ANNOTATIONS_KEY = PyUnicode_InternFromString("annotations");
     KEY_KEY = PyUnicode_InternFromString("key");
+    NAME_KEY = PyUnicode_InternFromString("name");
     if (!STYLE_SINGLE || !STYLE_DOUBLE || !STYLE_LITERAL || !STYLE_FOLDED || !MERGE_KEY ||
-        !METADATA_KEY || !ANNOTATIONS_KEY || !KEY_KEY)
+        !METADATA_KEY || !ANNOTATIONS_KEY || !KEY_KEY || !NAME_KEY)
         return NULL;
     for (int i = 0; i < N_SLOTS; i++)
         node_members[i] = (PyMemberDef){(char *)SLOT_NAMES[i], T_OBJECT_EX,

@@ -275,9 +275,7 @@ def _resolve_one(
     if content.source is not None:  # what a source produces has no keys to check
         plan.resolved.append(Resolved(ref, entry))
         return Use(ref.target_kind, ref.name, content, None, other_ns)
-    missing = (
-        frozenset(k for k in ref.keys if k not in content.entries) if ref.keys else _NO_KEYS
-    )
+    missing = frozenset(k for k in ref.keys if k not in content.entries) if ref.keys else _NO_KEYS
     plan.resolved.append(Resolved(ref, entry, missing))
     if missing and not ref.optional:
         findings.append(
