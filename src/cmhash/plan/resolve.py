@@ -3,6 +3,7 @@ hash of what it uses), its final edit, and its findings."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
@@ -243,10 +244,11 @@ def _resolve(
 ) -> list[Use]:
     uses = []
     for written in plan.info.refs:
-        for ref in _targets(plan, written, index):
-            use = _resolve_one(plan, ref, index, settings, findings)
+        for ref in _targets(plan, written, index) if written.pattern else (written,):
+            key = plan.target(ref)
+            use = _resolve_one(plan, ref, key, index, settings, findings)
             if use is not None and renames:  # a versioned object: hashed by its new name
-                new = renames.get(plan.target(ref))
+                new = renames.get(key)
                 use = use._replace(name=new) if new is not None else use
             if use is not None:
                 uses.append(use)
@@ -256,12 +258,25 @@ def _resolve(
 def _resolve_one(
     plan: WorkloadPlan,
     ref: Reference,
+    key: ResourceId,
     index: ConfigIndex,
     settings: Settings,
     findings: list[Finding],
 ) -> Use | None:
-    entry = index.get(plan.target(ref))
-    why = _not_counted(plan, ref, entry, settings)
+    """``key``: the id of the object ``ref`` names (``plan.target(ref)``)."""
+    entry = index.objects.get(key)
+    sel = plan.info.selection
+    why = (
+        _not_counted(plan, ref, entry, settings)
+        if (  # (the checks of _not_counted that can say anything)
+            (entry is not None and entry.excluded is not None)
+            or ref.how == "imagePullSecret"
+            or settings.exclude_secrets
+            or sel.sources is not None
+            or sel.match_only
+        )
+        else None
+    )
     other_ns = ref.namespace if ref.namespace not in (None, plan.namespace) else None
     if why is not None:
         plan.resolved.append(Resolved(ref, entry, excluded=why))
@@ -276,7 +291,7 @@ def _resolve_one(
         plan.resolved.append(Resolved(ref, entry))
         return Use(ref.target_kind, ref.name, content, None, other_ns)
     missing = frozenset(k for k in ref.keys if k not in content.entries) if ref.keys else _NO_KEYS
-    plan.resolved.append(Resolved(ref, entry, missing))
+    plan.resolved.append(_resolved((ref, entry, missing, None)))
     if missing and not ref.optional:
         findings.append(
             finding(
@@ -289,8 +304,13 @@ def _resolve_one(
                 field=ref.field,
             )
         )
-    return Use(ref.target_kind, ref.name, content, _keyset(ref), other_ns)
+    keys = None if ref.keys is None else frozenset(ref.keys)
+    return _use((ref.target_kind, ref.name, content, keys, other_ns))
 
+
+# Resolved((...)) and Use((...)) with every field, without a Python frame (the common path)
+_resolved = functools.partial(tuple.__new__, Resolved)
+_use = functools.partial(tuple.__new__, Use)
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
@@ -316,7 +336,8 @@ def plan_workload(
 ) -> WorkloadPlan:
     """``renames``: the new names of versioned objects (plan/versioning.py)."""
     plan = _plan(src, info, index, settings, findings, renames or {})
-    findings.extend(_subpath_finding(plan, mount, index) for mount in info.subpaths)
+    if info.subpaths:
+        findings.extend(_subpath_finding(plan, mount, index) for mount in info.subpaths)
     return plan
 
 
