@@ -339,13 +339,15 @@ def analyze_chunk(
         return DocInfo(index, chunk, wanted is False)
     refuse_ambiguous(text, chunk.start)
     roots = parse_chunk(text, chunk.start, backend(settings.parser))
-    info = DocInfo(index, chunk, any(not r.is_null for r in roots))
+    info = DocInfo(
+        index, chunk, not roots[0].is_null if len(roots) == 1 else any(not r.is_null for r in roots)
+    )
     secret = may_hold_secret(text)
     configs: list[ConfigInfo] = []
     workloads: list[WorkloadInfo] = []
     candidates: list[tuple[int, WorkloadInfo]] = []
     for pos, res in enumerate(document_resources(src, index, roots)):
-        if res.group == "" and res.kind in ("ConfigMap", "Secret"):
+        if res.kind in ("ConfigMap", "Secret") and res.group == "":
             config = _config(res, settings, default_nl, secret)
             if config is not None:
                 configs.append(config)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import json
+from binascii import b2a_base64
 from collections.abc import Iterable, Mapping
 from json.encoder import encode_basestring  # the C escaper (json.dumps' with ensure_ascii=False)
 from typing import TYPE_CHECKING, NamedTuple
@@ -141,7 +142,8 @@ def _entry_json(use: Use, secret_key: bytes | None) -> str:
             import hmac
 
             value = hmac.new(secret_key, value, sha256).digest()
-        data.append(f'{q(key)}:"{_b64(value)}"')  # (base64 needs no escaping)
+        b64 = b2a_base64(value, newline=False).decode("ascii")  # (_b64, without a frame)
+        data.append(f'{q(key)}:"{b64}"')  # (base64 needs no escaping)
     tail = f',"source":{q(c.source)}' if c.source is not None else ""
     if c.secret_type is not None:
         tail += f',"type":{q(c.secret_type)}'

@@ -268,7 +268,8 @@ def _resolve_one(
     sel = plan.info.selection
     why = (
         _not_counted(plan, ref, entry, settings)
-        if (  # (the checks of _not_counted that can say anything)
+        # (the checks of _not_counted that can say anything)
+        if (
             (entry is not None and entry.excluded is not None)
             or ref.how == "imagePullSecret"
             or settings.exclude_secrets
