@@ -4,10 +4,12 @@ the resources of a document, and a workload's pod template."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import NamedTuple
 
 from cmhash.analyze.kinds import WorkloadKind, group_of, is_list
 from cmhash.errors import NodeError
+from cmhash.parse import cext
 from cmhash.parse.k8syaml import plain_bool
 from cmhash.parse.tree import (
     ALIAS,
@@ -134,8 +136,25 @@ def resources_of(source: SourceText, doc: int, root: Node) -> list[Resource]:
 
 
 def document_resources(source: SourceText, doc: int, roots: list[Node]) -> list[Resource]:
-    """Every resource of one document chunk, in order (its position is its index here)."""
+    """Every resource of one document chunk, in order (its position is its index here).
+    (In C from parse/_ctree.c for the common case; resources_of is the reference.)"""
+    if _C_RESOURCES is not None:
+        found: list[Resource] = _C_RESOURCES(source, doc, roots)
+        if found is not NotImplemented:
+            return found
     return [r for root in roots for r in resources_of(source, doc, root)]
+
+
+def _bind_resources() -> Callable[[SourceText, int, list[Node]], list[Resource]] | None:
+    _ctree = cext.ctree()
+    if _ctree is None:
+        return None
+    _ctree.bind_resources(Resource)
+    c_resources: Callable[[SourceText, int, list[Node]], list[Resource]] = _ctree.document_resources
+    return c_resources
+
+
+_C_RESOURCES = _bind_resources()
 
 
 def pod_template(

@@ -2031,6 +2031,125 @@ find_refs(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+/* ---------------------------------------------------------------- resources.document_resources
+ *
+ * analyze/resources.py's document_resources for the common case (resources_of, its
+ * reference, step by step): each root a mapping with its key index, whose kind,
+ * apiVersion and metadata name, namespace and generateName are plain strings (or
+ * absent), and whose kind is not a list kind. Anything else -- a List, a missing kind, a
+ * value Kubernetes refuses, an alias -- returns NotImplemented for the whole document,
+ * and resources.py reads it. bind_resources() sets the Resource class once (after
+ * bind_refs). */
+
+static PyTypeObject *resource_type;
+static PyObject *KIND_KEY, *API_KEY, *NAMESPACE_KEY, *GENERATE_KEY, *LIST_SUFFIX;
+
+static PyObject *
+bind_resources(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyTypeObject *type;
+    if (!PyArg_ParseTuple(args, "O!", &PyType_Type, &type))
+        return NULL;
+    if (!PyType_IsSubtype(type, &PyTuple_Type) || get_type == NULL) {
+        PyErr_SetString(PyExc_TypeError, "_ctree.bind_resources: a tuple class, after bind_get");
+        return NULL;
+    }
+    Py_INCREF(type);
+    Py_XSETREF(resource_type, type);
+    Py_RETURN_NONE;
+}
+
+/* A plain string field of a mapping: 1 with *text (borrowed; NULL: absent or null), 0
+ * anything else. */
+static int
+str_field_of(PyObject *map, PyObject *key, PyObject **text)
+{
+    PyObject *value;
+    *text = NULL;
+    int r = value_of(map, key, &value);
+    if (r <= 0)
+        return r;
+    if (value != NULL && get_slot(value, S_KIND) != scalar_kind)
+        return 0; /* a mapping or a sequence: resources.py raises */
+    return text_of(value, text);
+}
+
+static PyObject *
+interned(PyObject *s)
+{
+    return s == NULL ? Py_NewRef(Py_None) : intern(s);
+}
+
+/* One root's Resource (new), or Py_NotImplemented (new), or NULL on error. */
+static PyObject *
+resource_of(PyObject *source, PyObject *doc, PyObject *root)
+{
+    PyObject *kind, *api, *meta = NULL, *name = NULL, *ns = NULL, *gen = NULL;
+    if (Py_TYPE(root) != get_type || get_slot(root, S_KIND) != get_map_kind)
+        Py_RETURN_NOTIMPLEMENTED;
+    int r = str_field_of(root, KIND_KEY, &kind);
+    if (r > 0 && kind != NULL)
+        r = str_field_of(root, API_KEY, &api);
+    if (r > 0 && kind != NULL && (r = value_of(root, METADATA_KEY, &meta)) > 0 && meta != NULL &&
+        get_slot(meta, S_KIND) != get_map_kind)
+        r = 0; /* null metadata, or not a mapping: resources.py */
+    if (r > 0 && meta != NULL && (r = str_field_of(meta, NAME_KEY, &name)) > 0 &&
+        (r = str_field_of(meta, NAMESPACE_KEY, &ns)) > 0 &&
+        (name == NULL || PyUnicode_GET_LENGTH(name) == 0)) {
+        r = str_field_of(meta, GENERATE_KEY, &gen);
+        if (gen != NULL && PyUnicode_GET_LENGTH(gen) == 0)
+            gen = NULL; /* (generateName or None) */
+    }
+    if (r < 0)
+        return NULL;
+    if (r == 0 || kind == NULL || PyUnicode_Tailmatch(kind, LIST_SUFFIX, 0, PY_SSIZE_T_MAX, 1))
+        Py_RETURN_NOTIMPLEMENTED; /* no kind (an error), or maybe a List: resources.py */
+    PyObject *empty = PyUnicode_New(0, 0);
+    if (empty == NULL)
+        return NULL;
+    PyObject *items[8] = {
+        source,
+        root,
+        interned(api != NULL ? api : empty),
+        interned(kind),
+        name != NULL ? name : Py_None,
+        ns != NULL && PyUnicode_GET_LENGTH(ns) ? intern(ns) : Py_NewRef(ns != NULL ? ns : Py_None),
+        doc,
+        gen != NULL ? gen : Py_None,
+    };
+    PyObject *res = new_tuple(resource_type, items, 8);
+    Py_DECREF(items[2]);
+    Py_DECREF(items[3]);
+    Py_DECREF(items[5]);
+    Py_DECREF(empty);
+    return res;
+}
+
+static PyObject *
+document_resources(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *source, *doc, *roots;
+    if (!PyArg_ParseTuple(args, "OO!O!", &source, &PyLong_Type, &doc, &PyList_Type, &roots))
+        return NULL;
+    if (resource_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_ctree.document_resources: bind_resources() first");
+        return NULL;
+    }
+    PyObject *out = PyList_New(0);
+    for (Py_ssize_t i = 0; out != NULL && i < PyList_GET_SIZE(roots); i++) {
+        PyObject *res = resource_of(source, doc, PyList_GET_ITEM(roots, i));
+        if (res == NULL || res == Py_NotImplemented) {
+            Py_DECREF(out);
+            return res;
+        }
+        int rc = PyList_Append(out, res);
+        Py_DECREF(res);
+        if (rc < 0)
+            Py_CLEAR(out);
+    }
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"build", build, METH_VARARGS,
      "build(text, base, node_type, kinds, max_depth, max_scalar) -> list | None"},
@@ -2053,6 +2172,11 @@ static PyMethodDef methods[] = {
     {"find_refs", (PyCFunction)(void (*)(void))find_refs, METH_FASTCALL,
      "find_refs(pod_spec, field, image_pull_secrets) -> list[Reference] | None: "
      "refs.find_references over a C-built tree (None: refs.py reads it)"},
+    {"bind_resources", bind_resources, METH_VARARGS,
+     "bind_resources(resource_type): what document_resources() makes (after bind_get)"},
+    {"document_resources", document_resources, METH_VARARGS,
+     "document_resources(source, doc, roots) -> list[Resource] | NotImplemented: "
+     "resources.document_resources for the common case"},
     {"markers", markers, METH_O,
      "markers(text) -> list[int]: split._markers, where each marker line starts"},
     {"top_level", top_level, METH_VARARGS,
@@ -2085,8 +2209,14 @@ PyInit__ctree(void)
     ANNOTATIONS_KEY = PyUnicode_InternFromString("annotations");
     KEY_KEY = PyUnicode_InternFromString("key");
     NAME_KEY = PyUnicode_InternFromString("name");
+    KIND_KEY = PyUnicode_InternFromString("kind");
+    API_KEY = PyUnicode_InternFromString("apiVersion");
+    NAMESPACE_KEY = PyUnicode_InternFromString("namespace");
+    GENERATE_KEY = PyUnicode_InternFromString("generateName");
+    LIST_SUFFIX = PyUnicode_InternFromString("List");
     if (!STYLE_SINGLE || !STYLE_DOUBLE || !STYLE_LITERAL || !STYLE_FOLDED || !MERGE_KEY ||
-        !METADATA_KEY || !ANNOTATIONS_KEY || !KEY_KEY || !NAME_KEY)
+        !METADATA_KEY || !ANNOTATIONS_KEY || !KEY_KEY || !NAME_KEY || !KIND_KEY || !API_KEY ||
+        !NAMESPACE_KEY || !GENERATE_KEY || !LIST_SUFFIX)
         return NULL;
     for (int i = 0; i < N_SLOTS; i++)
         node_members[i] = (PyMemberDef){(char *)SLOT_NAMES[i], T_OBJECT_EX,
