@@ -410,3 +410,32 @@ def test_positions_as_from_every_line_start(pieces: list[str], offsets: list[int
     src = SourceText("x", text)
     for offset in [*offsets, 0, len(text), len(text) + 1, 4095, 4096, 4097, 8192]:
         assert src.position(offset) == _old_position(text, offset), offset
+
+
+def test_tuples_made_without_a_frame_have_every_field() -> None:
+    """ConfigInfo, Chunk, Resolved and Use are made on the hot path as tuple.__new__(cls,
+    (...)), which does not check the count: a field added to one of them must be added
+    there too. Every such tuple of a run over examples and the corpus is whole."""
+    from conftest import CORPUS, ROOT
+
+    from cmhash import app
+    from cmhash.read.source import SourceText as Src
+
+    files = [ROOT / "examples" / "app.yaml", *sorted(CORPUS.rglob("*.yaml"))[:15]]
+    sources = [Src(str(f), f.read_text()) for f in files]
+    result = app.run(sources, Settings(), keep_plans=True)
+    assert result.config_index is not None
+    configs = [e.info for e in result.config_index.objects.values()]
+    resolved = [r for p in result.plans for r in p.resolved]
+    assert configs and resolved
+    for t in [*configs, *resolved]:
+        assert len(t) == len(type(t)._fields), type(t)
+    from cmhash.plan.resolve import _use
+    from cmhash.read.split import split_chunks
+
+    chunks = split_chunks(sources[0].text)
+    assert all(len(c) == len(Chunk._fields) for c in chunks)
+    for r in resolved:
+        if r.entry is not None and r.excluded is None:
+            use = _use((r.ref.target_kind, r.ref.name, r.entry.info.content, None, None))
+            assert len(use) == len(type(use)._fields)

@@ -9,6 +9,7 @@ edited document is verified right here (verify.py).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from cmhash.analyze.content import config_content, is_immutable
@@ -203,8 +204,10 @@ def _config(res: Resource, settings: Settings, default_nl: str, secret: bool) ->
     if res.name is None and res.generate_name is not None:
         return None  # a name only the API server picks: nothing can reference it
     content = config_content(res)
-    annotations = read_annotations(res.annotations(), "metadata.annotations")
-    versioned = versioned_flag(annotations)
+    meta = get(res.node, "metadata")
+    written = get(meta, "annotations")
+    annotations = read_annotations(written, "metadata.annotations") if written is not None else None
+    versioned = versioned_flag(annotations) if annotations is not None else None
     edits: tuple[Edit, ...] = ()
     error = None
     if settings.versioned or versioned:
@@ -212,24 +215,30 @@ def _config(res: Resource, settings: Settings, default_nl: str, secret: bool) ->
             edits = version_edits(res, annotations, settings, default_nl)
         except NodeError as exc:
             error = (exc.public if secret else exc.message, exc.offset)
-    return ConfigInfo(
-        res.kind,
-        content.name,
-        res.namespace,
-        content,
-        is_immutable(res),
-        config_excluded(annotations, settings.compat),
-        res.node.start,
-        res.doc,
-        res.node.end,
-        labels_of(get_path(res.node, ("metadata", "labels"))),
-        reloader_match(annotations, settings.compat),
-        None,
-        versioned,
-        name_spot(res),
-        edits,
-        error,
+    node = res.node
+    return _config_info(  # (every field, in order: no Python frame for the tuple)
+        (
+            res.kind,
+            content.name,
+            res.namespace,
+            content,
+            is_immutable(res),
+            config_excluded(annotations, settings.compat) if annotations is not None else None,
+            node.start,
+            res.doc,
+            node.end,
+            labels_of(get(meta, "labels")),
+            reloader_match(annotations, settings.compat) if annotations is not None else False,
+            None,
+            versioned,
+            name_spot(res),
+            edits,
+            error,
+        )
     )
+
+
+_config_info = functools.partial(tuple.__new__, ConfigInfo)
 
 
 def _source_configs(res: Resource, row: SecretSource, settings: Settings) -> list[ConfigInfo]:
