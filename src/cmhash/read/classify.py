@@ -36,28 +36,27 @@ def _py_top_level(text: str, key: str) -> list[str] | None:
     return found
 
 
-def _bind_top_level() -> Callable[[str, str], list[str] | None]:
-    _ctree = cext.ctree()
-    if _ctree is None:
-        return _py_top_level
-    c_top_level = _ctree.top_level
-
-    def top_level(text: str, key: str) -> list[str] | None:
-        found: list[str] | None = c_top_level(text, key)
-        return _py_top_level(text, key) if found is NotImplemented else found
-
-    return top_level
+TopLevel = Callable[[str, str], list[str] | None]
+# parse/_ctree.c's top_level: _py_top_level over ASCII text (NotImplemented for the rest)
+_C_TOP_LEVEL: TopLevel | None = getattr(cext.ctree(), "top_level", None)
 
 
-_top_level = _bind_top_level()
+def _top_level(text: str, key: str) -> list[str] | None:
+    if _C_TOP_LEVEL is not None:
+        found = _C_TOP_LEVEL(text, key)
+        if found is not NotImplemented:
+            return found
+    return _py_top_level(text, key)
 
 
 def relevant_kind(text: str, table: KindTable) -> bool | None:
     """True/False when the top-level kind is certain from the text alone, None when unsure."""
-    kinds = _top_level(text, "kind")
+    # (the C scan straight away for ASCII text, the common case: two calls less a chunk)
+    top = _C_TOP_LEVEL if _C_TOP_LEVEL is not None and text.isascii() else _top_level
+    kinds = top(text, "kind")
     if not kinds or len(kinds) != 1:
         return None
-    apis = _top_level(text, "apiVersion")
+    apis = top(text, "apiVersion")
     if not apis or len(apis) != 1:
         return None
     kind, api = kinds[0], apis[0]
