@@ -422,3 +422,20 @@ def test_the_c_find_hands_back_trees_of_the_python_parser() -> None:
     assert node is not None
     assert _c_find()(node, "spec", False) is None
     assert refs.find_references(node, "spec") == refs._py_find_references(node, "spec")
+
+
+@pytest.mark.parametrize("field", ["", "spec", "spéc.tëmplate", "s\U0001d11e"])
+def test_the_c_find_writes_field_paths_as_python(field: str) -> None:
+    """Field paths are made in C without a format string: the same text for any field
+    (empty, or wider than ASCII) as the Python body's f-strings."""
+    text = (
+        "spec:\n  initContainers:\n  - {name: i, env: [{name: A, valueFrom: {secretKeyRef: "
+        "{name: s, key: k}}}]}\n  containers:\n  - {name: c, envFrom: [{configMapRef: {name: a}}]}\n"
+        "  volumes:\n  - {name: v, projected: {sources: [{secret: {name: p}}]}}\n"
+    )
+    node = get(parse_chunk(text, 0, backend("fast"))[0], "spec")
+    assert node is not None
+    got = _c_find()(node, field, True)
+    assert got is not None
+    assert got == refs._py_find_references(node, field, image_pull_secrets=True)
+    assert got[0].field == f"{field}.initContainers[0].env[0].valueFrom.secretKeyRef"

@@ -1076,6 +1076,41 @@ typedef struct {
     int depth;
 } collector_t;
 
+/* A field path one step on: field + "." + step, then "[index]" when index >= 0 (step
+ * NULL: field + "[index]"). What the "%U.%U[%zd]" of PyUnicode_FromFormat writes, made
+ * with one allocation and no format to parse (a walk makes one per step). */
+static PyObject *
+field_path(PyObject *field, PyObject *step, Py_ssize_t index)
+{
+    /* (the "." even after an empty field, as the format does: callers skip it) */
+    char digits[32] = "";
+    Py_ssize_t nd = index >= 0 ? snprintf(digits, sizeof digits, "[%zd]", index) : 0;
+    Py_ssize_t nf = PyUnicode_GET_LENGTH(field), ns = step ? PyUnicode_GET_LENGTH(step) : 0;
+    Py_ssize_t dot = step != NULL;
+    Py_UCS4 maxchar = PyUnicode_MAX_CHAR_VALUE(field);
+    if (step != NULL && PyUnicode_MAX_CHAR_VALUE(step) > maxchar)
+        maxchar = PyUnicode_MAX_CHAR_VALUE(step);
+    PyObject *out = PyUnicode_New(nf + dot + ns + nd, maxchar);
+    if (out == NULL)
+        return NULL;
+    int kind = PyUnicode_KIND(out);
+    void *data = PyUnicode_DATA(out);
+    Py_ssize_t at = nf;
+    if (PyUnicode_CopyCharacters(out, 0, field, 0, nf) < 0)
+        goto fail;
+    if (dot)
+        PyUnicode_WRITE(kind, data, at++, '.');
+    if (ns && PyUnicode_CopyCharacters(out, at, step, 0, ns) < 0)
+        goto fail;
+    at += ns;
+    for (Py_ssize_t i = 0; i < nd; i++)
+        PyUnicode_WRITE(kind, data, at++, (Py_UCS4)(unsigned char)digits[i]);
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
 static int collect_into(collector_t *c, PyObject *node, PyObject *trie, PyObject *field);
 
 /* One named step of the trie from a mapping with its key index ``written``. */
@@ -1089,8 +1124,7 @@ collect_step(collector_t *c, PyObject *written, PyObject *step, PyObject *sub, P
         return 0;
     PyObject *child = PyTuple_GET_ITEM(pair, 1);
     Py_INCREF(child);
-    PyObject *f = PyUnicode_GET_LENGTH(field) == 0 ? Py_NewRef(step)
-                                                   : PyUnicode_FromFormat("%U.%U", field, step);
+    PyObject *f = PyUnicode_GET_LENGTH(field) == 0 ? Py_NewRef(step) : field_path(field, step, -1);
     int r = f == NULL ? -1 : collect_into(c, child, sub, f);
     Py_XDECREF(f);
     Py_DECREF(child);
@@ -1141,7 +1175,7 @@ collect_into(collector_t *c, PyObject *node, PyObject *trie, PyObject *field)
             return 0;
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(value); i++) {
             PyObject *item = PyList_GET_ITEM(value, i);
-            PyObject *f = PyUnicode_FromFormat("%U[%zd]", field, i);
+            PyObject *f = field_path(field, NULL, i);
             if (f == NULL)
                 return -1;
             int r = collect_into(c, item, star, f);
@@ -1973,7 +2007,7 @@ find_containers(PyObject *refs, PyObject *pod_spec, PyObject *list_name, PyObjec
         }
         else if (ckind != scalar_kind && ckind != seq_kind)
             return 0; /* an alias: refs.py reads through it */
-        PyObject *cfield = PyUnicode_FromFormat("%U.%U[%zd]", field, list_name, i);
+        PyObject *cfield = field_path(field, list_name, i);
         if (cfield == NULL)
             return -1;
         Py_INCREF(container);
