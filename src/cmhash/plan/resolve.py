@@ -430,6 +430,8 @@ def _selected(
 ) -> tuple[SkipReason | None, str | None, str | None]:
     """The configuration's workload rules and opt-in mode: (why it is left alone, which
     rule; or what selected it)."""
+    if not (settings.ignore_workloads or settings.include_workloads or settings.opt_in):
+        return None, None, None  # (no rule and no opt-in mode: the common case)
     info = plan.info
     labels = dict(info.labels)
     ident = (info.kind.kind, plan.namespace, info.name, labels)
