@@ -24,6 +24,7 @@ from cmhash.analyze.declared import (
 from cmhash.analyze.kinds import KindTable, Policy, WorkloadKind
 from cmhash.analyze.refs import Reference, aliased_spot, find_references, find_subpath_mounts
 from cmhash.analyze.resources import (
+    SKIP_ANNOTATION,
     Resource,
     bool_field,
     document_resources,
@@ -53,10 +54,12 @@ HOOK_ANNOTATIONS = ("helm.sh/hook", "argocd.argoproj.io/hook")
 PRE_HOOKS = frozenset(("pre-install", "pre-upgrade", "pre-rollback", "pre-delete", "PreSync"))
 
 
-def hook_phase(res: Resource) -> str | None:
+def hook_phase(res: Resource, annotations: Node | None = None) -> str | None:
     """ "pre" for a hook that runs before the other objects exist, "post" for any other
-    hook, None for an ordinary object."""
-    annotations = res.annotations()
+    hook, None for an ordinary object. (``annotations``: its metadata.annotations node,
+    when the caller has read it.)"""
+    if annotations is None:
+        annotations = res.annotations()
     if annotations is None:
         return None  # (most objects)
     written = [scalar(get(annotations, key)) or "" for key in HOOK_ANNOTATIONS]
@@ -125,11 +128,10 @@ def _skipped(
     info.no_restart = _no_restart(res, wk)
 
 
-def _annotations(res: Resource, wk: WorkloadKind) -> list[Annotations]:
-    """The workload's annotations and its pod template's (one mapping for a bare Pod)."""
-    out = [
-        read_annotations(get_path(res.node, ("metadata", "annotations")), "metadata.annotations")
-    ]
+def _annotations(res: Resource, wk: WorkloadKind, written: Node | None) -> list[Annotations]:
+    """The workload's annotations (``written``: its metadata.annotations node) and its pod
+    template's (one mapping for a bare Pod)."""
+    out = [read_annotations(written, "metadata.annotations")]
     if wk.template_path:
         template, _ = pod_template(res, wk)
         field = ".".join((*wk.template_path, "metadata", "annotations"))
@@ -151,7 +153,9 @@ def analyze_workload(
 ) -> WorkloadInfo:
     generated = res.generate_name is not None
     name = res.generate_name if res.generate_name is not None else require_name(res)
-    annotations = _annotations(res, wk)
+    meta = get(res.node, "metadata")
+    written = get(meta, "annotations")  # (read once here: hooks, opt-outs, selection)
+    annotations = _annotations(res, wk, written)
     info = WorkloadInfo(
         wk,
         res.api_version,
@@ -160,11 +164,14 @@ def analyze_workload(
         res.node.start,
         res.doc,
         generated=generated,
-        hook=hook_phase(res),
-        labels=labels_of(get_path(res.node, ("metadata", "labels"))),
+        hook=hook_phase(res, written) if written is not None else None,
+        labels=labels_of(get(meta, "labels")),
         selection=selection(annotations, settings.compat),
     )
-    opted_out = "cmhash.io/skip" if res.skipped else info.selection.opted_out
+    skipped = (  # (res.skipped, from the annotations read above)
+        written is not None and (scalar(get(written, SKIP_ANNOTATION)) or "").lower() == "true"
+    )
+    opted_out = SKIP_ANNOTATION if skipped else info.selection.opted_out
     if opted_out or (generated and not res.opted_in):
         info.skip = SkipReason.OPTED_OUT if opted_out else SkipReason.GENERATED
         info.skip_detail = opted_out
