@@ -28,6 +28,7 @@ from cmhash.analyze.resources import (
     Resource,
     bool_field,
     document_resources,
+    flag_on,
     pod_template,
     require_name,
 )
@@ -54,12 +55,9 @@ HOOK_ANNOTATIONS = ("helm.sh/hook", "argocd.argoproj.io/hook")
 PRE_HOOKS = frozenset(("pre-install", "pre-upgrade", "pre-rollback", "pre-delete", "PreSync"))
 
 
-def hook_phase(res: Resource, annotations: Node | None = None) -> str | None:
+def hook_phase(annotations: Node | None) -> str | None:
     """ "pre" for a hook that runs before the other objects exist, "post" for any other
-    hook, None for an ordinary object. (``annotations``: its metadata.annotations node,
-    when the caller has read it.)"""
-    if annotations is None:
-        annotations = res.annotations()
+    hook, None for an ordinary object (``annotations``: its metadata.annotations)."""
     if annotations is None:
         return None  # (most objects)
     written = [scalar(get(annotations, key)) or "" for key in HOOK_ANNOTATIONS]
@@ -164,13 +162,11 @@ def analyze_workload(
         res.node.start,
         res.doc,
         generated=generated,
-        hook=hook_phase(res, written) if written is not None else None,
+        hook=hook_phase(written),
         labels=labels_of(get(meta, "labels")),
         selection=selection(annotations, settings.compat),
     )
-    skipped = (  # (res.skipped, from the annotations read above)
-        written is not None and (scalar(get(written, SKIP_ANNOTATION)) or "").lower() == "true"
-    )
+    skipped = flag_on(written, SKIP_ANNOTATION)  # (res.skipped, from what was read above)
     opted_out = SKIP_ANNOTATION if skipped else info.selection.opted_out
     if opted_out or (generated and not res.opted_in):
         info.skip = SkipReason.OPTED_OUT if opted_out else SkipReason.GENERATED
@@ -212,9 +208,8 @@ def _config(res: Resource, settings: Settings, default_nl: str, secret: bool) ->
         return None  # a name only the API server picks: nothing can reference it
     content = config_content(res)
     meta = get(res.node, "metadata")
-    written = get(meta, "annotations")
-    annotations = read_annotations(written, "metadata.annotations") if written is not None else None
-    versioned = versioned_flag(annotations) if annotations is not None else None
+    annotations = read_annotations(get(meta, "annotations"), "metadata.annotations")
+    versioned = versioned_flag(annotations)
     edits: tuple[Edit, ...] = ()
     error = None
     if settings.versioned or versioned:
@@ -230,12 +225,12 @@ def _config(res: Resource, settings: Settings, default_nl: str, secret: bool) ->
             res.namespace,
             content,
             is_immutable(res),
-            config_excluded(annotations, settings.compat) if annotations is not None else None,
+            config_excluded(annotations, settings.compat),
             node.start,
             res.doc,
             node.end,
             labels_of(get(meta, "labels")),
-            reloader_match(annotations, settings.compat) if annotations is not None else False,
+            reloader_match(annotations, settings.compat),
             None,
             versioned,
             name_spot(res),

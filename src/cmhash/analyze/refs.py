@@ -251,16 +251,10 @@ def _py_site_refs(
 SiteRefs = Callable[[Site, list[tuple[Node, str]], str | None], list[Reference]]
 
 
-def _bind_site_refs() -> SiteRefs:
-    _ctree = cext.ctree()
-    if _ctree is None:
-        return _py_site_refs
-    _ctree.bind_refs(Reference, Spot, TRUE_WORDS, FALSE_WORDS, _py_site_refs)
-    c_site_refs: SiteRefs = _ctree.site_refs
-    return c_site_refs
-
-
-_site_refs = _bind_site_refs()
+_site_refs: SiteRefs = (
+    cext.function("site_refs", "bind_refs", Reference, Spot, TRUE_WORDS, FALSE_WORDS, _py_site_refs)
+    or _py_site_refs
+)
 
 
 def _sites(
@@ -279,27 +273,6 @@ def _sites(
         if matches:  # (most sites are absent from most pods)
             refs += _site_refs(site, matches, container)
     return refs
-
-
-def _bind_find() -> Callable[[Node, str, bool], list[Reference] | None] | None:
-    """parse/_ctree.c's find_refs: the body of find_references over a C-built tree, None
-    from it for anything else (an alias, a merge...): then the Python body reads it."""
-    _ctree = cext.ctree()
-    if _ctree is None or _site_refs is _py_site_refs:
-        return None
-    _ctree.bind_find(
-        (
-            CONTAINER_LISTS,
-            CONTAINER_SITES,
-            _CONTAINER_TRIE,
-            POD_SITES,
-            _POD_TRIE,
-            IMAGE_PULL_SITE,
-            _trie((IMAGE_PULL_SITE,)),
-        )
-    )
-    find: Callable[[Node, str, bool], list[Reference] | None] = _ctree.find_refs
-    return find
 
 
 def find_references(
@@ -329,7 +302,21 @@ def _py_find_references(
     return refs
 
 
-_C_FIND = _bind_find()
+# parse/_ctree.c's find_refs: the body of find_references over a C-built tree, None from
+# it for anything else (an alias, a merge...): then the Python body reads it
+_C_FIND: Callable[[Node, str, bool], list[Reference] | None] | None = cext.function(
+    "find_refs",
+    "bind_find",
+    (
+        CONTAINER_LISTS,
+        CONTAINER_SITES,
+        _CONTAINER_TRIE,
+        POD_SITES,
+        _POD_TRIE,
+        IMAGE_PULL_SITE,
+        _trie((IMAGE_PULL_SITE,)),
+    ),
+)
 
 
 class SubPathMount(NamedTuple):

@@ -75,11 +75,16 @@ class Resource(NamedTuple):
 
     @property
     def skipped(self) -> bool:
-        return (self.annotation(SKIP_ANNOTATION) or "").lower() == "true"
+        return flag_on(self.annotations(), SKIP_ANNOTATION)
 
     @property
     def opted_in(self) -> bool:
-        return (self.annotation(ENABLED_ANNOTATION) or "").lower() == "true"
+        return flag_on(self.annotations(), ENABLED_ANNOTATION)
+
+
+def flag_on(annotations: Node | None, key: str) -> bool:
+    """Whether an annotations mapping says ``key: "true"`` (any case)."""
+    return annotations is not None and (scalar(get(annotations, key)) or "").lower() == "true"
 
 
 def str_field(node: Node, key: str) -> str | None:
@@ -145,16 +150,9 @@ def document_resources(source: SourceText, doc: int, roots: list[Node]) -> list[
     return [r for root in roots for r in resources_of(source, doc, root)]
 
 
-def _bind_resources() -> Callable[[SourceText, int, list[Node]], list[Resource]] | None:
-    _ctree = cext.ctree()
-    if _ctree is None:
-        return None
-    _ctree.bind_resources(Resource)
-    c_resources: Callable[[SourceText, int, list[Node]], list[Resource]] = _ctree.document_resources
-    return c_resources
-
-
-_C_RESOURCES = _bind_resources()
+_C_RESOURCES: Callable[[SourceText, int, list[Node]], list[Resource]] | None = cext.function(
+    "document_resources", "bind_resources", Resource
+)
 
 
 def pod_template(

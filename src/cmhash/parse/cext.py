@@ -1,6 +1,6 @@
 """The C extension (parse/_ctree.c), or None: not compiled at install (no C compiler or
 libyaml's headers), or turned off with ``CMHASH_CTREE=0`` (for comparing). The one place
-that decides; events.py and tree.py bind its functions to our Node class."""
+that decides; the modules it mirrors bind its functions (``function``)."""
 
 from __future__ import annotations
 
@@ -16,3 +16,14 @@ def ctree() -> Any | None:
     except ImportError:
         return None
     return _ctree
+
+
+def function(name: str, bind: str | None = None, *args: Any) -> Any | None:
+    """The extension's function ``name``, after calling its ``bind`` with ``args`` (what it
+    works with: our classes, constants and the Python fallback); None without it."""
+    _ctree = ctree()
+    if _ctree is None:
+        return None
+    if bind is not None:
+        getattr(_ctree, bind)(*args)
+    return getattr(_ctree, name)

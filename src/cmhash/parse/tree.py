@@ -66,16 +66,10 @@ class _PyNode:
         )
 
 
-def _node_class() -> type[_PyNode]:
-    _ctree = cext.ctree()
-    node: type[_PyNode] = _PyNode if _ctree is None else _ctree.Node
-    return node
-
-
 if TYPE_CHECKING:
     Node = _PyNode
 else:
-    Node = _node_class()
+    Node = cext.function("Node") or _PyNode
 
 
 def deref(node: Node | None, *, limit: int = 64) -> Node | None:
@@ -153,18 +147,11 @@ def _py_get(node: Node | None, key: str) -> Node | None:
     return value if value.kind != ALIAS else deref(value)
 
 
-def _c_get() -> Callable[[Node | None, str], Node | None] | None:
-    """parse/_ctree.c's get, bound to this module's Node, kinds and _py_get; None without
-    the extension (cext.py)."""
-    _ctree = cext.ctree()
-    if _ctree is None:
-        return None
-    _ctree.bind_get(Node, MAP, ALIAS, _py_get)
-    c_get: Callable[[Node | None, str], Node | None] = _ctree.get
-    return c_get
-
-
-get = _c_get() or _py_get  # the hottest function of a run
+# the hottest function of a run: parse/_ctree.c's, bound to this module's Node, kinds and
+# _py_get, when the extension is there
+get: Callable[[Node | None, str], Node | None] = (
+    cext.function("get", "bind_get", Node, MAP, ALIAS, _py_get) or _py_get
+)
 
 
 def walk(node: Node | None, path: tuple[str, ...], field: str = "") -> list[tuple[Node, str]]:
@@ -202,16 +189,9 @@ def _py_scalar(node: Node | None) -> str | None:
     return str(node.value)
 
 
-def _c_scalar() -> Callable[[Node | None], str | None] | None:
-    _ctree = cext.ctree()
-    if _ctree is None:
-        return None
-    _ctree.bind_scalar(SCALAR, SEQ, _py_scalar)  # (after _c_get's bind_get)
-    c_scalar: Callable[[Node | None], str | None] = _ctree.scalar
-    return c_scalar
-
-
-scalar = _c_scalar() or _py_scalar
+scalar: Callable[[Node | None], str | None] = (  # (bound after get, which binds Node)
+    cext.function("scalar", "bind_scalar", SCALAR, SEQ, _py_scalar) or _py_scalar
+)
 
 
 def items(node: Node | None) -> list[Node]:

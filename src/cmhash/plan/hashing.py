@@ -24,7 +24,6 @@ value is replaced by its HMAC-SHA256 before it enters the encoding.
 
 from __future__ import annotations
 
-import base64
 import json
 from binascii import b2a_base64
 from collections.abc import Iterable, Mapping
@@ -65,7 +64,7 @@ class Use(NamedTuple):
 
 
 def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
+    return b2a_base64(data, newline=False).decode("ascii")  # (base64.b64encode, in C)
 
 
 def entry(use: Use, secret_key: bytes | None = None) -> dict[str, object]:
@@ -142,8 +141,7 @@ def _entry_json(use: Use, secret_key: bytes | None) -> str:
             import hmac
 
             value = hmac.new(secret_key, value, sha256).digest()
-        b64 = b2a_base64(value, newline=False).decode("ascii")  # (_b64, without a frame)
-        data.append(f'{q(key)}:"{b64}"')  # (base64 needs no escaping)
+        data.append(f'{q(key)}:"{_b64(value)}"')  # (base64 needs no escaping)
     tail = f',"source":{q(c.source)}' if c.source is not None else ""
     if c.secret_type is not None:
         tail += f',"type":{q(c.secret_type)}'

@@ -264,20 +264,8 @@ def _resolve_one(
     findings: list[Finding],
 ) -> Use | None:
     """``key``: the id of the object ``ref`` names (``plan.target(ref)``)."""
-    entry = index.objects.get(key)
-    sel = plan.info.selection
-    why = (
-        _not_counted(plan, ref, entry, settings)
-        # (the checks of _not_counted that can say anything)
-        if (
-            (entry is not None and entry.excluded is not None)
-            or ref.how == "imagePullSecret"
-            or settings.exclude_secrets
-            or sel.sources is not None
-            or sel.match_only
-        )
-        else None
-    )
+    entry = index.get(key)
+    why = _not_counted(plan, ref, entry, settings)
     other_ns = ref.namespace if ref.namespace not in (None, plan.namespace) else None
     if why is not None:
         plan.resolved.append(Resolved(ref, entry, excluded=why))
@@ -305,8 +293,7 @@ def _resolve_one(
                 field=ref.field,
             )
         )
-    keys = None if ref.keys is None else frozenset(ref.keys)
-    return _use((ref.target_kind, ref.name, content, keys, other_ns))
+    return _use((ref.target_kind, ref.name, content, _keyset(ref), other_ns))
 
 
 # Resolved((...)) and Use((...)) with every field, without a Python frame (the common path)

@@ -38,7 +38,7 @@ def _py_top_level(text: str, key: str) -> list[str] | None:
 
 TopLevel = Callable[[str, str], list[str] | None]
 # parse/_ctree.c's top_level: _py_top_level over ASCII text (NotImplemented for the rest)
-_C_TOP_LEVEL: TopLevel | None = getattr(cext.ctree(), "top_level", None)
+_C_TOP_LEVEL: TopLevel | None = cext.function("top_level")
 
 
 def _top_level(text: str, key: str) -> list[str] | None:

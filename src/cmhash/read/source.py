@@ -182,7 +182,7 @@ def read_file(path: str, max_bytes: int) -> bytes:
                 )
             # a regular file in one read of its size, so no copy; one that grew since
             # opening is read on, within the limit
-            head = fh.read(size) if 0 < size <= max_bytes else b""
+            head = fh.read(size) if size else b""  # (size <= max_bytes: checked above)
             if head:
                 more = fh.read(1) if len(head) == size else b""
                 if not more:

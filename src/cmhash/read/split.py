@@ -54,15 +54,7 @@ def _py_markers(text: str) -> Iterator[int]:
         yield m.start() + 1
 
 
-def _bind_markers() -> Callable[[str], Iterable[int]]:
-    _ctree = cext.ctree()
-    if _ctree is None:
-        return _py_markers
-    c_markers: Callable[[str], Iterable[int]] = _ctree.markers
-    return c_markers
-
-
-_markers = _bind_markers()
+_markers: Callable[[str], Iterable[int]] = cext.function("markers") or _py_markers
 
 
 def split_chunks(text: str) -> list[Chunk]:
