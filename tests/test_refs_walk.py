@@ -439,3 +439,28 @@ def test_the_c_find_writes_field_paths_as_python(field: str) -> None:
     assert got is not None
     assert got == refs._py_find_references(node, field, image_pull_secrets=True)
     assert got[0].field == f"{field}.initContainers[0].env[0].valueFrom.secretKeyRef"
+
+
+def test_the_c_site_refs_read_a_block_style_by_its_value() -> None:
+    """A name in block style has a spot with a problem: C hands it back whatever str
+    object holds the style (compared by value, not by identity)."""
+    from cmhash.parse.tree import MAP, SCALAR, entries
+
+    class Style(str):
+        pass
+
+    c = _c_site_refs()
+    for style in ("|", ">", Style("|"), Style(">")):
+        name = Node(SCALAR, 10, 20, "cfg", style, None, None)
+        site = Node(
+            MAP, 0, 30, [(Node(SCALAR, 0, 4, "name", None, None, None), name)], False, None, None
+        )
+        entries(site)  # the key index C reads
+        matches = [(site, "spec.volumes[0].configMap")]
+        volume_site = next(
+            s for s in refs.POD_SITES if s.how == "volume" and s.target == "ConfigMap"
+        )
+        assert c(volume_site, matches, None) is NotImplemented
+        got = refs._site_refs(volume_site, matches, None)
+        assert got == refs._py_site_refs(volume_site, matches, None)
+        assert got[0].spot is not None and got[0].spot.problem is not None

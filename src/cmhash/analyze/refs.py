@@ -313,7 +313,7 @@ _C_FIND: Callable[[Node, str, bool], list[Reference] | None] | None = cext.funct
         _CONTAINER_TRIE,
         POD_SITES,
         _POD_TRIE,
-        IMAGE_PULL_SITE,
+        (IMAGE_PULL_SITE,),
         _trie((IMAGE_PULL_SITE,)),
     ),
 )

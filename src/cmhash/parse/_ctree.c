@@ -34,17 +34,19 @@
 #include <structmember.h>
 #include <yaml.h>
 
-/* Node's __slots__, in the order build() fills them. */
-enum { S_KIND, S_START, S_END, S_VALUE, S_STYLE, S_TAG, S_ANCHOR, S_DICT, N_SLOTS };
+/* Node's __slots__: the objects first, then the two offsets (C integers in our Node). */
+enum { S_KIND, S_VALUE, S_STYLE, S_TAG, S_ANCHOR, S_DICT, S_START, S_END, N_SLOTS };
+#define N_OBJECT_SLOTS S_START
 static const char *const SLOT_NAMES[N_SLOTS] = {
-    "kind", "start", "end", "value", "style", "tag", "anchor", "_dict",
+    "kind", "value", "style", "tag", "anchor", "_dict", "start", "end",
 };
 
 /* ---------------------------------------------------------------- Node
  *
  * tree.Node itself when this module is there (tree._PyNode, its reference, is the same
  * in Python): eight slots and is_null. Not tracked by the cyclic collector -- a tree is
- * acyclic (children never point up, an alias only back to an earlier node) -- so making
+ * acyclic (children never point up, an alias only back to an earlier node; events.py
+ * unlinks the aliases of a tree it refuses for a recursive one) -- so making
  * and freeing the hundreds of thousands of nodes of a big run skips the collector's
  * bookkeeping, and freeing one is releasing its references. Its offsets are C integers
  * (Python ints only when read), not two int objects a node. Node(kind, start, end, value,
@@ -53,7 +55,7 @@ static const char *const SLOT_NAMES[N_SLOTS] = {
 
 typedef struct {
     PyObject_HEAD
-    PyObject *slots[N_SLOTS]; /* in SLOT_NAMES order; start and end are the two below */
+    PyObject *slots[N_OBJECT_SLOTS]; /* in SLOT_NAMES order */
     Py_ssize_t start, end;
 } NodeObject;
 
@@ -89,7 +91,7 @@ static void
 node_dealloc(PyObject *self)
 {
     NodeObject *n = (NodeObject *)self;
-    for (int i = 0; i < N_SLOTS; i++)
+    for (int i = 0; i < N_OBJECT_SLOTS; i++)
         Py_CLEAR(n->slots[i]);
     Py_TYPE(self)->tp_free(self);
 }
@@ -117,7 +119,12 @@ node_is_null(PyObject *self, void *Py_UNUSED(closure))
         return NULL;
     if (x != Py_None)
         Py_RETURN_FALSE;
-    if ((x = node_slot(n, S_VALUE)) == NULL || (r = PySet_Contains(NULL_WORDS, x)) < 0)
+    if ((x = node_slot(n, S_VALUE)) == NULL)
+        return NULL;
+    Py_INCREF(x); /* (held: a value's __eq__ may set the slot again) */
+    r = PySet_Contains(NULL_WORDS, x);
+    Py_DECREF(x);
+    if (r < 0)
         return NULL;
     if (!r)
         Py_RETURN_FALSE;
@@ -172,7 +179,7 @@ read_layout(PyTypeObject *type)
         return 0;
     if (type == &NodeType) {
         PyTypeObject *old = layout.type;
-        for (int i = 0; i < N_SLOTS; i++)
+        for (int i = 0; i < N_OBJECT_SLOTS; i++)
             layout.offset[i] = offsetof(NodeObject, slots) + (Py_ssize_t)(i * sizeof(PyObject *));
         layout.native = 1;
         Py_INCREF(type);
@@ -288,6 +295,7 @@ scalar_style(yaml_scalar_style_t style)
 }
 
 static PyObject *MERGE_KEY;   /* "<<" */
+static PyObject *STAR;        /* "*": a trie step over every list item (refs.py) */
 static PyObject *METADATA_KEY, *ANNOTATIONS_KEY; /* check_edit's levels */
 
 static PyObject *
@@ -841,7 +849,8 @@ check_pairs(checker_t *c, PyObject *pairs, int role, Py_ssize_t d)
 {
     if (!PyList_Check(pairs))
         return 0;
-    Py_ssize_t n = PyList_GET_SIZE(pairs);
+    /* the sizes are read again after each event: peek() runs signal handlers */
+#define N_PAIRS PyList_GET_SIZE(pairs)
     Py_ssize_t path_len = PyTuple_GET_SIZE(c->path);
     PyObject *special = NULL; /* the key this mapping leads on by */
     PyObject *created = NULL; /* the key the edit may have added here */
@@ -858,7 +867,7 @@ check_pairs(checker_t *c, PyObject *pairs, int role, Py_ssize_t d)
         created = c->key;
     }
     Py_ssize_t found = 0, ours_before = 0;
-    for (Py_ssize_t i = 0; i < n; i++) { /* (Node, Node) pairs; the keys this level reads */
+    for (Py_ssize_t i = 0; i < N_PAIRS; i++) { /* (Node, Node) pairs; the keys this level reads */
         PyObject *pair = PyList_GET_ITEM(pairs, i);
         if (!is_pair(c, pair))
             return 0;
@@ -885,7 +894,7 @@ check_pairs(checker_t *c, PyObject *pairs, int role, Py_ssize_t d)
     int made = 0;
     Py_ssize_t i = 0;
     for (;;) {
-        while (role == R_ANN && i < n &&
+        while (role == R_ANN && i < N_PAIRS &&
                old_names(c, PyTuple_GET_ITEM(PyList_GET_ITEM(pairs, i), 0), c->key))
             i++; /* an old value under our key: replaced */
         yaml_event_t *ev = peek(c);
@@ -902,20 +911,24 @@ check_pairs(checker_t *c, PyObject *pairs, int role, Py_ssize_t d)
                 return r;
             continue;
         }
-        if (i >= n)
+        if (i >= N_PAIRS)
             return 0;
-        PyObject *pair = PyList_GET_ITEM(pairs, i++); /* checked above: (Node, Node) */
+        PyObject *pair = PyList_GET_ITEM(pairs, i++);
+        if (!is_pair(c, pair))
+            return 0;
+        Py_INCREF(pair); /* (held while its nodes are walked) */
         PyObject *k = PyTuple_GET_ITEM(pair, 0);
         int r = check_node(c, k, R_PLAIN, 0);
-        if (r <= 0)
-            return r;
         int leads = special != NULL && old_names(c, k, special);
-        r = check_node(c, PyTuple_GET_ITEM(pair, 1), leads ? next_role : R_PLAIN,
-                       leads && next_role == R_PATH ? d + 1 : 0);
+        if (r > 0)
+            r = check_node(c, PyTuple_GET_ITEM(pair, 1), leads ? next_role : R_PLAIN,
+                           leads && next_role == R_PATH ? d + 1 : 0);
+        Py_DECREF(pair);
         if (r <= 0)
             return r;
     }
-    if (i != n || (created != NULL && made != 1))
+#undef N_PAIRS
+    if (i != PyList_GET_SIZE(pairs) || (created != NULL && made != 1))
         return 0;
     consume(c); /* the mapping's end */
     return 1;
@@ -976,7 +989,9 @@ check_node(checker_t *c, PyObject *old, int role, Py_ssize_t d)
         consume(c);
         if (++c->depth > CHECK_MAX_DEPTH)
             return 0;
+        Py_INCREF(value); /* (held: a signal handler between events could replace it) */
         int r = check_pairs(c, value, role, d);
+        Py_DECREF(value);
         c->depth--;
         return r;
     }
@@ -1220,7 +1235,7 @@ run_collect(const layout_t *L, PyObject *const kinds[3], PyObject *node, PyObjec
     for (int i = 0; i < 3; i++)
         c.kinds[i] = kinds[i];
     c.depth = 0;
-    c.star = PyUnicode_InternFromString("*");
+    c.star = Py_NewRef(STAR);
     c.found = PyList_New(count);
     if (c.star == NULL || c.found == NULL) {
         Py_XDECREF(c.star);
@@ -1735,7 +1750,11 @@ site_ref(PyObject *node, PyObject *field, PyObject *container, PyObject *const s
     if (name == NULL || PyUnicode_GET_LENGTH(name) == 0)
         Py_RETURN_NONE;
     PyObject *style = get_slot(raw, S_STYLE);
-    if (style == STYLE_LITERAL || style == STYLE_FOLDED || get_slot(raw, S_ANCHOR) != Py_None)
+    if (style != Py_None && (!PyUnicode_Check(style) ||
+                             PyUnicode_CompareWithASCIIString(style, "|") == 0 ||
+                             PyUnicode_CompareWithASCIIString(style, ">") == 0))
+        Py_RETURN_NOTIMPLEMENTED; /* a block name: a spot with a problem */
+    if (get_slot(raw, S_ANCHOR) != Py_None)
         Py_RETURN_NOTIMPLEMENTED; /* a spot with a problem */
     if (site[3] != Py_None) { /* one named key */
         PyObject *key;
@@ -1917,7 +1936,7 @@ markers(PyObject *Py_UNUSED(self), PyObject *text)
  * container -- makes the whole pod spec refs.py's: None. bind_find() sets the tables
  * once (after bind_refs). */
 
-static PyObject *find_tables; /* (lists, container sites, trie, pod sites, trie, pull site, trie) */
+static PyObject *find_tables; /* (lists, container sites, trie, pod sites, trie, (pull site,), trie) */
 static layout_t find_layout;
 
 static PyObject *
@@ -1932,7 +1951,8 @@ bind_find(PyObject *Py_UNUSED(self), PyObject *args)
     }
     if (PyTuple_GET_SIZE(tables) != 7 || !PyTuple_Check(PyTuple_GET_ITEM(tables, 0)) ||
         !PyTuple_Check(PyTuple_GET_ITEM(tables, 1)) ||
-        !PyTuple_Check(PyTuple_GET_ITEM(tables, 3))) {
+        !PyTuple_Check(PyTuple_GET_ITEM(tables, 3)) ||
+        !PyTuple_Check(PyTuple_GET_ITEM(tables, 5))) {
         PyErr_SetString(PyExc_TypeError, "_ctree.bind_find: the tables of refs.py");
         return NULL;
     }
@@ -2050,11 +2070,8 @@ find_refs(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
         r = find_sites(refs, pod_spec, PyTuple_GET_ITEM(tables, 3), PyTuple_GET_ITEM(tables, 4),
                        field, Py_None);
     if (r > 0 && pull) {
-        PyObject *pull_sites = PyTuple_Pack(1, PyTuple_GET_ITEM(tables, 5));
-        r = pull_sites == NULL ? -1
-                               : find_sites(refs, pod_spec, pull_sites, PyTuple_GET_ITEM(tables, 6),
-                                            field, Py_None);
-        Py_XDECREF(pull_sites);
+        r = find_sites(refs, pod_spec, PyTuple_GET_ITEM(tables, 5), PyTuple_GET_ITEM(tables, 6),
+                       field, Py_None);
     }
     Py_DECREF(tables);
     if (r > 0)
@@ -2118,7 +2135,7 @@ interned(PyObject *s)
 static PyObject *
 resource_of(PyObject *source, PyObject *doc, PyObject *root)
 {
-    PyObject *kind, *api, *meta = NULL, *name = NULL, *ns = NULL, *gen = NULL;
+    PyObject *kind = NULL, *api = NULL, *meta = NULL, *name = NULL, *ns = NULL, *gen = NULL;
     if (Py_TYPE(root) != get_type || get_slot(root, S_KIND) != get_map_kind)
         Py_RETURN_NOTIMPLEMENTED;
     int r = str_field_of(root, KIND_KEY, &kind);
@@ -2239,6 +2256,7 @@ PyInit__ctree(void)
     STYLE_LITERAL = PyUnicode_InternFromString("|");
     STYLE_FOLDED = PyUnicode_InternFromString(">");
     MERGE_KEY = PyUnicode_InternFromString("<<");
+    STAR = PyUnicode_InternFromString("*");
     METADATA_KEY = PyUnicode_InternFromString("metadata");
     ANNOTATIONS_KEY = PyUnicode_InternFromString("annotations");
     KEY_KEY = PyUnicode_InternFromString("key");
@@ -2248,18 +2266,18 @@ PyInit__ctree(void)
     NAMESPACE_KEY = PyUnicode_InternFromString("namespace");
     GENERATE_KEY = PyUnicode_InternFromString("generateName");
     LIST_SUFFIX = PyUnicode_InternFromString("List");
-    if (!STYLE_SINGLE || !STYLE_DOUBLE || !STYLE_LITERAL || !STYLE_FOLDED || !MERGE_KEY ||
+    if (!STYLE_SINGLE || !STYLE_DOUBLE || !STYLE_LITERAL || !STYLE_FOLDED || !MERGE_KEY || !STAR ||
         !METADATA_KEY || !ANNOTATIONS_KEY || !KEY_KEY || !NAME_KEY || !KIND_KEY || !API_KEY ||
         !NAMESPACE_KEY || !GENERATE_KEY || !LIST_SUFFIX)
         return NULL;
-    for (int i = 0; i < N_SLOTS; i++)
+    for (int i = 0; i < N_OBJECT_SLOTS; i++)
         node_members[i] = (PyMemberDef){(char *)SLOT_NAMES[i], T_OBJECT_EX,
                                         offsetof(NodeObject, slots) +
                                             (Py_ssize_t)(i * sizeof(PyObject *)),
                                         0, NULL};
-    node_members[S_START].type = node_members[S_END].type = T_PYSSIZET;
-    node_members[S_START].offset = offsetof(NodeObject, start);
-    node_members[S_END].offset = offsetof(NodeObject, end);
+    node_members[S_START] = (PyMemberDef){"start", T_PYSSIZET, offsetof(NodeObject, start), 0,
+                                          NULL};
+    node_members[S_END] = (PyMemberDef){"end", T_PYSSIZET, offsetof(NodeObject, end), 0, NULL};
     NULL_TAG = PyUnicode_InternFromString("tag:yaml.org,2002:null");
     SCALAR_KIND = PyUnicode_InternFromString("scalar");
     PyObject *nulls = Py_BuildValue("(sssss)", "", "~", "null", "Null", "NULL");

@@ -358,6 +358,13 @@ class _Builder:
         self.aliased.append((target, alias))
         return alias
 
+    def unlink(self) -> None:
+        """Aliases let go of their targets: a recursive alias (refused) closes a cycle,
+        and the C Node is not tracked by the cyclic collector, which would never free
+        it."""
+        for _, alias in self.aliased:
+            alias.value = None
+
 
 def _build(next_event: Callable[[], Any], base: int, be: _Backend) -> Roots:
     b = _Builder(base)
@@ -371,19 +378,23 @@ def _build(next_event: Callable[[], Any], base: int, be: _Backend) -> Roots:
         be.alias,
     )
     scalar = b.scalar
-    while (ev := next_event()) is not None:
-        cls = ev.__class__
-        if cls is scalar_cls:  # the common case first, with as few lookups as possible
-            append(scalar(ev))
-        elif cls is mstart:
-            append = b.open(ev, MAP, append)
-        elif cls is sstart:
-            append = b.open(ev, SEQ, append)
-        elif cls is mend or cls is send:
-            append = b.close(ev)
-        elif cls is alias_cls:
-            append(b.alias(ev))
-    if b.roots.aliased:
-        for root in b.roots:
-            check_expansion(root)
+    try:
+        while (ev := next_event()) is not None:
+            cls = ev.__class__
+            if cls is scalar_cls:  # the common case first, with as few lookups as possible
+                append(scalar(ev))
+            elif cls is mstart:
+                append = b.open(ev, MAP, append)
+            elif cls is sstart:
+                append = b.open(ev, SEQ, append)
+            elif cls is mend or cls is send:
+                append = b.close(ev)
+            elif cls is alias_cls:
+                append(b.alias(ev))
+        if b.roots.aliased:
+            for root in b.roots:
+                check_expansion(root)
+    except BaseException:
+        b.unlink()  # (no tree is returned: one with a recursive alias must not linger)
+        raise
     return b.roots
