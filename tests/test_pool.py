@@ -81,29 +81,159 @@ def test_batches_cover_the_work_in_order() -> None:
     assert len(got) == 7
 
 
-def test_the_workers_results_are_counted_as_they_come_back() -> None:
-    """While the parent works, whatever the workers have sent back is taken (and the
-    progress bar told) without waiting; at the end, everything, waiting."""
-    import multiprocessing
+def _analyze(data: bytes, n: int) -> tuple[list[Any], list[tuple[int, int]]]:
+    """analyze_parallel over ``data`` with ``n`` processes: its results and what it told
+    the progress bar."""
+    from cmhash.app import kind_table
+    from cmhash.settings import Settings
 
-    class Pending:
-        def __init__(self) -> None:
-            self.ready: list[object] = [(1, "one"), None, (0, "zero")]
-            self.waited = False
-
-        def next(self, timeout: float | None = None) -> object:
-            if self.ready:
-                return self.ready.pop(0)
-            if timeout == 0:
-                raise multiprocessing.TimeoutError
-            self.waited = True
-            raise StopIteration
-
-    todo = [[(0, 0, pool.Chunk(0, 5))], [(0, 1, pool.Chunk(5, 12))]]
-    results: list[Any] = [None, None]
+    sources = [SourceText("<stdin>", data.decode())]
     told: list[tuple[int, int]] = []
-    theirs = Pending()
-    pool._collect_results(theirs, results, todo, lambda b, d: told.append((b, d)), wait=False)
-    assert results == ["zero", "one"] and told == [(7, 1), (5, 1)] and not theirs.waited
-    pool._collect_results(theirs, results, todo, lambda b, d: told.append((b, d)), wait=True)
-    assert theirs.waited
+    work = pool.all_chunks(sources)
+    settings = Settings()
+    got = list(
+        pool.analyze_parallel(
+            sources, kind_table(settings), settings, work, n, lambda b, d: told.append((b, d))
+        )
+    )
+    return got, told
+
+
+def _same(a: list[Any], b: list[Any]) -> bool:
+    """The same summaries in the same order, however they were batched."""
+
+    def flat(results: list[Any]) -> list[Any]:
+        assert all(isinstance(r, tuple) for r in results)
+        return [kept for r in results for kept in r[0]]
+
+    return bool(flat(a) == flat(b))
+
+
+def test_progress_counts_the_workers_batches_too() -> None:
+    """The workers write what they have done to a shared page; the parent adds it to the
+    progress bar after each of its own batches, and everything by the end."""
+    data = stream(300)
+    got, told = _analyze(data, 2)
+    assert sum(b for b, _ in told) == sum(c.end - c.start for c in _chunks(data))
+    assert sum(d for _, d in told) == len(_chunks(data)) == 600
+    assert all(b >= 0 and d >= 0 for b, d in told)
+    assert len(got) == len(pool.batches(pool.all_chunks([SourceText("-", data.decode())]), 32))
+
+
+def _chunks(data: bytes) -> list[pool.Chunk]:
+    return [c for _, _, c in pool.all_chunks([SourceText("<stdin>", data.decode())])]
+
+
+def _in_a_worker(parent: int) -> bool:
+    return os.getpid() != parent
+
+
+@pytest.mark.parametrize(
+    "failure",
+    ["exits", "killed", "raises", "unpicklable"],
+)
+def test_what_a_worker_does_not_send_back_the_parent_does(
+    monkeypatch: pytest.MonkeyPatch, failure: str
+) -> None:
+    """A worker that dies, is killed, meets a bug or makes a result that does not pickle
+    loses nothing: the parent does its batches again, and the results are the same."""
+    import signal
+
+    data = stream(300)
+    want, _ = _analyze(data, 1)  # one process: nothing forked
+    parent = os.getpid()
+    real = pool._analyze_batch
+
+    def batch(b: pool.Batch) -> pool.BatchResult:
+        if _in_a_worker(parent):
+            if failure == "exits":
+                os._exit(0)
+            if failure == "killed":
+                os.kill(os.getpid(), signal.SIGKILL)
+            if failure == "raises":
+                raise RuntimeError("a bug")
+            return [(0, lambda: None)], True  # type: ignore[list-item]
+        return real(b)
+
+    monkeypatch.setattr(pool, "_analyze_batch", batch)
+    got, told = _analyze(data, 3)
+    assert _same(got, want)
+    assert sum(d for _, d in told) == 600
+
+
+def test_a_bug_in_every_process_is_met_by_the_parent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug the workers meet, the parent meets again when it does their batches: the
+    run ends as it would in one process (exit 3, the parent's own report)."""
+    from cmhash.analyze import chunk
+
+    data = stream(200)
+    real = chunk.analyze_chunk
+
+    def analyze_chunk(src: SourceText, index: int, *args: Any) -> Any:
+        if index >= 300:  # the second half of the stream
+            raise RuntimeError("a bug in the map stage")
+        return real(src, index, *args)
+
+    monkeypatch.setattr(chunk, "analyze_chunk", analyze_chunk)
+    runs = [run_cmhash(["--no-config", "--workers", n, "-"], stdin=data) for n in "123"]
+    assert [r.code for r in runs] == [3, 3, 3]
+    assert "internal error (RuntimeError at test_pool.py:" in runs[0].stderr
+    assert runs[0].stderr == runs[1].stderr == runs[2].stderr
+
+
+def test_no_worker_outlives_an_interrupted_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C (or a bug) in the parent while the workers run: they are killed and reaped
+    before the exception leaves the pool."""
+    data = stream(300)
+    parent = os.getpid()
+    started: list[int] = []
+    real_fork, real = os.fork, pool._analyze_batch
+
+    def fork() -> int:
+        pid = real_fork()
+        if pid:
+            started.append(pid)
+        return pid
+
+    def batch(b: pool.Batch) -> pool.BatchResult:
+        if not _in_a_worker(parent):
+            raise KeyboardInterrupt
+        time.sleep(0.05)
+        return real(b)
+
+    monkeypatch.setattr(os, "fork", fork)
+    monkeypatch.setattr(pool, "_analyze_batch", batch)
+    with pytest.raises(KeyboardInterrupt):
+        _analyze(data, 3)
+    assert len(started) == 2
+    for pid in started:
+        with pytest.raises(ChildProcessError):  # already reaped
+            os.waitpid(pid, os.WNOHANG)
+    assert pool._WORK is None
+
+
+def test_every_batch_number_is_handed_out_once() -> None:
+    """The claim pipe: each number to exactly one reader, then end of file."""
+    import mmap
+
+    read_end = pool._claims(pool.MAX_BATCHES)
+    pool._WORK = pool._Shared([], None, None, [], read_end, mmap.mmap(-1, 16))  # type: ignore[arg-type]
+    try:
+        got = []
+        while (i := pool._claim()) is not None:
+            got.append(i)
+        assert got == list(range(pool.MAX_BATCHES))
+        assert pool._claim() is None
+    finally:
+        pool._WORK = None
+        os.close(read_end)
+
+
+def test_many_workers_are_capped_by_the_batches() -> None:
+    """More workers than batches (or than the claim pipe holds) still work: the batches
+    are capped, and no process is started that would find nothing to do."""
+    data = stream(10)
+    one = run_cmhash(["--no-config", "--workers", "1", "-"], stdin=data)
+    many = run_cmhash(["--no-config", "--workers", "300", "-"], stdin=data)
+    assert one.code == many.code == 0 and one.stdout == many.stdout
+    assert 300 * pool.BATCHES_PER_PROCESS > pool.MAX_BATCHES

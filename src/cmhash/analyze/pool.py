@@ -2,17 +2,29 @@
 
 The parent and ``n - 1`` forked workers share the work: each claims the next batch of
 contiguous document chunks from one counter, so a process the machine slows down takes
-fewer. Workers inherit the sources' text (fork: shared, not copied) and send back small
-summaries (DocInfo), never parse trees; the parent's own batches need no pickling.
-Results are put back in input order, so the first input error in input order wins, as
-in one process. Below ``PARALLEL_MIN_BYTES`` forking costs more than it saves."""
+fewer. Workers inherit the sources' text (fork: shared, not copied), pickle each
+batch's small summaries (DocInfo, never parse trees) as they finish it, and send them
+all through a pipe when the counter runs out; the parent's own batches need no
+pickling. Results are put back in input order, so the first input error in input order
+wins, as in one process.
+
+A worker talks to nothing while it works (no result thread in the parent competes for
+the parent's interpreter lock), and what it sends is only ever a cache: a batch whose
+result does not come back (the worker died, was killed, hit a bug, or its result would
+not pickle) is done again by the parent, which then meets any bug itself, with its own
+traceback, exactly as with one process. Below ``PARALLEL_MIN_BYTES`` forking costs more
+than it saves."""
 
 from __future__ import annotations
 
 import gc
+import mmap
 import os
+import pickle
+import signal
+import struct
 from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple
+from typing import NamedTuple, NoReturn
 
 from cmhash.analyze.chunk import analyze_source
 from cmhash.analyze.kinds import KindTable
@@ -23,20 +35,31 @@ from cmhash.read.split import Chunk, split_chunks
 from cmhash.settings import Settings
 
 PARALLEL_MIN_BYTES = 4 * 1024 * 1024
+BATCHES_PER_PROCESS = 16  # enough for a slowed process to take fewer, few enough to be cheap
+# the claim pipe is filled before anyone reads it, so all of it must fit in the smallest
+# buffer a pipe can have (one page; PIPE_BUF is 4 KiB on Linux)
+MAX_BATCHES = 2048
 
 Work = tuple[int, int, Chunk]  # (source index, document index, chunk)
 Batch = list[Work]
 BatchResult = tuple[list[tuple[int, DocInfo]], bool] | CmhashError
 
+_FRAME = struct.Struct("<qq")  # a worker's result: batch index, pickle length
+_CLAIM = struct.Struct("<H")  # a batch number in the claim pipe
+_SLOT = struct.Struct("<qq")  # a process's progress: bytes done, documents done
+_HELD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
 
 class _Shared(NamedTuple):
-    """What the workers inherit (fork): the inputs, the batches, the claim counter."""
+    """What the workers inherit (fork): the inputs, the batches, the pipe that hands
+    out batch numbers, and a shared page with each process's progress (a _SLOT each)."""
 
     sources: list[SourceText]
     table: KindTable
     settings: Settings
     todo: list[Batch]
-    claimed: Any  # multiprocessing.Value: how many batches have been taken
+    claims: int  # read end of a pipe holding every batch number (_CLAIM), then EOF
+    page: mmap.mmap
 
 
 _WORK: _Shared | None = None
@@ -55,9 +78,7 @@ def worker_count(settings: Settings, total_bytes: int) -> int:
 
 
 def can_fork() -> bool:
-    import multiprocessing
-
-    return "fork" in multiprocessing.get_all_start_methods()
+    return hasattr(os, "fork")
 
 
 def all_chunks(sources: list[SourceText]) -> list[Work]:
@@ -96,31 +117,130 @@ def _analyze_batch(batch: Batch) -> BatchResult:
 
 
 def _claim() -> int | None:
-    """The next batch nobody has taken (the parent and the workers share the counter)."""
+    """The next batch nobody has taken. The batch numbers wait in a pipe that the
+    parent and the workers read: the kernel hands each number to exactly one reader (a
+    pipe read is atomic), with no lock to import or to hold."""
     assert _WORK is not None
-    counter = _WORK.claimed
-    with counter.get_lock():
-        i: int = counter.value
-        if i >= len(_WORK.todo):
-            return None
-        counter.value = i + 1
-    return i
+    got = os.read(_WORK.claims, _CLAIM.size)
+    if not got:
+        return None  # every batch is taken (the write end is closed: end of file)
+    (i,) = _CLAIM.unpack(got)
+    return int(i)
 
 
-def _claim_one(_: int) -> tuple[int, BatchResult] | None:
-    """A worker's task: the next unclaimed batch and its result (None: all are taken)."""
+def _claims(count: int) -> int:
+    """A pipe holding the numbers 0 .. count - 1, closed for writing: its read end."""
+    read_end, write_end = os.pipe()
+    try:
+        _write_all(write_end, b"".join(_CLAIM.pack(i) for i in range(count)))
+    except BaseException:
+        os.close(read_end)
+        raise
+    finally:
+        os.close(write_end)
+    return read_end
+
+
+def _slot(process: int) -> int:
+    return process * _SLOT.size
+
+
+def _count(process: int, batch: Batch) -> None:
+    """Add a done batch to this process's progress (only this process writes its slot)."""
     assert _WORK is not None
-    gc.disable()
-    i = _claim()
-    return None if i is None else (i, _analyze_batch(_WORK.todo[i]))
+    at = _slot(process)
+    nbytes, ndocs = _SLOT.unpack_from(_WORK.page, at)
+    size, docs = _size(batch)
+    _SLOT.pack_into(_WORK.page, at, nbytes + size, ndocs + docs)
 
 
-def _worker_init() -> None:
-    """Signals are the parent's to handle (exit 130/143, one line); workers just stop when
-    it terminates the pool, instead of each printing a traceback."""
-    from cmhash.signals import reset_in_child
+def _progress(processes: int) -> tuple[int, int]:
+    """Bytes and documents done by all processes so far."""
+    assert _WORK is not None
+    done = [_SLOT.unpack_from(_WORK.page, _slot(p)) for p in range(processes)]
+    return sum(b for b, _ in done), sum(d for _, d in done)
 
-    reset_in_child()
+
+def _worker(process: int, out: int, mask: set[int | signal.Signals]) -> NoReturn:
+    """A forked worker: claim and analyze batches until none are left, pickling each
+    result as it is done; then write them all to ``out`` and leave (``os._exit``: the
+    parent's clean-ups, buffers and exit handlers are not the worker's). Whatever goes
+    wrong, the worker just stops: the parent does again what did not come back."""
+    code = 0
+    frames: list[bytes] = []
+    try:
+        from cmhash.signals import reset_in_child
+
+        reset_in_child()  # signals are the parent's to handle (exit 130/143, one line)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # held by _fork_worker
+        gc.disable()
+        assert _WORK is not None
+        while (i := _claim()) is not None:
+            result = _analyze_batch(_WORK.todo[i])
+            try:
+                blob = pickle.dumps(result, pickle.HIGHEST_PROTOCOL)
+            except Exception:  # e.g. an error holding something odd
+                blob = None  # the parent does this batch again
+            if blob is not None:
+                frames += (_FRAME.pack(i, len(blob)), blob)
+            _count(process, _WORK.todo[i])
+    except BaseException:  # a bug: the parent meets it again, itself
+        code = 3
+    try:
+        _write_all(out, b"".join(frames))
+    except BaseException:  # the parent is gone or stopped reading
+        code = code or 3
+    os._exit(code)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _read_all(fd: int) -> bytes:
+    parts = []
+    while chunk := os.read(fd, 1 << 20):
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+def _unpack(data: bytes, results: list[BatchResult | None]) -> None:
+    """A worker's frames into ``results``; a cut-off or unreadable frame is skipped (the
+    parent does that batch again)."""
+    at = 0
+    while at + _FRAME.size <= len(data):
+        i, size = _FRAME.unpack_from(data, at)
+        at += _FRAME.size
+        if at + size > len(data) or not 0 <= i < len(results):
+            return
+        try:
+            results[i] = pickle.loads(data[at : at + size])
+        except Exception:  # redone by the parent
+            pass
+        at += size
+
+
+def _fork_worker(process: int, workers: dict[int, int]) -> None:
+    """Fork worker ``process`` and add it to ``workers`` (pid -> the pipe its results
+    come from). Signals are held until then, so the parent knows every worker it
+    started, whenever an interrupt comes."""
+    read_end, write_end = os.pipe()
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+    try:
+        pid = os.fork()
+    except BaseException:
+        os.close(read_end)
+        os.close(write_end)
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        raise
+    if pid == 0:  # pragma: no cover - the worker (coverage does not follow forks)
+        os.close(read_end)
+        _worker(process, write_end, old)
+    os.close(write_end)
+    workers[pid] = read_end
+    signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def analyze_parallel(
@@ -133,55 +253,66 @@ def analyze_parallel(
 ) -> Iterator[BatchResult]:
     """Results of ``n`` processes over ``work``, batch by batch in input order: the
     parent is one of them (its results need no pickling, and it would only wait
-    otherwise), ``n - 1`` forked workers the others. Each process claims the next
-    batch from a shared counter, so a process slowed by the machine's other load takes
-    fewer. ``advance`` (bytes, documents) after each batch, the parent's and the
-    workers' (as their results come back)."""
+    otherwise), ``n - 1`` forked workers the others. ``advance`` (bytes, documents) as
+    the work gets done, the workers' included (read from the shared page after each of
+    the parent's batches)."""
     global _WORK
-    try:
-        import multiprocessing
+    todo = batches(work, min(n * BATCHES_PER_PROCESS, MAX_BATCHES))
+    n = min(n, len(todo))  # a process more than there are batches would only wait
+    claims = _claims(len(todo))
+    page = mmap.mmap(-1, _slot(n))  # anonymous: shared with the forked workers
+    _WORK = _Shared(sources, table, settings, todo, claims, page)
+    results: list[BatchResult | None] = [None] * len(todo)
+    workers: dict[int, int] = {}  # pid -> read end of its pipe
+    shown = (0, 0)
 
-        ctx = multiprocessing.get_context("fork")
-        todo = batches(work, n * 16)
-        _WORK = _Shared(sources, table, settings, todo, ctx.Value("q", 0))
-        results: list[BatchResult | None] = [None] * len(todo)
-        with ctx.Pool(n - 1, initializer=_worker_init) as pool:
-            # one task per batch, each claiming whichever batch is next: results stream
-            # back (unpickled by the pool's thread while the parent works)
-            theirs = pool.imap_unordered(_claim_one, range(len(todo)), chunksize=1)
-            while (i := _claim()) is not None:
+    def tell() -> None:
+        nonlocal shown
+        now = _progress(n)
+        advance(now[0] - shown[0], now[1] - shown[1])
+        shown = now
+
+    try:
+        for process in range(1, n):
+            _fork_worker(process, workers)
+        while (i := _claim()) is not None:
+            results[i] = _analyze_batch(todo[i])
+            _count(0, todo[i])
+            tell()
+        for pid in list(workers):
+            read_end = workers[pid]
+            _unpack(_read_all(read_end), results)
+            os.close(read_end)
+            del workers[pid]
+            os.waitpid(pid, 0)
+        for i, res in enumerate(results):
+            if res is None:  # its worker did not send it back: do it here
                 results[i] = _analyze_batch(todo[i])
-                advance(*_size(todo[i]))
-                _collect_results(theirs, results, todo, advance, wait=False)
-            _collect_results(theirs, results, todo, advance, wait=True)
+        # all done (a batch redone here may have been counted by its worker already)
+        advance(sum(c.end - c.start for _, _, c in work) - shown[0], len(work) - shown[1])
         for res in results:
             assert res is not None
             yield res
     finally:
+        _stop(workers)
         _WORK = None
+        page.close()
+        os.close(claims)
 
 
-def _collect_results(
-    theirs: Any,
-    results: list[BatchResult | None],
-    todo: list[Batch],
-    advance: Callable[[int, int], None],
-    wait: bool,
-) -> None:
-    """The workers' results that are back (all of them: ``wait``), into ``results``; the
-    progress bar counts each as it arrives, not all at the end."""
-    import multiprocessing
-
-    while True:
+def _stop(workers: dict[int, int]) -> None:
+    """Workers still running when the parent leaves early (an interrupt, a bug): kill
+    and reap them, so none outlives the run."""
+    for pid, read_end in workers.items():
+        os.close(read_end)
         try:
-            got = theirs.next(timeout=None if wait else 0)
-        except StopIteration:
-            return
-        except multiprocessing.TimeoutError:
-            return
-        if got is not None:
-            i, results[i] = got
-            advance(*_size(todo[i]))
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:  # pragma: no cover - already gone
+            pass
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:  # pragma: no cover - already reaped
+            pass
 
 
 def _size(batch: Batch) -> tuple[int, int]:
