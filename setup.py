@@ -21,5 +21,7 @@ setup(
         ),
         # explain's and report's JSON (jsonout.py), needs only Python's headers
         Extension("cmhash._cjson", sources=["src/cmhash/_cjson.c"], optional=True),
+        # the forked workers' results, packed for the pipe (analyze/transport.py)
+        Extension("cmhash._cpack", sources=["src/cmhash/_cpack.c"], optional=True),
     ]
 )

@@ -2,16 +2,16 @@
 
 The parent and ``n - 1`` forked workers share the work: each claims the next batch of
 contiguous document chunks from one counter, so a process the machine slows down takes
-fewer. Workers inherit the sources' text (fork: shared, not copied), pickle each
-batch's small summaries (DocInfo, never parse trees) as they finish it, and send them
-all through a pipe when the counter runs out; the parent's own batches need no
+fewer. Workers inherit the sources' text (fork: shared, not copied), pack each
+batch's small summaries (DocInfo, never parse trees; transport.py) as they finish it,
+and send them all through a pipe when no batch is left; the parent's own batches need no
 pickling. Results are put back in input order, so the first input error in input order
 wins, as in one process.
 
 A worker talks to nothing while it works (no result thread in the parent competes for
 the parent's interpreter lock), and what it sends is only ever a cache: a batch whose
 result does not come back (the worker died, was killed, hit a bug, or its result would
-not pickle) is done again by the parent, which then meets any bug itself, with its own
+not pack) is done again by the parent, which then meets any bug itself, with its own
 traceback, exactly as with one process. Below ``PARALLEL_MIN_BYTES`` forking costs more
 than it saves."""
 
@@ -20,12 +20,12 @@ from __future__ import annotations
 import gc
 import mmap
 import os
-import pickle
 import signal
 import struct
 from collections.abc import Callable, Iterator
 from typing import NamedTuple, NoReturn
 
+from cmhash.analyze import transport
 from cmhash.analyze.chunk import analyze_source
 from cmhash.analyze.kinds import KindTable
 from cmhash.analyze.summaries import DocInfo
@@ -44,7 +44,7 @@ Work = tuple[int, int, Chunk]  # (source index, document index, chunk)
 Batch = list[Work]
 BatchResult = tuple[list[tuple[int, DocInfo]], bool] | CmhashError
 
-_FRAME = struct.Struct("<qq")  # a worker's result: batch index, pickle length
+_FRAME = struct.Struct("<qq")  # a worker's result: batch index, length (transport.py)
 _CLAIM = struct.Struct("<H")  # a batch number in the claim pipe
 _SLOT = struct.Struct("<qq")  # a process's progress: bytes done, documents done
 _HELD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -178,7 +178,7 @@ def _worker(process: int, out: int, mask: set[int | signal.Signals]) -> NoReturn
         while (i := _claim()) is not None:
             result = _analyze_batch(_WORK.todo[i])
             try:
-                blob = pickle.dumps(result, pickle.HIGHEST_PROTOCOL)
+                blob = transport.encode(result)
             except Exception:  # e.g. an error holding something odd
                 blob = None  # the parent does this batch again
             if blob is not None:
@@ -216,7 +216,7 @@ def _unpack(data: bytes, results: list[BatchResult | None]) -> None:
         if at + size > len(data) or not 0 <= i < len(results):
             return
         try:
-            results[i] = pickle.loads(data[at : at + size])
+            results[i] = transport.decode(data[at : at + size])
         except Exception:  # redone by the parent
             pass
         at += size
