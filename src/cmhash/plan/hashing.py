@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 from binascii import b2a_base64
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from json.encoder import encode_basestring  # the C escaper (json.dumps' with ensure_ascii=False)
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -154,9 +154,27 @@ def canonical(uses: Iterable[Use], secret_key: bytes | None = None) -> str:
     return f'{{"refs":[{refs}],"v":{ENCODING_VERSION}}}'
 
 
+def _c_canonical() -> Callable[[list[Use]], bytes | None] | None:
+    """``canonical(uses).encode()`` in C (``_cjson.c``), without a secret key; None when
+    the extension was not compiled. It returns None for what only this module encodes."""
+    try:
+        from cmhash import _cjson  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    function: Callable[[list[Use]], bytes | None] = _cjson.canonical
+    return function
+
+
+c_canonical = _c_canonical()
+
+
 def sha256_hex(data: bytes) -> str:
     return str(sha256(data).hexdigest())
 
 
-def digest(uses: Iterable[Use], secret_key: bytes | None = None) -> str:
+def digest(uses: list[Use], secret_key: bytes | None = None) -> str:
+    if secret_key is None and c_canonical is not None:
+        data = c_canonical(uses)
+        if data is not None:
+            return str(sha256(data).hexdigest())
     return str(sha256(canonical(uses, secret_key).encode("utf-8")).hexdigest())
