@@ -110,8 +110,8 @@ def _same(a: list[Any], b: list[Any]) -> bool:
 
 
 def test_progress_counts_the_workers_batches_too() -> None:
-    """The workers write what they have done to a shared page; the parent adds it to the
-    progress bar after each of its own batches, and everything by the end."""
+    """The parent tells the progress bar of its own batches and of the workers' as their
+    results come in, and of everything by the end."""
     data = stream(300)
     got, told = _analyze(data, 2)
     assert sum(b for b, _ in told) == sum(c.end - c.start for c in _chunks(data))
@@ -214,10 +214,8 @@ def test_no_worker_outlives_an_interrupted_run(monkeypatch: pytest.MonkeyPatch) 
 
 def test_every_batch_number_is_handed_out_once() -> None:
     """The claim pipe: each number to exactly one reader, then end of file."""
-    import mmap
-
     read_end = pool._claims(pool.MAX_BATCHES)
-    pool._WORK = pool._Shared([], None, None, [], read_end, mmap.mmap(-1, 16))  # type: ignore[arg-type]
+    pool._WORK = pool._Shared([], None, None, [], read_end)  # type: ignore[arg-type]
     try:
         got = []
         while (i := pool._claim()) is not None:

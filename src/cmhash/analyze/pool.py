@@ -1,24 +1,22 @@
 """The map stage, in forked worker processes for big inputs.
 
 The parent and ``n - 1`` forked workers share the work: each claims the next batch of
-contiguous document chunks from one counter, so a process the machine slows down takes
-fewer. Workers inherit the sources' text (fork: shared, not copied), pack each
-batch's small summaries (DocInfo, never parse trees; transport.py) as they finish it,
-and send them all through a pipe when no batch is left; the parent's own batches need no
-pickling. Results are put back in input order, so the first input error in input order
-wins, as in one process.
+contiguous document chunks from one pipe of batch numbers, so a process the machine
+slows down takes fewer. Workers inherit the sources' text (fork: shared, not copied)
+and send each batch's small summaries (DocInfo, never parse trees), packed
+(transport.py), through a pipe as they finish it; between its own batches the parent
+takes in what has arrived, so reading the workers' results is shared work too, not a
+wait at the end. The parent's own batches need no packing. Results are put back in
+input order, so the first input error in input order wins, as in one process.
 
-A worker talks to nothing while it works (no result thread in the parent competes for
-the parent's interpreter lock), and what it sends is only ever a cache: a batch whose
-result does not come back (the worker died, was killed, hit a bug, or its result would
-not pack) is done again by the parent, which then meets any bug itself, with its own
-traceback, exactly as with one process. Below ``PARALLEL_MIN_BYTES`` forking costs more
-than it saves."""
+What a worker sends is only ever a cache: a batch whose result does not come back (the
+worker died, was killed, met a bug, or its result would not pack) is done again by the
+parent, which then meets any bug itself, with its own traceback, exactly as with one
+process. Below ``PARALLEL_MIN_BYTES`` forking costs more than it saves."""
 
 from __future__ import annotations
 
 import gc
-import mmap
 import os
 import signal
 import struct
@@ -46,20 +44,31 @@ BatchResult = tuple[list[tuple[int, DocInfo]], bool] | CmhashError
 
 _FRAME = struct.Struct("<qq")  # a worker's result: batch index, length (transport.py)
 _CLAIM = struct.Struct("<H")  # a batch number in the claim pipe
-_SLOT = struct.Struct("<qq")  # a process's progress: bytes done, documents done
+PIPE_SIZE = 1 << 20  # a worker's pipe, when the system allows: it rarely waits to write
 _HELD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class _Shared(NamedTuple):
-    """What the workers inherit (fork): the inputs, the batches, the pipe that hands
-    out batch numbers, and a shared page with each process's progress (a _SLOT each)."""
+    """What the workers inherit (fork): the inputs, the batches, and the pipe that hands
+    out batch numbers."""
 
     sources: list[SourceText]
     table: KindTable
     settings: Settings
     todo: list[Batch]
     claims: int  # read end of a pipe holding every batch number (_CLAIM), then EOF
-    page: mmap.mmap
+
+
+class _Worker:
+    """The parent's side of a worker: its pipe, and what has come through it that is
+    not yet a whole frame."""
+
+    __slots__ = ("pending", "pid", "pipe")
+
+    def __init__(self, pid: int, pipe: int) -> None:
+        self.pid = pid
+        self.pipe = pipe
+        self.pending = bytearray()
 
 
 _WORK: _Shared | None = None
@@ -141,33 +150,13 @@ def _claims(count: int) -> int:
     return read_end
 
 
-def _slot(process: int) -> int:
-    return process * _SLOT.size
-
-
-def _count(process: int, batch: Batch) -> None:
-    """Add a done batch to this process's progress (only this process writes its slot)."""
-    assert _WORK is not None
-    at = _slot(process)
-    nbytes, ndocs = _SLOT.unpack_from(_WORK.page, at)
-    size, docs = _size(batch)
-    _SLOT.pack_into(_WORK.page, at, nbytes + size, ndocs + docs)
-
-
-def _progress(processes: int) -> tuple[int, int]:
-    """Bytes and documents done by all processes so far."""
-    assert _WORK is not None
-    done = [_SLOT.unpack_from(_WORK.page, _slot(p)) for p in range(processes)]
-    return sum(b for b, _ in done), sum(d for _, d in done)
-
-
-def _worker(process: int, out: int, mask: set[int | signal.Signals]) -> NoReturn:
-    """A forked worker: claim and analyze batches until none are left, pickling each
-    result as it is done; then write them all to ``out`` and leave (``os._exit``: the
-    parent's clean-ups, buffers and exit handlers are not the worker's). Whatever goes
-    wrong, the worker just stops: the parent does again what did not come back."""
+def _worker(out: int, mask: set[int | signal.Signals]) -> NoReturn:
+    """A forked worker: claim and analyze batches until none are left, writing each
+    result to ``out`` as a frame (batch number, length, packed result) as soon as it is
+    done; then leave (``os._exit``: the parent's clean-ups, buffers and exit handlers
+    are not the worker's). Whatever goes wrong, the worker just stops: the parent does
+    again what did not come back."""
     code = 0
-    frames: list[bytes] = []
     try:
         from cmhash.signals import reset_in_child
 
@@ -180,16 +169,10 @@ def _worker(process: int, out: int, mask: set[int | signal.Signals]) -> NoReturn
             try:
                 blob = transport.encode(result)
             except Exception:  # e.g. an error holding something odd
-                blob = None  # the parent does this batch again
-            if blob is not None:
-                frames += (_FRAME.pack(i, len(blob)), blob)
-            _count(process, _WORK.todo[i])
-    except BaseException:  # a bug: the parent meets it again, itself
-        code = 3
-    try:
-        _write_all(out, b"".join(frames))
-    except BaseException:  # the parent is gone or stopped reading
-        code = code or 3
+                continue  # the parent does this batch again
+            _write_all(out, _FRAME.pack(i, len(blob)) + blob)
+    except BaseException:  # a bug (the parent meets it again, itself), or the parent
+        code = 3  # is gone or stopped reading
     os._exit(code)
 
 
@@ -199,34 +182,46 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _read_all(fd: int) -> bytes:
-    parts = []
-    while chunk := os.read(fd, 1 << 20):
-        parts.append(chunk)
-    return b"".join(parts)
-
-
-def _unpack(data: bytes, results: list[BatchResult | None]) -> None:
-    """A worker's frames into ``results``; a cut-off or unreadable frame is skipped (the
-    parent does that batch again)."""
-    at = 0
+def _take_in(worker: _Worker, results: list[BatchResult | None], *, wait: bool) -> list[int]:
+    """What ``worker`` has sent so far (everything, up to its exit: ``wait``) into
+    ``results``; the batch numbers it completed. A cut-off or unreadable frame is
+    skipped: the parent does that batch again."""
+    os.set_blocking(worker.pipe, wait)
+    while True:
+        try:
+            chunk = os.read(worker.pipe, PIPE_SIZE)
+        except BlockingIOError:
+            break
+        if not chunk:
+            break
+        worker.pending += chunk
+    data, at, done = worker.pending, 0, []
     while at + _FRAME.size <= len(data):
         i, size = _FRAME.unpack_from(data, at)
+        if at + _FRAME.size + size > len(data):
+            break  # the rest of it is still on its way
         at += _FRAME.size
-        if at + size > len(data) or not 0 <= i < len(results):
-            return
-        try:
-            results[i] = transport.decode(data[at : at + size])
-        except Exception:  # redone by the parent
-            pass
+        if 0 <= i < len(results) and results[i] is None:
+            try:
+                results[i] = transport.decode(bytes(data[at : at + size]))
+                done.append(i)
+            except Exception:  # redone by the parent
+                pass
         at += size
+    del data[:at]
+    return done
 
 
-def _fork_worker(process: int, workers: dict[int, int]) -> None:
-    """Fork worker ``process`` and add it to ``workers`` (pid -> the pipe its results
-    come from). Signals are held until then, so the parent knows every worker it
-    started, whenever an interrupt comes."""
+def _fork_worker(workers: dict[int, _Worker]) -> None:
+    """Fork a worker and add it to ``workers``. Signals are held until then, so the
+    parent knows every worker it started, whenever an interrupt comes."""
     read_end, write_end = os.pipe()
+    try:
+        import fcntl
+
+        fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
+    except (ImportError, AttributeError, OSError):
+        pass  # not Linux, or over the user's pipe limits: the default size works too
     old = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
     try:
         pid = os.fork()
@@ -237,9 +232,9 @@ def _fork_worker(process: int, workers: dict[int, int]) -> None:
         raise
     if pid == 0:  # pragma: no cover - the worker (coverage does not follow forks)
         os.close(read_end)
-        _worker(process, write_end, old)
+        _worker(write_end, old)
     os.close(write_end)
-    workers[pid] = read_end
+    workers[pid] = _Worker(pid, read_end)
     signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
@@ -252,43 +247,42 @@ def analyze_parallel(
     advance: Callable[[int, int], None],
 ) -> Iterator[BatchResult]:
     """Results of ``n`` processes over ``work``, batch by batch in input order: the
-    parent is one of them (its results need no pickling, and it would only wait
+    parent is one of them (its results need no packing, and it would only wait
     otherwise), ``n - 1`` forked workers the others. ``advance`` (bytes, documents) as
-    the work gets done, the workers' included (read from the shared page after each of
-    the parent's batches)."""
+    batches are done, the parent's and, as they come back, the workers'."""
     global _WORK
     todo = batches(work, min(n * BATCHES_PER_PROCESS, MAX_BATCHES))
     n = min(n, len(todo))  # a process more than there are batches would only wait
     claims = _claims(len(todo))
-    page = mmap.mmap(-1, _slot(n))  # anonymous: shared with the forked workers
-    _WORK = _Shared(sources, table, settings, todo, claims, page)
+    _WORK = _Shared(sources, table, settings, todo, claims)
     results: list[BatchResult | None] = [None] * len(todo)
-    workers: dict[int, int] = {}  # pid -> read end of its pipe
-    shown = (0, 0)
+    workers: dict[int, _Worker] = {}
+    shown = [0, 0]
 
-    def tell() -> None:
-        nonlocal shown
-        now = _progress(n)
-        advance(now[0] - shown[0], now[1] - shown[1])
-        shown = now
+    def tell(done: list[int]) -> None:
+        for i in done:
+            size, docs = _size(todo[i])
+            shown[0] += size
+            shown[1] += docs
+            advance(size, docs)
 
     try:
-        for process in range(1, n):
-            _fork_worker(process, workers)
+        for _ in range(1, n):
+            _fork_worker(workers)
         while (i := _claim()) is not None:
             results[i] = _analyze_batch(todo[i])
-            _count(0, todo[i])
-            tell()
+            tell([i])
+            for worker in workers.values():
+                tell(_take_in(worker, results, wait=False))
         for pid in list(workers):
-            read_end = workers[pid]
-            _unpack(_read_all(read_end), results)
-            os.close(read_end)
+            worker = workers[pid]
+            tell(_take_in(worker, results, wait=True))
+            os.close(worker.pipe)
             del workers[pid]
             os.waitpid(pid, 0)
         for i, res in enumerate(results):
             if res is None:  # its worker did not send it back: do it here
                 results[i] = _analyze_batch(todo[i])
-        # all done (a batch redone here may have been counted by its worker already)
         advance(sum(c.end - c.start for _, _, c in work) - shown[0], len(work) - shown[1])
         for res in results:
             assert res is not None
@@ -296,15 +290,14 @@ def analyze_parallel(
     finally:
         _stop(workers)
         _WORK = None
-        page.close()
         os.close(claims)
 
 
-def _stop(workers: dict[int, int]) -> None:
+def _stop(workers: dict[int, _Worker]) -> None:
     """Workers still running when the parent leaves early (an interrupt, a bug): kill
     and reap them, so none outlives the run."""
-    for pid, read_end in workers.items():
-        os.close(read_end)
+    for pid, worker in workers.items():
+        os.close(worker.pipe)
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:  # pragma: no cover - already gone
