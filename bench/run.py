@@ -20,7 +20,10 @@ figure is a whole process, as a user runs it: read a file, write stdout to a fil
 
 Times are medians of --runs runs. Peak memory is the larger of the biggest single
 process's maximum RSS (from wait4) and the process tree's summed PSS sampled every
-20 ms, so forked workers are counted, and pages they share with the parent once.
+20 ms, so forked workers are counted, and pages they share with the parent once. The
+sampling reads /proc/PID/smaps_rollup (about 0.8 ms of CPU each, per process): on a
+2-CPU machine that takes CPU from a run that uses both, so it is done in one extra run
+of each command, after the timed runs, never during them.
 """
 
 from __future__ import annotations
@@ -85,25 +88,28 @@ def _pss_kb(pid: int) -> int:
     return 0
 
 
-def run_once(cmd: list[str], stdout_path: str) -> tuple[float, float]:
-    """(wall seconds, peak MB) of one process tree."""
+def run_once(cmd: list[str], stdout_path: str, sample: bool = False) -> tuple[float, float]:
+    """(wall seconds, peak MB) of one process tree: the largest process's maximum RSS,
+    and with ``sample`` the tree's summed PSS too (which costs the run CPU time)."""
     peak_tree = 0
     with open(stdout_path, "wb") as out:
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.DEVNULL)
         done = threading.Event()
 
-        def sample() -> None:
+        def sample_tree() -> None:
             nonlocal peak_tree
             while not done.wait(0.02):
                 peak_tree = max(peak_tree, sum(_pss_kb(p) for p in _tree(proc.pid)))
 
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
+        sampler = threading.Thread(target=sample_tree, daemon=True)
+        if sample:
+            sampler.start()
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
         done.set()
-        sampler.join()
+        if sample:
+            sampler.join()
         proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"benchmark command failed (exit {proc.returncode}): {' '.join(cmd)}")
@@ -120,8 +126,9 @@ def interleaved(cmds: list[list[str]], runs: int, out: str) -> list[Measure]:
     for _ in range(runs):
         for cmd, res in zip(cmds, results, strict=True):
             res.append(run_once(cmd, out))
+    peaks = [run_once(cmd, out, sample=True)[1] for cmd in cmds]  # not timed
     return [Measure(statistics.median(w for w, _ in res), [w for w, _ in res],
-                    max(m for _, m in res)) for res in results]
+                    max(peak, *(m for _, m in res))) for res, peak in zip(results, peaks)]
 
 
 def compile_bytecode() -> None:
