@@ -21,9 +21,8 @@ import os
 import signal
 import struct
 from collections.abc import Callable, Iterator
-from typing import NamedTuple, NoReturn
+from typing import Any, NoReturn
 
-from cmhash.analyze import transport
 from cmhash.analyze.chunk import analyze_source
 from cmhash.analyze.kinds import KindTable
 from cmhash.analyze.summaries import DocInfo
@@ -41,6 +40,8 @@ MAX_BATCHES = 2048
 Work = tuple[int, int, Chunk]  # (source index, document index, chunk)
 Batch = list[Work]
 BatchResult = tuple[list[tuple[int, DocInfo]], bool] | CmhashError
+Encode = Callable[[object], bytes]  # transport.encode / decode
+Decode = Callable[[bytes], Any]
 
 _FRAME = struct.Struct("<qq")  # a worker's result: batch index, length (transport.py)
 _CLAIM = struct.Struct("<H")  # a batch number in the claim pipe
@@ -48,15 +49,26 @@ PIPE_SIZE = 1 << 20  # a worker's pipe, when the system allows: it rarely waits 
 _HELD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-class _Shared(NamedTuple):
+class _Shared:
     """What the workers inherit (fork): the inputs, the batches, and the pipe that hands
-    out batch numbers."""
+    out batch numbers. (A plain class: a NamedTuple is compiled when the module is
+    imported, and every run imports this module, small ones too.)"""
 
-    sources: list[SourceText]
-    table: KindTable
-    settings: Settings
-    todo: list[Batch]
-    claims: int  # read end of a pipe holding every batch number (_CLAIM), then EOF
+    __slots__ = ("claims", "settings", "sources", "table", "todo")
+
+    def __init__(
+        self,
+        sources: list[SourceText],
+        table: KindTable,
+        settings: Settings,
+        todo: list[Batch],
+        claims: int,  # read end of a pipe holding every batch number (_CLAIM), then EOF
+    ) -> None:
+        self.sources = sources
+        self.table = table
+        self.settings = settings
+        self.todo = todo
+        self.claims = claims
 
 
 class _Worker:
@@ -150,7 +162,7 @@ def _claims(count: int) -> int:
     return read_end
 
 
-def _worker(out: int, mask: set[int | signal.Signals]) -> NoReturn:
+def _worker(out: int, mask: set[int | signal.Signals], encode: Encode) -> NoReturn:
     """A forked worker: claim and analyze batches until none are left, writing each
     result to ``out`` as a frame (batch number, length, packed result) as soon as it is
     done; then leave (``os._exit``: the parent's clean-ups, buffers and exit handlers
@@ -167,7 +179,7 @@ def _worker(out: int, mask: set[int | signal.Signals]) -> NoReturn:
         while (i := _claim()) is not None:
             result = _analyze_batch(_WORK.todo[i])
             try:
-                blob = transport.encode(result)
+                blob = encode(result)
             except Exception:  # e.g. an error holding something odd
                 continue  # the parent does this batch again
             _write_all(out, _FRAME.pack(i, len(blob)) + blob)
@@ -182,7 +194,9 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _take_in(worker: _Worker, results: list[BatchResult | None], *, wait: bool) -> list[int]:
+def _take_in(
+    worker: _Worker, results: list[BatchResult | None], decode: Decode, *, wait: bool
+) -> list[int]:
     """What ``worker`` has sent so far (everything, up to its exit: ``wait``) into
     ``results``; the batch numbers it completed. A cut-off or unreadable frame is
     skipped: the parent does that batch again."""
@@ -203,7 +217,7 @@ def _take_in(worker: _Worker, results: list[BatchResult | None], *, wait: bool) 
         at += _FRAME.size
         if 0 <= i < len(results) and results[i] is None:
             try:
-                results[i] = transport.decode(bytes(data[at : at + size]))
+                results[i] = decode(bytes(data[at : at + size]))
                 done.append(i)
             except Exception:  # redone by the parent
                 pass
@@ -212,7 +226,7 @@ def _take_in(worker: _Worker, results: list[BatchResult | None], *, wait: bool) 
     return done
 
 
-def _fork_worker(workers: dict[int, _Worker]) -> None:
+def _fork_worker(workers: dict[int, _Worker], encode: Encode) -> None:
     """Fork a worker and add it to ``workers``. Signals are held until then, so the
     parent knows every worker it started, whenever an interrupt comes."""
     read_end, write_end = os.pipe()
@@ -232,7 +246,7 @@ def _fork_worker(workers: dict[int, _Worker]) -> None:
         raise
     if pid == 0:  # pragma: no cover - the worker (coverage does not follow forks)
         os.close(read_end)
-        _worker(write_end, old)
+        _worker(write_end, old, encode)
     os.close(write_end)
     workers[pid] = _Worker(pid, read_end)
     signal.pthread_sigmask(signal.SIG_SETMASK, old)
@@ -251,6 +265,9 @@ def analyze_parallel(
     otherwise), ``n - 1`` forked workers the others. ``advance`` (bytes, documents) as
     batches are done, the parent's and, as they come back, the workers'."""
     global _WORK
+    # imported here, before the fork (the workers inherit it), and only by big runs
+    from cmhash.analyze.transport import decode, encode
+
     todo = batches(work, min(n * BATCHES_PER_PROCESS, MAX_BATCHES))
     n = min(n, len(todo))  # a process more than there are batches would only wait
     claims = _claims(len(todo))
@@ -268,15 +285,15 @@ def analyze_parallel(
 
     try:
         for _ in range(1, n):
-            _fork_worker(workers)
+            _fork_worker(workers, encode)
         while (i := _claim()) is not None:
             results[i] = _analyze_batch(todo[i])
             tell([i])
             for worker in workers.values():
-                tell(_take_in(worker, results, wait=False))
+                tell(_take_in(worker, results, decode, wait=False))
         for pid in list(workers):
             worker = workers[pid]
-            tell(_take_in(worker, results, wait=True))
+            tell(_take_in(worker, results, decode, wait=True))
             os.close(worker.pipe)
             del workers[pid]
             os.waitpid(pid, 0)
