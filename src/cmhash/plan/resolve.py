@@ -243,9 +243,10 @@ def _resolve(
     renames: Mapping[ResourceId, str],
 ) -> list[Use]:
     uses = []
+    namespace = plan.namespace
     for written in plan.info.refs:
         for ref in _targets(plan, written, index) if written.pattern else (written,):
-            key = plan.target(ref)
+            key = _rid(("", ref.target_kind, ref.namespace or namespace, ref.name))
             use = _resolve_one(plan, ref, key, index, settings, findings)
             if use is not None and renames:  # a versioned object: hashed by its new name
                 new = renames.get(key)
@@ -264,7 +265,7 @@ def _resolve_one(
     findings: list[Finding],
 ) -> Use | None:
     """``key``: the id of the object ``ref`` names (``plan.target(ref)``)."""
-    entry = index.get(key)
+    entry = index.objects.get(key)
     why = _not_counted(plan, ref, entry, settings)
     other_ns = ref.namespace if ref.namespace not in (None, plan.namespace) else None
     if why is not None:
@@ -279,7 +280,8 @@ def _resolve_one(
     if content.source is not None:  # what a source produces has no keys to check
         plan.resolved.append(Resolved(ref, entry))
         return Use(ref.target_kind, ref.name, content, None, other_ns)
-    missing = frozenset(k for k in ref.keys if k not in content.entries) if ref.keys else _NO_KEYS
+    keys = None if ref.keys is None else frozenset(ref.keys)
+    missing = keys.difference(content.entries) if keys else _NO_KEYS  # (a dict: no copy)
     plan.resolved.append(_resolved((ref, entry, missing, None)))
     if missing and not ref.optional:
         findings.append(
@@ -293,11 +295,13 @@ def _resolve_one(
                 field=ref.field,
             )
         )
-    return _use((ref.target_kind, ref.name, content, _keyset(ref), other_ns))
+    return _use((ref.target_kind, ref.name, content, keys, other_ns))
 
 
-# Resolved((...)) and Use((...)) with every field, without a Python frame (the common path)
+# Resolved((...)), Use((...)) and ResourceId((...)) with every field, without a Python
+# frame (the common path)
 _resolved = functools.partial(tuple.__new__, Resolved)
+_rid = functools.partial(tuple.__new__, ResourceId)
 _use = functools.partial(tuple.__new__, Use)
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
