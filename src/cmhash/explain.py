@@ -51,9 +51,8 @@ def workload_fields(plan: WorkloadPlan) -> dict[str, Any]:
 
 
 def _reference(plan: WorkloadPlan, r: Resolved, names: Mapping[ResourceId, str]) -> dict[str, Any]:
-    ref = r.ref
-    renamed = names.get(r.entry.id) if names and r.entry is not None else None
-    return {
+    ref, entry = r.ref, r.entry
+    out = {
         "kind": ref.target_kind,
         "name": ref.name,
         "namespace": ref.namespace or plan.namespace,
@@ -63,31 +62,37 @@ def _reference(plan: WorkloadPlan, r: Resolved, names: Mapping[ResourceId, str])
         "keys": list(ref.keys) if ref.keys is not None else None,
         "optional": ref.optional,
         "target": str(target_state(r)),
-        "missingKeys": sorted(r.missing_keys),
-        **({"declaredBy": ref.declared_by} if ref.declared_by else {}),
-        **({"producedBy": r.entry.info.source} if r.entry and r.entry.info.source else {}),
-        **({"versionedAs": renamed} if renamed is not None else {}),
-        **({"excludedBecause": r.excluded} if r.excluded else {}),
+        "missingKeys": sorted(r.missing_keys) if r.missing_keys else [],
     }
+    # the optional fields, in this order, only when they say something
+    if ref.declared_by:
+        out["declaredBy"] = ref.declared_by
+    if entry is not None and entry.info.source:
+        out["producedBy"] = entry.info.source
+    renamed = names.get(entry.id) if names and entry is not None else None
+    if renamed is not None:
+        out["versionedAs"] = renamed
+    if r.excluded:
+        out["excludedBecause"] = r.excluded
+    return out
 
 
 def _workload(plan: WorkloadPlan, names: Mapping[ResourceId, str]) -> dict[str, Any]:
-    return {
-        **workload_fields(plan),
-        "status": str(_status(plan)),
-        "skipReason": plan.skip_text,
-        **({"selectedBy": plan.selected_by} if plan.selected_by else {}),
-        "noRestart": plan.info.no_restart,
-        "checksum": plan.value,
-        "current": plan.info.current,
-        "references": [_reference(plan, r, names) for r in plan.resolved],
-    }
+    out = workload_fields(plan)
+    out["status"] = str(_status(plan))
+    out["skipReason"] = plan.skip_text
+    if plan.selected_by:
+        out["selectedBy"] = plan.selected_by
+    out["noRestart"] = plan.info.no_restart
+    out["checksum"] = plan.value
+    out["current"] = plan.info.current
+    out["references"] = [_reference(plan, r, names) for r in plan.resolved]
+    return out
 
 
 def _config(entry: ConfigEntry, names: Mapping[ResourceId, str]) -> dict[str, Any]:
     c = entry.info
-    renamed = names.get(entry.id) if names else None
-    return {
+    out = {
         "kind": c.kind,
         "name": c.name,
         "namespace": entry.namespace,
@@ -96,9 +101,13 @@ def _config(entry: ConfigEntry, names: Mapping[ResourceId, str]) -> dict[str, An
         "keys": sorted(c.content.entries),
         "immutable": c.immutable,
         "optedOut": c.skipped,
-        **({"producedBy": c.source} if c.source else {}),
-        **({"versionedAs": renamed} if renamed is not None else {}),
     }
+    if c.source:
+        out["producedBy"] = c.source
+    renamed = names.get(entry.id) if names else None
+    if renamed is not None:
+        out["versionedAs"] = renamed
+    return out
 
 
 def build(result: RunResult, annotation_key: str) -> dict[str, Any]:

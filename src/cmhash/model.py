@@ -11,8 +11,9 @@ class TextEnum(str, enum.Enum):
     """An enum whose members are their text: JSON, templates and messages show the value,
     and a member still equals its string."""
 
-    def __str__(self) -> str:
-        return str(self.value)
+    # its text, as str itself gives it (in C: Enum.value is a Python-level property,
+    # and a big explain or report asks for thousands of these)
+    __str__ = str.__str__
 
 
 class ResourceId(NamedTuple):
