@@ -4,6 +4,7 @@ travels as (never bare strings that code compares)."""
 from __future__ import annotations
 
 import enum
+import functools
 from typing import NamedTuple
 
 
@@ -33,6 +34,11 @@ class ResourceId(NamedTuple):
     @property
     def label(self) -> str:
         return f"{self.kind}/{self.name}" + (f" -n {self.namespace}" if self.namespace else "")
+
+
+# ResourceId((group, kind, namespace, name)) without a Python frame: for the hot paths
+# that make one per reference (the plan, report)
+make_id = functools.partial(tuple.__new__, ResourceId)
 
 
 class Level(TextEnum):

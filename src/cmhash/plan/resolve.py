@@ -12,7 +12,7 @@ from cmhash.analyze.kinds import Policy
 from cmhash.analyze.refs import Reference, SubPathMount
 from cmhash.analyze.summaries import SkipReason, WorkloadInfo
 from cmhash.findings import Code, Finding, finding
-from cmhash.model import Level, ResourceId
+from cmhash.model import Level, ResourceId, make_id
 from cmhash.plan.hashing import Use, digest
 from cmhash.plan.index import ConfigEntry, ConfigIndex
 from cmhash.plan.selection import first_match
@@ -246,7 +246,7 @@ def _resolve(
     namespace = plan.namespace
     for written in plan.info.refs:
         for ref in _targets(plan, written, index) if written.pattern else (written,):
-            key = _rid(("", ref.target_kind, ref.namespace or namespace, ref.name))
+            key = make_id(("", ref.target_kind, ref.namespace or namespace, ref.name))
             use = _resolve_one(plan, ref, key, index, settings, findings)
             if use is not None and renames:  # a versioned object: hashed by its new name
                 new = renames.get(key)
@@ -298,10 +298,9 @@ def _resolve_one(
     return _use((ref.target_kind, ref.name, content, keys, other_ns))
 
 
-# Resolved((...)), Use((...)) and ResourceId((...)) with every field, without a Python
-# frame (the common path)
+# Resolved((...)) and Use((...)) with every field, without a Python frame (the common
+# path)
 _resolved = functools.partial(tuple.__new__, Resolved)
-_rid = functools.partial(tuple.__new__, ResourceId)
 _use = functools.partial(tuple.__new__, Use)
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")

@@ -75,7 +75,13 @@ def config_changes(
             )
             continue
         oc, nc = o.info.content, n.info.content
-        added, removed, changed = _diff_entries(oc.entries, nc.entries)
+        added: tuple[str, ...]
+        removed: tuple[str, ...]
+        changed: tuple[str, ...]
+        if oc.entries == nc.entries:  # (most objects: one comparison, in C)
+            added = removed = changed = ()
+        else:
+            added, removed, changed = _diff_entries(oc.entries, nc.entries)
         type_changed = oc.secret_type != nc.secret_type
         data_changed = bool(added or removed or changed or type_changed)
         violation = None

@@ -20,7 +20,7 @@ from cmhash.model import Level, ResourceId
 from cmhash.plan.index import ConfigEntry
 from cmhash.plan.versioning import shown
 from cmhash.report.changes import DATA_CHANGED, ConfigChange, config_changes
-from cmhash.report.workloads import Names, Users, compare_workloads, unversioned, used_by
+from cmhash.report.workloads import Names, UsedBy, Users, compare_workloads, unversioned
 
 if TYPE_CHECKING:
     from cmhash.app import RunResult
@@ -130,11 +130,16 @@ def _findings(
 
 
 def _configs(
-    old: RunResult, new: RunResult, configs: list[ConfigChange], users: Users, names: Names
+    old: RunResult,
+    new: RunResult,
+    configs: list[ConfigChange],
+    users: Users,
+    names: Names,
+    used: UsedBy,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Every changed object, and those no workload picks up."""
     items, unused = [], []
-    referenced = {key for p in (*new.plans, *old.plans) for key in used_by(p, names.versioned)}
+    referenced = {key for p in (*new.plans, *old.plans) for key in used(p)}
     for c in configs:
         e = c.entry
         who = sorted(set(users.get(c.key, [])))
@@ -195,9 +200,10 @@ def build(old: RunResult, new: RunResult, annotation_key: str) -> dict[str, Any]
         c._replace(immutable_violation=None) if names.now(c.key) is not None else c
         for c in config_changes(_objects(old, names), _objects(new, names))
     ]
-    groups, users = compare_workloads(old, new, {c.key: c for c in configs}, names)
+    used = UsedBy(names.versioned)
+    groups, users = compare_workloads(old, new, {c.key: c for c in configs}, names, used)
     findings, counts = _findings(old, new, configs)
-    config_items, unused = _configs(old, new, configs, users, names)
+    config_items, unused = _configs(old, new, configs, users, names, used)
     restart, not_restarting = groups["restart"], groups["notRestarting"]
     errors = counts[Level.ERROR]
     return {

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cmhash.analyze.kinds import Policy
 from cmhash.explain import workload_fields
-from cmhash.model import ResourceId
+from cmhash.model import ResourceId, make_id
 from cmhash.plan.resolve import WorkloadPlan
 from cmhash.report.changes import REMOVED, ConfigChange
 
@@ -53,9 +53,12 @@ def used_by(plan: WorkloadPlan, versioned: bool = False) -> dict[ResourceId, fro
     under --exclude-secrets count) and the keys it reads (None: all); by base name
     when ``versioned``."""
     out: dict[ResourceId, frozenset[str] | None] = {}
+    namespace = plan.namespace
     for r in plan.resolved:  # Reloader patterns expanded
         ref = r.ref
-        key = unversioned(plan.target(ref)) if versioned else plan.target(ref)
+        key = make_id(("", ref.target_kind, ref.namespace or namespace, ref.name))  # target()
+        if versioned:
+            key = unversioned(key)
         # what a source produces is read whole: its content fields are not the keys
         produced = r.entry is not None and r.entry.info.content.source is not None
         keys = None if ref.keys is None or produced else frozenset(ref.keys)
@@ -65,6 +68,24 @@ def used_by(plan: WorkloadPlan, versioned: bool = False) -> dict[ResourceId, fro
         else:
             out[key] = keys
     return out
+
+
+class UsedBy:
+    """``used_by`` of each plan, made once per report: a plan is asked for it up to three
+    times (who uses a changed object, what changed for it, what is referenced at all).
+    It holds the plans it has seen, so their ids stay theirs while it lives."""
+
+    __slots__ = ("_seen", "versioned")
+
+    def __init__(self, versioned: bool) -> None:
+        self.versioned = versioned
+        self._seen: dict[int, tuple[WorkloadPlan, dict[ResourceId, frozenset[str] | None]]] = {}
+
+    def __call__(self, plan: WorkloadPlan) -> dict[ResourceId, frozenset[str] | None]:
+        got = self._seen.get(id(plan))
+        if got is None:
+            got = self._seen[id(plan)] = (plan, used_by(plan, self.versioned))
+        return got[1]
 
 
 class Cause(NamedTuple):
@@ -182,12 +203,13 @@ def _users(
     by_key: Mapping[ResourceId, ConfigChange],
     users: Users,
     names: Names,
+    used: UsedBy,
     *,
     removed_only: bool = False,
 ) -> None:
     """Who reads changed keys of each changed object (for a removed one: who did)."""
     for plan in plans:
-        for key, keys in used_by(plan, names.versioned).items():
+        for key, keys in used(plan).items():
             ch = by_key.get(key)
             if ch is None or (removed_only and ch.change is not REMOVED):
                 continue
@@ -201,11 +223,12 @@ def _compare_workload(
     prev: WorkloadPlan,
     by_key: Mapping[ResourceId, ConfigChange],
     names: Names,
+    used_by_plan: UsedBy,
 ) -> tuple[str, dict[str, Any]] | None:
     """("restart" | "notRestarting", entry), or None when nothing it uses changed."""
-    used = used_by(plan, names.versioned)
+    used = used_by_plan(plan)
     unhashed = _unhashed(plan, used, by_key, names.versioned)
-    causes = _causes(used, used_by(prev, names.versioned), by_key, names)
+    causes = _causes(used, used_by_plan(prev), by_key, names)
     value, before = _applied(plan), _applied(prev)
     # any change of the applied annotation (changed, added or removed) rolls the pods
     if value != before and not plan.info.no_restart and plan.info.kind.policy not in NEVER_ROLLS:
@@ -239,19 +262,21 @@ def compare_workloads(
     new: RunResult,
     by_key: Mapping[ResourceId, ConfigChange],
     names: Names | None = None,
+    used: UsedBy | None = None,
 ) -> tuple[dict[str, list[dict[str, Any]]], Users]:
     names = names or Names()
+    used = used or UsedBy(names.versioned)
     old_plans = {p.id: p for p in old.plans}
     groups: dict[str, list[dict[str, Any]]] = {"restart": [], "notRestarting": []}
     users: Users = {}
     current = [p for p in new.plans if not p.info.generated]  # created anew, never restarted
-    _users(current, by_key, users, names)
+    _users(current, by_key, users, names, used)
     for plan in current:
         prev = old_plans.get(plan.id)
         if prev is None:
             continue  # created by this change: nothing to restart
-        outcome = _compare_workload(plan, prev, by_key, names)
+        outcome = _compare_workload(plan, prev, by_key, names, used)
         if outcome is not None:
             groups[outcome[0]].append(outcome[1])
-    _users(old.plans, by_key, users, names, removed_only=True)
+    _users(old.plans, by_key, users, names, used, removed_only=True)
     return groups, users
