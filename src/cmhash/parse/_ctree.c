@@ -2201,6 +2201,182 @@ document_resources(PyObject *Py_UNUSED(self), PyObject *args)
     return out;
 }
 
+
+/* ---- resolve_plain: plan/resolve.py's _resolve, for plain references ----------------
+ *
+ * A workload's references, each to an object of the input that counts whole or with all
+ * the keys it names: (resolved, uses) as _resolve would make them, or None for
+ * anything else -- a Reloader pattern, an object not in the input or excluded, an
+ * imagePullSecret not hashed, an object produced by a source, a named key the object
+ * lacks, any unexpected type -- and _resolve does the whole workload in Python (the
+ * reference: tests compare the two). The caller has checked the settings and the
+ * workload's selection (no --exclude-secrets, no sources or match-only selection, no
+ * versioned names). */
+
+static PyTypeObject *rid_type, *resolved_type, *use_type;
+static PyObject *no_keys, *image_pull_how;
+
+static PyObject *
+bind_resolve(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyTypeObject *rid, *resolved, *use;
+    PyObject *empty, *how;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!U", &PyType_Type, &rid, &PyType_Type, &resolved,
+                          &PyType_Type, &use, &PyFrozenSet_Type, &empty, &how))
+        return NULL;
+    if (ref_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_ctree.bind_resolve: bind_refs() first");
+        return NULL;
+    }
+    if (!PyType_IsSubtype(rid, &PyTuple_Type) || !PyType_IsSubtype(resolved, &PyTuple_Type) ||
+        !PyType_IsSubtype(use, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "_ctree.bind_resolve: tuple classes expected");
+        return NULL;
+    }
+    Py_INCREF(rid);
+    Py_INCREF(resolved);
+    Py_INCREF(use);
+    Py_INCREF(empty);
+    Py_INCREF(how);
+    Py_XSETREF(rid_type, rid);
+    Py_XSETREF(resolved_type, resolved);
+    Py_XSETREF(use_type, use);
+    Py_XSETREF(no_keys, empty);
+    Py_XSETREF(image_pull_how, how);
+    Py_RETURN_NONE;
+}
+
+/* a tuple of ``type`` (a NamedTuple class) from n new references, stolen even on error */
+static PyObject *
+make_tuple(PyTypeObject *type, Py_ssize_t n, PyObject **items)
+{
+    PyObject *t = type->tp_alloc(type, n);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (t == NULL || items[i] == NULL) {
+            Py_XDECREF(items[i]);
+            continue;
+        }
+        PyTuple_SET_ITEM(t, i, items[i]);
+    }
+    if (t != NULL)
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (PyTuple_GET_ITEM(t, i) == NULL) {
+                Py_DECREF(t);
+                return NULL;
+            }
+    return t;
+}
+
+/* 1 made (appended to resolved and uses), 0 not plain (None), -1 an exception */
+static int
+resolve_one(PyObject *ref, PyObject *namespace, PyObject *objects, int image_pull,
+            PyObject *resolved, PyObject *uses)
+{
+    if (Py_TYPE(ref) != ref_type || PyTuple_GET_SIZE(ref) != 12)
+        return 0;
+    PyObject *kind = PyTuple_GET_ITEM(ref, 0), *name = PyTuple_GET_ITEM(ref, 1);
+    PyObject *keys = PyTuple_GET_ITEM(ref, 2), *how = PyTuple_GET_ITEM(ref, 4);
+    PyObject *ref_ns = PyTuple_GET_ITEM(ref, 8), *pattern = PyTuple_GET_ITEM(ref, 9);
+    if (pattern != Py_False || !PyUnicode_CheckExact(kind) || !PyUnicode_CheckExact(name) ||
+        !PyUnicode_CheckExact(how) || (keys != Py_None && !PyTuple_CheckExact(keys)) ||
+        (ref_ns != Py_None && !PyUnicode_CheckExact(ref_ns)))
+        return 0;
+    if (!image_pull) {
+        int ips = PyUnicode_Compare(how, image_pull_how) == 0;
+        if (ips)
+            return 0; /* not hashed: _resolve records why */
+    }
+    /* the target: ResourceId("", kind, ref.namespace or the workload's, name) */
+    PyObject *ns = ref_ns != Py_None && PyUnicode_GET_LENGTH(ref_ns) ? ref_ns : namespace;
+    PyObject *parts[4] = {PyUnicode_New(0, 0), Py_NewRef(kind), Py_NewRef(ns), Py_NewRef(name)};
+    PyObject *key = make_tuple(rid_type, 4, parts);
+    if (key == NULL)
+        return -1;
+    PyObject *entry = PyDict_GetItemWithError(objects, key); /* borrowed */
+    Py_DECREF(key);
+    if (entry == NULL)
+        return PyErr_Occurred() ? -1 : 0; /* not in the input */
+    if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 4 ||
+        PyTuple_GET_ITEM(entry, 3) != Py_None)
+        return 0; /* excluded */
+    PyObject *info = PyTuple_GET_ITEM(entry, 1);
+    if (!PyTuple_Check(info) || PyTuple_GET_SIZE(info) < 4)
+        return 0;
+    PyObject *content = PyTuple_GET_ITEM(info, 3);
+    if (!PyTuple_Check(content) || PyTuple_GET_SIZE(content) != 5 ||
+        !PyDict_CheckExact(PyTuple_GET_ITEM(content, 2)) || PyTuple_GET_ITEM(content, 4) != Py_None)
+        return 0; /* produced by a source, or not what analyze makes */
+    PyObject *entries = PyTuple_GET_ITEM(content, 2);
+    PyObject *keyset = Py_None;
+    if (keys != Py_None) {
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(keys); i++) {
+            PyObject *k = PyTuple_GET_ITEM(keys, i);
+            if (!PyUnicode_CheckExact(k))
+                return 0;
+            int has = PyDict_Contains(entries, k);
+            if (has <= 0)
+                return has; /* a named key the object lacks: _resolve reports it */
+        }
+        keyset = PyFrozenSet_New(keys);
+        if (keyset == NULL)
+            return -1;
+    }
+    else
+        Py_INCREF(keyset);
+    /* Resolved(ref, entry, no missing keys, not excluded) */
+    PyObject *r_items[4] = {Py_NewRef(ref), Py_NewRef(entry),
+                            keys != Py_None && PyTuple_GET_SIZE(keys) ? PyFrozenSet_New(NULL)
+                                                                     : Py_NewRef(no_keys),
+                            Py_NewRef(Py_None)};
+    PyObject *r = make_tuple(resolved_type, 4, r_items);
+    /* Use(kind, name, content, keys, the namespace when it is another one) */
+    int other = 0;
+    if (ref_ns != Py_None) {
+        other = PyUnicode_Compare(ref_ns, namespace);
+        if (other == -1 && PyErr_Occurred())
+            other = 0;
+    }
+    PyObject *u_items[5] = {Py_NewRef(kind), Py_NewRef(name), Py_NewRef(content), keyset,
+                            Py_NewRef(other ? ref_ns : Py_None)};
+    PyObject *u = make_tuple(use_type, 5, u_items);
+    int ok = r != NULL && u != NULL && PyList_Append(resolved, r) == 0 &&
+             PyList_Append(uses, u) == 0;
+    Py_XDECREF(r);
+    Py_XDECREF(u);
+    return ok ? 1 : -1;
+}
+
+static PyObject *
+resolve_plain(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4 || !PyTuple_Check(args[0]) || !PyUnicode_CheckExact(args[1]) ||
+        !PyDict_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "resolve_plain(refs: tuple, namespace: str, objects: dict, "
+                        "image_pull_secrets: bool)");
+        return NULL;
+    }
+    if (rid_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_ctree.resolve_plain: bind_resolve() first");
+        return NULL;
+    }
+    int image_pull = PyObject_IsTrue(args[3]);
+    if (image_pull < 0)
+        return NULL;
+    PyObject *resolved = PyList_New(0), *uses = PyList_New(0);
+    int r = resolved != NULL && uses != NULL ? 1 : -1;
+    for (Py_ssize_t i = 0; r > 0 && i < PyTuple_GET_SIZE(args[0]); i++)
+        r = resolve_one(PyTuple_GET_ITEM(args[0], i), args[1], args[2], image_pull, resolved,
+                        uses);
+    if (r > 0)
+        return Py_BuildValue("(NN)", resolved, uses);
+    Py_XDECREF(resolved);
+    Py_XDECREF(uses);
+    if (r < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"build", build, METH_VARARGS,
      "build(text, base, node_type, kinds, max_depth, max_scalar) -> list | None"},
@@ -2236,6 +2412,12 @@ static PyMethodDef methods[] = {
     {"collect", collect, METH_VARARGS,
      "collect(node, trie, field, count, node_type, kinds) -> list[list[(Node, str)]] | None: "
      "refs._collect's walk over C-built trees (None: cannot, walk in Python)"},
+    {"bind_resolve", bind_resolve, METH_VARARGS,
+     "bind_resolve(resource_id, resolved, use, no_keys, image_pull_how): what "
+     "resolve_plain() makes (after bind_refs)"},
+    {"resolve_plain", (PyCFunction)(void (*)(void))resolve_plain, METH_FASTCALL,
+     "resolve_plain(refs, namespace, objects, image_pull_secrets) -> (resolved, uses) | None: "
+     "resolve._resolve for a workload whose references are all plain"},
     {"check_edit", check_edit, METH_VARARGS,
      "check_edit(old_root, new_text, node_type, kinds, template_path, key, value) -> True | "
      "None: the edited text is the old tree plus our annotation (None: cannot tell)"},

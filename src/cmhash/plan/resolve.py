@@ -13,6 +13,7 @@ from cmhash.analyze.refs import Reference, SubPathMount
 from cmhash.analyze.summaries import SkipReason, WorkloadInfo
 from cmhash.findings import Code, Finding, finding
 from cmhash.model import Level, ResourceId, make_id
+from cmhash.parse import cext
 from cmhash.plan.hashing import Use, digest
 from cmhash.plan.index import ConfigEntry, ConfigIndex
 from cmhash.plan.selection import first_match
@@ -242,6 +243,30 @@ def _resolve(
     findings: list[Finding],
     renames: Mapping[ResourceId, str],
 ) -> list[Use]:
+    sel = plan.info.selection
+    if (
+        _C_RESOLVE is not None
+        and not renames
+        and not settings.exclude_secrets
+        and sel.sources is None
+        and not sel.match_only
+    ):  # the common case, in C: every reference to an object of the input that counts
+        made = _C_RESOLVE(
+            plan.info.refs, plan.namespace, index.objects, settings.image_pull_secrets
+        )
+        if made is not None:
+            plan.resolved.extend(made[0])
+            return made[1]
+    return _py_resolve(plan, index, settings, findings, renames)
+
+
+def _py_resolve(
+    plan: WorkloadPlan,
+    index: ConfigIndex,
+    settings: Settings,
+    findings: list[Finding],
+    renames: Mapping[ResourceId, str],
+) -> list[Use]:
     uses = []
     namespace = plan.namespace
     for written in plan.info.refs:
@@ -302,6 +327,18 @@ def _resolve_one(
 # path)
 _resolved = functools.partial(tuple.__new__, Resolved)
 _use = functools.partial(tuple.__new__, Use)
+
+# _resolve for plain references in C (parse/_ctree.c), when it was compiled: (resolved,
+# uses), or None for anything _py_resolve must do
+_C_RESOLVE: (
+    Callable[
+        [tuple[Reference, ...], str, dict[ResourceId, ConfigEntry], bool],
+        tuple[list[Resolved], list[Use]] | None,
+    ]
+    | None
+) = cext.function(
+    "resolve_plain", "bind_resolve", ResourceId, Resolved, Use, _NO_KEYS, "imagePullSecret"
+)
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
