@@ -235,3 +235,36 @@ def test_many_workers_are_capped_by_the_batches() -> None:
     many = run_cmhash(["--no-config", "--workers", "300", "-"], stdin=data)
     assert one.code == many.code == 0 and one.stdout == many.stdout
     assert 300 * pool.BATCHES_PER_PROCESS > pool.MAX_BATCHES
+
+
+def test_big_inputs_are_cut_into_more_batches() -> None:
+    """16 batches a process; for a big input more, none over BATCH_BYTES (so the last
+    ones end close together); never more than the claim pipe holds."""
+    assert pool.batch_count(2, 13 * 2**20) == 32
+    assert pool.batch_count(2, 131 * 2**20) == 131 * 2
+    assert pool.batch_count(4, 2**40) == pool.MAX_BATCHES
+    assert pool.batch_count(300, 1) == pool.MAX_BATCHES
+
+
+def test_a_worker_does_not_wait_for_the_parent_to_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Results bigger than the pipe (tiny documents pack to about twice their text) wait
+    in the worker, which goes on working while the parent is busy with its own batch;
+    all of them arrive."""
+    data = stream(3000)
+    want, _ = _analyze(data, 1)
+    parent = os.getpid()
+    real = pool._analyze_batch
+    monkeypatch.setattr(pool, "PIPE_SIZE", 4096)  # one page
+
+    def batch(b: pool.Batch) -> pool.BatchResult:
+        if not _in_a_worker(parent):
+            time.sleep(0.3)  # a slow parent: the worker must not wait for it
+        return real(b)
+
+    monkeypatch.setattr(pool, "_analyze_batch", batch)
+    started = time.monotonic()
+    got, told = _analyze(data, 2)
+    assert _same(got, want)
+    assert sum(d for _, d in told) == 6000
+    # the parent does few batches (each 0.3 s); the worker does the rest meanwhile
+    assert time.monotonic() - started < 0.3 * 10  # (blocking writes: about 16 of them, 4.8 s)
