@@ -22,7 +22,7 @@ from cmhash.plan.resolve import plan_workload
 from cmhash.read.source import SourceText
 from cmhash.read.split import Chunk
 from cmhash.settings import Settings
-from cmhash.write.edit import PLACEHOLDER, annotation_edit, apply_edits, with_value
+from cmhash.write.edit import PLACEHOLDER, Edit, annotation_edit, apply_edits, with_value
 from cmhash.write.verify import verify_edits
 
 
@@ -439,3 +439,49 @@ def test_tuples_made_without_a_frame_have_every_field() -> None:
         if r.entry is not None and r.excluded is None:
             use = _use((r.ref.target_kind, r.ref.name, r.entry.info.content, None, None))
             assert len(use) == len(type(use)._fields)
+
+
+def test_rendered_files_keep_the_documents_text_in_the_source() -> None:
+    """render_files: the edited documents' text between the edits stays a range of the
+    source (no copy of each document); the result is the edits spliced in."""
+    from cmhash import app
+    from cmhash.settings import Settings
+
+    text = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: '1'}\n---\n"
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n"
+        "    spec:\n      containers:\n      - name: x\n        envFrom:\n"
+        "        - configMapRef: {name: c}\n"
+    )
+    src = SourceText("in.yaml", text)
+    result = app.run([src], Settings())
+    (f,) = result.files
+    assert f.changed
+    inserted = [s for s in f.segments if isinstance(s, str)]
+    assert len(inserted) == 1 and "checksum/config" in inserted[0]
+    assert len(inserted[0]) < 200  # the annotation, not the document
+    (plan_edit,) = result.changes
+    assert f.text.count("checksum/config") == 1 and f.text.startswith(text[:50])
+    assert plan_edit.workload == "Deployment/d"
+
+
+@pytest.mark.parametrize(
+    ("edits", "unchanged"),
+    [
+        ([Edit(2, 3, "c")], True),  # the same text
+        ([Edit(2, 3, "x")], False),  # the same length, another text
+        ([Edit(2, 2, "x")], False),  # longer
+        ([Edit(1, 3, "b"), Edit(3, 3, "c")], True),  # two edits that add up to nothing
+        ([Edit(1, 3, "b"), Edit(3, 3, "x")], False),
+    ],
+)
+def test_edits_that_change_nothing_leave_the_document_alone(
+    edits: list[Edit], unchanged: bool
+) -> None:
+    from cmhash.analyze.summaries import DocInfo
+    from cmhash.read.split import Chunk
+    from cmhash.write.emit import _unchanged
+
+    text = "abcdef"
+    assert _unchanged(text, DocInfo(0, Chunk(0, 6), True), edits) is unchanged
+    assert (apply_edits(text, edits) == text) is unchanged

@@ -11,7 +11,7 @@ from cmhash.errors import InternalError, NodeError
 from cmhash.plan.resolve import WorkloadPlan
 from cmhash.read.source import SourceText
 from cmhash.settings import Settings
-from cmhash.write.edit import apply_edits
+from cmhash.write.edit import Edit, apply_edits
 
 if TYPE_CHECKING:
     from cmhash.plan.versioning import Versioning
@@ -71,6 +71,7 @@ def render_files(
     changes: list[Change] = []
     files: list[FileResult] = []
     for src, per in zip(sources, docs, strict=True):
+        text = src.text
         segments: list[tuple[int, int] | str] = []
         pos = 0
         for d in per:
@@ -78,16 +79,19 @@ def render_files(
             edited = edits_by_doc.get(key, [])
             if not edited and key not in extra:
                 continue
-            old_text = src.text[d.chunk.start : d.chunk.end]
             all_edits = [p.edit for p in edited if p.edit is not None] + extra.get(key, [])
-            new_text = apply_edits(old_text, all_edits, base=d.chunk.start)
-            if new_text == old_text:
+            all_edits.sort(key=_span)
+            if _unchanged(text, d, all_edits):
                 continue
-            _check(src, d, old_text, new_text, edited, settings, versioning)
-            if d.chunk.start > pos:
-                segments.append((pos, d.chunk.start))
-            segments.append(new_text)
-            pos = d.chunk.end
+            _check(src, d, all_edits, edited, settings, versioning)
+            # the document's text between the edits stays in the source: no copy of it
+            for e in all_edits:
+                if e.start < pos:
+                    raise AssertionError("overlapping edits")
+                if e.start > pos:
+                    segments.append((pos, e.start))
+                segments.append(e.text)
+                pos = e.end
             changes.extend(
                 Change(
                     src,
@@ -99,17 +103,33 @@ def render_files(
                 )
                 for p in edited
             )
-        if pos < len(src.text):
-            segments.append((pos, len(src.text)))
-        files.append(FileResult(src, segments, pos > 0))
+        changed = bool(segments)
+        if pos < len(text):
+            segments.append((pos, len(text)))
+        files.append(FileResult(src, segments, changed))
     return changes, files
+
+
+def _span(e: Edit) -> tuple[int, int]:
+    return e.start, e.end
+
+
+def _unchanged(text: str, d: DocInfo, edits: list[Edit]) -> bool:
+    """Whether the edits leave the document as it is, without copying it: when none
+    changes its own span; and when one does but they add up to the same length (the
+    same-size value of a re-run, or edits that undo each other), by comparing texts."""
+    if all(text[e.start : e.end] == e.text for e in edits):
+        return True
+    if sum(len(e.text) - (e.end - e.start) for e in edits):
+        return False
+    old = text[d.chunk.start : d.chunk.end]
+    return apply_edits(old, edits, base=d.chunk.start) == old
 
 
 def _check(
     src: SourceText,
     d: DocInfo,
-    old_text: str,
-    new_text: str,
+    edits: list[Edit],
     edited: list[WorkloadPlan],
     settings: Settings,
     versioning: Versioning | None,
@@ -125,12 +145,13 @@ def _check(
         if versioned or sum(1 for w in d.workloads if w.edit is not None) != len(edited):
             from cmhash.write.recheck import recheck  # rare: imported when needed
 
+            old_text = src.text[d.chunk.start : d.chunk.end]
             recheck(
                 src,
                 d.index,
                 d.chunk.start,
                 old_text,
-                new_text,
+                apply_edits(old_text, edits, base=d.chunk.start),
                 [(p.info.offset, p.info.kind, p.value or "") for p in edited],
                 settings.annotation_key,
                 settings.parser,
@@ -140,7 +161,8 @@ def _check(
     except NodeError as exc:
         from cmhash.read.classify import may_hold_secret
 
-        message = exc.public if may_hold_secret(old_text) else exc.message
+        secret = may_hold_secret(src.text[d.chunk.start : d.chunk.end])
+        message = exc.public if secret else exc.message
         raise InternalError(
             f"self-check failed after editing ({message}); please report this bug",
             path=src.display,
