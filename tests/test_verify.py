@@ -81,3 +81,8 @@ def test_failed_self_check_exits_3(monkeypatch: pytest.MonkeyPatch) -> None:
     res = run_cmhash(["--no-config"], stdin=stream)
     assert res.code == 3 and res.stdout == b""
     assert "self-check failed" in res.stderr
+    # explain and report splice nothing, but check the same edits: they fail alike
+    for args in (["explain", "--no-config", "-"], ["report", "--no-config", "/dev/null", "-"]):
+        shown = run_cmhash(args, stdin=stream)
+        assert shown.code == 3 and shown.stdout == b"", args
+        assert "self-check failed" in shown.stderr

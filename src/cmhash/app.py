@@ -110,13 +110,16 @@ def run(
     *,
     keep_plans: bool = False,
     allow_empty: bool = False,
+    output: bool = True,
 ) -> RunResult:
     """``allow_empty``: an input without objects is a valid, empty result (one side of
-    ``cmhash report`` may be a render of nothing yet) instead of an error."""
+    ``cmhash report`` may be a render of nothing yet) instead of an error. Without
+    ``output`` (explain, report: they show plans), the final edits are checked but not
+    spliced: ``files`` and ``changes`` stay empty."""
     gc_was_enabled = gc.isenabled()
     gc.disable()  # millions of short-lived acyclic nodes: the cyclic GC only costs time
     try:
-        result = _run(sources, settings, keep_plans, allow_empty)
+        result = _run(sources, settings, keep_plans, allow_empty, output)
         lifetime.keep(result)
         return result
     finally:
@@ -127,7 +130,11 @@ def run(
 
 
 def _run(
-    sources: list[SourceText], settings: Settings, keep_plans: bool, allow_empty: bool
+    sources: list[SourceText],
+    settings: Settings,
+    keep_plans: bool,
+    allow_empty: bool,
+    output: bool = True,
 ) -> RunResult:
     docs, content = analyze(sources, kind_table(settings), settings)
     if not content and not allow_empty:
@@ -176,7 +183,7 @@ def _run(
                 if not keep_plans:
                     plan.resolved.clear()  # only explain/report read them; a big run has many
                 plans.append(plan)
-    changes, files = render_files(sources, docs, plans, settings, versioning)
+    changes, files = render_files(sources, docs, plans, settings, versioning, splice=output)
     findings.sort(key=Finding.sort_key)
     lifetime.keep(docs)
     return RunResult(

@@ -127,7 +127,8 @@ def explain(paths: tuple[str, ...], fmt: str, **opts: Any) -> None:
     from cmhash.settings import layered
 
     settings = layered(opts)
-    result = app.run(_inputs(paths, settings, Mode.STREAM).sources, settings, keep_plans=True)
+    sources = _inputs(paths, settings, Mode.STREAM).sources
+    result = app.run(sources, settings, keep_plans=True, output=False)
     report_notes(result.notes, quiet=settings.quiet)
     write_stdout(FORMATS[fmt](build(result, settings.annotation_key)))
     if result.has_errors:

@@ -52,6 +52,7 @@ def run(
             settings,
             keep_plans=True,
             allow_empty=True,
+            output=False,
         )
         for p in (old, new)
     ]

@@ -61,8 +61,12 @@ def render_files(
     plans: list[WorkloadPlan],
     settings: Settings,
     versioning: Versioning | None = None,
+    *,
+    splice: bool = True,
 ) -> tuple[list[Change], list[FileResult]]:
-    """Splice each document's final edits into its text, checked (``_check``)."""
+    """Splice each document's final edits into its text, checked (``_check``). Without
+    ``splice`` (explain, report: they show plans, not output), only the checks run, and
+    an edit that would fail its check fails the run just the same."""
     edits_by_doc: dict[tuple[int, int], list[WorkloadPlan]] = {}
     for p in plans:
         if p.edit is not None:
@@ -84,6 +88,8 @@ def render_files(
             if _unchanged(text, d, all_edits):
                 continue
             _check(src, d, all_edits, edited, settings, versioning)
+            if not splice:
+                continue
             # the document's text between the edits stays in the source: no copy of it
             for e in all_edits:
                 if e.start < pos:
@@ -103,6 +109,8 @@ def render_files(
                 )
                 for p in edited
             )
+        if not splice:
+            continue
         changed = bool(segments)
         if pos < len(text):
             segments.append((pos, len(text)))
