@@ -408,8 +408,11 @@ def _old_position(text: str, offset: int) -> tuple[int, int]:
 def test_positions_as_from_every_line_start(pieces: list[str], offsets: list[int]) -> None:
     text = "".join(pieces)
     src = SourceText("x", text)
-    for offset in [*offsets, 0, len(text), len(text) + 1, 4095, 4096, 4097, 8192]:
+    every = [*offsets, 0, len(text), len(text) + 1, 4095, 4096, 4097, 8192]
+    for offset in every:
         assert src.position(offset) == _old_position(text, offset), offset
+    # many at once, in one pass (explain), in any order and with repeats
+    assert src.lines(every) == {o: src.position(o)[0] for o in every}
 
 
 def test_tuples_made_without_a_frame_have_every_field() -> None:

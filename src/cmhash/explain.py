@@ -14,6 +14,7 @@ from cmhash.mermaid import mermaid_label as mermaid_label
 from cmhash.model import ResourceId, TargetState, WorkloadStatus
 from cmhash.plan.index import ConfigEntry
 from cmhash.plan.resolve import Resolved, WorkloadPlan
+from cmhash.read.source import SourceText
 
 if TYPE_CHECKING:
     from cmhash.app import RunResult
@@ -37,8 +38,9 @@ def _status(plan: WorkloadPlan) -> WorkloadStatus:
     return WorkloadStatus.ANNOTATED
 
 
-def workload_fields(plan: WorkloadPlan) -> dict[str, Any]:
-    """Which workload, and where: the fields explain and report both start with."""
+def workload_fields(plan: WorkloadPlan, line: int | None = None) -> dict[str, Any]:
+    """Which workload, and where: the fields explain and report both start with
+    (``line``: its line, when the caller has it already)."""
     info = plan.info
     return {
         "kind": info.kind.kind,
@@ -46,8 +48,22 @@ def workload_fields(plan: WorkloadPlan) -> dict[str, Any]:
         "name": info.name,
         "namespace": plan.namespace,
         "file": plan.source.display,
-        "line": plan.source.position(info.offset)[0],
+        "line": plan.source.position(info.offset)[0] if line is None else line,
     }
+
+
+Lines = dict[int, dict[int, int]]  # id(source) -> offset -> line
+
+
+def _lines(result: RunResult) -> Lines:
+    """The line of every workload and config explain shows, one pass per source."""
+    offsets: dict[int, tuple[SourceText, list[int]]] = {}
+    for p in result.plans:
+        offsets.setdefault(id(p.source), (p.source, []))[1].append(p.info.offset)
+    if result.config_index is not None:
+        for e in result.config_index.objects.values():
+            offsets.setdefault(id(e.source), (e.source, []))[1].append(e.info.offset)
+    return {key: src.lines(found) for key, (src, found) in offsets.items()}
 
 
 def _reference(plan: WorkloadPlan, r: Resolved, names: Mapping[ResourceId, str]) -> dict[str, Any]:
@@ -77,8 +93,8 @@ def _reference(plan: WorkloadPlan, r: Resolved, names: Mapping[ResourceId, str])
     return out
 
 
-def _workload(plan: WorkloadPlan, names: Mapping[ResourceId, str]) -> dict[str, Any]:
-    out = workload_fields(plan)
+def _workload(plan: WorkloadPlan, names: Mapping[ResourceId, str], lines: Lines) -> dict[str, Any]:
+    out = workload_fields(plan, lines[id(plan.source)][plan.info.offset])
     out["status"] = str(_status(plan))
     out["skipReason"] = plan.skip_text
     if plan.selected_by:
@@ -90,14 +106,14 @@ def _workload(plan: WorkloadPlan, names: Mapping[ResourceId, str]) -> dict[str, 
     return out
 
 
-def _config(entry: ConfigEntry, names: Mapping[ResourceId, str]) -> dict[str, Any]:
+def _config(entry: ConfigEntry, names: Mapping[ResourceId, str], lines: Lines) -> dict[str, Any]:
     c = entry.info
     out = {
         "kind": c.kind,
         "name": c.name,
         "namespace": entry.namespace,
         "file": entry.source.display,
-        "line": entry.source.position(c.offset)[0],
+        "line": lines[id(entry.source)][c.offset],
         "keys": sorted(c.content.entries),
         "immutable": c.immutable,
         "optedOut": c.skipped,
@@ -114,11 +130,12 @@ def build(result: RunResult, annotation_key: str) -> dict[str, Any]:
     """explain as plain data (the JSON format; text and Mermaid are drawn from it)."""
     index = result.config_index
     names = result.versioning.names if result.versioning is not None else {}
+    lines = _lines(result)
     return {
         "version": FORMAT_VERSION,
         "annotationKey": annotation_key,
-        "workloads": [_workload(p, names) for p in result.plans],
-        "configs": [_config(e, names) for e in index.objects.values()] if index is not None else [],
+        "workloads": [_workload(p, names, lines) for p in result.plans],
+        "configs": [_config(e, names, lines) for e in index.objects.values()] if index else [],
         "findings": [_finding(f) for f in result.findings],
     }
 
