@@ -30,6 +30,7 @@ from cmhash.analyze.summaries import DocInfo
 from cmhash.errors import CmhashError
 from cmhash.read.source import SourceText
 from cmhash.read.split import Chunk, split_chunks
+from cmhash.record import Record
 from cmhash.settings import Settings
 
 PARALLEL_MIN_BYTES = 4 * 1024 * 1024
@@ -53,10 +54,10 @@ PIPE_SIZE = 1 << 20  # a worker's pipe, when the system allows: it rarely waits 
 _HELD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-class _Shared:
+class _Shared(Record):
     """What the workers inherit (fork): the inputs, the batches, and the pipe that hands
-    out batch numbers. (A plain class: a NamedTuple is compiled when the module is
-    imported, and every run imports this module, small ones too.)"""
+    out batch numbers. (A Record, not a NamedTuple: a NamedTuple is compiled when the
+    module is imported, and every run imports this module, small ones too.)"""
 
     __slots__ = ("claims", "settings", "sources", "table", "todo")
 
@@ -75,7 +76,7 @@ class _Shared:
         self.claims = claims
 
 
-class _Worker:
+class _Worker(Record):
     """The parent's side of a worker: its pipe, and what has come through it that is
     not yet a whole frame."""
 

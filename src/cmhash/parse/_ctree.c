@@ -2281,11 +2281,8 @@ resolve_one(PyObject *ref, PyObject *namespace, PyObject *objects, int image_pul
         !PyUnicode_CheckExact(how) || (keys != Py_None && !PyTuple_CheckExact(keys)) ||
         (ref_ns != Py_None && !PyUnicode_CheckExact(ref_ns)))
         return 0;
-    if (!image_pull) {
-        int ips = PyUnicode_Compare(how, image_pull_how) == 0;
-        if (ips)
-            return 0; /* not hashed: _resolve records why */
-    }
+    if (!image_pull && PyUnicode_Compare(how, image_pull_how) == 0)
+        return 0; /* not hashed: _resolve records why */
     /* the target: ResourceId("", kind, ref.namespace or the workload's, name) */
     PyObject *ns = ref_ns != Py_None && PyUnicode_GET_LENGTH(ref_ns) ? ref_ns : namespace;
     PyObject *parts[4] = {PyUnicode_New(0, 0), Py_NewRef(kind), Py_NewRef(ns), Py_NewRef(name)};
@@ -2330,12 +2327,7 @@ resolve_one(PyObject *ref, PyObject *namespace, PyObject *objects, int image_pul
                             Py_NewRef(Py_None)};
     PyObject *r = make_tuple(resolved_type, 4, r_items);
     /* Use(kind, name, content, keys, the namespace when it is another one) */
-    int other = 0;
-    if (ref_ns != Py_None) {
-        other = PyUnicode_Compare(ref_ns, namespace);
-        if (other == -1 && PyErr_Occurred())
-            other = 0;
-    }
+    int other = ref_ns != Py_None && PyUnicode_Compare(ref_ns, namespace) != 0; /* exact strs */
     PyObject *u_items[5] = {Py_NewRef(kind), Py_NewRef(name), Py_NewRef(content), keyset,
                             Py_NewRef(other ? ref_ns : Py_None)};
     PyObject *u = make_tuple(use_type, 5, u_items);

@@ -130,7 +130,8 @@ class WorkloadPlan(Record):
         return any(r.counted for r in self.resolved)
 
     def target(self, ref: Reference) -> ResourceId:
-        return ResourceId("", ref.target_kind, ref.namespace or self.namespace, ref.name)
+        """The object ``ref`` names: its namespace, or the workload's."""
+        return make_id(("", ref.target_kind, ref.namespace or self.namespace, ref.name))
 
 
 def _missing_declared(plan: WorkloadPlan, ref: Reference, level: Level | None) -> Finding:
@@ -268,10 +269,9 @@ def _py_resolve(
     renames: Mapping[ResourceId, str],
 ) -> list[Use]:
     uses = []
-    namespace = plan.namespace
     for written in plan.info.refs:
         for ref in _targets(plan, written, index) if written.pattern else (written,):
-            key = make_id(("", ref.target_kind, ref.namespace or namespace, ref.name))
+            key = plan.target(ref)
             use = _resolve_one(plan, ref, key, index, settings, findings)
             if use is not None and renames:  # a versioned object: hashed by its new name
                 new = renames.get(key)

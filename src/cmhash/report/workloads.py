@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cmhash.analyze.kinds import Policy
 from cmhash.explain import workload_fields
-from cmhash.model import ResourceId, make_id
+from cmhash.model import ResourceId
 from cmhash.plan.resolve import WorkloadPlan
 from cmhash.report.changes import REMOVED, ConfigChange
 
@@ -53,12 +53,9 @@ def used_by(plan: WorkloadPlan, versioned: bool = False) -> dict[ResourceId, fro
     under --exclude-secrets count) and the keys it reads (None: all); by base name
     when ``versioned``."""
     out: dict[ResourceId, frozenset[str] | None] = {}
-    namespace = plan.namespace
     for r in plan.resolved:  # Reloader patterns expanded
         ref = r.ref
-        key = make_id(("", ref.target_kind, ref.namespace or namespace, ref.name))  # target()
-        if versioned:
-            key = unversioned(key)
+        key = unversioned(plan.target(ref)) if versioned else plan.target(ref)
         # what a source produces is read whole: its content fields are not the keys
         produced = r.entry is not None and r.entry.info.content.source is not None
         keys = None if ref.keys is None or produced else frozenset(ref.keys)
