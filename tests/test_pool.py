@@ -4,6 +4,7 @@ first input error in input order wins, as with one process."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from pathlib import Path
@@ -11,9 +12,12 @@ from typing import Any
 
 import pytest
 from conftest import run_cmhash
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cmhash.analyze import pool
 from cmhash.read.source import SourceText
+from cmhash.read.split import Chunk, split_chunks
 
 pytestmark = pytest.mark.skipif(not pool.can_fork(), reason="the pool forks")
 
@@ -59,8 +63,8 @@ def test_the_parent_and_the_workers_share_the_batches(slow_batches: Path) -> Non
     assert one.code == three.code == 0
     assert one.stdout == three.stdout and one.stdout.count(b"checksum/config") == 200
     pids = slow_batches.read_text().split()
-    work = pool.all_chunks([SourceText("<stdin>", data.decode())])
-    assert len(pids) == len(pool.batches(work, 3 * 16))  # every batch done once
+    cut_lists = pool.all_cuts([SourceText("<stdin>", data.decode())])
+    assert len(pids) == len(pool.batches(cut_lists, 3 * 16))  # every batch done once
     assert str(os.getpid()) in pids  # the parent took its share
     assert len(set(pids)) >= 2  # and so did a worker
 
@@ -74,11 +78,42 @@ def test_the_first_error_in_input_order_wins(slow_batches: Path) -> None:
     assert f"<stdin>:{line}:" in runs[0].stderr
 
 
+def _documents(got: list[pool.Batch]) -> list[tuple[int, int]]:
+    return [(si, d) for batch in got for si, first, end in batch for d in range(first, end)]
+
+
 def test_batches_cover_the_work_in_order() -> None:
-    work = [(0, i, pool.Chunk(i * 10, i * 10 + 10)) for i in range(100)]
-    got = pool.batches(work, 7)
-    assert [w for b in got for w in b] == work
+    cut_lists = [list(range(0, 1001, 10))]  # 100 documents of 10 bytes
+    got = pool.batches(cut_lists, 7)
+    assert _documents(got) == [(0, d) for d in range(100)]
     assert len(got) == 7
+    assert all(first < end for batch in got for _, first, end in batch)
+    assert {pool._size(cut_lists, b)[1] for b in got[:-1]} == {15}  # 143 bytes a share
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.lists(st.integers(1, 5000), max_size=30), min_size=1, max_size=8),
+    st.integers(1, 40),
+)
+def test_batches_of_any_sources_are_contiguous_and_at_most_count(
+    sizes: list[list[int]], count: int
+) -> None:
+    """Whatever the sources (empty ones, one big document, many small files): every
+    document once, in input order, in at most ``count`` batches of contiguous documents,
+    none empty; and no batch goes on past a document that starts after its share, unless
+    it is the last."""
+    cut_lists = [[0, *itertools.accumulate(docs)] for docs in sizes]
+    got = pool.batches(cut_lists, count)
+    assert _documents(got) == [(si, d) for si, docs in enumerate(sizes) for d in range(len(docs))]
+    assert len(got) <= count
+    assert all(b and all(first < end for _, first, end in b) for b in got)
+    share = (sum(c[-1] for c in cut_lists) or 1) / count
+    for batch in got[:-1]:
+        size, _ = pool._size(cut_lists, batch)
+        last_si, _, last_end = batch[-1]
+        last_doc = cut_lists[last_si][last_end] - cut_lists[last_si][last_end - 1]
+        assert size - last_doc < share  # it ended at the first document past its share
 
 
 def _analyze(data: bytes, n: int) -> tuple[list[Any], list[tuple[int, int]]]:
@@ -89,11 +124,11 @@ def _analyze(data: bytes, n: int) -> tuple[list[Any], list[tuple[int, int]]]:
 
     sources = [SourceText("<stdin>", data.decode())]
     told: list[tuple[int, int]] = []
-    work = pool.all_chunks(sources)
-    settings = Settings()
+    cut_lists = pool.all_cuts(sources)
+    conf = Settings()
     got = list(
         pool.analyze_parallel(
-            sources, kind_table(settings), settings, work, n, lambda b, d: told.append((b, d))
+            sources, kind_table(conf), conf, cut_lists, n, lambda b, d: told.append((b, d))
         )
     )
     return got, told
@@ -117,11 +152,11 @@ def test_progress_counts_the_workers_batches_too() -> None:
     assert sum(b for b, _ in told) == sum(c.end - c.start for c in _chunks(data))
     assert sum(d for _, d in told) == len(_chunks(data)) == 600
     assert all(b >= 0 and d >= 0 for b, d in told)
-    assert len(got) == len(pool.batches(pool.all_chunks([SourceText("-", data.decode())]), 32))
+    assert len(got) == len(pool.batches(pool.all_cuts([SourceText("-", data.decode())]), 32))
 
 
-def _chunks(data: bytes) -> list[pool.Chunk]:
-    return [c for _, _, c in pool.all_chunks([SourceText("<stdin>", data.decode())])]
+def _chunks(data: bytes) -> list[Chunk]:
+    return split_chunks(data.decode())
 
 
 def _in_a_worker(parent: int) -> bool:
@@ -215,7 +250,7 @@ def test_no_worker_outlives_an_interrupted_run(monkeypatch: pytest.MonkeyPatch) 
 def test_every_batch_number_is_handed_out_once() -> None:
     """The claim pipe: each number to exactly one reader, then end of file."""
     read_end = pool._claims(pool.MAX_BATCHES)
-    pool._WORK = pool._Shared([], None, None, [], read_end)  # type: ignore[arg-type]
+    pool._WORK = pool._Shared([], [], None, None, [], read_end)  # type: ignore[arg-type]
     try:
         got = []
         while (i := pool._claim()) is not None:

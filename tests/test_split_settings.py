@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
@@ -141,3 +142,58 @@ def test_markers_are_found_where_a_line_starts_with_one(pieces: list[str]) -> No
 def test_the_split_uses_the_c_scan() -> None:
     pytest.importorskip("cmhash.parse._ctree")
     assert split._markers is not split._py_markers
+    assert split._C_CUTS is not None
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "---",
+                "...",
+                "%",
+                "%YAML 1.1",
+                "# c",
+                "a: 1",
+                "'x",
+                "\n",
+                "\r\n",
+                " ",
+                "\t",
+                "é",
+                "\U0001d11e",
+                "\x85",
+            ]
+        )
+    )
+)
+def test_the_c_cuts_are_the_reference_cuts(pieces: list[str]) -> None:
+    """parse/_ctree.c's cuts make the documents _py_cuts makes (directives after "...",
+    a '%' that is text, CRLF, every str width), strictly increasing from 0 to the end."""
+    text = "".join(pieces)
+    want = split._py_cuts(text)
+    assert want[0] == 0 and want[-1] == len(text)
+    assert all(a < b for a, b in itertools.pairwise(want))
+    if split._C_CUTS is not None:
+        assert split._C_CUTS(text, split.only_comments) == want
+    assert split.split_chunks(text) == [split.Chunk(a, b) for a, b in itertools.pairwise(want)]
+
+
+def test_the_c_cuts_ask_about_comments_only_before_a_directive() -> None:
+    """The text before a '%' line goes to only_comments (whose unicode stripping the C
+    code does not copy), and what it answers decides."""
+    if split._C_CUTS is None:
+        pytest.skip("no C extension")
+    asked: list[str] = []
+
+    def only_comments(text: str) -> bool:
+        asked.append(text)
+        return split.only_comments(text)
+
+    text = "a: 1\n...\n# c\n%YAML 1.1\n---\nb: 2\n"
+    assert split._C_CUTS(text, only_comments) == [0, 9, 13, len(text)]
+    assert asked == ["# c\n"]
+    assert split._C_CUTS(text, lambda _: False) == [0, 9, 23, len(text)]  # "%" is text
+    with pytest.raises(ZeroDivisionError):
+        split._C_CUTS(text, lambda _: 1 / 0)

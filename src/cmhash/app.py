@@ -88,10 +88,12 @@ def analyze(
         finally:
             progress.close()
         return per_source, content
-    work = pool.all_chunks(sources)
-    progress = Progress(total, len(work), n, settings.progress)
+    cut_lists = pool.all_cuts(sources)
+    progress = Progress(total, sum(len(c) - 1 for c in cut_lists), n, settings.progress)
     try:
-        results = list(pool.analyze_parallel(sources, table, settings, work, n, progress.advance))
+        results = list(
+            pool.analyze_parallel(sources, table, settings, cut_lists, n, progress.advance)
+        )
     finally:
         progress.close()
     for res in results:

@@ -41,7 +41,8 @@ from cmhash.parse.tree import MAP, Node, entries, get, get_path, items, scalar
 from cmhash.plan.hashing import Content
 from cmhash.read.classify import classify, may_hold_secret, refuse_ambiguous
 from cmhash.read.source import SourceText, newline_at
-from cmhash.read.split import Chunk, split_chunks
+from cmhash.read.split import Chunk, cuts
+from cmhash.read.split import chunk as split_chunk
 from cmhash.settings import Settings
 from cmhash.write import treecheck
 from cmhash.write.edit import PLACEHOLDER, Edit, annotation_edit, apply_edits, inside_aliased
@@ -387,17 +388,18 @@ def analyze_source(
     src: SourceText,
     table: KindTable,
     settings: Settings,
-    chunks: list[tuple[int, Chunk]] | None = None,
+    docs: tuple[list[int], int, int] | None = None,
     *,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[DocInfo]:
-    """Analyze chunks of one source (all of them by default). NodeError -> InputError.
-    ``progress(bytes, documents)`` is told of each chunk done."""
-    if chunks is None:
-        chunks = list(enumerate(split_chunks(src.text)))
+    """Analyze documents of one source: ``(cuts, first, end)`` (``split.cuts``, and
+    documents ``first`` to ``end - 1``), all of them by default. NodeError ->
+    InputError. ``progress(bytes, documents)`` is told of each document done."""
+    cut_list, first, end = (c := cuts(src.text), 0, len(c) - 1) if docs is None else docs
     nl = newline_at(src.text)
     out = []
-    for index, chunk in chunks:
+    for index in range(first, end):
+        chunk = split_chunk(cut_list, index)
         try:
             out.append(analyze_chunk(src, index, chunk, table, settings, nl))
         except NodeError as exc:

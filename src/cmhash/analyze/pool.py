@@ -21,6 +21,7 @@ import gc
 import os
 import signal
 import struct
+from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
@@ -29,7 +30,7 @@ from cmhash.analyze.kinds import KindTable
 from cmhash.analyze.summaries import DocInfo
 from cmhash.errors import CmhashError
 from cmhash.read.source import SourceText
-from cmhash.read.split import Chunk, split_chunks
+from cmhash.read.split import cuts
 from cmhash.record import Record
 from cmhash.settings import Settings
 
@@ -42,8 +43,9 @@ BATCH_BYTES = 512 * 1024
 # buffer a pipe can have (one page; PIPE_BUF is 4 KiB on Linux)
 MAX_BATCHES = 2048
 
-Work = tuple[int, int, Chunk]  # (source index, document index, chunk)
-Batch = list[Work]
+Cuts = list[list[int]]  # split.cuts of each source: where its documents start, its length
+Span = tuple[int, int, int]  # (source index, first document, end document): a source's part
+Batch = list[Span]  # of contiguous documents, in input order
 BatchResult = tuple[list[tuple[int, DocInfo]], bool] | CmhashError
 Encode = Callable[[object], bytes]  # transport.encode / decode
 Decode = Callable[[bytes], Any]
@@ -59,17 +61,19 @@ class _Shared(Record):
     out batch numbers. (A Record, not a NamedTuple: a NamedTuple is compiled when the
     module is imported, and every run imports this module, small ones too.)"""
 
-    __slots__ = ("claims", "settings", "sources", "table", "todo")
+    __slots__ = ("claims", "cuts", "settings", "sources", "table", "todo")
 
     def __init__(
         self,
         sources: list[SourceText],
+        cut_lists: Cuts,
         table: KindTable,
         settings: Settings,
         todo: list[Batch],
         claims: int,  # read end of a pipe holding every batch number (_CLAIM), then EOF
     ) -> None:
         self.sources = sources
+        self.cuts = cut_lists
         self.table = table
         self.settings = settings
         self.todo = todo
@@ -107,23 +111,34 @@ def can_fork() -> bool:
     return hasattr(os, "fork")
 
 
-def all_chunks(sources: list[SourceText]) -> list[Work]:
-    return [(si, i, c) for si, s in enumerate(sources) for i, c in enumerate(split_chunks(s.text))]
+def all_cuts(sources: list[SourceText]) -> Cuts:
+    return [cuts(s.text) for s in sources]
 
 
-def batches(work: list[Work], n: int) -> list[Batch]:
-    """Contiguous batches of about equal bytes, in input order."""
-    total = sum(c.end - c.start for _, _, c in work) or 1
-    target = total / n
-    out: list[Batch] = [[]]
-    acc = 0
-    for item in work:
-        if acc >= target and len(out) < n:
-            out.append([])
-            acc = 0
-        out[-1].append(item)
-        acc += item[2].end - item[2].start
-    return [b for b in out if b]
+def batches(cut_lists: Cuts, count: int) -> list[Batch]:
+    """At most ``count`` batches of contiguous documents and about equal bytes, in input
+    order: a batch ends before the first document that starts past its share of the
+    input (found by bisection: nothing is done per document). The last takes the rest."""
+    share = (sum(c[-1] for c in cut_lists) or 1) / count
+    out: list[Batch] = []
+    batch: Batch = []
+    before = 0  # the bytes of the sources before this one
+    bound = share  # where the current batch ends, in bytes of the whole input
+    for si, c in enumerate(cut_lists):
+        docs, first = len(c) - 1, 0
+        while first < docs:
+            if batch and before + c[first] >= bound and len(out) < count - 1:
+                out.append(batch)
+                batch = []
+                bound = before + c[first] + share
+            last = len(out) == count - 1
+            end = docs if last else bisect_left(c, bound - before, first + 1, docs)
+            batch.append((si, first, end))
+            first = end
+        before += c[-1]
+    if batch:
+        out.append(batch)
+    return out
 
 
 def batch_count(processes: int, total_bytes: int) -> int:
@@ -139,8 +154,8 @@ def _analyze_batch(batch: Batch) -> BatchResult:
     out: list[tuple[int, DocInfo]] = []
     content = False
     try:
-        for si, index, chunk in batch:
-            for info in analyze_source(sources[si], table, settings, [(index, chunk)]):
+        for si, first, end in batch:
+            for info in analyze_source(sources[si], table, settings, (_WORK.cuts[si], first, end)):
                 content = content or info.has_content
                 if info.kept:
                     out.append((si, info))
@@ -282,29 +297,30 @@ def analyze_parallel(
     sources: list[SourceText],
     table: KindTable,
     settings: Settings,
-    work: list[Work],
+    cut_lists: Cuts,
     n: int,
     advance: Callable[[int, int], None],
 ) -> Iterator[BatchResult]:
-    """Results of ``n`` processes over ``work``, batch by batch in input order: the
-    parent is one of them (its results need no packing, and it would only wait
-    otherwise), ``n - 1`` forked workers the others. ``advance`` (bytes, documents) as
-    batches are done, the parent's and, as they come back, the workers'."""
+    """Results of ``n`` processes over the documents (``all_cuts``), batch by batch in
+    input order: the parent is one of them (its results need no packing, and it would only
+    wait otherwise), ``n - 1`` forked workers the others. ``advance`` (bytes, documents)
+    as batches are done, the parent's and, as they come back, the workers'."""
     global _WORK
     # imported here, before the fork (the workers inherit it), and only by big runs
     from cmhash.analyze.transport import decode, encode
 
-    todo = batches(work, batch_count(n, sum(c.end - c.start for _, _, c in work)))
+    total, documents = sum(c[-1] for c in cut_lists), sum(len(c) - 1 for c in cut_lists)
+    todo = batches(cut_lists, batch_count(n, total))
     n = min(n, len(todo))  # a process more than there are batches would only wait
     claims = _claims(len(todo))
-    _WORK = _Shared(sources, table, settings, todo, claims)
+    _WORK = _Shared(sources, cut_lists, table, settings, todo, claims)
     results: list[BatchResult | None] = [None] * len(todo)
     workers: dict[int, _Worker] = {}
     shown = [0, 0]
 
     def tell(done: list[int]) -> None:
         for i in done:
-            size, docs = _size(todo[i])
+            size, docs = _size(cut_lists, todo[i])
             shown[0] += size
             shown[1] += docs
             advance(size, docs)
@@ -326,7 +342,7 @@ def analyze_parallel(
         for i, res in enumerate(results):
             if res is None:  # its worker did not send it back: do it here
                 results[i] = _analyze_batch(todo[i])
-        advance(sum(c.end - c.start for _, _, c in work) - shown[0], len(work) - shown[1])
+        advance(total - shown[0], documents - shown[1])
         for res in results:
             assert res is not None
             yield res
@@ -351,5 +367,7 @@ def _stop(workers: dict[int, _Worker]) -> None:
             pass
 
 
-def _size(batch: Batch) -> tuple[int, int]:
-    return sum(c.end - c.start for _, _, c in batch), len(batch)
+def _size(cut_lists: Cuts, batch: Batch) -> tuple[int, int]:
+    """A batch's bytes and documents."""
+    size = sum(cut_lists[si][end] - cut_lists[si][first] for si, first, end in batch)
+    return size, sum(end - first for _, first, end in batch)

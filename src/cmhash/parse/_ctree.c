@@ -1881,22 +1881,35 @@ site_refs(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
  * starts with "---" or "..." (then a blank, a line break or the end of the text) or with
  * "%" begins, in order. Any kind of str; a list of offsets. */
 
-static PyObject *
-markers(PyObject *Py_UNUSED(self), PyObject *text)
+typedef struct {
+    PyObject *text;
+    int kind;
+    const void *data;
+    Py_ssize_t n;
+    Py_ssize_t line; /* the start of the next line to look at */
+} marker_scan;
+
+static void
+marker_scan_init(marker_scan *s, PyObject *text)
 {
-    if (!PyUnicode_Check(text)) {
-        PyErr_SetString(PyExc_TypeError, "markers(text): a str");
-        return NULL;
-    }
-    int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
-    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    PyObject *found = PyList_New(0);
-    if (found == NULL)
-        return NULL;
+    s->text = text;
+    s->kind = PyUnicode_KIND(text);
+    s->data = PyUnicode_DATA(text);
+    s->n = PyUnicode_GET_LENGTH(text);
+    s->line = 0;
+}
+
+/* The next marker line's start and its first character ('-', '.' or '%'); -1 at the end
+ * of the text, -2 on an error (set). */
+static Py_ssize_t
+next_marker(marker_scan *s, Py_UCS4 *token)
+{
+    int kind = s->kind;
+    const void *data = s->data;
+    Py_ssize_t n = s->n;
 #define CH(i) PyUnicode_READ(kind, data, (i))
-    Py_ssize_t line = 0; /* the start of the line being looked at */
-    while (line < n) {
+    while (s->line < n) {
+        Py_ssize_t line = s->line;
         Py_UCS4 c = CH(line);
         int marker = c == '%';
         if (!marker && (c == '-' || c == '.') && line + 3 <= n && CH(line + 1) == c &&
@@ -1904,27 +1917,130 @@ markers(PyObject *Py_UNUSED(self), PyObject *text)
             Py_UCS4 after = line + 3 < n ? CH(line + 3) : '\n';
             marker = after == ' ' || after == '\t' || after == '\r' || after == '\n';
         }
-        if (marker) {
-            PyObject *at = PyLong_FromSsize_t(line);
-            if (at == NULL || PyList_Append(found, at) < 0) {
-                Py_XDECREF(at);
-                Py_DECREF(found);
-                return NULL;
-            }
-            Py_DECREF(at);
-        }
         /* the next line */
-        Py_ssize_t nl = PyUnicode_FindChar(text, '\n', line, n, 1);
-        if (nl == -2) {
+        Py_ssize_t nl = PyUnicode_FindChar(s->text, '\n', line, n, 1);
+        if (nl == -2)
+            return -2;
+        s->line = nl < 0 ? n : nl + 1;
+        if (marker) {
+            *token = c;
+            return line;
+        }
+    }
+#undef CH
+    return -1;
+}
+
+static int
+append_offset(PyObject *list, Py_ssize_t at)
+{
+    PyObject *o = PyLong_FromSsize_t(at);
+    if (o == NULL)
+        return -1;
+    int rc = PyList_Append(list, o);
+    Py_DECREF(o);
+    return rc;
+}
+
+static PyObject *
+markers(PyObject *Py_UNUSED(self), PyObject *text)
+{
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "markers(text): a str");
+        return NULL;
+    }
+    PyObject *found = PyList_New(0);
+    if (found == NULL)
+        return NULL;
+    marker_scan scan;
+    marker_scan_init(&scan, text);
+    Py_UCS4 token;
+    Py_ssize_t at;
+    while ((at = next_marker(&scan, &token)) >= 0) {
+        if (append_offset(found, at) < 0) {
             Py_DECREF(found);
             return NULL;
         }
-        if (nl < 0)
-            break;
-        line = nl + 1;
     }
-#undef CH
+    if (at == -2) {
+        Py_DECREF(found);
+        return NULL;
+    }
     return found;
+}
+
+/* ---------------------------------------------------------------- split._cuts
+ *
+ * read/split.py's cuts (its _py_cuts is the reference): where the text's documents
+ * start, then its length, strictly increasing. The rare '%' line that may be a directive
+ * asks only_comments (split.only_comments) about the text before it. */
+
+static int
+add_cut(PyObject *cuts, Py_ssize_t at)
+{
+    Py_ssize_t len = PyList_GET_SIZE(cuts);
+    if (len > 0 && PyLong_AsSsize_t(PyList_GET_ITEM(cuts, len - 1)) == at)
+        return 0; /* (cuts never go back: only an equal one is left out) */
+    return append_offset(cuts, at);
+}
+
+static PyObject *
+cuts(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *text, *only_comments;
+    if (!PyArg_ParseTuple(args, "UO:cuts", &text, &only_comments))
+        return NULL;
+    PyObject *out = PyList_New(0);
+    if (out == NULL || add_cut(out, 0) < 0)
+        goto fail;
+    marker_scan scan;
+    marker_scan_init(&scan, text);
+    Py_ssize_t prefix_from = 0; /* where a document prefix (directives allowed) began; -1: none */
+    int directive_open = 0;
+    Py_UCS4 token;
+    Py_ssize_t at;
+    while ((at = next_marker(&scan, &token)) >= 0) {
+        if (token == '%') {
+            if (directive_open)
+                continue; /* another directive of the same document (%TAG after %YAML) */
+            int comments = 0;
+            if (prefix_from >= 0) {
+                PyObject *before = PyUnicode_Substring(text, prefix_from, at);
+                PyObject *r = before ? PyObject_CallOneArg(only_comments, before) : NULL;
+                Py_XDECREF(before);
+                if (r == NULL)
+                    goto fail;
+                comments = PyObject_IsTrue(r);
+                Py_DECREF(r);
+                if (comments < 0)
+                    goto fail;
+            }
+            if (comments) {
+                if (add_cut(out, at) < 0)
+                    goto fail;
+                directive_open = 1;
+            } else {
+                prefix_from = -1; /* content came first: this '%' is text, and so are later */
+            }
+        } else if (token == '-') {
+            if (!directive_open && add_cut(out, at) < 0)
+                goto fail;
+            directive_open = 0;
+            prefix_from = -1;
+        } else { /* "..." ends the document: the cut goes after its line */
+            Py_ssize_t end = scan.line; /* the next line's start, or the end of the text */
+            if (add_cut(out, end) < 0)
+                goto fail;
+            prefix_from = end;
+            directive_open = 0;
+        }
+    }
+    if (at == -2 || add_cut(out, scan.n) < 0)
+        goto fail;
+    return out;
+fail:
+    Py_XDECREF(out);
+    return NULL;
 }
 
 /* ---------------------------------------------------------------- refs.find_references
@@ -2398,6 +2514,9 @@ static PyMethodDef methods[] = {
      "resources.document_resources for the common case"},
     {"markers", markers, METH_O,
      "markers(text) -> list[int]: split._markers, where each marker line starts"},
+    {"cuts", cuts, METH_VARARGS,
+     "cuts(text, only_comments) -> list[int]: split._cuts, where each document starts, "
+     "then the text's length"},
     {"top_level", top_level, METH_VARARGS,
      "top_level(text, key) -> list[str] | None | NotImplemented: classify._top_level over "
      "ASCII text"},

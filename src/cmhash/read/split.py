@@ -57,8 +57,16 @@ def _py_markers(text: str) -> Iterator[int]:
 _markers: Callable[[str], Iterable[int]] = cext.function("markers") or _py_markers
 
 
-def split_chunks(text: str) -> list[Chunk]:
-    cuts = [0]
+def _py_cuts(text: str) -> list[int]:
+    """Where each document starts, then the text's length: strictly increasing, so
+    consecutive cuts are the chunks. (``cuts``: this, or the same in C from
+    parse/_ctree.c.)"""
+    out = [0]
+
+    def cut(at: int) -> None:
+        if out[-1] != at:  # (cuts never go back: only an equal one is left out)
+            out.append(at)
+
     prefix_from: int | None = 0  # where a document prefix (directives allowed) began
     directive_open = False
     for start in _markers(text):
@@ -67,21 +75,38 @@ def split_chunks(text: str) -> list[Chunk]:
             if directive_open:
                 continue  # another directive of the same document (%TAG after %YAML)
             if prefix_from is not None and only_comments(text[prefix_from:start]):
-                cuts.append(start)
+                cut(start)
                 directive_open = True
             else:
                 prefix_from = None  # content came first: this '%' is text, and so are later
             continue
         if tok == "-":
             if not directive_open:
-                cuts.append(start)
+                cut(start)
             directive_open = False
             prefix_from = None
         else:  # "..." ends the document: the cut goes after its line
             nl = text.find("\n", start + 3)
             end = len(text) if nl < 0 else nl + 1
-            cuts.append(end)
+            cut(end)
             prefix_from = end
             directive_open = False
-    cuts.append(len(text))
-    return [_chunk(pair) for pair in itertools.pairwise(cuts) if pair[1] > pair[0]]
+    cut(len(text))
+    return out
+
+
+_C_CUTS: Callable[[str, Callable[[str], bool]], list[int]] | None = cext.function("cuts")
+
+
+def cuts(text: str) -> list[int]:
+    """Where each document of ``text`` starts, then its length (``chunk`` makes document
+    ``i``'s Chunk): what a big input's batches are planned on, without a Chunk each."""
+    return _py_cuts(text) if _C_CUTS is None else _C_CUTS(text, only_comments)
+
+
+def chunk(cut_list: list[int], i: int) -> Chunk:
+    return _chunk((cut_list[i], cut_list[i + 1]))
+
+
+def split_chunks(text: str) -> list[Chunk]:
+    return [_chunk(pair) for pair in itertools.pairwise(cuts(text))]
