@@ -4,12 +4,13 @@ none)."""
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import NamedTuple
 
 from cmhash.analyze.summaries import ConfigInfo
 from cmhash.findings import Code, Finding, finding
-from cmhash.model import ResourceId
+from cmhash.model import ResourceId, make_id
 from cmhash.plan.selection import first_match
 from cmhash.read.source import SourceText
 from cmhash.settings import Settings
@@ -26,10 +27,14 @@ class ConfigEntry(NamedTuple):
         return self.info.id(self.namespace)
 
 
+# ConfigEntry((source, info, namespace, excluded)) without a Python frame (build_index)
+_entry = functools.partial(tuple.__new__, ConfigEntry)
+
+
 class ConfigIndex:
     def __init__(self) -> None:
         self.objects: dict[ResourceId, ConfigEntry] = {}
-        self._namespaces: dict[tuple[str, str], set[str]] = {}
+        self._namespaces: dict[tuple[str, str], set[str]] | None = None  # (other_namespaces)
 
     def get(self, key: ResourceId) -> ConfigEntry | None:
         return self.objects.get(key)
@@ -37,9 +42,15 @@ class ConfigIndex:
     def add(self, entry: ConfigEntry, key: ResourceId | None = None) -> None:
         """``key``: its id, when the caller has it already."""
         self.objects[entry.id if key is None else key] = entry
-        self._namespaces.setdefault((entry.info.kind, entry.info.name), set()).add(entry.namespace)
+        self._namespaces = None
 
     def other_namespaces(self, kind: str, name: str, ns: str) -> set[str]:
+        """The namespaces other than ``ns`` that have an object ``kind``/``name`` (for a
+        reference that finds none in its own: rare, so worked out on the first ask)."""
+        if self._namespaces is None:
+            self._namespaces = {}
+            for key in self.objects:
+                self._namespaces.setdefault((key.kind, key.name), set()).add(key.namespace)
         return self._namespaces.get((kind, name), set()) - {ns}
 
     def matching(self, kind: str, namespace: str, pattern: str) -> list[ConfigEntry]:
@@ -77,17 +88,18 @@ def build_index(
     configs: list[tuple[SourceText, ConfigInfo]], settings: Settings, findings: list[Finding]
 ) -> ConfigIndex:
     index = ConfigIndex()
+    objects = index.objects
+    default = settings.namespace or ""
+    rules = settings.ignore_configs
     for src, info in configs:
-        namespace = info.namespace or settings.namespace or ""
+        namespace = info.namespace or default
         excluded = info.excluded
-        if excluded is None and settings.ignore_configs:
-            rule = first_match(
-                settings.ignore_configs, info.kind, namespace, info.name, dict(info.labels)
-            )
+        if excluded is None and rules:
+            rule = first_match(rules, info.kind, namespace, info.name, dict(info.labels))
             excluded = f"ignored by {rule.where} of the configuration" if rule else None
-        entry = ConfigEntry(src, info, namespace, excluded)
-        key = entry.id
-        prev = index.get(key)
+        entry = _entry((src, info, namespace, excluded))
+        key = make_id(("", info.kind, namespace, info.name))  # entry.id, without frames
+        prev = objects.get(key)
         if prev is not None and (prev.info.source is None) != (info.source is None):
             findings.append(_shadowed(entry, prev))
             if info.source is not None:
@@ -105,5 +117,5 @@ def build_index(
                     api_version="v1",
                 )
             )
-        index.add(entry, key)
+        objects[key] = entry
     return index

@@ -127,7 +127,8 @@ class WorkloadPlan(Record):
 
     @property
     def in_stream(self) -> bool:
-        return any(r.counted for r in self.resolved)
+        """Whether an in-stream object enters its checksum (one that is ``counted``)."""
+        return any(r.entry is not None and r.excluded is None for r in self.resolved)
 
     def target(self, ref: Reference) -> ResourceId:
         """The object ``ref`` names: its namespace, or the workload's."""
@@ -411,7 +412,9 @@ def _plan(
         skip=info.skip,
         skip_detail=info.skip_detail,
     )
-    if plan.skip is None:
+    if plan.skip is None and (
+        settings.ignore_workloads or settings.include_workloads or settings.opt_in
+    ):
         plan.skip, plan.skip_detail, plan.selected_by = _selected(plan, settings)
     if plan.skip is not None:
         about = SKIP_FINDINGS.get(plan.skip)
@@ -457,8 +460,6 @@ def _selected(
 ) -> tuple[SkipReason | None, str | None, str | None]:
     """The configuration's workload rules and opt-in mode: (why it is left alone, which
     rule; or what selected it)."""
-    if not (settings.ignore_workloads or settings.include_workloads or settings.opt_in):
-        return None, None, None  # (no rule and no opt-in mode: the common case)
     info = plan.info
     labels = dict(info.labels)
     ident = (info.kind.kind, plan.namespace, info.name, labels)

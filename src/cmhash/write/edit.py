@@ -28,6 +28,7 @@ other nodes too, and falling back to re-dumping is never an option.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -50,9 +51,13 @@ class Edit(NamedTuple):
     text: str
 
 
+# Edit((start, end, text)) without a Python frame (with_value: one per annotated workload)
+_edit = functools.partial(tuple.__new__, Edit)
+
+
 def with_value(edit: Edit, value: str) -> Edit:
     """The candidate edit, planned with ``PLACEHOLDER``, carrying the real value."""
-    return Edit(edit.start, edit.end, edit.text.replace(PLACEHOLDER, value))
+    return _edit((edit.start, edit.end, edit.text.replace(PLACEHOLDER, value)))
 
 
 def inside_aliased(edit: Edit, aliased: Sequence[tuple[Node, Node]]) -> NodeError | None:

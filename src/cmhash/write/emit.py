@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -84,7 +85,8 @@ def render_files(
             if not edited and key not in extra:
                 continue
             all_edits = [p.edit for p in edited if p.edit is not None] + extra.get(key, [])
-            all_edits.sort(key=_span)
+            if len(all_edits) > 1:
+                all_edits.sort(key=_span)
             if _unchanged(text, d, all_edits):
                 continue
             _check(src, d, all_edits, edited, settings, versioning)
@@ -99,13 +101,15 @@ def render_files(
                 segments.append(e.text)
                 pos = e.end
             changes.extend(
-                Change(
-                    src,
-                    p.label,
-                    settings.annotation_key,
-                    p.info.current,
-                    p.value or "",
-                    p.info.offset,
+                _change(
+                    (
+                        src,
+                        p.info.label,
+                        settings.annotation_key,
+                        p.info.current,
+                        p.value or "",
+                        p.info.offset,
+                    )
                 )
                 for p in edited
             )
@@ -118,6 +122,10 @@ def render_files(
     return changes, files
 
 
+# Change((source, workload, key, old, new, offset)) without a Python frame: one per edit
+_change = functools.partial(tuple.__new__, Change)
+
+
 def _span(e: Edit) -> tuple[int, int]:
     return e.start, e.end
 
@@ -126,6 +134,9 @@ def _unchanged(text: str, d: DocInfo, edits: list[Edit]) -> bool:
     """Whether the edits leave the document as it is, without copying it: when none
     changes its own span; and when one does but they add up to the same length (the
     same-size value of a re-run, or edits that undo each other), by comparing texts."""
+    if len(edits) == 1:  # (the common case: then the text is unchanged only if its span is)
+        e = edits[0]
+        return text[e.start : e.end] == e.text
     if all(text[e.start : e.end] == e.text for e in edits):
         return True
     if sum(len(e.text) - (e.end - e.start) for e in edits):
