@@ -120,7 +120,7 @@ def explain(paths: tuple[str, ...], fmt: str, **opts: Any) -> None:
     """Show, for every workload, what it references (kind, name, how, keys, optional),
     whether each target is in the input, and the checksum cmhash would write.
     Writes nothing; findings are listed too."""
-    from cmhash import app
+    from cmhash import app, lifetime
     from cmhash.explain import FORMATS, build
     from cmhash.output import report_notes, write_stdout
     from cmhash.read.inputs import Mode
@@ -130,7 +130,9 @@ def explain(paths: tuple[str, ...], fmt: str, **opts: Any) -> None:
     sources = _inputs(paths, settings, Mode.STREAM).sources
     result = app.run(sources, settings, keep_plans=True, output=False)
     report_notes(result.notes, quiet=settings.quiet)
-    write_stdout(FORMATS[fmt](build(result, settings.annotation_key)))
+    data = build(result, settings.annotation_key)
+    lifetime.keep(data)  # (a dict per workload, config and reference: not freed one by one)
+    write_stdout(FORMATS[fmt](data))
     if result.has_errors:
         raise SystemExit(EXIT_INPUT)
 

@@ -66,8 +66,12 @@ def _lines(result: RunResult) -> Lines:
     return {key: src.lines(found) for key, (src, found) in offsets.items()}
 
 
+_IN_STREAM = str(TargetState.IN_STREAM)
+
+
 def _reference(plan: WorkloadPlan, r: Resolved, names: Mapping[ResourceId, str]) -> dict[str, Any]:
     ref, entry = r.ref, r.entry
+    counted = entry is not None and r.excluded is None  # (most references: target_state's first)
     out = {
         "kind": ref.target_kind,
         "name": ref.name,
@@ -77,7 +81,7 @@ def _reference(plan: WorkloadPlan, r: Resolved, names: Mapping[ResourceId, str])
         "container": ref.container,
         "keys": list(ref.keys) if ref.keys is not None else None,
         "optional": ref.optional,
-        "target": str(target_state(r)),
+        "target": _IN_STREAM if counted else str(target_state(r)),
         "missingKeys": sorted(r.missing_keys) if r.missing_keys else [],
     }
     # the optional fields, in this order, only when they say something

@@ -30,7 +30,7 @@ def run(
 ) -> int:
     """The report command: both sides through the normal pipeline, the report written
     (stdout, or ``output`` atomically); exit 1 with ``fail_on`` findings, else 0."""
-    from cmhash import app
+    from cmhash import app, lifetime
     from cmhash.errors import EXIT_CHANGED, EXIT_OK, UsageError
     from cmhash.output import write_stdout
     from cmhash.read.inputs import Mode, select
@@ -57,6 +57,7 @@ def run(
         for p in (old, new)
     ]
     data = build(sides[0], sides[1], settings.annotation_key)
+    lifetime.keep(data)  # (not freed object by object at the end of the run)
     text = formatted(data, fmt, template_file)
     if output and output != "-":
         from cmhash.write.writer import write_new_file
