@@ -126,3 +126,31 @@ def test_main_in_process_holds_nothing() -> None:
     res = CliRunner().invoke(cli.cli, [str(ROOT / "examples" / "app.yaml")])
     assert res.exit_code == 0
     assert lifetime._held is None
+
+
+def test_the_console_script_turns_the_collector_off_before_importing() -> None:
+    """The console script (pyproject's cmhash = cmhash.__main__:entry) and ``python -m
+    cmhash`` import nothing before the cyclic collector is off: importing click and
+    cmhash's modules then triggers no collections."""
+    import tomllib
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["cmhash"] == "cmhash.__main__:entry"
+    code = (
+        "import gc, sys\n"
+        "class Spy:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name in ('click', 'cmhash.cli'):\n"
+        "            print(name, 'gc', gc.isenabled())\n"
+        "sys.meta_path.insert(0, Spy())\n"
+        "import cmhash.__main__ as m\n"
+        "print('after import', 'click' in sys.modules, 'cmhash.cli' in sys.modules)\n"
+        "sys.argv = ['cmhash', '--version']\n"
+        "m.entry()\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[0] == "after import False False"
+    assert "cmhash.cli gc False" in lines and "click gc False" in lines
+    assert "cmhash, version" in res.stdout
