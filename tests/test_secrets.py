@@ -106,6 +106,26 @@ def test_diff_never_shows_secret_lines_as_context() -> None:
     assert body and all(line.startswith("+") for line in body), body
 
 
+def test_secret_spans_are_worked_out_only_when_asked() -> None:
+    """A run finds where its Secrets are only for what needs it (a diff's context, the
+    mention scan of versioning): a plain inject does not pay for it; asked, every
+    Secret's span is there, and a ConfigMap's is not."""
+    from cmhash import app
+    from cmhash.read.source import SourceText
+    from cmhash.settings import Settings
+
+    text = SECRET + "---\n" + DEP + "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
+    src = SourceText("x.yaml", text)
+    result = app.run([src], Settings())
+    spans = result.secret_spans
+    assert isinstance(spans, app.SecretSpans) and spans._spans is None
+    assert spans[id(src)] == [(0, len(SECRET))]
+    assert dict(spans) == {id(src): [(0, len(SECRET))]}
+    lines = result.secret_lines(src)
+    assert set(range(1, SECRET.count("\n") + 1)) <= lines  # the Secret's own lines
+    assert max(lines) <= SECRET.count("\n") + 1  # (to its end: the next line's start)
+
+
 @pytest.mark.parametrize("parser", ["fast", "exact"])
 @pytest.mark.parametrize(
     "broken",

@@ -11,6 +11,7 @@ exit code.
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
 from cmhash import lifetime
@@ -33,13 +34,46 @@ if TYPE_CHECKING:
     from cmhash.plan.versioning import Versioning
 
 
+class SecretSpans(Mapping[int, list[tuple[int, int]]]):
+    """id(source) -> the (start, end) of its Secrets: worked out when first asked (a diff
+    keeps their lines out of its context, versioning's mention scan skips them), so a
+    run that needs none of it (a plain inject of 50,000 apps) does not pay for it."""
+
+    def __init__(self, sources: list[SourceText], docs: list[list[DocInfo]]) -> None:
+        self._sources = sources
+        self._docs = docs
+        self._spans: dict[int, list[tuple[int, int]]] | None = None
+
+    def _all(self) -> dict[int, list[tuple[int, int]]]:
+        if self._spans is None:
+            self._spans = {
+                id(src): [
+                    (c.offset, c.end)
+                    for d in per
+                    for c in d.configs
+                    if c.kind == "Secret" and c.source is None
+                ]
+                for src, per in zip(self._sources, self._docs, strict=True)
+            }
+        return self._spans
+
+    def __getitem__(self, key: int) -> list[tuple[int, int]]:
+        return self._all()[key]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
 class RunResult(NamedTuple):
     files: list[FileResult]
     changes: list[Change]
     findings: list[Finding]
     plans: list[WorkloadPlan]
     config_index: ConfigIndex | None
-    secret_spans: dict[int, list[tuple[int, int]]]  # id(source) -> Secrets' (start, end)
+    secret_spans: Mapping[int, list[tuple[int, int]]]  # id(source) -> Secrets' (start, end)
     notes: list[str]  # what the run decided for the user (an inferred namespace)
     versioning: Versioning | None = None  # versioned names, when any apply
 
@@ -166,15 +200,7 @@ def _run(
         settings,
         findings,
     )
-    secret_spans = {
-        id(src): [
-            (c.offset, c.end)
-            for d in per
-            for c in d.configs
-            if c.kind == "Secret" and c.source is None
-        ]
-        for src, per in zip(sources, docs, strict=True)
-    }
+    secret_spans = SecretSpans(sources, docs)
     versioning = _versioning(sources, docs, index, settings, findings, secret_spans, notes)
     renames = versioning.names if versioning is not None else None
     plans: list[WorkloadPlan] = []
@@ -206,7 +232,7 @@ def _versioning(
     index: ConfigIndex,
     settings: Settings,
     findings: list[Finding],
-    secret_spans: dict[int, list[tuple[int, int]]],
+    secret_spans: Mapping[int, list[tuple[int, int]]],
     notes: list[str],
 ) -> Versioning | None:
     """Versioned names (plan/versioning.py), decided from a first pass over the
@@ -239,17 +265,19 @@ def _with_helm_namespace(
     can be known (helm.py); ``-n`` / ``namespace:`` always win."""
     if settings.namespace is not None:
         return settings
+    if all(c.namespace is not None for per in docs for d in per for c in d.configs) and all(
+        w.namespace is not None for per in docs for d in per for w in d.workloads
+    ):
+        return settings  # (every object names its own: the common case, without a list)
+    from cmhash.plan.helm import infer, is_helm_source
+
+    if not any(is_helm_source(s) for s in sources):
+        return settings
     objects: list[ConfigInfo | WorkloadInfo] = []
     for per in docs:
         for d in per:
             objects += d.configs
             objects += d.workloads
-    if all(o.namespace is not None for o in objects):
-        return settings
-    from cmhash.plan.helm import infer, is_helm_source
-
-    if not any(is_helm_source(s) for s in sources):
-        return settings
     parsed = {o.namespace for o in objects if o.namespace}
     inferred = infer([s.text for s in sources], parsed=parsed)
     if inferred is None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from cmhash.findings import Code, Finding, finding
 from cmhash.plan.versioning import Renamed, Versioning, base_name, shown
@@ -76,7 +76,7 @@ def _key_of(lines: list[str], index: int, col: int) -> str | None:
 def scan(
     versioning: Versioning,
     sources: list[SourceText],
-    secret_spans: dict[int, list[tuple[int, int]]],
+    secret_spans: Mapping[int, list[tuple[int, int]]],
 ) -> list[Finding]:
     # the name it had, and its base name (which, after a first run, no object has)
     wanted: dict[str, list[Renamed]] = {}
