@@ -258,6 +258,20 @@ def _versioning(
     return decided
 
 
+def _all_namespaced(docs: list[list[DocInfo]]) -> bool:
+    """Whether every config and workload names its namespace (the common case: plain
+    loops, no list of all objects)."""
+    for per in docs:
+        for d in per:
+            for c in d.configs:
+                if c.namespace is None:
+                    return False
+            for w in d.workloads:
+                if w.namespace is None:
+                    return False
+    return True
+
+
 def _with_helm_namespace(
     sources: list[SourceText], docs: list[list[DocInfo]], settings: Settings, notes: list[str]
 ) -> Settings:
@@ -265,10 +279,8 @@ def _with_helm_namespace(
     can be known (helm.py); ``-n`` / ``namespace:`` always win."""
     if settings.namespace is not None:
         return settings
-    if all(c.namespace is not None for per in docs for d in per for c in d.configs) and all(
-        w.namespace is not None for per in docs for d in per for w in d.workloads
-    ):
-        return settings  # (every object names its own: the common case, without a list)
+    if _all_namespaced(docs):
+        return settings
     from cmhash.plan.helm import infer, is_helm_source
 
     if not any(is_helm_source(s) for s in sources):
