@@ -3,7 +3,9 @@ input, and the checksum cmhash would write. Built from a normal run's plans."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+import operator
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from cmhash import jsonout
@@ -58,12 +60,21 @@ Lines = dict[int, dict[int, int]]  # id(source) -> offset -> line
 def _lines(result: RunResult) -> Lines:
     """The line of every workload and config explain shows, one pass per source."""
     offsets: dict[int, tuple[SourceText, list[int]]] = {}
-    for p in result.plans:
-        offsets.setdefault(id(p.source), (p.source, []))[1].append(p.info.offset)
+    _offsets_by_source(result.plans, offsets)
     if result.config_index is not None:
-        for e in result.config_index.objects.values():
-            offsets.setdefault(id(e.source), (e.source, []))[1].append(e.info.offset)
+        _offsets_by_source(result.config_index.objects.values(), offsets)
     return {key: src.lines(found) for key, (src, found) in offsets.items()}
+
+
+def _offsets_by_source(
+    objects: Iterable[WorkloadPlan | ConfigEntry], into: dict[int, tuple[SourceText, list[int]]]
+) -> None:
+    # (in input order, so a source's objects mostly come together: one list each)
+    for src, run in itertools.groupby(objects, key=_source):
+        into.setdefault(id(src), (src, []))[1].extend([o.info.offset for o in run])
+
+
+_source = operator.attrgetter("source")
 
 
 _IN_STREAM = str(TargetState.IN_STREAM)

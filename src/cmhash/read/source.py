@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 from array import array
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import BinaryIO
 
 from cmhash.errors import InputError
+from cmhash.parse import cext
 from cmhash.record import Record
 
 STDIN = "-"
@@ -18,6 +19,23 @@ _OTHER_BOMS = {
     b"\xfe\xff": "UTF-16",
     b"\xff\xfe": "UTF-16",
 }
+
+
+def _py_line_numbers(text: str, offsets: list[int]) -> list[int]:
+    """The 1-based line of each of the sorted ``offsets``. (``_line_numbers``: this, or
+    the same in C from parse/_ctree.c.)"""
+    out = []
+    line, at = 1, 0
+    for offset in offsets:
+        line += text.count("\n", at, offset)
+        out.append(line)
+        at = offset
+    return out
+
+
+_line_numbers: Callable[[str, list[int]], list[int]] = (
+    cext.function("line_numbers") or _py_line_numbers
+)
 
 
 class SourceText(Record):
@@ -51,15 +69,12 @@ class SourceText(Record):
         return "<stdin>" if self.is_stdin else self.path
 
     def lines(self, offsets: Iterable[int]) -> dict[int, int]:
-        """The 1-based line of each offset, in one pass over the text in offset order
-        (what ``position`` gives, for many offsets at once: explain's thousands)."""
-        text, out = self.text, {}
-        line, at = 1, 0
-        for offset in sorted(set(offsets)):
-            line += text.count("\n", at, offset)
-            out[offset] = line
-            at = offset
-        return out
+        """The 1-based line of each offset (at least 0), in one pass over the text in
+        offset order (what ``position`` gives, for many offsets at once: explain's
+        thousands)."""
+        ordered = sorted(set(offsets))
+        found = _line_numbers(self.text, ordered)
+        return dict(zip(ordered, found, strict=True))
 
     def position(self, offset: int) -> tuple[int, int]:
         """1-based (line, column) of a character offset."""
