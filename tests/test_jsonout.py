@@ -36,6 +36,26 @@ def test_same_as_the_standard_library(value: Any) -> None:
     want = json.dumps(value, indent=2, ensure_ascii=False)
     assert jsonout.dumps(value) == want  # the C writer, when compiled
     assert jsonout.py_dumps(value) == want  # its reference, the writer without it
+    # the document form (explain's JSON output): the same text and a line break, as
+    # UTF-8 bytes; the standard library's for what the C writer leaves to it (a lone
+    # surrogate is not UTF-8: that one raises, as writing the str out always did)
+    try:
+        encoded = (want + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        return
+    assert jsonout.document(value) == encoded
+
+
+def test_the_document_is_written_by_c_as_bytes() -> None:
+    import pytest
+
+    if jsonout._C_DOCUMENT is None:
+        pytest.skip("without the C extension")
+    value = {"a": ["é", 1, None], "b": {}}
+    made = jsonout._C_DOCUMENT(value)
+    assert isinstance(made, bytes)
+    assert made == (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode()
+    assert jsonout._C_DOCUMENT({"a": 1.5}) is None  # left to json.dumps
 
 
 def test_the_c_writer() -> None:

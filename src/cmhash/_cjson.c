@@ -12,6 +12,7 @@
  * and jsonout.py hands the whole document to json.dumps.
  *
  * write(data) -> str | None
+ * document(data) -> bytes | None  (the same and a line break, as UTF-8)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -207,6 +208,25 @@ cjson_write(PyObject *Py_UNUSED(self), PyObject *data)
     PyObject *result = NULL;
     if (r > 0)
         result = PyUnicode_DecodeUTF8(o.buf ? o.buf : "", (Py_ssize_t)o.len, "strict");
+    else if (r == 0)
+        result = Py_NewRef(Py_None);
+    PyMem_Free(o.buf);
+    return result;
+}
+
+/* document(data) -> bytes | None: write(data) and a line break, as UTF-8 bytes, for
+ * output that goes straight to a file or stdout (explain's JSON: no str to decode into
+ * and encode back). */
+static PyObject *
+cjson_document(PyObject *Py_UNUSED(self), PyObject *data)
+{
+    out_t o = {NULL, 0, 0};
+    int r = write_value(&o, data, 0);
+    PyObject *result = NULL;
+    if (r > 0 && put(&o, "\n", 1) < 0)
+        r = -1;
+    if (r > 0)
+        result = PyBytes_FromStringAndSize(o.buf, (Py_ssize_t)o.len);
     else if (r == 0)
         result = Py_NewRef(Py_None);
     PyMem_Free(o.buf);
@@ -452,6 +472,9 @@ static PyMethodDef methods[] = {
     {"write", cjson_write, METH_O,
      "write(data) -> str | None: json.dumps(data, indent=2, ensure_ascii=False), or None "
      "for a value only json.dumps writes"},
+    {"document", cjson_document, METH_O,
+     "document(data) -> bytes | None: write(data) + '\\n' as UTF-8, or None for a value only "
+     "json.dumps writes"},
     {"canonical", cjson_canonical, METH_O,
      "canonical(uses) -> bytes | None: hashing.canonical(uses) as UTF-8, or None for what "
      "only hashing.py encodes"},

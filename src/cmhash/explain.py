@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from cmhash import jsonout
@@ -166,8 +166,9 @@ def _finding(f: Finding) -> dict[str, Any]:
     }
 
 
-def to_json(data: dict[str, Any]) -> str:
-    return jsonout.dumps(data) + "\n"
+def to_json(data: dict[str, Any]) -> bytes:
+    """The JSON format, as the UTF-8 bytes written out."""
+    return jsonout.document(data)
 
 
 def _ns(ns: str) -> str:
@@ -218,7 +219,12 @@ def to_text(data: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-FORMATS = {"text": to_text, "json": to_json, "mermaid": explain_graph}
+# each format's text (or, for JSON, the bytes written as they are)
+FORMATS: dict[str, Callable[[dict[str, Any]], str | bytes]] = {
+    "text": to_text,
+    "json": to_json,
+    "mermaid": explain_graph,
+}
 
 # the names tests and templates have used
 to_mermaid = explain_graph

@@ -35,12 +35,34 @@ def _c_write() -> Callable[[Any], str | None] | None:
 _C_WRITE = _c_write()
 
 
+def _c_document() -> Callable[[Any], bytes | None] | None:
+    try:
+        from cmhash import _cjson  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    document: Callable[[Any], bytes | None] = _cjson.document
+    return document
+
+
+_C_DOCUMENT = _c_document()
+
+
 def dumps(data: Any) -> str:
     """``json.dumps(data, indent=2, ensure_ascii=False)``."""
     if _C_WRITE is not None:
         text = _C_WRITE(data)
         return text if text is not None else json.dumps(data, indent=2, ensure_ascii=False)
     return py_dumps(data)
+
+
+def document(data: Any) -> bytes:
+    """``dumps(data)`` and a line break, as UTF-8: for output written as it is (the C
+    writer's bytes, with no str decoded from them and encoded back)."""
+    if _C_DOCUMENT is not None:
+        made = _C_DOCUMENT(data)
+        if made is not None:
+            return made
+    return (dumps(data) + "\n").encode("utf-8")
 
 
 def py_dumps(data: Any) -> str:

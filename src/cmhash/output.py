@@ -55,20 +55,22 @@ def report_findings(findings: Sequence[Finding], *, quiet: bool) -> list[Finding
     return shown
 
 
-def write_stdout(text: str | Iterable[str], *, bom: bool = False) -> None:
+def write_stdout(text: str | bytes | Iterable[str], *, bom: bool = False) -> None:
     """UTF-8, encoded a piece (at most about 1 MiB) at a time: a big stream is never
-    held twice (as str and bytes)."""
+    held twice (as str and bytes). Bytes are UTF-8 already, and written as they are."""
     out = sys.stdout.buffer
-    pieces: Iterable[str] = (
+    pieces: Iterable[str | bytes] = (
         (text[i : i + (1 << 20)] for i in range(0, len(text), 1 << 20))
         if isinstance(text, str)
+        else [text]
+        if isinstance(text, bytes)
         else text
     )
     try:
         if bom:
             out.write(b"\xef\xbb\xbf")
         for piece in pieces:
-            out.write(piece.encode("utf-8"))
+            out.write(piece if isinstance(piece, bytes) else piece.encode("utf-8"))
         out.flush()
     except BrokenPipeError:
         raise OutputClosed from None
