@@ -217,20 +217,28 @@ cjson_write(PyObject *Py_UNUSED(self), PyObject *data)
 /* document(data) -> bytes | None: write(data) and a line break, as UTF-8 bytes, for
  * output that goes straight to a file or stdout (explain's JSON: no str to decode into
  * and encode back). */
+/* What a writer that returned r made of o: its bytes (r > 0), None (r == 0: a value it
+ * leaves to Python), or the exception (r < 0); o's buffer is freed. */
+static PyObject *
+as_bytes(out_t *o, int r)
+{
+    PyObject *result = NULL;
+    if (r > 0)
+        result = PyBytes_FromStringAndSize(o->buf, (Py_ssize_t)o->len);
+    else if (r == 0)
+        result = Py_NewRef(Py_None);
+    PyMem_Free(o->buf);
+    return result;
+}
+
 static PyObject *
 cjson_document(PyObject *Py_UNUSED(self), PyObject *data)
 {
     out_t o = {NULL, 0, 0};
     int r = write_value(&o, data, 0);
-    PyObject *result = NULL;
     if (r > 0 && put(&o, "\n", 1) < 0)
         r = -1;
-    if (r > 0)
-        result = PyBytes_FromStringAndSize(o.buf, (Py_ssize_t)o.len);
-    else if (r == 0)
-        result = Py_NewRef(Py_None);
-    PyMem_Free(o.buf);
-    return result;
+    return as_bytes(&o, r);
 }
 
 /* ---- canonical(uses): the hash encoding (plan/hashing.py) ---------------------------
@@ -458,14 +466,7 @@ cjson_canonical(PyObject *Py_UNUSED(self), PyObject *uses)
         return NULL;
     }
     out_t o = {NULL, 0, 0};
-    int r = put_uses(&o, uses);
-    PyObject *result = NULL;
-    if (r > 0)
-        result = PyBytes_FromStringAndSize(o.buf, (Py_ssize_t)o.len);
-    else if (r == 0)
-        result = Py_NewRef(Py_None);
-    PyMem_Free(o.buf);
-    return result;
+    return as_bytes(&o, put_uses(&o, uses));
 }
 
 static PyMethodDef methods[] = {

@@ -22,29 +22,17 @@ class _Other(Exception):
     """A value this writer leaves to the standard library."""
 
 
-def _c_write() -> Callable[[Any], str | None] | None:
+def _cjson() -> Any | None:
     """The same writer in C (src/cmhash/_cjson.c), when it was compiled at install."""
     try:
         from cmhash import _cjson  # type: ignore[attr-defined]
     except ImportError:
         return None
-    write: Callable[[Any], str | None] = _cjson.write
-    return write
+    return _cjson
 
 
-_C_WRITE = _c_write()
-
-
-def _c_document() -> Callable[[Any], bytes | None] | None:
-    try:
-        from cmhash import _cjson  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    document: Callable[[Any], bytes | None] = _cjson.document
-    return document
-
-
-_C_DOCUMENT = _c_document()
+_C_WRITE: Callable[[Any], str | None] | None = getattr(_cjson(), "write", None)
+_C_DOCUMENT: Callable[[Any], bytes | None] | None = getattr(_cjson(), "document", None)
 
 
 def dumps(data: Any) -> str:
