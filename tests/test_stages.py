@@ -430,9 +430,10 @@ def test_line_numbers_are_counted_in_c() -> None:
 
 
 def test_tuples_made_without_a_frame_have_every_field() -> None:
-    """ConfigInfo, Chunk, Resolved and Use are made on the hot path as tuple.__new__(cls,
-    (...)), which does not check the count: a field added to one of them must be added
-    there too. Every such tuple of a run over examples and the corpus is whole."""
+    """ConfigInfo, Chunk, Resolved, Use, ConfigEntry, Change and Edit (with its value)
+    are made on the hot path as tuple.__new__(cls, (...)), which does not check the
+    count: a field added to one of them must be added there too. Every such tuple of a
+    run over examples and the corpus is whole."""
     from conftest import CORPUS, ROOT
 
     from cmhash import app
@@ -445,7 +446,10 @@ def test_tuples_made_without_a_frame_have_every_field() -> None:
     configs = [e.info for e in result.config_index.objects.values()]
     resolved = [r for p in result.plans for r in p.resolved]
     assert configs and resolved
-    for t in [*configs, *resolved]:
+    entries = list(result.config_index.objects.values())
+    edits = [p.edit for p in result.plans if p.edit is not None]
+    assert result.changes and edits
+    for t in [*configs, *resolved, *entries, *result.changes, *edits]:
         assert len(t) == len(type(t)._fields), type(t)
     from cmhash.plan.resolve import _use
     from cmhash.read.split import split_chunks

@@ -395,7 +395,10 @@ def analyze_source(
     """Analyze documents of one source: ``(cuts, first, end)`` (``split.cuts``, and
     documents ``first`` to ``end - 1``), all of them by default. NodeError ->
     InputError. ``progress(bytes, documents)`` is told of each document done."""
-    cut_list, first, end = (c := cuts(src.text), 0, len(c) - 1) if docs is None else docs
+    if docs is None:
+        every = cuts(src.text)
+        docs = (every, 0, len(every) - 1)
+    cut_list, first, end = docs
     nl = newline_at(src.text)
     out = []
     for index in range(first, end):

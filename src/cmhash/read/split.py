@@ -105,6 +105,7 @@ def cuts(text: str) -> list[int]:
 
 
 def chunk(cut_list: list[int], i: int) -> Chunk:
+    """Document ``i``'s Chunk, from its text's ``cuts``."""
     return _chunk((cut_list[i], cut_list[i + 1]))
 
 
