@@ -20,8 +20,18 @@ setup(
             optional=True,
         ),
         # explain's and report's JSON (jsonout.py), needs only Python's headers
-        Extension("cmhash._cjson", sources=["src/cmhash/_cjson.c"], optional=True),
+        Extension(
+            "cmhash._cjson",
+            sources=["src/cmhash/_cjson.c"],
+            depends=["src/cmhash/_buffer.h"],  # (so that an sdist carries it)
+            optional=True,
+        ),
         # the forked workers' results, packed for the pipe (analyze/transport.py)
-        Extension("cmhash._cpack", sources=["src/cmhash/_cpack.c"], optional=True),
+        Extension(
+            "cmhash._cpack",
+            sources=["src/cmhash/_cpack.c"],
+            depends=["src/cmhash/_buffer.h"],
+            optional=True,
+        ),
     ]
 )

@@ -126,3 +126,19 @@ def test_pip_install_from_a_release_archive(tmp_path: Path) -> None:
     bindir = _fresh_venv(tmp_path)
     subprocess.run([str(bindir / "pip"), "install", "--quiet", str(archive)], check=True)
     _works(bindir, tmp_path)
+
+
+def test_every_header_the_c_extensions_include_is_in_the_sdist() -> None:
+    """A header of ours that a C file includes (``#include "x.h"``) is named in that
+    extension's ``depends`` in setup.py: only then does an sdist carry it, and the wheel
+    pip builds from the sdist compile the extension instead of quietly going without."""
+    setup = (ROOT / "setup.py").read_text()
+    sources = re.findall(r'sources=\["(src/[^"]+\.c)"\]', setup)
+    assert len(sources) == 3
+    for source in sources:
+        c = (ROOT / source).read_text()
+        for header in re.findall(r'^#include "([^"]+)"', c, re.MULTILINE):
+            path = str((Path(source).parent / header).as_posix())
+            assert (ROOT / path).is_file(), path
+            block = setup[setup.index(f'sources=["{source}"]') :].split("optional=True", 1)[0]
+            assert f'depends=["{path}"]' in block, (source, path)

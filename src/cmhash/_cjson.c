@@ -14,37 +14,12 @@
  * write(data) -> str | None
  * document(data) -> bytes | None  (the same and a line break, as UTF-8)
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-
-typedef struct {
-    char *buf;
-    size_t len, cap;
-} out_t;
-
-/* 0 ok, -1 out of memory (exception set) */
-static int
-reserve(out_t *o, size_t more)
-{
-    if (o->len + more <= o->cap)
-        return 0;
-    size_t cap = o->cap ? o->cap : 1 << 16;
-    while (cap < o->len + more)
-        cap *= 2;
-    char *buf = PyMem_Realloc(o->buf, cap);
-    if (buf == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    o->buf = buf;
-    o->cap = cap;
-    return 0;
-}
+#include "_buffer.h"
 
 static int
-put(out_t *o, const char *s, size_t n)
+put(buffer_t *o, const char *s, size_t n)
 {
-    if (reserve(o, n) < 0)
+    if (buffer_reserve(o, n) < 0)
         return -1;
     memcpy(o->buf + o->len, s, n);
     o->len += n;
@@ -53,9 +28,9 @@ put(out_t *o, const char *s, size_t n)
 
 /* A line break and the indentation of depth d. */
 static int
-newline(out_t *o, int depth)
+newline(buffer_t *o, int depth)
 {
-    if (reserve(o, 1 + 2 * (size_t)depth) < 0)
+    if (buffer_reserve(o, 1 + 2 * (size_t)depth) < 0)
         return -1;
     o->buf[o->len++] = '\n';
     memset(o->buf + o->len, ' ', 2 * (size_t)depth);
@@ -65,7 +40,7 @@ newline(out_t *o, int depth)
 
 /* 1 written, 0 not UTF-8-encodable (json.dumps decides), -1 an exception */
 static int
-put_string(out_t *o, PyObject *s)
+put_string(buffer_t *o, PyObject *s)
 {
     /* ASCII is its own UTF-8; other text through a temporary (PyUnicode_AsUTF8AndSize
      * would leave a UTF-8 copy on every string written) */
@@ -85,7 +60,7 @@ put_string(out_t *o, PyObject *s)
         p = PyBytes_AS_STRING(tmp);
         n = PyBytes_GET_SIZE(tmp);
     }
-    if (reserve(o, 2 + 6 * (size_t)n) < 0) { /* at worst every byte as \u00xx */
+    if (buffer_reserve(o, 2 + 6 * (size_t)n) < 0) { /* at worst every byte as \u00xx */
         Py_XDECREF(tmp);
         return -1;
     }
@@ -117,10 +92,10 @@ put_string(out_t *o, PyObject *s)
 }
 
 /* 1 written, 0 a value this writer leaves to json.dumps, -1 an exception */
-static int write_value(out_t *o, PyObject *value, int depth);
+static int write_value(buffer_t *o, PyObject *value, int depth);
 
 static int
-write_items(out_t *o, PyObject *value, int depth, int is_dict)
+write_items(buffer_t *o, PyObject *value, int depth, int is_dict)
 {
     int r = 1;
     if (put(o, is_dict ? "{" : "[", 1) < 0)
@@ -156,7 +131,7 @@ write_items(out_t *o, PyObject *value, int depth, int is_dict)
 }
 
 static int
-write_value(out_t *o, PyObject *value, int depth)
+write_value(buffer_t *o, PyObject *value, int depth)
 {
     PyTypeObject *type = Py_TYPE(value);
     if (type == &PyUnicode_Type)
@@ -203,7 +178,7 @@ write_value(out_t *o, PyObject *value, int depth)
 static PyObject *
 cjson_write(PyObject *Py_UNUSED(self), PyObject *data)
 {
-    out_t o = {NULL, 0, 0};
+    buffer_t o = {NULL, 0, 0};
     int r = write_value(&o, data, 0);
     PyObject *result = NULL;
     if (r > 0)
@@ -217,28 +192,14 @@ cjson_write(PyObject *Py_UNUSED(self), PyObject *data)
 /* document(data) -> bytes | None: write(data) and a line break, as UTF-8 bytes, for
  * output that goes straight to a file or stdout (explain's JSON: no str to decode into
  * and encode back). */
-/* What a writer that returned r made of o: its bytes (r > 0), None (r == 0: a value it
- * leaves to Python), or the exception (r < 0); o's buffer is freed. */
-static PyObject *
-as_bytes(out_t *o, int r)
-{
-    PyObject *result = NULL;
-    if (r > 0)
-        result = PyBytes_FromStringAndSize(o->buf, (Py_ssize_t)o->len);
-    else if (r == 0)
-        result = Py_NewRef(Py_None);
-    PyMem_Free(o->buf);
-    return result;
-}
-
 static PyObject *
 cjson_document(PyObject *Py_UNUSED(self), PyObject *data)
 {
-    out_t o = {NULL, 0, 0};
+    buffer_t o = {NULL, 0, 0};
     int r = write_value(&o, data, 0);
     if (r > 0 && put(&o, "\n", 1) < 0)
         r = -1;
-    return as_bytes(&o, r);
+    return buffer_finish(&o, r);
 }
 
 /* ---- canonical(uses): the hash encoding (plan/hashing.py) ---------------------------
@@ -254,9 +215,9 @@ cjson_document(PyObject *Py_UNUSED(self), PyObject *data)
 static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 static int
-put_b64(out_t *o, const unsigned char *p, size_t n)
+put_b64(buffer_t *o, const unsigned char *p, size_t n)
 {
-    if (reserve(o, 2 + 4 * ((n + 2) / 3)) < 0)
+    if (buffer_reserve(o, 2 + 4 * ((n + 2) / 3)) < 0)
         return -1;
     char *w = o->buf + o->len;
     *w++ = '"';
@@ -288,7 +249,7 @@ is_str(PyObject *v)
 
 /* ,"name":"value" (1), 0 not a str, -1 an exception */
 static int
-put_field(out_t *o, const char *name, PyObject *value)
+put_field(buffer_t *o, const char *name, PyObject *value)
 {
     if (!is_str(value))
         return 0;
@@ -325,7 +286,7 @@ sorted_keys(PyObject *entries, PyObject *keys)
 
 /* One entry (1), 0 not the expected types, -1 an exception. ``keys``: the merged keys. */
 static int
-put_entry(out_t *o, PyObject *use, PyObject *keys)
+put_entry(buffer_t *o, PyObject *use, PyObject *keys)
 {
     PyObject *kind = PyTuple_GET_ITEM(use, 0), *name = PyTuple_GET_ITEM(use, 1);
     PyObject *content = PyTuple_GET_ITEM(use, 2), *ns = PyTuple_GET_ITEM(use, 4);
@@ -388,7 +349,7 @@ put_entry(out_t *o, PyObject *use, PyObject *keys)
 /* The uses' order and merge: hashing.merge_uses (sorted by kind, name, namespace or "";
  * the first use of an object with the union of the keys, None when any use is whole). */
 static int
-put_uses(out_t *o, PyObject *uses)
+put_uses(buffer_t *o, PyObject *uses)
 {
     Py_ssize_t n = PyList_GET_SIZE(uses);
     PyObject *order = PyList_New(n);
@@ -465,8 +426,8 @@ cjson_canonical(PyObject *Py_UNUSED(self), PyObject *uses)
         PyErr_SetString(PyExc_TypeError, "canonical() takes a list of uses");
         return NULL;
     }
-    out_t o = {NULL, 0, 0};
-    return as_bytes(&o, put_uses(&o, uses));
+    buffer_t o = {NULL, 0, 0};
+    return buffer_finish(&o, put_uses(&o, uses));
 }
 
 static PyMethodDef methods[] = {

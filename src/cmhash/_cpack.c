@@ -30,6 +30,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_buffer.h"
+
 #define MAX_DEPTH 64
 
 enum { T_NONE = 'N', T_TRUE = 'T', T_FALSE = 'F', T_INT = 'i', T_STR = 's', T_BYTES = 'b',
@@ -47,8 +49,7 @@ typedef struct {
 } memo_t;
 
 typedef struct {
-    char *buf;
-    size_t len, cap;
+    buffer_t out;
     PyObject *index;   /* dict: cls -> int */
     PyObject *entries; /* tuple of (cls, how, extra) */
     memo_t memo;
@@ -108,29 +109,11 @@ memo_put(memo_t *m, PyObject *key)
 /* Results: 1 packed, 0 not packable (pack() returns None), -1 an exception. */
 
 static int
-reserve(packer_t *p, size_t more)
-{
-    if (p->len + more <= p->cap)
-        return 0;
-    size_t cap = p->cap ? p->cap : 1 << 16;
-    while (cap < p->len + more)
-        cap *= 2;
-    char *buf = PyMem_Realloc(p->buf, cap);
-    if (buf == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    p->buf = buf;
-    p->cap = cap;
-    return 0;
-}
-
-static int
 put_byte(packer_t *p, char c)
 {
-    if (reserve(p, 1) < 0)
+    if (buffer_reserve(&p->out, 1) < 0)
         return -1;
-    p->buf[p->len++] = c;
+    p->out.buf[p->out.len++] = c;
     return 1;
 }
 
@@ -139,12 +122,12 @@ put_u32(packer_t *p, char tag, size_t n)
 {
     if (n > UINT32_MAX)
         return 0;
-    if (reserve(p, 5) < 0)
+    if (buffer_reserve(&p->out, 5) < 0)
         return -1;
     uint32_t v = (uint32_t)n;
-    p->buf[p->len++] = tag;
-    memcpy(p->buf + p->len, &v, 4);
-    p->len += 4;
+    p->out.buf[p->out.len++] = tag;
+    memcpy(p->out.buf + p->out.len, &v, 4);
+    p->out.len += 4;
     return 1;
 }
 
@@ -154,10 +137,10 @@ put_data(packer_t *p, char tag, const char *data, size_t n)
     int r = put_u32(p, tag, n);
     if (r <= 0)
         return r;
-    if (reserve(p, n) < 0)
+    if (buffer_reserve(&p->out, n) < 0)
         return -1;
-    memcpy(p->buf + p->len, data, n);
-    p->len += n;
+    memcpy(p->out.buf + p->out.len, data, n);
+    p->out.len += n;
     return 1;
 }
 
@@ -205,11 +188,11 @@ pack_registered(packer_t *p, PyObject *obj, PyObject *where, int depth)
     long how = PyLong_AsLong(PyTuple_GET_ITEM(entry, 1));
     PyObject *extra = PyTuple_GET_ITEM(entry, 2);
     uint16_t code = (uint16_t)at;
-    if (reserve(p, 3) < 0)
+    if (buffer_reserve(&p->out, 3) < 0)
         return -1;
-    p->buf[p->len++] = T_OBJECT;
-    memcpy(p->buf + p->len, &code, 2);
-    p->len += 2;
+    p->out.buf[p->out.len++] = T_OBJECT;
+    memcpy(p->out.buf + p->out.len, &code, 2);
+    p->out.len += 2;
     if (how == HOW_TUPLE)
         return pack_items(p, T_TUPLE, obj, depth);
     if (how == HOW_ENUM) {
@@ -217,10 +200,10 @@ pack_registered(packer_t *p, PyObject *obj, PyObject *where, int depth)
         for (Py_ssize_t i = 0; i < n; i++)
             if (PyTuple_GET_ITEM(extra, i) == obj) {
                 uint16_t member = (uint16_t)i;
-                if (i > UINT16_MAX || reserve(p, 2) < 0)
+                if (i > UINT16_MAX || buffer_reserve(&p->out, 2) < 0)
                     return i > UINT16_MAX ? 0 : -1;
-                memcpy(p->buf + p->len, &member, 2);
-                p->len += 2;
+                memcpy(p->out.buf + p->out.len, &member, 2);
+                p->out.len += 2;
                 return 1;
             }
         return 0; /* not one of the members it had when registered */
@@ -284,11 +267,11 @@ pack_new(packer_t *p, PyObject *obj, int depth)
         if (v == -1 && PyErr_Occurred())
             return -1;
         int64_t w = (int64_t)v;
-        if (reserve(p, 9) < 0)
+        if (buffer_reserve(&p->out, 9) < 0)
             return -1;
-        p->buf[p->len++] = T_INT;
-        memcpy(p->buf + p->len, &w, 8);
-        p->len += 8;
+        p->out.buf[p->out.len++] = T_INT;
+        memcpy(p->out.buf + p->out.len, &w, 8);
+        p->out.len += 8;
         return 1;
     }
     if (type == &PyTuple_Type)
@@ -335,14 +318,8 @@ pack(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OO!O!:pack", &obj, &PyDict_Type, &index, &PyTuple_Type,
                           &entries))
         return NULL;
-    packer_t p = {NULL, 0, 0, index, entries, {NULL, NULL, 0, 0}};
-    int r = pack_value(&p, obj, 0);
-    PyObject *out = NULL;
-    if (r > 0)
-        out = PyBytes_FromStringAndSize(p.buf, (Py_ssize_t)p.len);
-    else if (r == 0)
-        out = Py_NewRef(Py_None);
-    PyMem_Free(p.buf);
+    packer_t p = {{NULL, 0, 0}, index, entries, {NULL, NULL, 0, 0}};
+    PyObject *out = buffer_finish(&p.out, pack_value(&p, obj, 0));
     PyMem_Free(p.memo.keys);
     PyMem_Free(p.memo.values);
     return out;
