@@ -117,31 +117,38 @@ put_byte(packer_t *p, char c)
     return 1;
 }
 
+/* n bytes as they are in memory (fixed-size numbers: native byte order, as unpack
+ * reads them in the same process family) */
+static int
+put_raw(packer_t *p, const void *data, size_t n)
+{
+    if (buffer_reserve(&p->out, n) < 0)
+        return -1;
+    memcpy(p->out.buf + p->out.len, data, n);
+    p->out.len += n;
+    return 1;
+}
+
+static int
+put_tagged(packer_t *p, char tag, const void *data, size_t n)
+{
+    return put_byte(p, tag) < 0 ? -1 : put_raw(p, data, n);
+}
+
 static int
 put_u32(packer_t *p, char tag, size_t n)
 {
     if (n > UINT32_MAX)
         return 0;
-    if (buffer_reserve(&p->out, 5) < 0)
-        return -1;
     uint32_t v = (uint32_t)n;
-    p->out.buf[p->out.len++] = tag;
-    memcpy(p->out.buf + p->out.len, &v, 4);
-    p->out.len += 4;
-    return 1;
+    return put_tagged(p, tag, &v, 4);
 }
 
 static int
 put_data(packer_t *p, char tag, const char *data, size_t n)
 {
     int r = put_u32(p, tag, n);
-    if (r <= 0)
-        return r;
-    if (buffer_reserve(&p->out, n) < 0)
-        return -1;
-    memcpy(p->out.buf + p->out.len, data, n);
-    p->out.len += n;
-    return 1;
+    return r <= 0 ? r : put_raw(p, data, n);
 }
 
 static int pack_value(packer_t *p, PyObject *obj, int depth);
@@ -188,11 +195,8 @@ pack_registered(packer_t *p, PyObject *obj, PyObject *where, int depth)
     long how = PyLong_AsLong(PyTuple_GET_ITEM(entry, 1));
     PyObject *extra = PyTuple_GET_ITEM(entry, 2);
     uint16_t code = (uint16_t)at;
-    if (buffer_reserve(&p->out, 3) < 0)
+    if (put_tagged(p, T_OBJECT, &code, 2) < 0)
         return -1;
-    p->out.buf[p->out.len++] = T_OBJECT;
-    memcpy(p->out.buf + p->out.len, &code, 2);
-    p->out.len += 2;
     if (how == HOW_TUPLE)
         return pack_items(p, T_TUPLE, obj, depth);
     if (how == HOW_ENUM) {
@@ -200,11 +204,7 @@ pack_registered(packer_t *p, PyObject *obj, PyObject *where, int depth)
         for (Py_ssize_t i = 0; i < n; i++)
             if (PyTuple_GET_ITEM(extra, i) == obj) {
                 uint16_t member = (uint16_t)i;
-                if (i > UINT16_MAX || buffer_reserve(&p->out, 2) < 0)
-                    return i > UINT16_MAX ? 0 : -1;
-                memcpy(p->out.buf + p->out.len, &member, 2);
-                p->out.len += 2;
-                return 1;
+                return i > UINT16_MAX ? 0 : put_raw(p, &member, 2);
             }
         return 0; /* not one of the members it had when registered */
     }
@@ -267,12 +267,7 @@ pack_new(packer_t *p, PyObject *obj, int depth)
         if (v == -1 && PyErr_Occurred())
             return -1;
         int64_t w = (int64_t)v;
-        if (buffer_reserve(&p->out, 9) < 0)
-            return -1;
-        p->out.buf[p->out.len++] = T_INT;
-        memcpy(p->out.buf + p->out.len, &w, 8);
-        p->out.len += 8;
-        return 1;
+        return put_tagged(p, T_INT, &w, 8);
     }
     if (type == &PyTuple_Type)
         return pack_items(p, T_TUPLE, obj, depth);
