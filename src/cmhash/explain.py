@@ -77,12 +77,8 @@ def _offsets_by_source(
 _source = operator.attrgetter("source")
 
 
-_IN_STREAM = str(TargetState.IN_STREAM)
-
-
 def _reference(plan: WorkloadPlan, r: Resolved, names: Mapping[ResourceId, str]) -> dict[str, Any]:
     ref, entry = r.ref, r.entry
-    counted = entry is not None and r.excluded is None  # (most references: target_state's first)
     out = {
         "kind": ref.target_kind,
         "name": ref.name,
@@ -92,7 +88,7 @@ def _reference(plan: WorkloadPlan, r: Resolved, names: Mapping[ResourceId, str])
         "container": ref.container,
         "keys": list(ref.keys) if ref.keys is not None else None,
         "optional": ref.optional,
-        "target": _IN_STREAM if counted else str(target_state(r)),
+        "target": str(target_state(r)),
         "missingKeys": sorted(r.missing_keys) if r.missing_keys else [],
     }
     # the optional fields, in this order, only when they say something

@@ -17,22 +17,17 @@ from collections.abc import Callable
 from json.encoder import encode_basestring  # the C escaper
 from typing import Any
 
+from cmhash.parse.cext import optional
+
 
 class _Other(Exception):
     """A value this writer leaves to the standard library."""
 
 
-def _cjson() -> Any | None:
-    """The same writer in C (src/cmhash/_cjson.c), when it was compiled at install."""
-    try:
-        from cmhash import _cjson  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return _cjson
-
-
-_C_WRITE: Callable[[Any], str | None] | None = getattr(_cjson(), "write", None)
-_C_DOCUMENT: Callable[[Any], bytes | None] | None = getattr(_cjson(), "document", None)
+# the same writer in C (src/cmhash/_cjson.c), when it was compiled at install
+_CJSON = optional("cmhash._cjson")
+_C_WRITE: Callable[[Any], str | None] | None = getattr(_CJSON, "write", None)
+_C_DOCUMENT: Callable[[Any], bytes | None] | None = getattr(_CJSON, "document", None)
 
 
 def dumps(data: Any) -> str:

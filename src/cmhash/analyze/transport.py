@@ -18,6 +18,7 @@ from cmhash.analyze.declared import Selection
 from cmhash.analyze.kinds import Policy, WorkloadKind
 from cmhash.analyze.refs import Reference, Spot, SubPathMount
 from cmhash.analyze.summaries import ConfigInfo, DocInfo, SkipReason, WorkloadInfo
+from cmhash.parse.cext import optional
 from cmhash.plan.hashing import Content
 from cmhash.read.split import Chunk
 from cmhash.record import Record
@@ -68,15 +69,7 @@ def registry() -> Registry:
     return {cls: i for i, (cls, _, _) in enumerate(entries)}, entries
 
 
-def _cpack() -> Any | None:
-    try:
-        from cmhash import _cpack  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return _cpack
-
-
-packer = _cpack()
+packer = optional("cmhash._cpack")
 
 
 def encode(result: object) -> bytes:

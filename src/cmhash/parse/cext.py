@@ -1,11 +1,23 @@
 """The C extension (parse/_ctree.c), or None: not compiled at install (no C compiler or
 libyaml's headers), or turned off with ``CMHASH_CTREE=0`` (for comparing). The one place
-that decides; the modules it mirrors bind its functions (``function``)."""
+that decides; the modules it mirrors bind its functions (``function``). The two that need
+only the compiler (``cmhash._cjson``, ``cmhash._cpack``) load through ``optional``."""
 
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
+
+
+def optional(name: str) -> Any | None:
+    """The C extension module ``name`` (``cmhash._cjson``, ``cmhash._cpack``), or None
+    when it was not compiled at install: its Python reference does the work then."""
+    try:
+        __import__(name)  # (not importlib: every run would import it for this)
+    except ImportError:
+        return None
+    return sys.modules[name]
 
 
 def ctree() -> Any | None:

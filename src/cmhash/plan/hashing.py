@@ -30,6 +30,8 @@ from collections.abc import Callable, Iterable, Mapping
 from json.encoder import encode_basestring  # the C escaper (json.dumps' with ensure_ascii=False)
 from typing import TYPE_CHECKING, NamedTuple
 
+from cmhash.parse.cext import optional
+
 if TYPE_CHECKING:
     from hashlib import sha256
 else:
@@ -154,18 +156,11 @@ def canonical(uses: Iterable[Use], secret_key: bytes | None = None) -> str:
     return f'{{"refs":[{refs}],"v":{ENCODING_VERSION}}}'
 
 
-def _c_canonical() -> Callable[[list[Use]], bytes | None] | None:
-    """``canonical(uses).encode()`` in C (``_cjson.c``), without a secret key; None when
-    the extension was not compiled. It returns None for what only this module encodes."""
-    try:
-        from cmhash import _cjson  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    function: Callable[[list[Use]], bytes | None] = _cjson.canonical
-    return function
-
-
-c_canonical = _c_canonical()
+# ``canonical(uses).encode()`` in C (``_cjson.c``), without a secret key; None when the
+# extension was not compiled. It returns None for what only this module encodes.
+c_canonical: Callable[[list[Use]], bytes | None] | None = getattr(
+    optional("cmhash._cjson"), "canonical", None
+)
 
 
 def sha256_hex(data: bytes) -> str:

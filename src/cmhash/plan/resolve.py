@@ -128,7 +128,7 @@ class WorkloadPlan(Record):
     @property
     def in_stream(self) -> bool:
         """Whether an in-stream object enters its checksum (one that is ``counted``)."""
-        return any(r.entry is not None and r.excluded is None for r in self.resolved)
+        return any(r.counted for r in self.resolved)
 
     def target(self, ref: Reference) -> ResourceId:
         """The object ``ref`` names: its namespace, or the workload's."""
