@@ -9,7 +9,7 @@ Usage (from the repository root, after the README set-up):
 
 It ends with every target of the performance issue it measured, with PASS or FAIL.
 
-Inputs come from ``../shared/bench/make_stream.py`` (override: --generator). Every
+Inputs come from ``bench/make_stream.py`` (override: --generator). Every
 figure is a whole process, as a user runs it: read a file, write stdout to a file.
 
 * cmhash           ``cmhash STREAM > out`` (automatic workers), and ``--workers 1``
@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_GENERATOR = ROOT.parent / "shared" / "bench" / "make_stream.py"
+DEFAULT_GENERATOR = ROOT / "bench" / "make_stream.py"
 DEFAULT_CHART = (ROOT.parent / "shared" / "corpus" / "ingress-nginx" / "deploy" / "static"
                  / "provider" / "cloud" / "deploy.yaml")
 

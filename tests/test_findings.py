@@ -24,10 +24,10 @@ def test_every_code_has_a_golden() -> None:
 
 
 def test_codes_are_documented() -> None:
-    readme = (ROOT / "README.md").read_text()
+    """The findings reference is generated from CODES (scripts/docs_hooks.py, checked in
+    tests/test_docs.py); every code's level is one the views order by."""
     for code, (level, _) in CODES.items():
-        assert level in LEVEL_ORDER
-        assert f"| `{code}` | {level} |" in readme, code
+        assert level in LEVEL_ORDER, code
 
 
 def test_subpath_mounts_in_real_manifests(corpus: Path) -> None:

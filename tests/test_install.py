@@ -1,5 +1,5 @@
 """The install story as written: the version in one place (every copy checked against
-it), and the README's two pip lines (a git URL and a release archive) work, tried with
+it), and the install page's two pip lines (a git URL and a release archive) work, tried with
 a local clone in place of the project URL. The wheel and sdist are built and checked
 with twine in .ci/run."""
 
@@ -26,7 +26,9 @@ def test_every_copy_of_the_version_matches() -> None:
     texts = {
         p: (ROOT / p).read_text()
         for p in (
-            "README.md",
+            "docs/install.md",
+            "docs/integrations/pre-commit.md",
+            "docs/integrations/gitlab.md",
             "ci-templates/gitlab/cmhash.yml",
             "ci-templates/gitlab/cmhash-report.yml",
             "ci-templates/argocd/Dockerfile",
@@ -41,11 +43,12 @@ def test_every_copy_of_the_version_matches() -> None:
         found = set(ours.findall(text))
         assert found == {__version__}, (path, found)
         assert "github.com/cmhash" not in text and "platform/cmhash" not in text, path
-    readme = texts["README.md"]
-    assert f"rev: {TAG}" in readme and f"ref: {TAG}" in readme
-    assert f'pip install "cmhash @ git+{HOME}.git@{TAG}"' in readme
+    install = texts["docs/install.md"]
+    assert f"rev: {TAG}" in texts["docs/integrations/pre-commit.md"]
+    assert f"ref: {TAG}" in texts["docs/integrations/gitlab.md"]
+    assert f'pip install "cmhash @ git+{HOME}.git@{TAG}"' in install
     archive = f"{HOME}/-/archive/{TAG}/cmhash-{TAG}.tar.gz"
-    assert archive in readme
+    assert archive in install
     for path in ("ci-templates/gitlab/cmhash.yml", "ci-templates/gitlab/cmhash-report.yml"):
         assert f"default: pip install --quiet {archive}" in texts[path]
     assert f"ARG CMHASH_VERSION={TAG}" in texts["ci-templates/argocd/Dockerfile"]

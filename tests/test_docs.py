@@ -1,0 +1,262 @@
+"""The documentation: every ``console`` example is run and its output compared, the
+reference pages are generated from the code (and say everything the code has), the site
+builds strictly with its links and anchors checked, its main pages render in a real
+browser, and no user document speaks of how cmhash was developed."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import IN_CI, ROOT, tool
+
+DOCS = ROOT / "docs"
+USER_DOCS = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted(DOCS.rglob("*.md"))]
+HOOKS = ROOT / "scripts" / "docs_hooks.py"
+
+
+def _hooks():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("docs_hooks", HOOKS)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# -- examples -------------------------------------------------------------------------
+
+FENCE = re.compile(r"^```console\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+
+
+def _examples() -> list[tuple[str, str, str]]:
+    """(id, command, expected output) for each ``$ `` line of every console block."""
+    found = []
+    for page in USER_DOCS:
+        text = page.read_text(encoding="utf-8")
+        for block in FENCE.finditer(text):
+            line = text.count("\n", 0, block.start()) + 1
+            command, output = None, []
+            for row in block.group(1).splitlines():
+                if row.startswith("$ "):
+                    if command is not None:
+                        found.append((f"{page.relative_to(ROOT)}:{line}", command, output))
+                    command, output = row[2:], []
+                else:
+                    output.append(row)
+            if command is not None:
+                found.append((f"{page.relative_to(ROOT)}:{line}", command, output))
+    return [(where, command, "\n".join(out)) for where, command, out in found]
+
+
+EXAMPLES = _examples()
+
+
+def test_the_docs_have_examples_to_run() -> None:
+    assert len(EXAMPLES) >= 3
+
+
+@pytest.mark.parametrize(("where", "command", "expected"), EXAMPLES, ids=[e[0] for e in EXAMPLES])
+def test_console_example_prints_what_the_page_says(
+    where: str, command: str, expected: str, tmp_path: Path
+) -> None:
+    """Run from a copy of the repository's examples, as a reader in a clone would."""
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env.pop("CMHASH_LOG", None)
+    done = subprocess.run(
+        ["bash", "-c", command],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout.rstrip("\n") == expected, f"{where}: $ {command}"
+
+
+# -- generated reference pages ---------------------------------------------------------
+
+
+def test_cli_reference_holds_every_command_and_option() -> None:
+    from cmhash.cli import cli
+
+    page = _hooks().cli_reference()
+    for name, command in cli.commands.items():
+        assert f"## cmhash {name}" in page
+        for param in command.params:
+            for opt in getattr(param, "opts", []):
+                if opt.startswith("-"):
+                    assert opt in page, (name, opt)
+
+
+def test_config_reference_holds_every_key() -> None:
+    import json
+
+    schema = json.loads((ROOT / "src/cmhash/schemas/config.schema.json").read_text())
+    page = _hooks().config_reference()
+    for key in schema["properties"]:
+        assert f"| `{key}` |" in page
+
+
+def test_findings_reference_holds_every_code() -> None:
+    from cmhash.findings import CODES
+
+    page = _hooks().findings_reference()
+    for code, (level, _meaning) in CODES.items():
+        assert f"| `{code.value}` | {level.value} |" in page
+
+
+def test_every_marker_is_used_by_a_page() -> None:
+    texts = "".join(p.read_text(encoding="utf-8") for p in DOCS.rglob("*.md"))
+    for marker in _hooks().MARKERS:
+        assert marker in texts, marker
+
+
+# -- user documents speak of the tool --------------------------------------------------
+
+DIARY = re.compile(
+    r"\bsession\b|\b20\d\d-\d\d-\d\d\b|\.\./shared|other tenants|\blab notes?\b",
+    re.IGNORECASE,
+)
+
+
+@pytest.mark.parametrize("page", USER_DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_development_diary_in_user_documents(page: Path) -> None:
+    for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+        assert not DIARY.search(line), f"{page.relative_to(ROOT)}:{n}: {line}"
+
+
+def test_every_page_is_in_the_navigation() -> None:
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    for page in DOCS.rglob("*.md"):
+        assert page.relative_to(DOCS).as_posix() in nav, page
+
+
+# -- the site --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("material") is None:
+        if IN_CI:
+            pytest.fail("mkdocs is not installed; .ci/run installs '.[docs]'")
+        pytest.skip("mkdocs is not installed (pip install -e '.[docs]')")
+    out = tmp_path_factory.mktemp("site")
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return out
+
+
+def test_site_builds_strictly_with_generated_pages(site: Path) -> None:
+    cli_page = (site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
+    assert "Usage: cmhash inject" in cli_page and "<!-- cmhash:" not in cli_page
+    findings = (site / "reference" / "findings" / "index.html").read_text(encoding="utf-8")
+    assert "missing-reference" in findings
+    assert (site / "files" / "ci-templates" / "kustomize" / "krm" / "cmhash-fn.yaml").is_file()
+
+
+def test_strict_build_fails_on_a_dead_link(tmp_path: Path) -> None:
+    """The link check is real: a page with a dead anchor fails the strict build."""
+    if importlib.util.find_spec("mkdocs") is None:
+        pytest.skip("mkdocs is not installed")
+    shutil.copytree(DOCS, tmp_path / "docs")
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    config = config.replace("docs_dir: docs", f"docs_dir: {tmp_path / 'docs'}")
+    config = config.replace("  - scripts/docs_hooks.py", f"  - {HOOKS}")
+    (tmp_path / "mkdocs.yml").write_text(config, encoding="utf-8")
+    faq = tmp_path / "docs" / "faq.md"
+    faq.write_text(faq.read_text() + "\nSee [nowhere](install.md#no-such-heading).\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "out")],
+        cwd=tmp_path,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode != 0 and "no-such-heading" in done.stderr
+
+
+MAIN_PAGES = [
+    "index.html",
+    "getting-started/index.html",
+    "integrations/index.html",
+    "reference/cli/index.html",
+    "report/index.html",
+]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("page", MAIN_PAGES)
+def test_main_pages_render_in_chromium(site: Path, page: str, tmp_path: Path) -> None:
+    """Headless Chromium loads the built page: its DOM has the page's title and
+    Material's navigation, and a screenshot is written (kept under the test's tmp_path)."""
+    chromium = tool("chromium")
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-quic",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ]
+    url = (site / page).as_uri()
+    dom = subprocess.run(
+        [chromium, *flags, "--dump-dom", url], capture_output=True, text=True, timeout=120
+    ).stdout
+    assert "<h1" in dom and 'class="md-nav' in dom, page
+    shot = tmp_path / "page.png"
+    subprocess.run(
+        [chromium, *flags, f"--screenshot={shot}", "--window-size=1280,900", url],
+        capture_output=True,
+        timeout=120,
+    )
+    assert shot.is_file() and shot.stat().st_size > 10_000
+    print(f"screenshot: {shot}")
+
+
+@pytest.mark.shared("bench", "make_stream.py")
+def test_the_shipped_benchmark_generator_is_the_canonical_one() -> None:
+    """The performance page's command works from a clone: bench/make_stream.py is the
+    canonical generator, byte for byte."""
+    from conftest import SHARED
+
+    shipped = (ROOT / "bench" / "make_stream.py").read_bytes()
+    assert shipped == (SHARED / "bench" / "make_stream.py").read_bytes()
+
+
+@pytest.mark.parametrize(
+    "name", ["README.md", "CONTRIBUTING.md", "ARCHITECTURE.md", "CHANGELOG.md"]
+)
+def test_repository_documents_link_to_files_that_exist(name: str) -> None:
+    """Relative links of the documents GitLab renders from the repository (anchors
+    are not used there: GitLab's heading ids differ from MkDocs')."""
+    text = (ROOT / name).read_text(encoding="utf-8")
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if target.startswith(("http://", "https://", "mailto:")):
+            continue
+        assert "#" not in target, f"{name}: anchor link {target}"
+        assert (ROOT / target).exists(), f"{name}: {target}"
+
+
+def test_readme_is_short() -> None:
+    assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 150
