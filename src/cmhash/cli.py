@@ -197,6 +197,85 @@ def report(
     raise SystemExit(rep.run(old, new, layered(opts), fmt, template_file, fail_on, output))
 
 
+@cli.command(
+    epilog="""\b
+Exit codes:
+  0  patches written (or current, with --check)
+  1  --check: the patch file or the kustomization's entry is stale
+  2  bad input or usage
+  3  internal error (a bug: please report it)"""
+)
+@common_options
+@click.option(
+    "--kustomization",
+    "kustomization_dir",
+    metavar="DIR",
+    type=click.Path(file_okay=False),
+    help="Keep DIR/--patch-file and its entry under patches: of DIR's kustomization "
+    "current, instead of printing the patches.",
+)
+@click.option(
+    "--helmrelease",
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="Keep cmhash's entry in FILE's spec.postRenderers (a Flux HelmRelease) current.",
+)
+@click.option(
+    "--patch-file",
+    default="cmhash-patches.yaml",
+    show_default=True,
+    metavar="NAME",
+    help="The patch file's name in --kustomization DIR.",
+)
+@click.option(
+    "--kustomize-field",
+    type=click.Choice(["patches", "patchesStrategicMerge"]),
+    default="patches",
+    show_default=True,
+    help="The kustomization field that lists the patch file: patches needs kustomize v5 "
+    "(kubectl 1.27+, Flux, Argo CD); patchesStrategicMerge also works with kustomize v4.",
+)
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if what is kept is stale.")
+def patches(
+    paths: tuple[str, ...],
+    kustomization_dir: str | None,
+    helmrelease: str | None,
+    patch_file: str,
+    kustomize_field: str,
+    check: bool,
+    **opts: Any,
+) -> None:
+    """Print, for every workload cmhash would annotate, a kustomize strategic-merge patch
+    that sets exactly that annotation: for engines that run no post-renderer (Flux,
+    Argo CD Helm applications). Reads a render (files, directories or -) like inject."""
+    from cmhash import app
+    from cmhash.integrations import patches as gen
+    from cmhash.read.inputs import Mode
+    from cmhash.settings import layered
+
+    if kustomization_dir and helmrelease:
+        raise UsageError("--kustomization and --helmrelease: give one")
+    if check and not (kustomization_dir or helmrelease):
+        raise UsageError("--check compares what --kustomization or --helmrelease keeps")
+    settings = layered(opts)
+    sources = _inputs(paths, settings, Mode.STREAM).sources
+    result = app.run(sources, settings, keep_plans=True, output=False)
+    found = gen.collect(result, settings.annotation_key)
+    if result.has_errors:
+        raise SystemExit(EXIT_INPUT)
+    raise SystemExit(
+        gen.deliver(
+            found,
+            kustomization_dir,
+            helmrelease,
+            patch_file,
+            check,
+            kustomize_field,
+            gen.config_names(result),
+        )
+    )
+
+
 @cli.command("gitlab-note")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option(

@@ -1,0 +1,231 @@
+"""``cmhash patches --kustomization DIR``: keep cmhash's patch file, and its entry under
+``patches:`` of DIR's kustomization, current.
+
+The kustomization is edited like every document cmhash touches: parsed for positions,
+one line spliced in (or out), every other byte kept. The entry cmhash owns is the
+``patches`` item whose ``path`` is the patch file's name; the patch file is cmhash's
+when it starts with the generated header, and is never overwritten otherwise.
+
+kustomize refuses a patch file without a document ("must specify a target for patch"),
+so when no workload needs an annotation the entry is taken out and the file removed.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import NamedTuple
+
+from cmhash.errors import InputError, NodeError
+from cmhash.integrations.patches import HEADER
+from cmhash.parse.events import backend, parse_chunk
+from cmhash.parse.tree import MAP, SCALAR, SEQ, Node, deref, entries, scalar
+
+# kustomize's own order (api/konfig/general.go RecognizedKustomizationFileNames)
+FILE_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
+class Plan(NamedTuple):
+    """What ``--kustomization`` would write: the kustomization's new text (None: as it
+    is), and the patch file's (None: remove it; unchanged when equal to what is there)."""
+
+    kustomization: Path
+    old_text: str
+    new_text: str
+    patch_path: Path
+    old_patch: str | None
+    new_patch: str | None
+
+    @property
+    def stale(self) -> list[str]:
+        out = []
+        if self.new_text != self.old_text:
+            out.append(f"{self.kustomization}: the entry for {self.patch_path.name}")
+        if self.new_patch != self.old_patch:
+            out.append(str(self.patch_path))
+        return out
+
+
+def find(directory: str) -> Path:
+    base = Path(directory)
+    if not base.is_dir():
+        raise InputError(f"--kustomization {directory}: not a directory")
+    for name in FILE_NAMES:
+        if (base / name).is_file():
+            return base / name
+    raise InputError(
+        f"--kustomization {directory}: no kustomization.yaml there; give the directory "
+        "whose kustomization should apply the patches"
+    )
+
+
+def _error(message: str, path: Path, text: str = "", offset: int | None = None) -> InputError:
+    """An InputError at ``offset``'s 1-based line and column of ``text``."""
+    if offset is None:
+        return InputError(message, path=str(path))
+    line = text.count("\n", 0, offset) + 1
+    return InputError(message, path=str(path), line=line, column=_column(text, offset) + 1)
+
+
+def _newline(text: str) -> str:
+    return "\r\n" if "\r\n" in text else "\n"
+
+
+def _line_start(text: str, offset: int) -> int:
+    return text.rfind("\n", 0, offset) + 1
+
+
+def _column(text: str, offset: int) -> int:
+    return offset - _line_start(text, offset)
+
+
+def _root(text: str, path: Path) -> Node | None:
+    try:
+        roots = parse_chunk(text, 0, backend("exact"))
+    except NodeError as exc:
+        raise _error(exc.public, path, text, exc.offset) from None
+    docs = [r for r in roots if r is not None]
+    if len(docs) > 1:
+        raise _error("a kustomization holds one document", path)
+    root = deref(docs[0]) if docs else None
+    if root is not None and root.kind != MAP:
+        raise _error("a kustomization is a mapping", path, text, root.start)
+    return root
+
+
+# The fields that list patch files, and how an item names one. `patches` is kustomize's
+# field since v3.1 (api/types/kustomization.go), but a file of several documents there
+# needs kustomize v5 (4.5.4: "unable to parse SM or JSON patch"); `patchesStrategicMerge`
+# reads such a file in v4 and v5 (deprecated in v5, which still builds it).
+FIELDS = {
+    "patches": ("- path: {name}", "[{{path: {name}}}]"),
+    "patchesStrategicMerge": ("- {name}", "[{name}]"),
+}
+
+
+def _item_path(item: Node, field: str) -> str | None:
+    item = deref(item)  # type: ignore[assignment]
+    if item is None:
+        return None
+    if field == "patchesStrategicMerge":
+        return scalar(item) if item.kind == SCALAR else None
+    if item.kind != MAP:
+        return None
+    pair = entries(item).get("path")
+    return scalar(pair[1]) if pair else None
+
+
+def with_entry(text: str, path: Path, name: str, wanted: bool, field: str = "patches") -> str:
+    """``text`` with cmhash's item in ``field`` (``wanted``) or without it."""
+    nl = _newline(text)
+    block, flow = (f.format(name=name) for f in FIELDS[field])
+    root = _root(text, path)
+    pair = entries(root).get(field) if root is not None else None
+    if pair is None:
+        if not wanted:
+            return text
+        if root is not None and root.style:  # {…} or JSON
+            raise _error(
+                f"the kustomization is written in flow style (JSON); add `{field}: {flow}` "
+                "to it by hand",
+                path,
+                text,
+                root.start,
+            )
+        body = text if not text or text.endswith(("\n", "\r")) else text + nl
+        return f"{body}{field}:{nl}{block}{nl}"
+    key, value = pair
+    seq = deref(value)
+    if seq is not None and seq.kind == SEQ and not seq.style:
+        items = seq.value
+        mine = [i for i in items if _item_path(i, field) == name]
+        if wanted:
+            if mine:
+                return text
+            first = _line_start(text, seq.start)
+            indent = " " * _column(text, seq.start)
+            return f"{text[:first]}{indent}{block}{nl}{text[first:]}"
+        out = text
+        for item in reversed(mine):  # our own item: one line
+            start = _line_start(out, item.start)
+            end = out.find("\n", item.start)
+            end = len(out) if end < 0 else end + 1
+            out = out[:start] + out[end:]
+        if len(mine) == len(items):  # nothing left: the key line too, if it is bare
+            line = _line_start(out, key.start)
+            eol = out.find("\n", key.end)
+            eol = len(out) if eol < 0 else eol + 1
+            if out[key.end : eol].strip() == ":":
+                out = out[:line] + out[eol:]
+        return out
+    if seq is None or (seq.kind == SCALAR and seq.is_null):
+        if not wanted:
+            return text
+        eol = text.find("\n", key.end)
+        eol = len(text) if eol < 0 else eol + 1
+        indent = " " * _column(text, key.start)
+        prefix = text[:eol] if text[:eol].endswith("\n") else text[:eol] + nl
+        return f"{prefix}{indent}{block}{nl}{text[eol:]}"
+    if seq.kind == SEQ and seq.style:  # patches: [...]
+        items = seq.value
+        mine = [i for i, item in enumerate(items) if _item_path(item, field) == name]
+        inner = flow[1:-1]
+        if wanted:
+            if mine:
+                return text
+            sep = ", " if items else ""
+            at = seq.start + 1
+            return f"{text[:at]}{inner}{sep}{text[at:]}"
+        if not mine:
+            return text
+        if len(items) == 1:
+            return f"{text[: seq.start]}[]{text[seq.end :]}"
+        i = mine[0]
+        if i + 1 < len(items):
+            return text[: items[i].start] + text[items[i + 1].start :]
+        return text[: items[i - 1].end] + text[items[i].end :]
+    raise _error(
+        f"cannot edit `{field}:` written this way; add `{block}` to it by hand",
+        path,
+        text,
+        value.start,
+    )
+
+
+def plan(directory: str, name: str, patch_text: str | None, field: str = "patches") -> Plan:
+    """What to write for ``patch_text`` (None: no workload needs a patch)."""
+    kustomization = find(directory)
+    old_text = _read(kustomization)
+    patch_path = kustomization.parent / name
+    old_patch = _read(patch_path) if patch_path.exists() else None
+    if old_patch is not None and not old_patch.startswith(HEADER):
+        raise _error(
+            "exists and was not written by cmhash (no generated header); choose another "
+            "name with --patch-file",
+            patch_path,
+        )
+    new_text = with_entry(old_text, kustomization, name, patch_text is not None, field)
+    return Plan(kustomization, old_text, new_text, patch_path, old_patch, patch_text)
+
+
+def _read(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise _error(f"cannot read: {exc.strerror}", path) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _error("not UTF-8", path) from None
+
+
+def apply(p: Plan) -> None:
+    """Write the patch file first, then the kustomization, each atomically."""
+    from cmhash.write.writer import write_new_file
+
+    if p.new_patch is not None and p.new_patch != p.old_patch:
+        write_new_file(str(p.patch_path), p.new_patch)
+    if p.new_text != p.old_text:
+        write_new_file(str(p.kustomization), p.new_text)
+    if p.new_patch is None and p.old_patch is not None:
+        os.unlink(p.patch_path)
