@@ -495,3 +495,38 @@ def test_helmrelease_file_must_hold_one_release(tmp_path: Path) -> None:
     crlf = _release(tmp_path, RELEASE.replace("\n", "\r\n"))
     assert _keep_release(crlf).code == 0
     assert "\n" not in crlf.read_bytes().decode().replace("\r\n", "")
+
+
+@pytest.mark.integration
+def test_argocd_helm_route_kustomize_helm_charts_with_the_patch_file(tmp_path: Path) -> None:
+    """The Argo CD recipe: a kustomization that inflates the chart (helmCharts, built
+    with --enable-helm as Argo CD's kustomize.buildOptions says) and lists cmhash's patch
+    file. CI keeps it current from the kustomization's own build; the build then carries
+    cmhash's annotations, and a second CI run finds it current."""
+    app = tmp_path / "app"
+    (app / "charts").mkdir(parents=True)
+    shutil.copytree(ROOT / "tests/fixtures/chart", app / "charts" / "demo")
+    (app / "kustomization.yaml").write_text(
+        "helmCharts:\n  - name: demo\n    releaseName: shop\n    namespace: shop\n"
+        "helmGlobals:\n  chartHome: charts\n"
+    )
+    # kustomize asks `helm version -c`, which Helm 4 no longer takes: Argo CD ships Helm 3
+    build = [tool("kubectl"), "kustomize", "--enable-helm", "--helm-command", tool("helm3")]
+    render = tmp_path / "render.yaml"
+    render.write_text(
+        subprocess.run([*build, str(app)], capture_output=True, text=True, check=True).stdout
+    )
+    done = run_cmhash(["patches", "--no-config", str(render), "--kustomization", str(app)])
+    assert done.code == 0, done.stderr
+    built = _build(build, app)
+    ours = _docs(run_cmhash(["--no-config", str(render)]).out)
+    expected = sorted((_unset_nulls(d) for d in ours), key=lambda d: repr(_ident(d)))
+    assert built == expected
+    again = tmp_path / "again.yaml"
+    again.write_text(
+        subprocess.run([*build, str(app)], capture_output=True, text=True, check=True).stdout
+    )
+    check = run_cmhash(
+        ["patches", "--no-config", str(again), "--kustomization", str(app), "--check"]
+    )
+    assert check.code == 0, check.stderr
