@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -111,6 +112,9 @@ def _workload(plan: WorkloadPlan, names: Mapping[ResourceId, str], lines: Lines)
     if plan.selected_by:
         out["selectedBy"] = plan.selected_by
     out["noRestart"] = plan.info.no_restart
+    wk = plan.info.kind
+    if wk.operator is not None:
+        out["rollsThrough"] = f"{wk.operator}, which copies {wk.annotation_field} to its pods"
     out["checksum"] = plan.value
     out["current"] = plan.info.current
     out["references"] = [_reference(plan, r, names) for r in plan.resolved]
@@ -171,6 +175,9 @@ def _ns(ns: str) -> str:
     return f" -n {ns}" if ns else ""
 
 
+_INDEX = re.compile(r"\[\d+\]")
+
+
 def _reference_line(w: dict[str, Any], r: dict[str, Any], last: bool) -> str:
     branch = "└─" if last else "├─"
     keys = "all keys" if r["keys"] is None else "keys " + ", ".join(r["keys"])
@@ -178,6 +185,8 @@ def _reference_line(w: dict[str, Any], r: dict[str, Any], last: bool) -> str:
     missing = f"; missing keys: {', '.join(r['missingKeys'])}" if r["missingKeys"] else ""
     name = r["name"] if r["namespace"] == w["namespace"] else f"{r['namespace']}/{r['name']}"
     how = f"{r['how']} ({r['declaredBy']})" if r.get("declaredBy") else r["how"]
+    if r["how"] == "operator":  # "via spec.secrets": the field, without list indexes
+        how = _INDEX.sub("", r["field"])
     why = f" ({r['excludedBecause']})" if r.get("excludedBecause") else ""
     via = f" (produced by {r['producedBy']})" if r.get("producedBy") else ""
     if r.get("versionedAs") and r["versionedAs"] != r["name"]:
@@ -202,6 +211,8 @@ def to_text(data: dict[str, Any]) -> str:
             out.append("  not annotated: uses no ConfigMap/Secret of the input")
         if w.get("selectedBy"):
             out.append(f"  selected by: {w['selectedBy']}")
+        if w.get("rollsThrough") and w["status"] == WorkloadStatus.ANNOTATED:
+            out.append(f"  restarts through {w['rollsThrough']}")
         if w["noRestart"]:
             out.append(f"  note: {w['noRestart']}")
         refs = w["references"]

@@ -13,6 +13,9 @@ from cmhash.errors import ConfigError, NodeError, UsageError
 from cmhash.plan.selection import Rule, SelectorError, rules_from
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from cmhash.analyze.sites import Site
     from cmhash.parse.tree import Node
     from cmhash.read.source import SourceText
 
@@ -200,17 +203,44 @@ PLAIN_KEYS = (
 )
 
 
+def workload_kind(row: dict[str, Any]) -> WorkloadKind:
+    """A ``workloadKinds`` row (schema-checked) -> its WorkloadKind: a pod template at
+    ``templatePath``, or an operator's resource (``annotationPath``, ``references``)."""
+    from cmhash.analyze.operators import key_ref, named, names
+
+    def dotted(text: str) -> tuple[str, ...]:
+        return tuple(p for p in text.split(".") if p)
+
+    forms: dict[str, Callable[..., Site]] = {"names": names, "name": named, "ref": key_ref}
+    sites = tuple(
+        forms[r["form"]](*dotted(r["path"]), target=r["kind"]) for r in row.get("references", ())
+    )
+    spec_path = dotted(row["podSpecPath"]) if "podSpecPath" in row else None
+    if "annotationPath" in row:
+        path = dotted(row["annotationPath"])
+        return WorkloadKind(
+            _group(row),
+            row["kind"],
+            path[:1],
+            level=path[1:],
+            spec_path=spec_path if spec_path is not None else path[:1],
+            sites=sites,
+            operator=row.get("operator", "its operator"),
+        )
+    return WorkloadKind(
+        _group(row),
+        row["kind"],
+        dotted(row.get("templatePath", "spec.template")),
+        Policy.ANNOTATE,
+        spec_path=spec_path,
+        sites=sites,
+        operator=row.get("operator"),
+    )
+
+
 def settings_from_mapping(data: dict[str, Any], base: Settings | None = None) -> Settings:
     """Config-file keys (camelCase, validated by the schema) -> Settings."""
-    extra = tuple(
-        WorkloadKind(
-            group=_group(k),
-            kind=k["kind"],
-            template_path=tuple(p for p in k.get("templatePath", "spec.template").split(".") if p),
-            policy=Policy.ANNOTATE,
-        )
-        for k in data.get("workloadKinds", ())
-    )
+    extra = tuple(workload_kind(k) for k in data.get("workloadKinds", ()))
     base = Settings() if base is None else base
     secret_key = None
     env = data.get("secretKeyEnv")

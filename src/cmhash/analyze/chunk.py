@@ -22,7 +22,13 @@ from cmhash.analyze.declared import (
     selection,
 )
 from cmhash.analyze.kinds import KindTable, Policy, WorkloadKind
-from cmhash.analyze.refs import Reference, aliased_spot, find_references, find_subpath_mounts
+from cmhash.analyze.refs import (
+    Reference,
+    aliased_spot,
+    find_references,
+    find_subpath_mounts,
+    resource_references,
+)
 from cmhash.analyze.resources import (
     SKIP_ANNOTATION,
     Resource,
@@ -90,19 +96,29 @@ def _no_restart(res: Resource, wk: WorkloadKind) -> str | None:
     return None
 
 
+def _pod_spec(res: Resource, template: Node | None, wk: WorkloadKind) -> Node | None:
+    """The pod spec (an operator's resource: its pod-spec-like block)."""
+    if wk.spec_path is None:
+        return get(template, "spec")
+    return get_path(res.node, wk.spec_path)
+
+
 def _references(
-    template: Node | None, wk: WorkloadKind, settings: Settings
+    res: Resource, template: Node | None, wk: WorkloadKind, settings: Settings
 ) -> tuple[str, tuple[Reference, ...]]:
-    """The pod spec's field path and its ConfigMap/Secret references."""
-    field = ".".join((*wk.template_path, "spec"))
+    """The pod spec's field path and its ConfigMap/Secret references (an operator's
+    resource: and those of its other fields, operators.py)."""
+    field = ".".join(wk.pod_spec_path)
     # versioning renames what imagePullSecrets name too, even when they are not hashed
     pull = settings.image_pull_secrets or settings.versioned
-    refs = find_references(get(template, "spec"), field, image_pull_secrets=pull)
+    refs = find_references(_pod_spec(res, template, wk), field, image_pull_secrets=pull)
+    if wk.sites or wk.defaults:
+        refs += resource_references(res.node, wk.sites, wk.defaults, res.name or "")
     return field, tuple(refs)
 
 
-def _current(template: Node | None, settings: Settings) -> Node | None:
-    return get(get_path(template, ("metadata", "annotations")), settings.annotation_key)
+def _current(template: Node | None, wk: WorkloadKind, settings: Settings) -> Node | None:
+    return get(get_path(template, wk.level), settings.annotation_key)
 
 
 def _skipped(
@@ -117,13 +133,13 @@ def _skipped(
     template cmhash cannot edit."""
     template, _ = pod_template(res, wk)
     try:
-        info.refs = _references(template, wk, settings)[1] + tuple(
+        info.refs = _references(res, template, wk, settings)[1] + tuple(
             declared_references(annotations, settings.compat)
         )
     except NodeError:
         info.refs = ()
     # what stays in the output (report: a checksum that disappears rolls the pods)
-    info.current = scalar(_current(template, settings))
+    info.current = scalar(_current(template, wk, settings))
     info.no_restart = _no_restart(res, wk)
 
 
@@ -133,8 +149,7 @@ def _annotations(res: Resource, wk: WorkloadKind, written: Node | None) -> list[
     out = [read_annotations(written, "metadata.annotations")]
     if wk.template_path:
         template, _ = pod_template(res, wk)
-        field = ".".join((*wk.template_path, "metadata", "annotations"))
-        out.append(read_annotations(get_path(template, ("metadata", "annotations")), field))
+        out.append(read_annotations(get_path(template, wk.level), wk.annotation_field))
     return [a for a in out if a is not None]
 
 
@@ -181,15 +196,15 @@ def analyze_workload(
         ) is not None
         info.skip = SkipReason.WORKLOAD_REF if workload_ref else SkipReason.NO_TEMPLATE
         return info
-    spec_field, info.refs = _references(template, wk, settings)
+    spec_field, info.refs = _references(res, template, wk, settings)
     info.refs += tuple(declared_references(annotations, settings.compat))
-    cur = _current(template, settings)
+    cur = _current(template, wk, settings)
     info.current = scalar(cur)
     info.current_style = cur.style if cur is not None else None
     info.no_restart = _no_restart(res, wk)
     if not info.refs:
         return info
-    info.subpaths = tuple(find_subpath_mounts(get(template, "spec"), spec_field))
+    info.subpaths = tuple(find_subpath_mounts(_pod_spec(res, template, wk), spec_field))
     try:
         info.edit = annotation_edit(
             res.source.text,
@@ -198,6 +213,7 @@ def analyze_workload(
             settings.annotation_key,
             PLACEHOLDER,
             default_nl,
+            wk.level,
         )
     except NodeError as exc:
         info.edit_error = exc.with_traceback(None)  # kept: never the parse tree via frames

@@ -7,8 +7,10 @@ as ``Deployment`` or ``Service``. Extra rows come from the config file.
 from __future__ import annotations
 
 import enum
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
+if TYPE_CHECKING:
+    from cmhash.analyze.sites import Site
 from cmhash.analyze.sources import BUILTIN_SOURCES, SecretSource
 
 
@@ -27,6 +29,27 @@ class WorkloadKind(NamedTuple):
     rolls: bool = True
     # rolls only when spec.triggers (if given) holds a ConfigChange trigger (OpenShift)
     trigger_gated: bool = False
+    # -- what an operator's resource adds (operators.py); a pod template's defaults
+    # the mappings below the template that hold the pods' annotations
+    level: tuple[str, ...] = ("metadata", "annotations")
+    # the pod-spec-like block (containers, initContainers, volumes), from the object's
+    # root; None: the template's ``spec``
+    spec_path: tuple[str, ...] | None = None
+    # other fields that name ConfigMaps/Secrets (refs.Site rows, paths from the root)
+    sites: tuple[Site, ...] = ()
+    # the operator that copies the annotation to the pods (None: a built-in controller)
+    operator: str | None = None
+    # (field, target kind, name) when the field is absent: the object the operator reads
+    # then ("alertmanager-{name}": {name} is the resource's own name)
+    defaults: tuple[tuple[str, str, str], ...] = ()
+
+    @property
+    def pod_spec_path(self) -> tuple[str, ...]:
+        return self.spec_path if self.spec_path is not None else (*self.template_path, "spec")
+
+    @property
+    def annotation_field(self) -> str:
+        return ".".join((*self.template_path, *self.level))
 
 
 def _row(
@@ -128,4 +151,7 @@ class KindTable:
         return KindTable(tuple(self._rows.values()) + rows, self.sources + sources)
 
 
-DEFAULT_TABLE = KindTable(BUILTIN_KINDS)
+# operators' resources (operators.py, which builds its rows with WorkloadKind above)
+from cmhash.analyze.operators import OPERATOR_KINDS  # noqa: E402
+
+DEFAULT_TABLE = KindTable(BUILTIN_KINDS + OPERATOR_KINDS)

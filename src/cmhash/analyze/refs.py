@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from cmhash.analyze.resources import bool_field
+from cmhash.analyze.sites import Site
 from cmhash.errors import NodeError
 from cmhash.parse import cext
 from cmhash.parse.events import Found, ctree_collect
@@ -20,16 +21,6 @@ from cmhash.parse.k8syaml import FALSE_WORDS, TRUE_WORDS
 from cmhash.parse.tree import ALIAS, MAP, SCALAR, Node, entries, get, items, scalar, walk
 
 CONTAINER_LISTS = ("initContainers", "containers")
-
-
-class Site(NamedTuple):
-    path: tuple[str, ...]  # from a container (or the pod spec); "*" = every list item
-    target: str  # "ConfigMap" | "Secret" | "SecretProviderClass"
-    how: str  # env | envFrom | volume | projected | csi | volume-plugin | imagePullSecret
-    name_field: str = "name"
-    key_field: str | None = None  # one named key
-    items_field: str | None = None  # a list of {key: ...}
-    optional_field: str | None = "optional"
 
 
 CONTAINER_SITES: tuple[Site, ...] = (
@@ -215,7 +206,10 @@ def _py_site_refs(
     parse/_ctree.c, which hands anything but the common case back to this.)"""
     refs = []
     for node, f in matches:
-        name = _text(node, site.name_field, f) if node.kind == "map" else None
+        if not site.name_field:  # the node is the name (a list of names)
+            name = scalar(node)
+        else:
+            name = _text(node, site.name_field, f) if node.kind == "map" else None
         if not name:
             continue
         keys: tuple[str, ...] | None = None
@@ -231,7 +225,7 @@ def _py_site_refs(
             optional = bool_field(node, site.optional_field, f"{f}.")
         # interned: the same field paths and container names repeat in every workload, and
         # a big run keeps tens of thousands of references until the reduce stage
-        raw = entries(node).get(site.name_field)
+        raw = (None, node) if not site.name_field else entries(node).get(site.name_field)
         refs.append(
             Reference(
                 site.target,
@@ -272,6 +266,32 @@ def _sites(
         matches = walk(node, site.path, field) if found is None else found[i]
         if matches:  # (most sites are absent from most pods)
             refs += _site_refs(site, matches, container)
+    return refs
+
+
+def resource_references(
+    root: Node,
+    sites: tuple[Site, ...],
+    defaults: tuple[tuple[str, str, str], ...] = (),
+    name: str = "",
+) -> list[Reference]:
+    """The references an operator's resource makes outside its pod-spec-like block
+    (operators.py): ``sites`` from the resource's root, in table order, then for each
+    absent field of ``defaults`` the object the operator reads instead (optional: the
+    operator makes do without it). Read in Python: these resources are few, and a list
+    of bare names is not the C walk's common case."""
+    refs: list[Reference] = []
+    for site in sites:
+        matches = walk(root, site.path, "")
+        if matches:
+            refs += _py_site_refs(site, matches, None)
+    for field, target, template in defaults:
+        if not walk(root, tuple(field.split(".")), ""):
+            refs.append(
+                Reference(
+                    target, template.format(name=name), None, True, "operator", field, root.start
+                )
+            )
     return refs
 
 

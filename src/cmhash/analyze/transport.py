@@ -17,6 +17,7 @@ from typing import Any
 from cmhash.analyze.declared import Selection
 from cmhash.analyze.kinds import Policy, WorkloadKind
 from cmhash.analyze.refs import Reference, Spot, SubPathMount
+from cmhash.analyze.sites import Site
 from cmhash.analyze.summaries import ConfigInfo, DocInfo, SkipReason, WorkloadInfo
 from cmhash.parse.cext import optional
 from cmhash.plan.hashing import Content
@@ -40,6 +41,7 @@ CLASSES: tuple[type, ...] = (
     Edit,
     Selection,
     WorkloadKind,
+    Site,
     Policy,
     SkipReason,
 )

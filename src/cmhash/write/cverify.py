@@ -127,7 +127,7 @@ def verify(old_text: str, new_text: str, kind: WorkloadKind, key: str, value: st
     """True when the edited document is the original plus our annotation; None when this
     path cannot tell (the Python verifier then decides)."""
     ryml = rapidyaml()
-    if ryml is None or not _plain(old_text):
+    if ryml is None or not _plain(old_text) or kind.level != ("metadata", "annotations"):
         return None
     try:
         with quiet():

@@ -225,15 +225,26 @@ def _fill_null(
     return Edit(colon + 1, line_end, rest.rstrip(" \t") + nl + body)
 
 
-def annotation_edit(
-    text: str, target: Node, target_key: Node | None, key: str, value: str, default_nl: str
-) -> Edit | None:
-    """The edit that makes ``target.metadata.annotations[key] == value``; None if it already is.
+ANNOTATIONS = ("metadata", "annotations")  # where a pod template's annotations are
 
-    ``target`` is the pod template mapping (or a bare Pod), ``target_key`` the key
-    node it hangs under (None for a document root).
+
+def annotation_edit(
+    text: str,
+    target: Node,
+    target_key: Node | None,
+    key: str,
+    value: str,
+    default_nl: str,
+    level: tuple[str, ...] = ANNOTATIONS,
+) -> Edit | None:
+    """The edit that makes ``target.<level>[key] == value``; None if it already is.
+
+    ``target`` is the pod template mapping (or a bare Pod, or an operator resource's
+    ``spec``), ``target_key`` the key node it hangs under (None for a document root),
+    ``level`` the mappings below it that hold the annotations (``metadata.annotations``;
+    ``podMetadata.annotations`` for the Prometheus operator's resources).
     """
-    edits = annotations_edits(text, target, target_key, {key: value}, default_nl)
+    edits = annotations_edits(text, target, target_key, {key: value}, default_nl, level=level)
     return edits[0] if edits else None
 
 
@@ -245,40 +256,36 @@ def annotations_edits(
     default_nl: str,
     what: str = "the pod template",
     any_style: bool = False,
+    level: tuple[str, ...] = ANNOTATIONS,
 ) -> list[Edit]:
-    """The edits that make ``target.metadata.annotations`` hold every key of ``values``
-    (double-quoted strings): one insertion for the keys it lacks, a replacement for each
-    that holds another value (``any_style``: or the same value unquoted)."""
+    """The edits that make ``target.<level>`` hold every key of ``values`` (double-quoted
+    strings): one insertion for the keys it lacks, a replacement for each that holds
+    another value (``any_style``: or the same value unquoted). The deepest existing
+    mapping on the way decides: missing levels are inserted, null ones filled."""
     ctx = _Ctx(text, [(k, _q(v)) for k, v in values.items()], default_nl)
     _check_owned(target, what)
     if target.kind != MAP:
         raise NodeError(f"{what} is not a mapping", target.start)
     _check_no_merge(target, what)
     step = _step(text, target, target_key)
-    meta_pair = own(target, "metadata")
-    if meta_pair is None:
-        if not target.value and not target.style:
-            raise NodeError(f"cannot add the annotation to an empty {what}", target.start)
-        return [_insert_pair(ctx, target, target_key, ["metadata", "annotations"], step)]
-    mkey, meta = meta_pair
-    _check_owned(meta, "metadata")
-    if meta.kind == SCALAR and meta.is_null:
-        return [_fill_null(ctx, target, mkey, meta, ["annotations"], step)]
-    if meta.kind != MAP:
-        raise NodeError("metadata is not a mapping", meta.start)
-    _check_no_merge(meta, "metadata")
-    ann_pair = own(meta, "annotations")
-    if ann_pair is None:
-        if not meta.value and not meta.style:  # pragma: no cover - block maps are never empty
-            raise NodeError("cannot add the annotation to empty metadata", meta.start)
-        return [_insert_pair(ctx, meta, mkey, ["annotations"], step)]
-    akey, ann = ann_pair
-    _check_owned(ann, "annotations")
-    if ann.kind == SCALAR and ann.is_null:
-        return [_fill_null(ctx, meta, akey, ann, [], step)]
-    if ann.kind != MAP:
-        raise NodeError("annotations is not a mapping", ann.start)
-    _check_no_merge(ann, "annotations")
+    ann, akey = target, target_key
+    for depth, name in enumerate(level):
+        pair = own(ann, name)
+        if pair is None:
+            if not ann.value and not ann.style:
+                empty = f"an empty {what}" if depth == 0 else f"empty {level[depth - 1]}"
+                raise NodeError(f"cannot add the annotation to {empty}", ann.start)
+            return [
+                _insert_pair(ctx, ann, akey if depth else target_key, list(level[depth:]), step)
+            ]
+        k, v = pair
+        _check_owned(v, name)
+        if v.kind == SCALAR and v.is_null:
+            return [_fill_null(ctx, ann, k, v, list(level[depth + 1 :]), step)]
+        if v.kind != MAP:
+            raise NodeError(f"{name} is not a mapping", v.start)
+        _check_no_merge(v, name)
+        ann, akey = v, k
     edits: list[Edit] = []
     missing = []
     for key, value in values.items():

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from cmhash.analyze.kinds import WorkloadKind
 from cmhash.parse.events import CheckEdit, Roots
+from cmhash.write.edit import ANNOTATIONS
 
 
 def verify(
@@ -32,6 +33,6 @@ def verify(
     """True when the edited document is the original plus our annotation; None when this
     path cannot tell. ``check``: the C walk, for trees the C builder made (None: this
     path cannot tell)."""
-    if check is None or len(roots) != 1 or roots.aliased:
-        return None
+    if check is None or len(roots) != 1 or roots.aliased or kind.level != ANNOTATIONS:
+        return None  # (the C walk knows pod templates' metadata.annotations only)
     return check(roots[0], new_text, kind.template_path, key, value) or None

@@ -261,7 +261,7 @@ def verify_edits(
     ):
         if template is None or template.kind != MAP:
             raise NodeError(f"a {kind.kind} pod template is gone", base)
-        s, k = slots_for(template, {key: (value, '"')})
+        s, k = slots_for(template, {key: (value, '"')}, kind.level)
         slots.update(s)
         skip |= k
     check_document(base, old_roots, new_text, slots, skip, be)

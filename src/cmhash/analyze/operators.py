@@ -1,0 +1,191 @@
+"""Operators' resources that run pods without a pod template in the input: a profile per
+kind says where the operator copies annotations to its pods, which blocks are
+pod-spec-like (``containers``, ``initContainers``, ``volumes``), and which other fields
+name ConfigMaps and Secrets the pods mount.
+
+A change to a Secret that a Prometheus lists in ``spec.secrets`` reaches its pods only
+when they restart; Reloader cannot restart them (it patches the StatefulSet, and the
+operator reverts it: stakater/Reloader#972, #555, #1057, #1192). cmhash writes the
+checksum where the operator copies it to the pods' template, so the operator rolls them.
+
+Each row is checked against the operator's published CRD schema
+(``tests/test_operators.py``, the CRDs vendored in ``tests/crds``), and each place an
+operator copies annotations from is cited below.
+"""
+
+from __future__ import annotations
+
+from cmhash.analyze.kinds import WorkloadKind
+from cmhash.analyze.sites import Site
+
+PODMETADATA = ("podMetadata", "annotations")
+
+
+def names(*path: str, target: str) -> Site:
+    """A list of object names (``spec.secrets: [a, b]``): each object whole."""
+    return Site((*path, "*"), target, "operator", name_field="", optional_field=None)
+
+
+def named(*path: str, target: str) -> Site:
+    """One object's name as a string field (``spec.configSecret: am-config``)."""
+    return Site(path, target, "operator", name_field="", optional_field=None)
+
+
+def key_ref(*path: str, target: str = "Secret") -> Site:
+    """A ``{name, key, optional}`` selector: that key only."""
+    return Site(path, target, "operator", key_field="key")
+
+
+def env_sites(*path: str) -> tuple[Site, ...]:
+    """A container's ``env`` and ``envFrom`` kept elsewhere (``path`` holds the lists'
+    parent and their names: VictoriaMetrics' ``extraEnvs``/``extraEnvsFrom``)."""
+    *parent, env, env_from = path
+    return (
+        Site(
+            (*parent, env, "*", "valueFrom", "configMapKeyRef"), "ConfigMap", "env", key_field="key"
+        ),
+        Site((*parent, env, "*", "valueFrom", "secretKeyRef"), "Secret", "env", key_field="key"),
+        Site((*parent, env_from, "*", "configMapRef"), "ConfigMap", "envFrom"),
+        Site((*parent, env_from, "*", "secretRef"), "Secret", "envFrom"),
+    )
+
+
+def _profile(
+    group: str,
+    kind: str,
+    operator: str,
+    sites: tuple[Site, ...],
+    level: tuple[str, ...] = PODMETADATA,
+    defaults: tuple[tuple[str, str, str], ...] = (),
+) -> WorkloadKind:
+    return WorkloadKind(
+        group,
+        kind,
+        ("spec",),
+        level=level,
+        spec_path=("spec",),
+        sites=sites,
+        operator=operator,
+        defaults=defaults,
+    )
+
+
+_PROM = "the Prometheus operator"
+_MOUNTED = (
+    names("spec", "secrets", target="Secret"),
+    names("spec", "configMaps", target="ConfigMap"),
+)
+
+# prometheus-operator pkg/prometheus/server/statefulset.go, pkg/alertmanager/statefulset.go
+# (maps.Copy(podAnnotations, a.Spec.PodMetadata.Annotations)), pkg/thanos/statefulset.go:
+# spec.podMetadata.annotations land on the StatefulSet's pod template; spec.secrets and
+# spec.configMaps are mounted as volumes (alertmanager/statefulset.go: range a.Spec.Secrets)
+PROMETHEUS_OPERATOR: tuple[WorkloadKind, ...] = (
+    _profile(
+        "monitoring.coreos.com",
+        "Prometheus",
+        _PROM,
+        (
+            *_MOUNTED,
+            key_ref("spec", "additionalScrapeConfigs"),
+            key_ref("spec", "additionalAlertRelabelConfigs"),
+            key_ref("spec", "additionalAlertManagerConfigs"),
+        ),
+    ),
+    _profile(
+        "monitoring.coreos.com",
+        "PrometheusAgent",
+        _PROM,
+        (*_MOUNTED, key_ref("spec", "additionalScrapeConfigs")),
+    ),
+    # the configuration Secret defaults to alertmanager-<name>
+    # (alertmanager/statefulset.go defaultConfigSecretName: prefixedName(am.Name))
+    _profile(
+        "monitoring.coreos.com",
+        "Alertmanager",
+        _PROM,
+        (*_MOUNTED, named("spec", "configSecret", target="Secret")),
+        defaults=(("spec.configSecret", "Secret", "alertmanager-{name}"),),
+    ),
+    _profile(
+        "monitoring.coreos.com",
+        "ThanosRuler",
+        _PROM,
+        (
+            key_ref("spec", "objectStorageConfig"),
+            key_ref("spec", "queryConfig"),
+            key_ref("spec", "alertmanagersConfig"),
+            key_ref("spec", "alertRelabelConfigs"),
+            key_ref("spec", "tracingConfig"),
+        ),
+    ),
+)
+
+_VM = "the VictoriaMetrics operator"
+_VM_COMMON = (
+    names("spec", "secrets", target="Secret"),
+    names("spec", "configMaps", target="ConfigMap"),
+    *env_sites("spec", "extraEnvs", "extraEnvsFrom"),
+)
+
+# VictoriaMetrics operator: spec.podMetadata.annotations are the pods' annotations
+# (internal/controller/operator/factory/build: PodMetadata), spec.secrets and
+# spec.configMaps are mounted, extraEnvs/extraEnvsFrom are the main container's env
+VICTORIAMETRICS_OPERATOR: tuple[WorkloadKind, ...] = (
+    _profile(
+        "operator.victoriametrics.com",
+        "VMAgent",
+        _VM,
+        (
+            *_VM_COMMON,
+            key_ref("spec", "additionalScrapeConfigs"),
+            key_ref("spec", "relabelConfig", target="ConfigMap"),
+        ),
+    ),
+    _profile(
+        "operator.victoriametrics.com",
+        "VMAlert",
+        _VM,
+        (*_VM_COMMON, key_ref("spec", "notifierConfigRef")),
+    ),
+    _profile(
+        "operator.victoriametrics.com",
+        "VMAlertmanager",
+        _VM,
+        (*_VM_COMMON, named("spec", "configSecret", target="Secret")),
+    ),
+    _profile(
+        "operator.victoriametrics.com",
+        "VMSingle",
+        _VM,
+        (*_VM_COMMON, key_ref("spec", "relabelConfig", target="ConfigMap")),
+    ),
+    _profile(
+        "operator.victoriametrics.com",
+        "VMAuth",
+        _VM,
+        (*_VM_COMMON, named("spec", "configSecret", target="Secret")),
+    ),
+)
+
+# OpenTelemetry Operator internal/manifests/collector/deployment.go (and daemonset.go,
+# statefulset.go): manifestutils.PodAnnotations copies spec.podAnnotations to the pods;
+# spec.env/envFrom are the collector container's, spec.configmaps are mounted whole
+OPENTELEMETRY_OPERATOR: tuple[WorkloadKind, ...] = (
+    _profile(
+        "opentelemetry.io",
+        "OpenTelemetryCollector",
+        "the OpenTelemetry Operator",
+        (
+            *env_sites("spec", "env", "envFrom"),
+            Site(("spec", "configmaps", "*"), "ConfigMap", "operator", optional_field=None),
+            *(
+                s._replace(path=("spec", "additionalContainers", "*", *s.path))
+                for s in env_sites("env", "envFrom")
+            ),
+        ),
+        level=("podAnnotations",),
+    ),
+)
+
+OPERATOR_KINDS = PROMETHEUS_OPERATOR + VICTORIAMETRICS_OPERATOR + OPENTELEMETRY_OPERATOR
