@@ -14,7 +14,12 @@ import pytest
 import yaml
 from conftest import ROOT, SHARED_CORPUS, Result, run_cmhash, tool
 
-CASES = sorted((ROOT / "tests" / "cases").glob("kind-*/input.yaml"))
+CASES = sorted(
+    [
+        *(ROOT / "tests" / "cases").glob("kind-*/input.yaml"),
+        *(ROOT / "tests" / "cases").glob("op-*/input.yaml"),
+    ]
+)
 CORPUS = ROOT / "tests" / "corpus"
 # helm template renders of real charts (each has '# Source:' lines)
 CHARTS = [
@@ -48,7 +53,11 @@ def _ident(d: dict[str, Any]) -> tuple[str, str, str, str]:
 
 def _args(case: Path) -> list[str]:
     args = case.parent / "args.txt"
-    return args.read_text().split() if args.exists() else []
+    config = case.parent / "config.yaml"
+    return [
+        *(args.read_text().split() if args.exists() else []),
+        *(["--config", str(config)] if config.exists() else []),
+    ]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: p.parent.name)
@@ -56,7 +65,14 @@ def _args(case: Path) -> list[str]:
 def test_patches_give_cmhash_output_for_every_kind(case: Path, parser: str) -> None:
     """Every kind's golden case: the input with the patches merged is cmhash's output,
     object by object; a workload cmhash leaves alone gets no patch."""
-    base = ["--no-config", "--parser", parser, *_args(case), str(case)]
+    extra = _args(case)
+    base = [
+        *([] if "--config" in extra else ["--no-config"]),
+        "--parser",
+        parser,
+        *extra,
+        str(case),
+    ]
     out = run_cmhash(base)
     if out.code != 0:
         pytest.skip(f"the case is an error case ({out.stderr.strip()})")

@@ -9,6 +9,8 @@ from __future__ import annotations
 import enum
 from typing import TYPE_CHECKING, NamedTuple
 
+from cmhash.analyze.operators import OPERATOR_PROFILES
+
 if TYPE_CHECKING:
     from cmhash.analyze.sites import Site
 from cmhash.analyze.sources import BUILTIN_SOURCES, SecretSource
@@ -151,7 +153,7 @@ class KindTable:
         return KindTable(tuple(self._rows.values()) + rows, self.sources + sources)
 
 
-# operators' resources (operators.py, which builds its rows with WorkloadKind above)
-from cmhash.analyze.operators import OPERATOR_KINDS  # noqa: E402
+# operators' resources (operators.py)
+OPERATOR_KINDS = tuple(WorkloadKind(**row) for row in OPERATOR_PROFILES)
 
 DEFAULT_TABLE = KindTable(BUILTIN_KINDS + OPERATOR_KINDS)

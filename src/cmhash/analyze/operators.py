@@ -15,7 +15,8 @@ operator copies annotations from is cited below.
 
 from __future__ import annotations
 
-from cmhash.analyze.kinds import WorkloadKind
+from typing import Any
+
 from cmhash.analyze.sites import Site
 
 PODMETADATA = ("podMetadata", "annotations")
@@ -57,17 +58,19 @@ def _profile(
     sites: tuple[Site, ...],
     level: tuple[str, ...] = PODMETADATA,
     defaults: tuple[tuple[str, str, str], ...] = (),
-) -> WorkloadKind:
-    return WorkloadKind(
-        group,
-        kind,
-        ("spec",),
-        level=level,
-        spec_path=("spec",),
-        sites=sites,
-        operator=operator,
-        defaults=defaults,
-    )
+) -> dict[str, Any]:
+    """A profile: the fields of its kinds.WorkloadKind row (made there, which imports
+    this module)."""
+    return {
+        "group": group,
+        "kind": kind,
+        "template_path": ("spec",),
+        "level": level,
+        "spec_path": ("spec",),
+        "sites": sites,
+        "operator": operator,
+        "defaults": defaults,
+    }
 
 
 _PROM = "the Prometheus operator"
@@ -80,7 +83,7 @@ _MOUNTED = (
 # (maps.Copy(podAnnotations, a.Spec.PodMetadata.Annotations)), pkg/thanos/statefulset.go:
 # spec.podMetadata.annotations land on the StatefulSet's pod template; spec.secrets and
 # spec.configMaps are mounted as volumes (alertmanager/statefulset.go: range a.Spec.Secrets)
-PROMETHEUS_OPERATOR: tuple[WorkloadKind, ...] = (
+PROMETHEUS_OPERATOR: tuple[dict[str, Any], ...] = (
     _profile(
         "monitoring.coreos.com",
         "Prometheus",
@@ -131,7 +134,7 @@ _VM_COMMON = (
 # VictoriaMetrics operator: spec.podMetadata.annotations are the pods' annotations
 # (internal/controller/operator/factory/build: PodMetadata), spec.secrets and
 # spec.configMaps are mounted, extraEnvs/extraEnvsFrom are the main container's env
-VICTORIAMETRICS_OPERATOR: tuple[WorkloadKind, ...] = (
+VICTORIAMETRICS_OPERATOR: tuple[dict[str, Any], ...] = (
     _profile(
         "operator.victoriametrics.com",
         "VMAgent",
@@ -171,7 +174,7 @@ VICTORIAMETRICS_OPERATOR: tuple[WorkloadKind, ...] = (
 # OpenTelemetry Operator internal/manifests/collector/deployment.go (and daemonset.go,
 # statefulset.go): manifestutils.PodAnnotations copies spec.podAnnotations to the pods;
 # spec.env/envFrom are the collector container's, spec.configmaps are mounted whole
-OPENTELEMETRY_OPERATOR: tuple[WorkloadKind, ...] = (
+OPENTELEMETRY_OPERATOR: tuple[dict[str, Any], ...] = (
     _profile(
         "opentelemetry.io",
         "OpenTelemetryCollector",
@@ -188,4 +191,4 @@ OPENTELEMETRY_OPERATOR: tuple[WorkloadKind, ...] = (
     ),
 )
 
-OPERATOR_KINDS = PROMETHEUS_OPERATOR + VICTORIAMETRICS_OPERATOR + OPENTELEMETRY_OPERATOR
+OPERATOR_PROFILES = PROMETHEUS_OPERATOR + VICTORIAMETRICS_OPERATOR + OPENTELEMETRY_OPERATOR

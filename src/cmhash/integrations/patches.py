@@ -73,7 +73,7 @@ def collect(result: RunResult, key: str) -> list[Patch]:
                 info.kind.kind,
                 info.name,
                 info.namespace,
-                (*info.kind.template_path, "metadata", "annotations"),
+                (*info.kind.template_path, *info.kind.level),
                 key,
                 plan.value,
             )

@@ -1,0 +1,256 @@
+"""Operators' resources (analyze/operators.py): every built-in profile's fields checked
+against the operator's published CRD schema (tests/crds, vendored and attributed), what
+rolls and what does not (metamorphic), user profiles from .cmhash.yaml, and the C paths
+(workers, both parsers) agreeing."""
+
+from __future__ import annotations
+
+import gzip
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import ROOT, SHARED_CORPUS, run_cmhash
+
+from cmhash.analyze.kinds import OPERATOR_KINDS
+from cmhash.analyze.sites import Site
+
+CRDS = ROOT / "tests" / "crds"
+CASES = ROOT / "tests" / "cases"
+
+
+@cache
+def _crds() -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """(group, kind) -> the openAPIV3Schema of each served version."""
+    out: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for path in sorted(CRDS.glob("*.yaml.gz")):
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            for doc in yaml.safe_load_all(fh):
+                if not doc or doc.get("kind") != "CustomResourceDefinition":
+                    continue
+                key = (doc["spec"]["group"], doc["spec"]["names"]["kind"])
+                out[key] = [
+                    v["schema"]["openAPIV3Schema"] for v in doc["spec"]["versions"] if v["served"]
+                ]
+    return out
+
+
+PRESERVED = {"preserved": True}
+
+
+def _at(schema: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any] | None:
+    """The schema at ``path``; PRESERVED below a node that keeps unknown fields (the
+    VictoriaMetrics CRD's extraEnvs items are corev1.EnvVar, api/operator/v1beta1/
+    vmextra_types.go, but its schema lists only name and value: the API server keeps
+    valueFrom as written, and the operator reads it)."""
+    node: dict[str, Any] | None = schema
+    for step in path:
+        if node is None or node is PRESERVED:
+            return node
+        if step == "*":
+            node = node.get("items") if node.get("type") == "array" else None
+        else:
+            found = (node.get("properties") or {}).get(step)
+            if found is None and node.get("x-kubernetes-preserve-unknown-fields"):
+                return PRESERVED
+            node = found
+    return node
+
+
+def _is_string_map(node: dict[str, Any] | None) -> bool:
+    return (
+        bool(node)
+        and node.get("type") == "object"
+        and (node.get("additionalProperties", {}).get("type") == "string")
+    )
+
+
+def _site_holds(schema: dict[str, Any], site: Site) -> bool:
+    node = _at(schema, site.path)
+    if node is None:
+        return False
+    if node is PRESERVED:
+        return True
+    if not site.name_field:  # a name: a string (an item of a list of names)
+        return node.get("type") == "string"
+    props = node.get("properties") or {}
+    if props.get(site.name_field, {}).get("type") != "string":
+        return False
+    return site.key_field is None or props.get(site.key_field, {}).get("type") == "string"
+
+
+PROFILE_IDS = [f"{k.group}/{k.kind}" for k in OPERATOR_KINDS]
+
+
+@pytest.mark.parametrize("kind", OPERATOR_KINDS, ids=PROFILE_IDS)
+def test_profile_fields_are_in_the_published_crd(kind: Any) -> None:
+    """Every served version of the CRD has the annotations map, the pod-spec-like block
+    and each reference field, with the shape the profile reads."""
+    schemas = _crds().get((kind.group, kind.kind))
+    assert schemas, f"no vendored CRD for {kind.group}/{kind.kind}"
+    for schema in schemas:
+        assert _is_string_map(_at(schema, (*kind.template_path, *kind.level))), kind.level
+        pod = _at(schema, kind.pod_spec_path)
+        assert pod is not None and {"volumes", "initContainers"} <= set(pod["properties"])
+        for site in kind.sites:
+            assert _site_holds(schema, site), site.path
+        for field, _target, _name in kind.defaults:
+            assert (_at(schema, tuple(field.split("."))) or {}).get("type") == "string"
+
+
+def test_the_crd_check_can_fail() -> None:
+    """(the check above is not vacuous: a wrong field or shape is caught)"""
+    schema = _crds()[("monitoring.coreos.com", "Prometheus")][0]
+    assert not _site_holds(schema, Site(("spec", "secretz", "*"), "Secret", "operator", ""))
+    assert not _site_holds(schema, Site(("spec", "secrets"), "Secret", "operator", ""))
+    assert _site_holds(schema, Site(("spec", "secrets", "*"), "Secret", "operator", ""))
+
+
+# -- what rolls ------------------------------------------------------------------------
+
+CHECKSUM = re.compile(r'checksum/config: "([0-9a-f]{64})"')
+
+
+def _checksum(text: str, *args: str) -> str | None:
+    res = run_cmhash(["--no-config", *args, "-"], stdin=text.encode())
+    assert res.code == 0, res.stderr
+    found = CHECKSUM.findall(res.out)
+    return found[0] if found else None
+
+
+METAMORPHIC = [
+    # (case, a change that must roll the pods, a change that must not)
+    ("op-prometheus", ("Y2VydA==", "Y2VydDI="), ("not read by this Prometheus", "changed")),
+    ("op-prometheus", ('"groups: []"', '"groups: [x]"'), ("team: frontend", "team: backend")),
+    (
+        "op-prometheus",
+        ('targets: ["localhost:9090"]', 'targets: ["localhost:9091"]'),
+        ("replicas: 2", "replicas: 3"),
+    ),
+    (
+        "op-thanosruler",
+        ("thanos-query.default", "thanos-query.other"),
+        ("role: thanos-example", "role: x"),
+    ),
+    (
+        "op-alertmanager",
+        ('"resolve_timeout": "5m"', '"resolve_timeout": "6m"'),
+        ("replicas: 3", "replicas: 1"),
+    ),
+    ("op-vmagent", ('"- action: keep"', '"- action: drop"'), ("token_test", "token_other")),
+    ("op-otelcol", ("s3cr3t-token", "n3w-token"), ("other: not read", "other: changed")),
+    ("op-otelcol", ('"x: 1"', '"x: 2"'), ("value1", "value9")),
+]
+
+
+@pytest.mark.parametrize(("case", "rolls", "stays"), METAMORPHIC, ids=[m[0] for m in METAMORPHIC])
+def test_a_listed_object_rolls_and_an_unlisted_change_does_not(
+    case: str, rolls: tuple[str, str], stays: tuple[str, str]
+) -> None:
+    text = (CASES / case / "input.yaml").read_text()
+    assert rolls[0] in text and stays[0] in text
+    before = _checksum(text)
+    assert before is not None
+    assert _checksum(text.replace(*rolls)) != before
+    assert _checksum(text.replace(*stays)) == before
+
+
+def test_alertmanager_names_its_config_secret_or_the_default() -> None:
+    text = (CASES / "op-alertmanager" / "input.yaml").read_text()
+    named = text.replace("  replicas: 3", "  configSecret: am-config\n  replicas: 3", 1)
+    res = run_cmhash(["explain", "--no-config", "-"], stdin=named.encode())
+    assert "Secret/am-config via spec.configSecret (all keys): missing" in res.out
+    res = run_cmhash(["explain", "--no-config", "-"], stdin=text.encode())
+    assert (
+        "Secret/alertmanager-main via spec.configSecret (all keys, optional): in-stream" in res.out
+    )
+
+
+def test_explain_json_says_how_and_through_whom() -> None:
+    import json
+
+    import jsonschema
+
+    res = run_cmhash(
+        ["explain", "--no-config", "--format", "json", str(CASES / "op-prometheus" / "input.yaml")]
+    )
+    data = json.loads(res.out)
+    schema = json.loads((ROOT / "src/cmhash/schemas/explain.schema.json").read_text())
+    jsonschema.validate(data, schema)
+    (w,) = data["workloads"]
+    assert w["rollsThrough"].startswith("the Prometheus operator, which copies spec.podMetadata")
+    assert [(r["how"], r["field"], r["keys"]) for r in w["references"]] == [
+        ("operator", "spec.secrets[0]", None),
+        ("operator", "spec.configMaps[0]", None),
+        ("operator", "spec.additionalScrapeConfigs", ["prometheus-additional.yaml"]),
+    ]
+
+
+# -- user profiles ---------------------------------------------------------------------
+
+
+def test_a_user_profile_error_points_at_the_config(tmp_path: Path) -> None:
+    config = tmp_path / ".cmhash.yaml"
+    config.write_text(
+        "workloadKinds:\n  - apiVersion: example.com/v1\n    kind: Database\n"
+        "    annotationPath: spec.pod.annotations\n    references:\n"
+        "      - {path: spec.credentials, kind: Secret, form: selector}\n"
+    )
+    res = run_cmhash(["--config", str(config), str(CASES / "op-custom-profile" / "input.yaml")])
+    assert res.code == 2
+    assert f"{config}:6:" in res.stderr and "form" in res.stderr
+
+
+def test_template_path_and_annotation_path_exclude_each_other(tmp_path: Path) -> None:
+    config = tmp_path / ".cmhash.yaml"
+    config.write_text(
+        "workloadKinds:\n  - {group: example.com, kind: Database, templatePath: spec.t,"
+        " annotationPath: spec.pod.annotations}\n"
+    )
+    res = run_cmhash(["--config", str(config), str(CASES / "op-custom-profile" / "input.yaml")])
+    assert res.code == 2 and str(config) in res.stderr
+
+
+# -- every path agrees -----------------------------------------------------------------
+
+
+def _stream(copies: int) -> str:
+    texts = [
+        (CASES / case / "input.yaml").read_text()
+        for case in ("op-prometheus", "op-otelcol", "op-vmagent", "op-alertmanager")
+    ]
+    return "".join(
+        f"---\n# copy {i}\n" + re.sub(r"(?m)^  name: (\S+)", rf"  name: \1-{i}", text)
+        for text in texts
+        for i in range(copies)
+    )
+
+
+@pytest.mark.slow
+def test_workers_and_parsers_agree_on_operator_resources() -> None:
+    """Forked workers carry the profiles' rows back (transport), and the exact parser
+    writes the same bytes."""
+    text = _stream(1200)
+    assert len(text) > 4 << 20
+    one = run_cmhash(["--no-config", "--workers", "1", "-"], stdin=text.encode())
+    two = run_cmhash(["--no-config", "--workers", "2", "-"], stdin=text.encode())
+    exact = run_cmhash(["--no-config", "--parser", "exact", "-"], stdin=text.encode())
+    assert one.code == two.code == exact.code == 0
+    assert one.stdout == two.stdout == exact.stdout
+    assert one.out.count("checksum/config:") >= 1200
+
+
+@pytest.mark.shared("kube-prometheus", "manifests")
+def test_kube_prometheus_operator_resources() -> None:
+    """The real kube-prometheus manifests: the Alertmanager rolls on its configuration
+    Secret (alertmanager-main, by default); the Prometheus lists nothing of the input."""
+    manifests = SHARED_CORPUS / "kube-prometheus" / "manifests"
+    res = run_cmhash(["explain", "--no-config", str(manifests)])
+    assert res.code == 0, res.stderr
+    assert "Alertmanager/main -n monitoring" in res.out
+    block = res.out.split("Alertmanager/main -n monitoring", 1)[1].split("\n\n")[0]
+    assert "restarts through the Prometheus operator" in block
+    assert "Secret/alertmanager-main via spec.configSecret" in block
