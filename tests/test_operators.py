@@ -265,3 +265,19 @@ def test_vendored_crds_are_the_upstream_files() -> None:
     for path in sorted(CRDS.glob("*.yaml.gz")):
         digest = hashlib.sha256(gzip.decompress(path.read_bytes())).hexdigest()
         assert f"| `{path.name}` |" in sources and digest in sources, path.name
+
+
+def test_versioned_renames_what_an_operator_resource_names() -> None:
+    """--versioned renames the objects a Prometheus lists (flow list items, block list
+    items, a {name, key} selector) and rechecks the document with the annotation at
+    spec.podMetadata.annotations; a second run changes nothing."""
+    text = (ROOT / "examples" / "prometheus-operator.yaml").read_text()
+    res = run_cmhash(["--no-config", "--versioned", "-"], stdin=text.encode())
+    assert res.code == 0, res.stderr
+    out = res.out
+    assert re.search(r"secrets: \[etcd-client-tls-[2-9b-t]{10}\]", out)
+    assert re.search(r"  - rules-extra-[2-9b-t]{10}\n", out)
+    assert re.search(r"name: additional-scrape-configs-[2-9b-t]{10}\n    key:", out)
+    assert "  podMetadata:\n    annotations:\n      checksum/config:" in out
+    again = run_cmhash(["--no-config", "--versioned", "-"], stdin=res.stdout)
+    assert again.code == 0 and again.stdout == res.stdout

@@ -89,7 +89,7 @@ def recheck(
         template = pod_template(resources[offset], kind)[0]
         if template is None or template.kind != MAP:
             raise NodeError(f"a {kind.kind} pod template is gone", base)
-        s, k = slots_for(template, {key: (value, '"')})
+        s, k = slots_for(template, {key: (value, '"')}, kind.level)
         slots.update(s)
         skip |= k
     for mark in marked or ():
