@@ -115,6 +115,8 @@ def _workload(plan: WorkloadPlan, names: Mapping[ResourceId, str], lines: Lines)
     wk = plan.info.kind
     if wk.operator is not None:
         out["rollsThrough"] = f"{wk.operator}, which copies {wk.annotation_field} to its pods"
+    if plan.runs_again_as is not None:
+        out["runsAgainAs"] = plan.runs_again_as
     out["checksum"] = plan.value
     out["current"] = plan.info.current
     out["references"] = [_reference(plan, r, names) for r in plan.resolved]
@@ -211,6 +213,10 @@ def to_text(data: dict[str, Any]) -> str:
             out.append("  not annotated: uses no ConfigMap/Secret of the input")
         if w.get("selectedBy"):
             out.append(f"  selected by: {w['selectedBy']}")
+        if w.get("runsAgainAs") and w["runsAgainAs"] != w["name"]:
+            out.append(f"  runs again as {w['runsAgainAs']} (--jobs=rename)")
+        elif w.get("runsAgainAs"):
+            out.append("  keeps its name: its template and config are unchanged (--jobs=rename)")
         if w.get("rollsThrough") and w["status"] == WorkloadStatus.ANNOTATED:
             out.append(f"  restarts through {w['rollsThrough']}")
         if w["noRestart"]:

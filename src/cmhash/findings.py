@@ -21,6 +21,7 @@ class Code(TextEnum):
     NAMESPACE_MISMATCH = "namespace-mismatch"
     MISSING_KEY = "missing-key"
     JOB_NOT_ANNOTATED = "job-not-annotated"
+    JOB_NOT_RENAMED = "job-not-renamed"
     POD_NOT_ANNOTATED = "pod-not-annotated"
     NO_RESTART = "no-restart"
     REPLACED_ANNOTATION = "replaced-annotation"
@@ -47,6 +48,11 @@ CODES: dict[Code, tuple[Level, str]] = {
     Code.JOB_NOT_ANNOTATED: (
         WARNING,
         "a Job uses in-stream config; its template is immutable, so it is not annotated",
+    ),
+    Code.JOB_NOT_RENAMED: (
+        INFO,
+        "--jobs=rename leaves a Helm or Argo CD hook Job, or a generateName one, as it is: "
+        "its tool or the API server makes a new Job each time",
     ),
     Code.POD_NOT_ANNOTATED: (
         INFO,

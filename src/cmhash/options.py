@@ -12,6 +12,7 @@ import click
 from cmhash.errors import UsageError
 
 DEFAULT_COMMAND = "inject"
+_JOBS_FORMS = {"--jobs=rename": "--rename-jobs", "--jobs=annotate": "--jobs"}
 
 
 class DefaultGroup(click.Group):
@@ -19,6 +20,8 @@ class DefaultGroup(click.Group):
     shows inject's options too; a mistyped command is not taken for a file name."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # --jobs=rename / --jobs=annotate: --jobs stays a flag (a PATH may follow it)
+        args = [_JOBS_FORMS.get(a, a) if a.startswith("--jobs=") else a for a in args]
         if not args or (
             args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")
         ):
@@ -86,6 +89,14 @@ SETTINGS_OPTIONS = [
         "--jobs/--no-jobs",
         default=None,
         help="Annotate Job pod templates (immutable: apply fails on change).",
+    ),
+    click.option(
+        "--rename-jobs",
+        "rename_jobs",
+        is_flag=True,
+        default=None,
+        help="(also --jobs=rename) Give a Job that uses in-stream config a new name when its "
+        "template or config changes, so that it runs again (same inputs, same name).",
     ),
     click.option(
         "--pods/--no-pods",

@@ -47,6 +47,7 @@ class Settings(NamedTuple):
     namespace: str | None = None
     strict: bool = False
     jobs: bool = False
+    jobs_rename: bool = False  # --jobs=rename: a Job runs again under a new name (jobs.py)
     pods: bool = False
     image_pull_secrets: bool = False
     exclude_secrets: bool = False
@@ -192,7 +193,6 @@ PLAIN_KEYS = (
     ("annotationKey", "annotation_key"),
     ("namespace", "namespace"),
     ("strict", "strict"),
-    ("jobs", "jobs"),
     ("pods", "pods"),
     ("imagePullSecrets", "image_pull_secrets"),
     ("excludeSecrets", "exclude_secrets"),
@@ -246,8 +246,11 @@ def settings_from_mapping(data: dict[str, Any], base: Settings | None = None) ->
     env = data.get("secretKeyEnv")
     if env:
         secret_key = secret_key_from_env(env)
+    jobs = data.get("jobs")  # true, false or "rename"
     return base.merged(
         **{field: data.get(key) for key, field in PLAIN_KEYS},
+        jobs=None if jobs is None else jobs is not False,
+        jobs_rename=None if jobs is None else jobs == "rename",
         quiet=data.get("quiet"),
         secret_key=secret_key,
         extra_kinds=extra or None,
@@ -326,8 +329,11 @@ def layered(options: dict[str, Any], function_config: dict[str, Any] | None = No
         if problem:
             raise UsageError(f"--annotation-key {key!r}: {problem}")
     secret_env = options.get("secret_key_env")
+    jobs, rename = options.get("jobs"), options.get("rename_jobs")
     settings = settings.merged(
         **{field: options.get(field) for _, field in PLAIN_KEYS},
+        jobs=True if rename else jobs,
+        jobs_rename=True if rename else (False if jobs is False else None),
         secret_key=secret_key_from_env(secret_env) if secret_env else None,
         parser=options.get("parser"),
         max_input_bytes=options.get("max_input_bytes"),

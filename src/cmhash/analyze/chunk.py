@@ -21,6 +21,7 @@ from cmhash.analyze.declared import (
     reloader_match,
     selection,
 )
+from cmhash.analyze.jobs import plan_rename
 from cmhash.analyze.kinds import KindTable, Policy, WorkloadKind
 from cmhash.analyze.refs import (
     Reference,
@@ -215,6 +216,10 @@ def analyze_workload(
             default_nl,
             wk.level,
         )
+        if settings.jobs_rename and wk.policy is Policy.JOB and not generated and not info.hook:
+            info.job = plan_rename(
+                res, template, settings.annotation_key, default_nl, res.source.text
+            )
     except NodeError as exc:
         info.edit_error = exc.with_traceback(None)  # kept: never the parse tree via frames
     return info

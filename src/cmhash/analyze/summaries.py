@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from cmhash.analyze.declared import Selection
+from cmhash.analyze.jobs import JobRename
 from cmhash.analyze.kinds import WorkloadKind
 from cmhash.analyze.refs import Reference, Spot, SubPathMount
 from cmhash.errors import NodeError
@@ -86,6 +87,7 @@ class WorkloadInfo(Record):
         "edit_error",
         "generated",
         "hook",
+        "job",
         "kind",
         "labels",
         "name",
@@ -120,6 +122,7 @@ class WorkloadInfo(Record):
         edit_error: NodeError | None = None,
         no_restart: str | None = None,
         subpaths: tuple[SubPathMount, ...] = (),
+        job: JobRename | None = None,
     ) -> None:
         self.kind = kind
         self.api_version = api_version
@@ -142,6 +145,7 @@ class WorkloadInfo(Record):
         self.edit_error = edit_error
         self.no_restart = no_restart
         self.subpaths = subpaths
+        self.job = job  # --jobs=rename: what the reduce stage needs to rename it
 
     @property
     def label(self) -> str:

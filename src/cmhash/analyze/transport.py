@@ -15,6 +15,7 @@ import pickle
 from typing import Any
 
 from cmhash.analyze.declared import Selection
+from cmhash.analyze.jobs import JobRename
 from cmhash.analyze.kinds import Policy, WorkloadKind
 from cmhash.analyze.refs import Reference, Spot, SubPathMount
 from cmhash.analyze.sites import Site
@@ -42,6 +43,7 @@ CLASSES: tuple[type, ...] = (
     Selection,
     WorkloadKind,
     Site,
+    JobRename,
     Policy,
     SkipReason,
 )

@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
+from cmhash.analyze.jobs import new_name, rename_edits
 from cmhash.analyze.kinds import Policy
 from cmhash.analyze.refs import Reference, SubPathMount
 from cmhash.analyze.summaries import SkipReason, WorkloadInfo
@@ -78,8 +79,10 @@ class WorkloadPlan(Record):
     __slots__ = (
         "edit",
         "info",
+        "job_edits",
         "namespace",
         "resolved",
+        "runs_again_as",
         "selected_by",
         "skip",
         "skip_detail",
@@ -108,6 +111,8 @@ class WorkloadPlan(Record):
         self.skip_detail = skip_detail  # which annotation or rule
         self.selected_by = selected_by  # the include rule or opt-in annotation that selected it
         self.edit = edit  # with the real value
+        self.job_edits: list[Edit] = []  # --jobs=rename: the new name and base-name mark
+        self.runs_again_as: str | None = None  # --jobs=rename: the Job's new name
 
     @property
     def skip_text(self) -> str | None:
@@ -452,7 +457,32 @@ def _plan(
             )
         return plan
     _finish(plan, plan.value, settings, findings)
+    if settings.jobs_rename and info.kind.policy is Policy.JOB:
+        _rename_job(plan, plan.value, findings)
     return plan
+
+
+def _rename_job(plan: WorkloadPlan, value: str, findings: list[Finding]) -> None:
+    """--jobs=rename: the Job's name from its template and checksum (analyze/jobs.py);
+    hook and generateName Jobs are made anew by their tool anyway: left as they are."""
+    info = plan.info
+    if info.job is None:
+        if info.hook or info.generated:
+            what = "a Helm or Argo CD hook" if info.hook else "named by generateName"
+            findings.append(
+                finding(
+                    plan.source,
+                    info.offset,
+                    Code.JOB_NOT_RENAMED,
+                    f"{info.label} is {what}: not renamed (its tool makes a new Job each "
+                    "time), only annotated",
+                    about=info.about,
+                )
+            )
+        return
+    new = new_name(info.job, value)
+    plan.job_edits = rename_edits(info.job, new) if new != info.name else list(info.job.marker)
+    plan.runs_again_as = new
 
 
 def _selected(

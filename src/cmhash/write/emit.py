@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
 from cmhash.analyze.summaries import DocInfo
@@ -70,7 +70,7 @@ def render_files(
     an edit that would fail its check fails the run just the same."""
     edits_by_doc: dict[tuple[int, int], list[WorkloadPlan]] = {}
     for p in plans:
-        if p.edit is not None:
+        if p.edit is not None or p.job_edits:
             edits_by_doc.setdefault((id(p.source), p.info.doc), []).append(p)
     extra = versioning.edits if versioning is not None else {}
     changes: list[Change] = []
@@ -85,6 +85,7 @@ def render_files(
             if not edited and key not in extra:
                 continue
             all_edits = [p.edit for p in edited if p.edit is not None] + extra.get(key, [])
+            all_edits += [e for p in edited for e in p.job_edits]
             if len(all_edits) > 1:
                 all_edits.sort(key=_span)
             if _unchanged(text, d, all_edits):
@@ -158,10 +159,12 @@ def _check(
     exit 3."""
     key = (id(src), d.index)
     versioned = versioning is not None and key in versioning.edits
+    jobs = [p for p in edited if p.job_edits]
+    annotated = [p for p in edited if p.edit is not None]
     try:
         if d.verify_error is not None and edited:
             raise NodeError(*d.verify_error)
-        if versioned or sum(1 for w in d.workloads if w.edit is not None) != len(edited):
+        if versioned or jobs or sum(1 for w in d.workloads if w.edit is not None) != len(edited):
             from cmhash.write.recheck import recheck  # rare: imported when needed
 
             old_text = src.text[d.chunk.start : d.chunk.end]
@@ -171,11 +174,12 @@ def _check(
                 d.chunk.start,
                 old_text,
                 apply_edits(old_text, edits, base=d.chunk.start),
-                [(p.info.offset, p.info.kind, p.value or "") for p in edited],
+                [(p.info.offset, p.info.kind, p.value or "") for p in annotated],
                 settings.annotation_key,
                 settings.parser,
                 marked=_marked(d, versioning, settings) if versioning is not None else None,
-                renames=versioning.renames.get(key) if versioning is not None else None,
+                renames=_renames(versioning.renames.get(key) if versioning else None, jobs),
+                annotated=[(p.info.offset, job_marks(p)) for p in jobs],
             )
     except NodeError as exc:
         from cmhash.read.classify import may_hold_secret
@@ -187,6 +191,28 @@ def _check(
             path=src.display,
             line=src.position(exc.offset)[0],
         ) from None
+
+
+def _renames(
+    versioned: Mapping[int, str] | None, jobs: list[WorkloadPlan]
+) -> Mapping[int, str] | None:
+    """Renamed scalars by offset: versioned names' and renamed Jobs'."""
+    if not jobs:
+        return versioned
+    out = dict(versioned or {})
+    for p in jobs:
+        if p.info.job is not None and p.runs_again_as != p.info.name:
+            out[p.info.job.spot.start] = p.runs_again_as or ""
+    return out
+
+
+def job_marks(p: WorkloadPlan) -> dict[str, tuple[str, str | None]]:
+    """The base-name annotation a renamed Job carries (any style when it was there)."""
+    from cmhash.analyze.jobs import BASE_NAME
+    from cmhash.write.verify import ANY_STYLE
+
+    assert p.info.job is not None
+    return {BASE_NAME: (p.info.job.base, ANY_STYLE)}
 
 
 def _marked(d: DocInfo, versioning: Versioning, settings: Settings) -> list[Marked]:

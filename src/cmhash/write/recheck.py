@@ -74,6 +74,7 @@ def recheck(
     parser: str,
     marked: list[Marked] | None = None,
     renames: Mapping[int, str] | None = None,
+    annotated: list[tuple[int, Pairs]] | None = None,
 ) -> None:
     """Verify a document from its text: ``edited`` holds (resource offset, kind, value)
     of the workloads annotated, ``marked`` the versioned objects given keep/immutable
@@ -94,6 +95,10 @@ def recheck(
         skip |= k
     for mark in marked or ():
         s, k = _config_slots(resources[mark.offset], mark)
+        slots.update(s)
+        skip |= k
+    for offset, pairs in annotated or ():  # an object's own annotations (a renamed Job's)
+        s, k = slots_for(resources[offset].node, pairs)
         slots.update(s)
         skip |= k
     by_id: dict[int, str] = {}

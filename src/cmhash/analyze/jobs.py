@@ -1,0 +1,100 @@
+"""``--jobs=rename``: a Job that must run again when its configuration changes (a
+migration, a seed) gets a name suffixed from its pod template and its config checksum.
+
+A Job's pod template is immutable: annotating it (``--jobs``) makes ``kubectl apply``
+fail on a change. A new name is a new Job instead, which runs; the same inputs give the
+same name, so an unchanged Job is not run again. The name the user wrote is kept in the
+Job's own ``cmhash.io/job-base-name`` annotation, so that a second run (``-i``, a
+pre-commit hook) recognises its own suffix and replaces it instead of adding another.
+
+Names stay within 63 characters: the Job controller puts the Job's name in its pods'
+``job-name`` label, whose values are limited to 63. Jobs named by ``generateName`` are
+new Jobs every time anyway, and Helm and Argo CD hook Jobs are deleted and created again
+by their tool: both are left alone (plan/resolve.py says so). CronJobs are not renamed:
+their next run takes the new template.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import TYPE_CHECKING, NamedTuple
+
+from cmhash.analyze.refs import Spot, spot_of
+from cmhash.errors import NodeError
+from cmhash.parse.tree import entries, get, get_path, scalar, to_python
+from cmhash.write.edit import Edit, annotations_edits
+
+if TYPE_CHECKING:
+    from cmhash.analyze.resources import Resource
+    from cmhash.parse.tree import Node
+
+BASE_NAME = "cmhash.io/job-base-name"
+ALPHABET = "2456789bcdfghkmt"  # as versioned names: no vowels, no look-alikes
+_TRANSLATE = str.maketrans("0123456789abcdef", ALPHABET)
+SUFFIX_LEN = 10
+MAX_NAME = 63
+
+
+class JobRename(NamedTuple):
+    """What the map stage knows of a Job to rename: the reduce stage adds the suffix."""
+
+    base: str  # the name the user wrote (kept in BASE_NAME)
+    spot: Spot  # metadata.name as written
+    digest: str  # the pod template, without cmhash's annotation
+    marker: tuple[Edit, ...]  # the BASE_NAME annotation, when the Job lacks it
+
+
+def _template_digest(template: Node, key: str) -> str:
+    """SHA-256 of the pod template as data, without ``key`` (cmhash's own annotation) and
+    the levels that held only it: the same template hashes alike before and after."""
+    data = to_python(template)
+    if isinstance(data, dict):
+        meta = data.get("metadata")
+        if isinstance(meta, dict) and isinstance(meta.get("annotations"), dict):
+            meta["annotations"].pop(key, None)
+            if not meta["annotations"]:
+                del meta["annotations"]
+            if not meta:
+                del data["metadata"]
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def plan_rename(res: Resource, template: Node, key: str, default_nl: str, text: str) -> JobRename:
+    """The map side: the base name, where the name is written, the template's digest and
+    the base-name annotation's candidate edit. A name cmhash cannot rewrite in place (an
+    alias, a block scalar) is an error at its position."""
+    meta = get(res.node, "metadata")
+    written = scalar(get_path(meta, ("annotations", BASE_NAME)))
+    name = res.name or ""
+    base = written if written else name
+    raw = entries(meta).get("name") if meta is not None and meta.kind == "map" else None
+    spot = spot_of(raw[1]) if raw is not None else None
+    if spot is None or spot.problem is not None:
+        problem = spot.problem if spot is not None else "the name is not a string"
+        raise NodeError(f"cannot rename the Job (--jobs=rename): {problem}", res.node.start)
+    marker = annotations_edits(
+        text, res.node, None, {BASE_NAME: base}, default_nl, what="the Job", any_style=True
+    )
+    return JobRename(base, spot, _template_digest(template, key), tuple(marker))
+
+
+def suffix(rename: JobRename, checksum: str) -> str:
+    text = f"{rename.digest}\n{checksum}".encode()
+    return hashlib.sha256(text).hexdigest()[:SUFFIX_LEN].translate(_TRANSLATE)
+
+
+def new_name(rename: JobRename, checksum: str) -> str:
+    """``base-<suffix>``, the base shortened to keep the whole within 63 characters (and
+    to end in a letter or digit, as a name must)."""
+    room = MAX_NAME - SUFFIX_LEN - 1
+    base = rename.base[:room].rstrip("-.")
+    return f"{base}-{suffix(rename, checksum)}"
+
+
+def rename_edits(rename: JobRename, new: str) -> list[Edit]:
+    """The name written in its own style, and the base-name annotation when missing."""
+    style = rename.spot.style
+    written = f"{style}{new}{style}" if style in ('"', "'") else new
+    return [Edit(rename.spot.start, rename.spot.end, written), *rename.marker]

@@ -1,0 +1,151 @@
+"""--jobs=rename (analyze/jobs.py): a Job that uses in-stream config runs again under a
+new name when its template or config changes, keeps its name otherwise, and a second run
+recognises its own suffix."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, run_cmhash
+
+CASE = ROOT / "tests" / "cases" / "job-rename" / "input.yaml"
+NAME = re.compile(r"(?m)^  name: (migrate-[2-9b-t]{10})\b")
+
+
+def _run(text: str, *args: str) -> str:
+    res = run_cmhash(["--no-config", "--jobs=rename", *args, "-"], stdin=text.encode())
+    assert res.code == 0, res.stderr
+    return res.out
+
+
+def _name(out: str) -> str:
+    found = NAME.findall(out)
+    assert len(found) == 1, out
+    return found[0]
+
+
+TEXT = CASE.read_text()
+
+
+@pytest.mark.parametrize(
+    ("change", "runs_again"),
+    [
+        (("TARGET: v42", "TARGET: v43"), True),  # the config it reads
+        (
+            ("image: shop:1.0\n        envFrom", "image: shop:1.1\n        envFrom"),
+            True,
+        ),  # template
+        (
+            (
+                "restartPolicy: Never\n      containers:\n      - name: migrate",
+                "restartPolicy: OnFailure\n      containers:\n      - name: migrate",
+            ),
+            True,
+        ),
+        (("# the schema migration", "# the migration"), False),  # a comment
+        (("labels: {app: shop}", "labels: {app: store}"), False),  # the Job's own labels
+        (('schedule: "0 3 * * *"', 'schedule: "0 4 * * *"'), False),  # another object
+    ],
+)
+def test_a_new_name_exactly_when_template_or_config_changes(
+    change: tuple[str, str], runs_again: bool
+) -> None:
+    assert change[0] in TEXT
+    before = _name(_run(TEXT))
+    after = _name(_run(TEXT.replace(*change)))
+    assert (after != before) is runs_again
+
+
+def test_idempotent_and_the_suffix_replaced_not_stacked() -> None:
+    once = _run(TEXT)
+    assert _run(once) == once
+    changed = _run(once.replace("TARGET: v42", "TARGET: v43"))
+    assert _name(changed) == _name(_run(TEXT.replace("TARGET: v42", "TARGET: v43")))
+    assert changed.count("cmhash.io/job-base-name") == 2  # one per renamed Job, not stacked
+
+
+def test_names_stay_within_63_characters() -> None:
+    out = _run(TEXT)
+    long = re.search(r'(?m)^  name: "(seed-[^"]+)"', out)
+    assert long is not None
+    assert len(long.group(1)) == 63 and long.group(1)[-12:-11] not in "-."
+
+
+def test_hook_and_cronjob_are_not_renamed() -> None:
+    out = _run(TEXT)
+    assert "  name: pre-upgrade-check\n" in out and "  name: nightly\n" in out
+    res = run_cmhash(["--no-config", "--jobs=rename", str(CASE)])
+    assert "[job-not-renamed]" in res.stderr
+
+
+def test_without_rename_jobs_keep_their_names() -> None:
+    for args in (["--jobs"], ["--jobs=annotate"], []):
+        res = run_cmhash(["--no-config", *args, "-"], stdin=TEXT.encode())
+        assert res.code == 0 and "  name: migrate   #" in res.out, args
+    assert (
+        run_cmhash(["--no-config", "--jobs", "-"], stdin=TEXT.encode()).out
+        == run_cmhash(["--no-config", "--jobs=annotate", "-"], stdin=TEXT.encode()).out
+    )
+
+
+def test_jobs_flag_still_takes_a_path_after_it(tmp_path: Path) -> None:
+    (tmp_path / "k8s").mkdir()
+    (tmp_path / "k8s" / "all.yaml").write_text(TEXT)
+    res = run_cmhash(["--no-config", "--jobs", "k8s"], cwd=tmp_path)
+    assert res.code == 0, res.stderr
+
+
+def test_config_file_jobs_rename(tmp_path: Path) -> None:
+    (tmp_path / ".cmhash.yaml").write_text("jobs: rename\n")
+    (tmp_path / "all.yaml").write_text(TEXT)
+    res = run_cmhash(["all.yaml"], cwd=tmp_path)
+    assert res.code == 0 and _name(res.out) == _name(_run(TEXT))
+    (tmp_path / ".cmhash.yaml").write_text("jobs: renamed\n")
+    bad = run_cmhash(["all.yaml"], cwd=tmp_path)
+    assert bad.code == 2 and ".cmhash.yaml" in bad.stderr
+
+
+def test_check_and_in_place(tmp_path: Path) -> None:
+    f = tmp_path / "all.yaml"
+    f.write_text(TEXT)
+    assert run_cmhash(["--no-config", "--jobs=rename", "--check", str(f)]).code == 1
+    assert run_cmhash(["--no-config", "--jobs=rename", "-i", str(f)]).code == 0
+    assert run_cmhash(["--no-config", "--jobs=rename", "--check", str(f)]).code == 0
+    assert f.read_text() == _run(TEXT)
+
+
+def test_both_parsers_agree() -> None:
+    assert _run(TEXT, "--parser", "exact") == _run(TEXT)
+
+
+def test_explain_says_the_new_name() -> None:
+    import jsonschema
+
+    res = run_cmhash(["explain", "--no-config", "--jobs=rename", "--format", "json", str(CASE)])
+    data = json.loads(res.out)
+    schema = json.loads((ROOT / "src/cmhash/schemas/explain.schema.json").read_text())
+    jsonschema.validate(data, schema)
+    migrate = next(w for w in data["workloads"] if w["name"] == "migrate")
+    assert migrate["runsAgainAs"] == _name(_run(TEXT))
+    text = run_cmhash(["explain", "--no-config", "--jobs=rename", str(CASE)]).out
+    assert f"runs again as {migrate['runsAgainAs']} (--jobs=rename)" in text
+
+
+@pytest.mark.slow
+def test_workers_carry_the_rename() -> None:
+    """A big input: forked workers send each Job's rename back (transport)."""
+    parts = [
+        TEXT.replace("name: migrate", f"name: migrate{i}").replace(
+            "migrate-config", f"migrate-config{i}"
+        )
+        for i in range(3200)
+    ]
+    text = "---\n".join(parts)
+    assert len(text) > 4 << 20
+    one = run_cmhash(["--no-config", "--jobs=rename", "--workers", "1", "-"], stdin=text.encode())
+    two = run_cmhash(["--no-config", "--jobs=rename", "--workers", "2", "-"], stdin=text.encode())
+    assert one.code == two.code == 0 and one.stdout == two.stdout
+    assert one.out.count("cmhash.io/job-base-name") == 2 * 3200
