@@ -78,9 +78,7 @@ def test_a_same_named_object_elsewhere_does_not_collide() -> None:
     assert "duplicate-object" not in one.stderr
     assert _checksum(one.out) != _checksum(two.out)
     # and a change to the kube-system one rolls nothing here
-    three = run_cmhash(
-        ["--no-config", "-"], stdin=base.replace("x: v1", "x: v2").encode()
-    )
+    three = run_cmhash(["--no-config", "-"], stdin=base.replace("x: v1", "x: v2").encode())
     assert _checksum(three.out) == _checksum(one.out)
 
 
@@ -137,9 +135,13 @@ def test_per_render_not_per_walk(tmp_path: Path) -> None:
 def test_two_charts_in_one_stream_each_their_own() -> None:
     """helmfile-style: two releases' renders in one stream, in two namespaces."""
     one = CM.format(ns="") + DEP.format(ns=SHOP)
-    two = one.replace("demo/", "other/").replace("name: web", "name: api").replace(
-        "name: cfg", "name: cfg2"
-    ).replace("{name: cfg}", "{name: cfg2}").replace(SHOP, OTHER)
+    two = (
+        one.replace("demo/", "other/")
+        .replace("name: web", "name: api")
+        .replace("name: cfg", "name: cfg2")
+        .replace("{name: cfg}", "{name: cfg2}")
+        .replace(SHOP, OTHER)
+    )
     res = run_cmhash(["--no-config", "-"], stdin=(one + two).encode())
     assert res.code == 0, res.stderr
     assert _checksum(res.out) and _checksum(res.out, "api")

@@ -5,13 +5,13 @@ common GitOps layout, and one environment's ConfigMap must never roll another's 
 The rules (docs/repositories.md), for an object id (kind, namespace, name) that files in
 several directories define:
 
-1. **Nearest directory.** A workload's reference resolves to the definition whose
-   directory is nearest to the workload's file: the one sharing the deepest common
-   directory with it; at the same depth, one in that common directory itself (on the
-   workload's path up: shared config above the environments) comes first. So
-   ``dev/app.yaml`` uses ``dev/cm.yaml`` over ``prod/cm.yaml``, ``dev/deploy/app.yaml``
-   uses ``dev/config/cm.yaml``, and ``dev/app.yaml`` uses a ``cm.yaml`` at the root over
-   ``prod/cm.yaml``.
+1. **Nearest directory.** Walking up from the workload's file (its directory, then each
+   parent), the first directory that defines the object is the one used: ``dev/app.yaml``
+   uses ``dev/cm.yaml`` over ``prod/cm.yaml``, and a ``cm.yaml`` at the root, shared by
+   every environment below it, unless the environment defines its own. When no
+   directory on the way up defines it, the definition elsewhere sharing the deepest
+   common directory with the workload is used (``dev/deploy/app.yaml`` uses
+   ``dev/config/cm.yaml`` over ``prod/config/cm.yaml``).
 2. **A tie is an error.** Two definitions equally near (``app.yaml`` at the root, the
    object in ``dev/`` and in ``prod/``): cmhash cannot tell which one the workload is
    deployed with, and stops (exit 2) naming both files.
@@ -84,7 +84,7 @@ def _nearest(where: tuple[str, ...], dirs: Sequence[str]) -> list[str]:
             if a != b:
                 break
             common += 1
-        score = (common, 1 if common == len(parts) else 0)
+        score = (1 if common == len(parts) else 0, common)  # on the way up first
         if best is None or score > best:
             best, chosen = score, [d]
         elif score == best:
