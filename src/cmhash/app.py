@@ -273,6 +273,7 @@ class _Planner:
         self.releases = releases
         self.settings = settings
         self._by_namespace: dict[str, Settings] = {}
+        self.simple = not releases and not scoping.contested
 
     def plan(
         self,
@@ -282,6 +283,8 @@ class _Planner:
         renames: Mapping[ResourceId, str] | None = None,
     ) -> WorkloadPlan:
         settings = self.settings
+        if self.simple:  # the common case: one index, one namespace rule
+            return plan_workload(src, w, self.scoping.index, settings, findings, renames)
         if self.releases:
             ns = self.releases.of(src, w.offset)
             if ns is not None:

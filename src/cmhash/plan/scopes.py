@@ -115,6 +115,11 @@ class Scoping:
         self._views: dict[tuple[object, ...], tuple[ConfigIndex, dict[ResourceId, list[str]]]] = {}
         self._by_dir: dict[str, tuple[ConfigIndex, dict[ResourceId, list[str]]]] = {}
 
+    @property
+    def contested(self) -> bool:
+        """Whether any id is resolved per directory."""
+        return bool(self._contested)
+
     def _choose(self, where: str, per: dict[str, ConfigEntry]) -> ConfigEntry | object | None:
         scope = self.scopes.of(where) if self.scopes else None
         dirs = [d for d in per if not self.scopes or self.scopes.of(d) in (None, scope)]
