@@ -237,3 +237,24 @@ def test_the_advised_route_with_the_real_kustomize(tmp_path: Path) -> None:
     patch = tree / "overlays" / "staging" / "map.yaml"
     patch.write_text(patch.read_text().replace("pineapple", "mango"))
     assert _checksums(build("staging")[1])["staging-the-deployment"] != staging
+
+
+def test_split_by_kind_inside_environments(tmp_path: Path) -> None:
+    """No directory on the way up defines it: the definition sharing the deepest common
+    directory wins (dev/config over prod/config for dev/deploy)."""
+    sts = (REPO / "environments/dev/mysql-statefulset.yaml").read_text()
+    for env in ("dev", "prod"):
+        (tmp_path / env / "config").mkdir(parents=True)
+        (tmp_path / env / "deploy").mkdir()
+        cm = (REPO / f"environments/{env}/mysql-configmap.yaml").read_text()
+        (tmp_path / env / "config" / "cm.yaml").write_text(cm)
+        (tmp_path / env / "deploy" / "sts.yaml").write_text(sts)
+    alone = {
+        env: _checksums(run_cmhash(["--no-config", env], cwd=tmp_path).out)
+        for env in ("dev", "prod")
+    }
+    res = run_cmhash(["--no-config", "-i", "."], cwd=tmp_path)
+    assert res.code == 0, res.stderr
+    for env in ("dev", "prod"):
+        assert _checksums((tmp_path / env / "deploy" / "sts.yaml").read_text()) == alone[env]
+    assert alone["dev"] != alone["prod"]

@@ -202,3 +202,52 @@ def test_real_helm_release_namespace(tmp_path: Path, binary: str) -> None:
     assert len(dep["spec"]["template"]["metadata"]["annotations"]["checksum/config"]) == 64
     assert "taken to be in 'shop'" in log.read_text()
     assert "namespace-mismatch" not in log.read_text()
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("binary", ["helm", "helm3"])
+def test_real_helm_ambiguous_release_namespace_fails_visibly(tmp_path: Path, binary: str) -> None:
+    """A second Deployment placed (by a value) in another namespace, using the same
+    unnamespaced ConfigMap: the render fails, so Helm shows it (Helm 3 prints the
+    message; Helm 4 hides a post-renderer's stderr but not its failure, and the message
+    is in CMHASH_LOG); -n settles it."""
+    env = tool_env(
+        HELM_CONFIG_HOME=str(tmp_path / "c"),
+        HELM_DATA_HOME=str(tmp_path / "d"),
+        HELM_CACHE_HOME=str(tmp_path / "k"),
+    )
+    if binary == "helm":
+        plugins = Path(run_cmhash(["helm-plugin-dir"]).stdout.decode().strip()).parent
+        env["HELM_PLUGINS"] = str(plugins)
+    log = tmp_path / "cmhash.log"
+    env["CMHASH_LOG"] = str(log)
+    cmd = [tool(binary), "template", "rel", str(CHART), "-n", "shop", "--set", "mirror=other"]
+    out = subprocess.run(
+        [*cmd, "--post-renderer", "cmhash"], capture_output=True, text=True, env=env, check=False
+    )
+    assert out.returncode != 0
+    assert "the release namespace cannot be told" in log.read_text()
+    if binary == "helm3":
+        assert "the release namespace cannot be told" in out.stderr
+    else:
+        assert "cmhash" in out.stderr
+    told = "--post-renderer-args=--namespace=shop" if binary == "helm" else None
+    if told is None:
+        wrapper = tmp_path / "cmhash-shop"
+        wrapper.write_text(f'#!/bin/sh\nexec "{tool_path_cmhash()}" --namespace=shop "$@"\n')
+        wrapper.chmod(0o755)
+        args = ["--post-renderer", str(wrapper)]
+    else:
+        args = ["--post-renderer", "cmhash", told]
+    out = subprocess.run([*cmd, *args], capture_output=True, text=True, env=env, check=False)
+    assert out.returncode == 0, out.stderr
+    assert _checksum(out.stdout, "rel") is not None
+    assert _checksum(out.stdout, "rel-mirror") is None
+
+
+def tool_path_cmhash() -> str:
+    import shutil
+    import sys
+
+    found = shutil.which("cmhash") or str(Path(sys.executable).with_name("cmhash"))
+    return found
