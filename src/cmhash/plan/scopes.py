@@ -53,7 +53,8 @@ class Scopes:
     directory: its deepest ancestor-or-self that a pattern names, or None."""
 
     def __init__(self, patterns: Sequence[str]) -> None:
-        self._patterns = [_parts(p) for p in patterns]
+        # relative patterns (a KRM functionConfig's): against the current directory
+        self._patterns = [_parts(os.path.abspath(p)) for p in patterns]
         self._cache: dict[str, tuple[str, ...] | None] = {}
 
     def __bool__(self) -> bool:
