@@ -258,3 +258,20 @@ def test_split_by_kind_inside_environments(tmp_path: Path) -> None:
     for env in ("dev", "prod"):
         assert _checksums((tmp_path / env / "deploy" / "sts.yaml").read_text()) == alone[env]
     assert alone["dev"] != alone["prod"]
+
+
+def test_two_definitions_in_one_directory_are_still_duplicates(tmp_path: Path) -> None:
+    repo = _copy(tmp_path)
+    dev = repo / "environments" / "dev"
+    shutil.copy(repo / "environments/prod/mysql-configmap.yaml", dev / "mysql-configmap-2.yaml")
+    res = run_cmhash(["--no-config", "--check", "environments"], cwd=repo)
+    dups = [x for x in res.stderr.splitlines() if x.endswith("[duplicate-object]")]
+    assert len(dups) == 1 and "environments/dev/mysql-configmap.yaml:1" in dups[0]
+
+
+def test_explain_shows_each_environment_its_own(tmp_path: Path) -> None:
+    repo = _copy(tmp_path)
+    res = run_cmhash(["explain", "--no-config", "environments"], cwd=repo)
+    assert res.code == 0, res.stderr
+    values = [x.split()[-1] for x in res.out.splitlines() if "checksum/config:" in x]
+    assert len(values) == 2 and values[0] != values[1]
