@@ -275,3 +275,18 @@ def test_explain_shows_each_environment_its_own(tmp_path: Path) -> None:
     assert res.code == 0, res.stderr
     values = [x.split()[-1] for x in res.out.splitlines() if "checksum/config:" in x]
     assert len(values) == 2 and values[0] != values[1]
+
+
+def test_versioned_names_across_environments_are_refused(tmp_path: Path) -> None:
+    """--versioned decides one new name per object id: two environments would share
+    one. Exit 2 naming both files, nothing written; per environment it works."""
+    repo = _copy(tmp_path)
+    res = run_cmhash(["--no-config", "--versioned", "-i", "environments"], cwd=repo)
+    assert res.code == 2
+    assert "ConfigMap 'mysql' is defined in several directories" in res.stderr
+    assert "environments/dev/mysql-configmap.yaml and " in res.stderr
+    rel = "environments/dev/mysql-configmap.yaml"
+    assert (repo / rel).read_bytes() == (REPO / rel).read_bytes()
+    res = run_cmhash(["--no-config", "--versioned", "-i", "environments/dev"], cwd=repo)
+    assert res.code == 0, res.stderr
+    assert "name: mysql-" in (repo / rel).read_text()

@@ -259,6 +259,17 @@ def _versioning(
         for w in d.workloads
     ]
     decided = versioning.decide(index, first, settings, findings)
+    for key in decided.names:
+        per = index.by_directory.get(key)
+        if per:  # one new name per id: environments would share it (plan/scopes.py)
+            entry = index.objects[key]
+            files = " and ".join(e.source.display for e in per.values())
+            raise entry.source.error(
+                f"{entry.info.label} is defined in several directories ({files}): versioned "
+                "names are decided per run, so run cmhash --versioned on each "
+                "environment's directory",
+                entry.info.offset,
+            )
     versioning.edits(decided, first)
     findings.extend(mentions.scan(decided, sources, secret_spans))
     return decided
