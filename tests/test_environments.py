@@ -7,10 +7,12 @@ ConfigMap patch, a partial Deployment patch)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
 
+import jsonschema
 import pytest
 import yaml
 from conftest import ROOT, run_cmhash, tool
@@ -275,6 +277,20 @@ def test_explain_shows_each_environment_its_own(tmp_path: Path) -> None:
     assert res.code == 0, res.stderr
     values = [x.split()[-1] for x in res.out.splitlines() if "checksum/config:" in x]
     assert len(values) == 2 and values[0] != values[1]
+    assert "in-stream (environments/prod/mysql-configmap.yaml:1)" in res.out
+    data = json.loads(
+        run_cmhash(["explain", "--no-config", "--format", "json", "environments"], cwd=repo).out
+    )
+    schema = json.loads((ROOT / "src/cmhash/schemas/explain.schema.json").read_text())
+    jsonschema.validate(data, schema)
+    assert [r["definedIn"] for w in data["workloads"] for r in w["references"]] == [
+        "environments/dev/mysql-configmap.yaml:1",
+        "environments/prod/mysql-configmap.yaml:1",
+    ]
+    assert len(data["configs"]) == 2
+    graph = run_cmhash(["explain", "--no-config", "--format", "mermaid", "environments"], cwd=repo)
+    edges = [x for x in graph.out.splitlines() if "-->" in x]
+    assert len(edges) == 2 and len({x.split()[0] for x in edges}) == 2
 
 
 def test_versioned_names_across_environments_are_refused(tmp_path: Path) -> None:

@@ -42,6 +42,14 @@ class ConfigIndex:
         self.by_directory: dict[ResourceId, dict[str, ConfigEntry]] = {}
         self._namespaces: dict[tuple[str, str], set[str]] | None = None  # (other_namespaces)
 
+    def every(self) -> list[ConfigEntry]:
+        """Every definition: the ids' entries, and for an id that several directories
+        define, the other directories' too (explain lists each)."""
+        seen = {id(e) for e in self.objects.values()}
+        return list(self.objects.values()) + [
+            e for per in self.by_directory.values() for e in per.values() if id(e) not in seen
+        ]
+
     def get(self, key: ResourceId) -> ConfigEntry | None:
         return self.objects.get(key)
 
