@@ -306,3 +306,20 @@ def test_versioned_names_across_environments_are_refused(tmp_path: Path) -> None
     res = run_cmhash(["--no-config", "--versioned", "-i", "environments/dev"], cwd=repo)
     assert res.code == 0, res.stderr
     assert "name: mysql-" in (repo / rel).read_text()
+
+
+def test_report_compares_one_environment_at_a_time(tmp_path: Path) -> None:
+    old = _copy(tmp_path / "old")
+    new = _copy(tmp_path / "new")
+    cm = new / "environments/prod/mysql-configmap.yaml"
+    cm.write_text(cm.read_text().replace("max_connections=500", "max_connections=800"))
+    res = run_cmhash(
+        ["report", "--no-config", str(old / "environments"), str(new / "environments")]
+    )
+    assert res.code == 2
+    assert "ConfigMap 'mysql' is defined in several directories" in res.stderr
+    res = run_cmhash(
+        ["report", "--no-config", str(old / "environments/prod"), str(new / "environments/prod")]
+    )
+    assert res.code == 0, res.stderr
+    assert "StatefulSet/mysql" in res.out
