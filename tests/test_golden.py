@@ -2,7 +2,8 @@
 
 No expected.yaml and no error.txt means "output equals input". stderr.txt, when
 present, must equal the findings printed. A config.yaml is used as the configuration
-file (``--config config.yaml``). Regenerate with --update-goldens and review with git
+file (``--config config.yaml``); an env.txt holds NAME=VALUE lines of the environment.
+Regenerate with --update-goldens and review with git
 diff.
 """
 
@@ -40,7 +41,13 @@ def test_case(name: str, parser: str, update_goldens: bool, tmp_path: Path) -> N
         (tmp_path / "config.yaml").write_bytes((case / "config.yaml").read_bytes())
         config = ["--config", "config.yaml"]
     args = [*config, "--parser", parser, *_args(case), input_name]
-    res = run_cmhash(args, cwd=tmp_path)
+    env_file = case / "env.txt"
+    env = (
+        dict(line.split("=", 1) for line in env_file.read_text().splitlines() if line)
+        if env_file.exists()
+        else None
+    )
+    res = run_cmhash(args, cwd=tmp_path, env=env)
     expected, error, stderr = case / "expected.yaml", case / "error.txt", case / "stderr.txt"
     if parser == "exact" and (case / "error-exact.txt").exists():
         error = case / "error-exact.txt"  # the two parsers word syntax errors differently
@@ -70,6 +77,6 @@ def test_case(name: str, parser: str, update_goldens: bool, tmp_path: Path) -> N
     assert res.stderr == (stderr.read_text() if stderr.exists() else "")
     # idempotence: cmhash on its own output changes nothing
     (tmp_path / input_name).write_bytes(res.stdout)
-    again = run_cmhash(args, cwd=tmp_path)
+    again = run_cmhash(args, cwd=tmp_path, env=env)
     assert again.code == 0
     assert again.stdout == res.stdout

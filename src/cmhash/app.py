@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING, NamedTuple
 from cmhash import lifetime
 from cmhash.analyze.chunk import analyze_source
 from cmhash.analyze.kinds import DEFAULT_TABLE, KindTable
-from cmhash.analyze.summaries import ConfigInfo, DocInfo, WorkloadInfo
+from cmhash.analyze.summaries import DocInfo, WorkloadInfo
 from cmhash.errors import CmhashError, InputError
 from cmhash.findings import Finding
-from cmhash.model import Level
+from cmhash.model import Level, ResourceId
 from cmhash.parse.events import backend, ctree_available
+from cmhash.plan import scopes
+from cmhash.plan.helm import Namespaces, is_helm_source, release_namespaces
 from cmhash.plan.index import ConfigIndex, build_index
 from cmhash.plan.resolve import WorkloadPlan, plan_workload
 from cmhash.progress import Progress
@@ -193,21 +195,24 @@ def _run(
             "builder: the self-check runs in Python, which is slower on big inputs "
             "(pip install 'cmhash[fast]')"
         )
-    settings = _with_helm_namespace(sources, docs, settings, notes)
     findings: list[Finding] = []
+    releases = _release_namespaces(sources, docs, settings, findings, notes)
     index = build_index(
         [(s, c) for s, per in zip(sources, docs, strict=True) for d in per for c in d.configs],
         settings,
         findings,
+        releases.of if releases else None,
     )
+    scoping = scopes.scoping(index, settings.scopes)
     secret_spans = SecretSpans(sources, docs)
-    versioning = _versioning(sources, docs, index, settings, findings, secret_spans, notes)
+    planner = _Planner(scoping, releases, settings)
+    versioning = _versioning(sources, docs, index, planner, settings, findings, secret_spans, notes)
     renames = versioning.names if versioning is not None else None
     plans: list[WorkloadPlan] = []
     for src, per in zip(sources, docs, strict=True):
         for d in per:
             for w in d.workloads:
-                plan = plan_workload(src, w, index, settings, findings, renames)
+                plan = planner.plan(src, w, findings, renames)
                 if not keep_plans:
                     plan.resolved.clear()  # only explain/report read them; a big run has many
                 plans.append(plan)
@@ -230,6 +235,7 @@ def _versioning(
     sources: list[SourceText],
     docs: list[list[DocInfo]],
     index: ConfigIndex,
+    planner: _Planner,
     settings: Settings,
     findings: list[Finding],
     secret_spans: Mapping[int, list[tuple[int, int]]],
@@ -247,52 +253,73 @@ def _versioning(
     from cmhash.plan import mentions, versioning
 
     first = [
-        plan_workload(src, w, index, settings, [])
+        planner.plan(src, w, [])
         for src, per in zip(sources, docs, strict=True)
         for d in per
         for w in d.workloads
     ]
     decided = versioning.decide(index, first, settings, findings)
+    for key in decided.names:
+        per = index.by_directory.get(key)
+        if per:  # one new name per id: environments would share it (plan/scopes.py)
+            entry = index.objects[key]
+            files = " and ".join(e.source.display for e in per.values())
+            raise entry.source.error(
+                f"{entry.info.label} is defined in several directories ({files}): versioned "
+                "names are decided per run, so run cmhash --versioned on each "
+                "environment's directory",
+                entry.info.offset,
+            )
     versioning.edits(decided, first)
     findings.extend(mentions.scan(decided, sources, secret_spans))
     return decided
 
 
-def _all_namespaced(docs: list[list[DocInfo]]) -> bool:
-    """Whether every config and workload names its namespace (the common case: plain
-    loops, no list of all objects)."""
-    for per in docs:
-        for d in per:
-            for c in d.configs:
-                if c.namespace is None:
-                    return False
-            for w in d.workloads:
-                if w.namespace is None:
-                    return False
-    return True
+class _Planner:
+    """plan_workload with what a workload sees: the objects of its scope (scopes.py) and
+    its render's release namespace (helm.py)."""
+
+    def __init__(self, scoping: scopes.Scoping, releases: Namespaces | None, settings: Settings):
+        self.scoping = scoping
+        self.releases = releases
+        self.settings = settings
+        self._by_namespace: dict[str, Settings] = {}
+        self.simple = not releases and not scoping.contested
+
+    def plan(
+        self,
+        src: SourceText,
+        w: WorkloadInfo,
+        findings: list[Finding],
+        renames: Mapping[ResourceId, str] | None = None,
+    ) -> WorkloadPlan:
+        settings = self.settings
+        if self.simple:  # the common case: one index, one namespace rule
+            return plan_workload(src, w, self.scoping.index, settings, findings, renames)
+        if self.releases:
+            ns = self.releases.of(src, w.offset)
+            if ns is not None:
+                got = self._by_namespace.get(ns)
+                if got is None:
+                    got = self._by_namespace[ns] = settings._replace(namespace=ns)
+                settings = got
+        self.scoping.check(src, w.refs, w.namespace or settings.namespace or "", w.label)
+        return plan_workload(src, w, self.scoping.index_for(src), settings, findings, renames)
 
 
-def _with_helm_namespace(
-    sources: list[SourceText], docs: list[list[DocInfo]], settings: Settings, notes: list[str]
-) -> Settings:
-    """Helm output with objects that name no namespace: the release namespace, when it
-    can be known (helm.py); ``-n`` / ``namespace:`` always win."""
+def _release_namespaces(
+    sources: list[SourceText],
+    docs: list[list[DocInfo]],
+    settings: Settings,
+    findings: list[Finding],
+    notes: list[str],
+) -> Namespaces | None:
+    """Helm output with objects that name no namespace: each render's release namespace,
+    when it can be known (helm.py); ``-n`` / ``namespace:`` always win."""
     if settings.namespace is not None:
-        return settings
-    if _all_namespaced(docs):
-        return settings
-    from cmhash.plan.helm import infer, is_helm_source
-
+        return None
     if not any(is_helm_source(s) for s in sources):
-        return settings
-    objects: list[ConfigInfo | WorkloadInfo] = []
-    for per in docs:
-        for d in per:
-            objects += d.configs
-            objects += d.workloads
-    parsed = {o.namespace for o in objects if o.namespace}
-    inferred = infer([s.text for s in sources], parsed=parsed)
-    if inferred is None:
-        return settings
-    notes.append(inferred.note)
-    return settings._replace(namespace=inferred.namespace)
+        return None
+    releases = release_namespaces(sources, docs, findings)
+    notes.extend(releases.notes)
+    return releases

@@ -59,6 +59,7 @@ def _inputs(paths: Sequence[str], settings: Settings, mode: Mode) -> Inputs:
         excludes=settings.exclude,
         max_bytes=settings.max_input_bytes,
     )
+    inputs = _kustomize(inputs, mode, quiet=settings.quiet)
     if settings.verbose and not settings.quiet:
         for line in inputs.notes:
             err(f"cmhash: note: {line}")
@@ -70,6 +71,25 @@ def _inputs(paths: Sequence[str], settings: Settings, mode: Mode) -> Inputs:
             f"{first.path}: {first.why}; -v lists them)"
         )
     return inputs
+
+
+def _kustomize(inputs: Inputs, mode: Mode, *, quiet: bool) -> Inputs:
+    """Kustomize source trees: patches and generator inputs are not objects
+    (read/kustomize.py); the pointer at ``kustomize build`` is always shown."""
+    from cmhash.output import report_notes
+    from cmhash.read import kustomize
+    from cmhash.read.inputs import Skipped
+
+    kept, left, pointers = kustomize.apply(inputs.sources, inputs.roots, filter_named=mode.on_files)
+    report_notes(pointers, quiet=quiet)
+    if not left:
+        return inputs
+    skipped = [Skipped(x.path, x.why) for x in left]
+    return inputs._replace(
+        sources=kept,
+        skipped=inputs.skipped + skipped,
+        notes=inputs.notes + [f"skipped {s.path}: {s.why}" for s in skipped],
+    )
 
 
 @cli.command(epilog=EXIT_CODES_HELP)

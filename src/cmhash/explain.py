@@ -63,7 +63,7 @@ def _lines(result: RunResult) -> Lines:
     offsets: dict[int, tuple[SourceText, list[int]]] = {}
     _offsets_by_source(result.plans, offsets)
     if result.config_index is not None:
-        _offsets_by_source(result.config_index.objects.values(), offsets)
+        _offsets_by_source(result.config_index.every(), offsets)
     return {key: src.lines(found) for key, (src, found) in offsets.items()}
 
 
@@ -78,7 +78,13 @@ def _offsets_by_source(
 _source = operator.attrgetter("source")
 
 
-def _reference(plan: WorkloadPlan, r: Resolved, names: Mapping[ResourceId, str]) -> dict[str, Any]:
+def _reference(
+    plan: WorkloadPlan,
+    r: Resolved,
+    names: Mapping[ResourceId, str],
+    contested: Mapping[ResourceId, object],
+    lines: Lines,
+) -> dict[str, Any]:
     ref, entry = r.ref, r.entry
     out = {
         "kind": ref.target_kind,
@@ -97,6 +103,8 @@ def _reference(plan: WorkloadPlan, r: Resolved, names: Mapping[ResourceId, str])
         out["declaredBy"] = ref.declared_by
     if entry is not None and entry.info.source:
         out["producedBy"] = entry.info.source
+    if entry is not None and contested and entry.id in contested:  # environments
+        out["definedIn"] = f"{entry.source.display}:{lines[id(entry.source)][entry.info.offset]}"
     renamed = names.get(entry.id) if names and entry is not None else None
     if renamed is not None:
         out["versionedAs"] = renamed
@@ -105,7 +113,12 @@ def _reference(plan: WorkloadPlan, r: Resolved, names: Mapping[ResourceId, str])
     return out
 
 
-def _workload(plan: WorkloadPlan, names: Mapping[ResourceId, str], lines: Lines) -> dict[str, Any]:
+def _workload(
+    plan: WorkloadPlan,
+    names: Mapping[ResourceId, str],
+    lines: Lines,
+    contested: Mapping[ResourceId, object],
+) -> dict[str, Any]:
     out = workload_fields(plan, lines[id(plan.source)][plan.info.offset])
     out["status"] = str(_status(plan))
     out["skipReason"] = plan.skip_text
@@ -119,7 +132,7 @@ def _workload(plan: WorkloadPlan, names: Mapping[ResourceId, str], lines: Lines)
         out["runsAgainAs"] = plan.runs_again_as
     out["checksum"] = plan.value
     out["current"] = plan.info.current
-    out["references"] = [_reference(plan, r, names) for r in plan.resolved]
+    out["references"] = [_reference(plan, r, names, contested, lines) for r in plan.resolved]
     return out
 
 
@@ -148,11 +161,12 @@ def build(result: RunResult, annotation_key: str) -> dict[str, Any]:
     index = result.config_index
     names = result.versioning.names if result.versioning is not None else {}
     lines = _lines(result)
+    contested = index.by_directory if index is not None else {}
     return {
         "version": FORMAT_VERSION,
         "annotationKey": annotation_key,
-        "workloads": [_workload(p, names, lines) for p in result.plans],
-        "configs": [_config(e, names, lines) for e in index.objects.values()] if index else [],
+        "workloads": [_workload(p, names, lines, contested) for p in result.plans],
+        "configs": [_config(e, names, lines) for e in index.every()] if index else [],
         "findings": [_finding(f) for f in result.findings],
     }
 
@@ -191,6 +205,8 @@ def _reference_line(w: dict[str, Any], r: dict[str, Any], last: bool) -> str:
         how = _INDEX.sub("", r["field"])
     why = f" ({r['excludedBecause']})" if r.get("excludedBecause") else ""
     via = f" (produced by {r['producedBy']})" if r.get("producedBy") else ""
+    if r.get("definedIn"):
+        via += f" ({r['definedIn']})"
     if r.get("versionedAs") and r["versionedAs"] != r["name"]:
         name = f"{name} -> {r['versionedAs']}"
     elif r.get("versionedAs"):

@@ -35,6 +35,7 @@ class Code(TextEnum):
     NOT_VERSIONED = "not-versioned"
     VERSIONED_UNREFERENCED = "versioned-unreferenced"
     UNKNOWN_REFERENCE = "unknown-reference"
+    HELM_NAMESPACE = "helm-namespace"
 
 
 # code -> (default level, one-line description)
@@ -98,6 +99,11 @@ CODES: dict[Code, tuple[Level, str]] = {
     Code.UNKNOWN_REFERENCE: (
         WARNING,
         "a versioned object's old name appears where cmhash does not rewrite references",
+    ),
+    Code.HELM_NAMESPACE: (
+        WARNING,
+        "an exported HELM_NAMESPACE is not the release namespace the chart's own "
+        "references show (stale?); the chart's is used",
     ),
 }
 

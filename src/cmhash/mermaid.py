@@ -62,15 +62,23 @@ def explain_graph(data: dict[str, Any]) -> str:
         | {r["namespace"] for w in data["workloads"] for r in w["references"]}
     )
     for w in data["workloads"]:
-        wid = mermaid_id("w", w["kind"], w["namespace"], w["name"])
+        # environments (definedIn: several directories define an object): one node per file
+        env = any(r.get("definedIn") for r in w["references"])
+        where = (w["file"],) if env else ()
+        wid = mermaid_id("w", w["kind"], w["namespace"], w["name"], *where)
         if wid not in declared:
             declared.add(wid)
-            lines.append(f'  {wid}["{q(label_of(w["kind"], w["namespace"], w["name"]))}"]')
+            shown = label_of(w["kind"], w["namespace"], w["name"])
+            shown += f" ({w['file']})" if env else ""
+            lines.append(f'  {wid}["{q(shown)}"]')
         for r in w["references"]:
-            cid = mermaid_id("c", r["kind"], r["namespace"], r["name"])
+            defined = r.get("definedIn")
+            cwhere = (defined.rpartition(":")[0],) if defined else ()
+            cid = mermaid_id("c", r["kind"], r["namespace"], r["name"], *cwhere)
             if cid not in declared:
                 declared.add(cid)
-                name = q(label_of(r["kind"], r["namespace"], r["name"]))
+                name = label_of(r["kind"], r["namespace"], r["name"])
+                name = q(name + (f" ({cwhere[0]})" if cwhere else ""))
                 shape = (
                     f'{cid}[("{name}")]'
                     if r["target"] == TargetState.IN_STREAM

@@ -60,6 +60,7 @@ class Settings(NamedTuple):
     workers: int = 0  # 0: automatic (several processes only for big inputs)
     paths: tuple[str, ...] = ()  # manifest roots from the config file (relative to the cwd)
     exclude: tuple[str, ...] = ()  # gitignore-style patterns: config file, then --exclude
+    scopes: tuple[str, ...] = ()  # environment directories: absolute glob patterns (scopes.py)
     config_file: str | None = None  # the .cmhash.yaml in use
     verbose: bool = False  # notes (skipped files, inferred namespace) on stderr
     progress: bool = False  # a progress bar on stderr (a terminal, not -q, not Helm/KRM)
@@ -259,6 +260,7 @@ def settings_from_mapping(data: dict[str, Any], base: Settings | None = None) ->
         else None,
         paths=tuple(data["paths"]) if "paths" in data else None,
         exclude=tuple(data["exclude"]) if "exclude" in data else None,
+        scopes=tuple(data["scopes"]) if "scopes" in data else None,
         compat=parse_compat(data["compat"]) if "compat" in data else None,
         ignore_configs=rules_from((data.get("ignore") or {}).get("configs"), "ignore.configs")
         or None,
@@ -319,6 +321,10 @@ def layered(options: dict[str, Any], function_config: dict[str, Any] | None = No
             paths=tuple(
                 p if os.path.isabs(p) else os.path.relpath(os.path.join(config_dir, p))
                 for p in settings.paths
+            ),
+            scopes=tuple(
+                os.path.normpath(os.path.join(config_dir, p.rstrip("/") or "/"))
+                for p in settings.scopes
             ),
         )
     if function_config:

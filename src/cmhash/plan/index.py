@@ -1,11 +1,15 @@
 """The reduce stage's first step: every ConfigMap and Secret of the input, by identity.
 References never cross namespaces; an object without one is in ``--namespace`` (or in
-none)."""
+none). An id that files in several directories define is kept per directory
+(``by_directory``): environments of one repository, which plan/scopes.py tells apart;
+only definitions in one directory are duplicates."""
 
 from __future__ import annotations
 
 import functools
+import os
 import re
+from collections.abc import Callable
 from typing import NamedTuple
 
 from cmhash.analyze.summaries import ConfigInfo
@@ -34,7 +38,17 @@ _entry = functools.partial(tuple.__new__, ConfigEntry)
 class ConfigIndex:
     def __init__(self) -> None:
         self.objects: dict[ResourceId, ConfigEntry] = {}
+        # id -> directory -> its definition there, for ids defined in several directories
+        self.by_directory: dict[ResourceId, dict[str, ConfigEntry]] = {}
         self._namespaces: dict[tuple[str, str], set[str]] | None = None  # (other_namespaces)
+
+    def every(self) -> list[ConfigEntry]:
+        """Every definition: the ids' entries, and for an id that several directories
+        define, the other directories' too (explain lists each)."""
+        seen = {id(e) for e in self.objects.values()}
+        return list(self.objects.values()) + [
+            e for per in self.by_directory.values() for e in per.values() if id(e) not in seen
+        ]
 
     def get(self, key: ResourceId) -> ConfigEntry | None:
         return self.objects.get(key)
@@ -84,15 +98,30 @@ def _shadowed(entry: ConfigEntry, prev: ConfigEntry) -> Finding:
     )
 
 
+def source_directory(src: SourceText) -> str:
+    """The directory a source is scoped by ("" for stdin; plan/scopes.py)."""
+    return "" if src.is_stdin else os.path.dirname(os.path.abspath(src.path))
+
+
 def build_index(
-    configs: list[tuple[SourceText, ConfigInfo]], settings: Settings, findings: list[Finding]
+    configs: list[tuple[SourceText, ConfigInfo]],
+    settings: Settings,
+    findings: list[Finding],
+    default_namespace: Callable[[SourceText, int], str | None] | None = None,
 ) -> ConfigIndex:
+    """``default_namespace``: the namespace of an object that names none, by source and
+    offset (a Helm render's release namespace, plan/helm.py), instead of
+    ``settings.namespace``."""
     index = ConfigIndex()
     objects = index.objects
+    by_directory = index.by_directory
+    dirs: dict[int, str] = {}
     default = settings.namespace or ""
     rules = settings.ignore_configs
     for src, info in configs:
-        namespace = info.namespace or default
+        namespace = info.namespace or (
+            default_namespace(src, info.offset) or "" if default_namespace else default
+        )
         excluded = info.excluded
         if excluded is None and rules:
             rule = first_match(rules, info.kind, namespace, info.name, dict(info.labels))
@@ -100,6 +129,18 @@ def build_index(
         entry = _entry((src, info, namespace, excluded))
         key = make_id(("", info.kind, namespace, info.name))  # entry.id, without frames
         prev = objects.get(key)
+        per = None
+        if prev is not None:
+            where = dirs.get(id(src))
+            if where is None:
+                where = dirs[id(src)] = source_directory(src)
+            per = by_directory.get(key)
+            if per is None and prev.source is not src:
+                pdir = source_directory(prev.source)
+                if pdir != where:
+                    per = by_directory[key] = {pdir: prev}
+            if per is not None:
+                prev = per.get(where)
         if prev is not None and (prev.info.source is None) != (info.source is None):
             findings.append(_shadowed(entry, prev))
             if info.source is not None:
@@ -118,4 +159,6 @@ def build_index(
                 )
             )
         objects[key] = entry
+        if per is not None:
+            per[dirs[id(src)]] = entry
     return index

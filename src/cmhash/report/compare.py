@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from hashlib import sha256
 from typing import TYPE_CHECKING, Any
 
+from cmhash.errors import UsageError
 from cmhash.findings import Code, Finding, finding
 from cmhash.model import Level, ResourceId
 from cmhash.plan.index import ConfigEntry
@@ -192,8 +193,24 @@ def _objects(r: RunResult, names: Names) -> dict[ResourceId, ConfigEntry]:
     return {unversioned(k): e for k, e in objects.items()} if names.versioned else objects
 
 
+def _one_environment(r: RunResult, side: str) -> None:
+    """report matches objects by identity: a side with environments (an id several
+    directories define, plan/scopes.py) would match one environment's against another's."""
+    per = r.config_index.by_directory if r.config_index else {}
+    for key, dirs in per.items():
+        entry = next(iter(dirs.values()))
+        files = " and ".join(e.source.display for e in dirs.values())
+        raise UsageError(
+            f"{side}: {key.kind} {key.name!r} is defined in several directories ({files}): "
+            "report compares one environment at a time; run it on each environment's "
+            f"directory (e.g. {entry.source.display.rpartition('/')[0] or '.'})"
+        )
+
+
 def build(old: RunResult, new: RunResult, annotation_key: str) -> dict[str, Any]:
     """The report as plain data (the JSON format, and what templates receive)."""
+    _one_environment(old, "OLD")
+    _one_environment(new, "NEW")
     names = _names(old, new)
     configs = [
         # a versioned object with new content is a new object: nothing is edited in place

@@ -1,0 +1,187 @@
+"""Which object a reference means when a repository defines it more than once: one
+directory per environment (``dev/``, ``prod/``, same names, no namespaces) is the most
+common GitOps layout, and one environment's ConfigMap must never roll another's pods.
+
+The rules (docs/concepts/environments.md), for an object id (kind, namespace, name) that files in
+several directories define:
+
+1. **Nearest directory.** Walking up from the workload's file (its directory, then each
+   parent), the first directory that defines the object is the one used: ``dev/app.yaml``
+   uses ``dev/cm.yaml`` over ``prod/cm.yaml``, and a ``cm.yaml`` at the root, shared by
+   every environment below it, unless the environment defines its own. When no
+   directory on the way up defines it, the definition elsewhere sharing the deepest
+   common directory with the workload is used (``dev/deploy/app.yaml`` uses
+   ``dev/config/cm.yaml`` over ``prod/config/cm.yaml``).
+2. **A tie is an error.** Two definitions equally near (``app.yaml`` at the root, the
+   object in ``dev/`` and in ``prod/``): cmhash cannot tell which one the workload is
+   deployed with, and stops (exit 2) naming both files.
+3. **Scopes.** ``scopes:`` in ``.cmhash.yaml`` names directories (glob patterns relative to
+   the config file, ``*`` within one path segment) that are each one environment: an
+   object inside a scope is seen only by workloads in the same scope; objects outside
+   every scope are shared. Inside what a workload sees, rules 1 and 2 apply.
+
+Definitions in one directory are one scope: the later one is used, with the
+``duplicate-object`` warning (plan/index.py). Input on stdin is one directory.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from fnmatch import fnmatchcase
+
+from cmhash.analyze.refs import Reference
+from cmhash.model import ResourceId, make_id
+from cmhash.plan.index import ConfigEntry, ConfigIndex, source_directory
+from cmhash.read.source import SourceText
+
+_TIE = object()  # several definitions equally near: an error when referenced
+
+
+def _parts(path: str) -> tuple[str, ...]:
+    return tuple(p for p in path.split(os.sep) if p)
+
+
+def _matches(parts: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
+    return len(parts) == len(pattern) and all(
+        fnmatchcase(p, q) for p, q in zip(parts, pattern, strict=True)
+    )
+
+
+class Scopes:
+    """``scopes:`` patterns (absolute, as the settings hold them) -> the scope of a
+    directory: its deepest ancestor-or-self that a pattern names, or None."""
+
+    def __init__(self, patterns: Sequence[str]) -> None:
+        # relative patterns (a KRM functionConfig's): against the current directory
+        self._patterns = [_parts(os.path.abspath(p)) for p in patterns]
+        self._cache: dict[str, tuple[str, ...] | None] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._patterns)
+
+    def of(self, path: str) -> tuple[str, ...] | None:
+        found = self._cache.get(path, ())
+        if found != ():
+            return found
+        parts = _parts(path)
+        scope = None
+        for n in range(len(parts), 0, -1):
+            if any(_matches(parts[:n], p) for p in self._patterns):
+                scope = parts[:n]
+                break
+        self._cache[path] = scope
+        return scope
+
+
+def _nearest(where: tuple[str, ...], dirs: Sequence[str]) -> list[str]:
+    """The directories among ``dirs`` nearest to ``where`` (rule 1): one, or a tie."""
+    best: tuple[int, int] | None = None
+    chosen: list[str] = []
+    for d in dirs:
+        parts = _parts(d)
+        common = 0
+        for a, b in zip(parts, where, strict=False):
+            if a != b:
+                break
+            common += 1
+        score = (1 if common == len(parts) else 0, common)  # on the way up first
+        if best is None or score > best:
+            best, chosen = score, [d]
+        elif score == best:
+            chosen.append(d)
+    return chosen
+
+
+class Scoping:
+    """The index each workload sees: ``index.objects`` with the contested ids (defined in
+    several directories, or inside a scope) replaced by the definition nearest to the
+    workload's directory. Views are shared by the directories that choose alike, so a
+    repository without contested ids pays nothing."""
+
+    def __init__(self, index: ConfigIndex, scopes: Scopes) -> None:
+        self.index = index
+        self.scopes = scopes
+        self._contested = {
+            key: per
+            for key, per in index.by_directory.items()
+            if len(per) > 1 or (scopes and any(scopes.of(d) is not None for d in per))
+        }
+        if scopes:  # an object inside a scope is hidden from the others: contested too
+            for key, entry in index.objects.items():
+                if key not in self._contested:
+                    where = source_directory(entry.source)
+                    if scopes.of(where) is not None:
+                        self._contested[key] = {where: entry}
+        self._views: dict[tuple[object, ...], tuple[ConfigIndex, dict[ResourceId, list[str]]]] = {}
+        self._by_dir: dict[str, tuple[ConfigIndex, dict[ResourceId, list[str]]]] = {}
+
+    @property
+    def contested(self) -> bool:
+        """Whether any id is resolved per directory."""
+        return bool(self._contested)
+
+    def _choose(self, where: str, per: dict[str, ConfigEntry]) -> ConfigEntry | object | None:
+        scope = self.scopes.of(where) if self.scopes else None
+        dirs = [d for d in per if not self.scopes or self.scopes.of(d) in (None, scope)]
+        if not dirs:
+            return None
+        near = _nearest(_parts(where), dirs)
+        return per[near[0]] if len(near) == 1 else _TIE
+
+    def _view(self, where: str) -> tuple[ConfigIndex, dict[ResourceId, list[str]]]:
+        got = self._by_dir.get(where)
+        if got is not None:
+            return got
+        choices = {key: self._choose(where, per) for key, per in self._contested.items()}
+        signature = tuple(id(c) for c in choices.values())
+        got = self._views.get(signature)
+        if got is None:
+            view = ConfigIndex()
+            view.objects = dict(self.index.objects)
+            ties: dict[ResourceId, list[str]] = {}
+            for key, choice in choices.items():
+                if isinstance(choice, ConfigEntry):
+                    view.objects[key] = choice
+                    continue
+                del view.objects[key]
+                if choice is _TIE:
+                    per = self._contested[key]
+                    near = _nearest(_parts(where), list(per))
+                    ties[key] = [per[d].source.display for d in near]
+            got = (view, ties)
+            self._views[signature] = got
+        self._by_dir[where] = got
+        return got
+
+    def index_for(self, src: SourceText) -> ConfigIndex:
+        if not self._contested:
+            return self.index
+        return self._view(source_directory(src))[0]
+
+    def check(self, src: SourceText, refs: Sequence[Reference], namespace: str, label: str) -> None:
+        """Stop at the first reference to an id that two directories define equally near
+        (rule 2): file, line and column of the reference, both files named."""
+        if not self._contested:
+            return
+        ties = self._view(source_directory(src))[1]
+        if not ties:
+            return
+        for ref in refs:
+            if ref.pattern:
+                continue
+            key = make_id(("", ref.target_kind, ref.namespace or namespace, ref.name))
+            files = ties.get(key)
+            if files is not None:
+                raise src.error(
+                    f"{label} references {ref.target_kind} {ref.name!r}, which "
+                    f"{' and '.join(files)} both define, equally near to this file: "
+                    "cmhash cannot tell which one it is deployed with (run cmhash on each "
+                    "environment's directory, move the workload into one of them, or "
+                    "declare the environments with scopes: in .cmhash.yaml)",
+                    ref.offset,
+                )
+
+
+def scoping(index: ConfigIndex, patterns: Sequence[str]) -> Scoping:
+    return Scoping(index, Scopes(patterns))
