@@ -244,7 +244,7 @@ def _versioning(
                 'nothing is versioned (--versioned, or cmhash.io/versioned: "true")'
             )
         return None  # (plan/versioning.py is imported only when it can apply)
-    from cmhash.plan import mentions, versioning
+    from cmhash.plan import byname, mentions, versioning
 
     first = [
         plan_workload(src, w, index, settings, [])
@@ -252,9 +252,12 @@ def _versioning(
         for d in per
         for w in d.workloads
     ]
-    decided = versioning.decide(index, first, settings, findings)
+    by_name = byname.read_by_name(sources, index.objects, first, settings.namespace or "")
+    decided = versioning.decide(index, first, settings, findings, by_name)
     versioning.edits(decided, first)
-    findings.extend(mentions.scan(decided, sources, secret_spans))
+    told = {(f.path, f.line, f.column) for f in findings}  # a field of namesites.py's table
+    found = mentions.scan(decided, sources, secret_spans)
+    findings.extend(f for f in found if (f.path, f.line, f.column) not in told)
     return decided
 
 
