@@ -55,7 +55,7 @@ class Grant(NamedTuple):
 
 
 def _resources(
-    sources: list[SourceText], cut: dict[int, list[Chunk]], wanted: re.Pattern[str]
+    sources: list[SourceText], cut: _Cuts, wanted: re.Pattern[str]
 ) -> Iterator[Resource]:
     """The resources of every document ``wanted`` finds something in (parsed again:
     the map stage keeps summaries of ConfigMaps, Secrets and workloads only)."""
@@ -63,7 +63,7 @@ def _resources(
     for src in sources:
         if not wanted.search(src.text):
             continue
-        for index, (start, end) in enumerate(cut[id(src)]):
+        for index, (start, end) in enumerate(cut.of(src)):
             text = src.text[start:end]
             if not wanted.search(text):
                 continue
@@ -71,6 +71,16 @@ def _resources(
                 yield from document_resources(src, index, parse_chunk(text, start, fast))
             except NodeError:
                 continue  # the map stage reported it
+
+
+class _Cuts(dict[int, list[Chunk]]):
+    """Each source's document chunks, split when first asked for (most inputs have no
+    document this module reads)."""
+
+    def of(self, src: SourceText) -> list[Chunk]:
+        if id(src) not in self:
+            self[id(src)] = split_chunks(src.text)
+        return self[id(src)]
 
 
 def _strings(node: Node | None) -> set[str]:
@@ -162,7 +172,7 @@ def read_by_name(
     default_ns: str,
 ) -> ByName:
     out = ByName()
-    cut = {id(src): split_chunks(src.text) for src in sources}
+    cut = _Cuts()
     keys = list(objects)
     by_name: dict[tuple[str, str], list[ResourceId]] = {}
     for k in keys:
@@ -193,7 +203,7 @@ def read_by_name(
             used = {r.entry.id for r in plan.resolved if r.entry is not None}
             if not used or (plan.namespace not in wanted_ns and not _cluster_wide(grants)):
                 continue
-            per = cut[id(plan.source)]
+            per = cut.of(plan.source)
             chunk = per[plan.info.doc] if plan.info.doc < len(per) else None
             mine = grants.get((plan.namespace, _service_account(plan, chunk)), [])
             for key in sorted(used):

@@ -70,7 +70,7 @@ SITES: tuple[Site, ...] = (
     # defaults to Secret; backendtlspolicy_types.go CACertificateRefs)
     Site(
         ("gateway.networking.k8s.io",),
-        ("Gateway", "ListenerSet", "XListenerSet"),
+        ("Gateway",),
         ("spec", "listeners", "*", "tls", "certificateRefs", "*"),
         "name",
         "kind",
@@ -154,7 +154,7 @@ SITES: tuple[Site, ...] = (
         ("metadata", "annotations"),
         "cert-manager.io/inject-ca-from-secret",
         "Secret",
-        cite="cert-manager pkg/controller/cainjector sources.go SecretDataSource",
+        cite="cert-manager docs/reference/cainjector.rst (inject-ca-from-secret)",
         qualified=True,
     ),
 )
