@@ -201,7 +201,7 @@ def read_by_name(
         wanted_ns = {ns for ns, _ in grants}
         for plan in plans:
             used = {r.entry.id for r in plan.resolved if r.entry is not None}
-            if not used or (plan.namespace not in wanted_ns and not _cluster_wide(grants)):
+            if not used or plan.namespace not in wanted_ns:  # its ServiceAccount is there
                 continue
             per = cut.of(plan.source)
             chunk = per[plan.info.doc] if plan.info.doc < len(per) else None
@@ -217,7 +217,3 @@ def read_by_name(
                         )
                         break
     return out
-
-
-def _cluster_wide(grants: dict[tuple[str, str], list[Grant]]) -> bool:
-    return any(g.namespace is None for gs in grants.values() for g in gs)
