@@ -194,7 +194,26 @@ def _objects(r: RunResult, names: Names) -> dict[ResourceId, ConfigEntry]:
     objects = r.config_index.objects if r.config_index else {}
     if not names.versioned:
         return objects
-    return {unversioned(k, names.own): e for k, e in objects.items()}
+    from cmhash.plan.history import is_carried
+
+    # an earlier version a --keep-versions run carried is not the object's content now
+    return {
+        unversioned(k, names.own): e
+        for k, e in objects.items()
+        if not is_carried(e.source, e.info.offset)
+    }
+
+
+def _pruned(old: RunResult, new: RunResult) -> list[dict[str, str]]:
+    """Versions in OLD that NEW no longer has: the deployment tool deletes them."""
+    from cmhash.plan.history import pruned
+
+    olds = old.config_index.objects if old.config_index else {}
+    news = new.config_index.objects if new.config_index else {}
+    return [
+        {"kind": k.kind, "namespace": k.namespace, "name": shown(k.kind, k.name)}
+        for k in pruned(olds, news)
+    ]
 
 
 def build(old: RunResult, new: RunResult, annotation_key: str) -> dict[str, Any]:
@@ -228,5 +247,6 @@ def build(old: RunResult, new: RunResult, annotation_key: str) -> dict[str, Any]
         "restart": restart,
         "notRestarting": not_restarting,
         "unused": unused,
+        **({"pruned": _pruned(old, new)} if names.versioned else {}),
         "findings": findings,
     }
