@@ -13,6 +13,9 @@ import pytest
 from conftest import ROOT, run_cmhash, tool
 from manifests import load_objects
 
+from cmhash.analyze.versioned import KEEP_RULES, KeepRule, keep_rules
+from cmhash.settings import Settings
+
 CM = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  namespace: shop\ndata:\n  v: "{v}"\n'
 SECRET = (
     "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  namespace: shop\n  annotations:\n"
@@ -328,3 +331,52 @@ def test_three_renders_of_a_corpus_chart(tmp_path: Path) -> None:
     # the dashboards did not change: one version each, nothing carried for them
     assert marks(outs[2]) == ["1 ConfigMap istio-system/grafana"]
     assert run(tmp_path, rendered, outs[2], 2) == outs[2]
+
+
+# ------------------------------------------------------ engine keep rules (data)
+
+
+@pytest.mark.parametrize("rule", KEEP_RULES, ids=lambda r: f"{r.engine}-{r.value}")
+def test_each_keep_rule_is_written_where_it_applies(tmp_path: Path, rule: KeepRule) -> None:
+    """Each row of analyze/versioned.py's KEEP_RULES, on a versioned object: a plain value
+    set, an option merged into the object's own options."""
+    own = "    argocd.argoproj.io/sync-options: ServerSideApply=true\n"
+    data = render(1).replace(
+        b"  namespace: shop\ndata:", f"  namespace: shop\n  annotations:\n{own}data:".encode(), 1
+    )
+    if rule.when == "keep":
+        res = run_cmhash(["--no-config", "--versioned", "--versioned-keep", "-"], stdin=data)
+        assert res.code == 0, res.stderr
+        out = res.stdout
+    else:
+        out = run(tmp_path, data, b"")
+    (cm,) = [o for o in load_objects(out) if o["kind"] == "ConfigMap"]
+    value = cm["metadata"]["annotations"][rule.annotation]
+    if rule.merged:
+        options = value.split(",")
+        assert rule.value in options
+        if rule.annotation == "argocd.argoproj.io/sync-options":
+            assert "ServerSideApply=true" in options  # the object's own option stays
+    else:
+        assert value == rule.value
+    others = [r for r in KEEP_RULES if r.when != rule.when and r.annotation != rule.annotation]
+    for r in others:  # the other mode's rules are not written
+        assert r.value not in cm["metadata"]["annotations"].get(r.annotation, "")
+
+
+def test_keep_rules_are_chosen_by_the_mode() -> None:
+    assert keep_rules(Settings()) == ()
+    assert {r.engine for r in keep_rules(Settings(versioned_keep=True))} == {
+        "helm",
+        "argocd",
+        "flux",
+    }
+    assert [r.value for r in keep_rules(Settings(keep_versions=2))] == ["PruneLast=true"]
+
+
+def test_a_carried_version_keeps_its_marks_as_they_were(tmp_path: Path) -> None:
+    o1 = run(tmp_path, render(1), b"")
+    assert "PruneLast=true" in o1.decode()
+    o2 = run(tmp_path, render(2), o1)
+    v1 = current(o1, "ConfigMap")
+    assert documents(o2)[v1] == documents(o1)[v1]

@@ -486,6 +486,7 @@ def test_keep_and_immutable_leave_correct_marks_alone() -> None:
         "  annotations:\n    helm.sh/resource-policy: keep\n"
         "    argocd.argoproj.io/sync-options: Prune=false, Replace=true\n"
         "    argocd.argoproj.io/compare-options: IgnoreExtraneous\n"
+        "    kustomize.toolkit.fluxcd.io/prune: disabled\n"
     )
     data = stream(cm(meta=meta).replace("\ndata:", "\nimmutable: yes\ndata:"), dep())
     out = run(data, "--versioned", "--versioned-keep", "--versioned-immutable").out

@@ -65,7 +65,8 @@ def references(obj: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 KEEP = re.compile(
-    r'^\s*(helm\.sh/resource-policy: "keep"|argocd\.argoproj\.io/(sync|compare)-options: ".*")$'
+    r'^\s*(helm\.sh/resource-policy: "keep"|argocd\.argoproj\.io/(sync|compare)-options: ".*"'
+    r'|kustomize\.toolkit\.fluxcd\.io/prune: "disabled")$'
 )
 
 

@@ -123,6 +123,7 @@ def inject(
         from cmhash.plan.history import check_usage
 
         check_usage(keep_versions, previous, mode.name, settings)
+        settings = settings.merged(keep_versions=keep_versions)
     result = app.run(inputs.sources, settings, allow_empty=mode.on_files and bool(inputs.skipped))
     if keep_versions is not None and previous is not None:
         from cmhash.plan.history import with_history
