@@ -49,7 +49,8 @@ KEEP_RULES: tuple[KeepRule, ...] = (
         "flux", FLUX_PRUNE, "disabled", False, "keep", "kustomize-controller kustomizations.md"
     ),
     # a bounded history: Argo CD deletes a version that left the window last, after the
-    # rest of the sync is applied and healthy (sync-options.md "Prune Last")
+    # rest of the sync is applied and healthy (sync-options.md "Prune Last"; per resource
+    # since argoproj/argo-cd#5199: prune tasks of such resources get a last sync wave)
     KeepRule("argocd", SYNC_OPTIONS, "PruneLast=true", True, "window", "argo-cd sync-options.md"),
 )
 
