@@ -250,7 +250,7 @@ def _versioning(
                 'nothing is versioned (--versioned, or cmhash.io/versioned: "true")'
             )
         return None  # (plan/versioning.py is imported only when it can apply)
-    from cmhash.plan import mentions, versioning
+    from cmhash.plan import byname, mentions, versioning
 
     first = [
         planner.plan(src, w, [])
@@ -258,7 +258,8 @@ def _versioning(
         for d in per
         for w in d.workloads
     ]
-    decided = versioning.decide(index, first, settings, findings)
+    by_name = byname.read_by_name(sources, index.objects, first, settings.namespace or "")
+    decided = versioning.decide(index, first, settings, findings, by_name)
     for key in decided.names:
         per = index.by_directory.get(key)
         if per:  # one new name per id: environments would share it (plan/scopes.py)
@@ -271,7 +272,9 @@ def _versioning(
                 entry.info.offset,
             )
     versioning.edits(decided, first)
-    findings.extend(mentions.scan(decided, sources, secret_spans))
+    told = {(f.path, f.line, f.column) for f in findings}  # a field of namesites.py's table
+    found = mentions.scan(decided, sources, secret_spans)
+    findings.extend(f for f in found if (f.path, f.line, f.column) not in told)
     return decided
 
 

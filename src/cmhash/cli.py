@@ -102,8 +102,26 @@ def _kustomize(inputs: Inputs, mode: Mode, *, quiet: bool) -> Inputs:
     is_flag=True,
     help="Print a unified diff instead of the stream (exit 0; 1 with --check).",
 )
+@click.option(
+    "--keep-versions",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="With --versioned and --previous: carry up to N-1 earlier versions of each "
+    "versioned object from PREV into the output; older ones leave it (and are pruned).",
+)
+@click.option(
+    "--previous",
+    metavar="PREV",
+    help="The previous cmhash output (the last deployed render), for --keep-versions.",
+)
 def inject(
-    paths: tuple[str, ...], in_place: bool, check: bool, show_diff: bool, **opts: Any
+    paths: tuple[str, ...],
+    in_place: bool,
+    check: bool,
+    show_diff: bool,
+    keep_versions: int | None,
+    previous: str | None,
+    **opts: Any,
 ) -> None:
     """Read manifests (files, directories, or - for stdin; none = stdin), inject checksum
     annotations, write the whole stream to stdout (or --in-place / --check / --diff)."""
@@ -121,7 +139,16 @@ def inject(
         resource_list = krm.detect(inputs.sources)
         if resource_list is not None:
             raise SystemExit(krm.run(resource_list, opts))
+    if keep_versions is not None or previous is not None:
+        from cmhash.plan.history import check_usage
+
+        check_usage(keep_versions, previous, mode.name, settings)
+        settings = settings.merged(keep_versions=keep_versions)
     result = app.run(inputs.sources, settings, allow_empty=mode.on_files and bool(inputs.skipped))
+    if keep_versions is not None and previous is not None:
+        from cmhash.plan.history import with_history
+
+        result = with_history(result, previous, keep_versions, settings)
     raise SystemExit(deliver(mode, result, inputs.roots, settings))
 
 

@@ -73,6 +73,7 @@ class Settings(NamedTuple):
     versioned: bool = False  # rename every referenced ConfigMap/Secret (plan/versioning.py)
     versioned_keep: bool = False  # mark versioned objects so Helm and Argo CD keep old ones
     versioned_immutable: bool = False  # set immutable: true on versioned objects
+    keep_versions: int | None = None  # --keep-versions: a bounded history (plan/history.py)
     cpp_verify: bool = False  # the self-check in C++ (write/cverify.py): big inputs
 
     def merged(self, **overrides: Any) -> Settings:

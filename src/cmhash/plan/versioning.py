@@ -35,6 +35,8 @@ from cmhash.analyze.summaries import SkipReason
 from cmhash.errors import InputError
 from cmhash.findings import Code, Finding, finding
 from cmhash.model import ResourceId
+from cmhash.plan import kustomized
+from cmhash.plan.byname import ByName
 from cmhash.plan.hashing import Use, entry, sha256_hex
 from cmhash.plan.index import ConfigEntry, ConfigIndex
 from cmhash.plan.resolve import Resolved, WorkloadPlan
@@ -60,6 +62,19 @@ def base_name(name: str) -> str:
     """The name without a version suffix (itself when it has none)."""
     m = _VERSIONED.fullmatch(name)
     return m.group(1) if m else name
+
+
+def own_names(keys: Iterable[ResourceId]) -> set[ResourceId]:
+    """Objects whose name only looks versioned: ``app-config-bbbbbbbbbb`` beside an
+    ``app-config`` of the same kind and namespace is a name of its own, not a version of
+    the other (two objects, each renamed after its own name)."""
+    present = {(k.kind, k.namespace, k.name) for k in keys}
+    out = set()
+    for k in present:
+        base = base_name(k[2])
+        if base != k[2] and (k[0], k[1], base) in present:
+            out.add(ResourceId.config(k[0], k[1], k[2]))
+    return out
 
 
 def suffix(entry_: ConfigEntry, base: str, secret_key: bytes | None) -> str:
@@ -89,6 +104,7 @@ class Versioning:
     """What the reduce stage decided: new names by object, and the edits per document."""
 
     renamed: dict[ResourceId, Renamed] = field(default_factory=dict)
+    own: set[ResourceId] = field(default_factory=set)  # names that only look versioned
     # (id(source), document index) -> edits, and the renamed scalars (offset -> new value)
     edits: dict[tuple[int, int], list[Edit]] = field(default_factory=dict)
     renames: dict[tuple[int, int], dict[int, str]] = field(default_factory=dict)
@@ -152,10 +168,11 @@ def decide(
     plans: list[WorkloadPlan],
     settings: Settings,
     findings: list[Finding],
+    by_name: ByName | None = None,
 ) -> Versioning:
     """Which objects are renamed to what (their edits come from ``edits``)."""
     users = _users(plans)
-    out = Versioning()
+    out = Versioning(own=own_names(index.objects))
     taken = {(k.kind, k.namespace, k.name) for k in index.objects}
     assigned: dict[tuple[str, str, str], str] = {}  # new name -> the object's old name
     for key, e in index.objects.items():
@@ -206,7 +223,26 @@ def decide(
                 )
             )
             continue
-        base = base_name(e.info.name)
+        reason = by_name.reasons.get(key) if by_name is not None else None
+        if reason is not None and not e.info.versioned:
+            findings.append(
+                finding(
+                    e.source,
+                    e.info.offset,
+                    Code.NOT_VERSIONED,
+                    f"{label} is not versioned: {reason}; "
+                    'cmhash.io/versioned: "true" on it renames it anyway',
+                    resource=key,
+                    api_version="v1",
+                )
+            )
+            continue
+        base = e.info.name if key in out.own else base_name(e.info.name)
+        if base != e.info.name and e.info.name[len(base) + 1 :] in kustomized.suffixes(
+            e.info.content
+        ):  # a kustomize generator's name: versioned already, kept as it is
+            out.renamed[key] = Renamed(e, e.info.name, e.info.name)
+            continue
         new = f"{base}-{suffix(e, base, settings.secret_key)}"
         at = e.info.name_spot.start if e.info.name_spot is not None else e.info.offset
         if len(new) > MAX_NAME:
@@ -232,7 +268,26 @@ def decide(
             )
         assigned[slot] = e.info.name
         out.renamed[key] = Renamed(e, e.info.name, new)
+        if by_name is not None and new != e.info.name:
+            findings.extend(_kept_references(by_name, key, e, new))
     return out
+
+
+def _kept_references(by_name: ByName, key: ResourceId, e: ConfigEntry, new: str) -> list[Finding]:
+    """An object opted in although fields outside pod specs name it: each such field
+    keeps the old name (cmhash never rewrites them: old pods may need it)."""
+    shown_new = shown(e.info.kind, new)
+    return [
+        finding(
+            at.source,
+            at.ref.offset,
+            Code.UNKNOWN_REFERENCE,
+            f"{at.ref.by} names {e.info.kind} {e.info.name!r}, which is versioned as "
+            f"{shown_new!r}; cmhash does not rewrite this field: update it, or drop "
+            'cmhash.io/versioned: "true"',
+        )
+        for at in by_name.refs.get(key, [])
+    ]
 
 
 def _written(spot: Spot, new: str) -> str:

@@ -180,17 +180,41 @@ def _names(old: RunResult, new: RunResult) -> Names:
     if old.versioning is None and new.versioning is None:
         return Names()
 
+    own = frozenset().union(*(r.versioning.own for r in (old, new) if r.versioning is not None))
+
     def side(r: RunResult) -> dict[ResourceId, str]:
         names = r.versioning.names if r.versioning is not None else {}
-        return {unversioned(k): v for k, v in names.items()}
+        return {unversioned(k, own): v for k, v in names.items()}
 
     new_names = side(new)
-    return Names(True, side(old), new_names, {k: shown(k.kind, v) for k, v in new_names.items()})
+    shown_ = {k: shown(k.kind, v) for k, v in new_names.items()}
+    return Names(True, side(old), new_names, shown_, own)
 
 
 def _objects(r: RunResult, names: Names) -> dict[ResourceId, ConfigEntry]:
     objects = r.config_index.objects if r.config_index else {}
-    return {unversioned(k): e for k, e in objects.items()} if names.versioned else objects
+    if not names.versioned:
+        return objects
+    from cmhash.plan.history import is_carried
+
+    # an earlier version a --keep-versions run carried is not the object's content now
+    return {
+        unversioned(k, names.own): e
+        for k, e in objects.items()
+        if not is_carried(e.source, e.info.offset)
+    }
+
+
+def _pruned(old: RunResult, new: RunResult) -> list[dict[str, str]]:
+    """Versions in OLD that NEW no longer has: the deployment tool deletes them."""
+    from cmhash.plan.history import pruned
+
+    olds = old.config_index.objects if old.config_index else {}
+    news = new.config_index.objects if new.config_index else {}
+    return [
+        {"kind": k.kind, "namespace": k.namespace, "name": shown(k.kind, k.name)}
+        for k in pruned(olds, news)
+    ]
 
 
 def _one_environment(r: RunResult, side: str) -> None:
@@ -217,7 +241,7 @@ def build(old: RunResult, new: RunResult, annotation_key: str) -> dict[str, Any]
         c._replace(immutable_violation=None) if names.now(c.key) is not None else c
         for c in config_changes(_objects(old, names), _objects(new, names))
     ]
-    used = UsedBy(names.versioned)
+    used = UsedBy(names.versioned, names.own)
     groups, users = compare_workloads(old, new, {c.key: c for c in configs}, names, used)
     findings, counts = _findings(old, new, configs)
     config_items, unused = _configs(old, new, configs, users, names, used)
@@ -240,5 +264,6 @@ def build(old: RunResult, new: RunResult, annotation_key: str) -> dict[str, Any]
         "restart": restart,
         "notRestarting": not_restarting,
         "unused": unused,
+        **({"pruned": _pruned(old, new)} if names.versioned else {}),
         "findings": findings,
     }

@@ -3,7 +3,7 @@ configuration but will not restart, and why."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cmhash.analyze.kinds import Policy
@@ -40,22 +40,27 @@ def _annotation_cause(plan: WorkloadPlan, before: str | None, after: str | None)
     return Cause(None, None, "checksum annotation added", ())
 
 
-def unversioned(key: ResourceId) -> ResourceId:
+def unversioned(key: ResourceId, own: Set[ResourceId] = frozenset()) -> ResourceId:
     """A ConfigMap/Secret by its base name: how report matches objects when versioned
-    names are in play (``app-5kd...`` in OLD, ``app-7bc...`` in NEW are one object)."""
+    names are in play (``app-5kd...`` in OLD, ``app-7bc...`` in NEW are one object).
+    ``own``: names that only look versioned (plan/versioning.py ``own_names``)."""
     from cmhash.plan.versioning import VERSIONABLE, base_name
 
-    return key._replace(name=base_name(key.name)) if key.kind in VERSIONABLE else key
+    if key.kind not in VERSIONABLE or key in own:
+        return key
+    return key._replace(name=base_name(key.name))
 
 
-def used_by(plan: WorkloadPlan, versioned: bool = False) -> dict[ResourceId, frozenset[str] | None]:
+def used_by(
+    plan: WorkloadPlan, versioned: bool = False, own: Set[ResourceId] = frozenset()
+) -> dict[ResourceId, frozenset[str] | None]:
     """Objects a workload references (in or out of the input, hashed or not: Secrets
     under --exclude-secrets count) and the keys it reads (None: all); by base name
     when ``versioned``."""
     out: dict[ResourceId, frozenset[str] | None] = {}
     for r in plan.resolved:  # Reloader patterns expanded
         ref = r.ref
-        key = unversioned(plan.target(ref)) if versioned else plan.target(ref)
+        key = unversioned(plan.target(ref), own) if versioned else plan.target(ref)
         # what a source produces is read whole: its content fields are not the keys
         produced = r.entry is not None and r.entry.info.content.source is not None
         keys = None if ref.keys is None or produced else frozenset(ref.keys)
@@ -72,16 +77,17 @@ class UsedBy:
     times (who uses a changed object, what changed for it, what is referenced at all).
     It holds the plans it has seen, so their ids stay theirs while it lives."""
 
-    __slots__ = ("_seen", "versioned")
+    __slots__ = ("_seen", "own", "versioned")
 
-    def __init__(self, versioned: bool) -> None:
+    def __init__(self, versioned: bool, own: Set[ResourceId] = frozenset()) -> None:
         self.versioned = versioned
+        self.own = own
         self._seen: dict[int, tuple[WorkloadPlan, dict[ResourceId, frozenset[str] | None]]] = {}
 
     def __call__(self, plan: WorkloadPlan) -> dict[ResourceId, frozenset[str] | None]:
         got = self._seen.get(id(plan))
         if got is None:
-            got = self._seen[id(plan)] = (plan, used_by(plan, self.versioned))
+            got = self._seen[id(plan)] = (plan, used_by(plan, self.versioned, self.own))
         return got[1]
 
 
@@ -111,6 +117,7 @@ class Names(NamedTuple):
     old: Mapping[ResourceId, str] = {}
     new: Mapping[ResourceId, str] = {}
     shown: Mapping[ResourceId, str] = {}  # the new names as report shows them
+    own: Set[ResourceId] = frozenset()  # names that only look versioned, on either side
 
     def now(self, key: ResourceId) -> str | None:
         """The new versioned name (as shown), when it differs from the old side's."""
@@ -155,13 +162,14 @@ def _unhashed(
     used: Mapping[ResourceId, frozenset[str] | None],
     changes: Mapping[ResourceId, ConfigChange],
     versioned: bool = False,
+    own: Set[ResourceId] = frozenset(),
 ) -> dict[ResourceId, str]:
     """Changed objects this workload reads whose changes its checksum does not follow
     (opted out or ignored objects, Secrets under --exclude-secrets, kinds or objects the
     workload's selection leaves out), with why."""
     out = {}
     for r in plan.resolved:
-        key = unversioned(plan.target(r.ref)) if versioned else plan.target(r.ref)
+        key = unversioned(plan.target(r.ref), own) if versioned else plan.target(r.ref)
         if key in used and key in changes and r.excluded is not None:
             object_excluded = r.entry is not None and r.entry.excluded is not None
             if not object_excluded:
@@ -224,7 +232,7 @@ def _compare_workload(
 ) -> tuple[str, dict[str, Any]] | None:
     """("restart" | "notRestarting", entry), or None when nothing it uses changed."""
     used = used_by_plan(plan)
-    unhashed = _unhashed(plan, used, by_key, names.versioned)
+    unhashed = _unhashed(plan, used, by_key, names.versioned, names.own)
     causes = _causes(used, used_by_plan(prev), by_key, names)
     value, before = _applied(plan), _applied(prev)
     # any change of the applied annotation (changed, added or removed) rolls the pods
@@ -262,7 +270,7 @@ def compare_workloads(
     used: UsedBy | None = None,
 ) -> tuple[dict[str, list[dict[str, Any]]], Users]:
     names = names or Names()
-    used = used or UsedBy(names.versioned)
+    used = used or UsedBy(names.versioned, names.own)
     old_plans = {p.id: p for p in old.plans}
     groups: dict[str, list[dict[str, Any]]] = {"restart": [], "notRestarting": []}
     users: Users = {}

@@ -10,7 +10,7 @@ from typing import NamedTuple
 from cmhash.analyze.declared import read_annotations
 from cmhash.analyze.kinds import WorkloadKind
 from cmhash.analyze.resources import Resource, document_resources, pod_template
-from cmhash.analyze.versioned import keep_values
+from cmhash.analyze.versioned import KeepRule, keep_values
 from cmhash.errors import NodeError
 from cmhash.parse.k8syaml import plain_bool
 from cmhash.parse.tree import ALIAS, MAP, SCALAR, SEQ, Node, own
@@ -22,7 +22,7 @@ class Marked(NamedTuple):
     """A versioned ConfigMap/Secret whose keep/immutable edits were made."""
 
     offset: int
-    keep: bool
+    keep: tuple[KeepRule, ...]  # the keep rules written on it
     immutable: bool
 
 
@@ -46,7 +46,7 @@ def _config_slots(res: Resource, mark: Marked) -> tuple[dict[int, Slot], set[int
     slots: dict[int, Slot] = {}
     skip: set[int] = set()
     if mark.keep:
-        values = keep_values(read_annotations(res.annotations(), "metadata.annotations"))
+        values = keep_values(read_annotations(res.annotations(), "metadata.annotations"), mark.keep)
         pairs: Pairs = {k: (v, ANY_STYLE) for k, v in values.items()}
         s, k = slots_for(res.node, pairs)
         slots.update(s)

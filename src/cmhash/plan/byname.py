@@ -1,0 +1,219 @@
+"""Which ConfigMaps and Secrets an application reads by name, so ``--versioned`` must
+not rename them (plan/versioning.py asks ``read_by_name``).
+
+An object is read by name when
+
+- a field outside pod specs names it (plan/namesites.py: a Role's ``resourceNames``, an
+  Ingress's TLS Secret, Flux ``valuesFrom``, a Gateway's certificate, cert-manager's CA
+  injection, ...): whatever reads that field looks for the old name;
+- a workload declares it (``cmhash.io/extra-configmaps``, Wave, Reloader lists, kapp) and
+  does not reference it in its pod spec: declaring is how a chart says "the app reads
+  this through the API" (the README's Argo CD ``argocd-cm``);
+- a workload references it in its pod spec and its ServiceAccount may read objects of
+  that kind in that namespace through the API (a Role or ClusterRole in the input,
+  bound to it, that allows ``get``, ``list`` or ``watch`` on ``configmaps``/``secrets``):
+  the application can, and applications that can usually do (Argo CD reads ``argocd-cm``,
+  ``argocd-cmd-params-cm``, ``argocd-tls-certs-cm`` by their fixed names).
+
+Every answer is a sentence for the ``not-versioned`` finding. RBAC is read as the API
+server reads it (k8s.io/kubernetes plugin/pkg/auth/authorizer/rbac/rbac.go
+RuleAllows: verbs, apiGroups and resources each match or are ``*``; an empty
+``resourceNames`` allows every name).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from typing import NamedTuple
+
+from cmhash.analyze.resources import Resource, document_resources, pod_template
+from cmhash.errors import NodeError
+from cmhash.model import ResourceId
+from cmhash.parse.events import backend, parse_chunk
+from cmhash.parse.tree import Node, get, items, scalar
+from cmhash.plan.namesites import RBAC_RESOURCES, VERSIONABLE, WANTED, NameRef, references
+from cmhash.plan.resolve import WorkloadPlan
+from cmhash.read.source import SourceText
+from cmhash.read.split import Chunk, split_chunks
+
+READ_VERBS = frozenset(("get", "list", "watch", "*"))
+_RBAC = re.compile(r"^\s*[\"']?kind[\"']?\s*:\s*[\"']?(?:Cluster)?Role(?:Binding)?[\"']?\s*$", re.M)
+
+
+class Located(NamedTuple):
+    source: SourceText
+    ref: NameRef
+
+
+class Grant(NamedTuple):
+    """A ServiceAccount may read ``kind`` in ``namespace`` (None: every namespace)."""
+
+    kind: str
+    namespace: str | None
+    how: str  # "Role/x (RoleBinding/y)"
+
+
+def _resources(
+    sources: list[SourceText], cut: _Cuts, wanted: re.Pattern[str]
+) -> Iterator[Resource]:
+    """The resources of every document ``wanted`` finds something in (parsed again:
+    the map stage keeps summaries of ConfigMaps, Secrets and workloads only)."""
+    fast = backend("fast")
+    for src in sources:
+        if not wanted.search(src.text):
+            continue
+        for index, (start, end) in enumerate(cut.of(src)):
+            text = src.text[start:end]
+            if not wanted.search(text):
+                continue
+            try:
+                yield from document_resources(src, index, parse_chunk(text, start, fast))
+            except NodeError:
+                continue  # the map stage reported it
+
+
+class _Cuts(dict[int, list[Chunk]]):
+    """Each source's document chunks, split when first asked for (most inputs have no
+    document this module reads)."""
+
+    def of(self, src: SourceText) -> list[Chunk]:
+        if id(src) not in self:
+            self[id(src)] = split_chunks(src.text)
+        return self[id(src)]
+
+
+def _strings(node: Node | None) -> set[str]:
+    return {s for s in (scalar(n) for n in items(node)) if s is not None}
+
+
+def _read_kinds(role: Node) -> list[str]:
+    """The kinds a Role's rules let one read whole (every name)."""
+    out: list[str] = []
+    for rule in items(get(role, "rules")):
+        if items(get(rule, "resourceNames")):
+            continue  # only named objects: namesites.py
+        if not _strings(get(rule, "verbs")) & READ_VERBS:
+            continue
+        if not _strings(get(rule, "apiGroups")) & {"", "*"}:
+            continue
+        resources = _strings(get(rule, "resources"))
+        kinds = (
+            VERSIONABLE
+            if "*" in resources
+            else [RBAC_RESOURCES[r] for r in resources if r in RBAC_RESOURCES]
+        )
+        out += [k for k in kinds if k not in out]
+    return out
+
+
+def _grants(resources: list[Resource], default_ns: str) -> dict[tuple[str, str], list[Grant]]:
+    """(namespace, ServiceAccount) -> what it may read, from the input's RBAC."""
+    roles: dict[tuple[str, str | None, str], list[str]] = {}  # (kind, ns, name) -> kinds
+    for res in resources:
+        if res.kind in ("Role", "ClusterRole") and res.group == "rbac.authorization.k8s.io":
+            ns = None if res.kind == "ClusterRole" else res.namespace or default_ns
+            roles[(res.kind, ns, res.name or "")] = _read_kinds(res.node)
+    out: dict[tuple[str, str], list[Grant]] = {}
+    for res in resources:
+        if res.kind not in ("RoleBinding", "ClusterRoleBinding"):
+            continue
+        ref = get(res.node, "roleRef")
+        role_kind, role_name = scalar(get(ref, "kind")) or "", scalar(get(ref, "name")) or ""
+        here = res.namespace or default_ns if res.kind == "RoleBinding" else None
+        role_ns = here if role_kind == "Role" else None
+        kinds = roles.get((role_kind, role_ns, role_name), [])
+        for subject in items(get(res.node, "subjects")):
+            if scalar(get(subject, "kind")) != "ServiceAccount":
+                continue
+            sa_ns = scalar(get(subject, "namespace")) or here or default_ns
+            how = f"{role_kind}/{role_name} bound by {res.kind}/{res.name}"
+            for kind in kinds:
+                grant = Grant(kind, here, how)
+                out.setdefault((sa_ns, scalar(get(subject, "name")) or ""), []).append(grant)
+    return out
+
+
+def _service_account(plan: WorkloadPlan, chunk: tuple[int, int] | None) -> str:
+    """The ServiceAccount a workload's pods run as (``default`` when none is named)."""
+    src, info = plan.source, plan.info
+    if chunk is None:
+        return "default"
+    start, end = chunk
+    try:
+        found = document_resources(
+            src, info.doc, parse_chunk(src.text[start:end], start, backend("fast"))
+        )
+    except NodeError:
+        return "default"
+    for res in found:
+        if res.kind == info.kind.kind and res.name == info.name:
+            spec = get(pod_template(res, info.kind)[0], "spec")
+            named = scalar(get(spec, "serviceAccountName")) or scalar(get(spec, "serviceAccount"))
+            return named or "default"
+    return "default"
+
+
+class ByName:
+    """Why each object is read by name, and the non-pod fields that name it."""
+
+    def __init__(self) -> None:
+        self.reasons: dict[ResourceId, str] = {}
+        self.refs: dict[ResourceId, list[Located]] = {}
+
+    def add(self, key: ResourceId, why: str) -> None:
+        self.reasons.setdefault(key, why)
+
+
+def read_by_name(
+    sources: list[SourceText],
+    objects: Iterable[ResourceId],
+    plans: list[WorkloadPlan],
+    default_ns: str,
+) -> ByName:
+    out = ByName()
+    cut = _Cuts()
+    keys = list(objects)
+    by_name: dict[tuple[str, str], list[ResourceId]] = {}
+    for k in keys:
+        by_name.setdefault((k.kind, k.name), []).append(k)
+    # 1. fields outside pod specs
+    for res in _resources(sources, cut, WANTED):
+        for ref in references(res, default_ns):
+            for k in by_name.get((ref.kind, ref.name), []):
+                if ref.namespace is None or ref.namespace == k.namespace:
+                    out.refs.setdefault(k, []).append(Located(res.source, ref))
+                    out.add(k, f"{ref.by} names it, and what reads that field looks for this name")
+    # 2. declared, not in the pod spec
+    for plan in plans:
+        mounted = {r.entry.id for r in plan.resolved if r.entry and r.ref.how != "declared"}
+        for r in plan.resolved:
+            if r.entry is not None and r.ref.how == "declared" and r.entry.id not in mounted:
+                out.add(
+                    r.entry.id,
+                    f"{plan.label} declares it ({r.ref.declared_by}) without a pod spec "
+                    "reference, so it reads it by name through the API",
+                )
+    # 3. a user that may read its kind through the API
+    rbac = list(_resources(sources, cut, _RBAC))
+    grants = _grants(rbac, default_ns) if rbac else {}
+    if grants:
+        wanted_ns = {ns for ns, _ in grants}
+        for plan in plans:
+            used = {r.entry.id for r in plan.resolved if r.entry is not None}
+            if not used or plan.namespace not in wanted_ns:  # its ServiceAccount is there
+                continue
+            per = cut.of(plan.source)
+            chunk = per[plan.info.doc] if plan.info.doc < len(per) else None
+            mine = grants.get((plan.namespace, _service_account(plan, chunk)), [])
+            for key in sorted(used):
+                for g in mine:
+                    if g.kind == key.kind and g.namespace in (None, key.namespace):
+                        plural = "ConfigMaps" if key.kind == "ConfigMap" else "Secrets"
+                        out.add(
+                            key,
+                            f"{plan.label} may read {plural} through the API ({g.how}), "
+                            "so it may read it by name",
+                        )
+                        break
+    return out

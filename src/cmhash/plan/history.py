@@ -1,0 +1,234 @@
+"""A bounded history of versioned objects, offline: ``--keep-versions N --previous PREV``.
+
+``--versioned`` gives each content of a ConfigMap/Secret its own name; the versions
+before it are what a rollback (``kubectl rollout undo``, the old ReplicaSet) reads. They
+must exist, but not forever. PREV is the previous cmhash output (the merge base's
+render, ``helm get manifest``, an environment branch). From it, up to N-1 earlier
+versions of each versioned object are carried into the output, each document copied
+byte for byte from PREV after one comment line that marks it::
+
+    ---
+    # cmhash.io/kept-version: 1 ConfigMap shop/app
+    apiVersion: v1
+    kind: ConfigMap
+    ...
+
+(age 1: the version just before the current one). Versions older than the window are
+left out: Helm, Argo CD and Flux (prune), and ``kubectl apply --prune``, delete exactly
+those, because they left the output. The age only grows when a new version appears:
+the same input and PREV give the same output, and the output fed back as PREV adds
+nothing. A Secret is copied as text: never decoded, never shown (its marker names the
+base name only).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, NamedTuple
+
+from cmhash.analyze.resources import document_resources
+from cmhash.errors import NodeError, UsageError
+from cmhash.model import ResourceId
+from cmhash.parse.events import backend, parse_chunk
+from cmhash.plan.versioning import VERSIONABLE, Versioning, base_name, own_names, shown
+from cmhash.read.source import SourceText, decode, read_file
+from cmhash.read.split import split_chunks
+from cmhash.settings import Settings
+from cmhash.write.emit import FileResult
+
+if TYPE_CHECKING:
+    from cmhash.app import RunResult
+
+MARK = "cmhash.io/kept-version"
+_MARK = re.compile(rf"# {re.escape(MARK)}: (\d+) (ConfigMap|Secret) \S+[ \t]*\r?\n")
+_START = re.compile(r"---[ \t]*(?:#[^\n]*)?\r?\n")
+
+
+class Identity(NamedTuple):
+    """A versioned object across renders: its kind, namespace and base name."""
+
+    kind: str
+    namespace: str
+    base: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.base}"
+
+
+class Version(NamedTuple):
+    identity: Identity
+    name: str
+    age: int  # 0: the current version of that render
+    body: str  # the document's text in PREV, without its document marker and mark
+    offset: int
+
+
+class History(NamedTuple):
+    carried: list[Version]  # with their new ages
+    pruned: list[Version]  # left the window (their ages in PREV)
+
+    def text(self) -> str:
+        """The carried documents, marked, as a stream to append to the output."""
+        out = []
+        for v in self.carried:
+            body = v.body if v.body.endswith("\n") else v.body + "\n"
+            out.append(f"---\n# {MARK}: {v.age} {v.identity.label}\n{body}")
+        return "".join(out)
+
+
+def _split_body(text: str) -> tuple[int, str]:
+    """(age, body) of one PREV document: its ``---`` line and mark removed."""
+    rest = text
+    m = _START.match(rest)
+    if m is not None:
+        rest = rest[m.end() :]
+    mark = _MARK.match(rest)
+    if mark is None:
+        return 0, rest
+    return int(mark.group(1)), rest[mark.end() :]
+
+
+def versions(prev: SourceText, default_ns: str) -> list[Version]:
+    """Every ConfigMap/Secret document of PREV, with its identity and age. A document
+    that does not parse is an error (exit 2) at its position in PREV."""
+    fast = backend("fast")
+    found: list[tuple[str, str, str, int, str, int]] = []
+    for index, (start, end) in enumerate(split_chunks(prev.text)):
+        chunk = prev.text[start:end]
+        if not re.search(r"(?m)^\s*[\"']?kind[\"']?\s*:\s*[\"']?(?:ConfigMap|Secret)\b", chunk):
+            continue
+        try:
+            roots = parse_chunk(chunk, start, fast)
+            resources = document_resources(prev, index, roots)
+        except NodeError as exc:
+            raise prev.error(
+                f"--previous: not a manifest stream cmhash can read ({exc.public})", exc.offset
+            ) from None
+        if len(resources) != 1 or resources[0].node is not roots[0]:
+            continue  # a List: its items cannot be copied as documents
+        res = resources[0]
+        if res.kind not in VERSIONABLE or res.api_version != "v1" or not res.name:
+            continue
+        age, body = _split_body(chunk)
+        ns = res.namespace or default_ns
+        found.append((res.kind, ns, res.name, age, body, start))
+    own = own_names(ResourceId.config(k, n, name) for k, n, name, *_ in found)
+    out = []
+    for kind, ns, name, age, body, offset in found:
+        base = name if ResourceId.config(kind, ns, name) in own else base_name(name)
+        out.append(Version(Identity(kind, ns, base), name, age, body, offset))
+    return out
+
+
+def current(versioning: Versioning) -> dict[Identity, str]:
+    """The versioned objects of this run: identity -> name in the output."""
+    return {
+        Identity(key.kind, key.namespace, base_name(r.new)): r.new
+        for key, r in versioning.renamed.items()
+    }
+
+
+def carry(prev: SourceText, versioning: Versioning, keep: int, default_ns: str) -> History:
+    """What to carry from PREV with ``--keep-versions keep``, and what leaves."""
+    now = current(versioning)
+    before = versions(prev, default_ns)
+    versioned_before = [v for v in before if v.name != v.identity.base or v.age]
+    if now and versioned_before and not any(v.identity in now for v in versioned_before):
+        first = versioned_before[0]
+        raise prev.error(
+            f"--previous shares no versioned ConfigMap or Secret with the input (it has "
+            f"{first.identity.label}, the input does not): is it another application's "
+            "output? Pass the previous render of this one",
+            first.offset,
+        )
+    carried: dict[tuple[Identity, str], Version] = {}
+    pruned: list[Version] = []
+    by_identity: dict[Identity, list[Version]] = {}
+    for v in before:
+        by_identity.setdefault(v.identity, []).append(v)
+    for identity, vs in sorted(by_identity.items()):
+        name = now.get(identity)
+        if name is None:
+            pruned += [v for v in vs if v.name != v.identity.base or v.age]
+            continue
+        shift = 0 if any(v.age == 0 and v.name == name for v in vs) else 1
+        for v in sorted(vs, key=lambda v: v.age):
+            if v.name == name:
+                continue  # the current version is in the input itself
+            age = max(v.age + shift, 1)
+            if age > keep - 1:
+                pruned.append(v)
+            elif (identity, v.name) not in carried:
+                carried[(identity, v.name)] = v._replace(age=age)
+    ordered = sorted(carried.values(), key=lambda v: (v.identity, v.age, v.name))
+    return History(ordered, pruned)
+
+
+def check_usage(keep: int | None, previous: str | None, mode: str, settings: Settings) -> None:
+    """The option combinations --keep-versions supports (UsageError otherwise)."""
+    if keep is None or previous is None:
+        raise UsageError("--keep-versions and --previous go together: pass both")
+    if mode not in ("STREAM", "CHECK"):
+        raise UsageError(
+            "--keep-versions writes the kept versions into the output stream: it works with "
+            "the stream and --check, not with --in-place or --diff"
+        )
+    if settings.versioned_keep:
+        raise UsageError(
+            "--keep-versions bounds the history and --versioned-keep keeps every version "
+            "forever: choose one"
+        )
+
+
+def _shown(v: Version) -> str:
+    return shown(v.identity.kind, v.name)
+
+
+def with_history(result: RunResult, previous: str, keep: int, settings: Settings) -> RunResult:
+    """The run's result with the kept versions of PREV appended to its output."""
+    if result.versioning is None:
+        raise UsageError(
+            '--keep-versions needs versioned objects: --versioned, or cmhash.io/versioned: "true"'
+        )
+    data = read_file(previous, settings.max_input_bytes)
+    prev = decode(previous, data, max_bytes=settings.max_input_bytes)
+    history = carry(prev, result.versioning, keep, settings.namespace or "")
+    notes = [
+        *result.notes,
+        *(
+            f"keeps {v.identity.kind} {_shown(v)} from {previous} ({v.age} before)"
+            for v in history.carried
+        ),
+        *(
+            f"drops {v.identity.kind} {_shown(v)}: older than --keep-versions {keep}"
+            for v in history.pruned
+        ),
+    ]
+    text = history.text()
+    if not text:
+        return result._replace(notes=notes)
+    kept = FileResult(SourceText(f"{previous} (kept versions)", text), [(0, len(text))], True)
+    return result._replace(files=[*result.files, kept], notes=notes)
+
+
+def is_carried(source: SourceText, offset: int) -> bool:
+    """Whether the document at ``offset`` is a version a previous run carried (its mark
+    is the comment line after the document's ``---``)."""
+    start = source.text.rfind("---", 0, offset)
+    if start < 0:
+        return False
+    line_end = source.text.find("\n", start)
+    return line_end >= 0 and _MARK.match(source.text, line_end + 1) is not None
+
+
+def pruned(old: Iterable[ResourceId], new: Iterable[ResourceId]) -> list[ResourceId]:
+    """The versions OLD has and NEW does not: what Helm, Argo CD, Flux or ``kubectl
+    apply --prune`` delete when NEW is applied (``report``)."""
+    present = set(new)
+    olds = [k for k in old if k.kind in VERSIONABLE]
+    own = own_names(olds)
+    return sorted(
+        k for k in olds if k not in present and k not in own and base_name(k.name) != k.name
+    )

@@ -1,0 +1,244 @@
+"""Fields outside pod specs that name a ConfigMap or Secret: who reads it by its name.
+
+A pod spec reference is rewritten when ``--versioned`` renames the object; these are not
+(their objects are not versioned, and old pods may still need the old name). Each row
+says where the name is written; ``references`` finds every one in the input. An object
+any of them names is read by name (plan/byname.py): ``--versioned`` leaves it alone
+unless the object opts in with ``cmhash.io/versioned: "true"``, and then each of these
+references gets an ``unknown-reference`` warning instead of a silent break.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import NamedTuple
+
+from cmhash.analyze.resources import Resource
+from cmhash.parse.tree import Node, items, scalar, walk
+
+VERSIONABLE = ("ConfigMap", "Secret")
+# the kind an RBAC rule's resource means
+RBAC_RESOURCES = {"configmaps": "ConfigMap", "secrets": "Secret"}
+
+
+class Site(NamedTuple):
+    """One field of one kind that names a ConfigMap or Secret."""
+
+    groups: tuple[str, ...]  # the referring object's API group ("" core; "*" any)
+    kinds: tuple[str, ...]  # its kinds ("*" any)
+    path: tuple[str, ...]  # to the item ("*": each item of a list)
+    name: str  # the item's field that holds the name ("field[]": a list of names)
+    target: str  # ConfigMap | Secret | "kind" (the item's kind field) | "resources" (RBAC)
+    default_kind: str | None = None  # for target "kind": when the item names none
+    namespace: str | None = None  # the item's field naming another namespace
+    cite: str = ""  # where the field is defined
+    qualified: bool = False  # the value is ``namespace/name``
+
+
+SITES: tuple[Site, ...] = (
+    # RBAC: a rule limited to named objects (k8s.io/api rbac/v1 types.go PolicyRule)
+    Site(
+        ("rbac.authorization.k8s.io",),
+        ("Role", "ClusterRole"),
+        ("rules", "*"),
+        "resourceNames[]",
+        "resources",
+        cite="k8s.io/api rbac/v1 PolicyRule.ResourceNames",
+    ),
+    # the ingress controller reads the TLS Secret by name (networking/v1 IngressTLS)
+    Site(
+        ("networking.k8s.io", "extensions"),
+        ("Ingress",),
+        ("spec", "tls", "*"),
+        "secretName",
+        "Secret",
+        cite="k8s.io/api networking/v1 IngressTLS.SecretName",
+    ),
+    # token and pull Secrets of a ServiceAccount (core/v1 ServiceAccount)
+    Site(("",), ("ServiceAccount",), ("secrets", "*"), "name", "Secret", cite="core/v1 Secrets"),
+    Site(
+        ("",),
+        ("ServiceAccount",),
+        ("imagePullSecrets", "*"),
+        "name",
+        "Secret",
+        cite="core/v1 ServiceAccount.ImagePullSecrets",
+    ),
+    # Gateway API: listener certificates and backend CA bundles (apis/v1
+    # gateway_types.go GatewayTLSConfig.CertificateRefs, SecretObjectReference: kind
+    # defaults to Secret; backendtlspolicy_types.go CACertificateRefs)
+    Site(
+        ("gateway.networking.k8s.io",),
+        ("Gateway",),
+        ("spec", "listeners", "*", "tls", "certificateRefs", "*"),
+        "name",
+        "kind",
+        "Secret",
+        "namespace",
+        cite="gateway-api apis/v1 gateway_types.go GatewayTLSConfig.CertificateRefs",
+    ),
+    Site(
+        ("gateway.networking.k8s.io",),
+        ("BackendTLSPolicy",),
+        ("spec", "validation", "caCertificateRefs", "*"),
+        "name",
+        "kind",
+        cite="gateway-api apis/v1 backendtlspolicy_types.go CACertificateRefs",
+    ),
+    # Flux: values and substitutions read from objects (helm-controller api/v2
+    # ValuesReference, kustomize-controller api/v1 SubstituteReference: kind required)
+    Site(
+        ("helm.toolkit.fluxcd.io",),
+        ("HelmRelease",),
+        ("spec", "valuesFrom", "*"),
+        "name",
+        "kind",
+        cite="fluxcd/helm-controller api/v2 reference_types.go ValuesReference",
+    ),
+    Site(
+        ("kustomize.toolkit.fluxcd.io",),
+        ("Kustomization",),
+        ("spec", "postBuild", "substituteFrom", "*"),
+        "name",
+        "kind",
+        cite="fluxcd/kustomize-controller api/v1 kustomization_types.go SubstituteReference",
+    ),
+    Site(
+        ("kustomize.toolkit.fluxcd.io",),
+        ("Kustomization",),
+        ("spec", "decryption", "secretRef"),
+        "name",
+        "Secret",
+        cite="fluxcd/kustomize-controller api/v1 Decryption.SecretRef",
+    ),
+    Site(
+        ("kustomize.toolkit.fluxcd.io", "helm.toolkit.fluxcd.io"),
+        ("Kustomization", "HelmRelease"),
+        ("spec", "kubeConfig", "secretRef"),
+        "name",
+        "Secret",
+        cite="fluxcd/pkg apis/meta KubeConfigReference.SecretRef",
+    ),
+    Site(
+        ("source.toolkit.fluxcd.io",),
+        ("GitRepository", "HelmRepository", "OCIRepository", "Bucket"),
+        ("spec", "secretRef"),
+        "name",
+        "Secret",
+        cite="fluxcd/source-controller api/v1 GitRepositorySpec.SecretRef",
+    ),
+    Site(
+        ("source.toolkit.fluxcd.io",),
+        ("GitRepository", "HelmRepository", "OCIRepository", "Bucket"),
+        ("spec", "certSecretRef"),
+        "name",
+        "Secret",
+        cite="fluxcd/source-controller api/v1 GitRepositorySpec.CertSecretRef",
+    ),
+    # cert-manager writes the certificate's Secret by name (Certificate.spec.secretName)
+    Site(
+        ("cert-manager.io",),
+        ("Certificate",),
+        ("spec",),
+        "secretName",
+        "Secret",
+        cite="cert-manager pkg/apis/certmanager/v1 CertificateSpec.SecretName",
+    ),
+    # cert-manager's CA injector copies ca.crt of a named Secret into a webhook
+    # configuration, APIService or CRD (cainjector: the inject-ca-from-secret annotation,
+    # value namespace/name)
+    Site(
+        ("*",),
+        ("*",),
+        ("metadata", "annotations"),
+        "cert-manager.io/inject-ca-from-secret",
+        "Secret",
+        cite="cert-manager docs/reference/cainjector.rst (inject-ca-from-secret)",
+        qualified=True,
+    ),
+)
+
+_KINDS = sorted({k for s in SITES for k in s.kinds if k != "*"})
+# a document worth parsing for these: one of the kinds, or the annotation
+WANTED = re.compile(
+    r"^\s*[\"']?kind[\"']?\s*:\s*[\"']?(?:" + "|".join(_KINDS) + r")[\"']?\s*$"
+    r"|inject-ca-from-secret",
+    re.MULTILINE,
+)
+
+
+class NameRef(NamedTuple):
+    """A field outside pod specs naming a ConfigMap or Secret."""
+
+    kind: str
+    namespace: str | None  # None: any namespace (a ClusterRole)
+    name: str
+    by: str  # ``Role/x`` and its field: what messages say
+    offset: int  # where the name is written
+    site: Site
+
+
+def _applies(site: Site, res: Resource) -> bool:
+    return ("*" in site.kinds or res.kind in site.kinds) and (
+        "*" in site.groups or res.group in site.groups
+    )
+
+
+def _field(node: Node | None, key: str) -> str | None:
+    found = walk(node, (key,))
+    return scalar(found[0][0]) if found else None
+
+
+def _targets(site: Site, item: Node) -> list[str]:
+    if site.target in VERSIONABLE:
+        return [site.target]
+    if site.target == "kind":
+        kind = _field(item, "kind") or site.default_kind
+        core = _field(item, "group") in (None, "", "core")
+        return [kind] if kind in VERSIONABLE and core else []
+    # RBAC: the kinds the rule's resources name, when it is about the core group
+    if not {scalar(g) for g in items(_get(item, "apiGroups"))} & {"", "*"}:
+        return []
+    resources = {scalar(r) or "" for r in items(_get(item, "resources"))}
+    if "*" in resources:
+        return list(VERSIONABLE)
+    return [RBAC_RESOURCES[r] for r in sorted(resources) if r in RBAC_RESOURCES]
+
+
+def _get(node: Node | None, key: str) -> Node | None:
+    found = walk(node, (key,))
+    return found[0][0] if found else None
+
+
+def references(res: Resource, default_namespace: str) -> Iterator[NameRef]:
+    """Every name a non-pod field of ``res`` gives a ConfigMap or Secret."""
+    if res.kind == "Secret":
+        return  # nothing inside a Secret is ever read
+    own_ns = None if res.kind == "ClusterRole" else (res.namespace or default_namespace)
+    for site in SITES:
+        if not _applies(site, res):
+            continue
+        for item, field in walk(res.node, site.path):
+            kinds = _targets(site, item)
+            if not kinds:
+                continue
+            if site.name.endswith("[]"):
+                key = site.name[:-2]
+                nodes = [(n, f"{field}.{key}[{i}]") for i, n in enumerate(items(_get(item, key)))]
+            else:
+                node = _get(item, site.name)
+                nodes = [(node, f"{field}.{site.name}")] if node is not None else []
+            for node, where in nodes:
+                value = (scalar(node) or "").strip()
+                if not value:
+                    continue
+                ns, name = own_ns, value
+                if site.qualified:
+                    ns, _, name = value.rpartition("/")
+                    ns = ns or own_ns
+                elif site.namespace is not None:
+                    ns = _field(item, site.namespace) or own_ns
+                label = f"{res.kind}/{res.name or ''} {where}"
+                for kind in kinds:
+                    yield NameRef(kind, ns, name, label, node.start, site)
