@@ -200,6 +200,14 @@ def _run(
         settings,
         findings,
     )
+    index.prepare_patterns(
+        (ref.target_kind, ref.namespace or w.namespace or settings.namespace or "", ref.name)
+        for per in docs
+        for d in per
+        for w in d.workloads
+        for ref in w.refs
+        if ref.pattern
+    )  # every Reloader pattern matched in one pass per kind and namespace
     secret_spans = SecretSpans(sources, docs)
     versioning = _versioning(sources, docs, index, settings, findings, secret_spans, notes)
     renames = versioning.names if versioning is not None else None

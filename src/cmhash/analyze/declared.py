@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from cmhash.analyze import patterns
 from cmhash.analyze.refs import Reference, Spot, spot_of
 from cmhash.errors import NodeError
 from cmhash.parse.tree import MAP, Node, entries, scalar
@@ -147,10 +148,11 @@ def _names(
         name = item
         if decl.regex:
             try:
-                re.compile(item)
-            except re.error as exc:
+                patterns.check(item)
+            except patterns.PatternError as exc:
                 raise NodeError(
-                    f"{decl.annotation}: {item!r} is not a valid regular expression ({exc.msg})",
+                    f"{decl.annotation}: {item!r} is not a valid regular expression (Go "
+                    f"regexp, as Reloader reads it: {exc.reason})",
                     offset,
                 ) from None
         else:

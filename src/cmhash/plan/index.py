@@ -5,9 +5,10 @@ none)."""
 from __future__ import annotations
 
 import functools
-import re
+from collections.abc import Iterable
 from typing import NamedTuple
 
+from cmhash.analyze import patterns
 from cmhash.analyze.summaries import ConfigInfo
 from cmhash.findings import Code, Finding, finding
 from cmhash.model import ResourceId, make_id
@@ -35,6 +36,7 @@ class ConfigIndex:
     def __init__(self) -> None:
         self.objects: dict[ResourceId, ConfigEntry] = {}
         self._namespaces: dict[tuple[str, str], set[str]] | None = None  # (other_namespaces)
+        self._matched: dict[tuple[str, str, str], list[ConfigEntry]] = {}  # (matching)
 
     def get(self, key: ResourceId) -> ConfigEntry | None:
         return self.objects.get(key)
@@ -43,6 +45,7 @@ class ConfigIndex:
         """``key``: its id, when the caller has it already."""
         self.objects[entry.id if key is None else key] = entry
         self._namespaces = None
+        self._matched = {}
 
     def other_namespaces(self, kind: str, name: str, ns: str) -> set[str]:
         """The namespaces other than ``ns`` that have an object ``kind``/``name`` (for a
@@ -54,17 +57,30 @@ class ConfigIndex:
         return self._namespaces.get((kind, name), set()) - {ns}
 
     def matching(self, kind: str, namespace: str, pattern: str) -> list[ConfigEntry]:
-        """Objects of ``kind`` in ``namespace`` whose whole name matches ``pattern``
-        (Reloader's anchored regular expressions), sorted by name."""
-        rx = re.compile(pattern)
-        return sorted(
-            (
-                e
+        """Objects of ``kind`` in ``namespace`` whose name Reloader's pattern selects
+        (analyze/patterns.py), sorted by name."""
+        found = self._matched.get((kind, namespace, pattern))
+        if found is None:
+            self.prepare_patterns([(kind, namespace, pattern)])
+            found = self._matched[(kind, namespace, pattern)]
+        return found
+
+    def prepare_patterns(self, wanted: Iterable[tuple[str, str, str]]) -> None:
+        """Match every (kind, namespace, pattern) at once: one RE2 Set per kind and
+        namespace, each name scanned once (1,000 patterns x 10,000 names: one pass)."""
+        groups: dict[tuple[str, str], list[str]] = {}
+        for kind, namespace, pattern in wanted:
+            if (kind, namespace, pattern) not in self._matched:
+                groups.setdefault((kind, namespace), []).append(pattern)
+        for (kind, namespace), items in groups.items():
+            entries = {
+                k.name: e
                 for k, e in self.objects.items()
-                if k.kind == kind and k.namespace == namespace and rx.fullmatch(k.name)
-            ),
-            key=lambda e: e.info.name,
-        )
+                if k.kind == kind and k.namespace == namespace
+            }
+            hits = patterns.match_all(items, sorted(entries))
+            for item, names in hits.items():
+                self._matched[(kind, namespace, item)] = [entries[n] for n in names]
 
 
 def _shadowed(entry: ConfigEntry, prev: ConfigEntry) -> Finding:
