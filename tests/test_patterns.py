@@ -151,3 +151,17 @@ def test_a_set_that_cannot_decide_falls_back(monkeypatch: pytest.MonkeyPatch) ->
         "app-.*": ["app-1"],
         "db": ["db"],
     }
+
+
+def test_versioning_reads_the_pattern_as_reloader_does() -> None:
+    """``cfg|other`` is ``^cfg|other$`` to Reloader: it still selects the versioned
+    ``cfg-<hash>``, so --versioned has nothing to refuse (Python's fullmatch refused it)."""
+    data = stream(
+        CM.format(name="cfg", meta="", value="v1"),
+        DEP.format(
+            name="d", meta=ann(**{"configmap.reloader.stakater.com/reload": "cfg|other"}), spec=""
+        ),
+    )
+    res = run_cmhash(["--no-config", "--versioned", "-"], stdin=data)
+    assert res.code == 0, res.stderr
+    assert "name: cfg-" in res.out

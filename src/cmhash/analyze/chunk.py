@@ -138,6 +138,18 @@ def _annotations(res: Resource, wk: WorkloadKind, written: Node | None) -> list[
     return [a for a in out if a is not None]
 
 
+def _template_ref(res: Resource, wk: WorkloadKind) -> str | None:
+    """The workload whose template this one uses (``kind 'name'``), when it names one."""
+    if not wk.template_ref:
+        return None
+    ref = get_path(res.node, wk.template_ref)
+    if ref is None or ref.is_null:
+        return None
+    kind = scalar(get(ref, "kind")) or "workload"
+    name = scalar(get(ref, "name"))
+    return f"{kind} {name!r}" if name else kind
+
+
 def labels_of(node: Node | None) -> Labels:
     out = []
     for key, (_, v) in entries(node).items() if node is not None and node.kind == MAP else ():
@@ -174,12 +186,13 @@ def analyze_workload(
         info.skip_detail = opted_out
         _skipped(res, wk, settings, info, annotations)
         return info
+    referenced = _template_ref(res, wk)
+    if referenced is not None:
+        info.skip, info.skip_detail = SkipReason.WORKLOAD_REF, referenced
+        return info
     template, template_key = pod_template(res, wk, owned=True)
     if template is None:
-        workload_ref = (wk.group, wk.kind) == ("argoproj.io", "Rollout") and get(
-            get(res.node, "spec"), "workloadRef"
-        ) is not None
-        info.skip = SkipReason.WORKLOAD_REF if workload_ref else SkipReason.NO_TEMPLATE
+        info.skip = SkipReason.NO_TEMPLATE
         return info
     spec_field, info.refs = _references(template, wk, settings)
     info.refs += tuple(declared_references(annotations, settings.compat))

@@ -23,7 +23,7 @@ class SkipReason(TextEnum):
 
     OPTED_OUT = "opted out"  # skip_detail names the annotation
     NO_TEMPLATE = "it has no pod template (a patch or a partial manifest?)"
-    WORKLOAD_REF = "an Argo Rollout with spec.workloadRef has no template of its own"
+    WORKLOAD_REF = "an Argo Rollout with spec.workloadRef takes its template from that workload"
     GENERATED = (
         "metadata.generateName: every create makes a new object, so there is "
         'nothing to roll (cmhash.io/enabled: "true" to annotate it anyway)'

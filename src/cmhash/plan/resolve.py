@@ -53,7 +53,9 @@ OPT_IN: dict[Policy, OptIn] = {
 SKIP_FINDINGS: dict[SkipReason, tuple[Code, str]] = {
     SkipReason.WORKLOAD_REF: (
         Code.WORKLOAD_REF,
-        "uses spec.workloadRef: annotate the Deployment it references instead",
+        "takes its pod template from {detail} (spec.workloadRef): annotate that one instead; "
+        "Argo rejects a Rollout whose own template beside workloadRef has labels or "
+        "annotations",
     ),
     SkipReason.NO_TEMPLATE: (
         Code.NO_TEMPLATE,
@@ -420,7 +422,14 @@ def _plan(
         about = SKIP_FINDINGS.get(plan.skip)
         if about is not None:
             findings.append(
-                finding(src, info.offset, about[0], f"{info.label} {about[1]}", about=info.about)
+                finding(
+                    src,
+                    info.offset,
+                    about[0],
+                    f"{info.label} "
+                    + about[1].format(detail=plan.skip_detail or "another workload"),
+                    about=info.about,
+                )
             )
         _resolve(plan, index, settings, [], renames)  # opted out: no findings, but explain and
         return plan  # report show what it uses
