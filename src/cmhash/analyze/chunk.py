@@ -32,7 +32,12 @@ from cmhash.analyze.resources import (
     pod_template,
     require_name,
 )
-from cmhash.analyze.sources import SecretSource, produced_names, source_content
+from cmhash.analyze.sources import (
+    SecretSource,
+    produced_names,
+    source_content,
+    source_dependencies,
+)
 from cmhash.analyze.summaries import ConfigInfo, DocInfo, Labels, SkipReason, WorkloadInfo
 from cmhash.analyze.versioned import name_spot, version_edits, versioned_flag
 from cmhash.errors import NodeError
@@ -250,6 +255,7 @@ def _config(res: Resource, settings: Settings, default_nl: str, secret: bool) ->
             name_spot(res),
             edits,
             error,
+            (),
         )
     )
 
@@ -267,6 +273,7 @@ def _source_configs(res: Resource, row: SecretSource, settings: Settings) -> lis
     excluded = config_excluded(annotations, settings.compat)
     labels = labels_of(get_path(res.node, ("metadata", "labels")))
     targets = [(row.produces, n) for n in produced_names(res.node, row, res.name)]
+    depends = source_dependencies(res.node, row)
     if row.referenced:
         targets.insert(0, (row.kind, res.name))
     via = f"{res.kind}/{res.name}"
@@ -284,6 +291,7 @@ def _source_configs(res: Resource, row: SecretSource, settings: Settings) -> lis
             labels,
             reloader_match(annotations, settings.compat),
             None if kind == res.kind else via,
+            depends=depends if kind != res.kind else (),
         )
         for kind, name in targets
     ]

@@ -9,6 +9,7 @@ from typing import NamedTuple
 from cmhash.analyze.declared import Selection
 from cmhash.analyze.kinds import WorkloadKind
 from cmhash.analyze.refs import Reference, Spot, SubPathMount
+from cmhash.analyze.sources import Depends
 from cmhash.errors import NodeError
 from cmhash.findings import About
 from cmhash.model import ResourceId, TextEnum
@@ -60,6 +61,9 @@ class ConfigInfo(NamedTuple):
     name_spot: Spot | None = None  # where metadata.name is written
     version_edits: tuple[Edit, ...] = ()  # --versioned-keep / --versioned-immutable
     version_error: tuple[str, int] | None = None  # why those edits cannot be made
+    # objects whose content a source copies in (ExternalSecret templateFrom): added to
+    # its content once every object is indexed (plan/index.py)
+    depends: Depends = ()
 
     @property
     def label(self) -> str:

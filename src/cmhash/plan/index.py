@@ -134,4 +134,30 @@ def build_index(
                 )
             )
         objects[key] = entry
+    if any(e.info.depends for e in objects.values()):
+        _copy_dependencies(index)
     return index
+
+
+def _copy_dependencies(index: ConfigIndex) -> None:
+    """What a source copies from other objects (ExternalSecret ``templateFrom``) becomes
+    part of its content: ``templateFrom/<kind>/<name>/<key>`` entries, so a change of a
+    template ConfigMap changes the produced Secret's hash. Objects not in the input add
+    nothing (cmhash cannot see them); a source's own dependencies are not followed."""
+    objects = index.objects
+    for key, entry in list(objects.items()):
+        info = entry.info
+        if not info.depends:
+            continue
+        extra: dict[str, bytes] = {}
+        for kind, name, keys in info.depends:
+            dep = objects.get(make_id(("", kind, entry.namespace, name)))
+            if dep is None or dep is entry:
+                continue
+            have = dep.info.content.entries
+            for k in sorted(have) if keys is None else keys:
+                if k in have:
+                    extra[f"templateFrom/{kind}/{name}/{k}"] = have[k]
+        if extra:
+            content = info.content._replace(entries={**info.content.entries, **extra})
+            objects[key] = entry._replace(info=info._replace(content=content))

@@ -10,6 +10,7 @@ from typing import NamedTuple
 
 from cmhash.analyze.kinds import Policy
 from cmhash.analyze.refs import Reference, SubPathMount
+from cmhash.analyze.sources import BUILTIN_SOURCES, SecretSource, secret_kinds
 from cmhash.analyze.summaries import SkipReason, WorkloadInfo
 from cmhash.findings import Code, Finding, finding
 from cmhash.model import Level, ResourceId, make_id
@@ -210,8 +211,9 @@ def _not_counted(
     dependencies always count, but for --exclude-secrets."""
     if ref.how == "imagePullSecret" and not settings.image_pull_secrets:
         return "imagePullSecrets are not hashed (--image-pull-secrets to hash them)"
-    if settings.exclude_secrets and ref.target_kind == "Secret":
-        return "Secrets are left out of checksums (--exclude-secrets)"
+    if settings.exclude_secrets and ref.target_kind in _secret_kinds(settings.extra_sources):
+        kinds = ref.target_kind + ("es" if ref.target_kind.endswith("s") else "s")
+        return f"{kinds} are left out of checksums (--exclude-secrets)"
     if entry is not None and entry.excluded is not None:
         return entry.excluded
     sel = plan.info.selection
@@ -225,6 +227,11 @@ def _not_counted(
             'reloader.stakater.com/match: "true" count'
         )
     return None
+
+
+@functools.lru_cache(maxsize=8)
+def _secret_kinds(extra: tuple[SecretSource, ...]) -> frozenset[str]:
+    return secret_kinds(BUILTIN_SOURCES + extra)
 
 
 # what cmhash.io/sources (and Reloader's typed auto) calls each target kind
