@@ -34,6 +34,7 @@ class Code(TextEnum):
     NOT_VERSIONED = "not-versioned"
     VERSIONED_UNREFERENCED = "versioned-unreferenced"
     UNKNOWN_REFERENCE = "unknown-reference"
+    SKIPPED_ITEM = "skipped-item"
 
 
 # code -> (default level, one-line description)
@@ -92,6 +93,10 @@ CODES: dict[Code, tuple[Level, str]] = {
     Code.UNKNOWN_REFERENCE: (
         WARNING,
         "a versioned object's old name appears where cmhash does not rewrite references",
+    ),
+    Code.SKIPPED_ITEM: (
+        WARNING,
+        "an annotation item the tool that defines it skips (a Wave item with two '/')",
     ),
 }
 

@@ -122,9 +122,8 @@ def _skipped(
     template cmhash cannot edit."""
     template, _ = pod_template(res, wk)
     try:
-        info.refs = _references(template, wk, settings)[1] + tuple(
-            declared_references(annotations, settings.compat)
-        )
+        declared, _ = declared_references(annotations, settings.compat)
+        info.refs = _references(template, wk, settings)[1] + tuple(declared)
     except NodeError:
         info.refs = ()
     # what stays in the output (report: a checksum that disappears rolls the pods)
@@ -182,7 +181,7 @@ def analyze_workload(
         generated=generated,
         hook=hook_phase(written),
         labels=labels_of(get(meta, "labels")),
-        selection=selection(annotations, settings.compat),
+        selection=selection(annotations, settings.compat, settings.opt_in),
     )
     skipped = flag_on(written, SKIP_ANNOTATION)  # (res.skipped, from what was read above)
     opted_out = SKIP_ANNOTATION if skipped else info.selection.opted_out
@@ -200,7 +199,9 @@ def analyze_workload(
         info.skip = SkipReason.NO_TEMPLATE
         return info
     spec_field, info.refs = _references(template, wk, settings)
-    info.refs += tuple(declared_references(annotations, settings.compat))
+    declared, dropped = declared_references(annotations, settings.compat)
+    info.refs += tuple(declared)
+    info.skipped_items = tuple(dropped)
     cur = _current(template, settings)
     info.current = scalar(cur)
     info.current_style = cur.style if cur is not None else None

@@ -8,24 +8,26 @@ Declared dependencies (each hashed like a whole-object reference, ``namespace/na
 name another namespace):
 
 * ``cmhash.io/extra-configmaps``, ``cmhash.io/extra-secrets``: ``"a, b, other-ns/c"``;
-* Reloader: ``configmap.reloader.stakater.com/reload``, ``secret.reloader.stakater.com/
-  reload``: comma lists of anchored regular expressions (Reloader's own semantics);
-* Wave: ``wave.pusher.com/extra-configmaps``, ``wave.pusher.com/extra-secrets``;
+* Reloader: ``configmap.reloader.stakater.com/reload``, ``secret.…`` and
+  ``secretproviderclass.…``: comma lists of Go regular expressions (analyze/patterns.py),
+  read where Reloader reads them (analyze/compat.py);
+* Wave: ``wave.pusher.com/extra-configmaps``, ``wave.pusher.com/extra-secrets``, on the
+  workload's own metadata, items as Wave splits them (one it skips is a finding);
 * kapp: ``kapp.k14s.io/versioned-explicit-ref`` (and ``….<suffix>``): a YAML mapping
   ``{apiVersion: v1, kind: ConfigMap|Secret, name}``.
 
-Selection (they select, they do not add):
+Selection (they select, they do not add): ``cmhash.io/enabled: "true"`` selects the
+workload in ``optIn`` mode and counts every pod-spec reference, ``"false"`` opts it out;
+``cmhash.io/sources: configmaps|secrets|all`` says which kinds of pod-spec references
+count. Reloader's and Wave's annotations select as those tools do (analyze/compat.py):
+Reloader's rules decide each pod-spec reference (``--opt-in`` is Reloader's default
+mode, the default mode its ``--auto-reload-all``), Wave's
+``update-on-config-change: "true"`` counts every one. In ``optIn`` mode a workload is
+selected by ``cmhash.io/enabled``, a Reloader reload list, ``auto``, typed ``auto`` or
+``search``, or Wave's ``update-on-config-change``.
 
-* ``cmhash.io/enabled``, Reloader ``reloader.stakater.com/auto`` and Wave
-  ``wave.pusher.com/update-on-config-change`` set to ``"true"`` select the workload in
-  ``optIn`` mode; Reloader ``auto: "false"`` opts it out;
-* Reloader ``configmap.…/auto`` / ``secret.…/auto: "true"`` select it and count only that
-  kind of pod-spec reference; ``reloader.stakater.com/search: "true"`` counts only
-  pod-spec references to objects annotated ``reloader.stakater.com/match: "true"``;
-* ``cmhash.io/sources: configmaps|secrets|all`` says which kinds of pod-spec references
-  count (it wins over the typed Reloader ones).
-
-Declared dependencies always count, whatever the selection says about pod-spec ones.
+Declared dependencies count whatever the selection says about pod-spec ones (but for
+Reloader's exclude lists, which come first in Reloader too).
 """
 
 from __future__ import annotations
@@ -34,6 +36,21 @@ import re
 from typing import NamedTuple
 
 from cmhash.analyze import patterns
+from cmhash.analyze.compat import (
+    RELOAD_LISTS,
+    RELOADER_AUTO,
+    RELOADER_IGNORE,
+    RELOADER_KINDS,
+    RELOADER_MATCH,
+    RELOADER_SEARCH,
+    WAVE_ON,
+    WAVE_TRUE,
+    ReloaderKind,
+    ReloaderView,
+    go_parse_bool,
+    split_reloader,
+    split_wave,
+)
 from cmhash.analyze.refs import Reference, Spot, spot_of
 from cmhash.errors import NodeError
 from cmhash.parse.tree import MAP, Node, entries, scalar
@@ -54,25 +71,20 @@ DECLARATIONS: tuple[Declaration, ...] = (
     Declaration("cmhash.io/extra-secrets", "Secret", None),
     Declaration("configmap.reloader.stakater.com/reload", "ConfigMap", "reloader", regex=True),
     Declaration("secret.reloader.stakater.com/reload", "Secret", "reloader", regex=True),
+    Declaration(
+        "secretproviderclass.reloader.stakater.com/reload",
+        "SecretProviderClass",
+        "reloader",
+        regex=True,
+    ),
     Declaration("wave.pusher.com/extra-configmaps", "ConfigMap", "wave"),
     Declaration("wave.pusher.com/extra-secrets", "Secret", "wave"),
 )
 KAPP_REF = "kapp.k14s.io/versioned-explicit-ref"
 
-# annotation -> (compat, what "true" means for the workload's selection)
-OPT_IN: dict[str, tuple[str | None, str | None]] = {
-    "cmhash.io/enabled": (None, None),
-    "reloader.stakater.com/auto": ("reloader", None),
-    "configmap.reloader.stakater.com/auto": ("reloader", "configmaps"),
-    "secret.reloader.stakater.com/auto": ("reloader", "secrets"),
-    "reloader.stakater.com/search": ("reloader", None),
-    "wave.pusher.com/update-on-config-change": ("wave", None),
-}
+ENABLED = "cmhash.io/enabled"
 SOURCES = "cmhash.io/sources"
-SEARCH = "reloader.stakater.com/search"
-RELOADER_AUTO = "reloader.stakater.com/auto"
-CONFIG_EXCLUDED = {"cmhash.io/skip": None, "reloader.stakater.com/ignore": "reloader"}
-RELOADER_MATCH = "reloader.stakater.com/match"
+CONFIG_EXCLUDED = {"cmhash.io/skip": None, RELOADER_IGNORE: "reloader"}
 
 _NAME = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
 
@@ -105,33 +117,101 @@ class Selection(NamedTuple):
     opted_out: str | None = None  # the annotation that opts it out
     sources: str | None = None  # "configmaps" | "secrets": only that kind counts
     sources_by: str | None = None
-    match_only: bool = False  # Reloader search: only objects annotated match: "true"
+    count_all: str | None = None  # counts every pod-spec reference (enabled, Wave)
+    # Reloader's view per kind, where its rules do not simply count every pod-spec
+    # reference of that kind (analyze/compat.py)
+    reloader: tuple[ReloaderView, ...] = ()
+
+    def view(self, kind: str) -> ReloaderView | None:
+        for v in self.reloader:
+            if v.kind == kind:
+                return v
+        return None
 
 
 def _on(compat: str | None, enabled: frozenset[str]) -> bool:
     return compat is None or compat in enabled
 
 
-def selection(annotations: list[Annotations], compat: frozenset[str]) -> Selection:
+def _metadata(annotations: list[Annotations]) -> Annotations | None:
+    return next((a for a in annotations if a.field == "metadata.annotations"), None)
+
+
+def _template(annotations: list[Annotations]) -> Annotations | None:
+    return next((a for a in annotations if a.field != "metadata.annotations"), None)
+
+
+def reloader_source(annotations: list[Annotations], rk: ReloaderKind) -> Annotations | None:
+    """Where Reloader reads a kind's reload list, auto, typed auto and search: the
+    workload's metadata when any of them is there, else its pod template's."""
+    meta = _metadata(annotations)
+    keys = (rk.reload, RELOADER_AUTO, rk.typed_auto, RELOADER_SEARCH)
+    if meta is not None and any(k in meta.values for k in keys):
+        return meta
+    return _template(annotations)
+
+
+def _value(ann: Annotations | None, key: str) -> str:
+    hit = ann.values.get(key) if ann is not None else None
+    return hit[0] if hit is not None else ""
+
+
+def reloader_view(
+    annotations: list[Annotations], rk: ReloaderKind, auto_reload_all: bool
+) -> ReloaderView | None:
+    """Reloader's view of one kind, None when its rules count every pod-spec reference
+    of that kind whatever the object (nothing excluded, and auto on, or absent in the
+    every-workload mode)."""
+    src = reloader_source(annotations, rk)
+    auto, typed = _value(src, RELOADER_AUTO), _value(src, rk.typed_auto)
+    # the exclude lists are read from the workload's own metadata only (ShouldReload
+    # reads them before it may switch to the pod template's annotations)
+    excluded = tuple(n for n in split_reloader(_value(_metadata(annotations), rk.exclude)) if n)
+    everything = go_parse_bool(auto) or go_parse_bool(typed)
+    if not excluded and (everything or (auto == typed == "" and auto_reload_all)):
+        return None
+    search = _value(src, RELOADER_SEARCH)
+    return ReloaderView(rk.kind, auto, typed, search, excluded, src.field if src else "")
+
+
+def _reloader_opt_in(annotations: list[Annotations]) -> str | None:
+    for rk in RELOADER_KINDS:
+        src = reloader_source(annotations, rk)
+        if src is None:
+            continue
+        if any(split_reloader(_value(src, rk.reload))):
+            return rk.reload
+        for key in (RELOADER_AUTO, rk.typed_auto):
+            if go_parse_bool(_value(src, key)):
+                return key
+        if _value(src, RELOADER_SEARCH) == "true":
+            return RELOADER_SEARCH
+    return None
+
+
+def selection(
+    annotations: list[Annotations], compat: frozenset[str], opt_in: bool = False
+) -> Selection:
     sel = Selection()
     for ann in annotations:
         for key, (value, offset) in ann.values.items():
             low = value.strip().lower()
-            if key in OPT_IN and _on(OPT_IN[key][0], compat):
-                if low == TRUE:
-                    sel = sel._replace(opted_in=sel.opted_in or key)
-                    kind = OPT_IN[key][1]
-                    if kind is not None and sel.sources_by != SOURCES:
-                        both = sel.sources is not None and sel.sources != kind
-                        sel = sel._replace(sources=None if both else kind, sources_by=key)
-                    if key == SEARCH:
-                        sel = sel._replace(match_only=True)
-                elif low == "false" and key == RELOADER_AUTO:
-                    sel = sel._replace(opted_out=f'{key}: "false"')
+            if key == ENABLED and low == TRUE:
+                sel = sel._replace(opted_in=sel.opted_in or key, count_all=key)
+            elif key == ENABLED and low == "false":
+                sel = sel._replace(opted_out=f'{key}: "false"')
             elif key == SOURCES:
                 if low not in ("configmaps", "secrets", "all"):
                     raise NodeError(f"{SOURCES} must be configmaps, secrets or all", offset)
                 sel = sel._replace(sources=None if low == "all" else low, sources_by=SOURCES)
+    if "wave" in compat and _value(_metadata(annotations), WAVE_ON) == WAVE_TRUE:
+        sel = sel._replace(opted_in=sel.opted_in or WAVE_ON, count_all=sel.count_all or WAVE_ON)
+    if "reloader" in compat:
+        views = (reloader_view(annotations, rk, not opt_in) for rk in RELOADER_KINDS)
+        chosen = _reloader_opt_in(annotations)
+        sel = sel._replace(
+            opted_in=sel.opted_in or chosen, reloader=tuple(v for v in views if v is not None)
+        )
     return sel
 
 
@@ -221,33 +301,106 @@ def _kapp(key: str, value: str, offset: int, field: str) -> list[Reference]:
     ]
 
 
-def declared_references(annotations: list[Annotations], compat: frozenset[str]) -> list[Reference]:
-    """Every dependency the annotations declare, in annotation order."""
+class Skipped(NamedTuple):
+    """An annotation item the tool that defines it skips (a finding, never an error)."""
+
+    offset: int
+    message: str
+
+
+def declared_references(
+    annotations: list[Annotations], compat: frozenset[str]
+) -> tuple[list[Reference], list[Skipped]]:
+    """Every dependency the annotations declare, in annotation order, each read where the
+    tool that defines it reads it; and the items that tool would skip."""
     by_key = {d.annotation: d for d in DECLARATIONS}
     refs: list[Reference] = []
+    skipped: list[Skipped] = []
+    meta = _metadata(annotations)
     for ann in annotations:
         for key, (value, offset) in ann.values.items():
             decl = by_key.get(key)
             if decl is not None and _on(decl.compat, compat):
+                if (
+                    decl.compat == "reloader"
+                    and reloader_source(annotations, RELOAD_LISTS[key]) is not ann
+                ):
+                    continue  # Reloader reads the other annotations mapping for this kind
+                if decl.compat == "wave":
+                    if ann is meta:  # Wave reads the workload's own annotations only
+                        refs.extend(_wave(decl, value, offset, ann, skipped))
+                    continue
                 refs.extend(_names(decl, value, offset, ann.field, ann.spots.get(key)))
             elif "kapp" in compat and (key == KAPP_REF or key.startswith(KAPP_REF + ".")):
                 refs.extend(_kapp(key, value, offset, ann.field))
+    return refs, skipped
+
+
+def _wave(
+    decl: Declaration, value: str, offset: int, ann: Annotations, skipped: list[Skipped]
+) -> list[Reference]:
+    """Wave's items as children.go splits them: what it would not find is skipped."""
+    used, dropped = split_wave(value)
+    spot = ann.spots.get(decl.annotation)
+    refs = []
+    for item in used:
+        valid = _NAME.fullmatch(item.name) and (
+            item.namespace is None or _NAME.fullmatch(item.namespace)
+        )
+        shown = item.name if item.namespace is None else f"{item.namespace}/{item.name}"
+        if not valid:
+            if shown.strip():
+                skipped.append(
+                    Skipped(
+                        offset,
+                        f"{decl.annotation}: Wave looks up {shown!r} as written (it does not "
+                        "trim spaces) and finds no object: the item counts for nothing; "
+                        "write it as name or namespace/name",
+                    )
+                )
+            continue
+        refs.append(
+            Reference(
+                decl.target,
+                item.name,
+                None,
+                False,
+                "declared",
+                f"{ann.field}.{decl.annotation}",
+                offset,
+                namespace=item.namespace,
+                declared_by=decl.annotation,
+                spot=spot,
+            )
+        )
+    skipped.extend(
+        Skipped(
+            offset,
+            f"{decl.annotation}: Wave skips {item!r} (more than one '/'): the item counts "
+            "for nothing; write it as name or namespace/name",
+        )
+        for item in dropped
+    )
     return refs
 
 
 def config_excluded(annotations: Annotations | None, compat: frozenset[str]) -> str | None:
-    """Why a ConfigMap/Secret is left out of every checksum, by its own annotations."""
+    """Why a ConfigMap/Secret is left out of every checksum, by its own annotations
+    (cmhash.io/skip in any case; Reloader's ignore exactly "true", as Reloader reads it)."""
     if annotations is None:
         return None
     for key, gate in CONFIG_EXCLUDED.items():
         hit = annotations.values.get(key)
-        if hit is not None and hit[0].strip().lower() == TRUE and _on(gate, compat):
+        if hit is None or not _on(gate, compat):
+            continue
+        if (hit[0].strip().lower() == TRUE) if gate is None else hit[0] == TRUE:
             return "opted out (cmhash.io/skip)" if gate is None else f'{key}: "true"'
     return None
 
 
 def reloader_match(annotations: Annotations | None, compat: frozenset[str]) -> bool:
+    """reloader.stakater.com/match: exactly "true" (ShouldReload compares strings)."""
     if annotations is None or "reloader" not in compat:
         return False
     hit = annotations.values.get(RELOADER_MATCH)
-    return hit is not None and hit[0].strip().lower() == TRUE
+    return hit is not None and hit[0] == TRUE

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from cmhash.analyze.declared import Selection
+from cmhash.analyze.declared import Selection, Skipped
 from cmhash.analyze.kinds import WorkloadKind
 from cmhash.analyze.refs import Reference, Spot, SubPathMount
 from cmhash.analyze.sources import Depends
@@ -100,6 +100,7 @@ class WorkloadInfo(Record):
         "selection",
         "skip",
         "skip_detail",
+        "skipped_items",
         "subpaths",
     )
 
@@ -124,6 +125,7 @@ class WorkloadInfo(Record):
         edit_error: NodeError | None = None,
         no_restart: str | None = None,
         subpaths: tuple[SubPathMount, ...] = (),
+        skipped_items: tuple[Skipped, ...] = (),
     ) -> None:
         self.kind = kind
         self.api_version = api_version
@@ -146,6 +148,8 @@ class WorkloadInfo(Record):
         self.edit_error = edit_error
         self.no_restart = no_restart
         self.subpaths = subpaths
+        # annotation items the tool that defines them skips (Wave): findings
+        self.skipped_items = skipped_items
 
     @property
     def label(self) -> str:

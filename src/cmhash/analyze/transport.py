@@ -14,7 +14,8 @@ import functools
 import pickle
 from typing import Any
 
-from cmhash.analyze.declared import Selection
+from cmhash.analyze.compat import ReloaderView
+from cmhash.analyze.declared import Selection, Skipped
 from cmhash.analyze.kinds import Policy, WorkloadKind
 from cmhash.analyze.refs import Reference, Spot, SubPathMount
 from cmhash.analyze.summaries import ConfigInfo, DocInfo, SkipReason, WorkloadInfo
@@ -39,6 +40,8 @@ CLASSES: tuple[type, ...] = (
     SubPathMount,
     Edit,
     Selection,
+    ReloaderView,
+    Skipped,
     WorkloadKind,
     Policy,
     SkipReason,

@@ -8,6 +8,16 @@ import re
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
+from cmhash.analyze import patterns
+from cmhash.analyze.compat import (
+    RELOAD_LISTS,
+    RELOADER_BY_KIND,
+    RELOADER_RULES,
+    Case,
+    ReloaderView,
+    decide,
+    why,
+)
 from cmhash.analyze.kinds import Policy
 from cmhash.analyze.refs import Reference, SubPathMount
 from cmhash.analyze.sources import BUILTIN_SOURCES, SecretSource, secret_kinds
@@ -217,16 +227,35 @@ def _not_counted(
     if entry is not None and entry.excluded is not None:
         return entry.excluded
     sel = plan.info.selection
+    view = sel.view(ref.target_kind) if sel.reloader else None
     if ref.how == "declared":
+        if view is not None and ref.declared_by in RELOAD_LISTS and ref.name in view.excluded:
+            return why(RELOADER_RULES[1], view)  # Reloader's exclude comes before its list
         return None
     if sel.sources is not None and _SOURCES.get(ref.target_kind) != sel.sources:
         return f"only {sel.sources} count for this workload ({sel.sources_by})"
-    if sel.match_only and entry is not None and not entry.info.match:
-        return (
-            "reloader.stakater.com/search: only objects annotated "
-            'reloader.stakater.com/match: "true" count'
+    if view is None or sel.count_all:
+        return None
+    rule = decide(
+        Case(
+            view,
+            ref.name,
+            _listed(plan, view, ref.name),
+            entry is not None and entry.info.match,
+            False,  # (ignored objects are left out above: entry.excluded)
+            not settings.opt_in,
         )
-    return None
+    )
+    return None if rule.reloads else why(rule, view)
+
+
+def _listed(plan: WorkloadPlan, view: ReloaderView, name: str) -> bool:
+    """Whether one of the workload's reload-list patterns for the view's kind matches."""
+    reload = RELOADER_BY_KIND[view.kind].reload
+    return any(
+        r.declared_by == reload and r.pattern and patterns.matches(r.name, name)
+        for r in plan.info.refs
+    )
 
 
 @functools.lru_cache(maxsize=8)
@@ -260,7 +289,7 @@ def _resolve(
         and not renames
         and not settings.exclude_secrets
         and sel.sources is None
-        and not sel.match_only
+        and not sel.reloader
     ):  # the common case, in C: every reference to an object of the input that counts
         made = _C_RESOLVE(
             plan.info.refs, plan.namespace, index.objects, settings.image_pull_secrets
@@ -425,6 +454,12 @@ def _plan(
         settings.ignore_workloads or settings.include_workloads or settings.opt_in
     ):
         plan.skip, plan.skip_detail, plan.selected_by = _selected(plan, settings)
+    findings.extend(
+        finding(
+            src, item.offset, Code.SKIPPED_ITEM, f"{info.label}: {item.message}", about=info.about
+        )
+        for item in info.skipped_items
+    )
     if plan.skip is not None:
         about = SKIP_FINDINGS.get(plan.skip)
         if about is not None:
