@@ -271,7 +271,19 @@ def _source_configs(res: Resource, row: SecretSource, settings: Settings) -> lis
         return []  # generateName: nothing can reference a name only the API server picks
     entries_ = source_content(res.node, row)
     annotations = read_annotations(res.annotations(), "metadata.annotations")
-    excluded = config_excluded(annotations, settings.compat)
+    produced = (
+        read_annotations(get_path(res.node, row.template_annotations), "template")
+        if row.template_annotations
+        else None
+    )
+    # its own annotations, and those the produced Secret is written with (a Reloader
+    # match/ignore there is the Secret's)
+    excluded = config_excluded(annotations, settings.compat) or config_excluded(
+        produced, settings.compat
+    )
+    match = reloader_match(annotations, settings.compat) or reloader_match(
+        produced, settings.compat
+    )
     labels = labels_of(get_path(res.node, ("metadata", "labels")))
     targets = [(row.produces, n) for n in produced_names(res.node, row, res.name)]
     depends = source_dependencies(res.node, row)
@@ -290,7 +302,7 @@ def _source_configs(res: Resource, row: SecretSource, settings: Settings) -> lis
             res.doc,
             res.node.end,
             labels,
-            reloader_match(annotations, settings.compat),
+            match,
             None if kind == res.kind else via,
             depends=depends if kind != res.kind else (),
         )

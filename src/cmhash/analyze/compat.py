@@ -185,7 +185,12 @@ def why(rule: Rule, view: ReloaderView) -> str:
             for key, value in ((RELOADER_AUTO, view.auto), (keys.typed_auto, view.typed_auto))
             if value
         ]
-        detail = ", ".join(said) if said else "no Reloader annotation selects it"
+        detail = (
+            ", ".join(said)
+            if said
+            else f"neither {RELOADER_AUTO} nor {keys.typed_auto} is set, and --opt-in is "
+            "Reloader's default mode"
+        )
         return rule.why.format(detail=detail)
     return rule.why.format(exclude=keys.exclude, reload=keys.reload, typed_auto=keys.typed_auto)
 

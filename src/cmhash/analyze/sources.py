@@ -61,6 +61,9 @@ class SecretSource(NamedTuple):
     # (path, values): a row that produces nothing when the field holds one of the values
     produces_nothing: tuple[Path, tuple[str, ...]] | None = None
     depends: Dependency | None = None  # objects whose content it copies in
+    # the produced object's annotations as the source writes them (its template's): a
+    # Reloader match/ignore there is the produced Secret's
+    template_annotations: Path | None = None
 
     @property
     def label(self) -> str:
@@ -105,6 +108,9 @@ BUILTIN_SOURCES: tuple[SecretSource, ...] = (
         "SealedSecret",
         ["spec.encryptedData", "spec.data", "spec.template.type", "spec.template.data"],
         versions=("v1alpha1",),
+    )._replace(
+        # sealedsecret_expansion.go Unseal: the Secret's ObjectMeta is spec.template's
+        template_annotations=_path("spec.template.metadata.annotations")
     ),
     # spec.target.name, default its own name; creationPolicy None writes no Secret.
     # The values in the backing store are invisible offline (refreshInterval, or a
@@ -119,6 +125,8 @@ BUILTIN_SOURCES: tuple[SecretSource, ...] = (
         )._replace(
             produces_nothing=(_path("spec.target.creationPolicy"), ("None",)),
             depends=TEMPLATE_FROM,
+            # ExternalSecretTemplateMetadata: the annotations the Secret is written with
+            template_annotations=_path("spec.target.template.metadata.annotations"),
         )
         for version in ("v1", "v1beta1")
     ),
