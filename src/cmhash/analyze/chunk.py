@@ -12,15 +12,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
+from cmhash.analyze.annotations import Annotations, read_annotations
+from cmhash.analyze.choice import selection
 from cmhash.analyze.content import config_content, is_immutable
-from cmhash.analyze.declared import (
-    Annotations,
-    config_excluded,
-    declared_references,
-    read_annotations,
-    reloader_match,
-    selection,
-)
+from cmhash.analyze.declared import config_excluded, declared_references, reloader_match
 from cmhash.analyze.kinds import KindTable, Policy, WorkloadKind
 from cmhash.analyze.refs import Reference, aliased_spot, find_references, find_subpath_mounts
 from cmhash.analyze.resources import (

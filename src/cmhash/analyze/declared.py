@@ -36,27 +36,13 @@ import re
 from typing import NamedTuple
 
 from cmhash.analyze import patterns
-from cmhash.analyze.compat import (
-    RELOAD_LISTS,
-    RELOADER_AUTO,
-    RELOADER_IGNORE,
-    RELOADER_KINDS,
-    RELOADER_MATCH,
-    RELOADER_SEARCH,
-    WAVE_ON,
-    WAVE_TRUE,
-    ReloaderKind,
-    ReloaderView,
-    go_parse_bool,
-    split_reloader,
-    split_wave,
-)
-from cmhash.analyze.refs import Reference, Spot, spot_of
+from cmhash.analyze.annotations import TRUE, Annotations, gate_on, metadata
+from cmhash.analyze.choice import reloader_source
+from cmhash.analyze.compat import RELOAD_LISTS, RELOADER_IGNORE, RELOADER_MATCH, split_wave
+from cmhash.analyze.refs import Reference, Spot
 from cmhash.errors import NodeError
-from cmhash.parse.tree import MAP, Node, entries, scalar
 
 COMPAT_ALL = frozenset(("reloader", "wave", "kapp"))
-TRUE = "true"
 
 
 class Declaration(NamedTuple):
@@ -82,137 +68,9 @@ DECLARATIONS: tuple[Declaration, ...] = (
 )
 KAPP_REF = "kapp.k14s.io/versioned-explicit-ref"
 
-ENABLED = "cmhash.io/enabled"
-SOURCES = "cmhash.io/sources"
 CONFIG_EXCLUDED = {"cmhash.io/skip": None, RELOADER_IGNORE: "reloader"}
 
 _NAME = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
-
-
-class Annotations(NamedTuple):
-    """One ``annotations`` mapping of a workload: where it is, and its values."""
-
-    field: str  # e.g. "metadata.annotations" or "spec.template.metadata.annotations"
-    values: dict[str, tuple[str, int]]  # key -> (value, offset of the value)
-    spots: dict[str, Spot | None]  # key -> where its value is written (renames)
-
-
-def read_annotations(node: Node | None, field: str) -> Annotations | None:
-    if node is None or node.kind != MAP:
-        return None
-    values = {}
-    spots = {}
-    for key, (_, v) in entries(node).items():
-        text = scalar(v)
-        if text is not None:
-            values[key] = (text, v.start)
-            spots[key] = spot_of(v)
-    return Annotations(field, values, spots)
-
-
-class Selection(NamedTuple):
-    """What a workload's annotations say about which of its references count."""
-
-    opted_in: str | None = None  # the annotation that selects it (optIn mode)
-    opted_out: str | None = None  # the annotation that opts it out
-    sources: str | None = None  # "configmaps" | "secrets": only that kind counts
-    sources_by: str | None = None
-    count_all: str | None = None  # counts every pod-spec reference (enabled, Wave)
-    # Reloader's view per kind, where its rules do not simply count every pod-spec
-    # reference of that kind (analyze/compat.py)
-    reloader: tuple[ReloaderView, ...] = ()
-
-    def view(self, kind: str) -> ReloaderView | None:
-        for v in self.reloader:
-            if v.kind == kind:
-                return v
-        return None
-
-
-def _on(compat: str | None, enabled: frozenset[str]) -> bool:
-    return compat is None or compat in enabled
-
-
-def _metadata(annotations: list[Annotations]) -> Annotations | None:
-    return next((a for a in annotations if a.field == "metadata.annotations"), None)
-
-
-def _template(annotations: list[Annotations]) -> Annotations | None:
-    return next((a for a in annotations if a.field != "metadata.annotations"), None)
-
-
-def reloader_source(annotations: list[Annotations], rk: ReloaderKind) -> Annotations | None:
-    """Where Reloader reads a kind's reload list, auto, typed auto and search: the
-    workload's metadata when any of them is there, else its pod template's."""
-    meta = _metadata(annotations)
-    keys = (rk.reload, RELOADER_AUTO, rk.typed_auto, RELOADER_SEARCH)
-    if meta is not None and any(k in meta.values for k in keys):
-        return meta
-    return _template(annotations)
-
-
-def _value(ann: Annotations | None, key: str) -> str:
-    hit = ann.values.get(key) if ann is not None else None
-    return hit[0] if hit is not None else ""
-
-
-def reloader_view(
-    annotations: list[Annotations], rk: ReloaderKind, auto_reload_all: bool
-) -> ReloaderView | None:
-    """Reloader's view of one kind, None when its rules count every pod-spec reference
-    of that kind whatever the object (nothing excluded, and auto on, or absent in the
-    every-workload mode)."""
-    src = reloader_source(annotations, rk)
-    auto, typed = _value(src, RELOADER_AUTO), _value(src, rk.typed_auto)
-    # the exclude lists are read from the workload's own metadata only (ShouldReload
-    # reads them before it may switch to the pod template's annotations)
-    excluded = tuple(n for n in split_reloader(_value(_metadata(annotations), rk.exclude)) if n)
-    everything = go_parse_bool(auto) or go_parse_bool(typed)
-    if not excluded and (everything or (auto == typed == "" and auto_reload_all)):
-        return None
-    search = _value(src, RELOADER_SEARCH)
-    return ReloaderView(rk.kind, auto, typed, search, excluded, src.field if src else "")
-
-
-def _reloader_opt_in(annotations: list[Annotations]) -> str | None:
-    for rk in RELOADER_KINDS:
-        src = reloader_source(annotations, rk)
-        if src is None:
-            continue
-        if any(split_reloader(_value(src, rk.reload))):
-            return rk.reload
-        for key in (RELOADER_AUTO, rk.typed_auto):
-            if go_parse_bool(_value(src, key)):
-                return key
-        if _value(src, RELOADER_SEARCH) == "true":
-            return RELOADER_SEARCH
-    return None
-
-
-def selection(
-    annotations: list[Annotations], compat: frozenset[str], opt_in: bool = False
-) -> Selection:
-    sel = Selection()
-    for ann in annotations:
-        for key, (value, offset) in ann.values.items():
-            low = value.strip().lower()
-            if key == ENABLED and low == TRUE:
-                sel = sel._replace(opted_in=sel.opted_in or key, count_all=key)
-            elif key == ENABLED and low == "false":
-                sel = sel._replace(opted_out=f'{key}: "false"')
-            elif key == SOURCES:
-                if low not in ("configmaps", "secrets", "all"):
-                    raise NodeError(f"{SOURCES} must be configmaps, secrets or all", offset)
-                sel = sel._replace(sources=None if low == "all" else low, sources_by=SOURCES)
-    if "wave" in compat and _value(_metadata(annotations), WAVE_ON) == WAVE_TRUE:
-        sel = sel._replace(opted_in=sel.opted_in or WAVE_ON, count_all=sel.count_all or WAVE_ON)
-    if "reloader" in compat:
-        views = (reloader_view(annotations, rk, not opt_in) for rk in RELOADER_KINDS)
-        chosen = _reloader_opt_in(annotations)
-        sel = sel._replace(
-            opted_in=sel.opted_in or chosen, reloader=tuple(v for v in views if v is not None)
-        )
-    return sel
 
 
 def _names(
@@ -316,11 +174,11 @@ def declared_references(
     by_key = {d.annotation: d for d in DECLARATIONS}
     refs: list[Reference] = []
     skipped: list[Skipped] = []
-    meta = _metadata(annotations)
+    meta = metadata(annotations)
     for ann in annotations:
         for key, (value, offset) in ann.values.items():
             decl = by_key.get(key)
-            if decl is not None and _on(decl.compat, compat):
+            if decl is not None and gate_on(decl.compat, compat):
                 if (
                     decl.compat == "reloader"
                     and reloader_source(annotations, RELOAD_LISTS[key]) is not ann
@@ -391,7 +249,7 @@ def config_excluded(annotations: Annotations | None, compat: frozenset[str]) -> 
         return None
     for key, gate in CONFIG_EXCLUDED.items():
         hit = annotations.values.get(key)
-        if hit is None or not _on(gate, compat):
+        if hit is None or not gate_on(gate, compat):
             continue
         if (hit[0].strip().lower() == TRUE) if gate is None else hit[0] == TRUE:
             return "opted out (cmhash.io/skip)" if gate is None else f'{key}: "true"'

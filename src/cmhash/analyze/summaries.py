@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from cmhash.analyze.declared import Selection, Skipped
+from cmhash.analyze.choice import Selection
+from cmhash.analyze.declared import Skipped
 from cmhash.analyze.kinds import WorkloadKind
 from cmhash.analyze.refs import Reference, Spot, SubPathMount
 from cmhash.analyze.sources import Depends

@@ -14,8 +14,9 @@ import functools
 import pickle
 from typing import Any
 
+from cmhash.analyze.choice import Selection
 from cmhash.analyze.compat import ReloaderView
-from cmhash.analyze.declared import Selection, Skipped
+from cmhash.analyze.declared import Skipped
 from cmhash.analyze.kinds import Policy, WorkloadKind
 from cmhash.analyze.refs import Reference, Spot, SubPathMount
 from cmhash.analyze.summaries import ConfigInfo, DocInfo, SkipReason, WorkloadInfo

@@ -4,7 +4,7 @@ that ``--versioned-keep`` and ``--versioned-immutable`` would make to it."""
 
 from __future__ import annotations
 
-from cmhash.analyze.declared import Annotations
+from cmhash.analyze.annotations import Annotations
 from cmhash.analyze.refs import Spot, spot_of
 from cmhash.analyze.resources import Resource
 from cmhash.errors import NodeError
