@@ -86,13 +86,22 @@ def _reloader_opt_in(annotations: list[Annotations]) -> str | None:
     return None
 
 
+_NOTHING = Selection()
+# every key a reader here looks at contains one of these (a workload without any is
+# selected as cmhash's own default: the common case, decided without the tables)
+_TOOL_KEYS = ("cmhash.io/", "reloader.stakater.com/", "wave.pusher.com/")
+
+
 def selection(
     annotations: list[Annotations], compat: frozenset[str], opt_in: bool = False
 ) -> Selection:
-    sel = Selection()
+    if not any(t in key for a in annotations for key in a.values for t in _TOOL_KEYS):
+        return _NOTHING  # Reloader's rules would count every pod-spec reference, or
+        # (under --opt-in) the workload is not selected at all
+    sel = _NOTHING
     for ann in annotations:
-        for key, (value, offset) in ann.values.items():
-            low = value.strip().lower()
+        for key, (text, offset) in ann.values.items():
+            low = text.strip().lower()
             if key == ENABLED and low == TRUE:
                 sel = sel._replace(opted_in=sel.opted_in or key, count_all=key)
             elif key == ENABLED and low == "false":
