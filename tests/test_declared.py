@@ -92,6 +92,11 @@ def test_every_declaration_moves_with_its_object(annotation: str, kind: str, whe
             )
         )
 
+    if annotation.startswith("wave.") and where == "template":
+        # Wave reads the workload's own annotations only (wave-k8s/wave pkg/core/
+        # children.go getChildNamesByType: obj.GetAnnotations())
+        assert run("a", "a") is None
+        return
     base = run("a", "a")
     assert base is not None
     assert run("b", "a") != base
@@ -204,6 +209,11 @@ def test_opt_in_mode_and_its_selectors() -> None:
 
 
 def test_cmhash_sources_beats_typed_reloader_auto() -> None:
+    """Reloader's typed auto counts its kind; in the every-workload mode (Reloader's
+    --auto-reload-all) the other kinds count too, as their own auto annotations are
+    empty (pkg/common/common.go ShouldReload: reloaderEnabledValue == "" &&
+    typedAutoAnnotationEnabledValue == "" && AutoReloadAll); under --opt-in (Reloader's
+    default) only that kind does. cmhash.io/sources restricts in both."""
     cm, secret = CM.format(name="c", meta="", value="v"), SECRET.format(name="s", value="v")
     spec = ENV_FROM.format(target="c") + "        - secretRef: {name: s}\n"
     typed = DEP.format(
@@ -215,8 +225,14 @@ def test_cmhash_sources_beats_typed_reloader_auto() -> None:
         spec=spec,
     )
     plain = DEP.format(name="d", meta="", spec=spec)
+    only_cm = DEP.format(
+        name="d", meta=ann(**{"cmhash.io/enabled": "true"}), spec=ENV_FROM.format(target="c")
+    )
     assert one(stream(cm, secret, both)) == one(stream(cm, secret, plain))
-    assert one(stream(cm, secret, typed)) != one(stream(cm, secret, plain))
+    assert one(stream(cm, secret, typed)) == one(stream(cm, secret, plain))
+    assert one(stream(cm, secret, typed), "--opt-in") == one(stream(cm, secret, only_cm))
+    sources = DEP.format(name="d", meta=ann(**{"cmhash.io/sources": "configmaps"}), spec=spec)
+    assert one(stream(cm, secret, sources)) == one(stream(cm, secret, only_cm))
     bad = DEP.format(name="d", meta=ann(**{"cmhash.io/sources": "everything"}), spec=spec)
     res = run_cmhash(["--no-config", "-"], stdin=stream(cm, bad))
     assert res.code == 2 and "cmhash.io/sources must be configmaps, secrets or all" in res.stderr
@@ -291,13 +307,37 @@ def test_explain_says_why(tmp_path: Path) -> None:
     assert refs[("uses-ignored", "hot-reloaded")]["excludedBecause"] == (
         'reloader.stakater.com/ignore: "true"'
     )
-    assert refs[("configmaps-only", "token")]["target"] == "excluded"
+    # every-workload mode (Reloader's --auto-reload-all): typed auto restricts nothing
+    assert refs[("configmaps-only", "token")]["target"] == "in-stream"
+    # auto: "false" no longer drops the workload: its pod-spec references do not count
+    assert refs[("auto-false", "settings")]["target"] == "excluded"
     assert (
-        "configmap.reloader.stakater.com/auto"
-        in refs[("configmaps-only", "token")]["excludedBecause"]
+        'reloader.stakater.com/auto: "false"'
+        in (refs[("auto-false", "settings")]["excludedBecause"])
     )
     skipped = {w["name"]: w["skipReason"] for w in data["workloads"]}
-    assert skipped["auto-false"] == 'opted out (reloader.stakater.com/auto: "false")'
+    assert skipped["auto-false"] is None
+    res = run_cmhash(
+        [
+            "explain",
+            "--no-config",
+            "--opt-in",
+            "--format",
+            "json",
+            str(cases / "reloader-selection" / "input.yaml"),
+        ]
+    )
+    refs = {
+        (w["name"], r["name"]): r
+        for w in valid_explain(res.out)["workloads"]
+        for r in w["references"]
+    }
+    assert refs[("configmaps-only", "token")]["target"] == "excluded"
+    assert (
+        "Reloader would not reload on it" in refs[("configmaps-only", "token")]["excludedBecause"]
+    )
+    assert refs[("search-mode", "token")]["target"] == "excluded"
+    assert refs[("search-mode", "settings")]["target"] == "in-stream"
     res = run_cmhash(
         [
             "explain",

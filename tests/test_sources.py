@@ -433,3 +433,110 @@ def test_review_regressions_for_sources(tmp_path: Path) -> None:
         return res.stdout
 
     assert run_in(vault) != run_in(vault.replace("secret/a", "secret/b"))
+
+
+# ExternalSecret rendered from templateFrom objects (external-secrets apis/externalsecrets/
+# v1/externalsecret_types.go TemplateFrom/TemplateRef; the docs' "templateFrom" example)
+TEMPLATED = """apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata:
+  name: grafana
+spec:
+  secretStoreRef: {name: vault, kind: ClusterSecretStore}
+  target:
+    name: grafana-config
+    template:
+      engineVersion: v2
+      templateFrom:
+      - configMap:
+          name: grafana-config-tpl
+          items:
+          - key: config.yaml
+      - secret:
+          name: grafana-extra
+          items:
+          - key: extra
+            templateAs: KeysAndValues
+      - literal: "x: {{ .user }}"
+  data:
+  - secretKey: user
+    remoteRef: {key: grafana/user}
+"""
+TPL_CM = """apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: grafana-config-tpl
+data:
+  config.yaml: "url: {{ .uri }}"
+  unrelated: "1"
+"""
+TPL_SECRET = """apiVersion: v1
+kind: Secret
+metadata:
+  name: grafana-extra
+stringData:
+  extra: "a: b"
+"""
+
+
+def templated() -> bytes:
+    return stream(
+        TEMPLATED,
+        TPL_CM,
+        TPL_SECRET,
+        DEP.format(name="grafana", spec=ENV.format(n="grafana-config", k="config.yaml")),
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (b'config.yaml: "url: {{ .uri }}"', b'config.yaml: "url: {{ .url }}"'),
+        (b'extra: "a: b"', b'extra: "a: c"'),  # a templateFrom Secret
+        (b'literal: "x: {{ .user }}"', b'literal: "y: {{ .user }}"'),
+    ],
+)
+def test_external_secret_template_from_objects_roll_the_users(old: bytes, new: bytes) -> None:
+    data = templated()
+    base = value(data)
+    assert base is not None
+    assert value(data.replace(old, new)) != base
+
+
+def test_external_secret_template_from_only_the_listed_keys() -> None:
+    data = templated()
+    assert value(data.replace(b'unrelated: "1"', b'unrelated: "2"')) == value(data)
+
+
+def test_external_secret_template_from_without_items_is_the_whole_object() -> None:
+    data = templated().replace(b"          items:\n          - key: config.yaml\n", b"")
+    base = value(data)
+    assert value(data.replace(b'unrelated: "1"', b'unrelated: "2"')) != base
+
+
+def test_external_secret_template_from_absent_objects_add_nothing() -> None:
+    data = stream(TEMPLATED, DEP.format(name="grafana", spec=ENV.format(n="grafana-config", k="x")))
+    assert value(data) is not None
+    assert "missing-reference" not in findings(data)
+
+
+def test_sealed_secret_deprecated_spec_data_is_content() -> None:
+    """sealed-secrets' v1alpha1 SealedSecretSpec.Data: "deprecated", still unsealed by the
+    controller (pkg/apis/sealedsecrets/v1alpha1/sealedsecret_types.go)."""
+    old = SEALED.replace(
+        "  encryptedData:\n    password: AgBy3i4OJSWK\n    username: AgCkR0J8QO3v\n",
+        "  data: AgBy3i4OJSWKAgCkR0J8QO3v\n",
+    )
+    base = value(uses_db(old))
+    assert base is not None
+    assert (
+        value(uses_db(old.replace("AgBy3i4OJSWKAgCkR0J8QO3v", "AgBy3i4OJSWKAgCkR0J8QO3w"))) != base
+    )
+
+
+def test_exclude_secrets_leaves_secret_provider_classes_out() -> None:
+    mount = stream(SPC, DEP.format(name="mount", spec=CSI.format(n="aws")))
+    assert value(mount) is not None
+    assert value(mount, "--exclude-secrets") is None
+    res = run_cmhash(["explain", "--no-config", "--exclude-secrets", "-"], stdin=mount)
+    assert "SecretProviderClasses are left out of checksums (--exclude-secrets)" in res.out, res.out

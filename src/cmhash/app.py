@@ -203,6 +203,14 @@ def _run(
         findings,
         releases.of if releases else None,
     )
+    index.prepare_patterns(
+        (ref.target_kind, ref.namespace or w.namespace or settings.namespace or "", ref.name)
+        for per in docs
+        for d in per
+        for w in d.workloads
+        for ref in w.refs
+        if ref.pattern
+    )  # every Reloader pattern matched in one pass per kind and namespace
     scoping = scopes.scoping(index, settings.scopes)
     secret_spans = SecretSpans(sources, docs)
     planner = _Planner(scoping, releases, settings)

@@ -36,6 +36,7 @@ class Code(TextEnum):
     VERSIONED_UNREFERENCED = "versioned-unreferenced"
     UNKNOWN_REFERENCE = "unknown-reference"
     HELM_NAMESPACE = "helm-namespace"
+    SKIPPED_ITEM = "skipped-item"
 
 
 # code -> (default level, one-line description)
@@ -104,6 +105,10 @@ CODES: dict[Code, tuple[Level, str]] = {
         WARNING,
         "an exported HELM_NAMESPACE is not the release namespace the chart's own "
         "references show (stale?); the chart's is used",
+    ),
+    Code.SKIPPED_ITEM: (
+        WARNING,
+        "an annotation item the tool that defines it skips (a Wave item with two '/')",
     ),
 }
 

@@ -12,15 +12,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
+from cmhash.analyze.annotations import Annotations, read_annotations
+from cmhash.analyze.choice import selection
 from cmhash.analyze.content import config_content, is_immutable
-from cmhash.analyze.declared import (
-    Annotations,
-    config_excluded,
-    declared_references,
-    read_annotations,
-    reloader_match,
-    selection,
-)
+from cmhash.analyze.declared import config_excluded, declared_references, reloader_match
 from cmhash.analyze.jobs import plan_rename
 from cmhash.analyze.kinds import KindTable, Policy, WorkloadKind
 from cmhash.analyze.refs import (
@@ -39,7 +34,12 @@ from cmhash.analyze.resources import (
     pod_template,
     require_name,
 )
-from cmhash.analyze.sources import SecretSource, produced_names, source_content
+from cmhash.analyze.sources import (
+    SecretSource,
+    produced_names,
+    source_content,
+    source_dependencies,
+)
 from cmhash.analyze.summaries import ConfigInfo, DocInfo, Labels, SkipReason, WorkloadInfo
 from cmhash.analyze.versioned import name_spot, version_edits, versioned_flag
 from cmhash.errors import NodeError
@@ -134,9 +134,8 @@ def _skipped(
     template cmhash cannot edit."""
     template, _ = pod_template(res, wk)
     try:
-        info.refs = _references(res, template, wk, settings)[1] + tuple(
-            declared_references(annotations, settings.compat)
-        )
+        declared, _ = declared_references(annotations, settings.compat)
+        info.refs = _references(res, template, wk, settings)[1] + tuple(declared)
     except NodeError:
         info.refs = ()
     # what stays in the output (report: a checksum that disappears rolls the pods)
@@ -152,6 +151,18 @@ def _annotations(res: Resource, wk: WorkloadKind, written: Node | None) -> list[
         template, _ = pod_template(res, wk)
         out.append(read_annotations(get_path(template, wk.level), wk.annotation_field))
     return [a for a in out if a is not None]
+
+
+def _template_ref(res: Resource, wk: WorkloadKind) -> str | None:
+    """The workload whose template this one uses (``kind 'name'``), when it names one."""
+    if not wk.template_ref:
+        return None
+    ref = get_path(res.node, wk.template_ref)
+    if ref is None or ref.is_null:
+        return None
+    kind = scalar(get(ref, "kind")) or "workload"
+    name = scalar(get(ref, "name"))
+    return f"{kind} {name!r}" if name else kind
 
 
 def labels_of(node: Node | None) -> Labels:
@@ -181,7 +192,7 @@ def analyze_workload(
         generated=generated,
         hook=hook_phase(written),
         labels=labels_of(get(meta, "labels")),
-        selection=selection(annotations, settings.compat),
+        selection=selection(annotations, settings.compat, settings.opt_in),
     )
     skipped = flag_on(written, SKIP_ANNOTATION)  # (res.skipped, from what was read above)
     opted_out = SKIP_ANNOTATION if skipped else info.selection.opted_out
@@ -190,15 +201,18 @@ def analyze_workload(
         info.skip_detail = opted_out
         _skipped(res, wk, settings, info, annotations)
         return info
+    referenced = _template_ref(res, wk)
+    if referenced is not None:
+        info.skip, info.skip_detail = SkipReason.WORKLOAD_REF, referenced
+        return info
     template, template_key = pod_template(res, wk, owned=True)
     if template is None:
-        workload_ref = (wk.group, wk.kind) == ("argoproj.io", "Rollout") and get(
-            get(res.node, "spec"), "workloadRef"
-        ) is not None
-        info.skip = SkipReason.WORKLOAD_REF if workload_ref else SkipReason.NO_TEMPLATE
+        info.skip = SkipReason.NO_TEMPLATE
         return info
     spec_field, info.refs = _references(res, template, wk, settings)
-    info.refs += tuple(declared_references(annotations, settings.compat))
+    declared, dropped = declared_references(annotations, settings.compat)
+    info.refs += tuple(declared)
+    info.skipped_items = tuple(dropped)
     cur = _current(template, wk, settings)
     info.current = scalar(cur)
     info.current_style = cur.style if cur is not None else None
@@ -258,6 +272,7 @@ def _config(res: Resource, settings: Settings, default_nl: str, secret: bool) ->
             name_spot(res),
             edits,
             error,
+            (),
         )
     )
 
@@ -272,9 +287,22 @@ def _source_configs(res: Resource, row: SecretSource, settings: Settings) -> lis
         return []  # generateName: nothing can reference a name only the API server picks
     entries_ = source_content(res.node, row)
     annotations = read_annotations(res.annotations(), "metadata.annotations")
-    excluded = config_excluded(annotations, settings.compat)
+    produced = (
+        read_annotations(get_path(res.node, row.template_annotations), "template")
+        if row.template_annotations
+        else None
+    )
+    # its own annotations, and those the produced Secret is written with (a Reloader
+    # match/ignore there is the Secret's)
+    excluded = config_excluded(annotations, settings.compat) or config_excluded(
+        produced, settings.compat
+    )
+    match = reloader_match(annotations, settings.compat) or reloader_match(
+        produced, settings.compat
+    )
     labels = labels_of(get_path(res.node, ("metadata", "labels")))
     targets = [(row.produces, n) for n in produced_names(res.node, row, res.name)]
+    depends = source_dependencies(res.node, row)
     if row.referenced:
         targets.insert(0, (row.kind, res.name))
     via = f"{res.kind}/{res.name}"
@@ -290,8 +318,9 @@ def _source_configs(res: Resource, row: SecretSource, settings: Settings) -> lis
             res.doc,
             res.node.end,
             labels,
-            reloader_match(annotations, settings.compat),
+            match,
             None if kind == res.kind else via,
+            depends=depends if kind != res.kind else (),
         )
         for kind, name in targets
     ]

@@ -8,24 +8,26 @@ Declared dependencies (each hashed like a whole-object reference, ``namespace/na
 name another namespace):
 
 * ``cmhash.io/extra-configmaps``, ``cmhash.io/extra-secrets``: ``"a, b, other-ns/c"``;
-* Reloader: ``configmap.reloader.stakater.com/reload``, ``secret.reloader.stakater.com/
-  reload``: comma lists of anchored regular expressions (Reloader's own semantics);
-* Wave: ``wave.pusher.com/extra-configmaps``, ``wave.pusher.com/extra-secrets``;
+* Reloader: ``configmap.reloader.stakater.com/reload``, ``secret.…`` and
+  ``secretproviderclass.…``: comma lists of Go regular expressions (analyze/patterns.py),
+  read where Reloader reads them (analyze/compat.py);
+* Wave: ``wave.pusher.com/extra-configmaps``, ``wave.pusher.com/extra-secrets``, on the
+  workload's own metadata, items as Wave splits them (one it skips is a finding);
 * kapp: ``kapp.k14s.io/versioned-explicit-ref`` (and ``….<suffix>``): a YAML mapping
   ``{apiVersion: v1, kind: ConfigMap|Secret, name}``.
 
-Selection (they select, they do not add):
+Selection (they select, they do not add): ``cmhash.io/enabled: "true"`` selects the
+workload in ``optIn`` mode and counts every pod-spec reference, ``"false"`` opts it out;
+``cmhash.io/sources: configmaps|secrets|all`` says which kinds of pod-spec references
+count. Reloader's and Wave's annotations select as those tools do (analyze/compat.py):
+Reloader's rules decide each pod-spec reference (``--opt-in`` is Reloader's default
+mode, the default mode its ``--auto-reload-all``), Wave's
+``update-on-config-change: "true"`` counts every one. In ``optIn`` mode a workload is
+selected by ``cmhash.io/enabled``, a Reloader reload list, ``auto``, typed ``auto`` or
+``search``, or Wave's ``update-on-config-change``.
 
-* ``cmhash.io/enabled``, Reloader ``reloader.stakater.com/auto`` and Wave
-  ``wave.pusher.com/update-on-config-change`` set to ``"true"`` select the workload in
-  ``optIn`` mode; Reloader ``auto: "false"`` opts it out;
-* Reloader ``configmap.…/auto`` / ``secret.…/auto: "true"`` select it and count only that
-  kind of pod-spec reference; ``reloader.stakater.com/search: "true"`` counts only
-  pod-spec references to objects annotated ``reloader.stakater.com/match: "true"``;
-* ``cmhash.io/sources: configmaps|secrets|all`` says which kinds of pod-spec references
-  count (it wins over the typed Reloader ones).
-
-Declared dependencies always count, whatever the selection says about pod-spec ones.
+Declared dependencies count whatever the selection says about pod-spec ones (but for
+Reloader's exclude lists, which come first in Reloader too).
 """
 
 from __future__ import annotations
@@ -33,12 +35,14 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from cmhash.analyze.refs import Reference, Spot, spot_of
+from cmhash.analyze import patterns
+from cmhash.analyze.annotations import TRUE, Annotations, gate_on, metadata
+from cmhash.analyze.choice import reloader_source
+from cmhash.analyze.compat import RELOAD_LISTS, RELOADER_IGNORE, RELOADER_MATCH, split_wave
+from cmhash.analyze.refs import Reference, Spot
 from cmhash.errors import NodeError
-from cmhash.parse.tree import MAP, Node, entries, scalar
 
 COMPAT_ALL = frozenset(("reloader", "wave", "kapp"))
-TRUE = "true"
 
 
 class Declaration(NamedTuple):
@@ -53,85 +57,20 @@ DECLARATIONS: tuple[Declaration, ...] = (
     Declaration("cmhash.io/extra-secrets", "Secret", None),
     Declaration("configmap.reloader.stakater.com/reload", "ConfigMap", "reloader", regex=True),
     Declaration("secret.reloader.stakater.com/reload", "Secret", "reloader", regex=True),
+    Declaration(
+        "secretproviderclass.reloader.stakater.com/reload",
+        "SecretProviderClass",
+        "reloader",
+        regex=True,
+    ),
     Declaration("wave.pusher.com/extra-configmaps", "ConfigMap", "wave"),
     Declaration("wave.pusher.com/extra-secrets", "Secret", "wave"),
 )
 KAPP_REF = "kapp.k14s.io/versioned-explicit-ref"
 
-# annotation -> (compat, what "true" means for the workload's selection)
-OPT_IN: dict[str, tuple[str | None, str | None]] = {
-    "cmhash.io/enabled": (None, None),
-    "reloader.stakater.com/auto": ("reloader", None),
-    "configmap.reloader.stakater.com/auto": ("reloader", "configmaps"),
-    "secret.reloader.stakater.com/auto": ("reloader", "secrets"),
-    "reloader.stakater.com/search": ("reloader", None),
-    "wave.pusher.com/update-on-config-change": ("wave", None),
-}
-SOURCES = "cmhash.io/sources"
-SEARCH = "reloader.stakater.com/search"
-RELOADER_AUTO = "reloader.stakater.com/auto"
-CONFIG_EXCLUDED = {"cmhash.io/skip": None, "reloader.stakater.com/ignore": "reloader"}
-RELOADER_MATCH = "reloader.stakater.com/match"
+CONFIG_EXCLUDED = {"cmhash.io/skip": None, RELOADER_IGNORE: "reloader"}
 
 _NAME = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
-
-
-class Annotations(NamedTuple):
-    """One ``annotations`` mapping of a workload: where it is, and its values."""
-
-    field: str  # e.g. "metadata.annotations" or "spec.template.metadata.annotations"
-    values: dict[str, tuple[str, int]]  # key -> (value, offset of the value)
-    spots: dict[str, Spot | None]  # key -> where its value is written (renames)
-
-
-def read_annotations(node: Node | None, field: str) -> Annotations | None:
-    if node is None or node.kind != MAP:
-        return None
-    values = {}
-    spots = {}
-    for key, (_, v) in entries(node).items():
-        text = scalar(v)
-        if text is not None:
-            values[key] = (text, v.start)
-            spots[key] = spot_of(v)
-    return Annotations(field, values, spots)
-
-
-class Selection(NamedTuple):
-    """What a workload's annotations say about which of its references count."""
-
-    opted_in: str | None = None  # the annotation that selects it (optIn mode)
-    opted_out: str | None = None  # the annotation that opts it out
-    sources: str | None = None  # "configmaps" | "secrets": only that kind counts
-    sources_by: str | None = None
-    match_only: bool = False  # Reloader search: only objects annotated match: "true"
-
-
-def _on(compat: str | None, enabled: frozenset[str]) -> bool:
-    return compat is None or compat in enabled
-
-
-def selection(annotations: list[Annotations], compat: frozenset[str]) -> Selection:
-    sel = Selection()
-    for ann in annotations:
-        for key, (value, offset) in ann.values.items():
-            low = value.strip().lower()
-            if key in OPT_IN and _on(OPT_IN[key][0], compat):
-                if low == TRUE:
-                    sel = sel._replace(opted_in=sel.opted_in or key)
-                    kind = OPT_IN[key][1]
-                    if kind is not None and sel.sources_by != SOURCES:
-                        both = sel.sources is not None and sel.sources != kind
-                        sel = sel._replace(sources=None if both else kind, sources_by=key)
-                    if key == SEARCH:
-                        sel = sel._replace(match_only=True)
-                elif low == "false" and key == RELOADER_AUTO:
-                    sel = sel._replace(opted_out=f'{key}: "false"')
-            elif key == SOURCES:
-                if low not in ("configmaps", "secrets", "all"):
-                    raise NodeError(f"{SOURCES} must be configmaps, secrets or all", offset)
-                sel = sel._replace(sources=None if low == "all" else low, sources_by=SOURCES)
-    return sel
 
 
 def _names(
@@ -147,10 +86,11 @@ def _names(
         name = item
         if decl.regex:
             try:
-                re.compile(item)
-            except re.error as exc:
+                patterns.check(item)
+            except patterns.PatternError as exc:
                 raise NodeError(
-                    f"{decl.annotation}: {item!r} is not a valid regular expression ({exc.msg})",
+                    f"{decl.annotation}: {item!r} is not a valid regular expression (Go "
+                    f"regexp, as Reloader reads it: {exc.reason})",
                     offset,
                 ) from None
         else:
@@ -219,33 +159,106 @@ def _kapp(key: str, value: str, offset: int, field: str) -> list[Reference]:
     ]
 
 
-def declared_references(annotations: list[Annotations], compat: frozenset[str]) -> list[Reference]:
-    """Every dependency the annotations declare, in annotation order."""
+class Skipped(NamedTuple):
+    """An annotation item the tool that defines it skips (a finding, never an error)."""
+
+    offset: int
+    message: str
+
+
+def declared_references(
+    annotations: list[Annotations], compat: frozenset[str]
+) -> tuple[list[Reference], list[Skipped]]:
+    """Every dependency the annotations declare, in annotation order, each read where the
+    tool that defines it reads it; and the items that tool would skip."""
     by_key = {d.annotation: d for d in DECLARATIONS}
     refs: list[Reference] = []
+    skipped: list[Skipped] = []
+    meta = metadata(annotations)
     for ann in annotations:
         for key, (value, offset) in ann.values.items():
             decl = by_key.get(key)
-            if decl is not None and _on(decl.compat, compat):
+            if decl is not None and gate_on(decl.compat, compat):
+                if (
+                    decl.compat == "reloader"
+                    and reloader_source(annotations, RELOAD_LISTS[key]) is not ann
+                ):
+                    continue  # Reloader reads the other annotations mapping for this kind
+                if decl.compat == "wave":
+                    if ann is meta:  # Wave reads the workload's own annotations only
+                        refs.extend(_wave(decl, value, offset, ann, skipped))
+                    continue
                 refs.extend(_names(decl, value, offset, ann.field, ann.spots.get(key)))
             elif "kapp" in compat and (key == KAPP_REF or key.startswith(KAPP_REF + ".")):
                 refs.extend(_kapp(key, value, offset, ann.field))
+    return refs, skipped
+
+
+def _wave(
+    decl: Declaration, value: str, offset: int, ann: Annotations, skipped: list[Skipped]
+) -> list[Reference]:
+    """Wave's items as children.go splits them: what it would not find is skipped."""
+    used, dropped = split_wave(value)
+    spot = ann.spots.get(decl.annotation)
+    refs = []
+    for item in used:
+        valid = _NAME.fullmatch(item.name) and (
+            item.namespace is None or _NAME.fullmatch(item.namespace)
+        )
+        shown = item.name if item.namespace is None else f"{item.namespace}/{item.name}"
+        if not valid:
+            if shown.strip():
+                skipped.append(
+                    Skipped(
+                        offset,
+                        f"{decl.annotation}: Wave looks up {shown!r} as written (it does not "
+                        "trim spaces) and finds no object: the item counts for nothing; "
+                        "write it as name or namespace/name",
+                    )
+                )
+            continue
+        refs.append(
+            Reference(
+                decl.target,
+                item.name,
+                None,
+                False,
+                "declared",
+                f"{ann.field}.{decl.annotation}",
+                offset,
+                namespace=item.namespace,
+                declared_by=decl.annotation,
+                spot=spot,
+            )
+        )
+    skipped.extend(
+        Skipped(
+            offset,
+            f"{decl.annotation}: Wave skips {item!r} (more than one '/'): the item counts "
+            "for nothing; write it as name or namespace/name",
+        )
+        for item in dropped
+    )
     return refs
 
 
 def config_excluded(annotations: Annotations | None, compat: frozenset[str]) -> str | None:
-    """Why a ConfigMap/Secret is left out of every checksum, by its own annotations."""
+    """Why a ConfigMap/Secret is left out of every checksum, by its own annotations
+    (cmhash.io/skip in any case; Reloader's ignore exactly "true", as Reloader reads it)."""
     if annotations is None:
         return None
     for key, gate in CONFIG_EXCLUDED.items():
         hit = annotations.values.get(key)
-        if hit is not None and hit[0].strip().lower() == TRUE and _on(gate, compat):
+        if hit is None or not gate_on(gate, compat):
+            continue
+        if (hit[0].strip().lower() == TRUE) if gate is None else hit[0] == TRUE:
             return "opted out (cmhash.io/skip)" if gate is None else f'{key}: "true"'
     return None
 
 
 def reloader_match(annotations: Annotations | None, compat: frozenset[str]) -> bool:
+    """reloader.stakater.com/match: exactly "true" (ShouldReload compares strings)."""
     if annotations is None or "reloader" not in compat:
         return False
     hit = annotations.values.get(RELOADER_MATCH)
-    return hit is not None and hit[0].strip().lower() == TRUE
+    return hit is not None and hit[0] == TRUE

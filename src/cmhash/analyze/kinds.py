@@ -45,6 +45,10 @@ class WorkloadKind(NamedTuple):
     # then ("alertmanager-{name}": {name} is the resource's own name)
     defaults: tuple[tuple[str, str, str], ...] = ()
 
+    # a field naming another workload whose template this one uses (Argo Rollout's
+    # spec.workloadRef): when it is set the kind is never annotated, template or not
+    template_ref: tuple[str, ...] = ()
+
     @property
     def pod_spec_path(self) -> tuple[str, ...]:
         return self.spec_path if self.spec_path is not None else (*self.template_path, "spec")
@@ -80,7 +84,12 @@ BUILTIN_KINDS: tuple[WorkloadKind, ...] = (
     _row("batch", "CronJob", "spec.jobTemplate.spec.template"),
     _row("batch", "Job", "spec.template", Policy.JOB),
     _row("", "Pod", "", Policy.POD, rolls=False),
-    _row("argoproj.io", "Rollout", "spec.template"),
+    # Argo rejects a Rollout with both workloadRef and a template holding labels or
+    # annotations ("template must be empty for workload reference rollout":
+    # argoproj/argo-rollouts pkg/apis/rollouts/validation/validation.go:127, RolloutSpec.
+    # EmptyTemplate in pkg/apis/rollouts/v1alpha1/types.go:98), so an annotation there
+    # would break it: the Deployment it references is the one to annotate
+    _row("argoproj.io", "Rollout", "spec.template")._replace(template_ref=("spec", "workloadRef")),
     _row("apps.openshift.io", "DeploymentConfig", "spec.template", trigger_gated=True),
     # OpenShift 3 served it as apiVersion v1
     _row("", "DeploymentConfig", "spec.template", trigger_gated=True),

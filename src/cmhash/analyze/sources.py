@@ -25,6 +25,30 @@ from cmhash.parse.tree import SCALAR, SEQ, Node, deref, entries, get_path, items
 Path = tuple[str, ...]
 
 
+class Dependency(NamedTuple):
+    """Objects a source copies content from (ExternalSecret ``templateFrom``): each item at
+    ``path`` names one by ``name`` under one of ``kinds``' fields, optionally only some
+    of its keys."""
+
+    path: Path  # the items ("*" fans out)
+    kinds: tuple[tuple[str, str], ...]  # (field of an item, the kind it names)
+    name: str = "name"
+    keys: Path = ("items", "*", "key")  # none listed: the whole object
+
+
+# external-secrets apis/externalsecrets/v1/externalsecret_types.go: TemplateFrom
+# {configMap, secret: TemplateRef{name, items: [{key, templateAs}]}, target, literal};
+# the controller reads the listed keys of those objects, in the ExternalSecret's own
+# namespace, and renders them into the Secret: their change is the Secret's change
+TEMPLATE_FROM = Dependency(
+    ("spec", "target", "template", "templateFrom", "*"),
+    (("configMap", "ConfigMap"), ("secret", "Secret")),
+)
+
+# (kind, name, keys or None for all) of one object a source copies from
+Depends = tuple[tuple[str, str, tuple[str, ...] | None], ...]
+
+
 class SecretSource(NamedTuple):
     group: str
     kind: str
@@ -36,6 +60,10 @@ class SecretSource(NamedTuple):
     referenced: bool = False  # pods reference the source object itself (by its kind)
     # (path, values): a row that produces nothing when the field holds one of the values
     produces_nothing: tuple[Path, tuple[str, ...]] | None = None
+    depends: Dependency | None = None  # objects whose content it copies in
+    # the produced object's annotations as the source writes them (its template's): a
+    # Reloader match/ignore there is the produced Secret's
+    template_annotations: Path | None = None
 
     @property
     def label(self) -> str:
@@ -72,11 +100,17 @@ def source_row(
 BUILTIN_SOURCES: tuple[SecretSource, ...] = (
     # The controller names the Secret after the SealedSecret, in its namespace, whatever
     # spec.template.metadata says; re-sealing changes encryptedData, so it rolls the users.
+    # spec.data is the deprecated whole-Secret form (bitnami-labs/sealed-secrets
+    # pkg/apis/sealedsecrets/v1alpha1/sealedsecret_types.go: "Data is deprecated"), still
+    # unsealed by the controller: content too.
     source_row(
         "bitnami.com",
         "SealedSecret",
-        ["spec.encryptedData", "spec.template.type", "spec.template.data"],
+        ["spec.encryptedData", "spec.data", "spec.template.type", "spec.template.data"],
         versions=("v1alpha1",),
+    )._replace(
+        # sealedsecret_expansion.go Unseal: the Secret's ObjectMeta is spec.template's
+        template_annotations=_path("spec.template.metadata.annotations")
     ),
     # spec.target.name, default its own name; creationPolicy None writes no Secret.
     # The values in the backing store are invisible offline (refreshInterval, or a
@@ -88,7 +122,12 @@ BUILTIN_SOURCES: tuple[SecretSource, ...] = (
             ["spec.data", "spec.dataFrom", "spec.target.template", "spec.secretStoreRef"],
             versions=(version,),
             name="spec.target.name",
-        )._replace(produces_nothing=(_path("spec.target.creationPolicy"), ("None",)))
+        )._replace(
+            produces_nothing=(_path("spec.target.creationPolicy"), ("None",)),
+            depends=TEMPLATE_FROM,
+            # ExternalSecretTemplateMetadata: the annotations the Secret is written with
+            template_annotations=_path("spec.target.template.metadata.annotations"),
+        )
         for version in ("v1", "v1beta1")
     ),
     # Pods name it in a CSI volume (volumeAttributes.secretProviderClass); its
@@ -139,6 +178,31 @@ def source_content(node: Node, row: SecretSource) -> dict[str, bytes]:
             text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
             out[".".join(path)] = text.encode("utf-8")
     return out
+
+
+def source_dependencies(node: Node, row: SecretSource) -> Depends:
+    """The objects whose content the source copies in, in order, without repeats."""
+    dep = row.depends
+    if dep is None:
+        return ()
+    out: list[tuple[str, str, tuple[str, ...] | None]] = []
+    for item, _ in walk(node, dep.path):
+        for field, kind in dep.kinds:
+            ref = get_path(item, (field,))
+            name = scalar(get_path(ref, (dep.name,))) if ref is not None else None
+            if not name:
+                continue
+            keys = [scalar(k) for k, _ in walk(ref, dep.keys)] if ref is not None else []
+            listed = tuple(sorted({k for k in keys if k}))
+            out.append((kind, name, listed or None))
+    return tuple(dict.fromkeys(out))
+
+
+def secret_kinds(rows: tuple[SecretSource, ...]) -> frozenset[str]:
+    """The kinds a pod references that are Secrets or stand for them (--exclude-secrets):
+    Secret, and each source object pods reference by its own kind when it produces
+    Secrets (a SecretProviderClass in a CSI volume)."""
+    return frozenset(("Secret", *(r.kind for r in rows if r.referenced and r.produces == "Secret")))
 
 
 def produced_names(node: Node, row: SecretSource, own_name: str) -> list[str]:

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from cmhash.analyze.declared import Selection
+from cmhash.analyze.choice import Selection
+from cmhash.analyze.declared import Skipped
 from cmhash.analyze.jobs import JobRename
 from cmhash.analyze.kinds import WorkloadKind
 from cmhash.analyze.refs import Reference, Spot, SubPathMount
+from cmhash.analyze.sources import Depends
 from cmhash.errors import NodeError
 from cmhash.findings import About
 from cmhash.model import ResourceId, TextEnum
@@ -24,7 +26,7 @@ class SkipReason(TextEnum):
 
     OPTED_OUT = "opted out"  # skip_detail names the annotation
     NO_TEMPLATE = "it has no pod template (a patch or a partial manifest?)"
-    WORKLOAD_REF = "an Argo Rollout with spec.workloadRef has no template of its own"
+    WORKLOAD_REF = "an Argo Rollout with spec.workloadRef takes its template from that workload"
     GENERATED = (
         "metadata.generateName: every create makes a new object, so there is "
         'nothing to roll (cmhash.io/enabled: "true" to annotate it anyway)'
@@ -61,6 +63,9 @@ class ConfigInfo(NamedTuple):
     name_spot: Spot | None = None  # where metadata.name is written
     version_edits: tuple[Edit, ...] = ()  # --versioned-keep / --versioned-immutable
     version_error: tuple[str, int] | None = None  # why those edits cannot be made
+    # objects whose content a source copies in (ExternalSecret templateFrom): added to
+    # its content once every object is indexed (plan/index.py)
+    depends: Depends = ()
 
     @property
     def label(self) -> str:
@@ -98,6 +103,7 @@ class WorkloadInfo(Record):
         "selection",
         "skip",
         "skip_detail",
+        "skipped_items",
         "subpaths",
     )
 
@@ -122,6 +128,7 @@ class WorkloadInfo(Record):
         edit_error: NodeError | None = None,
         no_restart: str | None = None,
         subpaths: tuple[SubPathMount, ...] = (),
+        skipped_items: tuple[Skipped, ...] = (),
         job: JobRename | None = None,
     ) -> None:
         self.kind = kind
@@ -145,6 +152,8 @@ class WorkloadInfo(Record):
         self.edit_error = edit_error
         self.no_restart = no_restart
         self.subpaths = subpaths
+        # annotation items the tool that defines them skips (Wave): findings
+        self.skipped_items = skipped_items
         self.job = job  # --jobs=rename: what the reduce stage needs to rename it
 
     @property

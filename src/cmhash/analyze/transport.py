@@ -14,7 +14,9 @@ import functools
 import pickle
 from typing import Any
 
-from cmhash.analyze.declared import Selection
+from cmhash.analyze.choice import Selection
+from cmhash.analyze.compat import ReloaderView
+from cmhash.analyze.declared import Skipped
 from cmhash.analyze.jobs import JobRename
 from cmhash.analyze.kinds import Policy, WorkloadKind
 from cmhash.analyze.refs import Reference, Spot, SubPathMount
@@ -41,6 +43,8 @@ CLASSES: tuple[type, ...] = (
     SubPathMount,
     Edit,
     Selection,
+    ReloaderView,
+    Skipped,
     WorkloadKind,
     Site,
     JobRename,

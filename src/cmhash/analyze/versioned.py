@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from cmhash.analyze.declared import Annotations
+from cmhash.analyze.annotations import Annotations
 from cmhash.analyze.refs import Spot, spot_of
 from cmhash.analyze.resources import Resource
 from cmhash.errors import NodeError

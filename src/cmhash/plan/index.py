@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import functools
 import os
-import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
+from cmhash.analyze import patterns
 from cmhash.analyze.summaries import ConfigInfo
 from cmhash.findings import Code, Finding, finding
 from cmhash.model import ResourceId, make_id
@@ -41,6 +41,7 @@ class ConfigIndex:
         # id -> directory -> its definition there, for ids defined in several directories
         self.by_directory: dict[ResourceId, dict[str, ConfigEntry]] = {}
         self._namespaces: dict[tuple[str, str], set[str]] | None = None  # (other_namespaces)
+        self._matched: dict[tuple[str, str, str], list[ConfigEntry]] = {}  # (matching)
 
     def every(self) -> list[ConfigEntry]:
         """Every definition: the ids' entries, and for an id that several directories
@@ -57,6 +58,7 @@ class ConfigIndex:
         """``key``: its id, when the caller has it already."""
         self.objects[entry.id if key is None else key] = entry
         self._namespaces = None
+        self._matched = {}
 
     def other_namespaces(self, kind: str, name: str, ns: str) -> set[str]:
         """The namespaces other than ``ns`` that have an object ``kind``/``name`` (for a
@@ -68,17 +70,30 @@ class ConfigIndex:
         return self._namespaces.get((kind, name), set()) - {ns}
 
     def matching(self, kind: str, namespace: str, pattern: str) -> list[ConfigEntry]:
-        """Objects of ``kind`` in ``namespace`` whose whole name matches ``pattern``
-        (Reloader's anchored regular expressions), sorted by name."""
-        rx = re.compile(pattern)
-        return sorted(
-            (
-                e
+        """Objects of ``kind`` in ``namespace`` whose name Reloader's pattern selects
+        (analyze/patterns.py), sorted by name."""
+        found = self._matched.get((kind, namespace, pattern))
+        if found is None:
+            self.prepare_patterns([(kind, namespace, pattern)])
+            found = self._matched[(kind, namespace, pattern)]
+        return found
+
+    def prepare_patterns(self, wanted: Iterable[tuple[str, str, str]]) -> None:
+        """Match every (kind, namespace, pattern) at once: one RE2 Set per kind and
+        namespace, each name scanned once (1,000 patterns x 10,000 names: one pass)."""
+        groups: dict[tuple[str, str], list[str]] = {}
+        for kind, namespace, pattern in wanted:
+            if (kind, namespace, pattern) not in self._matched:
+                groups.setdefault((kind, namespace), []).append(pattern)
+        for (kind, namespace), items in groups.items():
+            entries = {
+                k.name: e
                 for k, e in self.objects.items()
-                if k.kind == kind and k.namespace == namespace and rx.fullmatch(k.name)
-            ),
-            key=lambda e: e.info.name,
-        )
+                if k.kind == kind and k.namespace == namespace
+            }
+            hits = patterns.match_all(items, sorted(entries))
+            for item, names in hits.items():
+                self._matched[(kind, namespace, item)] = [entries[n] for n in names]
 
 
 def _shadowed(entry: ConfigEntry, prev: ConfigEntry) -> Finding:
@@ -161,4 +176,30 @@ def build_index(
         objects[key] = entry
         if per is not None:
             per[dirs[id(src)]] = entry
+    if any(e.info.depends for e in objects.values()):
+        _copy_dependencies(index)
     return index
+
+
+def _copy_dependencies(index: ConfigIndex) -> None:
+    """What a source copies from other objects (ExternalSecret ``templateFrom``) becomes
+    part of its content: ``templateFrom/<kind>/<name>/<key>`` entries, so a change of a
+    template ConfigMap changes the produced Secret's hash. Objects not in the input add
+    nothing (cmhash cannot see them); a source's own dependencies are not followed."""
+    objects = index.objects
+    for key, entry in list(objects.items()):
+        info = entry.info
+        if not info.depends:
+            continue
+        extra: dict[str, bytes] = {}
+        for kind, name, keys in info.depends:
+            dep = objects.get(make_id(("", kind, entry.namespace, name)))
+            if dep is None or dep is entry:
+                continue
+            have = dep.info.content.entries
+            for k in sorted(have) if keys is None else keys:
+                if k in have:
+                    extra[f"templateFrom/{kind}/{name}/{k}"] = have[k]
+        if extra:
+            content = info.content._replace(entries={**info.content.entries, **extra})
+            objects[key] = entry._replace(info=info._replace(content=content))

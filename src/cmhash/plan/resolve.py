@@ -8,9 +8,20 @@ import re
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
+from cmhash.analyze import patterns
+from cmhash.analyze.compat import (
+    RELOAD_LISTS,
+    RELOADER_BY_KIND,
+    RELOADER_RULES,
+    Case,
+    ReloaderView,
+    decide,
+    why,
+)
 from cmhash.analyze.jobs import new_name, rename_edits
 from cmhash.analyze.kinds import Policy
 from cmhash.analyze.refs import Reference, SubPathMount
+from cmhash.analyze.sources import BUILTIN_SOURCES, SecretSource, secret_kinds
 from cmhash.analyze.summaries import SkipReason, WorkloadInfo
 from cmhash.findings import Code, Finding, finding
 from cmhash.model import Level, ResourceId, make_id
@@ -54,7 +65,9 @@ OPT_IN: dict[Policy, OptIn] = {
 SKIP_FINDINGS: dict[SkipReason, tuple[Code, str]] = {
     SkipReason.WORKLOAD_REF: (
         Code.WORKLOAD_REF,
-        "uses spec.workloadRef: annotate the Deployment it references instead",
+        "takes its pod template from {detail} (spec.workloadRef): annotate that one instead; "
+        "Argo rejects a Rollout whose own template beside workloadRef has labels or "
+        "annotations",
     ),
     SkipReason.NO_TEMPLATE: (
         Code.NO_TEMPLATE,
@@ -213,21 +226,46 @@ def _not_counted(
     dependencies always count, but for --exclude-secrets."""
     if ref.how == "imagePullSecret" and not settings.image_pull_secrets:
         return "imagePullSecrets are not hashed (--image-pull-secrets to hash them)"
-    if settings.exclude_secrets and ref.target_kind == "Secret":
-        return "Secrets are left out of checksums (--exclude-secrets)"
+    if settings.exclude_secrets and ref.target_kind in _secret_kinds(settings.extra_sources):
+        kinds = ref.target_kind + ("es" if ref.target_kind.endswith("s") else "s")
+        return f"{kinds} are left out of checksums (--exclude-secrets)"
     if entry is not None and entry.excluded is not None:
         return entry.excluded
     sel = plan.info.selection
+    view = sel.view(ref.target_kind) if sel.reloader else None
     if ref.how == "declared":
+        if view is not None and ref.declared_by in RELOAD_LISTS and ref.name in view.excluded:
+            return why(RELOADER_RULES[1], view)  # Reloader's exclude comes before its list
         return None
     if sel.sources is not None and _SOURCES.get(ref.target_kind) != sel.sources:
         return f"only {sel.sources} count for this workload ({sel.sources_by})"
-    if sel.match_only and entry is not None and not entry.info.match:
-        return (
-            "reloader.stakater.com/search: only objects annotated "
-            'reloader.stakater.com/match: "true" count'
+    if view is None or sel.count_all:
+        return None
+    rule = decide(
+        Case(
+            view,
+            ref.name,
+            _listed(plan, view, ref.name),
+            entry is not None and entry.info.match,
+            False,  # (ignored objects are left out above: entry.excluded)
+            not settings.opt_in,
         )
-    return None
+    )
+    return None if rule.reloads else why(rule, view)
+
+
+def _listed(plan: WorkloadPlan, view: ReloaderView, name: str) -> bool:
+    """Whether one of the workload's reload-list patterns for the view's kind matches."""
+    reload = RELOADER_BY_KIND[view.kind].reload
+    return any(
+        r.declared_by == reload and r.pattern and patterns.matches(r.name, name)
+        for r in plan.info.refs
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _secret_kinds(extra: tuple[SecretSource, ...]) -> frozenset[str]:
+    return secret_kinds(BUILTIN_SOURCES + extra)
 
 
 # what cmhash.io/sources (and Reloader's typed auto) calls each target kind
@@ -256,7 +294,7 @@ def _resolve(
         and not renames
         and not settings.exclude_secrets
         and sel.sources is None
-        and not sel.match_only
+        and not sel.reloader
     ):  # the common case, in C: every reference to an object of the input that counts
         made = _C_RESOLVE(
             plan.info.refs, plan.namespace, index.objects, settings.image_pull_secrets
@@ -421,11 +459,24 @@ def _plan(
         settings.ignore_workloads or settings.include_workloads or settings.opt_in
     ):
         plan.skip, plan.skip_detail, plan.selected_by = _selected(plan, settings)
+    findings.extend(
+        finding(
+            src, item.offset, Code.SKIPPED_ITEM, f"{info.label}: {item.message}", about=info.about
+        )
+        for item in info.skipped_items
+    )
     if plan.skip is not None:
         about = SKIP_FINDINGS.get(plan.skip)
         if about is not None:
             findings.append(
-                finding(src, info.offset, about[0], f"{info.label} {about[1]}", about=info.about)
+                finding(
+                    src,
+                    info.offset,
+                    about[0],
+                    f"{info.label} "
+                    + about[1].format(detail=plan.skip_detail or "another workload"),
+                    about=info.about,
+                )
             )
         _resolve(plan, index, settings, [], renames)  # opted out: no findings, but explain and
         return plan  # report show what it uses

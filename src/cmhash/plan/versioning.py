@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from cmhash.analyze import patterns
 from cmhash.analyze.refs import Spot
 from cmhash.analyze.summaries import SkipReason
 from cmhash.errors import InputError
@@ -397,10 +398,10 @@ def _rename_item(
         return lead + (f"{ns}/" if ns else "") + renamed.new + trail
     if renamed.entry.namespace != plan.namespace:
         return item  # Reloader matches in the workload's namespace only
-    try:
-        if re.fullmatch(core, renamed.old) is None or re.fullmatch(core, renamed.new):
+    try:  # as Reloader reads it (analyze/patterns.py)
+        if not patterns.matches(core, renamed.old) or patterns.matches(core, renamed.new):
             return item
-    except re.error:
+    except patterns.PatternError:
         return item
     # a literal name (only dots escaped) matches that one object: follow it
     if _LITERAL.fullmatch(core) and core.replace("\\.", ".") == renamed.old:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import NamedTuple
 
-from cmhash.analyze.declared import read_annotations
+from cmhash.analyze.annotations import read_annotations
 from cmhash.analyze.kinds import WorkloadKind
 from cmhash.analyze.resources import Resource, document_resources, pod_template
 from cmhash.analyze.versioned import KeepRule, keep_values

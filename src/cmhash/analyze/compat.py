@@ -1,0 +1,221 @@
+"""Reloader's and Wave's decisions, as they make them, as data.
+
+**Reloader** (stakater/Reloader ``pkg/common/common.go`` ``ShouldReload``, constants in
+``internal/pkg/options/flags.go``) decides per changed object of one kind (ConfigMap,
+Secret, SecretProviderClass) and per workload, in this order (``RELOADER_RULES``):
+
+1. the object says ``reloader.stakater.com/ignore: "true"`` (exactly): no;
+2. its name is in the kind's ``<kinds>.exclude.reloader.stakater.com/reload`` list
+   (comma-separated, trimmed, exact names; read from the workload's own metadata only):
+   no;
+3. a pattern of the kind's ``<kind>.reloader.stakater.com/reload`` list matches the name
+   (analyze/patterns.py): yes;
+4. ``reloader.stakater.com/search: "true"`` and the object says
+   ``reloader.stakater.com/match: "true"`` (both exactly): yes;
+5. ``reloader.stakater.com/auto`` or the kind's ``<kind>.reloader.stakater.com/auto``
+   is true to Go's ``strconv.ParseBool`` (1, t, T, TRUE, true, True): yes;
+6. both are empty or absent and Reloader runs with ``--auto-reload-all``: yes;
+7. otherwise no.
+
+The reload list, ``auto``, the typed ``auto`` and ``search`` are read from the workload's
+``metadata.annotations`` when any of the four is there, else all from its pod template's
+(per kind: ``found || foundAuto || foundTypedAuto || foundSearchAnn``).
+
+cmhash's default mode (every workload) is Reloader's ``--auto-reload-all``; ``--opt-in``
+is Reloader's default. A pod-spec reference counts when Reloader would reload on its
+object; a reload-list pattern is a declared dependency (it counts even where the pod
+spec does not use the object, as Reloader reloads then too).
+
+**Wave** (wave-k8s/wave ``pkg/core``) reads only the workload's own
+``metadata.annotations``: ``wave.pusher.com/update-on-config-change`` exactly ``"true"``
+(``required_annotation.go``) makes it hash every pod-spec reference; the
+``extra-configmaps``/``extra-secrets`` items (``children.go`` ``getChildNamesByType``)
+are split on ``,`` (not trimmed) and on ``/``: one part is a name in the workload's
+namespace, two are ``namespace/name``, anything else is skipped without a word.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+RELOADER_AUTO = "reloader.stakater.com/auto"
+RELOADER_SEARCH = "reloader.stakater.com/search"
+RELOADER_MATCH = "reloader.stakater.com/match"
+RELOADER_IGNORE = "reloader.stakater.com/ignore"
+WAVE_ON = "wave.pusher.com/update-on-config-change"
+WAVE_TRUE = "true"  # requiredAnnotationValue (types.go)
+
+
+class ReloaderKind(NamedTuple):
+    """Reloader's annotations for one kind of object (flags.go)."""
+
+    kind: str
+    reload: str
+    typed_auto: str
+    exclude: str
+
+
+RELOADER_KINDS: tuple[ReloaderKind, ...] = (
+    ReloaderKind(
+        "ConfigMap",
+        "configmap.reloader.stakater.com/reload",
+        "configmap.reloader.stakater.com/auto",
+        "configmaps.exclude.reloader.stakater.com/reload",
+    ),
+    ReloaderKind(
+        "Secret",
+        "secret.reloader.stakater.com/reload",
+        "secret.reloader.stakater.com/auto",
+        "secrets.exclude.reloader.stakater.com/reload",
+    ),
+    ReloaderKind(
+        "SecretProviderClass",
+        "secretproviderclass.reloader.stakater.com/reload",
+        "secretproviderclass.reloader.stakater.com/auto",
+        "secretproviderclasses.exclude.reloader.stakater.com/reload",
+    ),
+)
+RELOADER_BY_KIND = {k.kind: k for k in RELOADER_KINDS}
+RELOAD_LISTS = {k.reload: k for k in RELOADER_KINDS}
+
+
+class ReloaderView(NamedTuple):
+    """What ShouldReload reads of one workload for one kind."""
+
+    kind: str
+    auto: str  # "" when absent, as a missing key reads in Go
+    typed_auto: str
+    search: str
+    excluded: tuple[str, ...]  # the exclude list's names
+    field: str  # where auto/typed auto/search/reload list were read
+
+
+class Case(NamedTuple):
+    """One (workload, object) question: would Reloader reload?"""
+
+    view: ReloaderView
+    name: str
+    listed: bool  # a reload-list pattern of the view's kind matches the name
+    match: bool  # the object says reloader.stakater.com/match: "true"
+    ignored: bool  # the object says reloader.stakater.com/ignore: "true"
+    auto_reload_all: bool  # cmhash's default mode; False under --opt-in
+
+
+class Rule(NamedTuple):
+    name: str
+    reloads: bool
+    applies: Callable[[Case], bool]
+    why: str  # what it says, for explain
+    upstream: str  # where Reloader decides it
+
+
+def go_parse_bool(text: str) -> bool:
+    """True for what Go's strconv.ParseBool reads as true (anything else: false or an
+    error, which ShouldReload ignores)."""
+    return text in ("1", "t", "T", "TRUE", "true", "True")
+
+
+RELOADER_RULES: tuple[Rule, ...] = (
+    Rule(
+        "ignore",
+        False,
+        lambda c: c.ignored,
+        f'the object says {RELOADER_IGNORE}: "true"',
+        "pkg/common/common.go ShouldReload: IgnoreResourceAnnotation",
+    ),
+    Rule(
+        "exclude",
+        False,
+        lambda c: c.name in c.view.excluded,
+        "named in {exclude}",
+        "pkg/common/common.go ShouldReload: checkIfResourceIsExcluded",
+    ),
+    Rule(
+        "reload-list",
+        True,
+        lambda c: c.listed,
+        "a pattern of {reload} matches it",
+        'pkg/common/common.go ShouldReload: regexp.Compile("^" + value + "$")',
+    ),
+    Rule(
+        "search-match",
+        True,
+        lambda c: c.view.search == "true" and c.match,
+        f'{RELOADER_SEARCH}: "true" and the object says {RELOADER_MATCH}: "true"',
+        'pkg/common/common.go ShouldReload: searchAnnotationValue == "true"',
+    ),
+    Rule(
+        "auto",
+        True,
+        lambda c: go_parse_bool(c.view.auto) or go_parse_bool(c.view.typed_auto),
+        f"{RELOADER_AUTO} or {{typed_auto}} is true",
+        "pkg/common/common.go ShouldReload: strconv.ParseBool(reloaderEnabledValue)",
+    ),
+    Rule(
+        "auto-reload-all",
+        True,
+        lambda c: c.view.auto == "" and c.view.typed_auto == "" and c.auto_reload_all,
+        "no Reloader auto annotation says otherwise (every workload, as --auto-reload-all)",
+        "pkg/common/common.go ShouldReload: reloaderOpts.AutoReloadAll",
+    ),
+)
+NOT_SELECTED = Rule(
+    "not-selected",
+    False,
+    lambda c: True,
+    "Reloader would not reload on it ({detail})",
+    "pkg/common/common.go ShouldReload: the final ShouldReload: false",
+)
+
+
+def decide(case: Case) -> Rule:
+    """The first of Reloader's rules that applies to ``case`` (NOT_SELECTED: none)."""
+    for rule in RELOADER_RULES:
+        if rule.applies(case):
+            return rule
+    return NOT_SELECTED
+
+
+def why(rule: Rule, view: ReloaderView) -> str:
+    keys = RELOADER_BY_KIND[view.kind]
+    if rule is NOT_SELECTED:
+        said = [
+            f'{key}: "{value}"'
+            for key, value in ((RELOADER_AUTO, view.auto), (keys.typed_auto, view.typed_auto))
+            if value
+        ]
+        detail = (
+            ", ".join(said)
+            if said
+            else f"neither {RELOADER_AUTO} nor {keys.typed_auto} is set, and --opt-in is "
+            "Reloader's default mode"
+        )
+        return rule.why.format(detail=detail)
+    return rule.why.format(exclude=keys.exclude, reload=keys.reload, typed_auto=keys.typed_auto)
+
+
+def split_reloader(value: str) -> list[str]:
+    """A Reloader list: split on commas, each item trimmed (strings.TrimSpace)."""
+    return [item.strip() for item in value.split(",")]
+
+
+class WaveItem(NamedTuple):
+    namespace: str | None
+    name: str
+
+
+def split_wave(value: str) -> tuple[list[WaveItem], list[str]]:
+    """A Wave list as children.go reads it: (the items it uses, the items it skips).
+    Not trimmed: Wave looks ``" b"`` up as it is and finds nothing."""
+    used: list[WaveItem] = []
+    skipped: list[str] = []
+    for item in value.split(","):
+        parts = item.split("/")
+        if len(parts) == 1:
+            used.append(WaveItem(None, parts[0]))
+        elif len(parts) == 2:
+            used.append(WaveItem(parts[0], parts[1]))
+        else:
+            skipped.append(item)
+    return used, skipped
