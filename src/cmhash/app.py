@@ -77,13 +77,6 @@ class RunResult(NamedTuple):
     notes: list[str]  # what the run decided for the user (an inferred namespace)
     versioning: Versioning | None = None  # versioned names, when any apply
 
-    def secret_lines(self, source: SourceText) -> set[int]:
-        """1-based lines of ``source`` inside Secrets (kept out of diff context)."""
-        lines: set[int] = set()
-        for start, end in self.secret_spans.get(id(source), ()):
-            lines.update(range(source.position(start)[0], source.position(end)[0] + 1))
-        return lines
-
     @property
     def has_errors(self) -> bool:
         return any(f.level is Level.ERROR for f in self.findings)
