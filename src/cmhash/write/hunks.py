@@ -18,7 +18,6 @@ a whole neighbouring run (text that repeats itself line for line) is left to dif
 
 from __future__ import annotations
 
-import difflib
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from itertools import accumulate
@@ -204,6 +203,8 @@ def _difflib_blocks(
     sa, sb = a[alo:ahi], b[blo:bhi]
     if not sa or not sb or set(sa).isdisjoint(sb):
         return []
+    import difflib  # only --diff needs it; start-up time matters for hooks
+
     matcher = difflib.SequenceMatcher(None, sa, sb, autojunk=False)
     return [(i + alo, j + blo, k) for i, j, k in matcher.get_matching_blocks() if k]
 
