@@ -1,5 +1,5 @@
 """``--diff``'s hunks from the edits cmhash made, in time linear in the file (difflib
-compares every line with every equal line: quadratic on a big stream, a minute for 2 MB).
+compares every line with every equal line: quadratic on a big stream, minutes for 2 MB).
 
 The result is difflib's: the same matching blocks as ``SequenceMatcher(None, a, b,
 autojunk=False).get_matching_blocks()`` on the same lines (``str.splitlines``), so the
@@ -12,8 +12,10 @@ a sparse table finds the longest run of a range in constant time. Ranges without
 run (an edit's own lines, edits a few lines apart) go to difflib itself, which is cheap
 there. What this assumes: text outside the runs does not repeat, at another offset, a
 stretch longer than the runs around it; ``tests/test_diff_hunks.py`` holds it to difflib
-on every corpus file, the goldens and generated streams. A file whose runs grow across
-a whole neighbouring run (text that repeats itself line for line) is left to difflib.
+on every corpus file, the goldens, generated streams and random edits. A run is grown
+no further than into its neighbours; where that stopped one (text that repeats itself
+line for line), a file of up to ``SMALL`` lines is left to difflib, and a bigger one
+keeps the cut: a valid diff then, maybe not difflib's, rather than a quadratic one.
 """
 
 from __future__ import annotations
