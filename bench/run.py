@@ -17,6 +17,7 @@ figure is a whole process, as a user runs it: read a file, write stdout to a fil
 * C loader         ``yaml.load_all(text, Loader=yaml.CSafeLoader)``, loading only
 * ruamel round-trip ``YAML().load_all`` + ``dump_all`` (slow: one run, small sizes only)
 * small chart      ``cmhash CHART > out`` against ``python -c "import ruamel.yaml"``
+* explain, report and ``--diff`` on 5,000 apps, against an inject run in the same turns
 
 Times are medians of --runs runs. Peak memory is the larger of the biggest single
 process's maximum RSS (from wait4) and the process tree's summed PSS sampled every
@@ -251,13 +252,17 @@ def main() -> int:
             modified.write_text(text.replace("LOG_LEVEL: \"info\"", "LOG_LEVEL: \"debug\"", 50),
                                 encoding="utf-8")
             # against an inject run in the same turns (not the table's, minutes earlier)
-            inject, explain, rep = interleaved(
+            inject, explain, rep, diff = interleaved(
                 [[*cm, str(path)],
                  [*cm, "explain", "--format", "json", str(path)],
-                 [*cm, "report", "--format", "json", str(path), str(modified)]],
+                 [*cm, "report", "--format", "json", str(path), str(modified)],
+                 [*cm, "--diff", str(path)]],
                 args.runs, out)
             report["explain_report_5000"] = {"inject": asdict(inject), "explain": asdict(explain),
-                                             "report": asdict(rep)}
+                                             "report": asdict(rep), "diff": asdict(diff)}
+            print(f"\n5,000 apps: inject {inject.seconds:.2f} s, explain {explain.seconds:.2f} s, "
+                  f"report {rep.seconds:.2f} s, --diff {diff.seconds:.2f} s "
+                  f"({diff.seconds / inject.seconds:.2f}x inject, peak {diff.peak_mb:.0f} MB)")
     report["targets"] = targets(report)
     print("\n| Target | Value | Result |\n|---|---:|---|")
     for t in report["targets"]:  # type: ignore[union-attr]
@@ -293,6 +298,9 @@ def targets(report: dict[str, Any]) -> list[dict[str, Any]]:
                 er["explain"]["seconds"] / inject, 1.25, "{:.2f}x")
             add("report <= 1.25 x two inject runs",
                 er["report"]["seconds"] / (2 * inject), 1.25, "{:.2f}x")
+            if "diff" in er:
+                add("--diff <= 1.5 x inject (hunks from the edits, linear)",
+                    er["diff"]["seconds"] / inject, 1.5, "{:.2f}x")
     if "linearity_50000_over_5000" in report:
         add("time(50,000) / time(5,000) <= 11", report["linearity_50000_over_5000"], 11,
             "{:.2f}")

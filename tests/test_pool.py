@@ -20,6 +20,7 @@ from cmhash.read.source import SourceText
 from cmhash.read.split import Chunk, split_chunks
 
 pytestmark = pytest.mark.skipif(not pool.can_fork(), reason="the pool forks")
+REAL_FORK = os.fork
 
 CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg{i}\ndata:\n  a: '{i}'\n"
 DEP = (
@@ -303,3 +304,98 @@ def test_a_worker_does_not_wait_for_the_parent_to_read(monkeypatch: pytest.Monke
     assert sum(d for _, d in told) == 6000
     # the parent does few batches (each 0.3 s); the worker does the rest meanwhile
     assert time.monotonic() - started < 0.3 * 10  # (blocking writes: about 16 of them, 4.8 s)
+
+
+def _no_fork_after(monkeypatch: pytest.MonkeyPatch, started: int, exc: OSError) -> list[int]:
+    """``os.fork`` works ``started`` times, then fails with ``exc`` (as under a
+    container's pids limit: EAGAIN); the pids of the workers it started."""
+    pids: list[int] = []
+
+    def fork() -> int:
+        if len(pids) >= started:
+            raise exc
+        pid = REAL_FORK()
+        if pid:
+            pids.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", fork)
+    return pids
+
+
+@pytest.mark.parametrize(
+    ("started", "exc"),
+    [
+        (0, BlockingIOError(11, "Resource temporarily unavailable")),  # pids limit
+        (1, BlockingIOError(11, "Resource temporarily unavailable")),
+        (0, OSError(12, "Cannot allocate memory")),
+    ],
+)
+def test_a_worker_that_cannot_be_forked_leaves_its_work_to_the_others(
+    monkeypatch: pytest.MonkeyPatch, started: int, exc: OSError
+) -> None:
+    """A fork that fails is one process fewer, not a crash (it was exit 3): the workers
+    started and the parent do the work, the output is the same, and ``-v`` says so."""
+    data = stream(300)
+    want = run_cmhash(["--no-config", "--workers", "1", "-"], stdin=data)
+    first = _no_fork_after(monkeypatch, started, exc)
+    quiet = run_cmhash(["--no-config", "--workers", "3", "-"], stdin=data)
+    assert (quiet.code, quiet.stdout, quiet.stderr) == (0, want.stdout, want.stderr)
+    second = _no_fork_after(monkeypatch, started, exc)
+    told = run_cmhash(["--no-config", "-v", "--workers", "3", "-"], stdin=data)
+    assert (told.code, told.stdout) == (0, want.stdout)
+    doing = "cmhash itself does" if started == 0 else "2 processes do"
+    note = f"cmhash: note: could not start a worker process ({exc.strerror}): {doing} the work"
+    assert note in told.stderr.splitlines()
+    assert len(first) == len(second) == started
+    for pid in first + second:
+        with pytest.raises(ChildProcessError):  # every worker started was reaped
+            os.waitpid(pid, os.WNOHANG)
+
+
+def test_no_pipe_for_a_worker_is_one_process_fewer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Out of file descriptors for a worker's pipe (EMFILE): the same as a failed fork."""
+    data = stream(300)
+    want = run_cmhash(["--no-config", "--workers", "1", "-"], stdin=data)
+    real_pipe = os.pipe
+    calls = itertools.count()
+
+    def pipe() -> tuple[int, int]:
+        if next(calls) >= 1:  # the claims pipe opens; no worker's pipe does
+            raise OSError(24, "Too many open files")
+        return real_pipe()
+
+    monkeypatch.setattr(os, "pipe", pipe)
+    got = run_cmhash(["--no-config", "-v", "--workers", "2", "-"], stdin=data)
+    assert (got.code, got.stdout) == (0, want.stdout)
+    assert "could not start a worker process (Too many open files)" in got.stderr
+
+
+def test_the_console_script_survives_a_pids_limit(tmp_path: Path) -> None:
+    """The real entry point in its own process, every fork failing with EAGAIN: exit 0,
+    the output of one process, no traceback."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "in.yaml"
+    path.write_bytes(stream(300))
+    want = run_cmhash(["--no-config", "--workers", "1", str(path)])
+    script = (
+        "import errno, os, sys\n"
+        "def fork():\n"
+        "    raise BlockingIOError(errno.EAGAIN, os.strerror(errno.EAGAIN))\n"
+        "os.fork = fork\n"
+        "sys.argv = ['cmhash', *sys.argv[1:]]\n"
+        "from cmhash.__main__ import entry\n"
+        "entry()\n"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", script, "--no-config", "-v", "--workers", "4", str(path)],
+        capture_output=True,
+    )
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == want.stdout
+    assert res.stderr.decode().splitlines() == [
+        "cmhash: note: could not start a worker process (Resource temporarily unavailable): "
+        "cmhash itself does the work"
+    ]

@@ -153,3 +153,115 @@ def test_signals_from_outside_at_many_moments(tmp_path: Path, sig: signal.Signal
             assert err.decode().strip().splitlines()[-1] == MESSAGE[sig]
         seen.add((proc.returncode, outcome))
     assert (EXIT[sig], "old") in seen, seen  # some signals did land mid-run
+
+
+# The console script's entry (cmhash.__main__), in a subprocess that sends itself a real
+# signal at an exact point: when a module is first imported (during start-up, before
+# and after the run's own handlers are in place, or inside the run), or right after
+# main() is done (the final flush).
+EARLY = """
+import builtins, os, sys
+sig, point = int(sys.argv[1]), sys.argv[2]
+sys.argv = ["cmhash", *sys.argv[3:]]
+real_import = builtins.__import__
+if point == "after-main":
+    import cmhash.cli as cli
+    real_main = cli.main
+    def main(argv=None):
+        try:
+            real_main(argv)
+        finally:
+            os.kill(os.getpid(), sig)
+    cli.main = main
+else:
+    def hooked(name, *args, **kwargs):
+        if name == point:
+            builtins.__import__ = real_import
+            os.kill(os.getpid(), sig)
+        return real_import(name, *args, **kwargs)
+    builtins.__import__ = hooked
+from cmhash.__main__ import entry
+entry()
+"""
+
+EARLY_POINTS = [
+    "gc",  # the first import after __main__ put its handlers in place
+    "click",  # cli's imports: about 70 ms of a small run, once a traceback
+    "cmhash.options",
+    "cmhash.exits",  # main(): the run's handlers are in, outcome() is not running yet
+    "cmhash.deliver",  # inside the run
+    "after-main",  # the exit code is known; the flush
+]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name)
+@pytest.mark.parametrize("point", EARLY_POINTS)
+def test_a_signal_during_start_up_is_one_line(
+    tmp_path: Path, sig: signal.Signals, point: str
+) -> None:
+    """Ctrl-C (or SIGTERM) while cmhash is still importing click and its own modules
+    gave a Python traceback: now, wherever it lands from the console script's first line
+    to the exit, one line and 130 (143)."""
+    path = tmp_path / "m.yaml"
+    path.write_bytes(CM + b"---\n" + dep("app"))
+    proc = subprocess.run(
+        [sys.executable, "-c", EARLY, str(int(sig)), point, "--no-config", str(path)],
+        capture_output=True,
+        preexec_fn=_as_in_a_terminal,
+        timeout=60,
+    )
+    assert proc.returncode == EXIT[sig], proc.stderr
+    assert proc.stderr.decode().strip().splitlines() == [MESSAGE[sig]]
+    assert b"Traceback" not in proc.stderr
+
+
+def test_an_ignored_sigint_stays_ignored(tmp_path: Path) -> None:
+    """A background job's SIGINT is ignored by its parent: cmhash's early handler does
+    not take it back (the run goes on and ends normally)."""
+    path = tmp_path / "m.yaml"
+    path.write_bytes(CM + b"---\n" + dep("app"))
+
+    def ignored() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    proc = subprocess.run(
+        [sys.executable, "-c", EARLY, str(int(signal.SIGINT)), "click", "--no-config", str(path)],
+        capture_output=True,
+        preexec_fn=ignored,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert b"checksum/config" in proc.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name)
+def test_signals_right_after_the_start(tmp_path: Path, sig: signal.Signals) -> None:
+    """The console script signalled 0 to 120 ms after it was started, 40 times: once
+    cmhash's first line has run, one line and the exit code; before it (Python's own
+    start-up: killed by the signal, or site's KeyboardInterrupt), nothing of cmhash's."""
+    path = tmp_path / "m.yaml"
+    path.write_bytes(CM + b"---\n" + dep("app"))
+    seen = set()
+    for i in range(40):
+        proc = subprocess.Popen(
+            [*cmhash_command(), "--no-config", str(path)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            preexec_fn=_as_in_a_terminal,
+        )
+        time.sleep(0.003 * i)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+        text = err.decode()
+        if proc.returncode == EXIT[sig]:
+            assert text.splitlines() == [MESSAGE[sig]], text
+        elif text:  # before cmhash's first line: Python's own start-up, none of cmhash's
+            # (killed by it, site's KeyboardInterrupt, or the one Python reports and
+            # goes on from: "Failed checking if argv[0] is an import path entry")
+            assert proc.returncode in (-sig, 1, 0), text
+            assert "cmhash/__main__.py" not in text and "in entry" not in text, text
+        else:  # killed before Python ran anything, or the run was over before it came
+            assert proc.returncode in (-sig, 0)
+        seen.add(proc.returncode)
+    assert EXIT[sig] in seen, seen

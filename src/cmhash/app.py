@@ -79,13 +79,6 @@ class RunResult(NamedTuple):
     notes: list[str]  # what the run decided for the user (an inferred namespace)
     versioning: Versioning | None = None  # versioned names, when any apply
 
-    def secret_lines(self, source: SourceText) -> set[int]:
-        """1-based lines of ``source`` inside Secrets (kept out of diff context)."""
-        lines: set[int] = set()
-        for start, end in self.secret_spans.get(id(source), ()):
-            lines.update(range(source.position(start)[0], source.position(end)[0] + 1))
-        return lines
-
     @property
     def has_errors(self) -> bool:
         return any(f.level is Level.ERROR for f in self.findings)
@@ -98,11 +91,11 @@ def kind_table(settings: Settings) -> KindTable:
 
 
 def analyze(
-    sources: list[SourceText], table: KindTable, settings: Settings
+    sources: list[SourceText], table: KindTable, settings: Settings, notes: list[str]
 ) -> tuple[list[list[DocInfo]], bool]:
     """The map stage: DocInfos per source, in document order, of the documents that hold
     ConfigMaps, Secrets or workloads; and whether any document had content at all. The
-    first input error in input order wins."""
+    first input error in input order wins. ``notes``: a worker that could not start."""
     from cmhash.analyze import pool
 
     per_source: list[list[DocInfo]] = [[] for _ in sources]
@@ -128,7 +121,7 @@ def analyze(
     progress = Progress(total, sum(len(c) - 1 for c in cut_lists), n, settings.progress)
     try:
         results = list(
-            pool.analyze_parallel(sources, table, settings, cut_lists, n, progress.advance)
+            pool.analyze_parallel(sources, table, settings, cut_lists, n, progress.advance, notes)
         )
     finally:
         progress.close()
@@ -174,13 +167,13 @@ def _run(
     allow_empty: bool,
     output: bool = True,
 ) -> RunResult:
-    docs, content = analyze(sources, kind_table(settings), settings)
+    notes: list[str] = []
+    docs, content = analyze(sources, kind_table(settings), settings, notes)
     if not content and not allow_empty:
         path = sources[0].display if len(sources) == 1 else None
         raise InputError(
             "no Kubernetes objects in the input (it is empty or only comments)", path=path
         )
-    notes: list[str] = []
     big = sum(len(s.text) for s in sources) >= cverify.MIN_INPUT
     if settings.verbose and big and settings.parser == "fast" and not ctree_available():
         notes.append(

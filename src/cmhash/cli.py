@@ -13,6 +13,7 @@ import click
 from cmhash import __version__
 from cmhash.errors import (
     EXIT_INPUT,
+    EXIT_INTERRUPTED,
     EXIT_OK,
     UsageError,
 )
@@ -380,6 +381,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     code = outcome(cli, args)
     if code:
         log(f"exit {code}")
+    from cmhash import signals
+
+    signals.release()
     sys.exit(code)
 
 
@@ -398,17 +402,25 @@ def entry() -> None:
     the end instead of being freed object by object just before the exit (lifetime.py)."""
     import gc
 
-    from cmhash import lifetime, signals
+    from cmhash import early, lifetime, signals
 
+    early.install()  # (already, when started from __main__)
     gc.disable()
-    signals.install()
     lifetime.hold_until_exit()
     try:
+        signals.install()  # from here on, the run's own handling (outcome, held)
         main()
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else EXIT_INPUT
+    except KeyboardInterrupt:  # before outcome() could catch it, or after
+        err("cmhash: interrupted")
+        code = EXIT_INTERRUPTED
+    except signals.Terminated as exc:
+        err(f"cmhash: terminated ({exc.name})")
+        code = 128 + exc.signum
     else:  # pragma: no cover - main always exits
         code = EXIT_OK
+    early.install()  # (main did, unless a signal came between outcome() and its end)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -87,7 +87,8 @@ def _diff(result: RunResult) -> None:
     for f in result.files:
         if not f.changed:
             continue
-        d = unified_diff(f.source.text, f.text, f.source.display, result.secret_lines(f.source))
+        secrets = result.secret_spans.get(id(f.source), ())
+        d = unified_diff(f.source.text, f.replacements(), f.source.display, secrets)
         for line in d.withheld:
             err(
                 f"cmhash: {f.source.display}:{line}: diff hunk not shown: the changed line "

@@ -32,11 +32,30 @@ def _raise(signum: int, frame: FrameType | None) -> None:
     raise Terminated(signum)
 
 
+_installed = False
+
+
 def install() -> None:
-    """SIGTERM/SIGHUP -> Terminated, unless the parent made them ignored (``nohup``)."""
+    """SIGTERM/SIGHUP -> Terminated, SIGINT -> KeyboardInterrupt (Python's own handler,
+    in place of ``early``'s), unless the parent made them ignored (``nohup``). Only the
+    console script calls it: the process is cmhash's."""
+    global _installed
+    _installed = True
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     for sig in HANDLED:
         if signal.getsignal(sig) is not signal.SIG_IGN:
             signal.signal(sig, _raise)
+
+
+def release() -> None:
+    """The run is over (its exit code known): in the console script's process, a signal
+    from now on ends it at once with one line (``early``), instead of an exception that
+    nothing is left to catch."""
+    if _installed:
+        from cmhash import early
+
+        early.install()
 
 
 def reset_in_child() -> None:

@@ -300,11 +300,16 @@ def analyze_parallel(
     cut_lists: Cuts,
     n: int,
     advance: Callable[[int, int], None],
+    notes: list[str] | None = None,
 ) -> Iterator[BatchResult]:
     """Results of ``n`` processes over the documents (``all_cuts``), batch by batch in
     input order: the parent is one of them (its results need no packing, and it would only
     wait otherwise), ``n - 1`` forked workers the others. ``advance`` (bytes, documents)
-    as batches are done, the parent's and, as they come back, the workers'."""
+    as batches are done, the parent's and, as they come back, the workers'.
+
+    A worker that cannot be started (a container's pids limit: fork fails with EAGAIN;
+    no memory; no file descriptor for its pipe) is one process fewer: those started and
+    the parent do the work (with ``-v``, a note in ``notes`` says so)."""
     global _WORK
     # imported here, before the fork (the workers inherit it), and only by big runs
     from cmhash.analyze.transport import decode, encode
@@ -327,7 +332,12 @@ def analyze_parallel(
 
     try:
         for _ in range(1, n):
-            _fork_worker(workers, encode)
+            try:
+                _fork_worker(workers, encode)
+            except OSError as exc:
+                if notes is not None and settings.verbose:
+                    notes.append(_not_started(exc, len(workers) + 1))
+                break
         while (i := _claim()) is not None:
             results[i] = _analyze_batch(todo[i])
             tell([i])
@@ -350,6 +360,12 @@ def analyze_parallel(
         _stop(workers)
         _WORK = None
         os.close(claims)
+
+
+def _not_started(exc: OSError, processes: int) -> str:
+    why = exc.strerror or str(exc) or type(exc).__name__
+    doing = "cmhash itself does" if processes == 1 else f"{processes} processes do"
+    return f"could not start a worker process ({why}): {doing} the work"
 
 
 def _stop(workers: dict[int, _Worker]) -> None:

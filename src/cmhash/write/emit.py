@@ -13,6 +13,7 @@ from cmhash.plan.resolve import WorkloadPlan
 from cmhash.read.source import SourceText
 from cmhash.settings import Settings
 from cmhash.write.edit import Edit, apply_edits
+from cmhash.write.hunks import Replacement
 
 if TYPE_CHECKING:
     from cmhash.plan.versioning import Versioning
@@ -43,6 +44,27 @@ class FileResult(NamedTuple):
     @property
     def text(self) -> str:
         return "".join(self.pieces())
+
+    def replacements(self) -> list[Replacement]:
+        """The edits as (start, end, text) of the source, in order: what the source
+        between two kept ranges became (what ``--diff`` is built from)."""
+        out: list[Replacement] = []
+        pos = 0  # the end of the last kept range
+        new: list[str] = []
+        for seg in self.segments:
+            if isinstance(seg, str):
+                new.append(seg)
+                continue
+            start, end = seg
+            text = "".join(new)
+            if text or start > pos:
+                out.append(Replacement(pos, start, text))
+            new = []
+            pos = end
+        text, end = "".join(new), len(self.source.text)
+        if text or end > pos:
+            out.append(Replacement(pos, end, text))
+        return out
 
     def pieces(self, limit: int = 1 << 20) -> Iterator[str]:
         """The text in order, in pieces of at most about ``limit`` characters."""
