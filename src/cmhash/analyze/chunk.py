@@ -230,6 +230,10 @@ def analyze_workload(
             default_nl,
             wk.level,
         )
+        if info.edit is None and cur is not None and cur.value == PLACEHOLDER:
+            # the value written is the placeholder itself (64 zeros): the candidate
+            # edit rewrites it as it is, so that the real value can replace it
+            info.edit = Edit(cur.start, cur.end, f'"{PLACEHOLDER}"')
         if settings.jobs_rename and wk.policy is Policy.JOB and not generated and not info.hook:
             info.job = plan_rename(
                 res, template, settings.annotation_key, default_nl, res.source.text
