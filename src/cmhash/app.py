@@ -76,6 +76,7 @@ class RunResult(NamedTuple):
     secret_spans: Mapping[int, list[tuple[int, int]]]  # id(source) -> Secrets' (start, end)
     notes: list[str]  # what the run decided for the user (an inferred namespace)
     versioning: Versioning | None = None  # versioned names, when any apply
+    empty: bool = False  # no document held an object (allowed with ``allow_empty``)
 
     def secret_lines(self, source: SourceText) -> set[int]:
         """1-based lines of ``source`` inside Secrets (kept out of diff context)."""
@@ -176,7 +177,10 @@ def _run(
     if not content and not allow_empty:
         path = sources[0].display if len(sources) == 1 else None
         raise InputError(
-            "no Kubernetes objects in the input (it is empty or only comments)", path=path
+            "no Kubernetes objects in the input (it is empty or only comments)",
+            path=path,
+            line=None if path is None else 1,
+            column=None if path is None else 1,
         )
     notes: list[str] = []
     big = sum(len(s.text) for s in sources) >= cverify.MIN_INPUT
@@ -223,6 +227,7 @@ def _run(
         secret_spans,
         notes,
         versioning,
+        not content,
     )
 
 

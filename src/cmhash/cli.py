@@ -20,6 +20,7 @@ from cmhash.options import DefaultGroup, common_options, settings_options
 from cmhash.output import err, log
 
 if TYPE_CHECKING:
+    from cmhash import app
     from cmhash.read.inputs import Inputs, Mode
     from cmhash.settings import Settings
 
@@ -58,6 +59,7 @@ def _inputs(paths: Sequence[str], settings: Settings, mode: Mode) -> Inputs:
         config_file=settings.config_file,
         excludes=settings.exclude,
         max_bytes=settings.max_input_bytes,
+        waiting=None if settings.quiet else lambda line: err(f"cmhash: {line}"),
     )
     if settings.verbose and not settings.quiet:
         for line in inputs.notes:
@@ -70,6 +72,26 @@ def _inputs(paths: Sequence[str], settings: Settings, mode: Mode) -> Inputs:
             f"{first.path}: {first.why}; -v lists them)"
         )
     return inputs
+
+
+def _empty_allowed(inputs: Inputs, settings: Settings, mode: Mode) -> bool:
+    """An input without objects is a result, not an error: files left after the walk
+    rules in the modes about files, and stdin in the stream mode (a render of nothing:
+    empty in, empty out, a warning; ``--strict`` keeps it an error)."""
+    from cmhash.read.inputs import Mode
+
+    if mode.on_files and bool(inputs.skipped):
+        return True
+    return mode is Mode.STREAM and inputs.stdin_only and not settings.strict
+
+
+def _warn_if_empty(result: app.RunResult, inputs: Inputs, settings: Settings) -> None:
+    if result.empty and inputs.stdin_only and not settings.quiet:
+        err(
+            f"{inputs.sources[0].display}:1:1: warning: no Kubernetes objects in the input "
+            "(it is empty or only comments): passed through unchanged; --strict makes "
+            "this an error"
+        )
 
 
 @cli.command(epilog=EXIT_CODES_HELP)
@@ -101,7 +123,8 @@ def inject(
         resource_list = krm.detect(inputs.sources)
         if resource_list is not None:
             raise SystemExit(krm.run(resource_list, opts))
-    result = app.run(inputs.sources, settings, allow_empty=mode.on_files and bool(inputs.skipped))
+    result = app.run(inputs.sources, settings, allow_empty=_empty_allowed(inputs, settings, mode))
+    _warn_if_empty(result, inputs, settings)
     raise SystemExit(deliver(mode, result, inputs.roots, settings))
 
 
@@ -127,8 +150,12 @@ def explain(paths: tuple[str, ...], fmt: str, **opts: Any) -> None:
     from cmhash.settings import layered
 
     settings = layered(opts)
-    sources = _inputs(paths, settings, Mode.STREAM).sources
-    result = app.run(sources, settings, keep_plans=True, output=False)
+    inputs = _inputs(paths, settings, Mode.STREAM)
+    allow_empty = _empty_allowed(inputs, settings, Mode.STREAM)
+    result = app.run(
+        inputs.sources, settings, keep_plans=True, allow_empty=allow_empty, output=False
+    )
+    _warn_if_empty(result, inputs, settings)
     report_notes(result.notes, quiet=settings.quiet)
     data = build(result, settings.annotation_key)
     lifetime.keep(data)  # (a dict per workload, config and reference: not freed one by one)

@@ -1,16 +1,28 @@
 """What a run reads: the command line's paths, else stdin, else the config's ``paths``;
 and which files of a repository are manifests at all.
 
-**Never guess the input.** Piped data is what gets processed: a ``.cmhash.yaml`` with
-``paths`` never replaces it. With no PATH argument:
+**Never guess the input.** What is piped is what gets processed, even when it is empty:
+a ``.cmhash.yaml`` with ``paths`` never replaces it. With no PATH argument it depends on
+what stdin is (``Stdin.of``) and on the mode:
 
-* stdin is a terminal: the config's ``paths`` (if any; else stdin, as typed);
-* stdin is not a terminal (a pipe, a file, ``/dev/null``): it is read; if it holds data,
-  that is the input (a Helm post-renderer, ``kubectl kustomize | cmhash``, a KRM
-  function), and the config's ``paths`` are not used (a note under ``-v``); if it is
-  empty (pre-commit and CI jobs give an empty stdin), the config's ``paths``;
-* ``--in-place`` rewrites files, so it reads the config's ``paths``; data piped in as
-  well is an error, since one of the two would be ignored.
+* a terminal, ``/dev/null`` or closed (nothing is given): the config's ``paths``; without
+  them the stream mode reads stdin (on a terminal after a one-line hint, as it waits
+  for the user), and ``--check``, ``--diff``, ``-i`` stop with exit 2 ("nothing to
+  check": name the manifests or set ``paths``);
+* a pipe, socket or file, in the stream mode (stdout; also ``explain``, Helm 3 and 4
+  post-renderers, kustomize's exec transformer, a KRM function): stdin is the input,
+  even when empty. No objects in it (an empty render: a hooks-only chart under Helm 3,
+  values that turn every template off) passes it through unchanged with a warning
+  ``<stdin>:1:1``, exit 0; ``--strict`` makes that exit 2. The config's ``paths`` are
+  not read (a note under ``-v``), so a failed render never turns into the
+  repository's manifests;
+* a pipe, socket or file, with ``--check``, ``--diff`` or ``-i``: data in it is the
+  input (``-i`` refuses it, and refuses it next to config ``paths``: one of the two
+  would be ignored); an empty one means the config's ``paths`` (pre-commit runs every
+  hook with an empty pipe on stdin), and without ``paths`` exit 2 as above.
+
+A file named on the command line that holds no object stays an error (exit 2) in the
+stream mode; ``cmhash report`` takes an empty side as a render of nothing.
 
 **Walking a repository.** Directories are read recursively in sorted order, and these
 are skipped (each with one note under ``-v``):
@@ -35,6 +47,7 @@ Everything else is a manifest, and a broken one stays an error (exit 2).
 from __future__ import annotations
 
 import enum
+import io
 import os
 import re
 import stat
@@ -52,6 +65,11 @@ _MANIFEST_KEY = re.compile(r'^(?:apiVersion|kind)[ \t]*:|"(?:apiVersion|kind)"\s
 
 
 # cmhash's commands: a path named like one was most likely a command after options
+TERMINAL_HINT = (
+    "reading manifests from the terminal: paste them and end with Ctrl-D, or name "
+    "files or directories (cmhash --help)"
+)
+
 COMMANDS = frozenset(
     ("explain", "report", "gitlab-note", "helm-plugin-dir", "install-kustomize-plugin")
 )
@@ -104,6 +122,11 @@ class Inputs(NamedTuple):
     skipped: list[Skipped]
     roots: list[str]  # the file and directory arguments actually read (for --in-place)
     notes: list[str]
+
+    @property
+    def stdin_only(self) -> bool:
+        """The one input is stdin (no PATH, or ``-``)."""
+        return len(self.sources) == 1 and self.sources[0].path == STDIN
 
 
 class Excludes:
@@ -253,6 +276,77 @@ def _read(
     return sources
 
 
+class Stdin(enum.Enum):
+    """What fd 0 is, which decides whether it is an input at all."""
+
+    TERMINAL = "a terminal"
+    NOTHING = "/dev/null or closed"  # no one is giving anything
+    GIVEN = "a pipe, socket or file"  # something gives data, even if none came
+
+    @classmethod
+    def of(cls, stream: BinaryIO | None) -> Stdin:
+        if stream is None:  # fd 0 closed when Python started: sys.stdin is None
+            return cls.NOTHING
+        try:
+            fd = stream.fileno()
+        except (OSError, ValueError, io.UnsupportedOperation):
+            return cls.GIVEN  # an in-memory stream: data handed over in-process
+        try:
+            mode = os.fstat(fd).st_mode
+        except OSError:  # closed after start
+            return cls.NOTHING
+        if stream.isatty():
+            return cls.TERMINAL
+        return cls.NOTHING if stat.S_ISCHR(mode) else cls.GIVEN  # /dev/null, other devices
+
+
+def _no_input(mode: Mode, config_file: str | None) -> UsageError:
+    where = os.path.relpath(config_file) if config_file else ".cmhash.yaml"
+    return UsageError(
+        f"nothing to {'check' if mode.checks else 'read'}: no PATH given, no `paths:` in "
+        f"{where}, and stdin is empty; name the manifests (cmhash {_flag(mode)}k8s/) or "
+        f"set `paths: [k8s/]` in {where}"
+    )
+
+
+def _flag(mode: Mode) -> str:
+    return {Mode.IN_PLACE: "-i ", Mode.CHECK: "--check ", Mode.DIFF: "--diff "}.get(
+        mode, "--check --diff "
+    )
+
+
+def _choose(
+    mode: Mode,
+    kind: Stdin,
+    config_paths: Sequence[str],
+    config_file: str | None,
+    read: Callable[[], bytes],
+) -> tuple[list[str], bytes | None, list[str]]:
+    """Without PATH arguments: (what to read, stdin's bytes if read already, notes)."""
+    named = ", ".join(config_paths)
+    where = os.path.relpath(config_file) if config_file else "the config file"
+    if kind is not Stdin.GIVEN:  # a terminal, /dev/null, closed: the config's paths
+        if config_paths:
+            return list(config_paths), None, [f"reading {named} (paths of {where})"]
+        if kind is Stdin.NOTHING and mode.on_files:
+            raise _no_input(mode, config_file)
+        return [STDIN], None, []
+    piped = read()
+    if mode is Mode.STREAM or piped:  # the stream mode: a pipe is the input, even empty
+        if piped and mode.writes_files and config_paths:
+            raise UsageError(
+                f"data is piped to stdin, but --in-place would rewrite the paths of "
+                f"{where} ({named}) instead; pass the paths explicitly, or pipe without "
+                "--in-place"
+            )
+        notes = [f"reading stdin; the paths of {where} ({named}) are not read"] * bool(config_paths)
+        return [STDIN], piped, notes
+    # --check, --diff, -i and an empty pipe: pre-commit runs every hook so
+    if config_paths:
+        return list(config_paths), None, [f"stdin is empty: reading {named} (paths of {where})"]
+    raise _no_input(mode, config_file)
+
+
 def select(
     args: Sequence[str],
     *,
@@ -262,44 +356,29 @@ def select(
     excludes: Sequence[str],
     max_bytes: int,
     stdin: BinaryIO | None = None,
-    stdin_is_tty: bool | None = None,
+    stdin_kind: Stdin | None = None,
+    waiting: Callable[[str], None] | None = None,
 ) -> Inputs:
     """The sources of one run, following the rules in the module docstring."""
-    stream = stdin if stdin is not None else sys.stdin.buffer
-    tty = stream.isatty() if stdin_is_tty is None else stdin_is_tty
+    stream = stdin if stdin is not None else getattr(sys.stdin, "buffer", None)
+    kind = Stdin.of(stream) if stdin_kind is None else stdin_kind
     notes: list[str] = []
     piped: bytes | None = None
     chosen = list(args)
+
+    def read_stdin() -> bytes:
+        if stream is None:
+            return b""
+        return read_limited(stream, max_bytes, "<stdin>")
+
     if not chosen:
-        chosen = [STDIN]
-        if config_paths:
-            named = ", ".join(config_paths)
-            config_file = os.path.relpath(config_file) if config_file else "the config file"
-            if not tty:
-                piped = read_limited(stream, max_bytes, "<stdin>")
-            if piped and mode.writes_files:
-                raise UsageError(
-                    f"data is piped to stdin, but --in-place would rewrite the "
-                    f"paths of {config_file} ({named}) instead; pass the paths "
-                    "explicitly, or pipe without --in-place"
-                )
-            if piped:
-                notes.append(
-                    f"reading stdin; the paths of {config_file} ({named}) are "
-                    "only read when nothing is piped in"
-                )
-            else:
-                chosen = list(config_paths)
-                notes.append(f"reading {named} (paths of {config_file})")
+        chosen, piped, notes = _choose(mode, kind, config_paths, config_file, read_stdin)
     skipped: list[Skipped] = []
     files = expand(chosen, Excludes(excludes), skipped, filter_named=mode.on_files)
     if mode.writes_files and (STDIN, False) in files:
         raise UsageError("--in-place needs files, not stdin")
-    sources = _read(
-        files,
-        max_bytes,
-        lambda: piped if piped is not None else read_limited(stream, max_bytes, "<stdin>"),
-        skipped,
-    )
+    if kind is Stdin.TERMINAL and waiting is not None and (STDIN, False) in files:
+        waiting(TERMINAL_HINT)  # before the read, which waits for the user
+    sources = _read(files, max_bytes, lambda: piped if piped is not None else read_stdin(), skipped)
     notes.extend(f"skipped {s.path}: {s.why}" for s in skipped)
     return Inputs(sources, skipped, [p for p in chosen if p != STDIN], notes)
