@@ -48,10 +48,13 @@ class SecretSpans(Mapping[int, list[tuple[int, int]]]):
         if self._spans is None:
             self._spans = {
                 id(src): [
-                    (c.offset, c.end)
-                    for d in per
-                    for c in d.configs
-                    if c.kind == "Secret" and c.source is None
+                    *(
+                        (c.offset, c.end)
+                        for d in per
+                        for c in d.configs
+                        if c.kind == "Secret" and c.source is None
+                    ),
+                    *(span for d in per for span in d.unnamed_secrets),
                 ]
                 for src, per in zip(self._sources, self._docs, strict=True)
             }
