@@ -140,6 +140,16 @@ def validate(
             path=origin,
             **_at(root, source, list(err.absolute_path)),
         )
+    from cmhash.read.inputs import exclude_problem
+
+    for i, pattern in enumerate(data.get("exclude") or ()):
+        problem = exclude_problem(pattern)
+        if problem:
+            raise ConfigError(
+                f"invalid configuration at exclude/{i}: {pattern!r} is {problem}",
+                path=origin,
+                **_at(root, source, ["exclude", i]),
+            )
     for group, key in RULE_GROUPS:
         rules = (data.get(group) or {}).get(key) or []
         for i, rule in enumerate(rules):
@@ -295,6 +305,12 @@ def layered(options: dict[str, Any], function_config: dict[str, Any] | None = No
         problem = validate_annotation_key(key)
         if problem:
             raise UsageError(f"--annotation-key {key!r}: {problem}")
+    from cmhash.read.inputs import exclude_problem
+
+    for pattern in options.get("exclude") or ():
+        problem = exclude_problem(pattern)
+        if problem:
+            raise UsageError(f"--exclude {pattern!r}: {problem}")
     secret_env = options.get("secret_key_env")
     settings = settings.merged(
         **{field: options.get(field) for _, field in PLAIN_KEYS},

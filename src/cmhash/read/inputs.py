@@ -35,6 +35,13 @@ are skipped (each with one note under ``-v``):
 * a file that is not a Kubernetes manifest: no document in it has a top-level
   ``apiVersion`` or ``kind`` (``kustomization.yaml`` without them, ``values.yaml``, CI
   files, ``docker-compose.yml``).
+  A JSON file is judged by its top-level object's keys (a Grafana dashboard holds
+  ``"kind"`` deeper down); text that is not JSON after all, by the YAML rule;
+* a link to a directory read already, by its real path (a loop, a base linked twice);
+  other links to directories are followed, with a note.
+
+An exclude pattern git would refuse is exit 2 (``exclude_problem``); a file name that
+is not UTF-8 is shown escaped (``errors.printable``).
 
 The last three rules also apply to files named on the command line with ``--check``,
 ``--diff`` or ``-i`` (pre-commit's ``pass_filenames`` names every changed YAML file).
@@ -48,6 +55,7 @@ from __future__ import annotations
 
 import enum
 import io
+import json
 import os
 import re
 import stat
@@ -55,7 +63,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import BinaryIO, NamedTuple
 
-from cmhash.errors import InputError, UsageError
+from cmhash.errors import InputError, UsageError, printable
 from cmhash.read.source import STDIN, SourceText, decode, read_file, read_limited
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -129,6 +137,22 @@ class Inputs(NamedTuple):
         return len(self.sources) == 1 and self.sources[0].path == STDIN
 
 
+def exclude_problem(pattern: str) -> str | None:
+    """Why ``pattern`` is not a gitignore pattern pathspec can use (``!`` alone, a
+    trailing backslash, a range out of order), or None."""
+    import pathspec
+
+    try:
+        pathspec.GitIgnoreSpec.from_lines([pattern])
+    except re.error as exc:  # a [...] class Python's re refuses
+        return f"not a valid gitignore pattern ({exc.msg})"
+    except ValueError:
+        hint = "a '!' needs a pattern after it" if pattern.startswith("!") else ""
+        hint = hint or "a trailing '\\' escapes nothing" * pattern.endswith("\\")
+        return "not a valid gitignore pattern" + (f" ({hint})" if hint else "")
+    return None
+
+
 class Excludes:
     """gitignore-style patterns (pathspec, imported only when there are any)."""
 
@@ -148,6 +172,18 @@ class Excludes:
 
 
 def is_manifest_text(text: str) -> bool:
+    """Whether some document has a top-level ``apiVersion`` or ``kind``. A JSON text
+    is decided by its top-level keys (a Grafana dashboard, a JSON schema, cmhash's own
+    report.json hold ``"kind"`` deeper down); one that is not JSON after all (a JSON
+    stream, broken JSON) by the patterns, so a broken manifest stays an error."""
+    head = text.lstrip(" \t\r\n")
+    if head[:1] in ("{", "["):
+        try:
+            data = json.loads(head)
+        except (ValueError, RecursionError):
+            pass
+        else:
+            return isinstance(data, dict) and ("apiVersion" in data or "kind" in data)
     return _MANIFEST_KEY.search(text) is not None
 
 
@@ -155,17 +191,26 @@ def _raise_walk_error(exc: OSError) -> None:
     raise InputError(f"cannot read directory: {exc.strerror}", path=exc.filename)
 
 
-def walk(root: str, excludes: Excludes, skipped: list[Skipped]) -> list[str]:
-    """Manifest candidates under ``root``, sorted."""
+def walk(
+    root: str, excludes: Excludes, skipped: list[Skipped], links: list[str] | None = None
+) -> list[str]:
+    """Manifest candidates under ``root``, sorted. Symbolic links to directories are
+    followed (a repository links a shared base into each environment), each directory
+    once by its real path, so a link loop ends; ``links`` gets a note for each."""
+    links = [] if links is None else links
     found: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root, onerror=_raise_walk_error):
+    walked = {os.path.realpath(root)}  # every directory read, by its real path
+    for dirpath, dirnames, filenames in os.walk(root, onerror=_raise_walk_error, followlinks=True):
         kept = []
         for d in sorted(dirnames):
             path = os.path.join(dirpath, d)
             rel = os.path.relpath(path, root)
             if d.startswith("."):
                 continue  # hidden (.git, .github...): never rendered manifests; no note
-            if excludes.match(rel, is_dir=True):
+            real = os.path.realpath(path)
+            if real in walked:  # a link back up (a loop) or to a directory read already
+                skipped.append(Skipped(path + os.sep, f"a link to {printable(real)}, read already"))
+            elif excludes.match(rel, is_dir=True):
                 skipped.append(Skipped(path + os.sep, "excluded"))
             elif os.path.isfile(os.path.join(path, CHART_FILE)):
                 skipped.append(
@@ -175,7 +220,10 @@ def walk(root: str, excludes: Excludes, skipped: list[Skipped]) -> list[str]:
                     )
                 )
             else:
+                walked.add(real)
                 kept.append(d)
+                if os.path.islink(path):
+                    links.append(f"following {printable(path)} -> {printable(real)}")
         dirnames[:] = kept
         if dirpath == root and CHART_FILE in filenames:
             skipped.append(
@@ -217,7 +265,12 @@ def _in_chart(path: str) -> bool:
 
 
 def expand(
-    args: Sequence[str], excludes: Excludes, skipped: list[Skipped], *, filter_named: bool
+    args: Sequence[str],
+    excludes: Excludes,
+    skipped: list[Skipped],
+    *,
+    filter_named: bool,
+    notes: list[str] | None = None,
 ) -> list[tuple[str, bool]]:
     """(file, filtered) pairs: files as given, directories walked (sorted), '-' for stdin;
     each file once. ``filtered``: the repository rules apply to it (found by a walk, or
@@ -231,7 +284,7 @@ def expand(
             out.append((p, False))
             continue
         if os.path.isdir(p):
-            files = [(f, True) for f in walk(p, excludes, skipped)]
+            files = [(f, True) for f in walk(p, excludes, skipped, notes)]
         elif os.path.lexists(p):
             if filter_named and excludes.match(os.path.relpath(p)):
                 skipped.append(Skipped(p, "excluded"))
@@ -374,11 +427,11 @@ def select(
     if not chosen:
         chosen, piped, notes = _choose(mode, kind, config_paths, config_file, read_stdin)
     skipped: list[Skipped] = []
-    files = expand(chosen, Excludes(excludes), skipped, filter_named=mode.on_files)
+    files = expand(chosen, Excludes(excludes), skipped, filter_named=mode.on_files, notes=notes)
     if mode.writes_files and (STDIN, False) in files:
         raise UsageError("--in-place needs files, not stdin")
     if kind is Stdin.TERMINAL and waiting is not None and (STDIN, False) in files:
         waiting(TERMINAL_HINT)  # before the read, which waits for the user
     sources = _read(files, max_bytes, lambda: piped if piped is not None else read_stdin(), skipped)
-    notes.extend(f"skipped {s.path}: {s.why}" for s in skipped)
+    notes.extend(f"skipped {printable(s.path)}: {s.why}" for s in skipped)
     return Inputs(sources, skipped, [p for p in chosen if p != STDIN], notes)
