@@ -49,10 +49,11 @@ CATALOGUE: list[Bad] = [
     # --- YAML syntax
     Bad("bad-indentation", H + "   extra: y\n", "mapping values are not allowed", "5:9"),
     Bad("tab-indentation", H.replace("  name", "\tname"), "YAML does not allow tabs", "4:1"),
-    Bad("unclosed-double-quote", H + 'data:\n  a: "abc\n', "while scanning a quoted scalar", "7:1"),
-    Bad("unclosed-single-quote", H + "data:\n  a: 'abc\n", "while scanning a quoted scalar", "7:1"),
-    Bad("unclosed-bracket", H + "data: [a, b\n", "while parsing a flow sequence", "6:1"),
-    Bad("unclosed-brace", H + "data: {a: b\n", "while parsing a flow mapping", "6:1"),
+    # where it opens, not where the input ends
+    Bad("unclosed-double-quote", H + 'data:\n  a: "abc\n', "a quoted scalar that starts", "6:6"),
+    Bad("unclosed-single-quote", H + "data:\n  a: 'abc\n", "a quoted scalar that starts", "6:6"),
+    Bad("unclosed-bracket", H + "data: [a, b\n", "a flow sequence that starts here", "5:7"),
+    Bad("unclosed-brace", H + "data: {a: b\n", "a flow mapping that starts here", "5:7"),
     Bad(
         "stray-colon",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a: b\n",

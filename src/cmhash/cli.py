@@ -128,7 +128,15 @@ def inject(
     raise SystemExit(deliver(mode, result, inputs.roots, settings))
 
 
-@cli.command(epilog=EXIT_CODES_HELP)
+EXPLAIN_EXIT_CODES_HELP = """\b
+Exit codes:
+  0  explanation written (warnings or not)
+  2  bad input or usage, or error-level findings (e.g. --strict);
+     the explanation is written all the same
+  3  internal error (a bug: please report it)"""
+
+
+@cli.command(epilog=EXPLAIN_EXIT_CODES_HELP)
 @common_options
 @click.option(
     "--format",

@@ -206,10 +206,11 @@ def analyze_workload(
 
 def _config(res: Resource, settings: Settings, default_nl: str, secret: bool) -> ConfigInfo | None:
     if res.name is None and res.generate_name is not None:
-        # a name only the API server picks: nothing can reference it, but its content
-        # is checked as the API server checks it, and a Secret stays a Secret (its
-        # span goes to DocInfo.secrets: diffs and the mention scan keep out of it)
-        config_content(res._replace(name=res.generate_name))
+        # a name only the API server picks: nothing can reference it, but a Secret
+        # stays a Secret: its data is checked like any Secret's, and its span goes to
+        # DocInfo.unnamed_secrets (diffs and the mention scan keep out of it)
+        if res.kind == "Secret":
+            config_content(res._replace(name=res.generate_name))
         return None
     content = config_content(res)
     meta = get(res.node, "metadata")

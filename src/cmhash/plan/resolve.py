@@ -169,14 +169,20 @@ def _missing(plan: WorkloadPlan, ref: Reference, index: ConfigIndex, settings: S
         where = ", ".join(repr(o) if o else "(none)" for o in sorted(others))
         here = f"namespace {ns!r}" if ns else "no namespace"
         named = sorted(o for o in others if o)
-        hint = f"--namespace {ns}" if ns else f"--namespace {named[0]}"
+        if settings.namespace is None:
+            hint = f"pass --namespace {ns if ns else named[0]} if they land in the same one"
+        else:  # -n (or the release namespace) is applied already: only manifests can agree
+            hint = (
+                f"objects without metadata.namespace land in {settings.namespace!r} "
+                "already, so make the namespaces agree in the manifests"
+            )
         return finding(
             plan.source,
             ref.offset,
             Code.NAMESPACE_MISMATCH,
             f"{plan.label} ({here}) references {ref.target_kind} {ref.name!r}, which "
             f"the input only has with namespace {where}; references never cross "
-            f"namespaces: pass {hint} if they land in the same one",
+            f"namespaces: {hint}",
             level=level,
             about=plan.info.about,
             field=ref.field,

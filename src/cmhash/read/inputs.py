@@ -433,5 +433,13 @@ def select(
     if kind is Stdin.TERMINAL and waiting is not None and (STDIN, False) in files:
         waiting(TERMINAL_HINT)  # before the read, which waits for the user
     sources = _read(files, max_bytes, lambda: piped if piped is not None else read_stdin(), skipped)
+    if not sources and not skipped:
+        empty = [p for p in chosen if p != STDIN and os.path.isdir(p)]
+        if empty:
+            raise InputError(
+                "no *.yaml, *.yml or *.json file in this directory or below; name the "
+                "rendered manifests",
+                path=empty[0].rstrip(os.sep) + os.sep,
+            )
     notes.extend(f"skipped {printable(s.path)}: {s.why}" for s in skipped)
     return Inputs(sources, skipped, [p for p in chosen if p != STDIN], notes)
