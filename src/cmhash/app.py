@@ -19,7 +19,7 @@ from cmhash.analyze.chunk import analyze_source
 from cmhash.analyze.kinds import DEFAULT_TABLE, KindTable
 from cmhash.analyze.summaries import ConfigInfo, DocInfo, WorkloadInfo
 from cmhash.errors import CmhashError, InputError
-from cmhash.findings import Finding
+from cmhash.findings import Finding, acknowledged
 from cmhash.model import Level
 from cmhash.parse.events import backend, ctree_available
 from cmhash.plan.index import ConfigIndex, build_index
@@ -219,6 +219,7 @@ def _run(
                     plan.resolved.clear()  # only explain/report read them; a big run has many
                 plans.append(plan)
     changes, files = render_files(sources, docs, plans, settings, versioning, splice=output)
+    findings = acknowledged(findings, settings.acknowledge)
     findings.sort(key=Finding.sort_key)
     lifetime.keep(docs)
     return RunResult(

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from fnmatch import fnmatchcase
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cmhash.model import Level, ResourceId, TextEnum
 
@@ -160,3 +161,53 @@ def finding(
         api_version,
         field,
     )
+
+
+class Acknowledgement(NamedTuple):
+    """One ``acknowledge:`` entry of the config: a known finding, one code on one object
+    (kind and name, fnmatch globs; the namespace too when given)."""
+
+    where: str  # "acknowledge[0]"
+    code: Code
+    kind: str
+    name: str
+    namespace: str | None = None
+    reason: str = ""
+
+    def matches(self, f: Finding) -> bool:
+        r = f.resource
+        if f.code is not self.code or r is None:
+            return False
+        if not (fnmatchcase(r.kind, self.kind) and fnmatchcase(r.name, self.name)):
+            return False
+        return self.namespace is None or fnmatchcase(r.namespace, self.namespace)
+
+
+def acknowledgements(entries: list[dict[str, Any]] | None) -> tuple[Acknowledgement, ...]:
+    """The config's ``acknowledge:`` (validated by the schema)."""
+    return tuple(
+        Acknowledgement(
+            f"acknowledge[{i}]",
+            Code(e["code"]),
+            e["kind"],
+            e["name"],
+            e.get("namespace"),
+            e.get("reason", ""),
+        )
+        for i, e in enumerate(entries or ())
+    )
+
+
+def acknowledged(findings: list[Finding], acks: tuple[Acknowledgement, ...]) -> list[Finding]:
+    """Findings an ``acknowledge:`` entry names become info, with the entry and its
+    reason: still shown (explain, reports, KRM results), never failing a run."""
+    if not acks:
+        return findings
+    out = []
+    for f in findings:
+        ack = next((a for a in acks if a.matches(f)), None)
+        if ack is not None:
+            why = f": {ack.reason}" if ack.reason else ""
+            f = f._replace(level=INFO, message=f"{f.message} (acknowledged in {ack.where}{why})")
+        out.append(f)
+    return out

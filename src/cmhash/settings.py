@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from cmhash.analyze.kinds import Policy, WorkloadKind
 from cmhash.analyze.sources import SecretSource, sources_from_config
 from cmhash.errors import ConfigError, NodeError, UsageError
+from cmhash.findings import Acknowledgement, acknowledgements
 from cmhash.plan.selection import Rule, SelectorError, rules_from
 
 if TYPE_CHECKING:
@@ -69,6 +70,7 @@ class Settings(NamedTuple):
     versioned_keep: bool = False  # mark versioned objects so Helm and Argo CD keep old ones
     versioned_immutable: bool = False  # set immutable: true on versioned objects
     cpp_verify: bool = False  # the self-check in C++ (write/cverify.py): big inputs
+    acknowledge: tuple[Acknowledgement, ...] = ()  # known findings (findings.py)
 
     def merged(self, **overrides: Any) -> Settings:
         return self._replace(**{k: v for k, v in overrides.items() if v is not None})
@@ -241,6 +243,7 @@ def settings_from_mapping(data: dict[str, Any], base: Settings | None = None) ->
         or None,
         ignore_workloads=rules_from((data.get("ignore") or {}).get("workloads"), "ignore.workloads")
         or None,
+        acknowledge=acknowledgements(data.get("acknowledge")) or None,
         include_workloads=rules_from(
             (data.get("include") or {}).get("workloads"), "include.workloads"
         )
