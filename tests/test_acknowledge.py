@@ -114,3 +114,35 @@ def test_the_schema_knows_every_code() -> None:
     schema = json.loads((ROOT / "src" / "cmhash" / "schemas" / "config.schema.json").read_text())
     codes = schema["properties"]["acknowledge"]["items"]["properties"]["code"]["enum"]
     assert codes == [c.value for c in Code]
+
+
+ANNOTATED = APP.replace(
+    "metadata: {{name: {name}, namespace: shop}}",
+    "metadata:\n  name: {name}\n  namespace: shop\n  annotations:\n"
+    "    cmhash.io/acknowledge: {codes}",
+)
+
+
+def test_the_annotation_acknowledges_its_workloads_codes(tmp_path: Path) -> None:
+    f = tmp_path / "app.yaml"
+    f.write_text(
+        ANNOTATED.format(name="web", codes="'missing-key, missing-reference'")
+        + "---\n"
+        + ANNOTATED.format(name="api", codes="missing-key")  # another code: still counts
+    )
+    res = run_cmhash(["--no-config", "--strict", str(f)])
+    assert res.code == 2
+    assert "Deployment/web -n shop references" in res.stderr
+    assert "(acknowledged by cmhash.io/acknowledge) [missing-reference]" in res.stderr
+    assert ": error: Deployment/api -n shop" in res.stderr
+
+
+def test_an_unknown_code_in_the_annotation_is_exit_2_at_its_value(tmp_path: Path) -> None:
+    f = tmp_path / "app.yaml"
+    f.write_text(ANNOTATED.format(name="web", codes="'missing-reference, typo'"))
+    res = run_cmhash(["--no-config", str(f)])
+    assert res.code == 2
+    assert res.stderr == (
+        f"cmhash: {f}:7:28: cmhash.io/acknowledge takes finding codes, comma-separated "
+        "(the README's findings table); 'typo' is none\n"
+    )

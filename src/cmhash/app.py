@@ -219,7 +219,12 @@ def _run(
                     plan.resolved.clear()  # only explain/report read them; a big run has many
                 plans.append(plan)
     changes, files = render_files(sources, docs, plans, settings, versioning, splice=output)
-    findings = acknowledged(findings, settings.acknowledge)
+    annotated = {
+        p.info.about.resource: p.info.selection.acknowledged
+        for p in plans
+        if p.info.selection.acknowledged
+    }
+    findings = acknowledged(findings, settings.acknowledge, annotated)
     findings.sort(key=Finding.sort_key)
     lifetime.keep(docs)
     return RunResult(

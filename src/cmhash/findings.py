@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from cmhash.model import Level, ResourceId, TextEnum
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from cmhash.read.source import SourceText
 
 # kept as names for the modules and templates that use the level text
@@ -198,10 +200,15 @@ def acknowledgements(entries: list[dict[str, Any]] | None) -> tuple[Acknowledgem
     )
 
 
-def acknowledged(findings: list[Finding], acks: tuple[Acknowledgement, ...]) -> list[Finding]:
-    """Findings an ``acknowledge:`` entry names become info, with the entry and its
-    reason: still shown (explain, reports, KRM results), never failing a run."""
-    if not acks:
+def acknowledged(
+    findings: list[Finding],
+    acks: tuple[Acknowledgement, ...],
+    annotated: Mapping[ResourceId, tuple[str, ...]],
+) -> list[Finding]:
+    """Findings an ``acknowledge:`` entry names, or their workload's
+    ``cmhash.io/acknowledge`` annotation, become info, saying so (with the entry's
+    reason): still shown (explain, reports, KRM results), never failing a run."""
+    if not acks and not annotated:
         return findings
     out = []
     for f in findings:
@@ -209,5 +216,9 @@ def acknowledged(findings: list[Finding], acks: tuple[Acknowledgement, ...]) -> 
         if ack is not None:
             why = f": {ack.reason}" if ack.reason else ""
             f = f._replace(level=INFO, message=f"{f.message} (acknowledged in {ack.where}{why})")
+        elif f.resource is not None and f.code.value in annotated.get(f.resource, ()):
+            f = f._replace(
+                level=INFO, message=f"{f.message} (acknowledged by cmhash.io/acknowledge)"
+            )
         out.append(f)
     return out

@@ -35,6 +35,7 @@ from typing import NamedTuple
 
 from cmhash.analyze.refs import Reference, Spot, spot_of
 from cmhash.errors import NodeError
+from cmhash.findings import Code
 from cmhash.parse.tree import MAP, Node, entries, scalar
 
 COMPAT_ALL = frozenset(("reloader", "wave", "kapp"))
@@ -68,6 +69,8 @@ OPT_IN: dict[str, tuple[str | None, str | None]] = {
     "wave.pusher.com/update-on-config-change": ("wave", None),
 }
 SOURCES = "cmhash.io/sources"
+ACKNOWLEDGE = "cmhash.io/acknowledge"  # finding codes known and fine on this workload
+CODE_VALUES = frozenset(c.value for c in Code)
 SEARCH = "reloader.stakater.com/search"
 RELOADER_AUTO = "reloader.stakater.com/auto"
 CONFIG_EXCLUDED = {"cmhash.io/skip": None, "reloader.stakater.com/ignore": "reloader"}
@@ -105,6 +108,7 @@ class Selection(NamedTuple):
     sources: str | None = None  # "configmaps" | "secrets": only that kind counts
     sources_by: str | None = None
     match_only: bool = False  # Reloader search: only objects annotated match: "true"
+    acknowledged: tuple[str, ...] = ()  # cmhash.io/acknowledge: finding codes (findings.py)
 
 
 def _on(compat: str | None, enabled: frozenset[str]) -> bool:
@@ -127,6 +131,19 @@ def selection(annotations: list[Annotations], compat: frozenset[str]) -> Selecti
                         sel = sel._replace(match_only=True)
                 elif low == "false" and key == RELOADER_AUTO:
                     sel = sel._replace(opted_out=f'{key}: "false"')
+            elif key == ACKNOWLEDGE:
+                codes = tuple(c.strip() for c in value.split(",") if c.strip())
+                unknown = [c for c in codes if c not in CODE_VALUES]
+                if unknown or not codes:
+                    raise NodeError(
+                        f"{ACKNOWLEDGE} takes finding codes, comma-separated (the README's "
+                        f"findings table); {unknown[0]!r} is none"
+                        if unknown
+                        else f"{ACKNOWLEDGE} names no finding code",
+                        offset,
+                        public=f"{ACKNOWLEDGE}: not a list of finding codes",
+                    )
+                sel = sel._replace(acknowledged=sel.acknowledged + codes)
             elif key == SOURCES:
                 if low not in ("configmaps", "secrets", "all"):
                     raise NodeError(f"{SOURCES} must be configmaps, secrets or all", offset)
