@@ -54,7 +54,6 @@ Everything else is a manifest, and a broken one stays an error (exit 2).
 from __future__ import annotations
 
 import enum
-import io
 import json
 import os
 import re
@@ -65,6 +64,7 @@ from typing import BinaryIO, NamedTuple
 
 from cmhash.errors import InputError, UsageError, printable
 from cmhash.read.source import STDIN, SourceText, decode, read_file, read_limited
+from cmhash.read.stdin import TERMINAL_HINT, Stdin, choose
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 CHART_FILE = "Chart.yaml"
@@ -73,11 +73,6 @@ _MANIFEST_KEY = re.compile(r'^(?:apiVersion|kind)[ \t]*:|"(?:apiVersion|kind)"\s
 
 
 # cmhash's commands: a path named like one was most likely a command after options
-TERMINAL_HINT = (
-    "reading manifests from the terminal: paste them and end with Ctrl-D, or name "
-    "files or directories (cmhash --help)"
-)
-
 COMMANDS = frozenset(
     ("explain", "report", "gitlab-note", "helm-plugin-dir", "install-kustomize-plugin")
 )
@@ -329,77 +324,6 @@ def _read(
     return sources
 
 
-class Stdin(enum.Enum):
-    """What fd 0 is, which decides whether it is an input at all."""
-
-    TERMINAL = "a terminal"
-    NOTHING = "/dev/null or closed"  # no one is giving anything
-    GIVEN = "a pipe, socket or file"  # something gives data, even if none came
-
-    @classmethod
-    def of(cls, stream: BinaryIO | None) -> Stdin:
-        if stream is None:  # fd 0 closed when Python started: sys.stdin is None
-            return cls.NOTHING
-        try:
-            fd = stream.fileno()
-        except (OSError, ValueError, io.UnsupportedOperation):
-            return cls.GIVEN  # an in-memory stream: data handed over in-process
-        try:
-            mode = os.fstat(fd).st_mode
-        except OSError:  # closed after start
-            return cls.NOTHING
-        if stream.isatty():
-            return cls.TERMINAL
-        return cls.NOTHING if stat.S_ISCHR(mode) else cls.GIVEN  # /dev/null, other devices
-
-
-def _no_input(mode: Mode, config_file: str | None) -> UsageError:
-    where = os.path.relpath(config_file) if config_file else ".cmhash.yaml"
-    return UsageError(
-        f"nothing to {'check' if mode.checks else 'read'}: no PATH given, no `paths:` in "
-        f"{where}, and stdin is empty; name the manifests (cmhash {_flag(mode)}k8s/) or "
-        f"set `paths: [k8s/]` in {where}"
-    )
-
-
-def _flag(mode: Mode) -> str:
-    return {Mode.IN_PLACE: "-i ", Mode.CHECK: "--check ", Mode.DIFF: "--diff "}.get(
-        mode, "--check --diff "
-    )
-
-
-def _choose(
-    mode: Mode,
-    kind: Stdin,
-    config_paths: Sequence[str],
-    config_file: str | None,
-    read: Callable[[], bytes],
-) -> tuple[list[str], bytes | None, list[str]]:
-    """Without PATH arguments: (what to read, stdin's bytes if read already, notes)."""
-    named = ", ".join(config_paths)
-    where = os.path.relpath(config_file) if config_file else "the config file"
-    if kind is not Stdin.GIVEN:  # a terminal, /dev/null, closed: the config's paths
-        if config_paths:
-            return list(config_paths), None, [f"reading {named} (paths of {where})"]
-        if kind is Stdin.NOTHING and mode.on_files:
-            raise _no_input(mode, config_file)
-        return [STDIN], None, []
-    piped = read()
-    if mode is Mode.STREAM or piped:  # the stream mode: a pipe is the input, even empty
-        if piped and mode.writes_files and config_paths:
-            raise UsageError(
-                f"data is piped to stdin, but --in-place would rewrite the paths of "
-                f"{where} ({named}) instead; pass the paths explicitly, or pipe without "
-                "--in-place"
-            )
-        notes = [f"reading stdin; the paths of {where} ({named}) are not read"] * bool(config_paths)
-        return [STDIN], piped, notes
-    # --check, --diff, -i and an empty pipe: pre-commit runs every hook so
-    if config_paths:
-        return list(config_paths), None, [f"stdin is empty: reading {named} (paths of {where})"]
-    raise _no_input(mode, config_file)
-
-
 def select(
     args: Sequence[str],
     *,
@@ -425,7 +349,7 @@ def select(
         return read_limited(stream, max_bytes, "<stdin>")
 
     if not chosen:
-        chosen, piped, notes = _choose(mode, kind, config_paths, config_file, read_stdin)
+        chosen, piped, notes = choose(mode, kind, config_paths, config_file, read_stdin)
     skipped: list[Skipped] = []
     files = expand(chosen, Excludes(excludes), skipped, filter_named=mode.on_files, notes=notes)
     if mode.writes_files and (STDIN, False) in files:
