@@ -52,10 +52,7 @@ def test_pipe_is_the_input(repo: Path) -> None:
     out = proc.stdout.decode()
     assert kinds_and_names(out) == {("ConfigMap", "piped"), ("Deployment", "piped-app")}
     assert "example.com/hash" in out  # the config's other options still apply
-    assert (
-        "the paths of .cmhash.yaml (k8s) are only read when nothing is piped in"
-        in proc.stderr.decode()
-    )
+    assert "reading stdin; the paths of .cmhash.yaml (k8s) are not read" in proc.stderr.decode()
     assert (repo / "k8s" / "app.yaml").read_text() == REPO_CM + "---\n" + REPO_DEP
 
 
@@ -126,6 +123,7 @@ def test_in_process_stdin_rule() -> None:
     import io
 
     from cmhash.read.inputs import Mode, select
+    from cmhash.read.stdin import Stdin
 
     def pick(data: bytes, tty: bool, mode: Mode = Mode.STREAM) -> list[str]:
         return (
@@ -139,7 +137,7 @@ def test_in_process_stdin_rule() -> None:
                     excludes=(),
                     max_bytes=1 << 20,
                     stdin=io.BytesIO(data),
-                    stdin_is_tty=tty,
+                    stdin_kind=Stdin.TERMINAL if tty else Stdin.GIVEN,
                 ).sources
             ]
             if data or tty

@@ -138,3 +138,89 @@ def test_pass_filenames_with_pre_commits_own_files_and_exclude(tmp_path: Path) -
     assert run.returncode == 1, run.stdout + run.stderr
     assert "would update k8s/app.yaml" in run.stdout
     assert "error" not in run.stdout.lower() and "legacy" not in run.stdout
+
+
+def _head() -> str:
+    try:
+        return subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "HEAD"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        pytest.skip("not a git checkout")
+
+
+def readme_snippet() -> str:
+    """The pre-commit page's snippet, exactly as a user copies it."""
+    page = (ROOT / "docs" / "integrations" / "pre-commit.md").read_text()
+    return page.split("```yaml\n", 1)[1].split("```", 1)[0]
+
+
+def _consumer(tmp_path: Path, config: str, extra: dict[str, str]) -> Path:
+    repo = tmp_path / "consumer"
+    files = {"k8s/config.yaml": CM, "k8s/app.yaml": DEP, ".pre-commit-config.yaml": config}
+    for rel, text in {**files, **extra}.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "init")
+    return repo
+
+
+def _run_precommit(repo: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    env = tool_env(PRE_COMMIT_HOME=str(home))
+    env.pop("CI", None)
+    return subprocess.run(
+        [tool("pre-commit"), "run", "--all-files"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("via", ["args", "config-paths"])
+def test_readme_snippet_works_when_pasted(tmp_path: Path, via: str) -> None:
+    """The snippet is a whole .pre-commit-config.yaml (``repos:`` included): pasted with
+    only the repository URL and rev pointed at this checkout, the real pre-commit runs
+    it. ``config-paths``: without ``args``, the hook reads ``paths:`` of .cmhash.yaml,
+    although pre-commit hands it an empty pipe on stdin (the repository-mode rule)."""
+    snippet = readme_snippet()
+    assert snippet.lstrip("# .").split("\n", 1)[0].startswith("pre-commit-config.yaml")
+    assert "\nrepos:\n" in snippet
+    config = snippet.replace("https://gitlab.com/cmhash/cmhash", str(ROOT))
+    config = config.replace("v0.2.0", _head())
+    extra = {}
+    if via == "config-paths":
+        config = "\n".join(line for line in config.splitlines() if "args:" not in line) + "\n"
+        extra = {".cmhash.yaml": "paths: [k8s/]\n"}
+    repo = _consumer(tmp_path, config, extra)
+    home = tmp_path / "pc-home"
+    first = _run_precommit(repo, home)
+    assert first.returncode == 1, first.stdout + first.stderr
+    assert "files were modified by this hook" in first.stdout
+    assert "checksum/config" in (repo / "k8s" / "app.yaml").read_text()
+    again = _run_precommit(repo, home)
+    assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_precommit_hands_hooks_an_empty_pipe(tmp_path: Path) -> None:
+    """What the repository-mode rule is built on: pre-commit runs a hook with a pipe on
+    stdin that is empty (so an empty pipe cannot mean "nothing was rendered" there)."""
+    probe = (
+        "import os, stat, sys; st = os.fstat(0); "
+        "print('FIFO' if stat.S_ISFIFO(st.st_mode) else 'OTHER', len(sys.stdin.buffer.read()))"
+    )
+    config = (
+        "repos:\n- repo: local\n  hooks:\n  - id: probe\n    name: probe\n"
+        f'    entry: python3 -c "{probe}"\n    language: system\n'
+        "    pass_filenames: false\n    always_run: true\n    verbose: true\n"
+    )
+    repo = _consumer(tmp_path, config, {})
+    run = _run_precommit(repo, tmp_path / "pc-home")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "FIFO 0" in run.stdout, run.stdout

@@ -97,3 +97,27 @@ def test_no_progress_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
 def test_short_runs_show_nothing(tmp_path: Path) -> None:
     code, shown = run_with_terminal_stderr(["--no-config", str(big(tmp_path, 10))])
     assert code == 0 and shown == ""
+
+
+def test_the_first_frame_shows_the_work_done_and_the_bytes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A bar that opens after a second of work (here: at 95 %) draws 95 % and the bytes
+    from its first frame; it read 0 % there and showed no bytes."""
+    import io
+
+    from cmhash import progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    term = Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    monkeypatch.setattr(progress, "DELAY", 0)
+    bar = progress.Progress(20_000_000, 1000, 2, enabled=True)
+    bar.advance(19_000_000, 950)
+    first = term.getvalue()
+    assert " 95%" in first and " 0%" not in first, first
+    assert "19.0/20.0 MB, 950/1,000 documents, 2 workers" in first, first
+    bar.close()

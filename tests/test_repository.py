@@ -105,7 +105,8 @@ def test_broken_manifest_is_still_an_error(tmp_path: Path) -> None:
     )
     res = run_cmhash(["--no-config", "--check", "."], cwd=repo)
     assert res.code == 2
-    assert res.stderr.startswith("cmhash: ./apps/broken.yaml:6:1: YAML syntax error")
+    # where the unclosed { opens, not the end of the file
+    assert res.stderr.startswith("cmhash: ./apps/broken.yaml:5:7: YAML syntax error")
 
 
 @pytest.mark.parametrize(

@@ -252,3 +252,113 @@ def test_diff_format_matches_difflib(seed: int) -> None:
     )
     got = unified_diff(text, edits, "f")
     assert got.text == want and got.withheld == []
+
+
+# ------------------------------------------------- a Secret named by generateName only
+
+# one List, the Secret item right before the workload's: the edit lands two lines after
+# the Secret's last line, which a diff with context would show
+GEN_STREAM = f"""apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {{name: cfg}}
+  data: {{a: "1"}}
+- apiVersion: v1
+  kind: Secret
+  metadata: {{generateName: tok-}}
+  data:
+    k: {B64}
+  stringData:
+    appSecret: cfg
+    {TOKEN}: x
+- spec:
+    template:
+      spec:
+        containers:
+        - name: c
+          envFrom:
+          - configMapRef: {{name: cfg}}
+  apiVersion: apps/v1
+  kind: Deployment
+  metadata: {{name: app}}
+"""
+
+
+# the same objects as documents of a stream (the versioned-name scan runs on those)
+GEN_DOCS = (
+    GEN_STREAM.split("items:\n", 1)[1].replace("\n- ", "\n---\n").lstrip("- ").replace("\n  ", "\n")
+)
+
+
+def _no_needles(text: str) -> None:
+    for needle in NEEDLES:
+        assert needle not in text, needle
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--diff"], ["--diff", "--versioned"], ["--versioned"], ["explain"], ["--check", "-v"]],
+)
+def test_a_generate_name_secret_is_a_secret_for_every_channel(
+    tmp_path: Path, args: list[str]
+) -> None:
+    """Nothing can reference it, but its text is a Secret's: no diff context from it, no
+    finding pointing into it (the versioned-name scan found 'cfg' in its stringData and
+    quoted the key), in stderr, in CMHASH_LOG."""
+    f = tmp_path / "all.yaml"
+    f.write_text(GEN_DOCS if "--versioned" in args else GEN_STREAM)
+    log = tmp_path / "cmhash.log"
+    cmd = (
+        [*args[:1], "--no-config", *args[1:], str(f)]
+        if args[0] == "explain"
+        else [
+            "--no-config",
+            *args,
+            str(f),
+        ]
+    )
+    res = run_cmhash(cmd, env={"CMHASH_LOG": str(log)})
+    assert res.code in (0, 1), res.stderr
+    out = res.stdout.decode() if args[0] in ("--diff", "explain") else ""
+    _no_needles(out + res.stderr + log.read_text())
+    assert "unknown-reference" not in res.stderr
+    if args == ["--diff"]:
+        assert "checksum/config" in out  # the diff is there, without context
+
+
+def test_a_generate_name_secret_in_krm_results(tmp_path: Path) -> None:
+    import json
+
+    import yaml
+
+    items = list(yaml.safe_load_all(GEN_DOCS))
+    rl = {
+        "apiVersion": "config.kubernetes.io/v1",
+        "kind": "ResourceList",
+        "items": items,
+        "functionConfig": {
+            "apiVersion": "cmhash.io/v1",
+            "kind": "CmhashTransformer",
+            "metadata": {"name": "x"},
+            "versioned": True,
+        },
+    }
+    res = run_cmhash(["--no-config"], stdin=json.dumps(rl).encode())
+    assert res.code == 0, res.stderr
+    results = yaml.safe_load(res.stdout).get("results") or []
+    _no_needles(json.dumps(results) + res.stderr)
+    assert not [r for r in results if r["tags"]["code"] == "unknown-reference"]
+
+
+def test_a_generate_name_secret_is_checked_like_any_secret(tmp_path: Path) -> None:
+    """The API server rejects a bad Secret whatever names it: exit 2 at the value's
+    position, the message naming the key only."""
+    f = tmp_path / "s.yaml"
+    f.write_text(
+        f"apiVersion: v1\nkind: Secret\nmetadata:\n  generateName: x-\ndata:\n  k: {PLAIN}!\n"
+    )
+    res = run_cmhash(["--no-config", str(f)])
+    assert res.code == 2 and res.stdout == b""
+    assert res.stderr == f"cmhash: {f}:6:6: Secret data key 'k' is not valid base64\n"

@@ -19,7 +19,7 @@ from cmhash.analyze.chunk import analyze_source
 from cmhash.analyze.kinds import DEFAULT_TABLE, KindTable
 from cmhash.analyze.summaries import DocInfo, WorkloadInfo
 from cmhash.errors import CmhashError, InputError
-from cmhash.findings import Finding
+from cmhash.findings import Finding, acknowledged
 from cmhash.model import Level, ResourceId
 from cmhash.parse.events import backend, ctree_available
 from cmhash.plan import scopes
@@ -50,10 +50,13 @@ class SecretSpans(Mapping[int, list[tuple[int, int]]]):
         if self._spans is None:
             self._spans = {
                 id(src): [
-                    (c.offset, c.end)
-                    for d in per
-                    for c in d.configs
-                    if c.kind == "Secret" and c.source is None
+                    *(
+                        (c.offset, c.end)
+                        for d in per
+                        for c in d.configs
+                        if c.kind == "Secret" and c.source is None
+                    ),
+                    *(span for d in per for span in d.unnamed_secrets),
                 ]
                 for src, per in zip(self._sources, self._docs, strict=True)
             }
@@ -78,6 +81,7 @@ class RunResult(NamedTuple):
     secret_spans: Mapping[int, list[tuple[int, int]]]  # id(source) -> Secrets' (start, end)
     notes: list[str]  # what the run decided for the user (an inferred namespace)
     versioning: Versioning | None = None  # versioned names, when any apply
+    empty: bool = False  # no document held an object (allowed with ``allow_empty``)
 
     @property
     def has_errors(self) -> bool:
@@ -172,7 +176,10 @@ def _run(
     if not content and not allow_empty:
         path = sources[0].display if len(sources) == 1 else None
         raise InputError(
-            "no Kubernetes objects in the input (it is empty or only comments)", path=path
+            "no Kubernetes objects in the input (it is empty or only comments)",
+            path=path,
+            line=None if path is None else 1,
+            column=None if path is None else 1,
         )
     big = sum(len(s.text) for s in sources) >= cverify.MIN_INPUT
     if settings.verbose and big and settings.parser == "fast" and not ctree_available():
@@ -218,6 +225,12 @@ def _run(
                     plan.resolved.clear()  # only explain/report read them; a big run has many
                 plans.append(plan)
     changes, files = render_files(sources, docs, plans, settings, versioning, splice=output)
+    annotated = {
+        p.info.about.resource: p.info.selection.acknowledged
+        for p in plans
+        if p.info.selection.acknowledged
+    }
+    findings = acknowledged(findings, settings.acknowledge, annotated)
     findings.sort(key=Finding.sort_key)
     lifetime.keep(docs)
     return RunResult(
@@ -229,6 +242,7 @@ def _run(
         secret_spans,
         notes,
         versioning,
+        not content,
     )
 
 

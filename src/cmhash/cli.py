@@ -21,6 +21,7 @@ from cmhash.options import DefaultGroup, common_options, settings_options
 from cmhash.output import err, log
 
 if TYPE_CHECKING:
+    from cmhash import app
     from cmhash.read.inputs import Inputs, Mode
     from cmhash.settings import Settings
 
@@ -59,6 +60,7 @@ def _inputs(paths: Sequence[str], settings: Settings, mode: Mode) -> Inputs:
         config_file=settings.config_file,
         excludes=settings.exclude,
         max_bytes=settings.max_input_bytes,
+        waiting=None if settings.quiet else lambda line: err(f"cmhash: {line}"),
     )
     inputs = _kustomize(inputs, mode, quiet=settings.quiet)
     if settings.verbose and not settings.quiet:
@@ -91,6 +93,26 @@ def _kustomize(inputs: Inputs, mode: Mode, *, quiet: bool) -> Inputs:
         skipped=inputs.skipped + skipped,
         notes=inputs.notes + [f"skipped {s.path}: {s.why}" for s in skipped],
     )
+
+
+def _empty_allowed(inputs: Inputs, settings: Settings, mode: Mode) -> bool:
+    """An input without objects is a result, not an error: files left after the walk
+    rules in the modes about files, and stdin in the stream mode (a render of nothing:
+    empty in, empty out, a warning; ``--strict`` keeps it an error)."""
+    from cmhash.read.inputs import Mode
+
+    if mode.on_files and bool(inputs.skipped):
+        return True
+    return mode is Mode.STREAM and inputs.stdin_only and not settings.strict
+
+
+def _warn_if_empty(result: app.RunResult, inputs: Inputs, settings: Settings) -> None:
+    if result.empty and inputs.stdin_only and not settings.quiet:
+        err(
+            f"{inputs.sources[0].display}:1:1: warning: no Kubernetes objects in the input "
+            "(it is empty or only comments): passed through unchanged; --strict makes "
+            "this an error"
+        )
 
 
 @cli.command(epilog=EXIT_CODES_HELP)
@@ -145,7 +167,8 @@ def inject(
 
         check_usage(keep_versions, previous, mode.name, settings)
         settings = settings.merged(keep_versions=keep_versions)
-    result = app.run(inputs.sources, settings, allow_empty=mode.on_files and bool(inputs.skipped))
+    result = app.run(inputs.sources, settings, allow_empty=_empty_allowed(inputs, settings, mode))
+    _warn_if_empty(result, inputs, settings)
     if keep_versions is not None and previous is not None:
         from cmhash.plan.history import with_history
 
@@ -153,7 +176,15 @@ def inject(
     raise SystemExit(deliver(mode, result, inputs.roots, settings))
 
 
-@cli.command(epilog=EXIT_CODES_HELP)
+EXPLAIN_EXIT_CODES_HELP = """\b
+Exit codes:
+  0  explanation written (warnings or not)
+  2  bad input or usage, or error-level findings (e.g. --strict);
+     the explanation is written all the same
+  3  internal error (a bug: please report it)"""
+
+
+@cli.command(epilog=EXPLAIN_EXIT_CODES_HELP)
 @common_options
 @click.option(
     "--format",
@@ -175,8 +206,12 @@ def explain(paths: tuple[str, ...], fmt: str, **opts: Any) -> None:
     from cmhash.settings import layered
 
     settings = layered(opts)
-    sources = _inputs(paths, settings, Mode.STREAM).sources
-    result = app.run(sources, settings, keep_plans=True, output=False)
+    inputs = _inputs(paths, settings, Mode.STREAM)
+    allow_empty = _empty_allowed(inputs, settings, Mode.STREAM)
+    result = app.run(
+        inputs.sources, settings, keep_plans=True, allow_empty=allow_empty, output=False
+    )
+    _warn_if_empty(result, inputs, settings)
     report_notes(result.notes, quiet=settings.quiet)
     data = build(result, settings.annotation_key)
     lifetime.keep(data)  # (a dict per workload, config and reference: not freed one by one)

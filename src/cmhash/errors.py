@@ -12,6 +12,17 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT; SIGTERM and SIGHUP: 128 + their number (
 EXIT_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader left
 
 
+def printable(path: str) -> str:
+    """A path as messages, diffs and reports show it: a file name that is not UTF-8
+    (undecodable bytes kept as surrogates by the file system encoding) with those bytes
+    escaped as ``\\xNN``, so that nothing written as UTF-8 fails on it."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return path
+
+
 class CmhashError(Exception):
     """Base class for errors meant for people: one line, exit code 2."""
 
@@ -34,7 +45,7 @@ class CmhashError(Exception):
     def __str__(self) -> str:
         where = ""
         if self.path is not None:
-            where = self.path
+            where = printable(self.path)
             if self.line is not None:
                 where += f":{self.line}"
                 if self.column is not None:

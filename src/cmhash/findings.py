@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from fnmatch import fnmatchcase
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cmhash.model import Level, ResourceId, TextEnum
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from cmhash.read.source import SourceText
 
 # kept as names for the modules and templates that use the level text
@@ -177,3 +180,62 @@ def finding(
         api_version,
         field,
     )
+
+
+class Acknowledgement(NamedTuple):
+    """One ``acknowledge:`` entry of the config: a known finding, one code on one object
+    (kind and name, fnmatch globs; the namespace too when given)."""
+
+    where: str  # "acknowledge[0]"
+    code: Code
+    kind: str
+    name: str
+    namespace: str | None = None
+    reason: str = ""
+
+    def matches(self, f: Finding) -> bool:
+        r = f.resource
+        if f.code is not self.code or r is None:
+            return False
+        if not (fnmatchcase(r.kind, self.kind) and fnmatchcase(r.name, self.name)):
+            return False
+        return self.namespace is None or fnmatchcase(r.namespace, self.namespace)
+
+
+def acknowledgements(entries: list[dict[str, Any]] | None) -> tuple[Acknowledgement, ...]:
+    """The config's ``acknowledge:`` (validated by the schema)."""
+    return tuple(
+        Acknowledgement(
+            f"acknowledge[{i}]",
+            Code(e["code"]),
+            e["kind"],
+            e["name"],
+            e.get("namespace"),
+            e.get("reason", ""),
+        )
+        for i, e in enumerate(entries or ())
+    )
+
+
+def acknowledged(
+    findings: list[Finding],
+    acks: tuple[Acknowledgement, ...],
+    annotated: Mapping[ResourceId, tuple[str, ...]],
+) -> list[Finding]:
+    """Findings an ``acknowledge:`` entry names, or their workload's
+    ``cmhash.io/acknowledge`` annotation, become info, saying so (with the entry's
+    reason): still shown (explain, reports, KRM results), never failing a run."""
+    if not acks and not annotated:
+        return findings
+    out = []
+    for f in findings:
+        ack = next((a for a in acks if a.matches(f)), None)
+        if ack is not None:
+            why = f": {ack.reason}" if ack.reason else ""
+            f = f._replace(level=INFO, message=f"{f.message} (acknowledged in {ack.where}{why})")
+        elif f.resource is not None and f.code.value in annotated.get(f.resource, ()):
+            f = f._replace(
+                level=INFO, message=f"{f.message} (acknowledged by cmhash.io/acknowledge)"
+            )
+        out.append(f)
+    return out

@@ -32,7 +32,7 @@ def log(line: str) -> None:
     if not path:
         return
     try:
-        with open(path, "a", encoding="utf-8") as fh:
+        with open(path, "a", encoding="utf-8", errors="backslashreplace") as fh:
             fh.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} cmhash[{os.getpid()}] {line}\n")
     except OSError:  # a log that cannot be written must not break the run
         pass

@@ -2,9 +2,9 @@
 
 Shown when stderr is a terminal, ``-q`` is not given, and the run is neither a Helm
 post-renderer nor a KRM function (their stderr is not a person's); and only once a run
-has taken a second, so short runs stay silent. click's own progress bar draws it (bytes
-done, percent, ETA) with the documents done and the number of workers beside it, and
-erases it when the work is done.
+has taken a second, so short runs stay silent. click's own progress bar draws it
+(percent, ETA) with the bytes and documents done and the number of workers beside it,
+from its first frame on, and erases it when the work is done.
 """
 
 from __future__ import annotations
@@ -64,8 +64,12 @@ class Progress:
         docs = f"/{self.total_docs:,}" if self.total_docs else ""
         workers = f", {self.workers} workers" if self.workers > 1 else ""
 
+        unit, scale = ("MB", 1e6) if self.total_bytes >= 1e6 else ("kB", 1e3)
+        total = f"{self.total_bytes / scale:.1f}"
+
         def detail(_: Any) -> str:
-            return f"{self.done_docs:,}{docs} documents{workers}"
+            size = f"{self.done_bytes / scale:.1f}/{total} {unit}"
+            return f"{size}, {self.done_docs:,}{docs} documents{workers}"
 
         self._bar = click.progressbar(
             length=self.total_bytes,
@@ -76,6 +80,9 @@ class Progress:
             item_show_func=detail,
             width=24,
         )
+        # the first frame shows the work done so far (a bar opened after a second of
+        # work must not read 0 %): the position is set before the bar first draws
+        self._bar.pos = self._shown = self.done_bytes
         self._bar.__enter__()
 
     def close(self) -> None:

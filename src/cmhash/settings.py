@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from cmhash.analyze.kinds import Policy, WorkloadKind
 from cmhash.analyze.sources import SecretSource, sources_from_config
 from cmhash.errors import ConfigError, NodeError, UsageError
+from cmhash.findings import Acknowledgement, acknowledgements
 from cmhash.plan.selection import Rule, SelectorError, rules_from
 
 if TYPE_CHECKING:
@@ -75,6 +76,7 @@ class Settings(NamedTuple):
     versioned_immutable: bool = False  # set immutable: true on versioned objects
     keep_versions: int | None = None  # --keep-versions: a bounded history (plan/history.py)
     cpp_verify: bool = False  # the self-check in C++ (write/cverify.py): big inputs
+    acknowledge: tuple[Acknowledgement, ...] = ()  # known findings (findings.py)
 
     def merged(self, **overrides: Any) -> Settings:
         return self._replace(**{k: v for k, v in overrides.items() if v is not None})
@@ -146,6 +148,16 @@ def validate(
             path=origin,
             **_at(root, source, list(err.absolute_path)),
         )
+    from cmhash.read.inputs import exclude_problem
+
+    for i, pattern in enumerate(data.get("exclude") or ()):
+        problem = exclude_problem(pattern)
+        if problem:
+            raise ConfigError(
+                f"invalid configuration at exclude/{i}: {pattern!r} is {problem}",
+                path=origin,
+                **_at(root, source, ["exclude", i]),
+            )
     for group, key in RULE_GROUPS:
         rules = (data.get(group) or {}).get(key) or []
         for i, rule in enumerate(rules):
@@ -267,6 +279,7 @@ def settings_from_mapping(data: dict[str, Any], base: Settings | None = None) ->
         or None,
         ignore_workloads=rules_from((data.get("ignore") or {}).get("workloads"), "ignore.workloads")
         or None,
+        acknowledge=acknowledgements(data.get("acknowledge")) or None,
         include_workloads=rules_from(
             (data.get("include") or {}).get("workloads"), "include.workloads"
         )
@@ -335,6 +348,12 @@ def layered(options: dict[str, Any], function_config: dict[str, Any] | None = No
         problem = validate_annotation_key(key)
         if problem:
             raise UsageError(f"--annotation-key {key!r}: {problem}")
+    from cmhash.read.inputs import exclude_problem
+
+    for pattern in options.get("exclude") or ():
+        problem = exclude_problem(pattern)
+        if problem:
+            raise UsageError(f"--exclude {pattern!r}: {problem}")
     secret_env = options.get("secret_key_env")
     jobs, rename = options.get("jobs"), options.get("rename_jobs")
     settings = settings.merged(

@@ -19,9 +19,28 @@ from cmhash.analyze.compat import (
     split_reloader,
 )
 from cmhash.errors import NodeError
+from cmhash.findings import Code
 
 ENABLED = "cmhash.io/enabled"
 SOURCES = "cmhash.io/sources"
+ACKNOWLEDGE = "cmhash.io/acknowledge"  # finding codes known and fine on this workload
+CODE_VALUES = frozenset(c.value for c in Code)
+
+
+def _codes(value: str, offset: int) -> tuple[str, ...]:
+    """``cmhash.io/acknowledge: CODE[,CODE]``: finding codes (findings.py)."""
+    codes = tuple(c.strip() for c in value.split(",") if c.strip())
+    unknown = [c for c in codes if c not in CODE_VALUES]
+    if unknown or not codes:
+        raise NodeError(
+            f"{ACKNOWLEDGE} takes finding codes, comma-separated (the findings reference); "
+            f"{unknown[0]!r} is none"
+            if unknown
+            else f"{ACKNOWLEDGE} names no finding code",
+            offset,
+            public=f"{ACKNOWLEDGE}: not a list of finding codes",
+        )
+    return codes
 
 
 class Selection(NamedTuple):
@@ -35,6 +54,7 @@ class Selection(NamedTuple):
     # Reloader's view per kind, where its rules do not simply count every pod-spec
     # reference of that kind (analyze/compat.py)
     reloader: tuple[ReloaderView, ...] = ()
+    acknowledged: tuple[str, ...] = ()  # cmhash.io/acknowledge: finding codes (findings.py)
 
     def view(self, kind: str) -> ReloaderView | None:
         for v in self.reloader:
@@ -110,6 +130,8 @@ def selection(
                 if low not in ("configmaps", "secrets", "all"):
                     raise NodeError(f"{SOURCES} must be configmaps, secrets or all", offset)
                 sel = sel._replace(sources=None if low == "all" else low, sources_by=SOURCES)
+            elif key == ACKNOWLEDGE:
+                sel = sel._replace(acknowledged=sel.acknowledged + _codes(text, offset))
     if "wave" in compat and text_of(metadata(annotations), WAVE_ON) == WAVE_TRUE:
         sel = sel._replace(opted_in=sel.opted_in or WAVE_ON, count_all=sel.count_all or WAVE_ON)
     if "reloader" in compat:

@@ -245,7 +245,12 @@ def analyze_workload(
 
 def _config(res: Resource, settings: Settings, default_nl: str, secret: bool) -> ConfigInfo | None:
     if res.name is None and res.generate_name is not None:
-        return None  # a name only the API server picks: nothing can reference it
+        # a name only the API server picks: nothing can reference it, but a Secret
+        # stays a Secret: its data is checked like any Secret's, and its span goes to
+        # DocInfo.unnamed_secrets (diffs and the mention scan keep out of it)
+        if res.kind == "Secret":
+            config_content(res._replace(name=res.generate_name))
+        return None
     content = config_content(res)
     meta = get(res.node, "metadata")
     annotations = read_annotations(get(meta, "annotations"), "metadata.annotations")
@@ -412,11 +417,14 @@ def analyze_chunk(
     configs: list[ConfigInfo] = []
     workloads: list[WorkloadInfo] = []
     candidates: list[tuple[int, WorkloadInfo]] = []
+    unnamed: list[tuple[int, int]] = []  # Secrets named by generateName: (start, end)
     for pos, res in enumerate(document_resources(src, index, roots)):
         if res.kind in ("ConfigMap", "Secret") and res.group == "":
             config = _config(res, settings, default_nl, secret)
             if config is not None:
                 configs.append(config)
+            elif res.kind == "Secret":
+                unnamed.append((res.node.start, res.node.end))
             continue
         wk = table.lookup(res.api_version, res.kind)
         if wk is None:
@@ -433,6 +441,7 @@ def analyze_chunk(
         for w in workloads:
             w.refs = tuple(r._replace(spot=aliased_spot(r.spot, roots.aliased)) for r in w.refs)
     info.configs, info.workloads = tuple(configs), tuple(workloads)
+    info.unnamed_secrets = tuple(unnamed)
     if candidates:
         _verify(src, info, text, roots, candidates, settings, secret)
     return info

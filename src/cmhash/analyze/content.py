@@ -45,11 +45,16 @@ def _string_map(parent: Node, field: str, *, what: str) -> dict[str, tuple[str, 
 
 
 def _decode_b64(text: str, node: Node, what: str) -> bytes:
-    compact = "".join(text.split())  # line-wrapped base64 is valid (the API skips newlines)
+    # Go's decoder, which the API server uses, skips only line breaks (encoding/base64:
+    # decodeQuantum ignores '\r' and '\n'): a space or tab is an error there, and so
+    # here. (A plain scalar wrapped over lines is folded with spaces: use a | block.)
+    compact = text.replace("\r", "").replace("\n", "")
     try:
         return base64.b64decode(compact, validate=True)
     except (binascii.Error, ValueError):
-        raise NodeError(f"{what} is not valid base64", node.start) from None
+        blank = " " in compact or "\t" in compact
+        why = " (it holds a space or tab; the API server allows only line breaks)" * blank
+        raise NodeError(f"{what} is not valid base64{why}", node.start) from None
 
 
 def config_content(res: Resource) -> Content:

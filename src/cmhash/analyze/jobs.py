@@ -16,7 +16,6 @@ their next run takes the new template.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -57,6 +56,8 @@ def _template_digest(template: Node, key: str) -> str:
                 del meta["annotations"]
             if not meta:
                 del data["metadata"]
+    import hashlib  # (only --jobs=rename needs it: a plain run does not import it)
+
     text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -81,6 +82,8 @@ def plan_rename(res: Resource, template: Node, key: str, default_nl: str, text: 
 
 
 def suffix(rename: JobRename, checksum: str) -> str:
+    import hashlib
+
     text = f"{rename.digest}\n{checksum}".encode()
     return hashlib.sha256(text).hexdigest()[:SUFFIX_LEN].translate(_TRANSLATE)
 

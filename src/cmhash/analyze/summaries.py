@@ -169,7 +169,15 @@ class WorkloadInfo(Record):
 
 
 class DocInfo(Record):
-    __slots__ = ("chunk", "configs", "has_content", "index", "verify_error", "workloads")
+    __slots__ = (
+        "chunk",
+        "configs",
+        "has_content",
+        "index",
+        "unnamed_secrets",
+        "verify_error",
+        "workloads",
+    )
 
     def __init__(
         self,
@@ -180,6 +188,8 @@ class DocInfo(Record):
         configs: tuple[ConfigInfo, ...] = (),
         workloads: tuple[WorkloadInfo, ...] = (),
         verify_error: tuple[str, int] | None = None,
+        # Secrets named by generateName only: in no index, but (start, end) of Secret text
+        unnamed_secrets: tuple[tuple[int, int], ...] = (),
     ) -> None:
         self.index = index
         self.chunk = chunk
@@ -187,8 +197,9 @@ class DocInfo(Record):
         self.configs = configs
         self.workloads = workloads
         self.verify_error = verify_error
+        self.unnamed_secrets = unnamed_secrets
 
     @property
     def kept(self) -> bool:
         """Most documents (Services, CRDs, ...) need nothing after the map stage."""
-        return bool(self.configs or self.workloads or self.verify_error)
+        return bool(self.configs or self.workloads or self.verify_error or self.unnamed_secrets)

@@ -220,6 +220,12 @@ class Roots(list[Node]):
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 
 
+def _at_end(text: str, index: int) -> bool:
+    """Whether a parser's error mark is at the end of the input (past its last
+    non-blank character): the construct it was reading never ended."""
+    return index >= len(text.rstrip(" \t\r\n"))
+
+
 def parse_chunk(text: str, base: int, be: _Backend) -> Roots:
     """Parse one chunk; return its document root nodes (offsets shifted by ``base``)."""
     if be.ctree is not None:
@@ -233,6 +239,12 @@ def parse_chunk(text: str, base: int, be: _Backend) -> Roots:
         problem = getattr(exc, "problem", None) or "invalid YAML"
         context = getattr(exc, "context", None)
         msg = f"YAML syntax error: {problem}" + (f" ({context})" if context else "")
+        opened = getattr(exc, "context_mark", None)
+        if context and opened is not None and mark is not None and _at_end(text, mark.index):
+            # an unclosed quote, [ or {: where it opens, not the end of the input
+            mark = opened
+            what = context.removeprefix("while scanning ").removeprefix("while parsing ")
+            msg = f"YAML syntax error: {what} that starts here is never closed ({problem})"
         index = mark.index if mark is not None else 0
         tab = (
             "; YAML does not allow tabs for indentation" if text[index : index + 1] == "\t" else ""

@@ -26,6 +26,7 @@ from cmhash.analyze.summaries import SkipReason, WorkloadInfo
 from cmhash.findings import Code, Finding, finding
 from cmhash.model import Level, ResourceId, make_id
 from cmhash.parse import cext
+from cmhash.parse.k8syaml import resolves_to_non_string
 from cmhash.plan.hashing import Use, digest
 from cmhash.plan.index import ConfigEntry, ConfigIndex
 from cmhash.plan.selection import first_match
@@ -186,14 +187,20 @@ def _missing(plan: WorkloadPlan, ref: Reference, index: ConfigIndex, settings: S
         where = ", ".join(repr(o) if o else "(none)" for o in sorted(others))
         here = f"namespace {ns!r}" if ns else "no namespace"
         named = sorted(o for o in others if o)
-        hint = f"--namespace {ns}" if ns else f"--namespace {named[0]}"
+        if settings.namespace is None:
+            hint = f"pass --namespace {ns if ns else named[0]} if they land in the same one"
+        else:  # -n (or the release namespace) is applied already: only manifests can agree
+            hint = (
+                f"objects without metadata.namespace land in {settings.namespace!r} "
+                "already, so make the namespaces agree in the manifests"
+            )
         return finding(
             plan.source,
             ref.offset,
             Code.NAMESPACE_MISMATCH,
             f"{plan.label} ({here}) references {ref.target_kind} {ref.name!r}, which "
             f"the input only has with namespace {where}; references never cross "
-            f"namespaces: pass {hint} if they land in the same one",
+            f"namespaces: {hint}",
             level=level,
             about=plan.info.about,
             field=ref.field,
@@ -387,11 +394,22 @@ _C_RESOLVE: (
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
+def _is_string(info: WorkloadInfo) -> bool:
+    """Whether the existing value reaches the API server as this string: any quoted or
+    block scalar, and a plain one that go-yaml does not read as a number, boolean or
+    null. kustomize and yq re-serialise our double-quoted value as a plain scalar
+    (kyaml writes a string plain unless it would resolve to another type)."""
+    if info.current is None:
+        return False
+    return info.current_style is not None or not resolves_to_non_string(info.current)
+
+
 def _written_by_cmhash(src: SourceText, info: WorkloadInfo) -> bool:
-    """Whether an existing value under our key looks like cmhash's own (a double-quoted
-    64-hex digest, not in Helm output): a chart's ``sha256sum`` line is rendered fresh on
-    every ``helm template``, so in Helm output any existing value is the chart's."""
-    if info.current_style != '"' or not _HEX64.fullmatch(info.current or ""):
+    """Whether an existing value under our key looks like cmhash's own (a 64-hex digest
+    in any scalar style, not in Helm output): a chart's ``sha256sum`` line is rendered
+    fresh on every ``helm template``, so in Helm output any existing value is the
+    chart's."""
+    if not _HEX64.fullmatch(info.current or "") or not _is_string(info):
         return False
     from cmhash.plan.helm import is_helm_source
 
@@ -573,8 +591,8 @@ def _finish(plan: WorkloadPlan, value: str, settings: Settings, findings: list[F
                 about=info.about,
             )
         )
-    if info.current == value and info.current_style is not None:
-        return
+    if info.current == value and _is_string(info):
+        return  # ours and current, in whatever style another tool left it
     if info.current is not None and not _written_by_cmhash(src, info):
         findings.append(
             finding(

@@ -29,7 +29,10 @@ _KEY = re.compile(
     r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
 )
 _VALUE = re.compile(r"(?:[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?")
-_TOKEN = re.compile(r"\s*(!=|==|=|!|,|\(|\)|<|>|notin\b|in\b|[^\s!=,()<>]+)")
+# As apimachinery's lexer (pkg/labels/selector.go: isSpecialSymbol, scanIDOrKeyword): an
+# identifier runs to whitespace or one of = ! ( ) , > <, and it is the keyword in/notin
+# only when it is that word whole, so 'in-cluster=true' and '(in-review)' are identifiers
+_TOKEN = re.compile(r"\s*(!=|==|=|!|,|\(|\)|<|>|[^\s!=,()<>]+)")
 
 
 class SelectorError(ValueError):

@@ -1,16 +1,28 @@
 """What a run reads: the command line's paths, else stdin, else the config's ``paths``;
 and which files of a repository are manifests at all.
 
-**Never guess the input.** Piped data is what gets processed: a ``.cmhash.yaml`` with
-``paths`` never replaces it. With no PATH argument:
+**Never guess the input.** What is piped is what gets processed, even when it is empty:
+a ``.cmhash.yaml`` with ``paths`` never replaces it. With no PATH argument it depends on
+what stdin is (``Stdin.of``) and on the mode:
 
-* stdin is a terminal: the config's ``paths`` (if any; else stdin, as typed);
-* stdin is not a terminal (a pipe, a file, ``/dev/null``): it is read; if it holds data,
-  that is the input (a Helm post-renderer, ``kubectl kustomize | cmhash``, a KRM
-  function), and the config's ``paths`` are not used (a note under ``-v``); if it is
-  empty (pre-commit and CI jobs give an empty stdin), the config's ``paths``;
-* ``--in-place`` rewrites files, so it reads the config's ``paths``; data piped in as
-  well is an error, since one of the two would be ignored.
+* a terminal, ``/dev/null`` or closed (nothing is given): the config's ``paths``; without
+  them the stream mode reads stdin (on a terminal after a one-line hint, as it waits
+  for the user), and ``--check``, ``--diff``, ``-i`` stop with exit 2 ("nothing to
+  check": name the manifests or set ``paths``);
+* a pipe, socket or file, in the stream mode (stdout; also ``explain``, Helm 3 and 4
+  post-renderers, kustomize's exec transformer, a KRM function): stdin is the input,
+  even when empty. No objects in it (an empty render: a hooks-only chart under Helm 3,
+  values that turn every template off) passes it through unchanged with a warning
+  ``<stdin>:1:1``, exit 0; ``--strict`` makes that exit 2. The config's ``paths`` are
+  not read (a note under ``-v``), so a failed render never turns into the
+  repository's manifests;
+* a pipe, socket or file, with ``--check``, ``--diff`` or ``-i``: data in it is the
+  input (``-i`` refuses it, and refuses it next to config ``paths``: one of the two
+  would be ignored); an empty one means the config's ``paths`` (pre-commit runs every
+  hook with an empty pipe on stdin), and without ``paths`` exit 2 as above.
+
+A file named on the command line that holds no object stays an error (exit 2) in the
+stream mode; ``cmhash report`` takes an empty side as a render of nothing.
 
 **Walking a repository.** Directories are read recursively in sorted order, and these
 are skipped (each with one note under ``-v``):
@@ -23,6 +35,13 @@ are skipped (each with one note under ``-v``):
 * a file that is not a Kubernetes manifest: no document in it has a top-level
   ``apiVersion`` or ``kind`` (``kustomization.yaml`` without them, ``values.yaml``, CI
   files, ``docker-compose.yml``).
+  A JSON file is judged by its top-level object's keys (a Grafana dashboard holds
+  ``"kind"`` deeper down); text that is not JSON after all, by the YAML rule;
+* a link to a directory read already, by its real path (a loop, a base linked twice);
+  other links to directories are followed, with a note.
+
+An exclude pattern git would refuse is exit 2 (``exclude_problem``); a file name that
+is not UTF-8 is shown escaped (``errors.printable``).
 
 The last three rules also apply to files named on the command line with ``--check``,
 ``--diff`` or ``-i`` (pre-commit's ``pass_filenames`` names every changed YAML file).
@@ -35,6 +54,7 @@ Everything else is a manifest, and a broken one stays an error (exit 2).
 from __future__ import annotations
 
 import enum
+import json
 import os
 import re
 import stat
@@ -42,8 +62,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import BinaryIO, NamedTuple
 
-from cmhash.errors import InputError, UsageError
+from cmhash.errors import InputError, UsageError, printable
 from cmhash.read.source import STDIN, SourceText, decode, read_file, read_limited
+from cmhash.read.stdin import TERMINAL_HINT, Stdin, choose
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 CHART_FILE = "Chart.yaml"
@@ -105,6 +126,27 @@ class Inputs(NamedTuple):
     roots: list[str]  # the file and directory arguments actually read (for --in-place)
     notes: list[str]
 
+    @property
+    def stdin_only(self) -> bool:
+        """The one input is stdin (no PATH, or ``-``)."""
+        return len(self.sources) == 1 and self.sources[0].path == STDIN
+
+
+def exclude_problem(pattern: str) -> str | None:
+    """Why ``pattern`` is not a gitignore pattern pathspec can use (``!`` alone, a
+    trailing backslash, a range out of order), or None."""
+    import pathspec
+
+    try:
+        pathspec.GitIgnoreSpec.from_lines([pattern])
+    except re.error as exc:  # a [...] class Python's re refuses
+        return f"not a valid gitignore pattern ({exc.msg})"
+    except ValueError:
+        hint = "a '!' needs a pattern after it" if pattern.startswith("!") else ""
+        hint = hint or "a trailing '\\' escapes nothing" * pattern.endswith("\\")
+        return "not a valid gitignore pattern" + (f" ({hint})" if hint else "")
+    return None
+
 
 class Excludes:
     """gitignore-style patterns (pathspec, imported only when there are any)."""
@@ -125,6 +167,18 @@ class Excludes:
 
 
 def is_manifest_text(text: str) -> bool:
+    """Whether some document has a top-level ``apiVersion`` or ``kind``. A JSON text
+    is decided by its top-level keys (a Grafana dashboard, a JSON schema, cmhash's own
+    report.json hold ``"kind"`` deeper down); one that is not JSON after all (a JSON
+    stream, broken JSON) by the patterns, so a broken manifest stays an error."""
+    head = text.lstrip(" \t\r\n")
+    if head[:1] in ("{", "["):
+        try:
+            data = json.loads(head)
+        except (ValueError, RecursionError):
+            pass
+        else:
+            return isinstance(data, dict) and ("apiVersion" in data or "kind" in data)
     return _MANIFEST_KEY.search(text) is not None
 
 
@@ -132,17 +186,26 @@ def _raise_walk_error(exc: OSError) -> None:
     raise InputError(f"cannot read directory: {exc.strerror}", path=exc.filename)
 
 
-def walk(root: str, excludes: Excludes, skipped: list[Skipped]) -> list[str]:
-    """Manifest candidates under ``root``, sorted."""
+def walk(
+    root: str, excludes: Excludes, skipped: list[Skipped], links: list[str] | None = None
+) -> list[str]:
+    """Manifest candidates under ``root``, sorted. Symbolic links to directories are
+    followed (a repository links a shared base into each environment), each directory
+    once by its real path, so a link loop ends; ``links`` gets a note for each."""
+    links = [] if links is None else links
     found: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root, onerror=_raise_walk_error):
+    walked = {os.path.realpath(root)}  # every directory read, by its real path
+    for dirpath, dirnames, filenames in os.walk(root, onerror=_raise_walk_error, followlinks=True):
         kept = []
         for d in sorted(dirnames):
             path = os.path.join(dirpath, d)
             rel = os.path.relpath(path, root)
             if d.startswith("."):
                 continue  # hidden (.git, .github...): never rendered manifests; no note
-            if excludes.match(rel, is_dir=True):
+            real = os.path.realpath(path)
+            if real in walked:  # a link back up (a loop) or to a directory read already
+                skipped.append(Skipped(path + os.sep, f"a link to {printable(real)}, read already"))
+            elif excludes.match(rel, is_dir=True):
                 skipped.append(Skipped(path + os.sep, "excluded"))
             elif os.path.isfile(os.path.join(path, CHART_FILE)):
                 skipped.append(
@@ -152,7 +215,10 @@ def walk(root: str, excludes: Excludes, skipped: list[Skipped]) -> list[str]:
                     )
                 )
             else:
+                walked.add(real)
                 kept.append(d)
+                if os.path.islink(path):
+                    links.append(f"following {printable(path)} -> {printable(real)}")
         dirnames[:] = kept
         if dirpath == root and CHART_FILE in filenames:
             skipped.append(
@@ -194,7 +260,12 @@ def _in_chart(path: str) -> bool:
 
 
 def expand(
-    args: Sequence[str], excludes: Excludes, skipped: list[Skipped], *, filter_named: bool
+    args: Sequence[str],
+    excludes: Excludes,
+    skipped: list[Skipped],
+    *,
+    filter_named: bool,
+    notes: list[str] | None = None,
 ) -> list[tuple[str, bool]]:
     """(file, filtered) pairs: files as given, directories walked (sorted), '-' for stdin;
     each file once. ``filtered``: the repository rules apply to it (found by a walk, or
@@ -208,7 +279,7 @@ def expand(
             out.append((p, False))
             continue
         if os.path.isdir(p):
-            files = [(f, True) for f in walk(p, excludes, skipped)]
+            files = [(f, True) for f in walk(p, excludes, skipped, notes)]
         elif os.path.lexists(p):
             if filter_named and excludes.match(os.path.relpath(p)):
                 skipped.append(Skipped(p, "excluded"))
@@ -262,44 +333,37 @@ def select(
     excludes: Sequence[str],
     max_bytes: int,
     stdin: BinaryIO | None = None,
-    stdin_is_tty: bool | None = None,
+    stdin_kind: Stdin | None = None,
+    waiting: Callable[[str], None] | None = None,
 ) -> Inputs:
     """The sources of one run, following the rules in the module docstring."""
-    stream = stdin if stdin is not None else sys.stdin.buffer
-    tty = stream.isatty() if stdin_is_tty is None else stdin_is_tty
+    stream = stdin if stdin is not None else getattr(sys.stdin, "buffer", None)
+    kind = Stdin.of(stream) if stdin_kind is None else stdin_kind
     notes: list[str] = []
     piped: bytes | None = None
     chosen = list(args)
+
+    def read_stdin() -> bytes:
+        if stream is None:
+            return b""
+        return read_limited(stream, max_bytes, "<stdin>")
+
     if not chosen:
-        chosen = [STDIN]
-        if config_paths:
-            named = ", ".join(config_paths)
-            config_file = os.path.relpath(config_file) if config_file else "the config file"
-            if not tty:
-                piped = read_limited(stream, max_bytes, "<stdin>")
-            if piped and mode.writes_files:
-                raise UsageError(
-                    f"data is piped to stdin, but --in-place would rewrite the "
-                    f"paths of {config_file} ({named}) instead; pass the paths "
-                    "explicitly, or pipe without --in-place"
-                )
-            if piped:
-                notes.append(
-                    f"reading stdin; the paths of {config_file} ({named}) are "
-                    "only read when nothing is piped in"
-                )
-            else:
-                chosen = list(config_paths)
-                notes.append(f"reading {named} (paths of {config_file})")
+        chosen, piped, notes = choose(mode, kind, config_paths, config_file, read_stdin)
     skipped: list[Skipped] = []
-    files = expand(chosen, Excludes(excludes), skipped, filter_named=mode.on_files)
+    files = expand(chosen, Excludes(excludes), skipped, filter_named=mode.on_files, notes=notes)
     if mode.writes_files and (STDIN, False) in files:
         raise UsageError("--in-place needs files, not stdin")
-    sources = _read(
-        files,
-        max_bytes,
-        lambda: piped if piped is not None else read_limited(stream, max_bytes, "<stdin>"),
-        skipped,
-    )
-    notes.extend(f"skipped {s.path}: {s.why}" for s in skipped)
+    if kind is Stdin.TERMINAL and waiting is not None and (STDIN, False) in files:
+        waiting(TERMINAL_HINT)  # before the read, which waits for the user
+    sources = _read(files, max_bytes, lambda: piped if piped is not None else read_stdin(), skipped)
+    if not sources and not skipped:
+        empty = [p for p in chosen if p != STDIN and os.path.isdir(p)]
+        if empty:
+            raise InputError(
+                "no *.yaml, *.yml or *.json file in this directory or below; name the "
+                "rendered manifests",
+                path=empty[0].rstrip(os.sep) + os.sep,
+            )
+    notes.extend(f"skipped {printable(s.path)}: {s.why}" for s in skipped)
     return Inputs(sources, skipped, [p for p in chosen if p != STDIN], notes)

@@ -7,7 +7,7 @@ from array import array
 from collections.abc import Callable, Iterable
 from typing import BinaryIO
 
-from cmhash.errors import InputError
+from cmhash.errors import InputError, printable
 from cmhash.parse import cext
 from cmhash.record import Record
 
@@ -66,7 +66,7 @@ class SourceText(Record):
 
     @property
     def display(self) -> str:
-        return "<stdin>" if self.is_stdin else self.path
+        return "<stdin>" if self.is_stdin else printable(self.path)
 
     def lines(self, offsets: Iterable[int]) -> dict[int, int]:
         """The 1-based line of each offset (at least 0), in one pass over the text in
