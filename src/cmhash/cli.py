@@ -141,7 +141,8 @@ def explain(paths: tuple[str, ...], fmt: str, **opts: Any) -> None:
     epilog="""\b
 Exit codes:
   0  report written (findings or not)
-  1  --fail-on: findings of that level or worse
+  1  --fail-on: findings of that level or worse; more restarts than
+     --max-restarts / --max-restarts-per-namespace
   2  bad input or usage
   3  internal error (a bug: please report it)"""
 )
@@ -176,6 +177,25 @@ Exit codes:
     type=click.Path(dir_okay=False, allow_dash=True),
     help="Write the report to this file (atomically) instead of stdout.",
 )
+@click.option(
+    "--max-restarts",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="Exit 1 when more than N workloads restart (the report is still written).",
+)
+@click.option(
+    "--max-restarts-per-namespace",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="Exit 1 when more than N workloads restart in any one namespace.",
+)
+@click.option(
+    "--no-values",
+    is_flag=True,
+    help="Show no ConfigMap values (key names only, as for Secrets).",
+)
 def report(
     old: str,
     new: str,
@@ -183,6 +203,9 @@ def report(
     fail_on: str | None,
     template_file: str | None,
     output: str | None,
+    max_restarts: int | None,
+    max_restarts_per_namespace: int | None,
+    no_values: bool,
     **opts: Any,
 ) -> None:
     """Compare two renders of the same manifests (OLD: e.g. the target branch, NEW: the
@@ -194,7 +217,10 @@ def report(
     from cmhash import report as rep
     from cmhash.settings import layered
 
-    raise SystemExit(rep.run(old, new, layered(opts), fmt, template_file, fail_on, output))
+    budget = rep.Budget(max_restarts, max_restarts_per_namespace)
+    raise SystemExit(
+        rep.run(old, new, layered(opts), fmt, template_file, fail_on, output, budget, not no_values)
+    )
 
 
 @cli.command("gitlab-note")

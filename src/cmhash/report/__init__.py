@@ -10,13 +10,25 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cmhash.mermaid import report_graph as to_mermaid
+from cmhash.report.budget import NO_BUDGET, Budget
 from cmhash.report.compare import build
 from cmhash.report.render import FORMATS, _code, _md, fails, formatted, render
 
 if TYPE_CHECKING:
     from cmhash.settings import Settings
 
-__all__ = ["FORMATS", "_code", "_md", "build", "fails", "formatted", "render", "run", "to_mermaid"]
+__all__ = [
+    "FORMATS",
+    "Budget",
+    "_code",
+    "_md",
+    "build",
+    "fails",
+    "formatted",
+    "render",
+    "run",
+    "to_mermaid",
+]
 
 
 def run(
@@ -27,9 +39,12 @@ def run(
     template_file: str | None,
     fail_on: str | None,
     output: str | None,
+    budget: Budget = NO_BUDGET,
+    values: bool = True,
 ) -> int:
     """The report command: both sides through the normal pipeline, the report written
-    (stdout, or ``output`` atomically); exit 1 with ``fail_on`` findings, else 0."""
+    (stdout, or ``output`` atomically); exit 1 with ``fail_on`` findings or more
+    restarts than ``budget`` (one line on stderr), else 0."""
     from cmhash import app, lifetime
     from cmhash.errors import EXIT_CHANGED, EXIT_OK, UsageError
     from cmhash.output import write_stdout
@@ -56,7 +71,7 @@ def run(
         )
         for p in (old, new)
     ]
-    data = build(sides[0], sides[1], settings.annotation_key)
+    data = build(sides[0], sides[1], settings.annotation_key, settings.parser, values)
     lifetime.keep(data)  # (not freed object by object at the end of the run)
     text = formatted(data, fmt, template_file)
     if output and output != "-":
@@ -65,4 +80,9 @@ def run(
         write_new_file(output, text)
     else:
         write_stdout(text)
-    return EXIT_CHANGED if fails(data, fail_on) else EXIT_OK
+    over = budget.over(data)
+    if over is not None:
+        from cmhash.output import err
+
+        err(f"cmhash: {over}")
+    return EXIT_CHANGED if fails(data, fail_on) or over is not None else EXIT_OK

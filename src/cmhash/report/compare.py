@@ -20,12 +20,22 @@ from cmhash.model import Level, ResourceId
 from cmhash.plan.index import ConfigEntry
 from cmhash.plan.versioning import shown
 from cmhash.report.changes import DATA_CHANGED, ConfigChange, config_changes
-from cmhash.report.workloads import Names, UsedBy, Users, compare_workloads, unversioned
+from cmhash.report.objects import workload_objects
+from cmhash.report.rollout import rollouts_by_workload
+from cmhash.report.values import MAX_TOTAL, value_diffs
+from cmhash.report.workloads import (
+    Names,
+    Templates,
+    UsedBy,
+    Users,
+    compare_workloads,
+    unversioned,
+)
 
 if TYPE_CHECKING:
     from cmhash.app import RunResult
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: template causes, outcome/rule/how, valueDiffs, budget
 
 
 def _fingerprint(f: Finding) -> str:
@@ -87,16 +97,17 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _summary(restart: int, not_restarting: int, configs: list[ConfigChange], errors: int) -> str:
+def _summary(
+    restart: int, not_restarting: int, refused: int, configs: list[ConfigChange], errors: int
+) -> str:
     parts = [
         f"{_plural(restart, 'workload')} will restart" if restart else "No workload will restart"
     ]
     if not_restarting:
-        verb = "uses" if not_restarting == 1 else "use"
-        parts.append(
-            f"{_plural(not_restarting, 'workload')} {verb} changed configuration but "
-            "will not restart"
-        )
+        verb = "is" if not_restarting == 1 else "are"
+        parts.append(f"{_plural(not_restarting, 'workload')} {verb} affected but will not restart")
+    if refused:
+        parts.append(f"{_plural(refused, 'change')} will be refused by the API server")
     counts = {k: sum(1 for c in configs if c.key.kind == k) for k in ("ConfigMap", "Secret")}
     changed = " and ".join(_plural(n, k) for k, n in counts.items() if n)
     parts.append(f"{changed} changed" if changed else "no ConfigMap or Secret changed")
@@ -136,9 +147,14 @@ def _configs(
     users: Users,
     names: Names,
     used: UsedBy,
+    values: bool = True,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Every changed object, and those no workload picks up."""
-    items, unused = [], []
+    """Every changed object (a ConfigMap's value diffs with ``values``), and those no
+    workload picks up."""
+    items: list[dict[str, Any]] = []
+    unused: list[dict[str, Any]] = []
+    before, after = _objects(old, names), _objects(new, names)
+    budget = [MAX_TOTAL]
     referenced = {key for p in (*new.plans, *old.plans) for key in used(p)}
     for c in configs:
         e = c.entry
@@ -159,6 +175,9 @@ def _configs(
                 **({"versionedAs": names.shown[c.key]} if c.key in names.shown else {}),
             }
         )
+        diffs = value_diffs(c, before.get(c.key), after.get(c.key), budget) if values else {}
+        if diffs:
+            items[-1]["valueDiffs"] = diffs
         if not who:
             unused.append(
                 {
@@ -192,8 +211,33 @@ def _objects(r: RunResult, names: Names) -> dict[ResourceId, ConfigEntry]:
     return {unversioned(k): e for k, e in objects.items()} if names.versioned else objects
 
 
-def build(old: RunResult, new: RunResult, annotation_key: str) -> dict[str, Any]:
-    """The report as plain data (the JSON format, and what templates receive)."""
+def _templates(old: RunResult, new: RunResult, annotation_key: str, parser: str) -> Templates:
+    ids = {p.id for p in old.plans} & {p.id for p in new.plans}
+    new_objects = workload_objects(new.plans, parser)
+    return Templates(
+        workload_objects((p for p in old.plans if p.id in ids), parser),
+        new_objects,
+        rollouts_by_workload(new_objects),
+        annotation_key,
+    )
+
+
+def by_namespace(restart: list[dict[str, Any]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for w in restart:
+        counts[w["namespace"]] = counts.get(w["namespace"], 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def build(
+    old: RunResult,
+    new: RunResult,
+    annotation_key: str,
+    parser: str = "fast",
+    values: bool = True,
+) -> dict[str, Any]:
+    """The report as plain data (the JSON format, and what templates receive);
+    ``values``: ConfigMap value diffs (never a Secret's)."""
     names = _names(old, new)
     configs = [
         # a versioned object with new content is a new object: nothing is edited in place
@@ -201,24 +245,29 @@ def build(old: RunResult, new: RunResult, annotation_key: str) -> dict[str, Any]
         for c in config_changes(_objects(old, names), _objects(new, names))
     ]
     used = UsedBy(names.versioned)
-    groups, users = compare_workloads(old, new, {c.key: c for c in configs}, names, used)
+    templates = _templates(old, new, annotation_key, parser)
+    groups, users = compare_workloads(old, new, {c.key: c for c in configs}, names, used, templates)
     findings, counts = _findings(old, new, configs)
-    config_items, unused = _configs(old, new, configs, users, names, used)
+    config_items, unused = _configs(old, new, configs, users, names, used, values)
     restart, not_restarting = groups["restart"], groups["notRestarting"]
     errors = counts[Level.ERROR]
+    refused = sum(1 for w in not_restarting if w.get("outcome") == "refused")
     return {
         "version": FORMAT_VERSION,
         "annotationKey": annotation_key,
         "summary": {
-            "text": _summary(len(restart), len(not_restarting), configs, errors),
+            "text": _summary(len(restart), len(not_restarting), refused, configs, errors),
             "restart": len(restart),
+            "restartByNamespace": by_namespace(restart),
             "notRestarting": len(not_restarting),
+            "refused": refused,
             "configsChanged": len(configs),
             "unused": len(unused),
             "errors": errors,
             "warnings": counts[Level.WARNING],
             "infos": counts[Level.INFO],
         },
+        "valuesShown": values,
         "configs": config_items,
         "restart": restart,
         "notRestarting": not_restarting,
