@@ -102,9 +102,15 @@ def report_graph(data: dict[str, Any]) -> str:
     ):
         for w in data[group]:
             wid = mermaid_id("w", w["kind"], w["namespace"], w["name"])
-            text = mermaid_label(label_of(w["kind"], w["namespace"], w["name"]))
+            fields = sorted({c["type"] for c in w["causes"] if "field" in c})
+            text = mermaid_label(
+                label_of(w["kind"], w["namespace"], w["name"])
+                + (f" ({', '.join(fields)})" if fields else "")
+            )
             lines.append(f'  {wid}["{text}"]:::{cls}')
             for cause in w["causes"]:
+                if cause.get("kind") is None:
+                    continue  # a template field (named on the node) or the checksum
                 key = (cause["kind"], w["namespace"], cause["name"])
                 if key not in configs:
                     continue

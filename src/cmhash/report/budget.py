@@ -31,4 +31,6 @@ class Budget(NamedTuple):
 
 def _workloads(n: int) -> str:
     return f"{n} workload{'' if n == 1 else 's'}"
+
+
 NO_BUDGET = Budget()

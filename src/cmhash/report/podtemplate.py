@@ -152,6 +152,10 @@ def _walk(old: Any, new: Any, path: tuple[str, ...], key: str, out: list[Templat
             o = n = None
         out.append(TemplateCause(unit.type, _label(path), _change(old, new), o, n))
         return
+    if old is None and isinstance(new, dict | list):  # a whole block added: its parts
+        old = type(new)()
+    elif new is None and isinstance(old, dict | list):
+        new = type(old)()
     if isinstance(old, dict) and isinstance(new, dict):
         for k in list(old) + [k for k in new if k not in old]:
             if k == key and path == ("metadata", "annotations"):
