@@ -242,6 +242,31 @@ def gitlab_note(file: str, token_env: str) -> None:
     err(f"{how} merge-request note {note}")
 
 
+@cli.command("github-comment")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option(
+    "--token-env",
+    default="GITHUB_TOKEN",
+    show_default=True,
+    metavar="VAR",
+    help="Environment variable holding a token that may write pull-request comments.",
+)
+@click.option(
+    "--pr",
+    type=click.IntRange(min=1),
+    default=None,
+    help="The pull request's number (default: from the event in GITHUB_EVENT_PATH).",
+)
+def github_comment(file: str, token_env: str, pr: int | None) -> None:
+    """Post FILE (a Markdown report) as a comment on the pull request, or update the
+    comment an earlier run posted. Reads GITHUB_API_URL, GITHUB_REPOSITORY and the
+    pull request from GITHUB_EVENT_PATH, as GitHub Actions sets them."""
+    from cmhash.integrations.github import post_from_environment
+
+    how, comment = post_from_environment(file, token_env, pr)
+    err(f"{how} pull-request comment {comment}")
+
+
 @cli.command("helm-plugin-dir")
 def helm_plugin_dir() -> None:
     """Print the directory of the Helm 4 post-renderer plugin shipped with cmhash.
