@@ -393,3 +393,30 @@ def test_real_pair_helm_template_renders(tmp_path: Path) -> None:
         (tmp_path / name).write_text(out)
     data = _check_pair(tmp_path / "old.yaml", tmp_path / "new.yaml")
     assert data["restart"][0]["causes"][0]["keys"]  # the config keys that changed
+
+
+ARGOCD = "argo-cd/manifests/install.yaml"
+
+
+@pytest.mark.parametrize(
+    "install",
+    [
+        pytest.param(CORPUS / "argo-cd" / "manifests" / "install.excerpt.yaml", id="excerpt"),
+        *shared_params(SHARED_CORPUS / ARGOCD, "shared"),
+    ],
+)
+def test_real_pair_argocd_install(install: Path, tmp_path: Path) -> None:
+    """Argo CD's install manifests as two renders (test_report._argocd_pair: changed
+    ConfigMaps and a Secret; the OnDelete StatefulSet is affected, not restarted)."""
+    from test_report import _argocd_pair
+
+    old, new = _argocd_pair(install, tmp_path)
+    code, out, err = report(old.name, new.name, "--format", "json", cwd=tmp_path)
+    assert code == 0, err
+    data = json.loads(out)
+    differs = _independent(old, new, tmp_path)
+    not_rolling = {
+        (w["kind"], w["namespace"], w["name"]) for w in data["notRestarting"] if "outcome" in w
+    }
+    assert _restart_set(data) | not_rolling == differs
+    assert not_rolling == {("StatefulSet", "", "argocd-application-controller")}
