@@ -133,3 +133,61 @@ def test_action_inputs_are_documented() -> None:
     assert action["runs"]["using"] == "composite"
     assert all(v.get("description") for v in action["inputs"].values())
     assert all(s.get("shell") == "bash" for s in action["runs"]["steps"])
+
+
+def _recipes() -> list[dict[str, Any]]:
+    """The workflows the README and docs/report.md show."""
+    out = []
+    for doc in (ROOT / "README.md", ROOT / "docs" / "report.md"):
+        for block in re.findall(r"```yaml\n(.*?)```", doc.read_text(), flags=re.S):
+            data = yaml.safe_load(block)
+            if isinstance(data, dict) and isinstance(data.get("jobs"), dict):
+                out.append(data)
+    return out
+
+
+def test_recipes_use_the_action_as_it_is() -> None:
+    """Every `uses: cmhash/cmhash@…` step of the documented workflows passes only inputs
+    the action has, with the required ones, after a checkout with the history."""
+    action = yaml.safe_load(ACTION.read_text())
+    required = {k for k, v in action["inputs"].items() if v.get("required")}
+    recipes = _recipes()
+    assert len(recipes) == 2
+    for wf in recipes:
+        (steps,) = [j["steps"] for j in wf["jobs"].values()]
+        ours = [s for s in steps if str(s.get("uses", "")).startswith("cmhash/cmhash@")]
+        assert len(ours) == 1
+        assert required <= set(ours[0]["with"]) <= set(action["inputs"])
+        checkout = next(s for s in steps if str(s.get("uses", "")).startswith("actions/checkout"))
+        assert checkout["with"]["fetch-depth"] == 0
+        perms = wf.get("permissions", {})
+        assert perms.get("pull-requests") == "write"
+
+
+def test_recipe_runs_as_written(tmp_path: Path) -> None:
+    """The README's workflow step, run through the action's steps with its inputs
+    (render swapped for the fixture repository's `cat`: no chart here)."""
+    wf = _recipes()[0]  # the README's
+    (steps,) = [j["steps"] for j in wf["jobs"].values()]
+    (ours,) = [s for s in steps if str(s.get("uses", "")).startswith("cmhash/cmhash@")]
+    inputs = {k: str(v) for k, v in ours["with"].items()}
+    inputs["render"] = "cat manifests.yaml"
+    inputs["install"] = "true"
+    repo = tmp_path / "deploy"
+    plan = ROOT / "tests" / "fixtures" / "report-plan"
+    repo.mkdir()
+    (repo / "manifests.yaml").write_text((plan / "old.yaml").read_text())
+    _git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    for k, v in (("user.email", "ci@example.com"), ("user.name", "ci")):
+        _git(repo, "config", k, v)
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "base")
+    base = _git(repo, "rev-parse", "HEAD")
+    (repo / "manifests.yaml").write_text((plan / "new.yaml").read_text())
+    _git(repo, "commit", "-qam", "change")
+    with FakeGitHub(comments=0) as gh:
+        env, context = _env(repo, gh, base)
+        res = _run_action(repo, inputs, env, context)
+    # 13 restarts against the README's max-restarts: 20 -> passes, comment posted
+    assert res.returncode == 0, res.stderr
+    assert [m for m, _ in gh.requests] == ["GET", "POST"]

@@ -149,7 +149,7 @@ def test_cause_shapes() -> None:
 
 # one fixture workload per rule (a rule without one here fails the test below)
 RULE_CASES = {
-    "deployment-workload-ref": "Deployment/frontend",
+    "workload-ref": "Deployment/frontend",
     "deployment-paused": "Deployment/paused",
     "deployment-zero-replicas": "Deployment/scaled-down",
     "deployment-rolls": "Deployment/recreate",
@@ -206,6 +206,27 @@ def test_rule(rule: Any, plan: dict[str, Any]) -> None:
         else "notRestarting"
     )
     assert w in plan[group]
+
+
+def _rules_table() -> str:
+    rows = ["| Kind | Rule | When | Outcome | Defined in |", "|---|---|---|---|---|"]
+    for r in RULES:
+        kinds = ", ".join(sorted({k for _, k in r.kinds}))
+        rows.append(f"| {kinds} | `{r.name}` | {r.condition} | {r.outcome} | {r.source} |")
+    return "\n".join(rows)
+
+
+def test_docs_list_every_rule(update_goldens: bool) -> None:
+    doc = ROOT / "docs" / "report.md"
+    text = doc.read_text()
+    begin = text.index("<!-- rules:begin")
+    start = text.index("-->", begin) + 4
+    end = text.index("<!-- rules:end -->")
+    table = _rules_table() + "\n"
+    if update_goldens:
+        doc.write_text(text[:start] + table + text[end:])
+        text = doc.read_text()
+    assert text[start : text.index("<!-- rules:end -->")] == table
 
 
 def test_rule_details(plan: dict[str, Any]) -> None:
@@ -420,3 +441,31 @@ def test_real_pair_argocd_install(install: Path, tmp_path: Path) -> None:
     }
     assert _restart_set(data) | not_rolling == differs
     assert not_rolling == {("StatefulSet", "", "argocd-application-controller")}
+
+
+def test_workload_ref_kinds_argo_resolves() -> None:
+    """rollout/templateref.go resolves Deployments, ReplicaSets and PodTemplates: each
+    rolls through its Rollout; another kind named there is not taken over."""
+    from cmhash.model import ResourceId
+    from cmhash.report.rollout import Context, decide, rollouts_by_workload
+
+    objects = {
+        ResourceId("argoproj.io", "Rollout", "ns", f"r{i}"): {
+            "spec": {"workloadRef": {"kind": kind, "name": "w"}, "strategy": {"canary": {}}}
+        }
+        for i, kind in enumerate(("ReplicaSet", "PodTemplate", "StatefulSet"))
+    }
+    taken = rollouts_by_workload(objects)
+    assert set(taken) == {
+        ResourceId("apps", "ReplicaSet", "ns", "w"),
+        ResourceId("", "PodTemplate", "ns", "w"),
+    }
+    rs = ResourceId("apps", "ReplicaSet", "ns", "w")
+    got = decide(Context({"spec": {}}, (), taken, rs))
+    assert (got.rule, got.outcome, got.text) == (
+        "workload-ref",
+        Outcome.ROLLS,
+        "rolled out by Argo Rollout/r0 (canary) (workloadRef)",
+    )
+    alone = decide(Context({"spec": {}}, (), {}, rs))
+    assert alone.rule == "replicaset-no-rollout"

@@ -42,6 +42,7 @@ class Rule(NamedTuple):
     name: str  # stable id (JSON "rule")
     kinds: tuple[tuple[str, str], ...]  # (group, kind)
     when: Callable[[Context], bool]
+    condition: str  # ``when`` in words (docs/report.md)
     outcome: Outcome
     text: Callable[[Context], str]
     source: str  # where Kubernetes (or the controller) defines it
@@ -130,27 +131,32 @@ OPENSHIFT_DC = (
 
 RULES: tuple[Rule, ...] = (
     Rule(
-        "deployment-workload-ref",
-        DEPLOYMENT,
+        "workload-ref",
+        (*DEPLOYMENT, ("apps", "ReplicaSet"), ("", "PodTemplate")),
         lambda c: c.id in c.rollouts,
+        "an Argo Rollout's spec.workloadRef names it",
         Outcome.ROLLS,
         lambda c: f"rolled out by Argo {c.rollouts[c.id]} (workloadRef)",
-        f"{ARGO}migrating/ (workloadRef: the Rollout runs the Deployment's template; "
-        "argoproj/argo-rollouts rollout/controller.go reads it on every change)",
+        f"{ARGO}migrating/ (workloadRef); argoproj/argo-rollouts rollout/templateref.go "
+        "(Resolve: the template of the Deployment, ReplicaSet or PodTemplate; a change of "
+        "it bumps the Rollout's workload-generation annotation)",
     ),
     Rule(
         "deployment-paused",
         DEPLOYMENT,
         lambda c: c.spec("paused") is True,
+        "spec.paused: true",
         Outcome.NONE,
         lambda c: "the Deployment is paused: nothing rolls until it is resumed",
         f"{K8S_DEPLOYMENT}#pausing-and-resuming-a-deployment; kubernetes/kubernetes "
-        "pkg/controller/deployment/deployment_controller.go syncDeployment (paused: sync only)",
+        "pkg/controller/deployment/deployment_controller.go syncDeployment (if "
+        "d.Spec.Paused: dc.sync, scaling only, no rollout)",
     ),
     Rule(
         "deployment-zero-replicas",
         DEPLOYMENT,
         lambda c: _replicas(c) == 0,
+        "spec.replicas: 0",
         Outcome.NONE,
         lambda c: "spec.replicas is 0: no pod runs; new pods get the new template",
         f"{K8S_DEPLOYMENT}#scaling-a-deployment; pkg/controller/deployment/rolling.go "
@@ -160,6 +166,7 @@ RULES: tuple[Rule, ...] = (
         "deployment-rolls",
         DEPLOYMENT,
         _always,
+        "otherwise (RollingUpdate or Recreate)",
         Outcome.ROLLS,
         _strategy,
         f"{K8S_DEPLOYMENT}#updating-a-deployment (a rollout is triggered if and only if "
@@ -169,15 +176,17 @@ RULES: tuple[Rule, ...] = (
         "statefulset-on-delete",
         STATEFULSET,
         lambda c: c.spec("updateStrategy", "type") == "OnDelete",
+        "updateStrategy.type: OnDelete",
         Outcome.NONE,
         lambda c: "updateStrategy OnDelete: pods pick up the change only when deleted",
-        f"{K8S_STS}#on-delete; pkg/controller/statefulset/stateful_set_control.go "
-        "(OnDelete: no pod is deleted for an update)",
+        f"{K8S_STS}#on-delete; kubernetes/kubernetes pkg/controller/statefulset/"
+        'stateful_set_control.go ("for the OnDelete strategy we short circuit")',
     ),
     Rule(
         "statefulset-zero-replicas",
         STATEFULSET,
         lambda c: _replicas(c) == 0,
+        "spec.replicas: 0",
         Outcome.NONE,
         lambda c: "spec.replicas is 0: no pod runs",
         f"{K8S_STS}#scaling-a-statefulset",
@@ -186,6 +195,7 @@ RULES: tuple[Rule, ...] = (
         "statefulset-partition-all",
         STATEFULSET,
         lambda c: isinstance(_replicas(c), int) and _partition(c) >= _replicas(c),
+        "rollingUpdate.partition ≥ spec.replicas",
         Outcome.NONE,
         lambda c: (
             f"rollingUpdate.partition {_partition(c)} ≥ replicas {_replicas(c)}: no pod is updated"
@@ -197,6 +207,7 @@ RULES: tuple[Rule, ...] = (
         "statefulset-partition",
         STATEFULSET,
         lambda c: _partition(c) > 0,
+        "rollingUpdate.partition > 0",
         Outcome.PARTIAL,
         lambda c: (
             f"rollingUpdate.partition {_partition(c)}: only pods with ordinal "
@@ -209,6 +220,7 @@ RULES: tuple[Rule, ...] = (
         "statefulset-rolls",
         STATEFULSET,
         _always,
+        "otherwise",
         Outcome.ROLLS,
         lambda c: "rolling update, highest ordinal first",
         f"{K8S_STS}#rolling-updates",
@@ -217,6 +229,7 @@ RULES: tuple[Rule, ...] = (
         "daemonset-on-delete",
         DAEMONSET,
         lambda c: c.spec("updateStrategy", "type") == "OnDelete",
+        "updateStrategy.type: OnDelete",
         Outcome.NONE,
         lambda c: "updateStrategy OnDelete: pods pick up the change only when deleted",
         "https://kubernetes.io/docs/tasks/manage-daemon/update-daemon-set/"
@@ -226,6 +239,7 @@ RULES: tuple[Rule, ...] = (
         "daemonset-rolls",
         DAEMONSET,
         _always,
+        "otherwise",
         Outcome.ROLLS,
         lambda c: "rolling update, node by node",
         "https://kubernetes.io/docs/tasks/manage-daemon/update-daemon-set/",
@@ -234,6 +248,7 @@ RULES: tuple[Rule, ...] = (
         "replicaset-no-rollout",
         REPLICASET,
         _always,
+        "always",
         Outcome.NONE,
         lambda c: f"a {c.id.kind} has no rollout: only pods created later get the new template",
         "https://kubernetes.io/docs/concepts/workloads/controllers/replicaset/ (use a "
@@ -243,6 +258,7 @@ RULES: tuple[Rule, ...] = (
         "cronjob-next-run",
         (("batch", "CronJob"),),
         _always,
+        "always",
         Outcome.NEXT_RUN,
         lambda c: "the next Job uses the new template; a running Job keeps its own",
         "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/"
@@ -252,18 +268,21 @@ RULES: tuple[Rule, ...] = (
         "job-immutable",
         (("batch", "Job"),),
         _always,
+        "always",
         Outcome.REFUSED,
         lambda c: (
             "a Job's spec.template is immutable: kubectl apply is refused; delete "
             "and re-create the Job (or give it a new name)"
         ),
         "kubernetes/kubernetes pkg/apis/batch/validation/validation.go ValidateJobSpecUpdate "
-        "(spec.template: field is immutable)",
+        "(ValidateImmutableField on spec.template; narrow exceptions for suspended Jobs, "
+        "KEP-2926)",
     ),
     Rule(
         "pod-metadata-only",
         (("", "Pod"),),
         _pod_metadata_only,
+        "only metadata changed",
         Outcome.NONE,
         lambda c: "a bare Pod's labels or annotations change: nothing restarts",
         "kubernetes/kubernetes pkg/apis/core/validation/validation.go ValidatePodUpdate "
@@ -273,6 +292,7 @@ RULES: tuple[Rule, ...] = (
         "pod-image",
         (("", "Pod"),),
         _pod_image_only,
+        "only container images changed (besides metadata)",
         Outcome.IN_PLACE,
         lambda c: "a bare Pod's image changes: the kubelet restarts that container in place",
         "kubernetes/kubernetes pkg/apis/core/validation/validation.go ValidatePodUpdate "
@@ -282,6 +302,7 @@ RULES: tuple[Rule, ...] = (
         "pod-immutable",
         (("", "Pod"),),
         _always,
+        "any other spec field changed",
         Outcome.REFUSED,
         lambda c: (
             "a bare Pod's spec is immutable apart from images: kubectl apply is "
@@ -294,6 +315,7 @@ RULES: tuple[Rule, ...] = (
         "podtemplate-runs-nothing",
         (("", "PodTemplate"),),
         _always,
+        "always",
         Outcome.NONE,
         lambda c: "a PodTemplate runs nothing itself",
         "https://kubernetes.io/docs/concepts/workloads/pods/#pod-templates",
@@ -302,6 +324,7 @@ RULES: tuple[Rule, ...] = (
         "rollout-paused",
         ROLLOUT,
         lambda c: c.spec("paused") is True,
+        "spec.paused: true",
         Outcome.NONE,
         lambda c: "the Rollout is paused: nothing rolls until it is resumed",
         f"{ARGO}features/specification/ (spec.paused)",
@@ -310,6 +333,7 @@ RULES: tuple[Rule, ...] = (
         "rollout-zero-replicas",
         ROLLOUT,
         lambda c: _replicas(c) == 0,
+        "spec.replicas: 0",
         Outcome.NONE,
         lambda c: "spec.replicas is 0: no pod runs",
         f"{ARGO}features/specification/ (spec.replicas)",
@@ -318,6 +342,7 @@ RULES: tuple[Rule, ...] = (
         "rollout-rolls",
         ROLLOUT,
         _always,
+        "otherwise (canary, blueGreen)",
         Outcome.ROLLS,
         _argo_strategy,
         f"{ARGO}features/canary/, {ARGO}features/bluegreen/ (a change of spec.template "
@@ -327,6 +352,7 @@ RULES: tuple[Rule, ...] = (
         "deploymentconfig-paused",
         DEPLOYMENTCONFIG,
         lambda c: c.spec("paused") is True,
+        "spec.paused: true",
         Outcome.NONE,
         lambda c: "the DeploymentConfig is paused: nothing rolls until it is resumed",
         OPENSHIFT_DC,
@@ -335,6 +361,7 @@ RULES: tuple[Rule, ...] = (
         "deploymentconfig-no-config-trigger",
         DEPLOYMENTCONFIG,
         _triggers_without_config_change,
+        "spec.triggers given, none of type ConfigChange",
         Outcome.NONE,
         lambda c: (
             "spec.triggers has no ConfigChange trigger: a template change rolls "
@@ -346,6 +373,7 @@ RULES: tuple[Rule, ...] = (
         "deploymentconfig-rolls",
         DEPLOYMENTCONFIG,
         _always,
+        "otherwise (triggers absent, or a ConfigChange trigger)",
         Outcome.ROLLS,
         lambda c: "a new deployment (ConfigChange trigger)",
         OPENSHIFT_DC,
@@ -354,6 +382,7 @@ RULES: tuple[Rule, ...] = (
         "knative-pinned-traffic",
         (("serving.knative.dev", "Service"),),
         _no_latest_traffic,
+        "spec.traffic given, no latestRevision entry with a percent",
         Outcome.NONE,
         lambda c: "a new Revision is created, but spec.traffic sends it no traffic",
         "https://knative.dev/docs/serving/traffic-management/ (latestRevision: true "
@@ -363,6 +392,7 @@ RULES: tuple[Rule, ...] = (
         "knative-new-revision",
         (("serving.knative.dev", "Service"),),
         _always,
+        "otherwise",
         Outcome.ROLLS,
         lambda c: "a new Revision, and traffic moves to it",
         "https://knative.dev/docs/serving/traffic-management/",
@@ -371,12 +401,19 @@ RULES: tuple[Rule, ...] = (
 
 # a kind from workloadKinds: its row's ``rolls`` says
 OTHER_ROLLS = Rule(
-    "other-kind", (), _always, Outcome.ROLLS, lambda c: "pod template changed", "workloadKinds"
+    "other-kind",
+    (),
+    _always,
+    "always",
+    Outcome.ROLLS,
+    lambda c: "pod template changed",
+    "workloadKinds",
 )
 OTHER_NONE = Rule(
     "other-kind-no-rollout",
     (),
     _always,
+    "always",
     Outcome.NONE,
     lambda c: "its workloadKinds row says a template change rolls nothing",
     "workloadKinds",
@@ -401,17 +438,22 @@ def decide(ctx: Context, rolls: bool = True) -> Decision:
     return Decision(rule.outcome, rule.name, rule.text(ctx))
 
 
+WORKLOAD_REF_GROUPS = {"Deployment": "apps", "ReplicaSet": "apps", "PodTemplate": ""}
+
+
 def rollouts_by_workload(objects: Mapping[ResourceId, Any]) -> dict[ResourceId, str]:
-    """Deployments an Argo Rollout of ``objects`` takes over with ``workloadRef``."""
+    """Workloads an Argo Rollout of ``objects`` takes over with ``workloadRef`` (the kinds
+    argo-rollouts resolves: rollout/templateref.go infoByGroupKind)."""
     out: dict[ResourceId, str] = {}
     for key, obj in objects.items():
         if (key.group, key.kind) not in ROLLOUT:
             continue
         ref = path_get(obj, ("spec", "workloadRef"))
-        if not isinstance(ref, dict) or ref.get("kind") != "Deployment":
+        if not isinstance(ref, dict) or ref.get("kind") not in WORKLOAD_REF_GROUPS:
             continue
         ctx = Context(obj, (), {}, key)
-        target = ResourceId("apps", "Deployment", key.namespace, str(ref.get("name")))
+        kind = str(ref["kind"])
+        target = ResourceId(WORKLOAD_REF_GROUPS[kind], kind, key.namespace, str(ref.get("name")))
         out[target] = f"Rollout/{key.name} ({_argo_strategy(ctx)})"
     return out
 
