@@ -242,6 +242,59 @@ def gitlab_note(file: str, token_env: str) -> None:
     err(f"{how} merge-request note {note}")
 
 
+@cli.command(
+    "ci-report",
+    epilog="""\b
+Exit codes:
+  0  report written
+  1  --fail-on findings, or more restarts than the budget (all outputs still written)
+  2  bad input or usage, a failed render, a comment that could not be posted
+  3  internal error (a bug: please report it)""",
+)
+@settings_options
+@click.option("--render", required=True, help="Shell command that writes the manifests to stdout.")
+@click.option("--base", required=True, help="What to compare with (its merge base with HEAD).")
+@click.option("--output-dir", default="cmhash-report", show_default=True)
+@click.option(
+    "--comment",
+    type=click.Choice(["none", "gitlab", "github"]),
+    default="none",
+    show_default=True,
+    help="Create or update the merge-request comment (in merge-request runs only).",
+)
+@click.option("--token-env", default=None, metavar="VAR", help="The token's variable.")
+@click.option("--summary", default=None, help="Append the Markdown to this file.")
+@click.option("--fail-on", type=click.Choice(["error", "warning"]), default=None)
+@click.option("--max-restarts", type=click.IntRange(min=0), default=None, metavar="N")
+@click.option("--max-restarts-per-namespace", type=click.IntRange(min=0), default=None, metavar="N")
+@click.option("--no-values", is_flag=True)
+def ci_report(
+    render: str,
+    base: str,
+    output_dir: str,
+    comment: str,
+    token_env: str | None,
+    summary: str | None,
+    fail_on: str | None,
+    max_restarts: int | None,
+    max_restarts_per_namespace: int | None,
+    no_values: bool,
+    **opts: Any,
+) -> None:
+    """The merge-request job of the GitLab template and the GitHub action: render the
+    base (at its merge base with HEAD, in a git worktree) and the head with --render,
+    run report once, write old.yaml, new.yaml, report.json, report.md and
+    codequality.json to --output-dir, print the text report, append the Markdown to
+    --summary, and create or update the merge-request comment."""
+    from cmhash import report as rep
+    from cmhash.integrations.cireport import Job, run
+    from cmhash.settings import layered
+
+    job = Job(render, base, output_dir, comment, token_env, summary)
+    budget = rep.Budget(max_restarts, max_restarts_per_namespace)
+    raise SystemExit(run(job, layered(opts), fail_on, budget, not no_values))
+
+
 @cli.command("github-comment")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option(
