@@ -469,3 +469,25 @@ def test_workload_ref_kinds_argo_resolves() -> None:
     )
     alone = decide(Context({"spec": {}}, (), {}, rs))
     assert alone.rule == "replicaset-no-rollout"
+
+
+def test_deeply_nested_templates_are_compared(tmp_path: Path) -> None:
+    """As deep as the parser allows (limits.MAX_DEPTH): the change at the bottom is named,
+    no recursion error, no crash."""
+
+    def side(value: str) -> str:
+        body = "".join(f"{'  ' * i}k{i}:\n" for i in range(900)) + f"{'  ' * 900}v: {value}\n"
+        nested = "".join(" " * 8 + line + "\n" for line in body.splitlines())
+        return (
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n"
+            "    spec:\n      containers:\n      - name: c\n        image: a\n      extra:\n"
+            + nested
+        )
+
+    (tmp_path / "o.yaml").write_text(side("one"))
+    (tmp_path / "n.yaml").write_text(side("two"))
+    code, out, err = report("o.yaml", "n.yaml", "--format", "json", cwd=tmp_path)
+    assert code == 0, err
+    (cause,) = json.loads(out)["restart"][0]["causes"]
+    assert cause["type"] == "other" and cause["field"].endswith(".k899.v")
+    assert (cause["old"], cause["new"]) == ("one", "two")
