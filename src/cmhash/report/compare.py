@@ -20,8 +20,8 @@ from cmhash.model import Level, ResourceId
 from cmhash.plan.index import ConfigEntry
 from cmhash.plan.versioning import shown
 from cmhash.report.changes import DATA_CHANGED, ConfigChange, config_changes
-from cmhash.report.objects import workload_objects
-from cmhash.report.rollout import rollouts_by_workload
+from cmhash.report.objects import Objects
+from cmhash.report.rollout import ROLLOUT, rollouts_by_workload
 from cmhash.report.values import MAX_TOTAL, value_diffs
 from cmhash.report.workloads import (
     Names,
@@ -212,12 +212,18 @@ def _objects(r: RunResult, names: Names) -> dict[ResourceId, ConfigEntry]:
 
 
 def _templates(old: RunResult, new: RunResult, annotation_key: str, parser: str) -> Templates:
-    ids = {p.id for p in old.plans} & {p.id for p in new.plans}
-    new_objects = workload_objects(new.plans, parser)
+    """Both sides' workload objects (read when asked for), and the workloads NEW's Argo
+    Rollouts take over with workloadRef."""
+    new_objects = Objects(new.plans, parser)
+    rollouts = {
+        p.id: new_objects.get(p.id)
+        for p in new.plans
+        if (p.info.kind.group, p.info.kind.kind) in ROLLOUT
+    }
     return Templates(
-        workload_objects((p for p in old.plans if p.id in ids), parser),
+        Objects(old.plans, parser),
         new_objects,
-        rollouts_by_workload(new_objects),
+        rollouts_by_workload({k: v for k, v in rollouts.items() if v is not None}),
         annotation_key,
     )
 

@@ -22,28 +22,57 @@ from cmhash.read.source import SourceText
 from cmhash.read.split import chunk, cuts
 
 
-def workload_objects(plans: Iterable[WorkloadPlan], parser: str) -> dict[ResourceId, Any]:
-    """``plan.id`` -> the workload's object as plain data (YAML core scalars)."""
-    be = backend(parser)
-    cut_lists: dict[int, list[int]] = {}
-    parsed: dict[tuple[int, int], dict[int, Any]] = {}  # (source, doc) -> offset -> object
-    out: dict[ResourceId, Any] = {}
-    for plan in plans:
+class Objects:
+    """One side's workloads as plain data, read when first asked for (a big stream's
+    report needs few: those whose document changed, and those a rule looks at)."""
+
+    def __init__(self, plans: Iterable[WorkloadPlan], parser: str) -> None:
+        self._plans = {p.id: p for p in plans}
+        self._be = backend(parser)
+        self._cuts: dict[int, list[int]] = {}
+        self._parsed: dict[tuple[int, int], dict[int, Any]] = {}  # (source, doc) -> objects
+        self._objects: dict[ResourceId, Any] = {}
+
+    def __contains__(self, key: ResourceId) -> bool:
+        return key in self._plans
+
+    def ids(self) -> Iterable[ResourceId]:
+        return self._plans.keys()
+
+    def _chunk(self, plan: WorkloadPlan) -> tuple[int, int]:
         src: SourceText = plan.source
-        doc = plan.info.doc
-        key = (id(src), doc)
-        if key not in parsed:
-            if id(src) not in cut_lists:
-                cut_lists[id(src)] = cuts(src.text)
-            ch = chunk(cut_lists[id(src)], doc)
-            roots = parse_chunk(src.text[ch.start : ch.end], ch.start, be)
-            parsed[key] = {r.node.start: r.node for r in document_resources(src, doc, roots)}
-        node = parsed[key].get(plan.info.offset)
-        if node is None:
-            continue
+        if id(src) not in self._cuts:
+            self._cuts[id(src)] = cuts(src.text)
+        ch = chunk(self._cuts[id(src)], plan.info.doc)
+        return ch.start, ch.end
+
+    def text(self, key: ResourceId) -> str | None:
+        """The text of the document that holds it."""
+        plan = self._plans.get(key)
+        if plan is None:
+            return None
+        start, end = self._chunk(plan)
+        return str(plan.source.text[start:end])
+
+    def get(self, key: ResourceId) -> Any:
+        """The object (None: not on this side)."""
+        if key in self._objects:
+            return self._objects[key]
+        plan = self._plans.get(key)
+        if plan is None:
+            return None
+        src: SourceText = plan.source
+        where = (id(src), plan.info.doc)
+        if where not in self._parsed:
+            start, end = self._chunk(plan)
+            roots = parse_chunk(src.text[start:end], start, self._be)
+            self._parsed[where] = {
+                r.node.start: r.node for r in document_resources(src, plan.info.doc, roots)
+            }
+        node = self._parsed[where].get(plan.info.offset)
         with deep():
-            out[plan.id] = plain(node)
-    return out
+            obj = self._objects[key] = None if node is None else plain(node)
+        return obj
 
 
 @contextmanager

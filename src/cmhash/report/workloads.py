@@ -11,6 +11,7 @@ from cmhash.explain import workload_fields
 from cmhash.model import ResourceId
 from cmhash.plan.resolve import WorkloadPlan
 from cmhash.report.changes import REMOVED, ConfigChange
+from cmhash.report.objects import Objects
 from cmhash.report.podtemplate import TemplateCause
 from cmhash.report.rollout import RESTARTS, Context, Decision, decide
 
@@ -226,8 +227,8 @@ def _users(
 class Templates(NamedTuple):
     """Both sides' workload objects (objects.py) and what rule decides a change."""
 
-    old: Mapping[ResourceId, Any]
-    new: Mapping[ResourceId, Any]
+    old: Objects | None
+    new: Objects | None
     rollouts: Mapping[ResourceId, str]  # Deployment -> the Argo Rollout taking it over
     annotation_key: str
 
@@ -235,6 +236,11 @@ class Templates(NamedTuple):
         from cmhash.report.objects import path_get
         from cmhash.report.podtemplate import template_causes
 
+        if self.old is None or self.new is None:
+            return ()
+        before = self.old.text(plan.id)
+        if before is None or before == self.new.text(plan.id):
+            return ()  # the same document text: the same template (most of a big stream)
         path = plan.info.kind.template_path
         old, new = self.old.get(plan.id), self.new.get(plan.id)
         if old is None or new is None:
@@ -242,11 +248,12 @@ class Templates(NamedTuple):
         return tuple(template_causes(path_get(old, path), path_get(new, path), self.annotation_key))
 
     def decide(self, plan: WorkloadPlan, causes: tuple[TemplateCause, ...]) -> Decision:
-        ctx = Context(self.new.get(plan.id) or {}, causes, self.rollouts, plan.id)
+        obj = self.new.get(plan.id) if self.new is not None else None
+        ctx = Context(obj or {}, causes, self.rollouts, plan.id)
         return decide(ctx, plan.info.kind.rolls)
 
 
-NO_TEMPLATES = Templates({}, {}, {}, "")
+NO_TEMPLATES = Templates(None, None, {}, "")
 
 
 def _compare_workload(
