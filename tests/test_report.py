@@ -505,8 +505,8 @@ WORKLOADS = (
             ("--jobs", "--pods"),
             {
                 # report/rollout.py: job-immutable, pod-metadata-only
-                "job": "a Job's spec.template is immutable: kubectl apply is refused; delete "
-                "and re-create the Job (or give it a new name)",
+                "job": "a Job's spec.template is immutable: kubectl apply is refused while the "
+                "Job exists; delete and re-create it (or give it a new name)",
                 "pod": "a bare Pod's labels or annotations change: nothing restarts",
                 "rs": "a ReplicaSet has no rollout: only pods created later get the new template",
             },

@@ -3,8 +3,8 @@ fixture workload per row of report/rollout.py RULES), ConfigMap value diffs, the
 budget, and on real renders an independent check that the restart list is exactly the
 set of workloads whose pod template (as applied, with cmhash's annotation) differs.
 
-tests/fixtures/report-plan/{old,new}.yaml was written by a script from one description
-of both sides, so they differ only where a cause or a rule is meant to show."""
+tests/fixtures/report-plan/{old,new}.yaml differ only where a cause or a rule is meant
+to show."""
 
 from __future__ import annotations
 
@@ -162,6 +162,7 @@ RULE_CASES = {
     "daemonset-rolls": "DaemonSet/logger",
     "replicaset-no-rollout": "ReplicaSet/legacy-rs",
     "cronjob-next-run": "CronJob/nightly",
+    "hook-recreated": "Job/seed",
     "job-immutable": "Job/migrate",
     "pod-metadata-only": "Pod/debug",
     "pod-image": "Pod/toolbox",

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+from cmhash.analyze.chunk import HOOK_ANNOTATIONS
 from cmhash.model import ResourceId, TextEnum
 from cmhash.report.objects import path_get
 from cmhash.report.podtemplate import CONTAINERS, TemplateCause
@@ -113,6 +114,11 @@ def _pod_image_only(c: Context) -> bool:
         not x.field.startswith("spec") or (x.type in _POD_MUTABLE and x.change == "changed")
         for x in c.causes
     )
+
+
+def _is_hook(c: Context) -> bool:
+    annotations = path_get(c.obj, ("metadata", "annotations"))
+    return isinstance(annotations, dict) and any(annotations.get(k) for k in HOOK_ANNOTATIONS)
 
 
 DEPLOYMENT = (("apps", "Deployment"), ("extensions", "Deployment"))
@@ -265,14 +271,28 @@ RULES: tuple[Rule, ...] = (
         "#modifying-a-cronjob (changes apply to new Jobs only)",
     ),
     Rule(
+        "hook-recreated",
+        (("batch", "Job"), ("", "Pod")),
+        _is_hook,
+        "a Helm or Argo CD hook (helm.sh/hook, argocd.argoproj.io/hook)",
+        Outcome.NEXT_RUN,
+        lambda c: (
+            "a hook: Helm or Argo CD deletes and re-creates it when it runs next "
+            "(hook delete policy before-hook-creation by default)"
+        ),
+        "https://helm.sh/docs/topics/charts_hooks/#hook-deletion-policies; "
+        "argoproj/gitops-engine pkg/sync/hook/delete_policy.go (no policy: "
+        "BeforeHookCreation)",
+    ),
+    Rule(
         "job-immutable",
         (("batch", "Job"),),
         _always,
         "always",
         Outcome.REFUSED,
         lambda c: (
-            "a Job's spec.template is immutable: kubectl apply is refused; delete "
-            "and re-create the Job (or give it a new name)"
+            "a Job's spec.template is immutable: kubectl apply is refused while the Job "
+            "exists; delete and re-create it (or give it a new name)"
         ),
         "kubernetes/kubernetes pkg/apis/batch/validation/validation.go ValidateJobSpecUpdate "
         "(ValidateImmutableField on spec.template; narrow exceptions for suspended Jobs, "
