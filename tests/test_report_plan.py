@@ -477,7 +477,7 @@ def test_deeply_nested_templates_are_compared(tmp_path: Path) -> None:
     no recursion error, no crash."""
 
     def side(value: str) -> str:
-        body = "".join(f"{'  ' * i}k{i}:\n" for i in range(900)) + f"{'  ' * 900}v: {value}\n"
+        body = "".join(f"{'  ' * i}k{i}:\n" for i in range(980)) + f"{'  ' * 980}v: {value}\n"
         nested = "".join(" " * 8 + line + "\n" for line in body.splitlines())
         return (
             "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n"
@@ -490,5 +490,5 @@ def test_deeply_nested_templates_are_compared(tmp_path: Path) -> None:
     code, out, err = report("o.yaml", "n.yaml", "--format", "json", cwd=tmp_path)
     assert code == 0, err
     (cause,) = json.loads(out)["restart"][0]["causes"]
-    assert cause["type"] == "other" and cause["field"].endswith(".k899.v")
+    assert cause["type"] == "other" and cause["field"].endswith(".k979.v")
     assert (cause["old"], cause["new"]) == ("one", "two")

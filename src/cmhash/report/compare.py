@@ -211,7 +211,9 @@ def _objects(r: RunResult, names: Names) -> dict[ResourceId, ConfigEntry]:
     return {unversioned(k): e for k, e in objects.items()} if names.versioned else objects
 
 
-def _templates(old: RunResult, new: RunResult, annotation_key: str, parser: str) -> Templates:
+def _templates(
+    old: RunResult, new: RunResult, annotation_key: str, parser: str, names: Names
+) -> Templates:
     """Both sides' workload objects (read when asked for), and the workloads NEW's Argo
     Rollouts take over with workloadRef."""
     new_objects = Objects(new.plans, parser)
@@ -225,6 +227,10 @@ def _templates(old: RunResult, new: RunResult, annotation_key: str, parser: str)
         new_objects,
         rollouts_by_workload({k: v for k, v in rollouts.items() if v is not None}),
         annotation_key,
+        (
+            {v: k.name for k, v in names.old.items() if v != k.name},
+            {v: k.name for k, v in names.new.items() if v != k.name},
+        ),
     )
 
 
@@ -251,7 +257,7 @@ def build(
         for c in config_changes(_objects(old, names), _objects(new, names))
     ]
     used = UsedBy(names.versioned)
-    templates = _templates(old, new, annotation_key, parser)
+    templates = _templates(old, new, annotation_key, parser, names)
     groups, users = compare_workloads(old, new, {c.key: c for c in configs}, names, used, templates)
     findings, counts = _findings(old, new, configs)
     config_items, unused = _configs(old, new, configs, users, names, used, values)

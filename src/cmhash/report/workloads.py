@@ -231,9 +231,12 @@ class Templates(NamedTuple):
     new: Objects | None
     rollouts: Mapping[ResourceId, str]  # Deployment -> the Argo Rollout taking it over
     annotation_key: str
+    # versioned names (in cmhash's own output on a side) -> their base name: a reference
+    # renamed to an object's new version is the config cause, not a template change
+    renamed: tuple[Mapping[str, str], Mapping[str, str]] = ({}, {})
 
     def causes(self, plan: WorkloadPlan) -> tuple[TemplateCause, ...]:
-        from cmhash.report.objects import path_get
+        from cmhash.report.objects import deep, path_get
         from cmhash.report.podtemplate import template_causes
 
         if self.old is None or self.new is None:
@@ -245,7 +248,10 @@ class Templates(NamedTuple):
         old, new = self.old.get(plan.id), self.new.get(plan.id)
         if old is None or new is None:
             return ()
-        return tuple(template_causes(path_get(old, path), path_get(new, path), self.annotation_key))
+        with deep():
+            before_t = _renamed(path_get(old, path), self.renamed[0])
+            after_t = _renamed(path_get(new, path), self.renamed[1])
+            return tuple(template_causes(before_t, after_t, self.annotation_key))
 
     def decide(self, plan: WorkloadPlan, causes: tuple[TemplateCause, ...]) -> Decision:
         obj = self.new.get(plan.id) if self.new is not None else None
@@ -254,6 +260,19 @@ class Templates(NamedTuple):
 
 
 NO_TEMPLATES = Templates(None, None, {}, "")
+
+
+def _renamed(value: Any, names: Mapping[str, str]) -> Any:
+    """``value`` with every string that is a versioned name replaced by its base name."""
+    if not names:
+        return value
+    if isinstance(value, str):
+        return names.get(value, value)
+    if isinstance(value, dict):
+        return {k: _renamed(v, names) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_renamed(v, names) for v in value]
+    return value
 
 
 def _compare_workload(
