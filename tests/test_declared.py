@@ -375,7 +375,13 @@ def test_report_names_declared_and_excluded_causes(tmp_path: Path) -> None:
     (w,) = data["restart"]
     assert w["name"] == "server"
     assert w["causes"] == [
-        {"kind": "ConfigMap", "name": "api-read", "change": "changed", "keys": ["k"]}
+        {
+            "type": "config",
+            "kind": "ConfigMap",
+            "name": "api-read",
+            "change": "changed",
+            "keys": ["k"],
+        }
     ]
     (n,) = data["notRestarting"]
     assert n["name"] == "loki"

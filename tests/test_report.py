@@ -104,7 +104,7 @@ def test_json_follows_its_schema_and_classifies_every_workload() -> None:
     assert by_code["immutable-config"]["new"] is True
     assert by_code["missing-reference"]["new"] is True  # search-credentials
     assert by_code["no-restart"]["new"] is False
-    assert data["summary"]["text"].startswith("1 workload will restart; 4 workloads use")
+    assert data["summary"]["text"].startswith("1 workload will restart; 4 workloads are affected")
     assert len({f["fingerprint"] for f in data["findings"]}) == len(data["findings"])
 
 
@@ -131,7 +131,7 @@ def test_markdown_mermaid_shape() -> None:
 def test_summary_line_leads_the_markdown() -> None:
     _, out, _ = report("old.yaml", "new.yaml")
     assert out.splitlines()[0] == (
-        "### cmhash: 1 workload will restart; 4 workloads use changed configuration but "
+        "### cmhash: 1 workload will restart; 4 workloads are affected but "
         "will not restart; 4 ConfigMaps and 2 Secrets changed; 1 error"
     )
 
@@ -385,8 +385,8 @@ def test_report_on_argocd_renders(install: Path, tmp_path: Path) -> None:
     ]
     md = outputs["markdown"]
     assert md.startswith(
-        "### cmhash: 4 workloads will restart; 1 workload uses changed "
-        "configuration but will not restart; 2 ConfigMaps and 1 Secret "
+        "### cmhash: 4 workloads will restart; 1 workload is affected "
+        "but will not restart; 2 ConfigMaps and 1 Secret "
         "changed; 1 error\n"
     )
     assert "| `StatefulSet/argocd-application-controller` |" in md
@@ -498,16 +498,17 @@ WORKLOADS = (
             {
                 "job": "not annotated: Job pod templates are immutable (--jobs to opt in)",
                 "pod": "not annotated: bare Pods are not annotated (--pods to opt in)",
-                "rs": "a ReplicaSet does not replace existing pods when its template changes",
+                "rs": "a ReplicaSet has no rollout: only pods created later get the new template",
             },
         ),
         (
             ("--jobs", "--pods"),
             {
-                "job": "annotated (--jobs), but a Job is never restarted: only a re-created Job runs "
-                "with the new configuration",
-                "pod": "annotated (--pods), but a bare Pod is never restarted: delete and re-create it",
-                "rs": "a ReplicaSet does not replace existing pods when its template changes",
+                # report/rollout.py: job-immutable, pod-metadata-only
+                "job": "a Job's spec.template is immutable: kubectl apply is refused while the "
+                "Job exists; delete and re-create it (or give it a new name)",
+                "pod": "a bare Pod's labels or annotations change: nothing restarts",
+                "rs": "a ReplicaSet has no rollout: only pods created later get the new template",
             },
         ),
     ],
@@ -543,7 +544,22 @@ def test_reference_changes_are_causes(tmp_path: Path) -> None:
     data = _pair(tmp_path, old, new)
     (w,) = data["restart"]  # reads key b instead of a: no object changed, the reference did
     assert w["name"] == "moves"
-    assert w["causes"] == [{"kind": None, "name": None, "change": "references changed", "keys": []}]
+    assert w["causes"] == [
+        {
+            "type": "references",
+            "kind": None,
+            "name": None,
+            "change": "references changed",
+            "keys": [],
+        },
+        {
+            "type": "env",
+            "field": "spec.containers[x].env[A]",
+            "change": "changed",
+            "old": "from ConfigMap c key a",
+            "new": "from ConfigMap c key b",
+        },
+    ]
     env_from = (
         "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n"
         "  template:\n    spec:\n      containers:\n      - name: x\n"
@@ -557,7 +573,7 @@ def test_reference_changes_are_causes(tmp_path: Path) -> None:
         + env_from % "e",
     )
     (w,) = data["restart"]
-    assert sorted((c["name"], c["change"]) for c in w["causes"]) == [
+    assert sorted((c["name"], c["change"]) for c in w["causes"] if c["type"] == "config") == [
         ("c", "no longer referenced"),
         ("e", "newly referenced"),
     ]
@@ -579,7 +595,7 @@ def test_secret_type_and_immutable_unset(tmp_path: Path) -> None:
     (c,) = data["configs"]
     assert c["typeChanged"] is True and c["keysChanged"] == []
     assert data["restart"][0]["causes"] == [
-        {"kind": "Secret", "name": "s", "change": "changed", "keys": []}
+        {"type": "config", "kind": "Secret", "name": "s", "change": "changed", "keys": []}
     ]
     data = _pair(tmp_path, secret("Opaque", "immutable: true\n"), secret("Opaque", ""))
     (c,) = data["configs"]
@@ -621,11 +637,12 @@ def test_a_checksum_that_disappears_is_a_restart(tmp_path: Path, new: str, why: 
     data = _pair(tmp_path, CM.format(extra="", a="'1'") + DEP.format(meta=""), new)
     (w,) = data["restart"]
     assert w["name"] == "d"
-    assert {"kind": None, "name": None, "change": why, "keys": []} in w["causes"]
+    assert {"type": "checksum", "kind": None, "name": None, "change": why, "keys": []} in w[
+        "causes"
+    ]
     if "opted out" not in why:  # the object itself is named too
-        assert {"kind": "ConfigMap", "name": "c", "change": "removed", "keys": ["a", "b"]} in w[
-            "causes"
-        ]
+        removed = {"kind": "ConfigMap", "name": "c", "change": "removed", "keys": ["a", "b"]}
+        assert {"type": "config", **removed} in w["causes"]
     assert data["summary"]["text"].startswith("1 workload will restart")
 
 
@@ -636,7 +653,13 @@ def test_a_checksum_that_appears_is_a_restart(tmp_path: Path) -> None:
     data = _pair(tmp_path, old, CM.format(extra="", a="'1'") + DEP.format(meta=""))
     (w,) = data["restart"]
     assert w["causes"] == [
-        {"kind": None, "name": None, "change": "checksum annotation added", "keys": []}
+        {
+            "type": "checksum",
+            "kind": None,
+            "name": None,
+            "change": "checksum annotation added",
+            "keys": [],
+        }
     ]
 
 

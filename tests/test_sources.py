@@ -256,7 +256,13 @@ def test_report_resealing_restarts_its_users(tmp_path: Path) -> None:
     data = json.loads(res.out)
     (w,) = data["restart"]
     assert w["causes"] == [
-        {"kind": "Secret", "name": "db", "change": "changed", "keys": ["spec.encryptedData"]}
+        {
+            "type": "config",
+            "kind": "Secret",
+            "name": "db",
+            "change": "changed",
+            "keys": ["spec.encryptedData"],
+        }
     ]
 
 

@@ -224,7 +224,8 @@ def explain(paths: tuple[str, ...], fmt: str, **opts: Any) -> None:
     epilog="""\b
 Exit codes:
   0  report written (findings or not)
-  1  --fail-on: findings of that level or worse
+  1  --fail-on: findings of that level or worse; more restarts than
+     --max-restarts / --max-restarts-per-namespace
   2  bad input or usage
   3  internal error (a bug: please report it)"""
 )
@@ -259,6 +260,25 @@ Exit codes:
     type=click.Path(dir_okay=False, allow_dash=True),
     help="Write the report to this file (atomically) instead of stdout.",
 )
+@click.option(
+    "--max-restarts",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="Exit 1 when more than N workloads restart (the report is still written).",
+)
+@click.option(
+    "--max-restarts-per-namespace",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="Exit 1 when more than N workloads restart in any one namespace.",
+)
+@click.option(
+    "--no-values",
+    is_flag=True,
+    help="Show no ConfigMap values (key names only, as for Secrets).",
+)
 def report(
     old: str,
     new: str,
@@ -266,6 +286,9 @@ def report(
     fail_on: str | None,
     template_file: str | None,
     output: str | None,
+    max_restarts: int | None,
+    max_restarts_per_namespace: int | None,
+    no_values: bool,
     **opts: Any,
 ) -> None:
     """Compare two renders of the same manifests (OLD: e.g. the target branch, NEW: the
@@ -277,7 +300,10 @@ def report(
     from cmhash import report as rep
     from cmhash.settings import layered
 
-    raise SystemExit(rep.run(old, new, layered(opts), fmt, template_file, fail_on, output))
+    budget = rep.Budget(max_restarts, max_restarts_per_namespace)
+    raise SystemExit(
+        rep.run(old, new, layered(opts), fmt, template_file, fail_on, output, budget, not no_values)
+    )
 
 
 @cli.command(
@@ -376,6 +402,84 @@ def gitlab_note(file: str, token_env: str) -> None:
 
     how, note = post_from_environment(file, token_env)
     err(f"{how} merge-request note {note}")
+
+
+@cli.command(
+    "ci-report",
+    epilog="""\b
+Exit codes:
+  0  report written
+  1  --fail-on findings, or more restarts than the budget (all outputs still written)
+  2  bad input or usage, a failed render, a comment that could not be posted
+  3  internal error (a bug: please report it)""",
+)
+@settings_options
+@click.option("--render", required=True, help="Shell command that writes the manifests to stdout.")
+@click.option("--base", required=True, help="What to compare with (its merge base with HEAD).")
+@click.option("--output-dir", default="cmhash-report", show_default=True)
+@click.option(
+    "--comment",
+    type=click.Choice(["none", "gitlab", "github"]),
+    default="none",
+    show_default=True,
+    help="Create or update the merge-request comment (in merge-request runs only).",
+)
+@click.option("--token-env", default=None, metavar="VAR", help="The token's variable.")
+@click.option("--summary", default=None, help="Append the Markdown to this file.")
+@click.option("--fail-on", type=click.Choice(["error", "warning"]), default=None)
+@click.option("--max-restarts", type=click.IntRange(min=0), default=None, metavar="N")
+@click.option("--max-restarts-per-namespace", type=click.IntRange(min=0), default=None, metavar="N")
+@click.option("--no-values", is_flag=True)
+def ci_report(
+    render: str,
+    base: str,
+    output_dir: str,
+    comment: str,
+    token_env: str | None,
+    summary: str | None,
+    fail_on: str | None,
+    max_restarts: int | None,
+    max_restarts_per_namespace: int | None,
+    no_values: bool,
+    **opts: Any,
+) -> None:
+    """The merge-request job of the GitLab template and the GitHub action: render the
+    base (at its merge base with HEAD, in a git worktree) and the head with --render,
+    run report once, write old.yaml, new.yaml, report.json, report.md and
+    codequality.json to --output-dir, print the text report, append the Markdown to
+    --summary, and create or update the merge-request comment."""
+    from cmhash import report as rep
+    from cmhash.integrations.cireport import Job, run
+    from cmhash.settings import layered
+
+    job = Job(render, base, output_dir, comment, token_env, summary)
+    budget = rep.Budget(max_restarts, max_restarts_per_namespace)
+    raise SystemExit(run(job, layered(opts), fail_on, budget, not no_values))
+
+
+@cli.command("github-comment")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option(
+    "--token-env",
+    default="GITHUB_TOKEN",
+    show_default=True,
+    metavar="VAR",
+    help="Environment variable holding a token that may write pull-request comments.",
+)
+@click.option(
+    "--pr",
+    type=click.IntRange(min=1),
+    default=None,
+    help="The pull request's number (default: from the event in GITHUB_EVENT_PATH).",
+)
+def github_comment(file: str, token_env: str, pr: int | None) -> None:
+    """Post FILE (a Markdown report) as a comment on the pull request, or update the
+    comment an earlier run posted. Reads GITHUB_API_URL, GITHUB_REPOSITORY and the
+    pull request from GITHUB_EVENT_PATH, as GitHub Actions sets them."""
+    from cmhash.integrations.github import post_from_environment
+
+    how, comment = post_from_environment(file, token_env, pr)
+    err(f"{how} pull-request comment {comment}")
 
 
 @cli.command("helm-plugin-dir")

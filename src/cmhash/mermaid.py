@@ -109,15 +109,24 @@ def report_graph(data: dict[str, Any]) -> str:
         ("notRestarting", "norestart", "-.->"),
     ):
         for w in data[group]:
+            edges = [
+                (cause["kind"], w["namespace"], cause["name"], cause)
+                for cause in w["causes"]
+                if cause.get("kind") is not None
+                and (cause["kind"], w["namespace"], cause["name"]) in configs
+            ]
+            if all("field" in c for c in w["causes"]):
+                continue  # changed by its own template only: the tables say how
             wid = mermaid_id("w", w["kind"], w["namespace"], w["name"])
-            text = mermaid_label(label_of(w["kind"], w["namespace"], w["name"]))
+            fields = sorted({c["type"] for c in w["causes"] if "field" in c})
+            text = mermaid_label(
+                label_of(w["kind"], w["namespace"], w["name"])
+                + (f" (and {', '.join(fields)})" if fields else "")
+            )
             lines.append(f'  {wid}["{text}"]:::{cls}')
-            for cause in w["causes"]:
-                key = (cause["kind"], w["namespace"], cause["name"])
-                if key not in configs:
-                    continue
+            for kind, ns, name, cause in edges:
                 label = mermaid_label(", ".join(cause["keys"]) or cause["change"])
-                lines.append(f'  {mermaid_id("c", *key)} {arrow}|"{label}"| {wid}')
+                lines.append(f'  {mermaid_id("c", kind, ns, name)} {arrow}|"{label}"| {wid}')
     lines += [
         "  classDef changed fill:#fff4ce,stroke:#b58900",
         "  classDef error fill:#fdd,stroke:#c00",

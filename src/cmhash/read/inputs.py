@@ -74,7 +74,16 @@ _MANIFEST_KEY = re.compile(r'^(?:apiVersion|kind)[ \t]*:|"(?:apiVersion|kind)"\s
 
 # cmhash's commands: a path named like one was most likely a command after options
 COMMANDS = frozenset(
-    ("explain", "report", "patches", "gitlab-note", "helm-plugin-dir", "install-kustomize-plugin")
+    (
+        "explain",
+        "report",
+        "patches",
+        "ci-report",
+        "gitlab-note",
+        "github-comment",
+        "helm-plugin-dir",
+        "install-kustomize-plugin",
+    )
 )
 
 

@@ -7,38 +7,41 @@ are described by key names only, and workload checksums are left out altogether.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cmhash.mermaid import report_graph as to_mermaid
+from cmhash.report.budget import NO_BUDGET, Budget
 from cmhash.report.compare import build
 from cmhash.report.render import FORMATS, _code, _md, fails, formatted, render
 
 if TYPE_CHECKING:
     from cmhash.settings import Settings
 
-__all__ = ["FORMATS", "_code", "_md", "build", "fails", "formatted", "render", "run", "to_mermaid"]
+__all__ = [
+    "FORMATS",
+    "Budget",
+    "_code",
+    "_md",
+    "build",
+    "data_of",
+    "fails",
+    "formatted",
+    "render",
+    "run",
+    "to_mermaid",
+    "verdict",
+]
 
 
-def run(
-    old: str,
-    new: str,
-    settings: Settings,
-    fmt: str,
-    template_file: str | None,
-    fail_on: str | None,
-    output: str | None,
-) -> int:
-    """The report command: both sides through the normal pipeline, the report written
-    (stdout, or ``output`` atomically); exit 1 with ``fail_on`` findings, else 0."""
+def data_of(old: str, new: str, settings: Settings, values: bool = True) -> dict[str, Any]:
+    """Both sides (paths, or ``-`` for one) through the normal pipeline, and the report
+    as plain data."""
     from cmhash import app, lifetime
-    from cmhash.errors import EXIT_CHANGED, EXIT_OK, UsageError
-    from cmhash.output import write_stdout
+    from cmhash.errors import UsageError
     from cmhash.read.inputs import Mode, select
 
     if old == "-" and new == "-":
         raise UsageError("OLD and NEW cannot both be - (stdin)")
-    if template_file is not None and callable(FORMATS[fmt]):
-        raise UsageError(f"--template applies to --format markdown or text, not {fmt}")
     sides = [
         app.run(
             select(
@@ -56,8 +59,43 @@ def run(
         )
         for p in (old, new)
     ]
-    data = build(sides[0], sides[1], settings.annotation_key)
+    data = build(sides[0], sides[1], settings.annotation_key, settings.parser, values)
     lifetime.keep(data)  # (not freed object by object at the end of the run)
+    return data
+
+
+def verdict(data: dict[str, Any], fail_on: str | None, budget: Budget) -> int:
+    """The exit code: 1 with ``fail_on`` findings or more restarts than ``budget`` (one
+    line on stderr), else 0."""
+    from cmhash.errors import EXIT_CHANGED, EXIT_OK
+
+    over = budget.over(data)
+    if over is not None:
+        from cmhash.output import err
+
+        err(f"cmhash: {over}")
+    return EXIT_CHANGED if fails(data, fail_on) or over is not None else EXIT_OK
+
+
+def run(
+    old: str,
+    new: str,
+    settings: Settings,
+    fmt: str,
+    template_file: str | None,
+    fail_on: str | None,
+    output: str | None,
+    budget: Budget = NO_BUDGET,
+    values: bool = True,
+) -> int:
+    """The report command: the report written (stdout, or ``output`` atomically), and
+    its ``verdict``."""
+    from cmhash.errors import UsageError
+    from cmhash.output import write_stdout
+
+    if template_file is not None and callable(FORMATS[fmt]):
+        raise UsageError(f"--template applies to --format markdown or text, not {fmt}")
+    data = data_of(old, new, settings, values)
     text = formatted(data, fmt, template_file)
     if output and output != "-":
         from cmhash.write.writer import write_new_file
@@ -65,4 +103,4 @@ def run(
         write_new_file(output, text)
     else:
         write_stdout(text)
-    return EXIT_CHANGED if fails(data, fail_on) else EXIT_OK
+    return verdict(data, fail_on, budget)

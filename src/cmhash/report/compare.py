@@ -21,12 +21,22 @@ from cmhash.model import Level, ResourceId
 from cmhash.plan.index import ConfigEntry
 from cmhash.plan.versioning import shown
 from cmhash.report.changes import DATA_CHANGED, ConfigChange, config_changes
-from cmhash.report.workloads import Names, UsedBy, Users, compare_workloads, unversioned
+from cmhash.report.objects import Objects
+from cmhash.report.rollout import ROLLOUT, rollouts_by_workload
+from cmhash.report.values import MAX_TOTAL, value_diffs
+from cmhash.report.workloads import (
+    Names,
+    Templates,
+    UsedBy,
+    Users,
+    compare_workloads,
+    unversioned,
+)
 
 if TYPE_CHECKING:
     from cmhash.app import RunResult
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: template causes, outcome/rule/how, valueDiffs, budget
 
 
 def _fingerprint(f: Finding) -> str:
@@ -88,16 +98,17 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _summary(restart: int, not_restarting: int, configs: list[ConfigChange], errors: int) -> str:
+def _summary(
+    restart: int, not_restarting: int, refused: int, configs: list[ConfigChange], errors: int
+) -> str:
     parts = [
         f"{_plural(restart, 'workload')} will restart" if restart else "No workload will restart"
     ]
     if not_restarting:
-        verb = "uses" if not_restarting == 1 else "use"
-        parts.append(
-            f"{_plural(not_restarting, 'workload')} {verb} changed configuration but "
-            "will not restart"
-        )
+        verb = "is" if not_restarting == 1 else "are"
+        parts.append(f"{_plural(not_restarting, 'workload')} {verb} affected but will not restart")
+    if refused:
+        parts.append(f"{_plural(refused, 'change')} will be refused by the API server")
     counts = {k: sum(1 for c in configs if c.key.kind == k) for k in ("ConfigMap", "Secret")}
     changed = " and ".join(_plural(n, k) for k, n in counts.items() if n)
     parts.append(f"{changed} changed" if changed else "no ConfigMap or Secret changed")
@@ -137,9 +148,14 @@ def _configs(
     users: Users,
     names: Names,
     used: UsedBy,
+    values: bool = True,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Every changed object, and those no workload picks up."""
-    items, unused = [], []
+    """Every changed object (a ConfigMap's value diffs with ``values``), and those no
+    workload picks up."""
+    items: list[dict[str, Any]] = []
+    unused: list[dict[str, Any]] = []
+    before, after = _objects(old, names), _objects(new, names)
+    budget = [MAX_TOTAL]
     referenced = {key for p in (*new.plans, *old.plans) for key in used(p)}
     for c in configs:
         e = c.entry
@@ -160,6 +176,9 @@ def _configs(
                 **({"versionedAs": names.shown[c.key]} if c.key in names.shown else {}),
             }
         )
+        diffs = value_diffs(c, before.get(c.key), after.get(c.key), budget) if values else {}
+        if diffs:
+            items[-1]["valueDiffs"] = diffs
         if not who:
             unused.append(
                 {
@@ -231,8 +250,45 @@ def _one_environment(r: RunResult, side: str) -> None:
         )
 
 
-def build(old: RunResult, new: RunResult, annotation_key: str) -> dict[str, Any]:
-    """The report as plain data (the JSON format, and what templates receive)."""
+def _templates(
+    old: RunResult, new: RunResult, annotation_key: str, parser: str, names: Names
+) -> Templates:
+    """Both sides' workload objects (read when asked for), and the workloads NEW's Argo
+    Rollouts take over with workloadRef."""
+    new_objects = Objects(new.plans, parser)
+    rollouts = {
+        p.id: new_objects.get(p.id)
+        for p in new.plans
+        if (p.info.kind.group, p.info.kind.kind) in ROLLOUT
+    }
+    return Templates(
+        Objects(old.plans, parser),
+        new_objects,
+        rollouts_by_workload({k: v for k, v in rollouts.items() if v is not None}),
+        annotation_key,
+        (
+            {v: k.name for k, v in names.old.items() if v != k.name},
+            {v: k.name for k, v in names.new.items() if v != k.name},
+        ),
+    )
+
+
+def by_namespace(restart: list[dict[str, Any]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for w in restart:
+        counts[w["namespace"]] = counts.get(w["namespace"], 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def build(
+    old: RunResult,
+    new: RunResult,
+    annotation_key: str,
+    parser: str = "fast",
+    values: bool = True,
+) -> dict[str, Any]:
+    """The report as plain data (the JSON format, and what templates receive);
+    ``values``: ConfigMap value diffs (never a Secret's)."""
     _one_environment(old, "OLD")
     _one_environment(new, "NEW")
     names = _names(old, new)
@@ -242,24 +298,29 @@ def build(old: RunResult, new: RunResult, annotation_key: str) -> dict[str, Any]
         for c in config_changes(_objects(old, names), _objects(new, names))
     ]
     used = UsedBy(names.versioned, names.own)
-    groups, users = compare_workloads(old, new, {c.key: c for c in configs}, names, used)
+    templates = _templates(old, new, annotation_key, parser, names)
+    groups, users = compare_workloads(old, new, {c.key: c for c in configs}, names, used, templates)
     findings, counts = _findings(old, new, configs)
-    config_items, unused = _configs(old, new, configs, users, names, used)
+    config_items, unused = _configs(old, new, configs, users, names, used, values)
     restart, not_restarting = groups["restart"], groups["notRestarting"]
     errors = counts[Level.ERROR]
+    refused = sum(1 for w in not_restarting if w.get("outcome") == "refused")
     return {
         "version": FORMAT_VERSION,
         "annotationKey": annotation_key,
         "summary": {
-            "text": _summary(len(restart), len(not_restarting), configs, errors),
+            "text": _summary(len(restart), len(not_restarting), refused, configs, errors),
             "restart": len(restart),
+            "restartByNamespace": by_namespace(restart),
             "notRestarting": len(not_restarting),
+            "refused": refused,
             "configsChanged": len(configs),
             "unused": len(unused),
             "errors": errors,
             "warnings": counts[Level.WARNING],
             "infos": counts[Level.INFO],
         },
+        "valuesShown": values,
         "configs": config_items,
         "restart": restart,
         "notRestarting": not_restarting,

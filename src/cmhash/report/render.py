@@ -73,7 +73,16 @@ def environment(template_dir: str | None = None) -> Any:
     env.filters["md"] = _md
     env.filters["code"] = _code
     env.filters["plural"] = _plural
+    env.filters["fence"] = _fence
     return env
+
+
+def _fence(text: str) -> str:
+    """A code fence longer than any run of backticks in ``text`` (at least three)."""
+    import re
+
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
 
 
 def _plural(n: int, word: str) -> str:

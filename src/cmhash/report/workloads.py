@@ -11,6 +11,9 @@ from cmhash.explain import workload_fields
 from cmhash.model import ResourceId
 from cmhash.plan.resolve import WorkloadPlan
 from cmhash.report.changes import REMOVED, ConfigChange
+from cmhash.report.objects import Objects
+from cmhash.report.podtemplate import TemplateCause
+from cmhash.report.rollout import RESTARTS, Context, Decision, decide
 
 if TYPE_CHECKING:
     from cmhash.app import RunResult
@@ -99,10 +102,16 @@ class Cause(NamedTuple):
     now: str | None = None  # its new versioned name, when that changed
 
     def as_dict(self) -> dict[str, Any]:
-        out = self._asdict()
+        out = {"type": _cause_type(self), **self._asdict()}
         if out["now"] is None:
             del out["now"]
         return out
+
+
+def _cause_type(c: Cause) -> str:
+    if c.kind is not None:
+        return "config"
+    return "references" if c.change == "references changed" else "checksum"
 
 
 # a rolling workload none of whose referenced objects changed (e.g. an optional one appeared)
@@ -223,33 +232,96 @@ def _users(
                 users.setdefault(key, []).append(plan.label)
 
 
+class Templates(NamedTuple):
+    """Both sides' workload objects (objects.py) and what rule decides a change."""
+
+    old: Objects | None
+    new: Objects | None
+    rollouts: Mapping[ResourceId, str]  # Deployment -> the Argo Rollout taking it over
+    annotation_key: str
+    # versioned names (in cmhash's own output on a side) -> their base name: a reference
+    # renamed to an object's new version is the config cause, not a template change
+    renamed: tuple[Mapping[str, str], Mapping[str, str]] = ({}, {})
+
+    def causes(self, plan: WorkloadPlan) -> tuple[TemplateCause, ...]:
+        from cmhash.report.objects import deep, path_get
+        from cmhash.report.podtemplate import template_causes
+
+        if self.old is None or self.new is None:
+            return ()
+        before = self.old.text(plan.id)
+        if before is None or before == self.new.text(plan.id):
+            return ()  # the same document text: the same template (most of a big stream)
+        path = plan.info.kind.template_path
+        old, new = self.old.get(plan.id), self.new.get(plan.id)
+        if old is None or new is None:
+            return ()
+        with deep():
+            before_t = _renamed(path_get(old, path), self.renamed[0])
+            after_t = _renamed(path_get(new, path), self.renamed[1])
+            return tuple(template_causes(before_t, after_t, self.annotation_key))
+
+    def decide(self, plan: WorkloadPlan, causes: tuple[TemplateCause, ...]) -> Decision:
+        obj = self.new.get(plan.id) if self.new is not None else None
+        ctx = Context(obj or {}, causes, self.rollouts, plan.id)
+        return decide(ctx, plan.info.kind.rolls)
+
+
+NO_TEMPLATES = Templates(None, None, {}, "")
+
+
+def _renamed(value: Any, names: Mapping[str, str]) -> Any:
+    """``value`` with every string that is a versioned name replaced by its base name."""
+    if not names:
+        return value
+    if isinstance(value, str):
+        return names.get(value, value)
+    if isinstance(value, dict):
+        return {k: _renamed(v, names) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_renamed(v, names) for v in value]
+    return value
+
+
 def _compare_workload(
     plan: WorkloadPlan,
     prev: WorkloadPlan,
     by_key: Mapping[ResourceId, ConfigChange],
     names: Names,
     used_by_plan: UsedBy,
+    templates: Templates = NO_TEMPLATES,
 ) -> tuple[str, dict[str, Any]] | None:
-    """("restart" | "notRestarting", entry), or None when nothing it uses changed."""
+    """("restart" | "notRestarting", entry), or None when neither its pod template nor
+    anything it uses changed."""
     used = used_by_plan(plan)
     unhashed = _unhashed(plan, used, by_key, names.versioned, names.own)
     causes = _causes(used, used_by_plan(prev), by_key, names)
     value, before = _applied(plan), _applied(prev)
-    # any change of the applied annotation (changed, added or removed) rolls the pods
-    if value != before and not plan.info.no_restart and plan.info.kind.policy not in NEVER_ROLLS:
-        causes = [
-            c
-            for c in causes
-            if ResourceId.config(c.kind or "", plan.namespace, c.name or "") not in unhashed
-            or c.now is not None
-        ]
-        about = _annotation_cause(plan, before, value)
-        if about is not None:
-            causes.append(about)
-        return "restart", {
+    changed = templates.causes(plan)
+    # the pod template as applied changes: its own fields, or the annotation cmhash writes
+    if value != before or changed:
+        shown: list[dict[str, Any]] = []
+        if value != before:
+            causes = [
+                c
+                for c in causes
+                if ResourceId.config(c.kind or "", plan.namespace, c.name or "") not in unhashed
+                or c.now is not None
+            ]
+            about = _annotation_cause(plan, before, value)
+            if about is not None:
+                causes.append(about)
+            shown = [c.as_dict() for c in causes or [REFERENCES_CHANGED]]
+        decision = templates.decide(plan, changed)
+        entry = {
             **workload_fields(plan),
-            "causes": [c.as_dict() for c in causes or [REFERENCES_CHANGED]],
+            "causes": shown + [t.as_dict() for t in changed],
+            "outcome": decision.outcome,
+            "rule": decision.rule,
         }
+        if decision.outcome in RESTARTS:
+            return "restart", {**entry, "how": decision.text}
+        return "notRestarting", {**entry, "reason": decision.text}
     if not causes:
         return None
     reason = _not_rolling_reason(plan, unhashed)
@@ -268,6 +340,7 @@ def compare_workloads(
     by_key: Mapping[ResourceId, ConfigChange],
     names: Names | None = None,
     used: UsedBy | None = None,
+    templates: Templates = NO_TEMPLATES,
 ) -> tuple[dict[str, list[dict[str, Any]]], Users]:
     names = names or Names()
     used = used or UsedBy(names.versioned, names.own)
@@ -280,7 +353,7 @@ def compare_workloads(
         prev = old_plans.get(plan.id)
         if prev is None:
             continue  # created by this change: nothing to restart
-        outcome = _compare_workload(plan, prev, by_key, names, used)
+        outcome = _compare_workload(plan, prev, by_key, names, used, templates)
         if outcome is not None:
             groups[outcome[0]].append(outcome[1])
     _users(old.plans, by_key, users, names, used, removed_only=True)

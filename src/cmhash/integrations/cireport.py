@@ -1,0 +1,137 @@
+"""``cmhash ci-report``: the merge-request job the GitLab template and the GitHub action
+both run. It renders the base and the head with the user's command (the base in a
+``git worktree`` at the merge base), runs the report once, writes every format to the
+output directory, appends the Markdown to a job summary, creates or updates the one
+merge-request comment, and exits as ``report`` does (``--fail-on``, the budget).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from cmhash.errors import UsageError
+
+# file name -> format (the artifacts both CI integrations keep)
+ARTIFACTS = {
+    "report.json": "json",
+    "codequality.json": "codequality",
+    "report.md": "markdown",
+}
+
+
+class Job(NamedTuple):
+    render: str  # a shell command that writes the manifests to stdout
+    base: str  # a commit, branch or tag
+    output_dir: str
+    comment: str  # none | gitlab | github
+    token_env: str | None
+    summary: str | None  # a file the Markdown is appended to ($GITHUB_STEP_SUMMARY)
+
+
+def _git(*args: str, cwd: str | None = None) -> str:
+    res = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise UsageError(f"git {' '.join(args)}: {res.stderr.strip() or res.returncode}")
+    return res.stdout.strip()
+
+
+def _base_commit(base: str) -> str:
+    """The commit to compare with: the merge base of ``base`` and HEAD (fetched from
+    origin when the clone lacks it)."""
+    probe = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}"],
+        capture_output=True,
+        text=True,
+    )
+    commit = probe.stdout.strip()
+    if probe.returncode != 0:
+        _git("fetch", "--quiet", "origin", base)
+        commit = _git("rev-parse", "FETCH_HEAD")
+    merge = subprocess.run(["git", "merge-base", commit, "HEAD"], capture_output=True, text=True)
+    return merge.stdout.strip() if merge.returncode == 0 and merge.stdout.strip() else commit
+
+
+def _render(command: str, cwd: str, out: Path, side: str) -> None:
+    shell = shutil.which("bash") or "/bin/sh"
+    with open(out, "wb") as fh:
+        res = subprocess.run([shell, "-c", command], cwd=cwd, stdout=fh)
+    if res.returncode != 0:
+        raise UsageError(f"render failed in the {side} checkout (exit {res.returncode}): {command}")
+
+
+def render_sides(job: Job) -> tuple[Path, Path]:
+    """old.yaml (the base, in a temporary worktree) and new.yaml (the checkout)."""
+    out = Path(job.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    base = _base_commit(job.base)
+    head = _git("rev-parse", "--short", "HEAD")
+    from cmhash.output import err
+
+    err(f"comparing {base[:7]} (old) with {head} (new)")
+    old, new = out / "old.yaml", out / "new.yaml"
+    with tempfile.TemporaryDirectory() as tmp:
+        worktree = os.path.join(tmp, "base")
+        _git("worktree", "add", "--quiet", "--detach", worktree, base)
+        try:
+            _render(job.render, worktree, old, "base")
+        finally:
+            _git("worktree", "remove", "--force", worktree)
+    _render(job.render, os.getcwd(), new, "head")
+    return old, new
+
+
+def _in_merge_request(comment: str, env: Mapping[str, str]) -> bool:
+    if comment == "gitlab":
+        return bool(env.get("CI_MERGE_REQUEST_IID"))
+    path = env.get("GITHUB_EVENT_PATH")
+    if not path:
+        return False
+    try:
+        import json
+
+        with open(path, encoding="utf-8") as fh:
+            return "pull_request" in json.load(fh)
+    except (OSError, ValueError, TypeError):
+        return False
+
+
+def _post(comment: str, text: str, env: Mapping[str, str], token_env: str | None) -> str:
+    poster: Callable[..., tuple[str, int]]
+    if comment == "gitlab":
+        from cmhash.integrations.gitlab import post_note as poster
+
+        how, ident = poster(text, env, token_env or "CMHASH_GITLAB_TOKEN")
+        return f"{how} merge-request note {ident}"
+    from cmhash.integrations.github import post_comment as poster
+
+    how, ident = poster(text, env, token_env or "GITHUB_TOKEN")
+    return f"{how} pull-request comment {ident}"
+
+
+def run(job: Job, settings: Any, fail_on: str | None, budget: Any, values: bool) -> int:
+    from cmhash import report
+    from cmhash.output import err, write_stdout
+    from cmhash.write.writer import write_new_file
+
+    old, new = render_sides(job)
+    data = report.data_of(str(old), str(new), settings, values)
+    texts = {name: report.formatted(data, fmt, None) for name, fmt in ARTIFACTS.items()}
+    for name, text in texts.items():
+        write_new_file(str(Path(job.output_dir) / name), text)
+    write_stdout(report.formatted(data, "text", None))
+    if job.summary:
+        with open(job.summary, "a", encoding="utf-8") as fh:
+            fh.write(texts["report.md"])
+    env = os.environ
+    if job.comment != "none":
+        if _in_merge_request(job.comment, env):
+            err(_post(job.comment, texts["report.md"], env, job.token_env))
+        else:
+            err("not a merge request: no comment posted")
+    return report.verdict(data, fail_on, budget)

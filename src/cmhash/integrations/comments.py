@@ -1,0 +1,97 @@
+"""One comment per merge request, created or updated: the logic GitLab notes
+(gitlab.py) and GitHub pull-request comments (github.py) share.
+
+Only the standard library (urllib): a CI job should not need anything else. The
+comment carries a hidden marker, so each pipeline edits one comment instead of adding
+another. The token goes into a request header only: never into a message or a URL.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
+
+from cmhash.errors import UsageError
+
+MARKER = "<!-- cmhash-report -->"
+
+
+class NoteError(UsageError):
+    """The comment could not be posted (exit code 2)."""
+
+
+class Api(NamedTuple):
+    """Where one forge keeps a merge request's comments, and how it is spoken to."""
+
+    name: str  # "GitLab", "GitHub"
+    comments: str  # the list (GET, paged) and create (POST) URL
+    update: Callable[[int], str]  # a comment's URL
+    update_method: str  # PUT (GitLab) or PATCH (GitHub)
+    headers: Mapping[str, str]  # the token goes here, and only here
+    max_body: int
+    scope_hint: str  # said on 401/403
+
+
+def request(api: Api, method: str, url: str, body: dict[str, Any] | None = None) -> Any:
+    data = None if body is None else json.dumps(body).encode("utf-8")
+    headers = {**api.headers, "Content-Type": "application/json"}
+    req = urllib.request.Request(url, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return json.loads(resp.read() or b"null")
+    except urllib.error.HTTPError as exc:
+        raise NoteError(
+            f"{api.name} API {method} {_safe(url)}: HTTP {exc.code} {exc.reason}"
+            + (f" ({api.scope_hint})" if exc.code in (401, 403) else "")
+        ) from None
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise NoteError(f"{api.name} API {method} {_safe(url)}: {reason}") from None
+
+
+def _safe(url: str) -> str:
+    return url.split("?", 1)[0]
+
+
+def find(api: Api) -> int | None:
+    """The id of the comment carrying the marker (the first, oldest), if any."""
+    page = 1
+    while page:
+        sep = "&" if "?" in api.comments else "?"
+        items = request(api, "GET", f"{api.comments}{sep}per_page=100&page={page}")
+        if not isinstance(items, list):
+            return None
+        for item in items:
+            if isinstance(item, dict) and MARKER in str(item.get("body", "")):
+                return int(item["id"])
+        page = page + 1 if len(items) == 100 else 0
+    return None
+
+
+def body_of(text: str, max_body: int) -> str:
+    body = f"{MARKER}\n{text}"
+    if len(body) > max_body:
+        body = body[: max_body - 200] + "\n\n…(truncated: see the job's artifacts)\n"
+    return body
+
+
+def upsert(api: Api, text: str) -> tuple[str, int]:
+    """Create or update this tool's comment. Returns ("created" | "updated", its id)."""
+    body = body_of(text, api.max_body)
+    existing = find(api)
+    if existing is not None:
+        request(api, api.update_method, api.update(existing), {"body": body})
+        return "updated", existing
+    created = request(api, "POST", api.comments, {"body": body})
+    return "created", int(created["id"]) if isinstance(created, dict) else 0
+
+
+def read_report(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise NoteError(f"{path}: {exc.strerror}") from None

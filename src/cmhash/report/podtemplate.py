@@ -1,0 +1,187 @@
+"""report: what changed in a workload's pod template between OLD and NEW, as causes of a
+restart: image, command/args, env, envFrom, volumes, resources, probes, security
+context, scheduling, references, and any other field by its path.
+
+The two templates are walked together; a path that matches a row of ``UNITS`` is
+compared whole and gives one cause of that row's type; anything else that differs is an
+"other" change, named by its field path. List items with a name (containers, env,
+volumes) are matched by it, as the API server's strategic merge does; other lists by
+position. Our own annotation is left to the checksum causes (workloads.py).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, NamedTuple
+
+CONTAINERS = ("containers", "initContainers", "ephemeralContainers")
+_MAX_VALUE = 120  # characters of a value shown in a cause
+
+
+class Unit(NamedTuple):
+    pattern: tuple[str, ...]  # path steps; "*" any key, "<c>" a container list
+    type: str
+    values: bool = True  # whether old/new values are shown
+
+
+def _c(*rest: str) -> tuple[str, ...]:
+    return ("spec", "<c>", "*", *rest)
+
+
+# first match wins; an env entry is described by _env (a Secret's value is never there)
+UNITS: tuple[Unit, ...] = (
+    Unit(_c("image"), "image"),
+    Unit(_c("command"), "command"),
+    Unit(_c("args"), "args"),
+    Unit(_c("env", "*"), "env"),
+    Unit(_c("envFrom"), "envFrom"),
+    Unit(_c("volumeMounts"), "volume"),
+    Unit(("spec", "volumes", "*"), "volume"),
+    Unit(_c("resources"), "resources"),
+    Unit(("spec", "resources"), "resources"),
+    Unit(_c("livenessProbe"), "probe"),
+    Unit(_c("readinessProbe"), "probe"),
+    Unit(_c("startupProbe"), "probe"),
+    Unit(_c("securityContext"), "securityContext"),
+    Unit(("spec", "securityContext"), "securityContext"),
+    Unit(("spec", "nodeSelector"), "scheduling"),
+    Unit(("spec", "affinity"), "scheduling"),
+    Unit(("spec", "tolerations"), "scheduling"),
+    Unit(("spec", "topologySpreadConstraints"), "scheduling"),
+    Unit(("spec", "nodeName"), "scheduling"),
+    Unit(("spec", "priorityClassName"), "scheduling"),
+    Unit(("spec", "schedulerName"), "scheduling"),
+    Unit(("spec", "serviceAccountName"), "reference"),
+    Unit(("spec", "serviceAccount"), "reference"),
+    Unit(("spec", "imagePullSecrets"), "reference"),
+    Unit(("spec", "<c>", "*"), "container"),  # a container added or removed
+)
+
+# list items matched by this field (else by position)
+_LIST_KEYS = {"containers": "name", "initContainers": "name", "ephemeralContainers": "name"}
+_LIST_KEYS |= {"env": "name", "volumes": "name"}
+
+
+class TemplateCause(NamedTuple):
+    type: str
+    field: str  # the path in the pod template, e.g. spec.containers[api].image
+    change: str  # added | removed | changed
+    old: str | None = None
+    new: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type, "field": self.field, "change": self.change}
+        if self.old is not None:
+            out["old"] = self.old
+        if self.new is not None:
+            out["new"] = self.new
+        return out
+
+
+def _matches(pattern: tuple[str, ...], path: tuple[str, ...]) -> bool:
+    if len(pattern) != len(path):
+        return False
+    return all(
+        p == "*" or p == s or (p == "<c>" and s in CONTAINERS)
+        for p, s in zip(pattern, path, strict=True)
+    )
+
+
+def _unit(path: tuple[str, ...]) -> Unit | None:
+    return next((u for u in UNITS if _matches(u.pattern, path)), None)
+
+
+def shown(value: Any) -> str:
+    """A value as one bounded line (strings as they are, the rest as compact JSON)."""
+    text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+    text = text.replace("\r", "\\r").replace("\n", "\\n")
+    return text if len(text) <= _MAX_VALUE else text[: _MAX_VALUE - 1] + "…"
+
+
+def _env(item: Any) -> str | None:
+    """An env entry as shown: a plain value as it is; a reference by what it names
+    (a Secret by name and key only: its value is never in the template anyway)."""
+    if not isinstance(item, dict):
+        return None
+    if "valueFrom" not in item:
+        return shown(item.get("value") or "")
+    src = item["valueFrom"]
+    if isinstance(src, dict):
+        for field, kind in (("secretKeyRef", "Secret"), ("configMapKeyRef", "ConfigMap")):
+            ref = src.get(field)
+            if isinstance(ref, dict):
+                return f"from {kind} {ref.get('name')} key {ref.get('key')}"
+        if src:
+            return f"from {next(iter(src))}"
+    return "from valueFrom"
+
+
+def _label(path: tuple[str, ...]) -> str:
+    out = ""
+    for step in path:
+        out += step if step.startswith("[") else (f".{step}" if out else step)
+    return out
+
+
+def _items(parent: str, value: list[Any]) -> dict[str, Any]:
+    key = _LIST_KEYS.get(parent)
+    out: dict[str, Any] = {}
+    for i, item in enumerate(value):
+        name = item.get(key) if key and isinstance(item, dict) else None
+        out[f"[{name}]" if isinstance(name, str) and f"[{name}]" not in out else f"[{i}]"] = item
+    return out
+
+
+def _change(old: Any, new: Any) -> str:
+    return "added" if old is None else "removed" if new is None else "changed"
+
+
+def _walk(old: Any, new: Any, path: tuple[str, ...], key: str, out: list[TemplateCause]) -> None:
+    if old == new:
+        return
+    unit = _unit(tuple(s.strip("[]") if s.startswith("[") else s for s in path))
+    if unit is not None and (unit.type != "container" or old is None or new is None):
+        if unit.type == "env":
+            o, n = _env(old), _env(new)
+        elif unit.values:
+            o = None if old is None else shown(old)
+            n = None if new is None else shown(new)
+        else:
+            o = n = None
+        if unit.type == "container":
+            o = n = None
+        out.append(TemplateCause(unit.type, _label(path), _change(old, new), o, n))
+        return
+    if old is None and isinstance(new, dict | list):  # a whole block added: its parts
+        old = type(new)()
+    elif new is None and isinstance(old, dict | list):
+        new = type(old)()
+    if isinstance(old, dict) and isinstance(new, dict):
+        for k in list(old) + [k for k in new if k not in old]:
+            if k == key and path == ("metadata", "annotations"):
+                continue  # the checksum: workloads.py says what it covers
+            _walk(old.get(k), new.get(k), (*path, k), key, out)
+        return
+    if isinstance(old, list) and isinstance(new, list):
+        parent = path[-1] if path else ""
+        o_items, n_items = _items(parent, old), _items(parent, new)
+        for k in list(o_items) + [k for k in n_items if k not in o_items]:
+            _walk(o_items.get(k), n_items.get(k), (*path, k), key, out)
+        return
+    o = None if old is None else shown(old)
+    n = None if new is None else shown(new)
+    out.append(TemplateCause("other", _label(path), _change(old, new), o, n))
+
+
+def template_causes(old: Any, new: Any, annotation_key: str) -> list[TemplateCause]:
+    """Why the pod template ``new`` differs from ``old`` (both plain data), in field
+    order; empty when they are equal apart from ``annotation_key``."""
+    out: list[TemplateCause] = []
+    _walk(
+        old if isinstance(old, dict) else {},
+        new if isinstance(new, dict) else {},
+        (),
+        annotation_key,
+        out,
+    )
+    return out

@@ -1,0 +1,481 @@
+"""report: what Kubernetes (or the controller that owns a kind) does when a workload's pod
+template changes, as one table of rules: per kind, conditions on the NEW object tried in
+order, the first that holds decides. Each row cites where the behaviour is defined.
+
+A rule sees the workload's object (plain data), the template causes (podtemplate.py),
+and the Argo Rollouts in NEW that take over a Deployment through ``workloadRef``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
+
+from cmhash.analyze.chunk import HOOK_ANNOTATIONS
+from cmhash.model import ResourceId, TextEnum
+from cmhash.report.objects import path_get
+from cmhash.report.podtemplate import CONTAINERS, TemplateCause
+
+
+class Outcome(TextEnum):
+    ROLLS = "rolls"  # every pod is replaced
+    PARTIAL = "partial"  # some pods are replaced (a StatefulSet partition)
+    IN_PLACE = "in place"  # a bare Pod's containers restart with a new image
+    NONE = "none"  # applied, but no pod is replaced
+    NEXT_RUN = "next run"  # a CronJob: the next Job uses it
+    REFUSED = "refused"  # the API server refuses the change: kubectl apply fails
+
+
+RESTARTS = frozenset({Outcome.ROLLS, Outcome.PARTIAL, Outcome.IN_PLACE})
+
+
+class Context(NamedTuple):
+    obj: Mapping[str, Any]  # the NEW object
+    causes: tuple[TemplateCause, ...]  # template changes other than the checksum
+    rollouts: Mapping[ResourceId, str]  # Deployment -> "Rollout/name (strategy)" taking it over
+    id: ResourceId
+
+    def spec(self, *path: str) -> Any:
+        return path_get(self.obj, ("spec", *path))
+
+
+class Rule(NamedTuple):
+    name: str  # stable id (JSON "rule")
+    kinds: tuple[tuple[str, str], ...]  # (group, kind)
+    when: Callable[[Context], bool]
+    condition: str  # ``when`` in words (docs/report.md)
+    outcome: Outcome
+    text: Callable[[Context], str]
+    source: str  # where Kubernetes (or the controller) defines it
+
+
+def _replicas(c: Context) -> Any:
+    r = c.spec("replicas")
+    return 1 if r is None else r
+
+
+def _always(c: Context) -> bool:
+    return True
+
+
+def _strategy(c: Context) -> str:
+    t = c.spec("strategy", "type")
+    return (
+        "Recreate: every old pod stops before new ones start"
+        if t == "Recreate"
+        else ("rolling update")
+    )
+
+
+def _partition(c: Context) -> int:
+    p = c.spec("updateStrategy", "rollingUpdate", "partition")
+    return p if isinstance(p, int) else 0
+
+
+def _argo_strategy(c: Context) -> str:
+    if c.spec("strategy", "blueGreen") is not None:
+        auto = c.spec("strategy", "blueGreen", "autoPromotionEnabled")
+        how = "promoted by hand (autoPromotionEnabled: false)" if auto is False else "then promoted"
+        return f"blue-green: a preview ReplicaSet comes up, {how}"
+    steps = c.spec("strategy", "canary", "steps")
+    if c.spec("strategy", "canary") is not None:
+        n = len(steps) if isinstance(steps, list) else 0
+        return f"canary in {n} step{'' if n == 1 else 's'}" if n else "canary"
+    return "rolling update"
+
+
+def _triggers_without_config_change(c: Context) -> bool:
+    triggers = c.spec("triggers")
+    if not isinstance(triggers, list):
+        return False  # absent: the ConfigChange trigger is the default
+    return not any(isinstance(t, dict) and t.get("type") == "ConfigChange" for t in triggers)
+
+
+def _no_latest_traffic(c: Context) -> bool:
+    traffic = c.spec("traffic")
+    if not isinstance(traffic, list):
+        return False  # no traffic block: 100% to the latest revision
+    return not any(
+        isinstance(t, dict) and t.get("latestRevision") is True and t.get("percent", 0) != 0
+        for t in traffic
+    )
+
+
+# what a Pod update may change (ValidatePodUpdate): images, and a few scheduling fields
+_POD_MUTABLE = frozenset({"image"})
+
+
+def _pod_metadata_only(c: Context) -> bool:
+    return all(not x.field.startswith("spec") for x in c.causes)
+
+
+def _pod_image_only(c: Context) -> bool:
+    return all(
+        not x.field.startswith("spec") or (x.type in _POD_MUTABLE and x.change == "changed")
+        for x in c.causes
+    )
+
+
+def _is_hook(c: Context) -> bool:
+    annotations = path_get(c.obj, ("metadata", "annotations"))
+    return isinstance(annotations, dict) and any(annotations.get(k) for k in HOOK_ANNOTATIONS)
+
+
+DEPLOYMENT = (("apps", "Deployment"), ("extensions", "Deployment"))
+DAEMONSET = (("apps", "DaemonSet"), ("extensions", "DaemonSet"))
+STATEFULSET = (("apps", "StatefulSet"),)
+REPLICASET = (("apps", "ReplicaSet"), ("extensions", "ReplicaSet"), ("", "ReplicationController"))
+ROLLOUT = (("argoproj.io", "Rollout"),)
+DEPLOYMENTCONFIG = (("apps.openshift.io", "DeploymentConfig"), ("", "DeploymentConfig"))
+K8S_DEPLOYMENT = "https://kubernetes.io/docs/concepts/workloads/controllers/deployment/"
+K8S_STS = "https://kubernetes.io/docs/concepts/workloads/controllers/statefulset/"
+ARGO = "https://argoproj.github.io/argo-rollouts/"
+OPENSHIFT_DC = (
+    "https://docs.openshift.com/container-platform/4.14/applications/deployments/"
+    "managing-deployment-processes.html (triggers); openshift/api apps/v1 types.go"
+)
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "workload-ref",
+        (*DEPLOYMENT, ("apps", "ReplicaSet"), ("", "PodTemplate")),
+        lambda c: c.id in c.rollouts,
+        "an Argo Rollout's spec.workloadRef names it",
+        Outcome.ROLLS,
+        lambda c: f"rolled out by Argo {c.rollouts[c.id]} (workloadRef)",
+        f"{ARGO}migrating/ (workloadRef); argoproj/argo-rollouts rollout/templateref.go "
+        "(Resolve: the template of the Deployment, ReplicaSet or PodTemplate; a change of "
+        "it bumps the Rollout's workload-generation annotation)",
+    ),
+    Rule(
+        "deployment-paused",
+        DEPLOYMENT,
+        lambda c: c.spec("paused") is True,
+        "spec.paused: true",
+        Outcome.NONE,
+        lambda c: "the Deployment is paused: nothing rolls until it is resumed",
+        f"{K8S_DEPLOYMENT}#pausing-and-resuming-a-deployment; kubernetes/kubernetes "
+        "pkg/controller/deployment/deployment_controller.go syncDeployment (if "
+        "d.Spec.Paused: dc.sync, scaling only, no rollout)",
+    ),
+    Rule(
+        "deployment-zero-replicas",
+        DEPLOYMENT,
+        lambda c: _replicas(c) == 0,
+        "spec.replicas: 0",
+        Outcome.NONE,
+        lambda c: "spec.replicas is 0: no pod runs; new pods get the new template",
+        f"{K8S_DEPLOYMENT}#scaling-a-deployment; pkg/controller/deployment/rolling.go "
+        "(the new ReplicaSet is scaled to spec.replicas)",
+    ),
+    Rule(
+        "deployment-rolls",
+        DEPLOYMENT,
+        _always,
+        "otherwise (RollingUpdate or Recreate)",
+        Outcome.ROLLS,
+        _strategy,
+        f"{K8S_DEPLOYMENT}#updating-a-deployment (a rollout is triggered if and only if "
+        ".spec.template is changed)",
+    ),
+    Rule(
+        "statefulset-on-delete",
+        STATEFULSET,
+        lambda c: c.spec("updateStrategy", "type") == "OnDelete",
+        "updateStrategy.type: OnDelete",
+        Outcome.NONE,
+        lambda c: "updateStrategy OnDelete: pods pick up the change only when deleted",
+        f"{K8S_STS}#on-delete; kubernetes/kubernetes pkg/controller/statefulset/"
+        'stateful_set_control.go ("for the OnDelete strategy we short circuit")',
+    ),
+    Rule(
+        "statefulset-zero-replicas",
+        STATEFULSET,
+        lambda c: _replicas(c) == 0,
+        "spec.replicas: 0",
+        Outcome.NONE,
+        lambda c: "spec.replicas is 0: no pod runs",
+        f"{K8S_STS}#scaling-a-statefulset",
+    ),
+    Rule(
+        "statefulset-partition-all",
+        STATEFULSET,
+        lambda c: isinstance(_replicas(c), int) and _partition(c) >= _replicas(c),
+        "rollingUpdate.partition ≥ spec.replicas",
+        Outcome.NONE,
+        lambda c: (
+            f"rollingUpdate.partition {_partition(c)} ≥ replicas {_replicas(c)}: no pod is updated"
+        ),
+        f"{K8S_STS}#partitions (if a partition is greater than .spec.replicas, updates "
+        "to .spec.template will not be propagated to its Pods)",
+    ),
+    Rule(
+        "statefulset-partition",
+        STATEFULSET,
+        lambda c: _partition(c) > 0,
+        "rollingUpdate.partition > 0",
+        Outcome.PARTIAL,
+        lambda c: (
+            f"rollingUpdate.partition {_partition(c)}: only pods with ordinal "
+            f"≥ {_partition(c)} are updated"
+        ),
+        f"{K8S_STS}#partitions (pods with an ordinal greater than or equal to the "
+        "partition are updated)",
+    ),
+    Rule(
+        "statefulset-rolls",
+        STATEFULSET,
+        _always,
+        "otherwise",
+        Outcome.ROLLS,
+        lambda c: "rolling update, highest ordinal first",
+        f"{K8S_STS}#rolling-updates",
+    ),
+    Rule(
+        "daemonset-on-delete",
+        DAEMONSET,
+        lambda c: c.spec("updateStrategy", "type") == "OnDelete",
+        "updateStrategy.type: OnDelete",
+        Outcome.NONE,
+        lambda c: "updateStrategy OnDelete: pods pick up the change only when deleted",
+        "https://kubernetes.io/docs/tasks/manage-daemon/update-daemon-set/"
+        "#daemonset-update-strategy",
+    ),
+    Rule(
+        "daemonset-rolls",
+        DAEMONSET,
+        _always,
+        "otherwise",
+        Outcome.ROLLS,
+        lambda c: "rolling update, node by node",
+        "https://kubernetes.io/docs/tasks/manage-daemon/update-daemon-set/",
+    ),
+    Rule(
+        "replicaset-no-rollout",
+        REPLICASET,
+        _always,
+        "always",
+        Outcome.NONE,
+        lambda c: f"a {c.id.kind} has no rollout: only pods created later get the new template",
+        "https://kubernetes.io/docs/concepts/workloads/controllers/replicaset/ (use a "
+        "Deployment for updates); pkg/controller/replicaset/replica_set.go only counts pods",
+    ),
+    Rule(
+        "cronjob-next-run",
+        (("batch", "CronJob"),),
+        _always,
+        "always",
+        Outcome.NEXT_RUN,
+        lambda c: "the next Job uses the new template; a running Job keeps its own",
+        "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/"
+        "#modifying-a-cronjob (changes apply to new Jobs only)",
+    ),
+    Rule(
+        "hook-recreated",
+        (("batch", "Job"), ("", "Pod")),
+        _is_hook,
+        "a Helm or Argo CD hook (helm.sh/hook, argocd.argoproj.io/hook)",
+        Outcome.NEXT_RUN,
+        lambda c: (
+            "a hook: Helm or Argo CD deletes and re-creates it when it runs next "
+            "(hook delete policy before-hook-creation by default)"
+        ),
+        "https://helm.sh/docs/topics/charts_hooks/#hook-deletion-policies; "
+        "argoproj/gitops-engine pkg/sync/hook/delete_policy.go (no policy: "
+        "BeforeHookCreation)",
+    ),
+    Rule(
+        "job-immutable",
+        (("batch", "Job"),),
+        _always,
+        "always",
+        Outcome.REFUSED,
+        lambda c: (
+            "a Job's spec.template is immutable: kubectl apply is refused while the Job "
+            "exists; delete and re-create it (or give it a new name)"
+        ),
+        "kubernetes/kubernetes pkg/apis/batch/validation/validation.go ValidateJobSpecUpdate "
+        "(ValidateImmutableField on spec.template; narrow exceptions for suspended Jobs, "
+        "KEP-2926)",
+    ),
+    Rule(
+        "pod-metadata-only",
+        (("", "Pod"),),
+        _pod_metadata_only,
+        "only metadata changed",
+        Outcome.NONE,
+        lambda c: "a bare Pod's labels or annotations change: nothing restarts",
+        "kubernetes/kubernetes pkg/apis/core/validation/validation.go ValidatePodUpdate "
+        "(metadata is mutable; the kubelet does not restart for it)",
+    ),
+    Rule(
+        "pod-image",
+        (("", "Pod"),),
+        _pod_image_only,
+        "only container images changed (besides metadata)",
+        Outcome.IN_PLACE,
+        lambda c: "a bare Pod's image changes: the kubelet restarts that container in place",
+        "kubernetes/kubernetes pkg/apis/core/validation/validation.go ValidatePodUpdate "
+        "(spec.containers[*].image may change)",
+    ),
+    Rule(
+        "pod-immutable",
+        (("", "Pod"),),
+        _always,
+        "any other spec field changed",
+        Outcome.REFUSED,
+        lambda c: (
+            "a bare Pod's spec is immutable apart from images: kubectl apply is "
+            "refused; delete and re-create the Pod"
+        ),
+        "kubernetes/kubernetes pkg/apis/core/validation/validation.go ValidatePodUpdate "
+        "(pod updates may not change fields other than spec.containers[*].image, ...)",
+    ),
+    Rule(
+        "podtemplate-runs-nothing",
+        (("", "PodTemplate"),),
+        _always,
+        "always",
+        Outcome.NONE,
+        lambda c: "a PodTemplate runs nothing itself",
+        "https://kubernetes.io/docs/concepts/workloads/pods/#pod-templates",
+    ),
+    Rule(
+        "rollout-paused",
+        ROLLOUT,
+        lambda c: c.spec("paused") is True,
+        "spec.paused: true",
+        Outcome.NONE,
+        lambda c: "the Rollout is paused: nothing rolls until it is resumed",
+        f"{ARGO}features/specification/ (spec.paused)",
+    ),
+    Rule(
+        "rollout-zero-replicas",
+        ROLLOUT,
+        lambda c: _replicas(c) == 0,
+        "spec.replicas: 0",
+        Outcome.NONE,
+        lambda c: "spec.replicas is 0: no pod runs",
+        f"{ARGO}features/specification/ (spec.replicas)",
+    ),
+    Rule(
+        "rollout-rolls",
+        ROLLOUT,
+        _always,
+        "otherwise (canary, blueGreen)",
+        Outcome.ROLLS,
+        _argo_strategy,
+        f"{ARGO}features/canary/, {ARGO}features/bluegreen/ (a change of spec.template "
+        "starts an update)",
+    ),
+    Rule(
+        "deploymentconfig-paused",
+        DEPLOYMENTCONFIG,
+        lambda c: c.spec("paused") is True,
+        "spec.paused: true",
+        Outcome.NONE,
+        lambda c: "the DeploymentConfig is paused: nothing rolls until it is resumed",
+        OPENSHIFT_DC,
+    ),
+    Rule(
+        "deploymentconfig-no-config-trigger",
+        DEPLOYMENTCONFIG,
+        _triggers_without_config_change,
+        "spec.triggers given, none of type ConfigChange",
+        Outcome.NONE,
+        lambda c: (
+            "spec.triggers has no ConfigChange trigger: a template change rolls "
+            "nothing (oc rollout latest does)"
+        ),
+        OPENSHIFT_DC,
+    ),
+    Rule(
+        "deploymentconfig-rolls",
+        DEPLOYMENTCONFIG,
+        _always,
+        "otherwise (triggers absent, or a ConfigChange trigger)",
+        Outcome.ROLLS,
+        lambda c: "a new deployment (ConfigChange trigger)",
+        OPENSHIFT_DC,
+    ),
+    Rule(
+        "knative-pinned-traffic",
+        (("serving.knative.dev", "Service"),),
+        _no_latest_traffic,
+        "spec.traffic given, no latestRevision entry with a percent",
+        Outcome.NONE,
+        lambda c: "a new Revision is created, but spec.traffic sends it no traffic",
+        "https://knative.dev/docs/serving/traffic-management/ (latestRevision: true "
+        "follows new Revisions; a revisionName pins one)",
+    ),
+    Rule(
+        "knative-new-revision",
+        (("serving.knative.dev", "Service"),),
+        _always,
+        "otherwise",
+        Outcome.ROLLS,
+        lambda c: "a new Revision, and traffic moves to it",
+        "https://knative.dev/docs/serving/traffic-management/",
+    ),
+)
+
+# a kind from workloadKinds: its row's ``rolls`` says
+OTHER_ROLLS = Rule(
+    "other-kind",
+    (),
+    _always,
+    "always",
+    Outcome.ROLLS,
+    lambda c: "pod template changed",
+    "workloadKinds",
+)
+OTHER_NONE = Rule(
+    "other-kind-no-rollout",
+    (),
+    _always,
+    "always",
+    Outcome.NONE,
+    lambda c: "its workloadKinds row says a template change rolls nothing",
+    "workloadKinds",
+)
+
+_BY_KIND: dict[tuple[str, str], list[Rule]] = {}
+for _rule in RULES:
+    for _k in _rule.kinds:
+        _BY_KIND.setdefault(_k, []).append(_rule)
+
+
+class Decision(NamedTuple):
+    outcome: Outcome
+    rule: str
+    text: str
+
+
+def decide(ctx: Context, rolls: bool = True) -> Decision:
+    """The first rule of the workload's kind that holds."""
+    rules = _BY_KIND.get((ctx.id.group, ctx.id.kind)) or [OTHER_ROLLS if rolls else OTHER_NONE]
+    rule = next(r for r in rules if r.when(ctx))
+    return Decision(rule.outcome, rule.name, rule.text(ctx))
+
+
+WORKLOAD_REF_GROUPS = {"Deployment": "apps", "ReplicaSet": "apps", "PodTemplate": ""}
+
+
+def rollouts_by_workload(objects: Mapping[ResourceId, Any]) -> dict[ResourceId, str]:
+    """Workloads an Argo Rollout of ``objects`` takes over with ``workloadRef`` (the kinds
+    argo-rollouts resolves: rollout/templateref.go infoByGroupKind)."""
+    out: dict[ResourceId, str] = {}
+    for key, obj in objects.items():
+        if (key.group, key.kind) not in ROLLOUT:
+            continue
+        ref = path_get(obj, ("spec", "workloadRef"))
+        if not isinstance(ref, dict) or ref.get("kind") not in WORKLOAD_REF_GROUPS:
+            continue
+        ctx = Context(obj, (), {}, key)
+        kind = str(ref["kind"])
+        target = ResourceId(WORKLOAD_REF_GROUPS[kind], kind, key.namespace, str(ref.get("name")))
+        out[target] = f"Rollout/{key.name} ({_argo_strategy(ctx)})"
+    return out
+
+
+__all__ = ["CONTAINERS", "RESTARTS", "RULES", "Context", "Decision", "Outcome", "decide"]

@@ -1,0 +1,92 @@
+"""cmhash github-comment: one pull-request comment, created then updated (POST, then
+PATCH), against a fake GitHub REST API; found by the hidden marker past the first page;
+one-line errors that never show the token."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import run_cmhash
+from fakegithub import TOKEN, FakeGitHub
+
+from cmhash.integrations.comments import MARKER
+
+
+def _event(tmp_path: Path, number: int = 7) -> str:
+    p = tmp_path / "event.json"
+    p.write_text(json.dumps({"action": "synchronize", "pull_request": {"number": number}}))
+    return str(p)
+
+
+def _comment(tmp_path: Path, text: str, env: dict[str, str], *args: str) -> tuple[int, str]:
+    f = tmp_path / "report.md"
+    f.write_text(text)
+    res = run_cmhash(["github-comment", str(f), *args], env=env)
+    assert TOKEN not in res.stderr and TOKEN.encode() not in res.stdout
+    return res.code, res.stderr
+
+
+def test_first_run_posts_second_run_patches(tmp_path: Path) -> None:
+    with FakeGitHub() as gh:
+        env = gh.env(_event(tmp_path))
+        code, err = _comment(tmp_path, "### cmhash: 1 workload will restart\n", env)
+        assert (code, err) == (0, "created pull-request comment 101\n")
+        code, err = _comment(tmp_path, "### cmhash: No workload will restart\n", env)
+        assert (code, err) == (0, "updated pull-request comment 101\n")
+        assert [c["body"] for c in gh.comments] == [
+            "looks good 0",
+            f"{MARKER}\n### cmhash: No workload will restart\n",
+        ]
+        assert [(m, p.split("?")[0]) for m, p in gh.requests] == [
+            ("GET", "/repos/shop/deploy/issues/7/comments"),
+            ("POST", "/repos/shop/deploy/issues/7/comments"),
+            ("GET", "/repos/shop/deploy/issues/7/comments"),
+            ("PATCH", "/repos/shop/deploy/issues/comments/101"),
+        ]
+
+
+def test_marker_found_on_a_later_page(tmp_path: Path) -> None:
+    with FakeGitHub(comments=150) as gh:
+        gh.comments[120]["body"] = f"{MARKER}\nold report"
+        code, err = _comment(tmp_path, "new report", gh.env(_event(tmp_path)))
+        assert (code, err) == (0, "updated pull-request comment 220\n")
+        assert len(gh.comments) == 150  # no duplicate
+        assert sum(MARKER in c["body"] for c in gh.comments) == 1
+
+
+def test_pr_option_without_an_event(tmp_path: Path) -> None:
+    with FakeGitHub() as gh:
+        env = gh.env("")
+        code, err = _comment(tmp_path, "x", env)
+        assert code == 2 and "pass --pr N" in err
+        code, err = _comment(tmp_path, "x", env, "--pr", "12")
+        assert (code, err) == (0, "created pull-request comment 101\n")
+        assert gh.requests[-1] == ("POST", "/repos/shop/deploy/issues/12/comments")
+
+
+def test_wrong_token_is_one_line_without_it(tmp_path: Path) -> None:
+    with FakeGitHub() as gh:
+        env = gh.env(_event(tmp_path), GITHUB_TOKEN="ghs_wrong-token-value")
+        code, err = _comment(tmp_path, "x", env)
+    assert code == 2
+    assert "ghs_wrong-token-value" not in err
+    assert err == (
+        f"cmhash: GitHub API GET {gh.url}/repos/shop/deploy/issues/7/comments: HTTP 401 "
+        "Unauthorized (the token needs permissions: pull-requests: write)\n"
+    )
+
+
+def test_missing_token_and_repository(tmp_path: Path) -> None:
+    code, err = _comment(tmp_path, "x", {"GITHUB_REPOSITORY": "shop/deploy", "GITHUB_TOKEN": ""})
+    assert code == 2 and "GITHUB_TOKEN is empty or not set" in err
+    code, err = _comment(tmp_path, "x", {"GITHUB_REPOSITORY": "", "GITHUB_TOKEN": TOKEN})
+    assert code == 2 and err.count("\n") == 1 and "GITHUB_REPOSITORY" in err
+
+
+def test_long_report_is_truncated_to_githubs_limit(tmp_path: Path) -> None:
+    with FakeGitHub() as gh:
+        code, _ = _comment(tmp_path, "x" * 100_000, gh.env(_event(tmp_path)))
+        assert code == 0
+        assert len(gh.comments[-1]["body"]) <= 65_536
+        assert gh.comments[-1]["body"].startswith(MARKER)
