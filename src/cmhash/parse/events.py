@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from cmhash.errors import NodeError
-from cmhash.parse import cext
+from cmhash.parse import cext, libyaml
 from cmhash.parse.limits import MAX_DEPTH, MAX_SCALAR, check_expansion
 from cmhash.parse.tree import ALIAS, MAP, SCALAR, SEQ, Node
 
@@ -220,15 +220,44 @@ class Roots(list[Node]):
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 
 
+def route(text: str, be: _Backend) -> _Backend:
+    """The backend that reads ``text``: ``be``, or the reference parser (``exact``) for a
+    text that libyaml's releases read differently (parse/libyaml.py)."""
+    if be.name == "fast" and libyaml.misread(text):
+        return backend("exact")
+    return be
+
+
+class _LibyamlLimit(Exception):
+    """libyaml's own nesting limit came before ours (parse/libyaml.py)."""
+
+
 def parse_chunk(text: str, base: int, be: _Backend) -> Roots:
     """Parse one chunk; return its document root nodes (offsets shifted by ``base``)."""
+    be = route(text, be)
     if be.ctree is not None:
         built = be.ctree(text, base)
         if built is not None:
             return Roots(built)
     try:
+        return _parse(text, base, be)
+    except _LibyamlLimit:  # cmhash's limits decide, whatever libyaml is installed
+        with libyaml.lifted_limit() as lifted:
+            if lifted:
+                try:
+                    return _parse(text, base, be)
+                except _LibyamlLimit:
+                    pass
+        return _parse(text, base, backend("exact"))
+
+
+def _parse(text: str, base: int, be: _Backend) -> Roots:
+    """The chunk through the event path; parser errors as NodeError."""
+    try:
         return _build(be.run(text), base, be)
     except be.error as exc:
+        if be.name == "fast" and libyaml.is_limit(exc):
+            raise _LibyamlLimit from None
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         problem = getattr(exc, "problem", None) or "invalid YAML"
         context = getattr(exc, "context", None)
