@@ -232,6 +232,10 @@ class _LibyamlLimit(Exception):
     """libyaml's own nesting limit came before ours (parse/libyaml.py)."""
 
 
+class _Refused(NodeError):
+    """The fast path's parser refused the text (parse_chunk asks the reference)."""
+
+
 def parse_chunk(text: str, base: int, be: _Backend) -> Roots:
     """Parse one chunk; return its document root nodes (offsets shifted by ``base``)."""
     be = route(text, be)
@@ -239,6 +243,21 @@ def parse_chunk(text: str, base: int, be: _Backend) -> Roots:
         built = be.ctree(text, base)
         if built is not None:
             return Roots(built)
+    if be.name != "fast":
+        return _parse(text, base, be)
+    try:
+        return _parse_fast(text, base, be)
+    except _Refused as refused:
+        # what libyaml refuses, the reference may read (``{:}``, ``[:a]``: a ``:`` next to
+        # a flow indicator, YAML 1.2): its reading, so that both parsers agree; refused
+        # by both, libyaml's message, as before
+        try:
+            return _parse(text, base, backend("exact"))
+        except NodeError:
+            raise NodeError(refused.message, refused.offset, public=refused.public) from None
+
+
+def _parse_fast(text: str, base: int, be: _Backend) -> Roots:
     try:
         return _parse(text, base, be)
     except _LibyamlLimit:  # cmhash's limits decide, whatever libyaml is installed
@@ -268,7 +287,8 @@ def _parse(text: str, base: int, be: _Backend) -> Roots:
         )
         # parsers quote what they found ("found undefined alias 'x'"): never in a Secret
         public = _QUOTED.sub("'…'", msg)
-        raise NodeError(msg + tab, base + index, public=public + tab) from None
+        error = _Refused if be.name == "fast" else NodeError
+        raise error(msg + tab, base + index, public=public + tab) from None
     except be.reader_error:
         bad = _non_printable().search(text)
         index = bad.start() if bad else 0

@@ -1,17 +1,23 @@
-"""Where libyaml's releases read YAML differently, and how cmhash reads the same YAML
-whatever libyaml is installed: the system's, which ``parse/_ctree.c`` links, or the one
-PyYAML's wheel bundles (0.2.5 in PyYAML 6.0.3, 0.2.6 in 6.0.4). Found by running both
-releases over generated flow and block texts and comparing their events (0.2.5 -> 0.2.6
-changed two things in the parser, yaml/libyaml ``src/parser.c`` and ``src/scanner.c``):
+"""Where libyaml reads YAML otherwise than the reference parser (ruamel) or than another
+libyaml release, and how cmhash reads the same YAML on every path whatever libyaml is
+installed: the system's, which ``parse/_ctree.c`` links, or the one PyYAML's wheel
+bundles (0.2.5 in PyYAML 6.0.3, 0.2.6 in 6.0.4). Found by running libyaml 0.2.5, 0.2.6
+and ruamel over generated flow texts and comparing their events
+(``tests/test_libyaml.py`` holds the generator):
 
-* **an explicit key ``?`` in a flow sequence followed by the closing ``]``**: 0.2.5 drops
-  that ``]`` (it refuses ``[ ? ]`` and takes ``[ ? ] ]``: exit 0 with a checksum where
-  the other paths exit 2); 0.2.6 and ruamel end the sequence there
-  (``yaml_parser_parse_flow_sequence_entry_mapping_key``, libyaml commits 588eabf and
-  840b65c). :func:`misread` finds the shape on the text alone, conservatively (a ``?``,
-  then only blanks, line breaks or comments, then ``]``, quoted or not), and such a chunk
-  is read by the reference parser (ruamel) on every path: a false match costs one
-  chunk read in Python, and ``?`` next to ``]`` is rare in manifests.
+* **an explicit key ``?`` in a flow sequence followed by ``]``, ``,`` or ``:``**:
+  libyaml's ``yaml_parser_parse_flow_sequence_entry_mapping_key`` (``src/parser.c``)
+  skips that token. 0.2.5 refuses ``[ ? ]`` and takes ``[ ? ] ]`` (exit 0 with a checksum
+  where the other paths exit 2); 0.2.6 fixed the ``]`` (commits 588eabf, 840b65c) but
+  still takes ``[? :]`` and ``[? , a]`` otherwise than ruamel. With it, a flow collection
+  as a key with nothing after its ``:`` (``[[]:]``: libyaml takes it, ruamel refuses).
+  :func:`misread` finds these on the text alone, conservatively (not inside a plain
+  scalar such as ``(?:``, but inside quotes too), and such a chunk is read by the
+  reference parser on every path, the self-check included: a false match costs one
+  chunk read in Python (none of the 801 documents of the corpus matches).
+* **what libyaml refuses and ruamel reads** (a ``:`` next to a flow indicator, ``{:}``,
+  ``[:a]``: YAML 1.2): the fast path asks the reference parser on a refusal
+  (``events.parse_chunk``), so both parsers agree; refused by both, libyaml's message.
 * **nesting**: 0.2.6 stops at its own limit of 1000 levels, counted otherwise than
   ``limits.MAX_DEPTH`` (a block document exactly 1000 levels deep is refused, a flow one
   is not) and with its own message; 0.2.5 has no limit. cmhash's limits decide: on
@@ -28,7 +34,12 @@ from typing import Any
 
 from cmhash.parse.limits import MAX_DEPTH
 
-_MISREAD = re.compile(r"\?(?:\s|\ufeff|#[^\n\r]*(?=[\n\r]|\Z))*\]")
+_SKIP = r"(?:\s|\ufeff|#[^\n\r]*(?=[\n\r]|\Z))*"  # what may stand between two tokens
+# ``?`` then ``]``, ``,`` or ``:`` (``_key_starts``: where a token may start)
+_KEY = re.compile(r"\?" + _SKIP + r"[\],:]")
+# a flow collection as a key with nothing after its ``:`` (``[[]:]``)
+_FLOW_KEY = re.compile(r"[\]}]" + _SKIP + ":" + _SKIP + r"[\]},]")
+_TOKEN_END = frozenset(" \t\r\n\x85\u2028\u2029\ufeff[]{},:\"'")
 _LIMIT = re.compile(r"nesting (?:depth|level)", re.IGNORECASE)
 # libyaml's scanner reads ahead while a simple key is possible, at most 1024 characters
 # (scanner.c, yaml_parser_stale_simple_keys): lifted this far above MAX_DEPTH, libyaml's
@@ -37,8 +48,21 @@ LIFTED = MAX_DEPTH + 1024 + 16
 
 
 def misread(text: str) -> bool:
-    """Whether libyaml's releases may read ``text`` differently (``?`` then ``]``)."""
-    return "?" in text and _MISREAD.search(text) is not None
+    """Whether libyaml may read ``text`` otherwise than the reference parser."""
+    if "?" in text and any(_key_starts(text, m.start()) for m in _KEY.finditer(text)):
+        return True
+    return ("]" in text or "}" in text) and _FLOW_KEY.search(text) is not None
+
+
+def _key_starts(text: str, at: int) -> bool:
+    """Whether a token may start at ``at``: first, after a blank, a flow indicator, a
+    quote, or an anchor or alias name (``*a?``); not inside a plain scalar (``(?:``)."""
+    i = at
+    while i > 0 and (text[i - 1].isalnum() or text[i - 1] in "-_"):
+        i -= 1
+    if i < at:
+        return i > 0 and text[i - 1] in "&*"
+    return at == 0 or text[at - 1] in _TOKEN_END
 
 
 def is_limit(exc: BaseException) -> bool:

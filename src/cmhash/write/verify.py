@@ -16,7 +16,6 @@ from typing import Any
 from cmhash.analyze.kinds import WorkloadKind
 from cmhash.analyze.resources import document_resources, pod_template
 from cmhash.errors import NodeError
-from cmhash.parse import libyaml
 from cmhash.parse.events import backend, route
 from cmhash.parse.tree import ALIAS, MAP, SCALAR, SEQ, Node, own
 from cmhash.read.source import SourceText
@@ -278,7 +277,6 @@ def check_document(
     skip: set[int],
     be: Any,
     renames: dict[int, str] | None = None,
-    limit_lifted: bool = False,
 ) -> None:
     """The edited text must parse to ``old_roots`` with the ``slots`` filled in and the
     scalars of ``renames`` (id of the old scalar -> new value) renamed; nothing else."""
@@ -295,10 +293,8 @@ def check_document(
     except _Mismatch as exc:
         raise NodeError(f"the document changed beyond the annotation ({exc})", base) from None
     except be.error as exc:
-        if be.name == "fast" and libyaml.is_limit(exc):  # as parse_chunk read the original
-            with libyaml.lifted_limit() as lifted:
-                again = be if lifted and not limit_lifted else backend("exact")
-                check_document(base, old_roots, new_text, slots, skip, again, renames, True)
+        if be.name == "fast":  # read as parse_chunk read the original: by the reference
+            check_document(base, old_roots, new_text, slots, skip, backend("exact"), renames)
             return
         raise NodeError(
             f"the edited document does not parse ({exc})",
