@@ -43,7 +43,7 @@ from cmhash.analyze.sources import (
 from cmhash.analyze.summaries import ConfigInfo, DocInfo, Labels, SkipReason, WorkloadInfo
 from cmhash.analyze.versioned import name_spot, version_edits, versioned_flag
 from cmhash.errors import NodeError
-from cmhash.parse.events import Roots, backend, parse_chunk
+from cmhash.parse.events import Roots, backend, parse_chunk, route
 from cmhash.parse.tree import MAP, Node, entries, get, get_path, items, scalar
 from cmhash.plan.hashing import Content
 from cmhash.read.classify import classify, may_hold_secret, refuse_ambiguous
@@ -371,7 +371,7 @@ def _verify(
     failure is kept and raised only if one of these edits is really made."""
     edits = [w.edit for _, w in candidates if w.edit is not None]
     new_text = apply_edits(text, edits, base=info.chunk.start)
-    be = backend(settings.parser)
+    be = route(new_text, backend(settings.parser))  # (as parse_chunk read the original)
     if len(candidates) == 1 and candidates[0][0] == 0:
         kind, key = candidates[0][1].kind, settings.annotation_key
         if treecheck.verify(roots, new_text, kind, key, PLACEHOLDER, be.check_edit):

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from cmhash.errors import NodeError
-from cmhash.parse import cext
+from cmhash.parse import cext, libyaml
 from cmhash.parse.limits import MAX_DEPTH, MAX_SCALAR, check_expansion
 from cmhash.parse.tree import ALIAS, MAP, SCALAR, SEQ, Node
 
@@ -226,15 +226,63 @@ def _at_end(text: str, index: int) -> bool:
     return index >= len(text.rstrip(" \t\r\n"))
 
 
+def route(text: str, be: _Backend) -> _Backend:
+    """The backend that reads ``text``: ``be``, or the reference parser (``exact``) for a
+    text that libyaml's releases read differently (parse/libyaml.py)."""
+    if be.name == "fast" and libyaml.misread(text):
+        return backend("exact")
+    return be
+
+
+class _LibyamlLimit(Exception):
+    """libyaml's own nesting limit came before ours (parse/libyaml.py)."""
+
+
+class _Refused(NodeError):
+    """The fast path's parser refused the text (parse_chunk asks the reference)."""
+
+
 def parse_chunk(text: str, base: int, be: _Backend) -> Roots:
     """Parse one chunk; return its document root nodes (offsets shifted by ``base``)."""
+    be = route(text, be)
     if be.ctree is not None:
         built = be.ctree(text, base)
         if built is not None:
             return Roots(built)
+    if be.name != "fast":
+        return _parse(text, base, be)
+    try:
+        return _parse_fast(text, base, be)
+    except _Refused as refused:
+        # what libyaml refuses, the reference may read (``{:}``, ``[:a]``: a ``:`` next to
+        # a flow indicator, YAML 1.2): its reading, so that both parsers agree; refused
+        # by both, libyaml's message, as before
+        try:
+            return _parse(text, base, backend("exact"))
+        except NodeError:
+            raise NodeError(refused.message, refused.offset, public=refused.public) from None
+
+
+def _parse_fast(text: str, base: int, be: _Backend) -> Roots:
+    try:
+        return _parse(text, base, be)
+    except _LibyamlLimit:  # cmhash's limits decide, whatever libyaml is installed
+        with libyaml.lifted_limit() as lifted:
+            if lifted:
+                try:
+                    return _parse(text, base, be)
+                except _LibyamlLimit:
+                    pass
+        return _parse(text, base, backend("exact"))
+
+
+def _parse(text: str, base: int, be: _Backend) -> Roots:
+    """The chunk through the event path; parser errors as NodeError."""
     try:
         return _build(be.run(text), base, be)
     except be.error as exc:
+        if be.name == "fast" and libyaml.is_limit(exc):
+            raise _LibyamlLimit from None
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         problem = getattr(exc, "problem", None) or "invalid YAML"
         context = getattr(exc, "context", None)
@@ -251,7 +299,8 @@ def parse_chunk(text: str, base: int, be: _Backend) -> Roots:
         )
         # parsers quote what they found ("found undefined alias 'x'"): never in a Secret
         public = _QUOTED.sub("'…'", msg)
-        raise NodeError(msg + tab, base + index, public=public + tab) from None
+        error = _Refused if be.name == "fast" else NodeError
+        raise error(msg + tab, base + index, public=public + tab) from None
     except be.reader_error:
         bad = _non_printable().search(text)
         index = bad.start() if bad else 0

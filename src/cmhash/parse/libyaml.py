@@ -1,0 +1,102 @@
+"""Where libyaml reads YAML otherwise than the reference parser (ruamel) or than another
+libyaml release, and how cmhash reads the same YAML on every path whatever libyaml is
+installed: the system's, which ``parse/_ctree.c`` links, or the one PyYAML's wheel
+bundles (0.2.5 in PyYAML 6.0.3, 0.2.6 in 6.0.4). Found by running libyaml 0.2.5, 0.2.6
+and ruamel over generated flow texts and comparing their events
+(``tests/test_libyaml.py`` holds the generator):
+
+* **an explicit key ``?`` in a flow sequence followed by ``]``, ``,`` or ``:``**:
+  libyaml's ``yaml_parser_parse_flow_sequence_entry_mapping_key`` (``src/parser.c``)
+  skips that token. 0.2.5 refuses ``[ ? ]`` and takes ``[ ? ] ]`` (exit 0 with a checksum
+  where the other paths exit 2); 0.2.6 fixed the ``]`` (commits 588eabf, 840b65c) but
+  still takes ``[? :]`` and ``[? , a]`` otherwise than ruamel. :func:`misread` finds
+  these on the text alone, conservatively (not inside a plain scalar such as ``(?:``,
+  but inside quotes too), and such a chunk is read by the reference parser on every
+  path, the self-check included: a false match costs one chunk read in Python (none of
+  the 801 documents of the corpus matches); the test costs a ``?`` search per chunk.
+  Not found this way: a flow collection as a key with nothing after its ``:`` right
+  before the end (``[[]:]``: every libyaml takes it, ruamel refuses). A text test for it
+  costs about 4 % of a benchmark run (it cannot start from a rare character), so it
+  stays a known difference (``tests/test_libyaml.py``, an expected failure).
+* **what libyaml refuses and ruamel reads** (a ``:`` next to a flow indicator, ``{:}``,
+  ``[:a]``: YAML 1.2): the fast path asks the reference parser on a refusal
+  (``events.parse_chunk``), so both parsers agree; refused by both, libyaml's message.
+* **nesting**: 0.2.6 stops at its own limit of 1000 levels, counted otherwise than
+  ``limits.MAX_DEPTH`` (a block document exactly 1000 levels deep is refused, a flow one
+  is not) and with its own message; 0.2.5 has no limit. cmhash's limits decide: on
+  libyaml's limit error the chunk is read again with libyaml's limit lifted above ours
+  (:func:`lifted_limit`, where PyYAML offers it), else by the reference parser.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from cmhash.parse.limits import MAX_DEPTH
+
+_SKIP = r"(?:\s|\ufeff|#[^\n\r]*(?=[\n\r]|\Z))*"  # what may stand between two tokens
+# ``?`` then ``]``, ``,`` or ``:`` (``_key_starts``: where a token may start)
+_KEY = re.compile(r"\?" + _SKIP + r"[\],:]")
+_TOKEN_END = frozenset(" \t\r\n\x85\u2028\u2029\ufeff[]{},:\"'")
+_LIMIT = re.compile(r"nesting (?:depth|level)", re.IGNORECASE)
+# libyaml's scanner reads ahead while a simple key is possible, at most 1024 characters
+# (scanner.c, yaml_parser_stale_simple_keys): lifted this far above MAX_DEPTH, libyaml's
+# limit cannot come before ours.
+LIFTED = MAX_DEPTH + 1024 + 16
+
+
+def misread(text: str) -> bool:
+    """Whether libyaml may read ``text`` otherwise than the reference parser."""
+    return "?" in text and any(_key_starts(text, m.start()) for m in _KEY.finditer(text))
+
+
+def _key_starts(text: str, at: int) -> bool:
+    """Whether a token may start at ``at``: first, after a blank, a flow indicator, a
+    quote, or an anchor or alias name (``*a?``); not inside a plain scalar (``(?:``)."""
+    i = at
+    while i > 0 and (text[i - 1].isalnum() or text[i - 1] in "-_"):
+        i -= 1
+    if i < at:
+        return i > 0 and text[i - 1] in "&*"
+    return at == 0 or text[at - 1] in _TOKEN_END
+
+
+def is_limit(exc: BaseException) -> bool:
+    """Whether a parser error is libyaml's own nesting limit (0.2.6: "exceeded maximum
+    nesting depth" from the scanner, "Maximum nesting level reached" from the parser)."""
+    return _LIMIT.search(str(getattr(exc, "problem", None) or "")) is not None
+
+
+def _pyyaml_limit() -> tuple[Any, Any] | None:
+    """PyYAML's getter and setter of its libyaml's limit (PyYAML 6.0.4 and later), or
+    None."""
+    try:
+        from yaml import _yaml
+    except ImportError:
+        return None
+    get = getattr(_yaml, "_get_max_nest_level", None)
+    put = getattr(_yaml, "_set_max_nest_level", None)
+    return None if get is None or put is None else (get, put)
+
+
+@contextmanager
+def lifted_limit() -> Iterator[bool]:
+    """PyYAML's libyaml limit above ours for the block (it is global to the process;
+    restored after); yields whether it could be lifted."""
+    calls = _pyyaml_limit()
+    if calls is None:
+        yield False
+        return
+    get, put = calls
+    before = get()
+    if before < 0:  # a libyaml without the limit: nothing to lift
+        yield False
+        return
+    put(max(before, LIFTED))
+    try:
+        yield True
+    finally:
+        put(before)
