@@ -53,7 +53,10 @@ put_string(buffer_t *o, PyObject *s)
     }
     else {
         tmp = PyUnicode_AsUTF8String(s);
-        if (tmp == NULL) {
+        if (tmp == NULL) { /* a lone surrogate: json.dumps decides; anything else (a
+                            * MemoryError) goes on */
+            if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
+                return -1;
             PyErr_Clear();
             return 0;
         }

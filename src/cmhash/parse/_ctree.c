@@ -581,7 +581,8 @@ on_event(builder_t *b, yaml_event_t *ev, Py_ssize_t base, PyObject *const kinds[
  * into a temporary bytes object (*encoded, to release), as PyYAML does
  * (PyUnicode_AsUTF8AndSize would keep a copy attached to the str, doubling a whole
  * file's text for the rest of the run). NULL with no exception set for text that is not
- * UTF-8-encodable (lone surrogates). */
+ * UTF-8-encodable (lone surrogates); NULL with the exception set for anything else (a
+ * MemoryError is not "not UTF-8": the caller passes it on). */
 static const char *
 utf8_of(PyObject *text, PyObject **encoded, Py_ssize_t *size)
 {
@@ -590,7 +591,8 @@ utf8_of(PyObject *text, PyObject **encoded, Py_ssize_t *size)
         return PyUnicode_AsUTF8AndSize(text, size);
     *encoded = PyUnicode_AsUTF8String(text);
     if (*encoded == NULL) {
-        PyErr_Clear();
+        if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
+            PyErr_Clear();
         return NULL;
     }
     *size = PyBytes_GET_SIZE(*encoded);
@@ -619,7 +621,7 @@ build(PyObject *Py_UNUSED(self), PyObject *args)
     Py_ssize_t size = 0;
     const char *utf8 = utf8_of(text, &encoded, &size);
     if (utf8 == NULL) /* lone surrogates: events.py's path raises, as it always did */
-        Py_RETURN_NONE;
+        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
     yaml_parser_t parser;
     if (!yaml_parser_initialize(&parser)) {
         Py_XDECREF(encoded);
@@ -722,7 +724,9 @@ stop(void)
     return PyErr_Occurred() ? -1 : 0;
 }
 
-/* Whether a Python str holds exactly these UTF-8 bytes (1 or 0; never an exception). */
+/* Whether a Python str holds exactly these UTF-8 bytes (1 or 0). libyaml's text is
+ * always UTF-8, so decoding fails only for want of memory: then 0 with the MemoryError
+ * set (the callers' stop() passes it on). */
 static int
 str_is(PyObject *s, const yaml_char_t *p, size_t n)
 {
@@ -731,10 +735,8 @@ str_is(PyObject *s, const yaml_char_t *p, size_t n)
     if (PyUnicode_IS_ASCII(s))
         return (size_t)PyUnicode_GET_LENGTH(s) == n && memcmp(PyUnicode_DATA(s), p, n) == 0;
     PyObject *t = PyUnicode_DecodeUTF8((const char *)p, (Py_ssize_t)n, "strict");
-    if (t == NULL) {
-        PyErr_Clear();
+    if (t == NULL)
         return 0;
-    }
     int r = PyUnicode_Compare(s, t) == 0;
     Py_DECREF(t);
     return r;
@@ -894,15 +896,19 @@ check_pairs(checker_t *c, PyObject *pairs, int role, Py_ssize_t d)
     int made = 0;
     Py_ssize_t i = 0;
     for (;;) {
-        while (role == R_ANN && i < N_PAIRS &&
+        while (role == R_ANN && i < N_PAIRS && is_pair(c, PyList_GET_ITEM(pairs, i)) &&
                old_names(c, PyTuple_GET_ITEM(PyList_GET_ITEM(pairs, i), 0), c->key))
-            i++; /* an old value under our key: replaced */
+            i++; /* an old value under our key: replaced (a pair checked again: a signal
+                  * handler may have changed the list since the first pass) */
         yaml_event_t *ev = peek(c);
         if (ev == NULL)
             return stop();
         if (ev->type == YAML_MAPPING_END_EVENT)
             break;
-        if (created != NULL && scalar_is(ev, created)) { /* ours, or a level the edit made */
+        int is_created = created != NULL && scalar_is(ev, created);
+        if (PyErr_Occurred())
+            return -1;
+        if (is_created) { /* ours, or a level the edit made */
             if (made++)
                 return 0;
             consume(c);
@@ -934,7 +940,12 @@ check_pairs(checker_t *c, PyObject *pairs, int role, Py_ssize_t d)
     return 1;
 }
 
-/* One old node against the new stream's next node (all of its events). */
+/* One old node against the new stream's next node (all of its events), with the node
+ * and its kind, style and value held: peek() runs signal handlers every 4,096 events,
+ * and a handler may change or drop any part of the old tree meanwhile. */
+static int check_held(checker_t *c, PyObject *kind, PyObject *style, PyObject *value,
+                      int role, Py_ssize_t d);
+
 static int
 check_node(checker_t *c, PyObject *old, int role, Py_ssize_t d)
 {
@@ -948,6 +959,22 @@ check_node(checker_t *c, PyObject *old, int role, Py_ssize_t d)
     PyObject *value = slot(&c->L, old, S_VALUE);
     if (kind == NULL || style == NULL || value == NULL) /* a Node never filled in */
         return 0;
+    Py_INCREF(old);
+    Py_INCREF(kind);
+    Py_INCREF(style);
+    Py_INCREF(value);
+    int r = check_held(c, kind, style, value, role, d);
+    Py_DECREF(value);
+    Py_DECREF(style);
+    Py_DECREF(kind);
+    Py_DECREF(old);
+    return r;
+}
+
+static int
+check_held(checker_t *c, PyObject *kind, PyObject *style, PyObject *value, int role,
+           Py_ssize_t d)
+{
     yaml_event_t *ev = peek(c);
     if (ev == NULL)
         return stop();
@@ -956,7 +983,7 @@ check_node(checker_t *c, PyObject *old, int role, Py_ssize_t d)
         if (role != R_PLAIN || !kind_is(kind, c->kinds[0]) || !style_is(style, ev->data.scalar.style))
             return 0;
         if (!scalar_is(ev, value))
-            return 0;
+            return stop();
         consume(c);
         return 1;
     }
@@ -969,8 +996,13 @@ check_node(checker_t *c, PyObject *old, int role, Py_ssize_t d)
         consume(c);
         if (++c->depth > CHECK_MAX_DEPTH)
             return 0;
+        /* the list is held (check_node); its size is read again after each item, and each
+         * item is held while it is walked */
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(value); i++) {
-            int r = check_node(c, PyList_GET_ITEM(value, i), R_PLAIN, 0);
+            PyObject *item = PyList_GET_ITEM(value, i);
+            Py_INCREF(item);
+            int r = check_node(c, item, R_PLAIN, 0);
+            Py_DECREF(item);
             if (r <= 0)
                 return r;
         }
@@ -989,9 +1021,7 @@ check_node(checker_t *c, PyObject *old, int role, Py_ssize_t d)
         consume(c);
         if (++c->depth > CHECK_MAX_DEPTH)
             return 0;
-        Py_INCREF(value); /* (held: a signal handler between events could replace it) */
         int r = check_pairs(c, value, role, d);
-        Py_DECREF(value);
         c->depth--;
         return r;
     }
@@ -1024,7 +1054,7 @@ check_edit(PyObject *Py_UNUSED(self), PyObject *args)
     Py_ssize_t size = 0;
     const char *utf8 = utf8_of(text, &encoded, &size);
     if (utf8 == NULL)
-        Py_RETURN_NONE;
+        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
     checker_t c;
     memset(&c, 0, sizeof c);
     if (!yaml_parser_initialize(&c.parser)) {
@@ -1750,6 +1780,8 @@ site_ref(PyObject *node, PyObject *field, PyObject *container, PyObject *const s
     if (name == NULL || PyUnicode_GET_LENGTH(name) == 0)
         Py_RETURN_NONE;
     PyObject *style = get_slot(raw, S_STYLE);
+    if (style == NULL) /* deleted by Python code (``del node.style``): refs.py says so */
+        Py_RETURN_NOTIMPLEMENTED;
     if (style != Py_None && (!PyUnicode_Check(style) ||
                              PyUnicode_CompareWithASCIIString(style, "|") == 0 ||
                              PyUnicode_CompareWithASCIIString(style, ">") == 0))

@@ -227,7 +227,7 @@ def parse_chunk(text: str, base: int, be: _Backend) -> Roots:
         if built is not None:
             return Roots(built)
     try:
-        return _build(be.run(text), base, be)
+        return _build(be.run(text), base, be, text)
     except be.error as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         problem = getattr(exc, "problem", None) or "invalid YAML"
@@ -267,13 +267,24 @@ def _check_tag(tag: str, offset: int) -> None:
         raise NodeError(f"unknown tag '{tag}': {then}", offset, public=f"unknown tag: {then}")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# an escape in a double-quoted scalar; group 1: one naming a surrogate, from its u or U
+_ESCAPE = re.compile(
+    r"\\(u[dD][89a-fA-F][0-9a-fA-F]{2}|U0000[dD][89a-fA-F][0-9a-fA-F]{2})|\\.", re.DOTALL
+)
+_BAD_ESCAPE = (
+    "YAML syntax error: found invalid Unicode character escape code (while parsing a quoted scalar)"
+)
+
+
 class _Builder:
     """The tree under construction: open collections, anchors, the aliases seen."""
 
-    __slots__ = ("aliased", "anchors", "base", "roots", "stack")
+    __slots__ = ("aliased", "anchors", "base", "roots", "stack", "text")
 
-    def __init__(self, base: int) -> None:
+    def __init__(self, base: int, text: str) -> None:
         self.base = base
+        self.text = text
         self.aliased: list[tuple[Node, Node]] = []
         self.roots = Roots()
         self.roots.aliased = self.aliased
@@ -295,6 +306,8 @@ class _Builder:
                 f"{MAX_SCALAR} (Kubernetes objects are at most 1.5 MiB)",
                 self.base + ev.start_mark.index,
             )
+        if ev.style == '"' and not value.isascii() and _SURROGATE.search(value):
+            self.lone_surrogate(ev)
         tag = self.tag(ev) if ev.tag is not None else None
         node = Node(
             SCALAR,
@@ -308,6 +321,17 @@ class _Builder:
         if ev.anchor is not None:
             self.anchors[ev.anchor] = node
         return node
+
+    def lone_surrogate(self, ev: Any) -> None:
+        """A double-quoted escape named a UTF-16 surrogate (``"\\ud800"``): no character.
+        libyaml refuses it; ruamel makes a lone surrogate of it, which no UTF-8 output can
+        hold. Refused here with libyaml's words, at libyaml's place (the escape's digits)."""
+        at = ev.start_mark.index
+        for m in _ESCAPE.finditer(self.text, at, ev.end_mark.index):
+            if m.group(1) is not None:
+                at = m.start(1) + 1  # (libyaml marks the first digit)
+                break
+        raise NodeError(_BAD_ESCAPE, self.base + at)
 
     def open(self, ev: Any, kind: str, append: Callable[[Node], None]) -> Callable[[Node], None]:
         """A mapping or sequence starts: where its children go."""
@@ -366,8 +390,8 @@ class _Builder:
             alias.value = None
 
 
-def _build(next_event: Callable[[], Any], base: int, be: _Backend) -> Roots:
-    b = _Builder(base)
+def _build(next_event: Callable[[], Any], base: int, be: _Backend, text: str) -> Roots:
+    b = _Builder(base, text)
     append = b.roots.append  # where the next node goes: the open collection, or the roots
     scalar_cls, mstart, sstart, mend, send, alias_cls = (
         be.scalar,
