@@ -31,8 +31,15 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include <structmember.h>
 #include <yaml.h>
+#if PY_VERSION_HEX >= 0x030C0000 /* the member types' public names since 3.12 */
+#define MEMBER_OBJECT_EX Py_T_OBJECT_EX
+#define MEMBER_SSIZE Py_T_PYSSIZET
+#else
+#include <structmember.h>
+#define MEMBER_OBJECT_EX T_OBJECT_EX
+#define MEMBER_SSIZE T_PYSSIZET
+#endif
 
 /* Node's __slots__: the objects first, then the two offsets (C integers in our Node). */
 enum { S_KIND, S_VALUE, S_STYLE, S_TAG, S_ANCHOR, S_DICT, S_START, S_END, N_SLOTS };
@@ -162,65 +169,31 @@ static PyTypeObject NodeType = {
     .tp_new = node_new,
 };
 
+/* Where each object slot lives in a Node. One layout, the C Node's: build() and the
+ * readers below take no other class (a Python __slots__ class would need its member
+ * descriptors' offsets, which only CPython's private API tells). The table stays so that
+ * every slot is read and written in one way. */
 typedef struct {
-    PyTypeObject *type; /* the Node class the offsets were read from */
+    PyTypeObject *type;
     Py_ssize_t offset[N_SLOTS];
-    int native; /* the C Node: start and end are C integers (NodeObject), not slots */
 } layout_t;
 
-static layout_t layout = {NULL, {0}, 0};
+static layout_t layout = {NULL, {0}};
 
-/* Read where each slot lives in a Node object, once per Node class: every slot must be a
- * plain object member (what __slots__ makes); anything else refuses to build. */
+/* 0 when ``type`` is the C Node (the layout then filled), else -1 with a TypeError. */
 static int
 read_layout(PyTypeObject *type)
 {
-    if (layout.type == type)
-        return 0;
-    if (type == &NodeType) {
-        PyTypeObject *old = layout.type;
+    if (type != &NodeType) {
+        PyErr_SetString(PyExc_TypeError,
+                        "_ctree: builds and reads its own Node (cmhash.parse._ctree.Node) only");
+        return -1;
+    }
+    if (layout.type == NULL) {
         for (int i = 0; i < N_OBJECT_SLOTS; i++)
             layout.offset[i] = offsetof(NodeObject, slots) + (Py_ssize_t)(i * sizeof(PyObject *));
-        layout.native = 1;
-        Py_INCREF(type);
-        layout.type = type;
-        Py_XDECREF(old);
-        return 0;
+        layout.type = type; /* (a static type: never freed) */
     }
-    if (type->tp_itemsize != 0 || !(type->tp_flags & Py_TPFLAGS_HEAPTYPE)) {
-        PyErr_SetString(PyExc_TypeError, "_ctree: Node must be a plain __slots__ class");
-        return -1;
-    }
-    Py_ssize_t offset[N_SLOTS]; /* taken only when every slot is right */
-    for (int i = 0; i < N_SLOTS; i++) {
-        PyObject *name = PyUnicode_InternFromString(SLOT_NAMES[i]);
-        if (name == NULL)
-            return -1;
-        PyObject *descr = _PyType_Lookup(type, name);
-        Py_DECREF(name);
-        if (descr == NULL || !PyObject_TypeCheck(descr, &PyMemberDescr_Type)) {
-            PyErr_Format(PyExc_TypeError, "_ctree: Node has no slot %s", SLOT_NAMES[i]);
-            return -1;
-        }
-        PyMemberDef *m = ((PyMemberDescrObject *)descr)->d_member;
-        if (m->type != T_OBJECT_EX || m->offset <= 0 ||
-            (size_t)m->offset + sizeof(PyObject *) > (size_t)type->tp_basicsize) {
-            PyErr_Format(PyExc_TypeError, "_ctree: slot %s is not an object slot",
-                         SLOT_NAMES[i]);
-            return -1;
-        }
-        offset[i] = m->offset;
-    }
-    if (type->tp_basicsize != (Py_ssize_t)(sizeof(PyObject) + N_SLOTS * sizeof(PyObject *))) {
-        PyErr_SetString(PyExc_TypeError, "_ctree: Node has slots build() does not fill");
-        return -1;
-    }
-    PyTypeObject *old = layout.type;
-    memcpy(layout.offset, offset, sizeof offset);
-    layout.native = 0;
-    Py_INCREF(type);
-    layout.type = type;
-    Py_XDECREF(old);
     return 0;
 }
 
@@ -231,29 +204,14 @@ new_node(const layout_t *L, PyObject *kind, Py_ssize_t start, Py_ssize_t end, Py
 {
     PyTypeObject *type = L->type;
     PyObject *node = value == NULL || style == NULL ? NULL : type->tp_alloc(type, 0);
-    PyObject *pstart = NULL, *pend = NULL;
-    if (node != NULL && !L->native) {
-        pstart = PyLong_FromSsize_t(start);
-        pend = PyLong_FromSsize_t(end); /* -1 while a collection is open */
-        if (pstart == NULL || pend == NULL)
-            Py_CLEAR(node);
-    }
     if (node == NULL) {
-        Py_XDECREF(pstart);
-        Py_XDECREF(pend);
         Py_XDECREF(value);
         Py_XDECREF(style);
         return NULL;
     }
     char *base = (char *)node;
-    if (L->native) {
-        ((NodeObject *)node)->start = start;
-        ((NodeObject *)node)->end = end;
-    }
-    else {
-        *(PyObject **)(base + L->offset[S_START]) = pstart;
-        *(PyObject **)(base + L->offset[S_END]) = pend;
-    }
+    ((NodeObject *)node)->start = start;
+    ((NodeObject *)node)->end = end; /* -1 while a collection is open */
     Py_INCREF(kind);
     *(PyObject **)(base + L->offset[S_KIND]) = kind;
     *(PyObject **)(base + L->offset[S_VALUE]) = value;
@@ -457,16 +415,7 @@ close_collection(builder_t *b, Py_ssize_t end)
         drop_frame(&f);
         return BAIL;
     }
-    if (b->L.native)
-        ((NodeObject *)f.node)->end = end;
-    else {
-        PyObject *pend = PyLong_FromSsize_t(end);
-        if (pend == NULL) {
-            drop_frame(&f);
-            return FAIL;
-        }
-        set_slot(&b->L, f.node, S_END, pend);
-    }
+    ((NodeObject *)f.node)->end = end;
     set_slot(&b->L, f.node, S_VALUE, f.children);
     if (f.index != NULL)
         set_slot(&b->L, f.node, S_DICT, f.index);
@@ -1325,7 +1274,6 @@ collect(PyObject *Py_UNUSED(self), PyObject *args)
 
 static PyTypeObject *get_type;
 static Py_ssize_t get_offset[N_SLOTS];
-static int get_native; /* the bound class is the C Node: offsets are C integers */
 static PyObject *get_map_kind, *get_alias_kind, *get_fallback;
 
 static PyObject *
@@ -1347,7 +1295,6 @@ bind_get(PyObject *Py_UNUSED(self), PyObject *args)
     Py_XSETREF(get_alias_kind, alias_kind);
     Py_XSETREF(get_fallback, fallback);
     memcpy(get_offset, layout.offset, sizeof get_offset);
-    get_native = layout.native;
     Py_RETURN_NONE;
 }
 
@@ -1357,15 +1304,12 @@ get_slot(PyObject *node, int i)
     return *(PyObject **)((char *)node + get_offset[i]);
 }
 
-/* A node's start or end (S_START, S_END) as a Python int (new); NULL with no error when
- * the slot is unset. */
+/* A node's start or end (S_START, S_END) as a Python int (new); NULL on error. */
 static PyObject *
 get_position(PyObject *node, int which)
 {
-    if (get_native)
-        return PyLong_FromSsize_t(which == S_START ? ((NodeObject *)node)->start
-                                                   : ((NodeObject *)node)->end);
-    return Py_XNewRef(get_slot(node, which));
+    return PyLong_FromSsize_t(which == S_START ? ((NodeObject *)node)->start
+                                               : ((NodeObject *)node)->end);
 }
 
 static PyObject *
@@ -2651,13 +2595,13 @@ PyInit__ctree(void)
         !NAMESPACE_KEY || !GENERATE_KEY || !LIST_SUFFIX)
         return NULL;
     for (int i = 0; i < N_OBJECT_SLOTS; i++)
-        node_members[i] = (PyMemberDef){(char *)SLOT_NAMES[i], T_OBJECT_EX,
+        node_members[i] = (PyMemberDef){(char *)SLOT_NAMES[i], MEMBER_OBJECT_EX,
                                         offsetof(NodeObject, slots) +
                                             (Py_ssize_t)(i * sizeof(PyObject *)),
                                         0, NULL};
-    node_members[S_START] = (PyMemberDef){"start", T_PYSSIZET, offsetof(NodeObject, start), 0,
+    node_members[S_START] = (PyMemberDef){"start", MEMBER_SSIZE, offsetof(NodeObject, start), 0,
                                           NULL};
-    node_members[S_END] = (PyMemberDef){"end", T_PYSSIZET, offsetof(NodeObject, end), 0, NULL};
+    node_members[S_END] = (PyMemberDef){"end", MEMBER_SSIZE, offsetof(NodeObject, end), 0, NULL};
     NULL_TAG = PyUnicode_InternFromString("tag:yaml.org,2002:null");
     SCALAR_KIND = PyUnicode_InternFromString("scalar");
     PyObject *nulls = Py_BuildValue("(sssss)", "", "~", "null", "Null", "NULL");
