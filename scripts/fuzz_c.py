@@ -224,7 +224,8 @@ def check_cli(stream: bytes, args: list[str]) -> str | None:
         env = {**os.environ, "CMHASH_CTREE": flag}
         r = subprocess.run(cmd, input=stream, capture_output=True, env=env, timeout=300)
         if r.returncode not in (0, 1, 2):
-            return f"{' '.join(args)}: exit {r.returncode} with CMHASH_CTREE={flag}: {r.stderr[-400:]!r}"
+            said = r.stderr[-400:]
+            return f"{' '.join(args)}: exit {r.returncode} with CMHASH_CTREE={flag}: {said!r}"
         results.append((r.returncode, r.stdout, r.stderr))
     if results[0] != results[1]:
         return f"{' '.join(args)}: with C {results[0][0]}, without {results[1][0]}"
