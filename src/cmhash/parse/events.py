@@ -124,7 +124,7 @@ def _ctree_build() -> Callable[[str, int], list[Node] | None] | None:
     roots, or None to parse on the event path. None when the extension was not built (no
     C compiler or libyaml headers at install) or ``CMHASH_CTREE=0``."""
     _ctree = cext.ctree()
-    if _ctree is None:
+    if _ctree is None or cext.off("build"):
         return None
     c_build = _ctree.build
     kinds = (SCALAR, SEQ, MAP)
@@ -146,7 +146,7 @@ def ctree_check_edit() -> CheckEdit | None:
     tree plus our annotation, None when it cannot tell (write/treecheck.py). None without
     the extension."""
     _ctree = cext.ctree()
-    if _ctree is None:
+    if _ctree is None or cext.off("check_edit"):
         return None
     c_check = _ctree.check_edit
     kinds = (SCALAR, SEQ, MAP)
@@ -170,7 +170,7 @@ def ctree_collect() -> Collect | None:
     of reference sites, over trees the C builder made (None from it: walk in Python).
     None without the extension."""
     _ctree = cext.ctree()
-    if _ctree is None:
+    if _ctree is None or cext.off("collect"):
         return None
     c_collect = _ctree.collect
     kinds = (SCALAR, SEQ, MAP)
