@@ -17,10 +17,9 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import tempfile
 from pathlib import Path
-
-import subprocess
 
 from run import DEFAULT_GENERATOR, cmhash_cmd, compile_bytecode, generate
 

@@ -30,8 +30,8 @@ TESTS=(
     tests/test_treecheck.py
     tests/test_transport.py
     tests/test_resolve_c.py
-    tests/test_resources_c.py
     tests/test_classify_c.py
+    tests/test_resources_c.py
     tests/test_c_odd_inputs.py
     tests/test_refs_walk.py
     tests/test_jsonout.py

@@ -1264,36 +1264,31 @@ collect(PyObject *Py_UNUSED(self), PyObject *args)
     return run_collect(&layout, kinds, node, trie, field, count);
 }
 
-/* ---- get: parse/tree.py's hottest accessor ------------------------------------------
+/* ---- what the tree's readers below work with ----------------------------------------
  *
- * tree.get(node, key) for the common case: a mapping with its key index (what the C
- * builder makes), whose value under key is not an alias. Anything else -- None, another
- * kind, an alias, a mapping without its index (merges, duplicates: entries() decides and
- * raises) -- is tree._py_get's, the reference, called as it is. bind_get() sets the
- * Node class, the kind strings and that fallback once, when tree.py is imported. */
+ * bind_get() sets the Node class and the mapping and alias kind strings, bind_scalar()
+ * the scalar and sequence ones, once, when tree.py is imported. (tree.get and
+ * tree.scalar themselves were in C too: under 1 % of a run, back in Python.) */
 
 static PyTypeObject *get_type;
 static Py_ssize_t get_offset[N_SLOTS];
-static PyObject *get_map_kind, *get_alias_kind, *get_fallback;
+static PyObject *get_map_kind, *get_alias_kind;
 
 static PyObject *
 bind_get(PyObject *Py_UNUSED(self), PyObject *args)
 {
     PyTypeObject *type;
-    PyObject *map_kind, *alias_kind, *fallback;
-    if (!PyArg_ParseTuple(args, "O!UUO", &PyType_Type, &type, &map_kind, &alias_kind,
-                          &fallback))
+    PyObject *map_kind, *alias_kind;
+    if (!PyArg_ParseTuple(args, "O!UU", &PyType_Type, &type, &map_kind, &alias_kind))
         return NULL;
     if (read_layout(type) < 0)
         return NULL;
     Py_INCREF(type);
     Py_INCREF(map_kind);
     Py_INCREF(alias_kind);
-    Py_INCREF(fallback);
     Py_XSETREF(get_type, type);
     Py_XSETREF(get_map_kind, map_kind);
     Py_XSETREF(get_alias_kind, alias_kind);
-    Py_XSETREF(get_fallback, fallback);
     memcpy(get_offset, layout.offset, sizeof get_offset);
     Py_RETURN_NONE;
 }
@@ -1312,62 +1307,13 @@ get_position(PyObject *node, int which)
                                                : ((NodeObject *)node)->end);
 }
 
-static PyObject *
-fast_get(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
-{
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "get(node, key)");
-        return NULL;
-    }
-    PyObject *node = args[0], *key = args[1];
-    if (node == Py_None)
-        Py_RETURN_NONE;
-    /* an exact str key: the lookup below runs no Python code (no __eq__ that could free
-     * the index under us) */
-    if (get_type == NULL || Py_TYPE(node) != get_type || !PyUnicode_CheckExact(key))
-        goto fallback;
-    PyObject *kind = get_slot(node, S_KIND);
-    if (kind != get_map_kind) /* the kind strings are the module's constants */
-        goto fallback;
-    PyObject *index = get_slot(node, S_DICT);
-    if (index == NULL || !PyDict_CheckExact(index))
-        goto fallback;
-    PyObject *pair = PyDict_GetItemWithError(index, key);
-    if (pair == NULL) {
-        if (PyErr_Occurred())
-            return NULL;
-        Py_RETURN_NONE;
-    }
-    if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2)
-        goto fallback;
-    PyObject *value = PyTuple_GET_ITEM(pair, 1);
-    if (Py_TYPE(value) != get_type || get_slot(value, S_KIND) == get_alias_kind)
-        goto fallback;
-    Py_INCREF(value);
-    return value;
-fallback:
-    if (get_fallback == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "_ctree.get: bind_get() first");
-        return NULL;
-    }
-    return PyObject_Vectorcall(get_fallback, args, 2, NULL);
-}
-
-/* ---------------------------------------------------------------- tree.scalar
- *
- * tree.scalar for the common case: an exact Node of the bound class whose kind is one of
- * the bound kind strings, with an exact str value and no tag. A scalar's value (None when
- * it is YAML's null: plain "", "~", "null", "Null", "NULL"), None for a mapping or a
- * sequence. Anything else -- an alias, a tag, another object -- is tree._py_scalar's,
- * the reference, called as it is. */
-
-static PyObject *scalar_kind, *seq_kind, *scalar_fallback;
+static PyObject *scalar_kind, *seq_kind;
 
 static PyObject *
 bind_scalar(PyObject *Py_UNUSED(self), PyObject *args)
 {
-    PyObject *kind, *seq, *fallback;
-    if (!PyArg_ParseTuple(args, "UUO", &kind, &seq, &fallback))
+    PyObject *kind, *seq;
+    if (!PyArg_ParseTuple(args, "UU", &kind, &seq))
         return NULL;
     if (get_type == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "_ctree.bind_scalar: bind_get() first");
@@ -1375,10 +1321,8 @@ bind_scalar(PyObject *Py_UNUSED(self), PyObject *args)
     }
     Py_INCREF(kind);
     Py_INCREF(seq);
-    Py_INCREF(fallback);
     Py_XSETREF(scalar_kind, kind);
     Py_XSETREF(seq_kind, seq);
-    Py_XSETREF(scalar_fallback, fallback);
     Py_RETURN_NONE;
 }
 
@@ -1394,30 +1338,6 @@ is_null_text(PyObject *value)
     if (n == 1)
         return s[0] == '~';
     return n == 4 && (!memcmp(s, "null", 4) || !memcmp(s, "Null", 4) || !memcmp(s, "NULL", 4));
-}
-
-static PyObject *
-fast_scalar(PyObject *Py_UNUSED(self), PyObject *node)
-{
-    if (node == Py_None)
-        Py_RETURN_NONE;
-    if (scalar_fallback == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "_ctree.scalar: bind_scalar() first");
-        return NULL;
-    }
-    if (Py_TYPE(node) != get_type)
-        return PyObject_CallOneArg(scalar_fallback, node);
-    PyObject *kind = get_slot(node, S_KIND);
-    if (kind == get_map_kind || kind == seq_kind)
-        Py_RETURN_NONE;
-    PyObject *value = get_slot(node, S_VALUE);
-    if (kind != scalar_kind || get_slot(node, S_TAG) != Py_None || value == NULL ||
-        !PyUnicode_CheckExact(value))
-        return PyObject_CallOneArg(scalar_fallback, node);
-    if (get_slot(node, S_STYLE) == Py_None && is_null_text(value))
-        Py_RETURN_NONE;
-    Py_INCREF(value);
-    return value;
 }
 
 /* ---------------------------------------------------------------- classify._top_level
@@ -1851,11 +1771,12 @@ site_refs(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
     return PyObject_Vectorcall(refs_fallback, args, 3, NULL);
 }
 
-/* ---------------------------------------------------------------- split._markers
+/* ---------------------------------------------------------------- marker lines
  *
- * read/split.py's marker lines (its _py_markers is the reference): where each line that
- * starts with "---" or "..." (then a blank, a line break or the end of the text) or with
- * "%" begins, in order. Any kind of str; a list of offsets. */
+ * read/split.py's marker lines (its _py_markers is the reference), for cuts() below:
+ * where each line that starts with "---" or "..." (then a blank, a line break or the end
+ * of the text) or with "%" begins, in order. Any kind of str. (The scan alone, as
+ * split._markers, saved under 1 % of a run: it is Python's again.) */
 
 typedef struct {
     PyObject *text;
@@ -1916,33 +1837,6 @@ append_offset(PyObject *list, Py_ssize_t at)
     int rc = PyList_Append(list, o);
     Py_DECREF(o);
     return rc;
-}
-
-static PyObject *
-markers(PyObject *Py_UNUSED(self), PyObject *text)
-{
-    if (!PyUnicode_Check(text)) {
-        PyErr_SetString(PyExc_TypeError, "markers(text): a str");
-        return NULL;
-    }
-    PyObject *found = PyList_New(0);
-    if (found == NULL)
-        return NULL;
-    marker_scan scan;
-    marker_scan_init(&scan, text);
-    Py_UCS4 token;
-    Py_ssize_t at;
-    while ((at = next_marker(&scan, &token)) >= 0) {
-        if (append_offset(found, at) < 0) {
-            Py_DECREF(found);
-            return NULL;
-        }
-    }
-    if (at == -2) {
-        Py_DECREF(found);
-        return NULL;
-    }
-    return found;
 }
 
 /* ---------------------------------------------------------------- SourceText.lines
@@ -2518,13 +2412,9 @@ static PyMethodDef methods[] = {
     {"build", build, METH_VARARGS,
      "build(text, base, node_type, kinds, max_depth, max_scalar) -> list | None"},
     {"bind_get", bind_get, METH_VARARGS,
-     "bind_get(node_type, map_kind, alias_kind, fallback): what get() works with"},
-    {"get", (PyCFunction)(void (*)(void))fast_get, METH_FASTCALL,
-     "get(node, key) -> Node | None: tree.get, in C for the common case"},
+     "bind_get(node_type, map_kind, alias_kind): the Node class and kinds the readers use"},
     {"bind_scalar", bind_scalar, METH_VARARGS,
-     "bind_scalar(scalar_kind, seq_kind, fallback): what scalar() works with (after bind_get)"},
-    {"scalar", fast_scalar, METH_O,
-     "scalar(node) -> str | None: tree.scalar, in C for the common case"},
+     "bind_scalar(scalar_kind, seq_kind): the other kinds (after bind_get)"},
     {"bind_refs", bind_refs, METH_VARARGS,
      "bind_refs(reference_type, spot_type, true_words, false_words, fallback): what "
      "site_refs() makes (after bind_scalar)"},
@@ -2541,8 +2431,6 @@ static PyMethodDef methods[] = {
     {"document_resources", document_resources, METH_VARARGS,
      "document_resources(source, doc, roots) -> list[Resource] | NotImplemented: "
      "resources.document_resources for the common case"},
-    {"markers", markers, METH_O,
-     "markers(text) -> list[int]: split._markers, where each marker line starts"},
     {"line_numbers", line_numbers, METH_VARARGS,
      "line_numbers(text, sorted offsets) -> list[int]: SourceText.lines' pass, in C"},
     {"cuts", cuts, METH_VARARGS,
