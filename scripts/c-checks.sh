@@ -8,8 +8,8 @@
 #    itself is not built with ASan), PYTHONMALLOC=malloc (so that ASan sees every
 #    Python object) and leak detection off (the interpreter keeps its own at exit).
 #    Any report fails the run (UBSan does not recover).
-# 2. The same tests on each other CPython from 3.10 on that is installed (none is, on
-#    Debian 12: its only python3 is 3.11).
+# 2. The same tests on each other CPython from 3.10 on that is installed (on PATH or
+#    through pyenv; Debian 12's own is 3.11 only).
 # 3. scripts/fuzz_c.py, on the same sanitized build: the C against its Python references
 #    on mutated manifests, through the entry points and the CLI; a fixed seed, then a
 #    random one (printed). Arguments to this script go to pytest.
@@ -75,8 +75,19 @@ sanitized "$PY" -m pytest -q -p no:randomly -p no:cacheprovider \
 
 echo "== the C-facing tests on the other CPythons requires-python claims (>=3.10)"
 # Each one on this machine gets its own venv and build; one that is not here is named.
+# (python3.X on PATH, else pyenv's, when either runs)
+find_python() {
+    local exe
+    for exe in "$(command -v "python$1" || true)" \
+        "$(pyenv root 2>/dev/null || true)"/versions/"$1".*/bin/"python$1"; do
+        if [ -n "$exe" ] && [ -x "$exe" ] && "$exe" -c 'pass' 2>/dev/null; then
+            echo "$exe"
+            return
+        fi
+    done
+}
 for v in 3.10 3.12 3.13 3.14; do
-    exe=$(command -v "python$v" || true)
+    exe=$(find_python "$v")
     if [ -z "$exe" ]; then
         echo "python$v: not installed on this machine, not tested"
         continue

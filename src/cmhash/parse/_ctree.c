@@ -31,6 +31,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h> /* offsetof */
 #include <yaml.h>
 #if PY_VERSION_HEX >= 0x030C0000 /* the member types' public names since 3.12 */
 #define MEMBER_OBJECT_EX Py_T_OBJECT_EX
