@@ -1,7 +1,7 @@
-"""The compiled parts: libyaml straight to the position tree, the self-check and the hot
-tree accessors (src/cmhash/parse/_ctree.c), which make a large run about 2.5 times
-faster; and explain's and report's JSON writer (src/cmhash/_cjson.c). Everything else
-is in pyproject.toml.
+"""The compiled parts: libyaml straight to the position tree, the self-check and the
+readers of the tree that measurably pay (src/cmhash/parse/_ctree.c; ARCHITECTURE.md has
+what each one saves), which make a large run about 2.5 times faster; and explain's and
+report's JSON writer (src/cmhash/_cjson.c). Everything else is in pyproject.toml.
 
 The extension is optional: without a C compiler or libyaml's headers (Debian and Ubuntu:
 ``libyaml-dev``; Fedora: ``libyaml-devel``; Homebrew: ``libyaml``) the build goes on

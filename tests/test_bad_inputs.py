@@ -38,6 +38,11 @@ def _merge_bomb() -> str:
     return H + "data:\n  m0: &m0 {a: b}\n" + levels
 
 
+ESCAPE = (
+    "YAML syntax error: found invalid Unicode character escape code (while parsing a quoted scalar)"
+)
+
+
 class Bad(NamedTuple):
     name: str
     text: str | bytes
@@ -64,6 +69,13 @@ CATALOGUE: list[Bad] = [
     Bad("unsupported-yaml-version", "%YAML 2.0\n---\n" + H, "incompatible YAML document", "1:1"),
     Bad("undefined-alias", H + "data:\n  a: *nope\n", "undefined alias '*nope'", "6:6"),
     Bad("control-character", H + 'data:\n  a: "x\x07y"\n', "control character U+0007", "6:8"),
+    # an escape naming a UTF-16 surrogate is no character: libyaml refuses it, ruamel (the
+    # exact parser) makes a lone surrogate of it, refused with libyaml's words and place
+    Bad("lone-surrogate-escape", H + 'data:\n  a: "\\ud800"\n', ESCAPE, "6:9"),
+    Bad("lone-surrogate-escape-inside", H + 'data:\n  a: "ab\\udc00cd"\n', ESCAPE, "6:11"),
+    Bad("long-surrogate-escape", H + 'data:\n  a: "\\U0000DBFF"\n', ESCAPE, "6:9"),
+    Bad("surrogate-pair-escapes", H + 'data:\n  a: "\\ud83d\\ude00"\n', ESCAPE, "6:9"),
+    Bad("surrogate-escape-in-a-key", H + 'data:\n  "\\ud800": x\n', ESCAPE, "6:6"),
     # --- keys and document shapes
     Bad("duplicate-top-level-key", H + "kind: Secret\n", "duplicate key 'kind'", "5:1"),
     Bad("duplicate-data-key", H + "data:\n  a: x\n  a: y\n", "duplicate key 'a'", "7:3"),

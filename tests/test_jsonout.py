@@ -95,17 +95,16 @@ def test_explain_and_report_outputs_parse_back_unchanged() -> None:
 
 
 def test_the_optional_extensions_load_through_one_place() -> None:
-    """_cjson (jsonout, hashing) and _cpack (transport) load through cext.optional: the
+    """_cjson (jsonout) and _cpack (transport) load through cext.optional: the
     module when it was compiled, None (the Python references) when it was not."""
     import importlib.util
 
     from cmhash.analyze import transport
     from cmhash.parse import cext
-    from cmhash.plan import hashing
 
     assert cext.optional("cmhash._not_an_extension") is None
     for name, users in (
-        ("cmhash._cjson", [jsonout._C_WRITE, jsonout._C_DOCUMENT, hashing.c_canonical]),
+        ("cmhash._cjson", [jsonout._C_WRITE, jsonout._C_DOCUMENT]),
         ("cmhash._cpack", [transport.packer]),
     ):
         built = importlib.util.find_spec(name) is not None

@@ -131,17 +131,15 @@ _OLD_MARKER = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)|^%", re.MULTILINE)
 )
 def test_markers_are_found_where_a_line_starts_with_one(pieces: list[str]) -> None:
     """The splitter's two patterns (the text's start, then from each line break) find
-    exactly the marker lines one multi-line pattern finds; so does the C scan
-    (parse/_ctree.c's markers), on text of every str width."""
+    exactly the marker lines one multi-line pattern finds, on text of every str width."""
     text = "".join(pieces)
     want = [m.start() for m in _OLD_MARKER.finditer(text)]
     assert list(split._py_markers(text)) == want
     assert list(split._markers(text)) == want
 
 
-def test_the_split_uses_the_c_scan() -> None:
+def test_the_split_uses_the_c_cuts() -> None:
     pytest.importorskip("cmhash.parse._ctree")
-    assert split._markers is not split._py_markers
     assert split._C_CUTS is not None
 
 

@@ -39,9 +39,11 @@ enum { T_NONE = 'N', T_TRUE = 'T', T_FALSE = 'F', T_INT = 'i', T_STR = 's', T_BY
        T_AGAIN = 'r' };
 enum { HOW_TUPLE = 0, HOW_RECORD = 1, HOW_ENUM = 2 };
 
-/* The objects written so far, by address: an open-addressing table. Every object in
- * it belongs to the graph being packed, which holds it until pack() returns, so no
- * address is reused meanwhile. */
+/* The objects written so far, by address: an open-addressing table that holds a
+ * reference to each key until pack() returns. (Not every object packed is held by the
+ * graph: a record's slot read through a property or __getattr__ may be made for the
+ * read and freed after it, and a freed address reused by the next object would then be
+ * written as a reference to the first.) */
 typedef struct {
     PyObject **keys;
     uint32_t *values;
@@ -101,9 +103,18 @@ memo_put(memo_t *m, PyObject *key)
         *m = bigger;
     }
     size_t i = slot_of(m, key);
-    m->keys[i] = key;
+    m->keys[i] = Py_NewRef(key);
     m->values[i] = (uint32_t)m->count++;
     return 0;
+}
+
+static void
+memo_free(memo_t *m)
+{
+    for (size_t j = 0; j < m->cap; j++)
+        Py_XDECREF(m->keys[j]);
+    PyMem_Free(m->keys);
+    PyMem_Free(m->values);
 }
 
 /* Results: 1 packed, 0 not packable (pack() returns None), -1 an exception. */
@@ -152,6 +163,66 @@ put_data(packer_t *p, char tag, const char *data, size_t n)
 }
 
 static int pack_value(packer_t *p, PyObject *obj, int depth);
+
+/* The registry's shape, checked on every call (a few dozen entries) instead of trusted:
+ * entries is a tuple of (cls, how, extra) with cls a class, how 0 with cls a tuple
+ * subclass and extra None, 1 with extra a tuple of str (slot names), 2 with extra a
+ * tuple (the members); no more than 65,536 of them (the code is 16 bits). index, when
+ * given, maps classes to positions whose entry is that class. 0 ok, -1 a TypeError. */
+static int
+check_registry(PyObject *index, PyObject *entries)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(entries);
+    if (n > (Py_ssize_t)UINT16_MAX + 1)
+        goto bad;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *entry = PyTuple_GET_ITEM(entries, i);
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 3 ||
+            !PyType_Check(PyTuple_GET_ITEM(entry, 0)) ||
+            !PyLong_CheckExact(PyTuple_GET_ITEM(entry, 1)))
+            goto bad;
+        PyTypeObject *cls = (PyTypeObject *)PyTuple_GET_ITEM(entry, 0);
+        long how = PyLong_AsLong(PyTuple_GET_ITEM(entry, 1));
+        PyObject *extra = PyTuple_GET_ITEM(entry, 2);
+        if (how == -1 && PyErr_Occurred())
+            return -1;
+        if (how == HOW_TUPLE) {
+            if (!PyType_IsSubtype(cls, &PyTuple_Type) || extra != Py_None)
+                goto bad;
+        }
+        else if (how == HOW_RECORD) {
+            if (!PyTuple_CheckExact(extra) || PyType_IsSubtype(cls, &PyTuple_Type))
+                goto bad;
+            for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(extra); j++)
+                if (!PyUnicode_Check(PyTuple_GET_ITEM(extra, j)))
+                    goto bad;
+        }
+        else if (how == HOW_ENUM) {
+            if (!PyTuple_CheckExact(extra) || PyTuple_GET_SIZE(extra) > (Py_ssize_t)UINT16_MAX + 1)
+                goto bad;
+        }
+        else
+            goto bad;
+    }
+    if (index != NULL) {
+        Py_ssize_t pos = 0;
+        PyObject *cls, *where;
+        while (PyDict_Next(index, &pos, &cls, &where)) {
+            if (!PyLong_CheckExact(where))
+                goto bad;
+            Py_ssize_t at = PyLong_AsSsize_t(where);
+            if (at == -1 && PyErr_Occurred())
+                return -1;
+            if (at < 0 || at >= n || PyTuple_GET_ITEM(PyTuple_GET_ITEM(entries, at), 0) != cls)
+                goto bad;
+        }
+    }
+    return 0;
+bad:
+    PyErr_SetString(PyExc_TypeError, "cmhash._cpack: the registry is not ({cls: position}, "
+                                     "((cls, how, extra), ...)) as transport.registry() makes it");
+    return -1;
+}
 
 static int
 pack_items(packer_t *p, char tag, PyObject *seq, int depth)
@@ -313,10 +384,11 @@ pack(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OO!O!:pack", &obj, &PyDict_Type, &index, &PyTuple_Type,
                           &entries))
         return NULL;
+    if (check_registry(index, entries) < 0)
+        return NULL;
     packer_t p = {{NULL, 0, 0}, index, entries, {NULL, NULL, 0, 0}};
     PyObject *out = buffer_finish(&p.out, pack_value(&p, obj, 0));
-    PyMem_Free(p.memo.keys);
-    PyMem_Free(p.memo.values);
+    memo_free(&p.memo);
     return out;
 }
 
@@ -398,6 +470,10 @@ unpack_object(reader_t *r, int depth)
         return obj;
     }
     /* a record: made as object.__new__(cls), then its slots set in order */
+    if (cls->tp_new == NULL) {
+        PyErr_SetString(PyExc_TypeError, "cmhash._cpack: a record class that cannot be made");
+        return NULL;
+    }
     PyObject *empty = PyTuple_New(0);
     if (empty == NULL)
         return NULL;
@@ -534,6 +610,10 @@ unpack(PyObject *self, PyObject *args)
     PyObject *entries;
     if (!PyArg_ParseTuple(args, "y*O!:unpack", &data, &PyTuple_Type, &entries))
         return NULL;
+    if (check_registry(NULL, entries) < 0) {
+        PyBuffer_Release(&data);
+        return NULL;
+    }
     reader_t r = {(const char *)data.buf, (const char *)data.buf + data.len, entries,
                   PyList_New(0)};
     PyObject *out = r.seen == NULL ? NULL : unpack_value(&r, 0);

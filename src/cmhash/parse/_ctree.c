@@ -31,8 +31,16 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include <structmember.h>
+#include <stddef.h> /* offsetof */
 #include <yaml.h>
+#if PY_VERSION_HEX >= 0x030C0000 /* the member types' public names since 3.12 */
+#define MEMBER_OBJECT_EX Py_T_OBJECT_EX
+#define MEMBER_SSIZE Py_T_PYSSIZET
+#else
+#include <structmember.h>
+#define MEMBER_OBJECT_EX T_OBJECT_EX
+#define MEMBER_SSIZE T_PYSSIZET
+#endif
 
 /* Node's __slots__: the objects first, then the two offsets (C integers in our Node). */
 enum { S_KIND, S_VALUE, S_STYLE, S_TAG, S_ANCHOR, S_DICT, S_START, S_END, N_SLOTS };
@@ -162,65 +170,31 @@ static PyTypeObject NodeType = {
     .tp_new = node_new,
 };
 
+/* Where each object slot lives in a Node. One layout, the C Node's: build() and the
+ * readers below take no other class (a Python __slots__ class would need its member
+ * descriptors' offsets, which only CPython's private API tells). The table stays so that
+ * every slot is read and written in one way. */
 typedef struct {
-    PyTypeObject *type; /* the Node class the offsets were read from */
+    PyTypeObject *type;
     Py_ssize_t offset[N_SLOTS];
-    int native; /* the C Node: start and end are C integers (NodeObject), not slots */
 } layout_t;
 
-static layout_t layout = {NULL, {0}, 0};
+static layout_t layout = {NULL, {0}};
 
-/* Read where each slot lives in a Node object, once per Node class: every slot must be a
- * plain object member (what __slots__ makes); anything else refuses to build. */
+/* 0 when ``type`` is the C Node (the layout then filled), else -1 with a TypeError. */
 static int
 read_layout(PyTypeObject *type)
 {
-    if (layout.type == type)
-        return 0;
-    if (type == &NodeType) {
-        PyTypeObject *old = layout.type;
+    if (type != &NodeType) {
+        PyErr_SetString(PyExc_TypeError,
+                        "_ctree: builds and reads its own Node (cmhash.parse._ctree.Node) only");
+        return -1;
+    }
+    if (layout.type == NULL) {
         for (int i = 0; i < N_OBJECT_SLOTS; i++)
             layout.offset[i] = offsetof(NodeObject, slots) + (Py_ssize_t)(i * sizeof(PyObject *));
-        layout.native = 1;
-        Py_INCREF(type);
-        layout.type = type;
-        Py_XDECREF(old);
-        return 0;
+        layout.type = type; /* (a static type: never freed) */
     }
-    if (type->tp_itemsize != 0 || !(type->tp_flags & Py_TPFLAGS_HEAPTYPE)) {
-        PyErr_SetString(PyExc_TypeError, "_ctree: Node must be a plain __slots__ class");
-        return -1;
-    }
-    Py_ssize_t offset[N_SLOTS]; /* taken only when every slot is right */
-    for (int i = 0; i < N_SLOTS; i++) {
-        PyObject *name = PyUnicode_InternFromString(SLOT_NAMES[i]);
-        if (name == NULL)
-            return -1;
-        PyObject *descr = _PyType_Lookup(type, name);
-        Py_DECREF(name);
-        if (descr == NULL || !PyObject_TypeCheck(descr, &PyMemberDescr_Type)) {
-            PyErr_Format(PyExc_TypeError, "_ctree: Node has no slot %s", SLOT_NAMES[i]);
-            return -1;
-        }
-        PyMemberDef *m = ((PyMemberDescrObject *)descr)->d_member;
-        if (m->type != T_OBJECT_EX || m->offset <= 0 ||
-            (size_t)m->offset + sizeof(PyObject *) > (size_t)type->tp_basicsize) {
-            PyErr_Format(PyExc_TypeError, "_ctree: slot %s is not an object slot",
-                         SLOT_NAMES[i]);
-            return -1;
-        }
-        offset[i] = m->offset;
-    }
-    if (type->tp_basicsize != (Py_ssize_t)(sizeof(PyObject) + N_SLOTS * sizeof(PyObject *))) {
-        PyErr_SetString(PyExc_TypeError, "_ctree: Node has slots build() does not fill");
-        return -1;
-    }
-    PyTypeObject *old = layout.type;
-    memcpy(layout.offset, offset, sizeof offset);
-    layout.native = 0;
-    Py_INCREF(type);
-    layout.type = type;
-    Py_XDECREF(old);
     return 0;
 }
 
@@ -231,29 +205,14 @@ new_node(const layout_t *L, PyObject *kind, Py_ssize_t start, Py_ssize_t end, Py
 {
     PyTypeObject *type = L->type;
     PyObject *node = value == NULL || style == NULL ? NULL : type->tp_alloc(type, 0);
-    PyObject *pstart = NULL, *pend = NULL;
-    if (node != NULL && !L->native) {
-        pstart = PyLong_FromSsize_t(start);
-        pend = PyLong_FromSsize_t(end); /* -1 while a collection is open */
-        if (pstart == NULL || pend == NULL)
-            Py_CLEAR(node);
-    }
     if (node == NULL) {
-        Py_XDECREF(pstart);
-        Py_XDECREF(pend);
         Py_XDECREF(value);
         Py_XDECREF(style);
         return NULL;
     }
     char *base = (char *)node;
-    if (L->native) {
-        ((NodeObject *)node)->start = start;
-        ((NodeObject *)node)->end = end;
-    }
-    else {
-        *(PyObject **)(base + L->offset[S_START]) = pstart;
-        *(PyObject **)(base + L->offset[S_END]) = pend;
-    }
+    ((NodeObject *)node)->start = start;
+    ((NodeObject *)node)->end = end; /* -1 while a collection is open */
     Py_INCREF(kind);
     *(PyObject **)(base + L->offset[S_KIND]) = kind;
     *(PyObject **)(base + L->offset[S_VALUE]) = value;
@@ -457,16 +416,7 @@ close_collection(builder_t *b, Py_ssize_t end)
         drop_frame(&f);
         return BAIL;
     }
-    if (b->L.native)
-        ((NodeObject *)f.node)->end = end;
-    else {
-        PyObject *pend = PyLong_FromSsize_t(end);
-        if (pend == NULL) {
-            drop_frame(&f);
-            return FAIL;
-        }
-        set_slot(&b->L, f.node, S_END, pend);
-    }
+    ((NodeObject *)f.node)->end = end;
     set_slot(&b->L, f.node, S_VALUE, f.children);
     if (f.index != NULL)
         set_slot(&b->L, f.node, S_DICT, f.index);
@@ -581,7 +531,8 @@ on_event(builder_t *b, yaml_event_t *ev, Py_ssize_t base, PyObject *const kinds[
  * into a temporary bytes object (*encoded, to release), as PyYAML does
  * (PyUnicode_AsUTF8AndSize would keep a copy attached to the str, doubling a whole
  * file's text for the rest of the run). NULL with no exception set for text that is not
- * UTF-8-encodable (lone surrogates). */
+ * UTF-8-encodable (lone surrogates); NULL with the exception set for anything else (a
+ * MemoryError is not "not UTF-8": the caller passes it on). */
 static const char *
 utf8_of(PyObject *text, PyObject **encoded, Py_ssize_t *size)
 {
@@ -590,7 +541,8 @@ utf8_of(PyObject *text, PyObject **encoded, Py_ssize_t *size)
         return PyUnicode_AsUTF8AndSize(text, size);
     *encoded = PyUnicode_AsUTF8String(text);
     if (*encoded == NULL) {
-        PyErr_Clear();
+        if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
+            PyErr_Clear();
         return NULL;
     }
     *size = PyBytes_GET_SIZE(*encoded);
@@ -619,7 +571,7 @@ build(PyObject *Py_UNUSED(self), PyObject *args)
     Py_ssize_t size = 0;
     const char *utf8 = utf8_of(text, &encoded, &size);
     if (utf8 == NULL) /* lone surrogates: events.py's path raises, as it always did */
-        Py_RETURN_NONE;
+        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
     yaml_parser_t parser;
     if (!yaml_parser_initialize(&parser)) {
         Py_XDECREF(encoded);
@@ -722,7 +674,9 @@ stop(void)
     return PyErr_Occurred() ? -1 : 0;
 }
 
-/* Whether a Python str holds exactly these UTF-8 bytes (1 or 0; never an exception). */
+/* Whether a Python str holds exactly these UTF-8 bytes (1 or 0). libyaml's text is
+ * always UTF-8, so decoding fails only for want of memory: then 0 with the MemoryError
+ * set (the callers' stop() passes it on). */
 static int
 str_is(PyObject *s, const yaml_char_t *p, size_t n)
 {
@@ -731,10 +685,8 @@ str_is(PyObject *s, const yaml_char_t *p, size_t n)
     if (PyUnicode_IS_ASCII(s))
         return (size_t)PyUnicode_GET_LENGTH(s) == n && memcmp(PyUnicode_DATA(s), p, n) == 0;
     PyObject *t = PyUnicode_DecodeUTF8((const char *)p, (Py_ssize_t)n, "strict");
-    if (t == NULL) {
-        PyErr_Clear();
+    if (t == NULL)
         return 0;
-    }
     int r = PyUnicode_Compare(s, t) == 0;
     Py_DECREF(t);
     return r;
@@ -894,15 +846,19 @@ check_pairs(checker_t *c, PyObject *pairs, int role, Py_ssize_t d)
     int made = 0;
     Py_ssize_t i = 0;
     for (;;) {
-        while (role == R_ANN && i < N_PAIRS &&
+        while (role == R_ANN && i < N_PAIRS && is_pair(c, PyList_GET_ITEM(pairs, i)) &&
                old_names(c, PyTuple_GET_ITEM(PyList_GET_ITEM(pairs, i), 0), c->key))
-            i++; /* an old value under our key: replaced */
+            i++; /* an old value under our key: replaced (a pair checked again: a signal
+                  * handler may have changed the list since the first pass) */
         yaml_event_t *ev = peek(c);
         if (ev == NULL)
             return stop();
         if (ev->type == YAML_MAPPING_END_EVENT)
             break;
-        if (created != NULL && scalar_is(ev, created)) { /* ours, or a level the edit made */
+        int is_created = created != NULL && scalar_is(ev, created);
+        if (PyErr_Occurred())
+            return -1;
+        if (is_created) { /* ours, or a level the edit made */
             if (made++)
                 return 0;
             consume(c);
@@ -934,7 +890,12 @@ check_pairs(checker_t *c, PyObject *pairs, int role, Py_ssize_t d)
     return 1;
 }
 
-/* One old node against the new stream's next node (all of its events). */
+/* One old node against the new stream's next node (all of its events), with the node
+ * and its kind, style and value held: peek() runs signal handlers every 4,096 events,
+ * and a handler may change or drop any part of the old tree meanwhile. */
+static int check_held(checker_t *c, PyObject *kind, PyObject *style, PyObject *value,
+                      int role, Py_ssize_t d);
+
 static int
 check_node(checker_t *c, PyObject *old, int role, Py_ssize_t d)
 {
@@ -948,6 +909,22 @@ check_node(checker_t *c, PyObject *old, int role, Py_ssize_t d)
     PyObject *value = slot(&c->L, old, S_VALUE);
     if (kind == NULL || style == NULL || value == NULL) /* a Node never filled in */
         return 0;
+    Py_INCREF(old);
+    Py_INCREF(kind);
+    Py_INCREF(style);
+    Py_INCREF(value);
+    int r = check_held(c, kind, style, value, role, d);
+    Py_DECREF(value);
+    Py_DECREF(style);
+    Py_DECREF(kind);
+    Py_DECREF(old);
+    return r;
+}
+
+static int
+check_held(checker_t *c, PyObject *kind, PyObject *style, PyObject *value, int role,
+           Py_ssize_t d)
+{
     yaml_event_t *ev = peek(c);
     if (ev == NULL)
         return stop();
@@ -956,7 +933,7 @@ check_node(checker_t *c, PyObject *old, int role, Py_ssize_t d)
         if (role != R_PLAIN || !kind_is(kind, c->kinds[0]) || !style_is(style, ev->data.scalar.style))
             return 0;
         if (!scalar_is(ev, value))
-            return 0;
+            return stop();
         consume(c);
         return 1;
     }
@@ -969,8 +946,13 @@ check_node(checker_t *c, PyObject *old, int role, Py_ssize_t d)
         consume(c);
         if (++c->depth > CHECK_MAX_DEPTH)
             return 0;
+        /* the list is held (check_node); its size is read again after each item, and each
+         * item is held while it is walked */
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(value); i++) {
-            int r = check_node(c, PyList_GET_ITEM(value, i), R_PLAIN, 0);
+            PyObject *item = PyList_GET_ITEM(value, i);
+            Py_INCREF(item);
+            int r = check_node(c, item, R_PLAIN, 0);
+            Py_DECREF(item);
             if (r <= 0)
                 return r;
         }
@@ -989,9 +971,7 @@ check_node(checker_t *c, PyObject *old, int role, Py_ssize_t d)
         consume(c);
         if (++c->depth > CHECK_MAX_DEPTH)
             return 0;
-        Py_INCREF(value); /* (held: a signal handler between events could replace it) */
         int r = check_pairs(c, value, role, d);
-        Py_DECREF(value);
         c->depth--;
         return r;
     }
@@ -1024,7 +1004,7 @@ check_edit(PyObject *Py_UNUSED(self), PyObject *args)
     Py_ssize_t size = 0;
     const char *utf8 = utf8_of(text, &encoded, &size);
     if (utf8 == NULL)
-        Py_RETURN_NONE;
+        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
     checker_t c;
     memset(&c, 0, sizeof c);
     if (!yaml_parser_initialize(&c.parser)) {
@@ -1285,39 +1265,32 @@ collect(PyObject *Py_UNUSED(self), PyObject *args)
     return run_collect(&layout, kinds, node, trie, field, count);
 }
 
-/* ---- get: parse/tree.py's hottest accessor ------------------------------------------
+/* ---- what the tree's readers below work with ----------------------------------------
  *
- * tree.get(node, key) for the common case: a mapping with its key index (what the C
- * builder makes), whose value under key is not an alias. Anything else -- None, another
- * kind, an alias, a mapping without its index (merges, duplicates: entries() decides and
- * raises) -- is tree._py_get's, the reference, called as it is. bind_get() sets the
- * Node class, the kind strings and that fallback once, when tree.py is imported. */
+ * bind_get() sets the Node class and the mapping and alias kind strings, bind_scalar()
+ * the scalar and sequence ones, once, when tree.py is imported. (tree.get and
+ * tree.scalar themselves were in C too: under 1 % of a run, back in Python.) */
 
 static PyTypeObject *get_type;
 static Py_ssize_t get_offset[N_SLOTS];
-static int get_native; /* the bound class is the C Node: offsets are C integers */
-static PyObject *get_map_kind, *get_alias_kind, *get_fallback;
+static PyObject *get_map_kind, *get_alias_kind;
 
 static PyObject *
 bind_get(PyObject *Py_UNUSED(self), PyObject *args)
 {
     PyTypeObject *type;
-    PyObject *map_kind, *alias_kind, *fallback;
-    if (!PyArg_ParseTuple(args, "O!UUO", &PyType_Type, &type, &map_kind, &alias_kind,
-                          &fallback))
+    PyObject *map_kind, *alias_kind;
+    if (!PyArg_ParseTuple(args, "O!UU", &PyType_Type, &type, &map_kind, &alias_kind))
         return NULL;
     if (read_layout(type) < 0)
         return NULL;
     Py_INCREF(type);
     Py_INCREF(map_kind);
     Py_INCREF(alias_kind);
-    Py_INCREF(fallback);
     Py_XSETREF(get_type, type);
     Py_XSETREF(get_map_kind, map_kind);
     Py_XSETREF(get_alias_kind, alias_kind);
-    Py_XSETREF(get_fallback, fallback);
     memcpy(get_offset, layout.offset, sizeof get_offset);
-    get_native = layout.native;
     Py_RETURN_NONE;
 }
 
@@ -1327,73 +1300,21 @@ get_slot(PyObject *node, int i)
     return *(PyObject **)((char *)node + get_offset[i]);
 }
 
-/* A node's start or end (S_START, S_END) as a Python int (new); NULL with no error when
- * the slot is unset. */
+/* A node's start or end (S_START, S_END) as a Python int (new); NULL on error. */
 static PyObject *
 get_position(PyObject *node, int which)
 {
-    if (get_native)
-        return PyLong_FromSsize_t(which == S_START ? ((NodeObject *)node)->start
-                                                   : ((NodeObject *)node)->end);
-    return Py_XNewRef(get_slot(node, which));
+    return PyLong_FromSsize_t(which == S_START ? ((NodeObject *)node)->start
+                                               : ((NodeObject *)node)->end);
 }
 
-static PyObject *
-fast_get(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
-{
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "get(node, key)");
-        return NULL;
-    }
-    PyObject *node = args[0], *key = args[1];
-    if (node == Py_None)
-        Py_RETURN_NONE;
-    /* an exact str key: the lookup below runs no Python code (no __eq__ that could free
-     * the index under us) */
-    if (get_type == NULL || Py_TYPE(node) != get_type || !PyUnicode_CheckExact(key))
-        goto fallback;
-    PyObject *kind = get_slot(node, S_KIND);
-    if (kind != get_map_kind) /* the kind strings are the module's constants */
-        goto fallback;
-    PyObject *index = get_slot(node, S_DICT);
-    if (index == NULL || !PyDict_CheckExact(index))
-        goto fallback;
-    PyObject *pair = PyDict_GetItemWithError(index, key);
-    if (pair == NULL) {
-        if (PyErr_Occurred())
-            return NULL;
-        Py_RETURN_NONE;
-    }
-    if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2)
-        goto fallback;
-    PyObject *value = PyTuple_GET_ITEM(pair, 1);
-    if (Py_TYPE(value) != get_type || get_slot(value, S_KIND) == get_alias_kind)
-        goto fallback;
-    Py_INCREF(value);
-    return value;
-fallback:
-    if (get_fallback == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "_ctree.get: bind_get() first");
-        return NULL;
-    }
-    return PyObject_Vectorcall(get_fallback, args, 2, NULL);
-}
-
-/* ---------------------------------------------------------------- tree.scalar
- *
- * tree.scalar for the common case: an exact Node of the bound class whose kind is one of
- * the bound kind strings, with an exact str value and no tag. A scalar's value (None when
- * it is YAML's null: plain "", "~", "null", "Null", "NULL"), None for a mapping or a
- * sequence. Anything else -- an alias, a tag, another object -- is tree._py_scalar's,
- * the reference, called as it is. */
-
-static PyObject *scalar_kind, *seq_kind, *scalar_fallback;
+static PyObject *scalar_kind, *seq_kind;
 
 static PyObject *
 bind_scalar(PyObject *Py_UNUSED(self), PyObject *args)
 {
-    PyObject *kind, *seq, *fallback;
-    if (!PyArg_ParseTuple(args, "UUO", &kind, &seq, &fallback))
+    PyObject *kind, *seq;
+    if (!PyArg_ParseTuple(args, "UU", &kind, &seq))
         return NULL;
     if (get_type == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "_ctree.bind_scalar: bind_get() first");
@@ -1401,10 +1322,8 @@ bind_scalar(PyObject *Py_UNUSED(self), PyObject *args)
     }
     Py_INCREF(kind);
     Py_INCREF(seq);
-    Py_INCREF(fallback);
     Py_XSETREF(scalar_kind, kind);
     Py_XSETREF(seq_kind, seq);
-    Py_XSETREF(scalar_fallback, fallback);
     Py_RETURN_NONE;
 }
 
@@ -1420,30 +1339,6 @@ is_null_text(PyObject *value)
     if (n == 1)
         return s[0] == '~';
     return n == 4 && (!memcmp(s, "null", 4) || !memcmp(s, "Null", 4) || !memcmp(s, "NULL", 4));
-}
-
-static PyObject *
-fast_scalar(PyObject *Py_UNUSED(self), PyObject *node)
-{
-    if (node == Py_None)
-        Py_RETURN_NONE;
-    if (scalar_fallback == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "_ctree.scalar: bind_scalar() first");
-        return NULL;
-    }
-    if (Py_TYPE(node) != get_type)
-        return PyObject_CallOneArg(scalar_fallback, node);
-    PyObject *kind = get_slot(node, S_KIND);
-    if (kind == get_map_kind || kind == seq_kind)
-        Py_RETURN_NONE;
-    PyObject *value = get_slot(node, S_VALUE);
-    if (kind != scalar_kind || get_slot(node, S_TAG) != Py_None || value == NULL ||
-        !PyUnicode_CheckExact(value))
-        return PyObject_CallOneArg(scalar_fallback, node);
-    if (get_slot(node, S_STYLE) == Py_None && is_null_text(value))
-        Py_RETURN_NONE;
-    Py_INCREF(value);
-    return value;
 }
 
 /* ---------------------------------------------------------------- classify._top_level
@@ -1750,6 +1645,8 @@ site_ref(PyObject *node, PyObject *field, PyObject *container, PyObject *const s
     if (name == NULL || PyUnicode_GET_LENGTH(name) == 0)
         Py_RETURN_NONE;
     PyObject *style = get_slot(raw, S_STYLE);
+    if (style == NULL) /* deleted by Python code (``del node.style``): refs.py says so */
+        Py_RETURN_NOTIMPLEMENTED;
     if (style != Py_None && (!PyUnicode_Check(style) ||
                              PyUnicode_CompareWithASCIIString(style, "|") == 0 ||
                              PyUnicode_CompareWithASCIIString(style, ">") == 0))
@@ -1875,11 +1772,12 @@ site_refs(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
     return PyObject_Vectorcall(refs_fallback, args, 3, NULL);
 }
 
-/* ---------------------------------------------------------------- split._markers
+/* ---------------------------------------------------------------- marker lines
  *
- * read/split.py's marker lines (its _py_markers is the reference): where each line that
- * starts with "---" or "..." (then a blank, a line break or the end of the text) or with
- * "%" begins, in order. Any kind of str; a list of offsets. */
+ * read/split.py's marker lines (its _py_markers is the reference), for cuts() below:
+ * where each line that starts with "---" or "..." (then a blank, a line break or the end
+ * of the text) or with "%" begins, in order. Any kind of str. (The scan alone, as
+ * split._markers, saved under 1 % of a run: it is Python's again.) */
 
 typedef struct {
     PyObject *text;
@@ -1940,33 +1838,6 @@ append_offset(PyObject *list, Py_ssize_t at)
     int rc = PyList_Append(list, o);
     Py_DECREF(o);
     return rc;
-}
-
-static PyObject *
-markers(PyObject *Py_UNUSED(self), PyObject *text)
-{
-    if (!PyUnicode_Check(text)) {
-        PyErr_SetString(PyExc_TypeError, "markers(text): a str");
-        return NULL;
-    }
-    PyObject *found = PyList_New(0);
-    if (found == NULL)
-        return NULL;
-    marker_scan scan;
-    marker_scan_init(&scan, text);
-    Py_UCS4 token;
-    Py_ssize_t at;
-    while ((at = next_marker(&scan, &token)) >= 0) {
-        if (append_offset(found, at) < 0) {
-            Py_DECREF(found);
-            return NULL;
-        }
-    }
-    if (at == -2) {
-        Py_DECREF(found);
-        return NULL;
-    }
-    return found;
 }
 
 /* ---------------------------------------------------------------- SourceText.lines
@@ -2542,13 +2413,9 @@ static PyMethodDef methods[] = {
     {"build", build, METH_VARARGS,
      "build(text, base, node_type, kinds, max_depth, max_scalar) -> list | None"},
     {"bind_get", bind_get, METH_VARARGS,
-     "bind_get(node_type, map_kind, alias_kind, fallback): what get() works with"},
-    {"get", (PyCFunction)(void (*)(void))fast_get, METH_FASTCALL,
-     "get(node, key) -> Node | None: tree.get, in C for the common case"},
+     "bind_get(node_type, map_kind, alias_kind): the Node class and kinds the readers use"},
     {"bind_scalar", bind_scalar, METH_VARARGS,
-     "bind_scalar(scalar_kind, seq_kind, fallback): what scalar() works with (after bind_get)"},
-    {"scalar", fast_scalar, METH_O,
-     "scalar(node) -> str | None: tree.scalar, in C for the common case"},
+     "bind_scalar(scalar_kind, seq_kind): the other kinds (after bind_get)"},
     {"bind_refs", bind_refs, METH_VARARGS,
      "bind_refs(reference_type, spot_type, true_words, false_words, fallback): what "
      "site_refs() makes (after bind_scalar)"},
@@ -2565,8 +2432,6 @@ static PyMethodDef methods[] = {
     {"document_resources", document_resources, METH_VARARGS,
      "document_resources(source, doc, roots) -> list[Resource] | NotImplemented: "
      "resources.document_resources for the common case"},
-    {"markers", markers, METH_O,
-     "markers(text) -> list[int]: split._markers, where each marker line starts"},
     {"line_numbers", line_numbers, METH_VARARGS,
      "line_numbers(text, sorted offsets) -> list[int]: SourceText.lines' pass, in C"},
     {"cuts", cuts, METH_VARARGS,
@@ -2619,13 +2484,13 @@ PyInit__ctree(void)
         !NAMESPACE_KEY || !GENERATE_KEY || !LIST_SUFFIX)
         return NULL;
     for (int i = 0; i < N_OBJECT_SLOTS; i++)
-        node_members[i] = (PyMemberDef){(char *)SLOT_NAMES[i], T_OBJECT_EX,
+        node_members[i] = (PyMemberDef){(char *)SLOT_NAMES[i], MEMBER_OBJECT_EX,
                                         offsetof(NodeObject, slots) +
                                             (Py_ssize_t)(i * sizeof(PyObject *)),
                                         0, NULL};
-    node_members[S_START] = (PyMemberDef){"start", T_PYSSIZET, offsetof(NodeObject, start), 0,
+    node_members[S_START] = (PyMemberDef){"start", MEMBER_SSIZE, offsetof(NodeObject, start), 0,
                                           NULL};
-    node_members[S_END] = (PyMemberDef){"end", T_PYSSIZET, offsetof(NodeObject, end), 0, NULL};
+    node_members[S_END] = (PyMemberDef){"end", MEMBER_SSIZE, offsetof(NodeObject, end), 0, NULL};
     NULL_TAG = PyUnicode_InternFromString("tag:yaml.org,2002:null");
     SCALAR_KIND = PyUnicode_InternFromString("scalar");
     PyObject *nulls = Py_BuildValue("(sssss)", "", "~", "null", "Null", "NULL");

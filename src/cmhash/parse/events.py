@@ -124,7 +124,7 @@ def _ctree_build() -> Callable[[str, int], list[Node] | None] | None:
     roots, or None to parse on the event path. None when the extension was not built (no
     C compiler or libyaml headers at install) or ``CMHASH_CTREE=0``."""
     _ctree = cext.ctree()
-    if _ctree is None:
+    if _ctree is None or cext.off("build"):
         return None
     c_build = _ctree.build
     kinds = (SCALAR, SEQ, MAP)
@@ -146,7 +146,7 @@ def ctree_check_edit() -> CheckEdit | None:
     tree plus our annotation, None when it cannot tell (write/treecheck.py). None without
     the extension."""
     _ctree = cext.ctree()
-    if _ctree is None:
+    if _ctree is None or cext.off("check_edit"):
         return None
     c_check = _ctree.check_edit
     kinds = (SCALAR, SEQ, MAP)
@@ -170,7 +170,7 @@ def ctree_collect() -> Collect | None:
     of reference sites, over trees the C builder made (None from it: walk in Python).
     None without the extension."""
     _ctree = cext.ctree()
-    if _ctree is None:
+    if _ctree is None or cext.off("collect"):
         return None
     c_collect = _ctree.collect
     kinds = (SCALAR, SEQ, MAP)
@@ -279,7 +279,7 @@ def _parse_fast(text: str, base: int, be: _Backend) -> Roots:
 def _parse(text: str, base: int, be: _Backend) -> Roots:
     """The chunk through the event path; parser errors as NodeError."""
     try:
-        return _build(be.run(text), base, be)
+        return _build(be.run(text), base, be, text)
     except be.error as exc:
         if be.name == "fast" and libyaml.is_limit(exc):
             raise _LibyamlLimit from None
@@ -328,13 +328,24 @@ def _check_tag(tag: str, offset: int) -> None:
         raise NodeError(f"unknown tag '{tag}': {then}", offset, public=f"unknown tag: {then}")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# an escape in a double-quoted scalar; group 1: one naming a surrogate, from its u or U
+_ESCAPE = re.compile(
+    r"\\(u[dD][89a-fA-F][0-9a-fA-F]{2}|U0000[dD][89a-fA-F][0-9a-fA-F]{2})|\\.", re.DOTALL
+)
+_BAD_ESCAPE = (
+    "YAML syntax error: found invalid Unicode character escape code (while parsing a quoted scalar)"
+)
+
+
 class _Builder:
     """The tree under construction: open collections, anchors, the aliases seen."""
 
-    __slots__ = ("aliased", "anchors", "base", "roots", "stack")
+    __slots__ = ("aliased", "anchors", "base", "roots", "stack", "text")
 
-    def __init__(self, base: int) -> None:
+    def __init__(self, base: int, text: str) -> None:
         self.base = base
+        self.text = text
         self.aliased: list[tuple[Node, Node]] = []
         self.roots = Roots()
         self.roots.aliased = self.aliased
@@ -356,6 +367,8 @@ class _Builder:
                 f"{MAX_SCALAR} (Kubernetes objects are at most 1.5 MiB)",
                 self.base + ev.start_mark.index,
             )
+        if ev.style == '"' and not value.isascii() and _SURROGATE.search(value):
+            self.lone_surrogate(ev)
         tag = self.tag(ev) if ev.tag is not None else None
         node = Node(
             SCALAR,
@@ -369,6 +382,17 @@ class _Builder:
         if ev.anchor is not None:
             self.anchors[ev.anchor] = node
         return node
+
+    def lone_surrogate(self, ev: Any) -> None:
+        """A double-quoted escape named a UTF-16 surrogate (``"\\ud800"``): no character.
+        libyaml refuses it; ruamel makes a lone surrogate of it, which no UTF-8 output can
+        hold. Refused here with libyaml's words, at libyaml's place (the escape's digits)."""
+        at = ev.start_mark.index
+        for m in _ESCAPE.finditer(self.text, at, ev.end_mark.index):
+            if m.group(1) is not None:
+                at = m.start(1) + 1  # (libyaml marks the first digit)
+                break
+        raise NodeError(_BAD_ESCAPE, self.base + at)
 
     def open(self, ev: Any, kind: str, append: Callable[[Node], None]) -> Callable[[Node], None]:
         """A mapping or sequence starts: where its children go."""
@@ -427,8 +451,8 @@ class _Builder:
             alias.value = None
 
 
-def _build(next_event: Callable[[], Any], base: int, be: _Backend) -> Roots:
-    b = _Builder(base)
+def _build(next_event: Callable[[], Any], base: int, be: _Backend, text: str) -> Roots:
+    b = _Builder(base, text)
     append = b.roots.append  # where the next node goes: the open collection, or the roots
     scalar_cls, mstart, sstart, mend, send, alias_cls = (
         be.scalar,

@@ -6,7 +6,6 @@ through aliases and ``<<`` merges, ``own`` only what a mapping itself writes."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from cmhash.errors import NodeError
@@ -130,9 +129,9 @@ def own(node: Node, key: str) -> tuple[Node, Node] | None:
     return None
 
 
-def _py_get(node: Node | None, key: str) -> Node | None:
-    """The value under ``key`` of a mapping (through aliases), or None. (``get``: this, or
-    the same in C from parse/_ctree.c, which calls this for all but the common case.)"""
+def get(node: Node | None, key: str) -> Node | None:
+    """The value under ``key`` of a mapping (through aliases), or None. (The hottest
+    function of a run; its C copy saved under 1 % of one: bench/c_gains.py.)"""
     if node is None:
         return None
     if node.kind != MAP:  # (the common case first: the hottest function of a run)
@@ -145,13 +144,6 @@ def _py_get(node: Node | None, key: str) -> Node | None:
         return None
     value = pair[1]
     return value if value.kind != ALIAS else deref(value)
-
-
-# the hottest function of a run: parse/_ctree.c's, bound to this module's Node, kinds and
-# _py_get, when the extension is there
-get: Callable[[Node | None, str], Node | None] = (
-    cext.function("get", "bind_get", Node, MAP, ALIAS, _py_get) or _py_get
-)
 
 
 def walk(node: Node | None, path: tuple[str, ...], field: str = "") -> list[tuple[Node, str]]:
@@ -179,19 +171,20 @@ def get_path(node: Node | None, path: tuple[str, ...]) -> Node | None:
     return node
 
 
-def _py_scalar(node: Node | None) -> str | None:
-    """A scalar's string value; None for null, absent or non-scalar nodes. (``scalar``:
-    this, or the same in C from parse/_ctree.c, which calls this for all but the common
-    case: an untagged scalar, mapping or sequence node.)"""
+def scalar(node: Node | None) -> str | None:
+    """A scalar's string value; None for null, absent or non-scalar nodes."""
     node = deref(node)
     if node is None or node.kind != SCALAR or node.is_null:
         return None
     return str(node.value)
 
 
-scalar: Callable[[Node | None], str | None] = (  # (bound after get, which binds Node)
-    cext.function("scalar", "bind_scalar", SCALAR, SEQ, _py_scalar) or _py_scalar
-)
+# the Node class and kinds parse/_ctree.c's readers of the tree (refs.py's site walk,
+# resolve.py's plain references...) work with, bound once
+_ctree = cext.ctree()
+if _ctree is not None:
+    _ctree.bind_get(Node, MAP, ALIAS)
+    _ctree.bind_scalar(SCALAR, SEQ)
 
 
 def items(node: Node | None) -> list[Node]:

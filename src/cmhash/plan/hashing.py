@@ -26,11 +26,9 @@ from __future__ import annotations
 
 import json
 from binascii import b2a_base64
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from json.encoder import encode_basestring  # the C escaper (json.dumps' with ensure_ascii=False)
 from typing import TYPE_CHECKING, NamedTuple
-
-from cmhash.parse.cext import optional
 
 if TYPE_CHECKING:
     from hashlib import sha256
@@ -156,20 +154,9 @@ def canonical(uses: Iterable[Use], secret_key: bytes | None = None) -> str:
     return f'{{"refs":[{refs}],"v":{ENCODING_VERSION}}}'
 
 
-# ``canonical(uses).encode()`` in C (``_cjson.c``), without a secret key; None when the
-# extension was not compiled. It returns None for what only this module encodes.
-c_canonical: Callable[[list[Use]], bytes | None] | None = getattr(
-    optional("cmhash._cjson"), "canonical", None
-)
-
-
 def sha256_hex(data: bytes) -> str:
     return str(sha256(data).hexdigest())
 
 
 def digest(uses: list[Use], secret_key: bytes | None = None) -> str:
-    if secret_key is None and c_canonical is not None:
-        data = c_canonical(uses)
-        if data is not None:
-            return str(sha256(data).hexdigest())
     return str(sha256(canonical(uses, secret_key).encode("utf-8")).hexdigest())
