@@ -163,6 +163,7 @@ RULE_CASES = {
     "replicaset-no-rollout": "ReplicaSet/legacy-rs",
     "cronjob-next-run": "CronJob/nightly",
     "hook-recreated": "Job/seed",
+    "job-runs-again": None,  # --jobs=rename: test_a_renamed_job_runs_again below
     "job-immutable": "Job/migrate",
     "pod-metadata-only": "Pod/debug",
     "pod-image": "Pod/toolbox",
@@ -183,7 +184,9 @@ UNIT_CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "rollout-paused": ("argoproj.io", "Rollout", {"paused": True}),
     "rollout-zero-replicas": ("argoproj.io", "Rollout", {"replicas": 0}),
     "deploymentconfig-paused": ("apps.openshift.io", "DeploymentConfig", {"paused": True}),
+    "job-runs-again": ("batch", "Job", {}),
 }
+UNIT_RENAMES = {"job-runs-again": "x-f997g5h4h7"}
 
 
 @pytest.mark.parametrize("rule", RULES, ids=[r.name for r in RULES])
@@ -196,7 +199,8 @@ def test_rule(rule: Any, plan: dict[str, Any]) -> None:
         from cmhash.report.rollout import Context, decide
 
         group, kind, spec = UNIT_CASES[rule.name]
-        got = decide(Context({"spec": spec}, (), {}, ResourceId(group, kind, "ns", "x")))
+        rid = ResourceId(group, kind, "ns", "x")
+        got = decide(Context({"spec": spec}, (), {}, rid, UNIT_RENAMES.get(rule.name)))
         assert (got.rule, got.outcome) == (rule.name, rule.outcome)
         return
     w = _by_name(plan)[where]
@@ -492,3 +496,21 @@ def test_deeply_nested_templates_are_compared(tmp_path: Path) -> None:
     (cause,) = json.loads(out)["restart"][0]["causes"]
     assert cause["type"] == "other" and cause["field"].endswith(".k979.v")
     assert (cause["old"], cause["new"]) == ("one", "two")
+
+
+def test_a_renamed_job_runs_again(tmp_path: Path) -> None:
+    """--jobs=rename: a Job whose config changed is a new Job that runs, not a refused
+    change (report says under which name)."""
+    old = ROOT / "examples" / "migrate-job.yaml"
+    new = tmp_path / "new.yaml"
+    new.write_text(old.read_text().replace("TARGET: v42", "TARGET: v43"))
+    res = run_cmhash(["report", "--jobs=rename", "--format", "json", str(old), str(new)])
+    assert res.code == 0, res.stderr
+    data = json.loads(res.out)
+    (job,) = [w for w in data["notRestarting"] if w["kind"] == "Job"]
+    assert job["rule"] == "job-runs-again" and job["outcome"] == "next run"
+    assert "will run again as migrate-" in job["reason"]
+    assert data["summary"].get("refused", 0) == 0
+    plain = run_cmhash(["report", "--jobs", "--format", "json", str(old), str(new)])
+    (job,) = [w for w in json.loads(plain.out)["notRestarting"] if w["kind"] == "Job"]
+    assert job["rule"] == "job-immutable"

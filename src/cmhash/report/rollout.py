@@ -34,6 +34,7 @@ class Context(NamedTuple):
     causes: tuple[TemplateCause, ...]  # template changes other than the checksum
     rollouts: Mapping[ResourceId, str]  # Deployment -> "Rollout/name (strategy)" taking it over
     id: ResourceId
+    runs_again_as: str | None = None  # --jobs=rename: the Job's new name (analyze/jobs.py)
 
     def spec(self, *path: str) -> Any:
         return path_get(self.obj, ("spec", *path))
@@ -283,6 +284,20 @@ RULES: tuple[Rule, ...] = (
         "https://helm.sh/docs/topics/charts_hooks/#hook-deletion-policies; "
         "argoproj/gitops-engine pkg/sync/hook/delete_policy.go (no policy: "
         "BeforeHookCreation)",
+    ),
+    Rule(
+        "job-runs-again",
+        (("batch", "Job"),),
+        lambda c: c.runs_again_as is not None and c.runs_again_as != c.id.name,
+        "--jobs=rename gives it a new name",
+        Outcome.NEXT_RUN,
+        lambda c: (
+            f"--jobs=rename: it will run again as {c.runs_again_as} (a new Job; the old one "
+            "stays until Helm, Argo CD or a prune removes it)"
+        ),
+        "a Job of another name is another object: created, and run by the Job controller "
+        "(https://kubernetes.io/docs/concepts/workloads/controllers/job/); cmhash "
+        "docs/concepts/jobs.md",
     ),
     Rule(
         "job-immutable",

@@ -263,7 +263,7 @@ class Templates(NamedTuple):
 
     def decide(self, plan: WorkloadPlan, causes: tuple[TemplateCause, ...]) -> Decision:
         obj = self.new.get(plan.id) if self.new is not None else None
-        ctx = Context(obj or {}, causes, self.rollouts, plan.id)
+        ctx = Context(obj or {}, causes, self.rollouts, plan.id, plan.runs_again_as)
         return decide(ctx, plan.info.kind.rolls)
 
 
