@@ -149,3 +149,32 @@ def test_workers_carry_the_rename() -> None:
     two = run_cmhash(["--no-config", "--jobs=rename", "--workers", "2", "-"], stdin=text.encode())
     assert one.code == two.code == 0 and one.stdout == two.stdout
     assert one.out.count("cmhash.io/job-base-name") == 2 * 3200
+
+
+def test_two_jobs_never_share_a_name() -> None:
+    """Bases alike in their first 52 characters, the same template: two names."""
+    job = TEXT.split("---\n")[2]
+    a = job.replace(
+        'name: "seed-the-catalogue-with-the-products-of-the-spring-collection"',
+        'name: "' + "b" * 60 + 'x"',
+    )
+    b = job.replace(
+        'name: "seed-the-catalogue-with-the-products-of-the-spring-collection"',
+        'name: "' + "b" * 60 + 'y"',
+    )
+    out = _run("---\n".join([TEXT.split("---\n")[0], a, b]))
+    names = re.findall(r'(?m)^  name: "(b+-[2-9b-t]{10})"', out)
+    assert len(names) == 2 and names[0] != names[1]
+
+
+def test_a_job_renamed_by_hand_takes_its_new_name_as_base() -> None:
+    once = _run(TEXT)
+    renamed = re.sub(r"(?m)^  name: migrate-[2-9b-t]{10}", "  name: schema-migrate", once)
+    out = _run(renamed)
+    assert re.search(r"(?m)^  name: schema-migrate-[2-9b-t]{10}", out)
+    assert 'cmhash.io/job-base-name: "schema-migrate"' in out
+
+
+def test_patches_refuse_jobs_rename() -> None:
+    res = run_cmhash(["patches", "--no-config", "--jobs=rename", str(CASE)])
+    assert res.code == 2 and "cannot express --jobs=rename as patches" in res.stderr

@@ -546,3 +546,76 @@ def test_argocd_helm_route_kustomize_helm_charts_with_the_patch_file(tmp_path: P
         ["patches", "--no-config", str(again), "--kustomization", str(app), "--check"]
     )
     assert check.code == 0, check.stderr
+
+
+# -- what the hostile review found -------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", ["namespace: prod", "namePrefix: p-", "nameSuffix: -s"])
+def test_kustomization_that_renames_is_refused(tmp_path: Path, key: str) -> None:
+    d = _overlay(tmp_path, f"{key}\nresources: [app.yaml]\n")
+    before = (d / "kustomization.yaml").read_text()
+    done = _keep(d)
+    assert done.code == 2 and "kustomize applies its patches before that" in done.stderr
+    assert (d / "kustomization.yaml").read_text() == before
+    assert not (d / "cmhash-patches.yaml").exists()
+
+
+def test_kustomize_field_is_honoured(tmp_path: Path) -> None:
+    d = _overlay(tmp_path, "resources: [app.yaml]\n")
+    assert _keep(d, "--kustomize-field", "patchesStrategicMerge").code == 0
+    assert (d / "kustomization.yaml").read_text() == (
+        "resources: [app.yaml]\npatchesStrategicMerge:\n- cmhash-patches.yaml\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "resources: [app.yaml]\npatches: &p\n- path: a.yaml\n",
+        "resources: [app.yaml]\npatches: !!seq\n- path: a.yaml\n",
+        "resources: [app.yaml]\npatches: null\n",
+        "resources: [app.yaml]\npatches: []\npatches: []\n",
+    ],
+)
+def test_kustomization_shapes_it_cannot_edit_are_exit_2(tmp_path: Path, text: str) -> None:
+    d = _overlay(tmp_path, text)
+    done = _keep(d)
+    assert done.code == 2, done.stderr
+    assert (d / "kustomization.yaml").read_text() == text
+
+
+def test_helmrelease_repeated_or_edited_markers_are_exit_2(tmp_path: Path) -> None:
+    f = _release(tmp_path)
+    assert _keep_release(f).code == 0
+    text = f.read_text()
+    block = text[text.index("    # cmhash:begin") : text.index("# cmhash:end\n") + 13]
+    for broken in (
+        text.replace(block, block + block),
+        text.replace("# cmhash:begin generated", "# cmhash:begin"),
+    ):
+        f.write_text(broken)
+        for args in ((), ("--check",)):
+            done = _keep_release(f, *args)
+            assert done.code == 2 and "repeated, edited" in done.stderr
+            assert f.read_text() == broken
+
+
+def test_helmrelease_leaves_hooks_out(tmp_path: Path) -> None:
+    """Helm hands a post-renderer no hooks: a patch for a hook Job would match nothing
+    and fail the release."""
+    render = tmp_path / "render.yaml"
+    render.write_text(
+        (ROOT / "examples" / "migrate-job.yaml")
+        .read_text()
+        .replace(
+            "  namespace: shop\nspec:\n  ttl",
+            "  namespace: shop\n  annotations:\n    helm.sh/hook: pre-upgrade\nspec:\n  ttl",
+        )
+    )
+    assert "helm.sh/hook" in render.read_text()
+    f = _release(tmp_path)
+    assert _keep_release(f, "--jobs", render=render).code == 0
+    assert "kind: Job" not in f.read_text()
+    printed = run_cmhash(["patches", "--no-config", "--jobs", str(render)])
+    assert "kind: Job" in printed.out

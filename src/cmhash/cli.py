@@ -369,7 +369,7 @@ def patches(
     settings = layered(opts)
     sources = _inputs(paths, settings, Mode.STREAM).sources
     result = app.run(sources, settings, keep_plans=True, output=False)
-    found = gen.collect(result, settings.annotation_key)
+    found = gen.collect(result, settings.annotation_key, hooks=helmrelease is None)
     if result.has_errors:
         raise SystemExit(EXIT_INPUT)
     raise SystemExit(

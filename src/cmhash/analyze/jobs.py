@@ -17,6 +17,7 @@ their next run takes the new template.
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, NamedTuple
 
 from cmhash.analyze.refs import Spot, spot_of
@@ -40,26 +41,44 @@ class JobRename(NamedTuple):
 
     base: str  # the name the user wrote (kept in BASE_NAME)
     spot: Spot  # metadata.name as written
-    digest: str  # the pod template, without cmhash's annotation
+    digest: str  # the Job's spec (its template without cmhash's annotation; no mutable field)
     marker: tuple[Edit, ...]  # the BASE_NAME annotation, when the Job lacks it
 
 
-def _template_digest(template: Node, key: str) -> str:
-    """SHA-256 of the pod template as data, without ``key`` (cmhash's own annotation) and
-    the levels that held only it: the same template hashes alike before and after."""
-    data = to_python(template)
+# Job spec fields the API server lets change on an existing Job (ValidateJobSpecUpdate):
+# a change to them is applied to the Job, it is no reason to run it again
+MUTABLE = ("parallelism", "suspend", "activeDeadlineSeconds", "ttlSecondsAfterFinished")
+
+
+def _spec_digest(spec: Node | None, key: str) -> str:
+    """SHA-256 of the Job's spec as data: its pod template without ``key`` (cmhash's own
+    annotation) and the levels that held only it, and every other field but the mutable
+    ones (a change to ``completions`` or ``backoffLimit`` would be refused as well)."""
+    data = to_python(spec)
     if isinstance(data, dict):
-        meta = data.get("metadata")
+        for field in MUTABLE:
+            data.pop(field, None)
+        template = data.get("template")
+        meta = template.get("metadata") if isinstance(template, dict) else None
         if isinstance(meta, dict) and isinstance(meta.get("annotations"), dict):
             meta["annotations"].pop(key, None)
             if not meta["annotations"]:
                 del meta["annotations"]
-            if not meta:
-                del data["metadata"]
+            if not meta and isinstance(template, dict):
+                del template["metadata"]
     import hashlib  # (only --jobs=rename needs it: a plain run does not import it)
 
     text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _renamed_from(name: str, base: str) -> bool:
+    """Whether ``name`` is ``base`` or a name cmhash made from it (``base-<suffix>``)."""
+    stem = base[: MAX_NAME - SUFFIX_LEN - 1].rstrip("-.")
+    return (
+        name == base
+        or re.fullmatch(rf"{re.escape(stem)}-[{ALPHABET}]{{{SUFFIX_LEN}}}", name) is not None
+    )
 
 
 def plan_rename(res: Resource, template: Node, key: str, default_nl: str, text: str) -> JobRename:
@@ -69,7 +88,8 @@ def plan_rename(res: Resource, template: Node, key: str, default_nl: str, text: 
     meta = get(res.node, "metadata")
     written = scalar(get_path(meta, ("annotations", BASE_NAME)))
     name = res.name or ""
-    base = written if written else name
+    # the base cmhash kept, unless the name is no longer one made from it (renamed by hand)
+    base = written if written and _renamed_from(name, written) else name
     raw = entries(meta).get("name") if meta is not None and meta.kind == "map" else None
     spot = spot_of(raw[1]) if raw is not None else None
     if spot is None or spot.problem is not None:
@@ -78,13 +98,14 @@ def plan_rename(res: Resource, template: Node, key: str, default_nl: str, text: 
     marker = annotations_edits(
         text, res.node, None, {BASE_NAME: base}, default_nl, what="the Job", any_style=True
     )
-    return JobRename(base, spot, _template_digest(template, key), tuple(marker))
+    del template  # (the digest covers the whole spec, the template included)
+    return JobRename(base, spot, _spec_digest(get(res.node, "spec"), key), tuple(marker))
 
 
 def suffix(rename: JobRename, checksum: str) -> str:
     import hashlib
 
-    text = f"{rename.digest}\n{checksum}".encode()
+    text = f"{rename.base}\n{rename.digest}\n{checksum}".encode()
     return hashlib.sha256(text).hexdigest()[:SUFFIX_LEN].translate(_TRANSLATE)
 
 

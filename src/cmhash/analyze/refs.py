@@ -286,7 +286,8 @@ def resource_references(
         if matches:
             refs += _py_site_refs(site, matches, None)
     for field, target, template in defaults:
-        if not walk(root, tuple(field.split(".")), ""):
+        written = walk(root, tuple(field.split(".")), "")
+        if not written or all(n.is_null or scalar(n) == "" for n, _ in written):
             refs.append(
                 Reference(
                     target, template.format(name=name), None, True, "operator", field, root.start

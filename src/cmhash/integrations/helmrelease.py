@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cmhash.errors import EXIT_CHANGED, EXIT_OK, InputError, InternalError, NodeError
+from cmhash.errors import EXIT_CHANGED, EXIT_OK, InputError, NodeError
 from cmhash.integrations.patches import inline_entries
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.parse.tree import MAP, SEQ, Node, deref, entries, get_path, scalar
@@ -116,16 +116,37 @@ def _block(patches: list[Patch], column: int, nl: str) -> str:
     return text.replace("\n", nl)
 
 
-def _ours(text: str) -> tuple[int, int] | None:
-    """The (start, end) of cmhash's lines, markers included."""
-    begin = text.find(BEGIN)
-    if begin < 0:
+_MARK = re.compile(r"^[ \t]*# cmhash:(begin|end)\b.*$", re.MULTILINE)
+
+
+def _ours(text: str, path: str, inside: tuple[int, int] | None) -> tuple[int, int] | None:
+    """The (start, end) of cmhash's lines, markers included: one begin line as cmhash
+    writes it, then one end line, inside ``spec.postRenderers`` (``inside``); anything
+    else (a repeated, edited or misplaced marker) is refused rather than guessed at."""
+    marks = list(_MARK.finditer(text))
+    if not marks:
         return None
-    end = text.find(END, begin)
-    if end < 0:
-        raise InputError("cmhash's post-renderer has its begin line but no end line")
-    eol = text.find("\n", end)
-    return _line_start(text, begin), len(text) if eol < 0 else eol + 1
+    begins = [m for m in marks if m.group(1) == "begin"]
+    ends = [m for m in marks if m.group(1) == "end"]
+    first = marks[0].start()
+    if (
+        len(begins) != 1
+        or len(ends) != 1
+        or begins[0].group(0).strip() != BEGIN
+        or ends[0].group(0).strip() != END
+        or ends[0].start() < begins[0].start()
+        or inside is None
+        or not inside[0] <= begins[0].start() < inside[1]
+    ):
+        raise _error(
+            "cmhash's post-renderer lines (# cmhash:begin … # cmhash:end) are repeated, "
+            "edited or outside spec.postRenderers: remove them and run cmhash again",
+            path,
+            text,
+            first,
+        )
+    end = ends[0].end()
+    return begins[0].start(), len(text) if end >= len(text) else end + 1
 
 
 def _drop_bare_key(text: str, path: str) -> str:
@@ -148,7 +169,14 @@ def updated(text: str, path: str, patches: list[Patch], given: set[tuple[str, st
     nl = "\r\n" if "\r\n" in text else "\n"
     release = _the_release(text, path)
     check_reproducible(release, text, path, given)
-    ours = _ours(text)
+    spec = deref(get_path(release, ("spec",)))
+    renderers = get_path(release, ("spec", "postRenderers"))
+    span = None
+    if renderers is not None and spec is not None and spec.kind == MAP:
+        pair = entries(spec).get("postRenderers")
+        key_start = _line_start(text, pair[0].start) if pair else renderers.start
+        span = (key_start, renderers.end + 1)
+    ours = _ours(text, path, span)
     if ours is not None:
         start, end = ours
         column = _column(text, text.find("#", start))
@@ -157,7 +185,6 @@ def updated(text: str, path: str, patches: list[Patch], given: set[tuple[str, st
         return _drop_bare_key(text[:start] + text[end:], path)
     if not patches:
         return text
-    spec = deref(get_path(release, ("spec",)))
     if spec is None or spec.kind != MAP or spec.style or not spec.value:
         where = spec.start if spec is not None else release.start
         raise _error(
@@ -189,12 +216,19 @@ def _verify(new: str, path: str, patches: list[Patch]) -> None:
 
     from cmhash.integrations.patches import document
 
-    docs = [d for d in yaml.safe_load_all(new) if isinstance(d, dict)]
+    try:
+        docs = [d for d in yaml.safe_load_all(new) if isinstance(d, dict)]
+    except yaml.YAMLError:
+        raise _error("cannot add cmhash's post-renderer to this file safely", path) from None
     release = next(d for d in docs if d.get("kind") == "HelmRelease")
     items: list[Any] = (release.get("spec") or {}).get("postRenderers") or []
     want = {"kustomize": {"patches": [{"patch": document(p)} for p in patches]}}
     if patches and want not in items:
-        raise InternalError(f"{path}: the edited HelmRelease does not hold cmhash's patches")
+        raise _error(
+            "cannot add cmhash's post-renderer to spec.postRenderers written this way (an "
+            "anchor, a tag): write it as a plain block list",
+            path,
+        )
 
 
 def deliver(

@@ -13,6 +13,7 @@ so when no workload needs an annotation the entry is taken out and the file remo
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import NamedTuple
 
@@ -103,24 +104,66 @@ FIELDS = {
 }
 
 
+# kustomization fields that rename or move what its resources are: its patches target
+# the objects before them (api/krusty: patches run before the namespace and prefix/suffix
+# transformers), so patches computed from the build would match nothing
+RENAMING = ("namespace", "namePrefix", "nameSuffix")
+
+
+def _scalar(name: str) -> str:
+    """The file name as a YAML scalar: plain when YAML reads it as that string."""
+    import json
+
+    if re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", name) and name.lower() not in (
+        "true",
+        "false",
+        "yes",
+        "no",
+        "on",
+        "off",
+        "null",
+        "y",
+        "n",
+    ):
+        return name
+    return json.dumps(name)
+
+
 def _item_path(item: Node, field: str) -> str | None:
     item = deref(item)  # type: ignore[assignment]
     if item is None:
         return None
     if field == "patchesStrategicMerge":
-        return scalar(item) if item.kind == SCALAR else None
-    if item.kind != MAP:
+        found = scalar(item) if item.kind == SCALAR else None
+    elif item.kind != MAP:
         return None
-    pair = entries(item).get("path")
-    return scalar(pair[1]) if pair else None
+    else:
+        pair = entries(item).get("path")
+        found = scalar(pair[1]) if pair else None
+    return found[2:] if found is not None and found.startswith("./") else found
 
 
 def with_entry(text: str, path: Path, name: str, wanted: bool, field: str = "patches") -> str:
     """``text`` with cmhash's item in ``field`` (``wanted``) or without it."""
     nl = _newline(text)
-    block, flow = (f.format(name=name) for f in FIELDS[field])
+    block, flow = (f.format(name=_scalar(name)) for f in FIELDS[field])
     root = _root(text, path)
-    pair = entries(root).get(field) if root is not None else None
+    try:
+        written = entries(root) if root is not None else {}
+    except NodeError as exc:
+        raise _error(exc.public, path, text, exc.offset) from None
+    for renaming in RENAMING:
+        if wanted and renaming in written:
+            raise _error(
+                f"this kustomization sets {renaming}: kustomize applies its patches before that, "
+                "to the objects as its resources name them, while the patches name the "
+                "built objects; keep cmhash's patches in a kustomization without "
+                "namespace, namePrefix or nameSuffix (the base, or one in between)",
+                path,
+                text,
+                written[renaming][0].start,
+            )
+    pair = written.get(field)
     if pair is None:
         if not wanted:
             return text
@@ -198,14 +241,50 @@ def plan(directory: str, name: str, patch_text: str | None, field: str = "patche
     old_text = _read(kustomization)
     patch_path = kustomization.parent / name
     old_patch = _read(patch_path) if patch_path.exists() else None
-    if old_patch is not None and not old_patch.startswith(HEADER):
+    if old_patch is not None and not old_patch.replace("\r\n", "\n").startswith(HEADER):
         raise _error(
             "exists and was not written by cmhash (no generated header); choose another "
             "name with --patch-file",
             patch_path,
         )
     new_text = with_entry(old_text, kustomization, name, patch_text is not None, field)
+    if new_text != old_text:
+        _verify(old_text, new_text, kustomization, name, patch_text is not None, field)
     return Plan(kustomization, old_text, new_text, patch_path, old_patch, patch_text)
+
+
+def _verify(old: str, new: str, path: Path, name: str, wanted: bool, field: str) -> None:
+    """The edited kustomization reads as the old one with cmhash's item added (or taken
+    out) and nothing else; otherwise exit 2 and the file is left as it is."""
+    import yaml
+
+    def items(data: object) -> list[object]:
+        value = data.get(field) if isinstance(data, dict) else None
+        return list(value) if isinstance(value, list) else []
+
+    ours = name if field == "patchesStrategicMerge" else {"path": name}
+    try:
+        before, after = yaml.safe_load(old), yaml.safe_load(new)
+    except yaml.YAMLError:
+        after = None
+        before = {}
+    expected = [i for i in items(before) if i != ours]
+    if wanted:
+        expected = [ours, *expected]
+
+    def rest(d: object) -> dict[object, object]:
+        return {k: v for k, v in d.items() if k != field} if isinstance(d, dict) else {}
+
+    if (
+        not isinstance(after, dict)
+        or sorted(map(repr, items(after))) != sorted(map(repr, expected))
+        or rest(after) != rest(before if isinstance(before, dict) else {})
+    ):
+        raise _error(
+            f"cannot edit `{field}:` written this way (an anchor, a tag, a null); add "
+            f"`{ours if isinstance(ours, str) else '- path: ' + name}` to it by hand",
+            path,
+        )
 
 
 def _read(path: Path) -> str:
@@ -224,8 +303,8 @@ def apply(p: Plan) -> None:
     from cmhash.write.writer import write_new_file
 
     if p.new_patch is not None and p.new_patch != p.old_patch:
-        write_new_file(str(p.patch_path), p.new_patch)
-    if p.new_text != p.old_text:
-        write_new_file(str(p.kustomization), p.new_text)
+        write_new_file(os.path.realpath(p.patch_path), p.new_patch)
+    if p.new_text != p.old_text:  # through a link, as -i does: the file it names
+        write_new_file(os.path.realpath(p.kustomization), p.new_text)
     if p.new_patch is None and p.old_patch is not None:
         os.unlink(p.patch_path)

@@ -52,9 +52,10 @@ class Patch(NamedTuple):
         return (self.kind, self.namespace or "", self.name, self.api_version)
 
 
-def collect(result: RunResult, key: str) -> list[Patch]:
+def collect(result: RunResult, key: str, hooks: bool = True) -> list[Patch]:
     """One patch per workload that cmhash annotates in ``result`` (whether or not the
-    render already carries the value: the patch applies to the engine's own render)."""
+    render already carries the value: the patch applies to the engine's own render).
+    ``hooks``: False for a Helm post-renderer's patches (Helm hands it no hooks)."""
     if result.versioning is not None and result.versioning.names:
         raise UsageError(
             "cannot express versioned names as patches: a kustomize patch selects its "
@@ -62,10 +63,18 @@ def collect(result: RunResult, key: str) -> list[Patch]:
             "--versioned where it can edit the stream (a Helm 3/4 post-renderer, a pipe), "
             "or drop --versioned and cmhash.io/versioned for this render"
         )
+    if any(p.runs_again_as is not None for p in result.plans):
+        raise UsageError(
+            "cannot express --jobs=rename as patches: a kustomize patch selects its "
+            "target by name and cannot rename the Job; use --jobs=rename where cmhash "
+            "edits the stream, or leave such Jobs out of the patches (--no-jobs)"
+        )
     out = []
     for plan in result.plans:
         if plan.skip is not None or plan.value is None:
             continue
+        if hooks is False and plan.info.hook is not None:
+            continue  # Helm does not post-render hooks: a patch for one matches nothing
         info = plan.info
         out.append(
             Patch(
@@ -151,7 +160,7 @@ def deliver(
 
         _check_name(patch_name)
         plan = kustomization.plan(
-            kustomization_dir, patch_name, patch_file(patches) if patches else None
+            kustomization_dir, patch_name, patch_file(patches) if patches else None, field
         )
         stale = plan.stale
         if check:

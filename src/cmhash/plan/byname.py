@@ -194,6 +194,19 @@ def read_by_name(
                     f"{plan.label} declares it ({r.ref.declared_by}) without a pod spec "
                     "reference, so it reads it by name through the API",
                 )
+    # 2b. an operator mounts what its resource lists at a path that holds the name
+    # (the Prometheus operator: /etc/prometheus/secrets/<name>/): the configuration that
+    # reads the files names them (analyze/operators.py)
+    for plan in plans:
+        if plan.info.kind.operator is None:
+            continue
+        for r in plan.resolved:
+            if r.entry is not None and r.ref.how == "operator":
+                out.add(
+                    r.entry.id,
+                    f"{plan.label} lists it in {r.ref.field.split('[')[0]}, which "
+                    f"{plan.info.kind.operator} mounts at a path that holds its name",
+                )
     # 3. a user that may read its kind through the API
     rbac = list(_resources(sources, cut, _RBAC))
     grants = _grants(rbac, default_ns) if rbac else {}
