@@ -243,7 +243,7 @@ def test_workers_and_parsers_agree_on_operator_resources() -> None:
     assert one.out.count("checksum/config:") >= 1200
 
 
-@pytest.mark.shared("kube-prometheus", "manifests")
+@pytest.mark.shared("corpus", "kube-prometheus", "manifests")
 def test_kube_prometheus_operator_resources() -> None:
     """The real kube-prometheus manifests: the Alertmanager rolls on its configuration
     Secret (alertmanager-main, by default); the Prometheus lists nothing of the input."""

@@ -187,7 +187,7 @@ def test_real_kustomize_builds_the_patches_into_cmhash_output(render: Path, tmp_
 
 
 @pytest.mark.integration
-@pytest.mark.shared("istio", "prow", "config", "calico.yaml")
+@pytest.mark.shared("corpus", "istio", "prow", "config", "calico.yaml")
 @pytest.mark.parametrize("render", SHARED_CHARTS, ids=lambda p: p.name)
 def test_real_kustomize_on_the_shared_chart_renders(render: Path, tmp_path: Path) -> None:
     with_file, psm, inline, plain = _kustomizations(render, tmp_path)
