@@ -323,3 +323,36 @@ def test_report_compares_one_environment_at_a_time(tmp_path: Path) -> None:
     )
     assert res.code == 0, res.stderr
     assert "StatefulSet/mysql" in res.out
+
+
+@pytest.mark.parametrize("link", ["file", "directory", "workload"])
+def test_environments_sharing_files_through_links_are_refused(tmp_path: Path, link: str) -> None:
+    """A file read once by its real path cannot say which environment it stands in: a
+    linked ConfigMap would give prod dev's checksum, a linked workload one checksum for
+    two environments. Refused (exit 2), nothing written."""
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  k: {v}\n"
+    dep = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n"
+        "    spec:\n      containers:\n      - name: c\n        image: i\n        envFrom:\n"
+        "        - configMapRef: {name: cfg}\n"
+    )
+    for env in ("dev", "prod"):
+        (tmp_path / "envs" / env).mkdir(parents=True)
+    (tmp_path / "envs" / "dev" / "cm.yaml").write_text(cm.format(v="dev"))
+    (tmp_path / "envs" / "dev" / "dep.yaml").write_text(dep)
+    (tmp_path / "base" / "prod-config").mkdir(parents=True)
+    (tmp_path / "base" / "prod-config" / "cm.yaml").write_text(cm.format(v="prod"))
+    prod = tmp_path / "envs" / "prod"
+    if link == "file":
+        (prod / "cm.yaml").symlink_to("../../base/prod-config/cm.yaml")
+        (prod / "dep.yaml").write_text(dep)
+    elif link == "directory":
+        (prod / "config").symlink_to("../../base/prod-config")
+        (prod / "dep.yaml").write_text(dep)
+    else:
+        (prod / "cm.yaml").write_text(cm.format(v="prod"))
+        (prod / "dep.yaml").symlink_to("../dev/dep.yaml")
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*.yaml") if p.is_file()}
+    res = run_cmhash(["--no-config", "-i", "."], cwd=tmp_path)
+    assert res.code == 2 and "reached through a symbolic link" in res.stderr
+    assert {p: p.read_bytes() for p in before} == before

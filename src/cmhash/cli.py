@@ -95,6 +95,28 @@ def _kustomize(inputs: Inputs, mode: Mode, *, quiet: bool) -> Inputs:
     )
 
 
+def _linked_environments(inputs: Inputs, result: app.RunResult) -> None:
+    """A repository whose environments share files through symbolic links: a file is
+    read once, by its real path, so the environment a linked copy stands in cannot be
+    told (the checksum could be another environment's). Refused, never guessed."""
+    index = result.config_index
+    if index is None or not index.by_directory:
+        return  # no object that several directories define: no environment to tell
+    linked = [s.path for s in inputs.skipped if "read already" in s.why]
+    linked += [
+        src.path
+        for src in inputs.sources
+        if not src.is_stdin and os.path.realpath(src.path) != os.path.abspath(src.path)
+    ]
+    if linked:
+        raise UsageError(
+            f"{linked[0]} is reached through a symbolic link while several directories "
+            "define the same objects (environments): which environment its objects stand "
+            "in cannot be told; run cmhash on each environment's directory, or replace "
+            "the link with a copy"
+        )
+
+
 def _empty_allowed(inputs: Inputs, settings: Settings, mode: Mode) -> bool:
     """An input without objects is a result, not an error: files left after the walk
     rules in the modes about files, and stdin in the stream mode (a render of nothing:
@@ -168,6 +190,7 @@ def inject(
         check_usage(keep_versions, previous, mode.name, settings)
         settings = settings.merged(keep_versions=keep_versions)
     result = app.run(inputs.sources, settings, allow_empty=_empty_allowed(inputs, settings, mode))
+    _linked_environments(inputs, result)
     _warn_if_empty(result, inputs, settings)
     if keep_versions is not None and previous is not None:
         from cmhash.plan.history import with_history
@@ -212,6 +235,7 @@ def explain(paths: tuple[str, ...], fmt: str, **opts: Any) -> None:
         inputs.sources, settings, keep_plans=True, allow_empty=allow_empty, output=False
     )
     _warn_if_empty(result, inputs, settings)
+    _linked_environments(inputs, result)
     report_notes(result.notes, quiet=settings.quiet)
     data = build(result, settings.annotation_key)
     lifetime.keep(data)  # (a dict per workload, config and reference: not freed one by one)

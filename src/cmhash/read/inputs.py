@@ -309,6 +309,8 @@ def expand(
             if key not in seen:  # the same file named twice is read once
                 seen.add(key)
                 out.append((f, filtered))
+            elif key != os.path.abspath(f):  # a link to a file read already: said
+                skipped.append(Skipped(f, f"a link to {printable(key)}, read already"))
     return out
 
 
