@@ -489,3 +489,32 @@ def test_argo_cd_keeps_the_configmaps_it_reads_by_name(path: Path) -> None:
     for name in ("argocd-cm", "argocd-cmd-params-cm", "argocd-tls-certs-cm"):
         assert f"ConfigMap/{name}" in got["notRenamed"]
         assert f"ConfigMap/{name}" not in got["renamed"]
+
+
+@pytest.mark.parametrize(
+    "binding",
+    [
+        "roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}\n"
+        "subjects: [{kind: ServiceAccount, name: app, namespace: shop}]\n",
+        "roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: edit}\n"
+        "subjects: [{kind: Group, name: 'system:serviceaccounts:shop', apiGroup: rbac.authorization.k8s.io}]\n",
+        "roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: admin}\n"
+        "subjects: [{kind: User, name: 'system:serviceaccount:shop:app', apiGroup: rbac.authorization.k8s.io}]\n",
+    ],
+    ids=["builtin-view", "group", "user"],
+)
+def test_read_access_through_builtin_roles_groups_and_users(binding: str) -> None:
+    """The ClusterRoles every cluster has (view, edit, admin, cluster-admin), and the
+    ServiceAccount's user name and groups, grant read access too: the name is kept."""
+    docs = [
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: shop}\ndata: {k: v}\n",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n"
+        "  template:\n    spec:\n      serviceAccountName: app\n      containers:\n"
+        "      - name: c\n        image: i\n        envFrom: [{configMapRef: {name: cfg}}]\n",
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\n"
+        "metadata: {name: b, namespace: shop}\n" + binding,
+    ]
+    res = run_cmhash(["--no-config", "--versioned", "-"], stdin="---\n".join(docs).encode())
+    assert res.code == 0, res.stderr
+    assert "name: cfg," in res.out and "cfg-" not in res.out
+    assert "may read ConfigMaps through the API" in res.stderr

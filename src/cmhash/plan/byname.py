@@ -107,6 +107,34 @@ def _read_kinds(role: Node) -> list[str]:
     return out
 
 
+# the ClusterRoles every cluster has (Kubernetes' default RBAC, plugin/pkg/auth/authorizer/
+# rbac/bootstrappolicy/policy.go): view reads ConfigMaps (not Secrets), edit and admin
+# read both, cluster-admin everything; bound by name, they are not in the input
+BUILTIN_CLUSTER_ROLES = {
+    "view": ["ConfigMap"],
+    "edit": ["ConfigMap", "Secret"],
+    "admin": ["ConfigMap", "Secret"],
+    "cluster-admin": ["ConfigMap", "Secret"],
+}
+
+
+def _subjects(subject: Node | None, here: str | None, default_ns: str) -> list[tuple[str, str]]:
+    """(namespace, ServiceAccount; "*": every one) a binding's subject stands for: a
+    ServiceAccount, its user name (system:serviceaccount:NS:NAME), or the groups of
+    ServiceAccounts (system:serviceaccounts:NS, system:serviceaccounts)."""
+    kind, name = scalar(get(subject, "kind")), scalar(get(subject, "name")) or ""
+    if kind == "ServiceAccount":
+        return [(scalar(get(subject, "namespace")) or here or default_ns, name)]
+    if kind == "User" and name.startswith("system:serviceaccount:"):
+        ns, _, sa = name.removeprefix("system:serviceaccount:").partition(":")
+        return [(ns, sa)] if sa else []
+    if kind == "Group" and name.startswith("system:serviceaccounts:"):
+        return [(name.removeprefix("system:serviceaccounts:"), "*")]
+    if kind == "Group" and name == "system:serviceaccounts":
+        return [("*", "*")]
+    return []
+
+
 def _grants(resources: list[Resource], default_ns: str) -> dict[tuple[str, str], list[Grant]]:
     """(namespace, ServiceAccount) -> what it may read, from the input's RBAC."""
     roles: dict[tuple[str, str | None, str], list[str]] = {}  # (kind, ns, name) -> kinds
@@ -122,15 +150,14 @@ def _grants(resources: list[Resource], default_ns: str) -> dict[tuple[str, str],
         role_kind, role_name = scalar(get(ref, "kind")) or "", scalar(get(ref, "name")) or ""
         here = res.namespace or default_ns if res.kind == "RoleBinding" else None
         role_ns = here if role_kind == "Role" else None
-        kinds = roles.get((role_kind, role_ns, role_name), [])
+        kinds = roles.get((role_kind, role_ns, role_name))
+        if kinds is None and role_kind == "ClusterRole":
+            kinds = BUILTIN_CLUSTER_ROLES.get(role_name, [])
+        how = f"{role_kind}/{role_name} bound by {res.kind}/{res.name}"
         for subject in items(get(res.node, "subjects")):
-            if scalar(get(subject, "kind")) != "ServiceAccount":
-                continue
-            sa_ns = scalar(get(subject, "namespace")) or here or default_ns
-            how = f"{role_kind}/{role_name} bound by {res.kind}/{res.name}"
-            for kind in kinds:
-                grant = Grant(kind, here, how)
-                out.setdefault((sa_ns, scalar(get(subject, "name")) or ""), []).append(grant)
+            for who in _subjects(subject, here, default_ns):
+                for kind in kinds or []:
+                    out.setdefault(who, []).append(Grant(kind, here, how))
     return out
 
 
@@ -214,11 +241,16 @@ def read_by_name(
         wanted_ns = {ns for ns, _ in grants}
         for plan in plans:
             used = {r.entry.id for r in plan.resolved if r.entry is not None}
-            if not used or plan.namespace not in wanted_ns:  # its ServiceAccount is there
+            if not used or not ({plan.namespace, "*"} & wanted_ns):  # its account is there
                 continue
             per = cut.of(plan.source)
             chunk = per[plan.info.doc] if plan.info.doc < len(per) else None
-            mine = grants.get((plan.namespace, _service_account(plan, chunk)), [])
+            account = _service_account(plan, chunk)
+            mine = [
+                g
+                for who in ((plan.namespace, account), (plan.namespace, "*"), ("*", "*"))
+                for g in grants.get(who, [])
+            ]
             for key in sorted(used):
                 for g in mine:
                     if g.kind == key.kind and g.namespace in (None, key.namespace):
