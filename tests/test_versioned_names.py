@@ -185,6 +185,26 @@ SAMPLES: dict[tuple[str, tuple[str, ...], str], tuple[str, str]] = {
         "webhooks: []\n",
         "Secret",
     ),
+    ("Gateway", ("spec", "servers", "*", "tls"), "credentialName"): (
+        "apiVersion: networking.istio.io/v1\nkind: Gateway\nmetadata: {name: g, namespace: ns}\n"
+        "spec:\n  servers:\n  - port: {number: 443, name: https, protocol: HTTPS}\n"
+        "    hosts: [a.example]\n    tls:\n      mode: SIMPLE\n      credentialName: tls\n",
+        "Secret",
+    ),
+    ("IngressRoute", ("spec", "tls"), "secretName"): (
+        "apiVersion: traefik.io/v1alpha1\nkind: IngressRoute\nmetadata: {name: r, namespace: ns}\n"
+        "spec:\n  routes: []\n  tls:\n    secretName: tls\n",
+        "Secret",
+    ),
+    **{
+        ("Ingress", ("metadata", "annotations"), f"nginx.ingress.kubernetes.io/{key}"): (
+            "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: i\n"
+            f"  namespace: ns\n  annotations:\n    nginx.ingress.kubernetes.io/{key}: ns/tls\n"
+            "spec:\n  rules: []\n",
+            "Secret",
+        )
+        for key in ("auth-secret", "auth-tls-secret", "proxy-ssl-secret")
+    },
 }
 
 

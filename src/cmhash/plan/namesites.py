@@ -157,13 +157,46 @@ SITES: tuple[Site, ...] = (
         cite="cert-manager docs/reference/cainjector.rst (inject-ca-from-secret)",
         qualified=True,
     ),
+    # Istio's gateway reads the TLS Secret named by credentialName (networking/v1
+    # ServerTLSSettings.credentialName)
+    Site(
+        ("networking.istio.io",),
+        ("Gateway",),
+        ("spec", "servers", "*", "tls"),
+        "credentialName",
+        "Secret",
+        cite="istio.io/api networking/v1 ServerTLSSettings.credential_name",
+    ),
+    # Traefik's IngressRoute TLS Secret (traefik.io/v1alpha1 TLS.SecretName)
+    Site(
+        ("traefik.io", "traefik.containo.us"),
+        ("IngressRoute", "IngressRouteTCP"),
+        ("spec", "tls"),
+        "secretName",
+        "Secret",
+        cite="traefik pkg/provider/kubernetes/crd/traefikio/v1alpha1 TLS.SecretName",
+    ),
+    # ingress-nginx reads these Secrets by name, namespace/name or name
+    # (docs/user-guide/nginx-configuration/annotations.md)
+    *(
+        Site(
+            ("networking.k8s.io", "extensions"),
+            ("Ingress",),
+            ("metadata", "annotations"),
+            f"nginx.ingress.kubernetes.io/{key}",
+            "Secret",
+            cite=f"ingress-nginx annotations.md ({key})",
+            qualified=True,
+        )
+        for key in ("auth-secret", "auth-tls-secret", "proxy-ssl-secret")
+    ),
 )
 
 _KINDS = sorted({k for s in SITES for k in s.kinds if k != "*"})
 # a document worth parsing for these: one of the kinds, or the annotation
 WANTED = re.compile(
     r"^\s*[\"']?kind[\"']?\s*:\s*[\"']?(?:" + "|".join(_KINDS) + r")[\"']?\s*$"
-    r"|inject-ca-from-secret",
+    r"|inject-ca-from-secret|nginx\.ingress\.kubernetes\.io/(?:auth|auth-tls|proxy-ssl)-secret",
     re.MULTILINE,
 )
 
