@@ -619,3 +619,15 @@ def test_helmrelease_leaves_hooks_out(tmp_path: Path) -> None:
     assert "kind: Job" not in f.read_text()
     printed = run_cmhash(["patches", "--no-config", "--jobs", str(render)])
     assert "kind: Job" in printed.out
+
+
+def test_helmrelease_with_a_chart_ref_is_refused(tmp_path: Path) -> None:
+    text = RELEASE.replace(
+        '  chart:\n    spec:\n      chart: shop\n      version: "1.4.2"   # pinned: CI renders this version\n'
+        "      sourceRef: {kind: HelmRepository, name: shop}\n",
+        "  chartRef: {kind: OCIRepository, name: shop}\n",
+    )
+    assert "chartRef" in text
+    f = _release(tmp_path, text)
+    done = _keep_release(f)
+    assert done.code == 2 and "spec.chartRef" in done.stderr and "release.yaml:9:" in done.stderr

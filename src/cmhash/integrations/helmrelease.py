@@ -93,7 +93,20 @@ def check_reproducible(release: Node, text: str, path: str, given: set[tuple[str
                 text,
                 where,
             )
+    chart_ref = get_path(release, ("spec", "chartRef"))
+    if chart_ref is not None and not chart_ref.is_null:
+        raise _error(
+            "spec.chartRef: the chart's version is set in the OCIRepository or HelmChart it "
+            "names, which cmhash does not read, so the render cannot be checked against "
+            "Flux's; use spec.chart with one version, or keep the patches in a "
+            "kustomization (--kustomization)",
+            path,
+            text,
+            chart_ref.start,
+        )
     values_from = deref(get_path(release, ("spec", "valuesFrom")))
+    if values_from is not None and values_from.kind != SEQ and not values_from.is_null:
+        raise _error("spec.valuesFrom must be a list", path, text, values_from.start)
     if values_from is not None and values_from.kind == SEQ:
         for item in values_from.value:
             kind = scalar(get_path(item, ("kind",))) or ""
