@@ -119,6 +119,11 @@ def run(job: Job, settings: Any, fail_on: str | None, budget: Any, values: bool)
     from cmhash.output import err, write_stdout
     from cmhash.write.writer import write_new_file
 
+    if shutil.which("git") is None:
+        raise UsageError(
+            "ci-report needs git (it renders the base in a git worktree): use an image "
+            "with git, and with what your render command runs"
+        )
     old, new = render_sides(job)
     data = report.data_of(str(old), str(new), settings, values)
     texts = {name: report.formatted(data, fmt, None) for name, fmt in ARTIFACTS.items()}

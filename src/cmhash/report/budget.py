@@ -17,7 +17,7 @@ class Budget(NamedTuple):
         s = data["summary"]
         n = s["restart"]
         if self.total is not None and n > self.total:
-            return f"{_workloads(n)} restart (budget {self.total})"
+            return f"{_workloads(n)} {_verb(n)} (budget {self.total})"
         if self.per_namespace is None:
             return None
         over = {ns: k for ns, k in s["restartByNamespace"].items() if k > self.per_namespace}
@@ -26,7 +26,11 @@ class Budget(NamedTuple):
         ns, k = max(over.items(), key=lambda item: (item[1], item[0]))
         more = f"; {len(over)} namespaces over" if len(over) > 1 else ""
         where = f"namespace {ns}" if ns else "no namespace"
-        return f"{_workloads(k)} restart in {where} (budget {self.per_namespace}{more})"
+        return f"{_workloads(k)} {_verb(k)} in {where} (budget {self.per_namespace}{more})"
+
+
+def _verb(n: int) -> str:
+    return "restarts" if n == 1 else "restart"
 
 
 def _workloads(n: int) -> str:
