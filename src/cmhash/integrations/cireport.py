@@ -124,6 +124,12 @@ def run(job: Job, settings: Any, fail_on: str | None, budget: Any, values: bool)
             "ci-report needs git (it renders the base in a git worktree): use an image "
             "with git, and with what your render command runs"
         )
+    try:
+        Path(job.output_dir).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot make the output directory {job.output_dir}: {exc.strerror}"
+        ) from None
     old, new = render_sides(job)
     data = report.data_of(str(old), str(new), settings, values)
     texts = {name: report.formatted(data, fmt, None) for name, fmt in ARTIFACTS.items()}
@@ -131,8 +137,13 @@ def run(job: Job, settings: Any, fail_on: str | None, budget: Any, values: bool)
         write_new_file(str(Path(job.output_dir) / name), text)
     write_stdout(report.formatted(data, "text", None))
     if job.summary:
-        with open(job.summary, "a", encoding="utf-8") as fh:
-            fh.write(texts["report.md"])
+        try:
+            with open(job.summary, "a", encoding="utf-8") as fh:
+                fh.write(texts["report.md"])
+        except OSError as exc:
+            raise UsageError(
+                f"cannot append to the summary {job.summary}: {exc.strerror}"
+            ) from None
     env = os.environ
     if job.comment != "none":
         if _in_merge_request(job.comment, env):

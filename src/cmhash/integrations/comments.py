@@ -48,7 +48,12 @@ def request(api: Api, method: str, url: str, body: dict[str, Any] | None = None)
             + (f" ({api.scope_hint})" if exc.code in (401, 403) else "")
         ) from None
     except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
+        reason = str(getattr(exc, "reason", exc))
+        for value in api.headers.values():  # (a header value is the token: never shown)
+            if value:
+                reason = reason.replace(repr(value.encode()), "<token>").replace(value, "<token>")
+        if isinstance(exc, ValueError) and not isinstance(exc, OSError):
+            reason = "not a valid request (check the API URL and the token variable)"
         raise NoteError(f"{api.name} API {method} {_safe(url)}: {reason}") from None
 
 
@@ -95,3 +100,5 @@ def read_report(path: str) -> str:
             return fh.read()
     except OSError as exc:
         raise NoteError(f"{path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise NoteError(f"{path}: not UTF-8 (a Markdown report is)") from None

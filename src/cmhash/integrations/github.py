@@ -47,7 +47,7 @@ def post_comment(
     repo = env.get("GITHUB_REPOSITORY", "")
     if repo.count("/") != 1:
         raise NoteError("GITHUB_REPOSITORY is not set to owner/name (not a GitHub Actions run?)")
-    token = env.get(token_env, "")
+    token = env.get(token_env, "").strip()  # (a trailing newline of a pasted token)
     if not token:
         raise NoteError(
             f"the token variable {token_env} is empty or not set (the job's GITHUB_TOKEN "

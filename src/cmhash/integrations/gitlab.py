@@ -25,7 +25,7 @@ def post_note(text: str, env: Mapping[str, str], token_env: str) -> tuple[str, i
             f"not a merge-request pipeline: {', '.join(missing)} not set "
             "(run the job with rules: - if: $CI_MERGE_REQUEST_IID)"
         )
-    token = env.get(token_env, "")
+    token = env.get(token_env, "").strip()  # (a trailing newline of a pasted token)
     if not token:
         raise NoteError(
             f"the token variable {token_env} is empty or not set (a project "

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from cmhash.analyze.resources import document_resources
+from cmhash.errors import NodeError
 from cmhash.model import ResourceId
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.parse.limits import MAX_DEPTH
@@ -71,7 +72,14 @@ class Objects:
             }
         node = self._parsed[where].get(plan.info.offset)
         with deep():
-            obj = self._objects[key] = None if node is None else plain(node)
+            try:
+                obj = None if node is None else plain(node)
+            except NodeError as exc:  # a complex key cmhash does not compare: said, exit 2
+                raise src.error(
+                    f"{plan.info.label}: cannot compare its pod template ({exc.public})",
+                    exc.offset,
+                ) from None
+            self._objects[key] = obj
         return obj
 
 

@@ -168,8 +168,13 @@ def _walk(old: Any, new: Any, path: tuple[str, ...], key: str, out: list[Templat
         for k in list(o_items) + [k for k in n_items if k not in o_items]:
             _walk(o_items.get(k), n_items.get(k), (*path, k), key, out)
         return
-    o = None if old is None else shown(old)
-    n = None if new is None else shown(new)
+    if path[:2] == ("metadata", "annotations"):
+        # a pod template's annotation is named, never shown: charts hash Secrets into
+        # them (checksum/secret: {{ include "secret.yaml" . | sha256sum }})
+        o = n = None
+    else:
+        o = None if old is None else shown(old)
+        n = None if new is None else shown(new)
     out.append(TemplateCause("other", _label(path), _change(old, new), o, n))
 
 

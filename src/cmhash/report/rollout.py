@@ -50,6 +50,14 @@ class Rule(NamedTuple):
     source: str  # where Kubernetes (or the controller) defines it
 
 
+def _true(value: Any) -> bool:
+    """A boolean field as kubectl's YAML reads it (``true``, ``yes``, ``on``...: the
+    report reads objects as plain data, where those are still strings)."""
+    from cmhash.parse.k8syaml import TRUE_WORDS
+
+    return value is True or (isinstance(value, str) and value in TRUE_WORDS)
+
+
 def _replicas(c: Context) -> Any:
     r = c.spec("replicas")
     return 1 if r is None else r
@@ -151,7 +159,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "deployment-paused",
         DEPLOYMENT,
-        lambda c: c.spec("paused") is True,
+        lambda c: _true(c.spec("paused")),
         "spec.paused: true",
         Outcome.NONE,
         lambda c: "the Deployment is paused: nothing rolls until it is resumed",
@@ -358,7 +366,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "rollout-paused",
         ROLLOUT,
-        lambda c: c.spec("paused") is True,
+        lambda c: _true(c.spec("paused")),
         "spec.paused: true",
         Outcome.NONE,
         lambda c: "the Rollout is paused: nothing rolls until it is resumed",
@@ -386,7 +394,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "deploymentconfig-paused",
         DEPLOYMENTCONFIG,
-        lambda c: c.spec("paused") is True,
+        lambda c: _true(c.spec("paused")),
         "spec.paused: true",
         Outcome.NONE,
         lambda c: "the DeploymentConfig is paused: nothing rolls until it is resumed",
