@@ -41,7 +41,12 @@ from cmhash.analyze.sources import (
     source_dependencies,
 )
 from cmhash.analyze.summaries import ConfigInfo, DocInfo, Labels, SkipReason, WorkloadInfo
-from cmhash.analyze.versioned import name_spot, version_edits, versioned_flag
+from cmhash.analyze.versioned import (
+    name_spot,
+    peer_keep_original,
+    version_edits,
+    versioned_flag,
+)
 from cmhash.errors import NodeError
 from cmhash.parse.events import Roots, backend, parse_chunk
 from cmhash.parse.tree import MAP, Node, entries, get, get_path, items, scalar
@@ -273,6 +278,7 @@ def _config(res: Resource, settings: Settings, default_nl: str, secret: bool) ->
             edits,
             error,
             (),
+            peer_keep_original(annotations),
         )
     )
 

@@ -184,6 +184,8 @@ def decide(
         counting = [u for u in mine if u.resolved.ref.how != "imagePullSecret"] or (
             mine if settings.image_pull_secrets else []
         )
+        if e.info.keep_original is not None and settings.versioned and counting:
+            findings.append(_keep_original(e, key))
         if not _wanted(e, settings, bool(counting)):
             continue
         label = f"{e.info.kind} {e.info.name!r}"
@@ -272,6 +274,22 @@ def decide(
         if by_name is not None and new != e.info.name:
             findings.extend(_kept_references(by_name, key, e, new))
     return out
+
+
+def _keep_original(e: ConfigEntry, key: ResourceId) -> Finding:
+    """kapp's versioned-keep-original asks for both names; cmhash writes one object per
+    document, so the object keeps the name others may read (analyze/versioned.py)."""
+    return finding(
+        e.source,
+        e.info.offset,
+        Code.NOT_VERSIONED,
+        f"{e.info.kind} {e.info.name!r} is not versioned: {e.info.keep_original} asks "
+        "for the original-named object beside the versioned one, which cmhash cannot "
+        "write offline; it keeps its name and its users roll by checksum. "
+        'cmhash.io/versioned: "true" versions it (without the original-named copy)',
+        resource=key,
+        api_version="v1",
+    )
 
 
 def _kept_references(by_name: ByName, key: ResourceId, e: ConfigEntry, new: str) -> list[Finding]:
