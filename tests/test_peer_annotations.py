@@ -9,6 +9,7 @@ not-versioned finding)."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from conftest import run_cmhash
@@ -120,3 +121,73 @@ def test_keep_original_keeps_the_name_with_a_finding() -> None:
         )
         == "kapp.k14s.io/versioned-keep-original"
     )
+
+
+# --- kapp num-versions / Spinnaker max-version-history: --keep-versions for that object
+
+WCM = (
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: shop\n"
+    '  annotations:\n    {ann}: "{n}"\ndata:\n  v: "{v}"\n'
+)
+WDEP = (
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\n  namespace: shop\nspec:\n"
+    "  template:\n    spec:\n      containers:\n      - name: c\n        image: i\n"
+    "        envFrom: [{configMapRef: {name: kapp}}, {configMapRef: {name: spin}}, "
+    "{configMapRef: {name: plain}}]\n"
+)
+
+
+def wrender(v: int, kapp: str = "3", spin: str = "1") -> bytes:
+    plain = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\n  namespace: shop\n"
+        f'data:\n  v: "{v}"\n'
+    )
+    return "---\n".join(
+        (
+            WCM.format(name="kapp", ann="kapp.k14s.io/num-versions", n=kapp, v=v),
+            WCM.format(name="spin", ann="strategy.spinnaker.io/max-version-history", n=spin, v=v),
+            plain,
+            WDEP,
+        )
+    ).encode()
+
+
+def keep_run(tmp_path: Path, data: bytes, prev: bytes) -> tuple[int, bytes, str]:
+    (tmp_path / "prev.yaml").write_bytes(prev)
+    args = ["--no-config", "--versioned", "--keep-versions", "2"]
+    res = run_cmhash([*args, "--previous", str(tmp_path / "prev.yaml"), "-"], stdin=data)
+    return res.code, res.stdout, res.stderr
+
+
+def kept(out: bytes) -> list[str]:
+    return re.findall(r"(?m)^# cmhash\.io/kept-version: (\d+ ConfigMap shop/\S+)$", out.decode())
+
+
+def test_an_objects_own_window_overrides_keep_versions(tmp_path: Path) -> None:
+    """num-versions: 3 keeps two earlier versions, max-version-history: 1 none, the
+    object without either --keep-versions 2 (one earlier)."""
+    out = b""
+    for v in (1, 2, 3, 4):
+        code, out, err = keep_run(tmp_path, wrender(v), out)
+        assert code == 0, err
+    assert sorted(kept(out)) == [
+        "1 ConfigMap shop/kapp",
+        "1 ConfigMap shop/plain",
+        "2 ConfigMap shop/kapp",
+    ]
+    assert "older than its strategy.spinnaker.io/max-version-history: 1" in err
+    assert "older than its kapp.k14s.io/num-versions: 3" in err
+    assert "older than --keep-versions 2" in err
+    # idempotent: its own output as PREV adds nothing
+    assert keep_run(tmp_path, wrender(4), out)[1] == out
+
+
+@pytest.mark.parametrize("bad", ["0", "two", "-1", ""])
+def test_a_window_that_is_not_a_count_is_refused_only_with_keep_versions(
+    tmp_path: Path, bad: str
+) -> None:
+    code, _, err = keep_run(tmp_path, wrender(1, kapp=bad), b"")
+    assert code == 2
+    assert re.search(r":7:32: kapp\.k14s\.io/num-versions must be a whole number", err)
+    plain = run_cmhash(["--no-config", "--versioned", "-"], stdin=wrender(1, kapp=bad))
+    assert plain.code == 0, plain.stderr  # without --keep-versions it is not read

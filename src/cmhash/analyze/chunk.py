@@ -45,6 +45,7 @@ from cmhash.analyze.versioned import (
     name_spot,
     peer_keep_original,
     version_edits,
+    version_window,
     versioned_flag,
 )
 from cmhash.errors import NodeError
@@ -279,6 +280,7 @@ def _config(res: Resource, settings: Settings, default_nl: str, secret: bool) ->
             error,
             (),
             peer_keep_original(annotations),
+            version_window(annotations),
         )
     )
 

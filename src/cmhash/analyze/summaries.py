@@ -69,6 +69,9 @@ class ConfigInfo(NamedTuple):
     # a peer's annotation asking for an original-named copy beside the versioned one
     # (kapp.k14s.io/versioned-keep-original), which cmhash cannot write
     keep_original: str | None = None
+    # (annotation, value, offset): a peer's bound on its number of versions
+    # (kapp.k14s.io/num-versions, strategy.spinnaker.io/max-version-history)
+    window: tuple[str, str, int] | None = None
 
     @property
     def label(self) -> str:

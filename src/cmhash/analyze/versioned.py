@@ -124,6 +124,47 @@ PEER_ANNOTATIONS: tuple[PeerAnnotation, ...] = (
 )
 
 
+class WindowAnnotation(NamedTuple):
+    """Another tool's annotation that bounds how many versions of the object exist,
+    the current one included: ``--keep-versions`` for that object when ``--previous``
+    is given (plan/history.py)."""
+
+    tool: str
+    annotation: str
+    source: str
+
+
+WINDOW_ANNOTATIONS: tuple[WindowAnnotation, ...] = (
+    # kapp keeps this many versions, the current one included (default 5; carvel-dev/kapp
+    # pkg/kapp/diff/change_set_with_versioned_rs.go versionedResNumVersAnnKey, parsed
+    # with strconv.Atoi; docs/diff.md "kapp.k14s.io/num-versions=int")
+    WindowAnnotation(
+        "kapp", "kapp.k14s.io/num-versions", "kapp pkg/kapp/diff/change_set_with_versioned_rs.go"
+    ),
+    # Spinnaker keeps at most this many versions in the cluster, the newest included
+    # (spinnaker.io reference/providers/kubernetes-v2 "Strategy":
+    # strategy.spinnaker.io/max-version-history)
+    WindowAnnotation(
+        "spinnaker",
+        "strategy.spinnaker.io/max-version-history",
+        "spinnaker.io/docs/reference/providers/kubernetes-v2 (strategy)",
+    ),
+)
+
+
+def version_window(annotations: Annotations | None) -> tuple[str, str, int] | None:
+    """(annotation, value, offset) of the first window annotation given, unread: only
+    ``--keep-versions`` runs read it (a deploy by kapp or Spinnaker itself must not fail
+    on cmhash's reading)."""
+    if annotations is None:
+        return None
+    for row in WINDOW_ANNOTATIONS:
+        if row.annotation in annotations.values:
+            value, offset = annotations.values[row.annotation]
+            return row.annotation, value, offset
+    return None
+
+
 def _peer_says(row: PeerAnnotation, value: str) -> bool:
     return True if row.reads == "present" else value == "true"
 
