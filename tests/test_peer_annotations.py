@@ -191,3 +191,19 @@ def test_a_window_that_is_not_a_count_is_refused_only_with_keep_versions(
     assert re.search(r":7:32: kapp\.k14s\.io/num-versions must be a whole number", err)
     plain = run_cmhash(["--no-config", "--versioned", "-"], stdin=wrender(1, kapp=bad))
     assert plain.code == 0, plain.stderr  # without --keep-versions it is not read
+
+
+def test_flagger_config_tracking_disabled_changes_nothing() -> None:
+    """flagger.app/config-tracking: disabled on a ConfigMap/Secret: Flagger uses the same
+    object for the primary instead of a -primary copy (fluxcd/flagger
+    pkg/canary/config_tracker.go configTrackingDisabledAnnotationKey; docs "If you annotate
+    your ConfigMap or Secret ... Flagger will use the same object for the primary").
+    cmhash hashes and versions it as any other: a versioned name is what keeps the
+    primary on the old content until promotion, which the -primary copy did."""
+    flagger = {"flagger.app/config-tracking": "disabled"}
+    code, out, err = run(flagger)
+    assert code == 0, err
+    assert "checksum/config" in out and not renamed(out)
+    code, out, err = run(flagger, "--versioned")
+    assert code == 0, err
+    assert renamed(out)
