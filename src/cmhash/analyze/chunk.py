@@ -39,6 +39,7 @@ from cmhash.analyze.sources import (
     produced_names,
     source_content,
     source_dependencies,
+    unpinned,
 )
 from cmhash.analyze.summaries import ConfigInfo, DocInfo, Labels, SkipReason, WorkloadInfo
 from cmhash.analyze.versioned import (
@@ -281,6 +282,7 @@ def _config(res: Resource, settings: Settings, default_nl: str, secret: bool) ->
             (),
             peer_keep_original(annotations),
             version_window(annotations),
+            (),
         )
     )
 
@@ -311,6 +313,7 @@ def _source_configs(res: Resource, row: SecretSource, settings: Settings) -> lis
     labels = labels_of(get_path(res.node, ("metadata", "labels")))
     targets = [(row.produces, n) for n in produced_names(res.node, row, res.name)]
     depends = source_dependencies(res.node, row)
+    pins = unpinned(res.node, row)
     if row.referenced:
         targets.insert(0, (row.kind, res.name))
     via = f"{res.kind}/{res.name}"
@@ -329,6 +332,7 @@ def _source_configs(res: Resource, row: SecretSource, settings: Settings) -> lis
             match,
             None if kind == res.kind else via,
             depends=depends if kind != res.kind else (),
+            unpinned=pins if kind != res.kind else (),
         )
         for kind, name in targets
     ]

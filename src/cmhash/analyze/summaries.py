@@ -72,6 +72,8 @@ class ConfigInfo(NamedTuple):
     # (annotation, value, offset): a peer's bound on its number of versions
     # (kapp.k14s.io/num-versions, strategy.spinnaker.io/max-version-history)
     window: tuple[str, str, int] | None = None
+    # where its source reads a store value no version pins (analyze/sources.py)
+    unpinned: tuple[int, ...] = ()
 
     @property
     def label(self) -> str:

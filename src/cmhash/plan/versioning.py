@@ -176,8 +176,13 @@ def decide(
     out = Versioning(own=own_names(index.objects))
     taken = {(k.kind, k.namespace, k.name) for k in index.objects}
     assigned: dict[tuple[str, str, str], str] = {}  # new name -> the object's old name
+    told: set[tuple[int, int]] = set()  # sources already named unpinned
     for key, e in index.objects.items():
         mine = users.get(key, [])
+        here = (id(e.source), e.info.offset)
+        if settings.versioned and mine and e.info.unpinned and here not in told:
+            told.add(here)
+            findings.append(_unpinned(e, key))
         # an imagePullSecrets reference is renamed, but only makes an object versioned
         # when it is hashed (--image-pull-secrets): rotating registry credentials
         # should not roll pods
@@ -274,6 +279,22 @@ def decide(
         if by_name is not None and new != e.info.name:
             findings.extend(_kept_references(by_name, key, e, new))
     return out
+
+
+def _unpinned(e: ConfigEntry, key: ResourceId) -> Finding:
+    """A source that reads store values no version pins: what it produces changes
+    with no change in the input (analyze/sources.py Pin)."""
+    count = len(e.info.unpinned)
+    return finding(
+        e.source,
+        e.info.unpinned[0],
+        Code.UNPINNED_SOURCE,
+        f"{e.info.label} reads {count} store value{'s' if count > 1 else ''} no version "
+        "pins: a change in the store changes it with no change here, so neither its "
+        "checksum nor a versioned name follows; pin remoteRef.version (or extract.version) "
+        "where the provider supports it",
+        resource=key,
+    )
 
 
 def _keep_original(e: ConfigEntry, key: ResourceId) -> Finding:
