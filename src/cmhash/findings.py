@@ -111,7 +111,7 @@ CODES: dict[Code, tuple[Level, str]] = {
         INFO,
         "--versioned: a secret source reads a store value no version pins (an "
         "ExternalSecret remoteRef without version, a dataFrom find): it can change "
-        "with no change in Git, so neither the checksum nor the name follows it",
+        "with no change in Git, so the checksum does not follow it",
     ),
     Code.SKIPPED_ITEM: (
         WARNING,

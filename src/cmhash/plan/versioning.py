@@ -290,9 +290,9 @@ def _unpinned(e: ConfigEntry, key: ResourceId) -> Finding:
         e.info.unpinned[0],
         Code.UNPINNED_SOURCE,
         f"{e.info.label} reads {count} store value{'s' if count > 1 else ''} no version "
-        "pins: a change in the store changes it with no change here, so neither its "
-        "checksum nor a versioned name follows; pin remoteRef.version (or extract.version) "
-        "where the provider supports it",
+        "pins: a change in the store changes it with no change here, so its checksum "
+        "does not follow; pin remoteRef.version (or extract.version) where the provider "
+        "supports it",
         resource=key,
     )
 
