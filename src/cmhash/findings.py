@@ -40,6 +40,7 @@ class Code(TextEnum):
     UNKNOWN_REFERENCE = "unknown-reference"
     HELM_NAMESPACE = "helm-namespace"
     SKIPPED_ITEM = "skipped-item"
+    UNPINNED_SOURCE = "unpinned-source"
 
 
 # code -> (default level, one-line description)
@@ -108,6 +109,12 @@ CODES: dict[Code, tuple[Level, str]] = {
         WARNING,
         "an exported HELM_NAMESPACE is not the release namespace the chart's own "
         "references show (stale?); the chart's is used",
+    ),
+    Code.UNPINNED_SOURCE: (
+        INFO,
+        "--versioned: a secret source reads a store value no version pins (an "
+        "ExternalSecret remoteRef without version, a dataFrom find): it can change "
+        "with no change in Git, so the checksum does not follow it",
     ),
     Code.SKIPPED_ITEM: (
         WARNING,

@@ -39,9 +39,16 @@ from cmhash.analyze.sources import (
     produced_names,
     source_content,
     source_dependencies,
+    unpinned,
 )
 from cmhash.analyze.summaries import ConfigInfo, DocInfo, Labels, SkipReason, WorkloadInfo
-from cmhash.analyze.versioned import name_spot, version_edits, versioned_flag
+from cmhash.analyze.versioned import (
+    name_spot,
+    peer_keep_original,
+    version_edits,
+    version_window,
+    versioned_flag,
+)
 from cmhash.errors import NodeError
 from cmhash.parse.events import Roots, backend, parse_chunk, route
 from cmhash.parse.tree import MAP, Node, entries, get, get_path, items, scalar
@@ -282,6 +289,9 @@ def _config(res: Resource, settings: Settings, default_nl: str, secret: bool) ->
             edits,
             error,
             (),
+            peer_keep_original(annotations),
+            version_window(annotations),
+            (),
         )
     )
 
@@ -312,6 +322,7 @@ def _source_configs(res: Resource, row: SecretSource, settings: Settings) -> lis
     labels = labels_of(get_path(res.node, ("metadata", "labels")))
     targets = [(row.produces, n) for n in produced_names(res.node, row, res.name)]
     depends = source_dependencies(res.node, row)
+    pins = unpinned(res.node, row)
     if row.referenced:
         targets.insert(0, (row.kind, res.name))
     via = f"{res.kind}/{res.name}"
@@ -330,6 +341,7 @@ def _source_configs(res: Resource, row: SecretSource, settings: Settings) -> lis
             match,
             None if kind == res.kind else via,
             depends=depends if kind != res.kind else (),
+            unpinned=pins if kind != res.kind else (),
         )
         for kind, name in targets
     ]

@@ -49,6 +49,26 @@ TEMPLATE_FROM = Dependency(
 Depends = tuple[tuple[str, str, tuple[str, ...] | None], ...]
 
 
+class Pin(NamedTuple):
+    """Items of a source that read a value from a store: pinned when ``field`` is set
+    (``None``: such an item can never be pinned)."""
+
+    path: Path  # the items ("*" fans out)
+    field: str | None
+
+
+# external-secrets apis/externalsecrets/v1/externalsecret_types.go:
+# ExternalSecretDataRemoteRef.Version ("Used to select a specific version of the
+# Provider value, if supported"), used by spec.data[].remoteRef and
+# spec.dataFrom[].extract; spec.dataFrom[].find (ExternalSecretFind) has no version:
+# whatever matches at refresh time is written
+EXTERNAL_SECRET_PINS = (
+    Pin(("spec", "data", "*", "remoteRef"), "version"),
+    Pin(("spec", "dataFrom", "*", "extract"), "version"),
+    Pin(("spec", "dataFrom", "*", "find"), None),
+)
+
+
 class SecretSource(NamedTuple):
     group: str
     kind: str
@@ -64,6 +84,8 @@ class SecretSource(NamedTuple):
     # the produced object's annotations as the source writes them (its template's): a
     # Reloader match/ignore there is the produced Secret's
     template_annotations: Path | None = None
+    # store reads that a version may pin (an unpinned one changes with no Git change)
+    pins: tuple[Pin, ...] = ()
 
     @property
     def label(self) -> str:
@@ -127,6 +149,7 @@ BUILTIN_SOURCES: tuple[SecretSource, ...] = (
             depends=TEMPLATE_FROM,
             # ExternalSecretTemplateMetadata: the annotations the Secret is written with
             template_annotations=_path("spec.target.template.metadata.annotations"),
+            pins=EXTERNAL_SECRET_PINS,
         )
         for version in ("v1", "v1beta1")
     ),
@@ -196,6 +219,20 @@ def source_dependencies(node: Node, row: SecretSource) -> Depends:
             listed = tuple(sorted({k for k in keys if k}))
             out.append((kind, name, listed or None))
     return tuple(dict.fromkeys(out))
+
+
+def unpinned(node: Node, row: SecretSource) -> tuple[int, ...]:
+    """Where the source reads a store value no version pins, in order (offsets)."""
+    out = []
+    for pin in row.pins:
+        for item, _ in walk(node, pin.path):
+            d = deref(item)
+            if d is None or d.is_null:
+                continue
+            version = get_path(d, (pin.field,)) if pin.field is not None else None
+            if version is None or not scalar(version):
+                out.append(d.start)
+    return tuple(sorted(out))
 
 
 def secret_kinds(rows: tuple[SecretSource, ...]) -> frozenset[str]:

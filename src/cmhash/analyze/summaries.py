@@ -59,13 +59,21 @@ class ConfigInfo(NamedTuple):
     match: bool = False  # reloader.stakater.com/match: "true" (Reloader's search mode)
     source: str | None = None  # produced by this source object ("SealedSecret/db")
     # versioned names (analyze/versioned.py, plan/versioning.py)
-    versioned: bool | None = None  # cmhash.io/versioned, when given
+    versioned: bool | None = None  # cmhash.io/versioned or a peer's, when given
     name_spot: Spot | None = None  # where metadata.name is written
     version_edits: tuple[Edit, ...] = ()  # --versioned-keep / --versioned-immutable
     version_error: tuple[str, int] | None = None  # why those edits cannot be made
     # objects whose content a source copies in (ExternalSecret templateFrom): added to
     # its content once every object is indexed (plan/index.py)
     depends: Depends = ()
+    # a peer's annotation asking for an original-named copy beside the versioned one
+    # (kapp.k14s.io/versioned-keep-original), which cmhash cannot write
+    keep_original: str | None = None
+    # (annotation, value, offset): a peer's bound on its number of versions
+    # (kapp.k14s.io/num-versions, strategy.spinnaker.io/max-version-history)
+    window: tuple[str, str, int] | None = None
+    # where its source reads a store value no version pins (analyze/sources.py)
+    unpinned: tuple[int, ...] = ()
 
     @property
     def label(self) -> str:

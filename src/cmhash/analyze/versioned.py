@@ -63,15 +63,142 @@ def keep_rules(settings: Settings) -> tuple[KeepRule, ...]:
     return tuple(r for r in KEEP_RULES if r.when in when)
 
 
-def versioned_flag(annotations: Annotations | None) -> bool | None:
-    """``cmhash.io/versioned``: True, False, or None when absent."""
-    if annotations is None or VERSIONED not in annotations.values:
+class PeerAnnotation(NamedTuple):
+    """Another tool's annotation on a ConfigMap/Secret that says whether to version it,
+    read as that tool reads it. ``cmhash.io/versioned``, when given, wins."""
+
+    tool: str
+    annotation: str
+    reads: str  # "present": any value (even "") means versioned; "true": only "true" does,
+    # any other value means not versioned
+    keep_original: bool  # the tool also keeps an original-named copy (cmhash cannot)
+    source: str  # where the tool defines it
+
+
+PEER_ANNOTATIONS: tuple[PeerAnnotation, ...] = (
+    # kustomize hashes a resource whose needs-hash annotation is "true" and nothing else
+    # (kustomize api/resource/resource.go NeedHashSuffix; the annotation is
+    # kustomize.config.k8s.io/needs-hash, api/internal/plugins/fnplugin/fnplugin.go
+    # HashAnnotation) -- but only on a generator's output: on a plain ConfigMap/Secret it
+    # is ignored (kubernetes-sigs/kustomize#4833). cmhash honours it on any object.
+    PeerAnnotation(
+        "kustomize",
+        "kustomize.config.k8s.io/needs-hash",
+        "true",
+        False,
+        "kustomize api/resource/resource.go NeedHashSuffix",
+    ),
+    # kapp: "Value is ignored" (carvel-dev/kapp pkg/kapp/diff/change_set_with_versioned_rs.go
+    # versionedResAnnKey; docs/diff.md "Versioned Resources")
+    PeerAnnotation(
+        "kapp",
+        "kapp.k14s.io/versioned",
+        "present",
+        False,
+        "kapp pkg/kapp/diff/change_set_with_versioned_rs.go",
+    ),
+    # kapp: with versioned, also keeps the original-named resource, updated on every
+    # change (same file, versionedResOrigAnnKey, "Value is ignored"; docs/diff.md: "to have
+    # the original resource ... along with versioned resource"). cmhash edits the
+    # document in place and writes one object per document: it cannot emit both, so the
+    # object keeps its name (outside readers of that name keep working) and a
+    # not-versioned finding says why.
+    PeerAnnotation(
+        "kapp",
+        "kapp.k14s.io/versioned-keep-original",
+        "present",
+        True,
+        "kapp pkg/kapp/diff/change_set_with_versioned_rs.go",
+    ),
+    # Spinnaker: given, versioned only when the value is "true" (spinnaker.io
+    # reference/providers/kubernetes-v2 "Strategy"; homedepot/go-clouddriver
+    # pkg/kubernetes IsVersioned: annotations[strategy.spinnaker.io/versioned] == "true").
+    # Spinnaker versions ConfigMaps/Secrets by default; cmhash only under --versioned.
+    PeerAnnotation(
+        "spinnaker",
+        "strategy.spinnaker.io/versioned",
+        "true",
+        False,
+        "spinnaker.io/docs/reference/providers/kubernetes-v2 (strategy)",
+    ),
+)
+
+
+class WindowAnnotation(NamedTuple):
+    """Another tool's annotation that bounds how many versions of the object exist,
+    the current one included: ``--keep-versions`` for that object when ``--previous``
+    is given (plan/history.py)."""
+
+    tool: str
+    annotation: str
+    source: str
+
+
+WINDOW_ANNOTATIONS: tuple[WindowAnnotation, ...] = (
+    # kapp keeps this many versions, the current one included (default 5; carvel-dev/kapp
+    # pkg/kapp/diff/change_set_with_versioned_rs.go versionedResNumVersAnnKey, parsed
+    # with strconv.Atoi; docs/diff.md "kapp.k14s.io/num-versions=int")
+    WindowAnnotation(
+        "kapp", "kapp.k14s.io/num-versions", "kapp pkg/kapp/diff/change_set_with_versioned_rs.go"
+    ),
+    # Spinnaker keeps at most this many versions in the cluster, the newest included
+    # (spinnaker.io reference/providers/kubernetes-v2 "Strategy":
+    # strategy.spinnaker.io/max-version-history)
+    WindowAnnotation(
+        "spinnaker",
+        "strategy.spinnaker.io/max-version-history",
+        "spinnaker.io/docs/reference/providers/kubernetes-v2 (strategy)",
+    ),
+)
+
+
+def version_window(annotations: Annotations | None) -> tuple[str, str, int] | None:
+    """(annotation, value, offset) of the first window annotation given, unread: only
+    ``--keep-versions`` runs read it (a deploy by kapp or Spinnaker itself must not fail
+    on cmhash's reading)."""
+    if annotations is None:
         return None
-    value, offset = annotations.values[VERSIONED]
-    low = value.strip().lower()
-    if low not in ("true", "false"):
-        raise NodeError(f'{VERSIONED} must be "true" or "false"', offset)
-    return low == "true"
+    for row in WINDOW_ANNOTATIONS:
+        if row.annotation in annotations.values:
+            value, offset = annotations.values[row.annotation]
+            return row.annotation, value, offset
+    return None
+
+
+def _peer_says(row: PeerAnnotation, value: str) -> bool:
+    return True if row.reads == "present" else value == "true"
+
+
+def versioned_flag(annotations: Annotations | None) -> bool | None:
+    """Whether the object asks to be versioned: ``cmhash.io/versioned`` (True, False),
+    else the peers' annotations as each tool reads them; None when none is given."""
+    if annotations is None:
+        return None
+    if VERSIONED in annotations.values:
+        value, offset = annotations.values[VERSIONED]
+        low = value.strip().lower()
+        if low not in ("true", "false"):
+            raise NodeError(f'{VERSIONED} must be "true" or "false"', offset)
+        return low == "true"
+    if peer_keep_original(annotations) is not None:
+        return False
+    said = [
+        _peer_says(row, annotations.values[row.annotation][0])
+        for row in PEER_ANNOTATIONS
+        if not row.keep_original and row.annotation in annotations.values
+    ]
+    return any(said) if said else None
+
+
+def peer_keep_original(annotations: Annotations | None) -> str | None:
+    """The annotation that asks for an original-named copy beside the versioned one
+    (which cmhash cannot make), unless ``cmhash.io/versioned`` decides; else None."""
+    if annotations is None or VERSIONED in annotations.values:
+        return None
+    for row in PEER_ANNOTATIONS:
+        if row.keep_original and row.annotation in annotations.values:
+            return row.annotation
+    return None
 
 
 def name_spot(res: Resource) -> Spot | None:

@@ -130,9 +130,33 @@ def current(versioning: Versioning) -> dict[Identity, str]:
     }
 
 
+def windows(versioning: Versioning) -> dict[Identity, tuple[int, str]]:
+    """Objects whose own annotation bounds their history (kapp num-versions, Spinnaker
+    max-version-history; analyze/versioned.py WINDOW_ANNOTATIONS): identity -> (the
+    number of versions to keep, the current one included, and what said so). Each tool
+    reads a whole number; anything else, or less than 1, is an error at the value."""
+    out: dict[Identity, tuple[int, str]] = {}
+    for key, r in versioning.renamed.items():
+        window = r.entry.info.window
+        if window is None:
+            continue
+        annotation, value, offset = window
+        text = value.strip()
+        if not text.isdigit() or int(text) < 1:
+            raise r.entry.source.error(
+                f"{annotation} must be a whole number of versions, 1 or more "
+                f"(--keep-versions reads it for this object), not {value!r}",
+                offset,
+            )
+        out[Identity(key.kind, key.namespace, base_name(r.new))] = (int(text), annotation)
+    return out
+
+
 def carry(prev: SourceText, versioning: Versioning, keep: int, default_ns: str) -> History:
-    """What to carry from PREV with ``--keep-versions keep``, and what leaves."""
+    """What to carry from PREV with ``--keep-versions keep`` (or an object's own bound,
+    ``windows``), and what leaves."""
     now = current(versioning)
+    own_keep = windows(versioning)
     before = versions(prev, default_ns)
     versioned_before = [v for v in before if v.name != v.identity.base or v.age]
     if now and versioned_before and not any(v.identity in now for v in versioned_before):
@@ -154,11 +178,12 @@ def carry(prev: SourceText, versioning: Versioning, keep: int, default_ns: str) 
             pruned += [v for v in vs if v.name != v.identity.base or v.age]
             continue
         shift = 0 if any(v.age == 0 and v.name == name for v in vs) else 1
+        window = own_keep[identity][0] if identity in own_keep else keep
         for v in sorted(vs, key=lambda v: v.age):
             if v.name == name:
                 continue  # the current version is in the input itself
             age = max(v.age + shift, 1)
-            if age > keep - 1:
+            if age > window - 1:
                 pruned.append(v)
             elif (identity, v.name) not in carried:
                 carried[(identity, v.name)] = v._replace(age=age)
@@ -186,6 +211,13 @@ def _shown(v: Version) -> str:
     return shown(v.identity.kind, v.name)
 
 
+def _bound(v: Version, keep: int, own: dict[Identity, tuple[int, str]]) -> str:
+    if v.identity not in own:
+        return f"older than --keep-versions {keep}"
+    n, annotation = own[v.identity]
+    return f"older than its {annotation}: {n}"
+
+
 def with_history(result: RunResult, previous: str, keep: int, settings: Settings) -> RunResult:
     """The run's result with the kept versions of PREV appended to its output."""
     if result.versioning is None:
@@ -195,16 +227,14 @@ def with_history(result: RunResult, previous: str, keep: int, settings: Settings
     data = read_file(previous, settings.max_input_bytes)
     prev = decode(previous, data, max_bytes=settings.max_input_bytes)
     history = carry(prev, result.versioning, keep, settings.namespace or "")
+    own = windows(result.versioning)
     notes = [
         *result.notes,
         *(
             f"keeps {v.identity.kind} {_shown(v)} from {previous} ({v.age} before)"
             for v in history.carried
         ),
-        *(
-            f"drops {v.identity.kind} {_shown(v)}: older than --keep-versions {keep}"
-            for v in history.pruned
-        ),
+        *(f"drops {v.identity.kind} {_shown(v)}: {_bound(v, keep, own)}" for v in history.pruned),
     ]
     text = history.text()
     if not text:

@@ -176,14 +176,21 @@ def decide(
     out = Versioning(own=own_names(index.objects))
     taken = {(k.kind, k.namespace, k.name) for k in index.objects}
     assigned: dict[tuple[str, str, str], str] = {}  # new name -> the object's old name
+    told: set[tuple[int, int]] = set()  # sources already named unpinned
     for key, e in index.objects.items():
         mine = users.get(key, [])
+        here = (id(e.source), e.info.offset)
+        if settings.versioned and mine and e.info.unpinned and here not in told:
+            told.add(here)
+            findings.append(_unpinned(e, key))
         # an imagePullSecrets reference is renamed, but only makes an object versioned
         # when it is hashed (--image-pull-secrets): rotating registry credentials
         # should not roll pods
         counting = [u for u in mine if u.resolved.ref.how != "imagePullSecret"] or (
             mine if settings.image_pull_secrets else []
         )
+        if e.info.keep_original is not None and settings.versioned and counting:
+            findings.append(_keep_original(e, key))
         if not _wanted(e, settings, bool(counting)):
             continue
         label = f"{e.info.kind} {e.info.name!r}"
@@ -272,6 +279,38 @@ def decide(
         if by_name is not None and new != e.info.name:
             findings.extend(_kept_references(by_name, key, e, new))
     return out
+
+
+def _unpinned(e: ConfigEntry, key: ResourceId) -> Finding:
+    """A source that reads store values no version pins: what it produces changes
+    with no change in the input (analyze/sources.py Pin)."""
+    count = len(e.info.unpinned)
+    return finding(
+        e.source,
+        e.info.unpinned[0],
+        Code.UNPINNED_SOURCE,
+        f"{e.info.label} reads {count} store value{'s' if count > 1 else ''} no version "
+        "pins: a change in the store changes it with no change here, so its checksum "
+        "does not follow; pin remoteRef.version (or extract.version) where the provider "
+        "supports it",
+        resource=key,
+    )
+
+
+def _keep_original(e: ConfigEntry, key: ResourceId) -> Finding:
+    """kapp's versioned-keep-original asks for both names; cmhash writes one object per
+    document, so the object keeps the name others may read (analyze/versioned.py)."""
+    return finding(
+        e.source,
+        e.info.offset,
+        Code.NOT_VERSIONED,
+        f"{e.info.kind} {e.info.name!r} is not versioned: {e.info.keep_original} asks "
+        "for the original-named object beside the versioned one, which cmhash cannot "
+        "write offline; it keeps its name and its users roll by checksum. "
+        'cmhash.io/versioned: "true" versions it (without the original-named copy)',
+        resource=key,
+        api_version="v1",
+    )
 
 
 def _kept_references(by_name: ByName, key: ResourceId, e: ConfigEntry, new: str) -> list[Finding]:
