@@ -504,10 +504,10 @@ WORKLOADS = (
         (
             ("--jobs", "--pods"),
             {
-                # report/rollout.py: job-immutable, pod-metadata-only
+                # report/rollout.py: job-immutable, pod-updated
                 "job": "a Job's spec.template is immutable: kubectl apply is refused while the "
                 "Job exists; delete and re-create it (or give it a new name)",
-                "pod": "a bare Pod's labels or annotations change: nothing restarts",
+                "pod": "a bare Pod is updated in place (its annotations): no container restarts",
                 "rs": "a ReplicaSet has no rollout: only pods created later get the new template",
             },
         ),

@@ -165,9 +165,9 @@ RULE_CASES = {
     "hook-recreated": "Job/seed",
     "job-runs-again": None,  # --jobs=rename: test_a_renamed_job_runs_again below
     "job-immutable": "Job/migrate",
-    "pod-metadata-only": "Pod/debug",
-    "pod-image": "Pod/toolbox",
-    "pod-immutable": "Pod/probe",
+    "pod-refused": "Pod/probe",
+    "pod-restarts-container": "Pod/toolbox",
+    "pod-updated": "Pod/debug",  # more bare-Pod cases: test_report_edges.py
     "podtemplate-runs-nothing": None,
     "rollout-paused": None,
     "rollout-zero-replicas": None,

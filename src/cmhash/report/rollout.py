@@ -15,6 +15,8 @@ from cmhash.analyze.chunk import HOOK_ANNOTATIONS
 from cmhash.model import ResourceId, TextEnum
 from cmhash.report.objects import path_get
 from cmhash.report.podtemplate import CONTAINERS, TemplateCause
+from cmhash.report.podupdate import VALIDATION as POD_VALIDATION
+from cmhash.report.podupdate import Effect, classify, describe
 
 
 class Outcome(TextEnum):
@@ -35,6 +37,7 @@ class Context(NamedTuple):
     rollouts: Mapping[ResourceId, str]  # Deployment -> "Rollout/name (strategy)" taking it over
     id: ResourceId
     runs_again_as: str | None = None  # --jobs=rename: the Job's new name (analyze/jobs.py)
+    old: Mapping[str, Any] | None = None  # the OLD object (a bare Pod's update is judged on both)
 
     def spec(self, *path: str) -> Any:
         return path_get(self.obj, ("spec", *path))
@@ -110,19 +113,9 @@ def _no_latest_traffic(c: Context) -> bool:
     )
 
 
-# what a Pod update may change (ValidatePodUpdate): images, and a few scheduling fields
-_POD_MUTABLE = frozenset({"image"})
-
-
-def _pod_metadata_only(c: Context) -> bool:
-    return all(not x.field.startswith("spec") for x in c.causes)
-
-
-def _pod_image_only(c: Context) -> bool:
-    return all(
-        not x.field.startswith("spec") or (x.type in _POD_MUTABLE and x.change == "changed")
-        for x in c.causes
-    )
+def _pod(c: Context) -> tuple[Effect, str]:
+    """A bare Pod's update, field by field (podupdate.py POD_FIELDS)."""
+    return describe(classify((c.old or {}, c.obj), c.causes))
 
 
 def _is_hook(c: Context) -> bool:
@@ -322,37 +315,36 @@ RULES: tuple[Rule, ...] = (
         "KEP-2926)",
     ),
     Rule(
-        "pod-metadata-only",
+        "pod-refused",
         (("", "Pod"),),
-        _pod_metadata_only,
-        "only metadata changed",
-        Outcome.NONE,
-        lambda c: "a bare Pod's labels or annotations change: nothing restarts",
-        "kubernetes/kubernetes pkg/apis/core/validation/validation.go ValidatePodUpdate "
-        "(metadata is mutable; the kubelet does not restart for it)",
+        lambda c: _pod(c)[0] is Effect.REFUSED,
+        "a spec field other than those ValidatePodUpdate allows changed (see the bare-Pod table)",
+        Outcome.REFUSED,
+        lambda c: _pod(c)[1],
+        f"{POD_VALIDATION} (pod updates may not change fields other than updatablePodSpecFields)",
     ),
     Rule(
-        "pod-image",
+        "pod-restarts-container",
         (("", "Pod"),),
-        _pod_image_only,
-        "only container images changed (besides metadata)",
+        lambda c: _pod(c)[0] is Effect.RESTARTS,
+        "an image of a container (or of a sidecar init container) changed",
         Outcome.IN_PLACE,
-        lambda c: "a bare Pod's image changes: the kubelet restarts that container in place",
-        "kubernetes/kubernetes pkg/apis/core/validation/validation.go ValidatePodUpdate "
-        "(spec.containers[*].image may change)",
+        lambda c: _pod(c)[1],
+        f"{POD_VALIDATION} (images may change); kubernetes/kubernetes pkg/kubelet/"
+        "kuberuntime/kuberuntime_manager.go computePodActions (containerChanged: the "
+        "container is killed and started again in the same Pod)",
     ),
     Rule(
-        "pod-immutable",
+        "pod-updated",
         (("", "Pod"),),
         _always,
-        "any other spec field changed",
-        Outcome.REFUSED,
-        lambda c: (
-            "a bare Pod's spec is immutable apart from images: kubectl apply is "
-            "refused; delete and re-create the Pod"
-        ),
-        "kubernetes/kubernetes pkg/apis/core/validation/validation.go ValidatePodUpdate "
-        "(pod updates may not change fields other than spec.containers[*].image, ...)",
+        "otherwise: metadata, an init container's image, activeDeadlineSeconds, added "
+        "tolerations, removed scheduling gates",
+        Outcome.NONE,
+        lambda c: _pod(c)[1],
+        f"{POD_VALIDATION}; kubernetes/kubernetes pkg/kubelet/kuberuntime/"
+        "kuberuntime_container.go computeInitContainerActions (a completed init container "
+        "is not run again)",
     ),
     Rule(
         "podtemplate-runs-nothing",

@@ -263,7 +263,8 @@ class Templates(NamedTuple):
 
     def decide(self, plan: WorkloadPlan, causes: tuple[TemplateCause, ...]) -> Decision:
         obj = self.new.get(plan.id) if self.new is not None else None
-        ctx = Context(obj or {}, causes, self.rollouts, plan.id, plan.runs_again_as)
+        old = self.old.get(plan.id) if self.old is not None else None
+        ctx = Context(obj or {}, causes, self.rollouts, plan.id, plan.runs_again_as, old)
         return decide(ctx, plan.info.kind.rolls)
 
 

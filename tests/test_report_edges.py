@@ -1,0 +1,204 @@
+"""cmhash report on the odd cases a review found: bare Pods updated field by field
+(report/podupdate.py), init-container images, duplicate workloads in one render,
+control characters in what the report prints, workloads renamed between OLD and NEW,
+StatefulSet partitions and strategies. Each through the CLI, on manifests written here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import run_cmhash
+
+
+def _report(tmp_path: Path, old: str, new: str, *args: str) -> tuple[int, str, str]:
+    (tmp_path / "old.yaml").write_text(old)
+    (tmp_path / "new.yaml").write_text(new)
+    res = run_cmhash(["report", "--no-config", "old.yaml", "new.yaml", *args], cwd=tmp_path)
+    return res.code, res.out, res.stderr
+
+
+def _plan(tmp_path: Path, old: str, new: str, *args: str) -> dict[str, Any]:
+    code, out, err = _report(tmp_path, old, new, "--format", "json", *args)
+    assert code == 0, err
+    data: dict[str, Any] = json.loads(out)
+    return data
+
+
+def _workloads(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {f"{w['kind']}/{w['name']}": w for g in ("restart", "notRestarting") for w in data[g]}
+
+
+# ------------------------------------------------------------------ 1, 2. bare Pods
+
+
+def _pod(name: str, spec: str, meta: str = "") -> str:
+    return f"apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n{meta}spec:\n{spec}---\n"
+
+
+APP = "  containers:\n  - name: app\n    image: app:{v}\n"
+INIT = "  initContainers:\n  - name: init\n    image: init:{v}\n{extra}"
+TOL = "  tolerations:\n{items}"
+T1 = "  - {key: a, operator: Exists, effect: NoSchedule}\n"
+T2 = "  - {key: b, operator: Exists, effect: NoSchedule}\n"
+
+
+# (old spec, new spec) -> (rule, outcome); kubernetes/kubernetes
+# pkg/apis/core/validation/validation.go ValidatePodUpdate decides what may change
+POD_CASES = {
+    "toleration-added": (
+        APP.format(v=1) + TOL.format(items=T1),
+        APP.format(v=1) + TOL.format(items=T1 + T2),
+        "pod-updated",
+        "none",
+    ),
+    "toleration-removed": (
+        APP.format(v=1) + TOL.format(items=T1 + T2),
+        APP.format(v=1) + TOL.format(items=T2),
+        "pod-refused",
+        "refused",
+    ),
+    "deadline-set": (
+        APP.format(v=1),
+        APP.format(v=1) + "  activeDeadlineSeconds: 600\n",
+        "pod-updated",
+        "none",
+    ),
+    "deadline-lowered": (
+        APP.format(v=1) + "  activeDeadlineSeconds: 600\n",
+        APP.format(v=1) + "  activeDeadlineSeconds: 60\n",
+        "pod-updated",
+        "none",
+    ),
+    "deadline-raised": (
+        APP.format(v=1) + "  activeDeadlineSeconds: 60\n",
+        APP.format(v=1) + "  activeDeadlineSeconds: 600\n",
+        "pod-refused",
+        "refused",
+    ),
+    "deadline-removed": (
+        APP.format(v=1) + "  activeDeadlineSeconds: 60\n",
+        APP.format(v=1),
+        "pod-refused",
+        "refused",
+    ),
+    "image": (APP.format(v=1), APP.format(v=2), "pod-restarts-container", "in place"),
+    "image-and-toleration": (
+        APP.format(v=1),
+        APP.format(v=2) + TOL.format(items=T1),
+        "pod-restarts-container",
+        "in place",
+    ),
+    "init-image": (
+        APP.format(v=1) + INIT.format(v=1, extra=""),
+        APP.format(v=1) + INIT.format(v=2, extra=""),
+        "pod-updated",
+        "none",
+    ),
+    "sidecar-image": (
+        APP.format(v=1) + INIT.format(v=1, extra="    restartPolicy: Always\n"),
+        APP.format(v=1) + INIT.format(v=2, extra="    restartPolicy: Always\n"),
+        "pod-restarts-container",
+        "in place",
+    ),
+    "gate-removed": (
+        APP.format(v=1) + "  schedulingGates:\n  - name: wait\n",
+        APP.format(v=1),
+        "pod-updated",
+        "none",
+    ),
+    "gate-added": (
+        APP.format(v=1),
+        APP.format(v=1) + "  schedulingGates:\n  - name: wait\n",
+        "pod-refused",
+        "refused",
+    ),
+    "resources": (
+        APP.format(v=1),
+        APP.format(v=1) + "    resources: {limits: {cpu: '1'}}\n",
+        "pod-refused",
+        "refused",
+    ),
+    "image-and-env": (
+        APP.format(v=1),
+        APP.format(v=2) + "    env: [{name: A, value: b}]\n",
+        "pod-refused",
+        "refused",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(POD_CASES))
+def test_bare_pod_update(case: str, tmp_path: Path) -> None:
+    old_spec, new_spec, rule, outcome = POD_CASES[case]
+    data = _plan(tmp_path, _pod("p", old_spec), _pod("p", new_spec))
+    w = _workloads(data)["Pod/p"]
+    assert (w["rule"], w["outcome"]) == (rule, outcome), w
+    assert w in data["restart" if outcome == "in place" else "notRestarting"]
+    assert data["summary"]["refused"] == (outcome == "refused")
+
+
+def test_bare_pod_metadata_only(tmp_path: Path) -> None:
+    data = _plan(
+        tmp_path,
+        _pod("p", APP.format(v=1), "  labels: {tier: a}\n"),
+        _pod("p", APP.format(v=1), "  labels: {tier: b}\n"),
+    )
+    w = _workloads(data)["Pod/p"]
+    assert (w["rule"], w["outcome"]) == ("pod-updated", "none")
+    assert "no container restarts" in w["reason"]
+
+
+def test_bare_pod_texts_name_the_container_and_the_field(tmp_path: Path) -> None:
+    code, out, err = _report(
+        tmp_path,
+        _pod("a", APP.format(v=1)) + _pod("b", APP.format(v=1) + "  activeDeadlineSeconds: 9\n"),
+        _pod("a", APP.format(v=2)) + _pod("b", APP.format(v=1) + "  activeDeadlineSeconds: 99\n"),
+        "--format",
+        "text",
+    )
+    assert code == 0, err
+    assert "the kubelet restarts container app in place" in out
+    assert "spec.activeDeadlineSeconds cannot change" in out
+    assert "1 change will be refused by the API server" in out
+
+
+def _deployment(name: str, init: str, image: str) -> str:
+    return (
+        f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\nspec:\n"
+        "  template:\n    spec:\n      initContainers:\n      - name: init\n"
+        f"        image: {init}\n      containers:\n      - name: app\n        image: {image}\n---\n"
+    )
+
+
+def test_an_init_image_rolls_a_deployment(tmp_path: Path) -> None:
+    data = _plan(tmp_path, _deployment("d", "init:1", "app:1"), _deployment("d", "init:2", "app:1"))
+    w = _workloads(data)["Deployment/d"]
+    assert (w["rule"], w["outcome"]) == ("deployment-rolls", "rolls")
+    assert w["causes"][0]["field"] == "spec.initContainers[init].image"
+
+
+def _pod_fields_table() -> str:
+    from cmhash.report.podupdate import POD_FIELDS
+
+    rows = ["| Field | Allowed when | Defined in |", "|---|---|---|"]
+    for f in POD_FIELDS:
+        when = (f.allowed.__doc__ or "always").strip().splitlines()[0].rstrip(".")
+        rows.append(f"| {f.field} | {when} | {f.source} |")
+    rows.append("| any other field | never: the update is refused | ValidatePodUpdate |")
+    return "\n".join(rows) + "\n"
+
+
+def test_docs_list_every_pod_field(update_goldens: bool) -> None:
+    from conftest import ROOT
+
+    doc = ROOT / "docs" / "report.md"
+    text = doc.read_text()
+    start = text.index("-->", text.index("<!-- pod-fields:begin")) + 4
+    end = text.index("<!-- pod-fields:end -->")
+    if update_goldens:
+        doc.write_text(text[:start] + _pod_fields_table() + text[end:])
+        text = doc.read_text()
+    assert text[start : text.index("<!-- pod-fields:end -->")] == _pod_fields_table()
