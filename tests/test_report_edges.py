@@ -202,3 +202,95 @@ def test_docs_list_every_pod_field(update_goldens: bool) -> None:
         doc.write_text(text[:start] + _pod_fields_table() + text[end:])
         text = doc.read_text()
     assert text[start : text.index("<!-- pod-fields:end -->")] == _pod_fields_table()
+
+
+# ------------------------------------------------------------ 4. control characters
+
+ESC, CR, BEL, RLO = "\x1b", "\r", "\x07", "\u202e"
+EVIL = ESC + CR + BEL + RLO + "\x9b"  # \x9b: the C1 CSI
+
+
+def _cm_and_deployment(value: str, image: str) -> str:
+    # YAML double-quoted escapes carry the controls: \e ESC, \r CR, \a BEL, \u202E, \x9b
+    name = r'"web\e[31m\r\a\u202E\x9b"'
+    return (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n"
+        rf'  name: "cfg\e]0;title\a"'
+        "\n"
+        rf'  namespace: "ns\u202Eevil"'
+        "\n"
+        rf'data: {{"key\e[2J": "{value}"}}'
+        "\n---\n"
+        f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\n"
+        r'  namespace: "ns\u202Eevil"'
+        "\n"
+        "spec:\n  template:\n    metadata:\n"
+        r'      labels: {"app\e[1m": "x\r\a"}'
+        "\n"
+        "    spec:\n      containers:\n      - name: c\n"
+        f"        image: {image}\n"
+        "        envFrom:\n"
+        r'        - configMapRef: {name: "cfg\e]0;title\a"}'
+        "\n---\n"
+    )
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+def test_control_characters_are_escaped(fmt: str, tmp_path: Path) -> None:
+    old = _cm_and_deployment(r"one\e[31m\r\a\u202Ered", '"app:1\\e[0m"')
+    new = _cm_and_deployment(r"two\e[32m\u202E\x9b", '"app:2\\e[0m"')
+    code, out, err = _report(
+        tmp_path, old, new, "--format", fmt, "--max-restarts-per-namespace", "0"
+    )
+    assert code == 1  # the budget: its line names the namespace
+    for ch in (ESC, CR, BEL, RLO, "\x9b"):
+        assert ch not in out, (fmt, repr(ch))
+        assert ch not in err, (fmt, repr(ch))
+    assert "\\x1b" in out and "\\u202e" in out  # shown, not dropped
+    assert "\\u202e" in err
+    if fmt == "text":
+        assert "web\\x1b[31m\\r\\x07\\u202e\\x9b" in out  # the workload's name
+        assert "-one\\x1b[31m\\r\\x07\\u202ered" in out  # the ConfigMap value diff
+        assert "key\\x1b[2J" in out  # the key
+
+
+def test_control_characters_stay_data_in_json(tmp_path: Path) -> None:
+    old = _cm_and_deployment("one", '"app:1"')
+    new = _cm_and_deployment("two", '"app:2"')
+    code, out, err = _report(tmp_path, old, new, "--format", "json")
+    assert code == 0, err
+    assert ESC not in out and "\\u001b" in out  # JSON escapes C0 itself
+    data = json.loads(out)
+    assert data["restart"][0]["name"] == "web\x1b[31m\r\x07\u202e\x9b"  # the real name
+
+
+def test_control_characters_in_codequality(tmp_path: Path) -> None:
+    from cmhash.report.render import to_codequality
+
+    text = to_codequality(
+        {
+            "findings": [
+                {
+                    "message": f"bad {EVIL}",
+                    "code": "x",
+                    "fingerprint": "f",
+                    "level": "error",
+                    "file": "a.yaml",
+                    "line": 1,
+                }
+            ]
+        }
+    )
+    assert "\\u001b" not in text and "\\\\x1b" in text and RLO not in text
+
+
+def test_visible_keeps_lines_only_where_asked() -> None:
+    from cmhash.visible import visible, visible_data
+
+    assert visible("a\nb\x1b") == "a\\nb\\x1b"
+    assert visible("a\nb\x1b", lines=True) == "a\nb\\x1b"
+    assert visible_data({"valueDiffs": {"k\n": "-a\n+b\r"}, "n": "x\ny"}) == {
+        "valueDiffs": {"k\\n": "-a\n+b\\r"},
+        "n": "x\\ny",
+    }
+    assert visible("plain ünïcode ✓") == "plain ünïcode ✓"

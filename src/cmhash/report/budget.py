@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from cmhash.visible import visible
+
 
 class Budget(NamedTuple):
     total: int | None = None  # --max-restarts
@@ -25,7 +27,7 @@ class Budget(NamedTuple):
             return None
         ns, k = max(over.items(), key=lambda item: (item[1], item[0]))
         more = f"; {len(over)} namespaces over" if len(over) > 1 else ""
-        where = f"namespace {ns}" if ns else "no namespace"
+        where = f"namespace {visible(ns)}" if ns else "no namespace"
         return f"{_workloads(k)} {_verb(k)} in {where} (budget {self.per_namespace}{more})"
 
 

@@ -10,6 +10,7 @@ from cmhash import jsonout
 from cmhash.errors import UsageError
 from cmhash.mermaid import report_graph
 from cmhash.model import Level
+from cmhash.visible import visible, visible_data
 
 
 def to_json(data: dict[str, Any]) -> str:
@@ -23,7 +24,7 @@ def to_codequality(data: dict[str, Any]) -> str:
     """GitLab Code Quality: one issue per finding (the MR widget shows new ones)."""
     issues = [
         {
-            "description": f"{f['message']} [{f['code']}]",
+            "description": visible(f"{f['message']} [{f['code']}]"),
             "check_name": f"cmhash/{f['code']}",
             "fingerprint": f["fingerprint"],
             "severity": CODEQUALITY_SEVERITY[f["level"]],
@@ -132,4 +133,5 @@ def formatted(data: dict[str, Any], fmt: str, template_file: str | None) -> str:
         if template_file is not None:
             raise UsageError(f"--template applies to --format markdown or text, not {fmt}")
         return form(data)
-    return render_template(data, form, template_file)
+    # text for people (a terminal, a review comment): no control or bidi character raw
+    return render_template(visible_data(data), form, template_file)
