@@ -294,3 +294,22 @@ def test_visible_keeps_lines_only_where_asked() -> None:
         "n": "x\\ny",
     }
     assert visible("plain ünïcode ✓") == "plain ünïcode ✓"
+
+
+# ------------------------------------------------------- 3. a workload defined twice
+
+
+def test_a_workload_defined_twice_counts_once(tmp_path: Path) -> None:
+    old = _deployment("a", "init:1", "app:1")
+    new = _deployment("a", "init:1", "app:2")
+    code, out, err = _report(tmp_path, old, new + new, "--format", "json", "--max-restarts", "1")
+    assert code == 0, err  # one restart: within the budget
+    data = json.loads(out)
+    assert data["summary"]["restart"] == 1 and len(data["restart"]) == 1
+    assert data["restart"][0]["line"] > 1  # the later definition
+    (dup,) = [f for f in data["findings"] if f["code"] == "duplicate-object"]
+    assert dup["level"] == "warning" and "is also defined at new.yaml:1" in dup["message"]
+    assert "counts it once" in dup["message"]
+    # the last definition decides: back to OLD's template, nothing rolls
+    data = _plan(tmp_path, old + old, new + old)
+    assert data["restart"] == [] and data["summary"]["restart"] == 0

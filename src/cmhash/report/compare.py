@@ -19,6 +19,7 @@ from cmhash.errors import UsageError
 from cmhash.findings import Code, Finding, finding
 from cmhash.model import Level, ResourceId
 from cmhash.plan.index import ConfigEntry
+from cmhash.plan.resolve import WorkloadPlan
 from cmhash.plan.versioning import shown
 from cmhash.report.changes import DATA_CHANGED, ConfigChange, config_changes
 from cmhash.report.objects import Objects
@@ -30,6 +31,7 @@ from cmhash.report.workloads import (
     UsedBy,
     Users,
     compare_workloads,
+    duplicates,
     unversioned,
 )
 
@@ -90,6 +92,21 @@ def _immutable_finding(ch: ConfigChange) -> Finding:
     )
 
 
+def _duplicate_finding(earlier: WorkloadPlan, later: WorkloadPlan) -> Finding:
+    """A workload defined twice in NEW (two renders concatenated, a copy-paste): counted
+    once, the later definition, which is what ``kubectl apply -f`` leaves in place."""
+    line = earlier.source.position(earlier.info.offset)[0]
+    return finding(
+        later.source,
+        later.info.offset,
+        Code.DUPLICATE_OBJECT,
+        f"{later.id.kind} {later.id.name!r} is also defined at {earlier.source.display}:{line}; "
+        "the report counts it once, as this later definition (kubectl apply applies both "
+        "in order: the last one stays); remove one of them",
+        resource=later.id,
+    )
+
+
 def _object(key: ResourceId) -> dict[str, str]:
     return {"kind": key.kind, "name": key.name, "namespace": key.namespace}
 
@@ -121,7 +138,11 @@ def _findings(
     old: RunResult, new: RunResult, configs: list[ConfigChange]
 ) -> tuple[list[dict[str, Any]], dict[Level, int]]:
     """NEW's findings and the immutable-config errors, each marked new when OLD lacked it."""
-    found = [*new.findings, *(_immutable_finding(c) for c in configs if c.immutable_violation)]
+    found = [
+        *new.findings,
+        *(_immutable_finding(c) for c in configs if c.immutable_violation),
+        *(_duplicate_finding(a, b) for a, b in duplicates(new.plans)),
+    ]
     found.sort(key=Finding.sort_key)
     known = {_about(f) for f in old.findings}
     items = [

@@ -335,6 +335,23 @@ def _compare_workload(
     }
 
 
+def last_of(plans: Iterable[WorkloadPlan]) -> dict[ResourceId, WorkloadPlan]:
+    """Each workload once: the last definition of an id, as ``kubectl apply -f`` leaves
+    it (it applies the documents in order, the later one replacing the earlier)."""
+    return {p.id: p for p in plans}
+
+
+def duplicates(plans: Iterable[WorkloadPlan]) -> list[tuple[WorkloadPlan, WorkloadPlan]]:
+    """(earlier, later) for each workload id defined again in one side."""
+    seen: dict[ResourceId, WorkloadPlan] = {}
+    out = []
+    for p in plans:
+        if p.id in seen:
+            out.append((seen[p.id], p))
+        seen[p.id] = p
+    return out
+
+
 def compare_workloads(
     old: RunResult,
     new: RunResult,
@@ -345,10 +362,11 @@ def compare_workloads(
 ) -> tuple[dict[str, list[dict[str, Any]]], Users]:
     names = names or Names()
     used = used or UsedBy(names.versioned, names.own)
-    old_plans = {p.id: p for p in old.plans}
+    old_plans = last_of(old.plans)
     groups: dict[str, list[dict[str, Any]]] = {"restart": [], "notRestarting": []}
     users: Users = {}
-    current = [p for p in new.plans if not p.info.generated]  # created anew, never restarted
+    # created anew, never restarted; a workload defined twice counts once (the last)
+    current = [p for p in last_of(new.plans).values() if not p.info.generated]
     _users(current, by_key, users, names, used)
     for plan in current:
         prev = old_plans.get(plan.id)
