@@ -132,7 +132,7 @@ def test_summary_line_leads_the_markdown() -> None:
     _, out, _ = report("old.yaml", "new.yaml")
     assert out.splitlines()[0] == (
         "### cmhash: 1 workload will restart; 4 workloads are affected but "
-        "will not restart; 4 ConfigMaps and 2 Secrets changed; 1 error"
+        "will not restart; 1 workload added; 4 ConfigMaps and 2 Secrets changed; 1 error"
     )
 
 

@@ -313,3 +313,35 @@ def test_a_workload_defined_twice_counts_once(tmp_path: Path) -> None:
     # the last definition decides: back to OLD's template, nothing rolls
     data = _plan(tmp_path, old + old, new + old)
     assert data["restart"] == [] and data["summary"]["restart"] == 0
+
+
+# --------------------------------------------- 5. a workload renamed between OLD and NEW
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+def test_a_renamed_workload_is_removed_and_added(fmt: str, tmp_path: Path) -> None:
+    old = _deployment("a", "init:1", "app:1") + _deployment("keep", "init:1", "app:1")
+    new = _deployment("b", "init:1", "app:2") + _deployment("keep", "init:1", "app:2")
+    code, out, err = _report(tmp_path, old, new, "--format", fmt, "--max-restarts", "1")
+    assert code == 0, err  # one restart (keep); b's pods are new pods, not restarts
+    first = out.splitlines()[0]
+    assert "1 workload will restart; 1 workload added and 1 removed" in first
+    if fmt == "text":
+        added = out.index("Added (new pods, not restarts):\n  Deployment/b")
+        removed = out.index("Removed (their pods stop when the deployment tool prunes them):")
+        assert added < removed and "Deployment/a" in out[removed:]
+        assert "Deployment/a" not in out[: out.index("Added")]  # not in the restart list
+    else:
+        assert "| `Deployment/b` | — | \u2795 added | `new.yaml:1` |" in out
+        assert "| `Deployment/a` | — | \u2796 removed | `old.yaml:1` |" in out
+
+
+def test_renamed_workloads_in_json_and_the_budget(tmp_path: Path) -> None:
+    old = _deployment("a", "init:1", "app:1")
+    new = _deployment("b", "init:1", "app:2")
+    data = _plan(tmp_path, old, new, "--max-restarts", "0")  # exit 0: no restart at all
+    assert data["restart"] == [] and data["notRestarting"] == []
+    assert [w["name"] for w in data["added"]] == ["b"]
+    assert [w["name"] for w in data["removed"]] == ["a"]
+    assert (data["summary"]["added"], data["summary"]["removed"]) == (1, 1)
+    assert data["summary"]["restart"] == 0

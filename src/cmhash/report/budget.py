@@ -1,7 +1,9 @@
 """report: the restart budget (``--max-restarts``, ``--max-restarts-per-namespace``).
 
 Counts the workloads whose pods the change replaces (the report's ``restart`` list:
-rolling, partial and in-place restarts; not CronJobs' next run, nor refused changes)."""
+rolling, partial and in-place restarts; not CronJobs' next run, nor refused changes).
+Workloads only NEW has (``added``: new pods) or only OLD has (``removed``) are not
+restarts and are not counted; a workload defined twice counts once (workloads.py)."""
 
 from __future__ import annotations
 

@@ -32,13 +32,14 @@ from cmhash.report.workloads import (
     Users,
     compare_workloads,
     duplicates,
+    sides,
     unversioned,
 )
 
 if TYPE_CHECKING:
     from cmhash.app import RunResult
 
-FORMAT_VERSION = 2  # 2: template causes, outcome/rule/how, valueDiffs, budget
+FORMAT_VERSION = 3  # 2: template causes, outcome/rule/how, valueDiffs, budget; 3: added/removed
 
 
 def _fingerprint(f: Finding) -> str:
@@ -116,7 +117,12 @@ def _plural(n: int, word: str) -> str:
 
 
 def _summary(
-    restart: int, not_restarting: int, refused: int, configs: list[ConfigChange], errors: int
+    restart: int,
+    not_restarting: int,
+    refused: int,
+    configs: list[ConfigChange],
+    errors: int,
+    sides: tuple[int, int] = (0, 0),
 ) -> str:
     parts = [
         f"{_plural(restart, 'workload')} will restart" if restart else "No workload will restart"
@@ -124,6 +130,12 @@ def _summary(
     if not_restarting:
         verb = "is" if not_restarting == 1 else "are"
         parts.append(f"{_plural(not_restarting, 'workload')} {verb} affected but will not restart")
+    added, removed = sides
+    if added or removed:
+        first, then = (added, removed) if added else (removed, 0)
+        verb = "added" if added else "removed"
+        more = f" and {then} removed" if then else ""
+        parts.append(f"{_plural(first, 'workload')} {verb}{more}")
     if refused:
         parts.append(f"{_plural(refused, 'change')} will be refused by the API server")
     counts = {k: sum(1 for c in configs if c.key.kind == k) for k in ("ConfigMap", "Secret")}
@@ -324,16 +336,26 @@ def build(
     findings, counts = _findings(old, new, configs)
     config_items, unused = _configs(old, new, configs, users, names, used, values)
     restart, not_restarting = groups["restart"], groups["notRestarting"]
+    added, removed = sides(old, new)
     errors = counts[Level.ERROR]
     refused = sum(1 for w in not_restarting if w.get("outcome") == "refused")
     return {
         "version": FORMAT_VERSION,
         "annotationKey": annotation_key,
         "summary": {
-            "text": _summary(len(restart), len(not_restarting), refused, configs, errors),
+            "text": _summary(
+                len(restart),
+                len(not_restarting),
+                refused,
+                configs,
+                errors,
+                (len(added), len(removed)),
+            ),
             "restart": len(restart),
             "restartByNamespace": by_namespace(restart),
             "notRestarting": len(not_restarting),
+            "added": len(added),
+            "removed": len(removed),
             "refused": refused,
             "configsChanged": len(configs),
             "unused": len(unused),
@@ -345,6 +367,8 @@ def build(
         "configs": config_items,
         "restart": restart,
         "notRestarting": not_restarting,
+        "added": added,
+        "removed": removed,
         "unused": unused,
         **({"pruned": _pruned(old, new)} if names.versioned else {}),
         "findings": findings,

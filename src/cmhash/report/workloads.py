@@ -352,6 +352,16 @@ def duplicates(plans: Iterable[WorkloadPlan]) -> list[tuple[WorkloadPlan, Worklo
     return out
 
 
+def sides(old: RunResult, new: RunResult) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Workloads only NEW has (added: new pods, not restarts) and only OLD has (removed);
+    a workload renamed between the two is one of each. What cmhash generates itself
+    (a --jobs=rename Job) is the job-runs-again rule's, not an added workload."""
+    olds, news = last_of(old.plans), last_of(new.plans)
+    added = [workload_fields(p) for k, p in news.items() if k not in olds and not p.info.generated]
+    removed = [workload_fields(p) for k, p in olds.items() if k not in news]
+    return added, removed
+
+
 def compare_workloads(
     old: RunResult,
     new: RunResult,
