@@ -345,3 +345,75 @@ def test_renamed_workloads_in_json_and_the_budget(tmp_path: Path) -> None:
     assert [w["name"] for w in data["removed"]] == ["a"]
     assert (data["summary"]["added"], data["summary"]["removed"]) == (1, 1)
     assert data["summary"]["restart"] == 0
+
+
+# ------------------------------------------------------------ 6. StatefulSet odd cases
+
+
+def _sts(image: str, strategy: str, replicas: int = 3) -> str:
+    return (
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\nspec:\n"
+        f"  replicas: {replicas}\n  serviceName: db\n{strategy}"
+        "  template:\n    spec:\n      containers:\n      - name: db\n"
+        f"        image: {image}\n---\n"
+    )
+
+
+# kubernetes/kubernetes pkg/apis/apps/validation/validation.go ValidateStatefulSetSpec;
+# pkg/controller/statefulset/stateful_set_control.go
+STS_CASES = {
+    "partition-above-replicas": (
+        "  updateStrategy: {rollingUpdate: {partition: 5}}\n",
+        "statefulset-partition-all",
+        "none",
+        "partition 5 ≥ replicas 3: no pod is updated",
+    ),
+    "partition-equals-replicas": (
+        "  updateStrategy: {type: RollingUpdate, rollingUpdate: {partition: 3}}\n",
+        "statefulset-partition-all",
+        "none",
+        "no pod is updated",
+    ),
+    "negative-partition": (
+        "  updateStrategy: {type: RollingUpdate, rollingUpdate: {partition: -1}}\n",
+        "statefulset-negative-partition",
+        "refused",
+        "partition -1 is negative: the API server refuses",
+    ),
+    "on-delete-with-partition": (
+        "  updateStrategy: {type: OnDelete, rollingUpdate: {partition: 1}}\n",
+        "statefulset-on-delete-rolling-update",
+        "refused",
+        "only allowed with type RollingUpdate",
+    ),
+    "on-delete": (
+        "  updateStrategy: {type: OnDelete}\n",
+        "statefulset-on-delete",
+        "none",
+        "only when deleted",
+    ),
+    "max-unavailable": (
+        "  updateStrategy: {rollingUpdate: {maxUnavailable: 2}}\n",
+        "statefulset-rolls",
+        "rolls",
+        "up to 2 pods at a time (maxUnavailable; Kubernetes 1.35+",
+    ),
+    "max-unavailable-partition": (
+        "  updateStrategy: {rollingUpdate: {partition: 1, maxUnavailable: 50%}}\n",
+        "statefulset-partition",
+        "partial",
+        "ordinal ≥ 1 are updated, up to 50% pods at a time",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STS_CASES))
+def test_statefulset_odd_cases(case: str, tmp_path: Path) -> None:
+    strategy, rule, outcome, text = STS_CASES[case]
+    data = _plan(tmp_path, _sts("db:1", strategy), _sts("db:2", strategy))
+    w = _workloads(data)["StatefulSet/db"]
+    assert (w["rule"], w["outcome"]) == (rule, outcome)
+    assert text in w.get("how", w.get("reason")), w
+    restarts = outcome in ("rolls", "partial")
+    assert data["summary"]["restart"] == restarts
+    assert data["summary"]["refused"] == (outcome == "refused")

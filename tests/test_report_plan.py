@@ -153,6 +153,8 @@ RULE_CASES = {
     "deployment-paused": "Deployment/paused",
     "deployment-zero-replicas": "Deployment/scaled-down",
     "deployment-rolls": "Deployment/recreate",
+    "statefulset-on-delete-rolling-update": None,  # and test_report_edges.py
+    "statefulset-negative-partition": None,
     "statefulset-on-delete": "StatefulSet/db-ondelete",
     "statefulset-zero-replicas": None,  # unit-tested below
     "statefulset-partition-all": "StatefulSet/db-partition-all",
@@ -180,6 +182,16 @@ RULE_CASES = {
 }
 UNIT_CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "statefulset-zero-replicas": ("apps", "StatefulSet", {"replicas": 0}),
+    "statefulset-on-delete-rolling-update": (
+        "apps",
+        "StatefulSet",
+        {"updateStrategy": {"type": "OnDelete", "rollingUpdate": {"partition": 1}}},
+    ),
+    "statefulset-negative-partition": (
+        "apps",
+        "StatefulSet",
+        {"updateStrategy": {"rollingUpdate": {"partition": -1}}},
+    ),
     "podtemplate-runs-nothing": ("", "PodTemplate", {}),
     "rollout-paused": ("argoproj.io", "Rollout", {"paused": True}),
     "rollout-zero-replicas": ("argoproj.io", "Rollout", {"replicas": 0}),

@@ -84,6 +84,18 @@ def _partition(c: Context) -> int:
     return p if isinstance(p, int) else 0
 
 
+def _max_unavailable(c: Context) -> str:
+    """rollingUpdate.maxUnavailable: how many pods may be replaced at once, where the
+    cluster honours it (Kubernetes 1.35+, or the MaxUnavailableStatefulSet gate)."""
+    m = c.spec("updateStrategy", "rollingUpdate", "maxUnavailable")
+    if m is None or m == 1 or isinstance(m, bool):
+        return ""
+    return (
+        f", up to {m} pods at a time (maxUnavailable; Kubernetes 1.35+, or earlier "
+        "with the MaxUnavailableStatefulSet feature gate: else one at a time)"
+    )
+
+
 def _argo_strategy(c: Context) -> str:
     if c.spec("strategy", "blueGreen") is not None:
         auto = c.spec("strategy", "blueGreen", "autoPromotionEnabled")
@@ -131,6 +143,9 @@ ROLLOUT = (("argoproj.io", "Rollout"),)
 DEPLOYMENTCONFIG = (("apps.openshift.io", "DeploymentConfig"), ("", "DeploymentConfig"))
 K8S_DEPLOYMENT = "https://kubernetes.io/docs/concepts/workloads/controllers/deployment/"
 K8S_STS = "https://kubernetes.io/docs/concepts/workloads/controllers/statefulset/"
+STS_VALIDATION = (
+    "kubernetes/kubernetes pkg/apis/apps/validation/validation.go ValidateStatefulSetSpec"
+)
 ARGO = "https://argoproj.github.io/argo-rollouts/"
 OPENSHIFT_DC = (
     "https://docs.openshift.com/container-platform/4.14/applications/deployments/"
@@ -181,6 +196,34 @@ RULES: tuple[Rule, ...] = (
         ".spec.template is changed)",
     ),
     Rule(
+        "statefulset-on-delete-rolling-update",
+        STATEFULSET,
+        lambda c: (
+            c.spec("updateStrategy", "type") == "OnDelete"
+            and c.spec("updateStrategy", "rollingUpdate") is not None
+        ),
+        "updateStrategy.type: OnDelete with a rollingUpdate block (a partition...)",
+        Outcome.REFUSED,
+        lambda c: (
+            "updateStrategy.rollingUpdate is only allowed with type RollingUpdate: the API "
+            "server refuses the StatefulSet; drop rollingUpdate or use RollingUpdate"
+        ),
+        f'{STS_VALIDATION} (case OnDeleteStatefulSetStrategyType: rollingUpdate "only '
+        "allowed for updateStrategy 'RollingUpdate'\")",
+    ),
+    Rule(
+        "statefulset-negative-partition",
+        STATEFULSET,
+        lambda c: _partition(c) < 0,
+        "rollingUpdate.partition < 0",
+        Outcome.REFUSED,
+        lambda c: (
+            f"rollingUpdate.partition {_partition(c)} is negative: the API server refuses "
+            "the StatefulSet (0 updates every pod)"
+        ),
+        f"{STS_VALIDATION} (ValidateNonnegativeField on rollingUpdate.partition)",
+    ),
+    Rule(
         "statefulset-on-delete",
         STATEFULSET,
         lambda c: c.spec("updateStrategy", "type") == "OnDelete",
@@ -206,10 +249,13 @@ RULES: tuple[Rule, ...] = (
         "rollingUpdate.partition ≥ spec.replicas",
         Outcome.NONE,
         lambda c: (
-            f"rollingUpdate.partition {_partition(c)} ≥ replicas {_replicas(c)}: no pod is updated"
+            f"rollingUpdate.partition {_partition(c)} ≥ replicas {_replicas(c)}: no pod is "
+            "updated until the partition is lowered (or a pod is deleted)"
         ),
         f"{K8S_STS}#partitions (if a partition is greater than .spec.replicas, updates "
-        "to .spec.template will not be propagated to its Pods)",
+        "to .spec.template will not be propagated to its Pods); kubernetes/kubernetes "
+        "pkg/controller/statefulset/stateful_set_control.go (pods are updated from the "
+        "highest ordinal down to updateMin, the partition)",
     ),
     Rule(
         "statefulset-partition",
@@ -219,7 +265,7 @@ RULES: tuple[Rule, ...] = (
         Outcome.PARTIAL,
         lambda c: (
             f"rollingUpdate.partition {_partition(c)}: only pods with ordinal "
-            f"≥ {_partition(c)} are updated"
+            f"≥ {_partition(c)} are updated" + _max_unavailable(c)
         ),
         f"{K8S_STS}#partitions (pods with an ordinal greater than or equal to the "
         "partition are updated)",
@@ -230,8 +276,10 @@ RULES: tuple[Rule, ...] = (
         _always,
         "otherwise",
         Outcome.ROLLS,
-        lambda c: "rolling update, highest ordinal first",
-        f"{K8S_STS}#rolling-updates",
+        lambda c: "rolling update, highest ordinal first" + _max_unavailable(c),
+        f"{K8S_STS}#rolling-updates; {K8S_STS}#maximum-unavailable-pods (the "
+        "MaxUnavailableStatefulSet feature gate: alpha in 1.24, on by default from 1.35 "
+        "(pkg/features/kube_features.go); without it one pod at a time)",
     ),
     Rule(
         "daemonset-on-delete",
