@@ -97,3 +97,83 @@ def test_a_failed_render_is_one_line(tmp_path: Path) -> None:
         "cmhash: render failed in the base checkout (exit 7): exit 7"
     )
     assert "Traceback" not in res.stderr
+
+
+TOKEN = "s3cr3t-t0ken-value"
+
+
+def test_a_multi_line_git_error_is_one_line_without_credentials(tmp_path: Path) -> None:
+    repo, _ = _repo(tmp_path)
+    # no such base here: ci-report fetches it from origin, which git cannot read (git says
+    # so on five lines, "fatal: ... does not appear to be a git repository" first)
+    _git(repo, "remote", "add", "origin", str(tmp_path / "nowhere"))
+    res = _ci_report(
+        repo, "--render", "cat k8s.yaml", "--base", "release-9", env={"GITHUB_TOKEN": TOKEN}
+    )
+    assert res.returncode == 2, res.stderr
+    last = res.stderr.splitlines()[-1]
+    assert last.startswith("cmhash: cannot fetch the base 'release-9' from origin: git fetch ")
+    assert "does not appear to be a git repository" in last
+    assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert "Traceback" not in res.stderr and "Please make sure" not in res.stderr
+    # a remote URL with credentials: neither the password nor the token is shown
+    _git(repo, "remote", "set-url", "origin", f"https://oauth2:{TOKEN}@127.0.0.1:9/x.git")
+    res = _ci_report(
+        repo,
+        "--render",
+        "cat k8s.yaml",
+        "--base",
+        "release-9",
+        env={"GITHUB_TOKEN": TOKEN, "GIT_TERMINAL_PROMPT": "0"},
+    )
+    assert res.returncode == 2, res.stderr
+    assert TOKEN not in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
+
+
+def test_git_message_takes_the_first_meaningful_line() -> None:
+    from cmhash.integrations.cireport import git_message
+
+    stderr = (
+        "hint: Using 'master' as the name for the initial branch.\n\n"
+        f"fatal: unable to access 'https://x-access-token:{TOKEN}@github.com/o/r.git/': "
+        "The requested URL returned error: 403\nerror: second line\n"
+    )
+    assert git_message(stderr, {}) == (
+        "unable to access 'https://***@github.com/o/r.git/': The requested URL returned error: 403"
+    )
+    assert git_message(f"fatal: bad token {TOKEN}\n", {"MY_TOKEN": TOKEN}, "MY_TOKEN") == (
+        "bad token ***"
+    )
+    assert git_message("\x1b[31mfatal: x\r\n", {}) == "\\x1b[31mfatal: x"
+
+
+def test_a_shallow_clone_without_the_merge_base_says_how_to_fix_it(tmp_path: Path) -> None:
+    upstream, _ = _repo(tmp_path)  # main: base; change: one commit on top
+    _git(upstream, "checkout", "-q", "main")
+    for i in range(3):  # main moves on after the branch point
+        (upstream / f"other{i}.txt").write_text(f"{i}\n")
+        _git(upstream, "add", ".")
+        _git(upstream, "commit", "-qm", f"main {i}")
+    clone = tmp_path / "clone"
+    _git(
+        tmp_path,
+        "clone",
+        "-q",
+        "--depth",
+        "1",
+        "--branch",
+        "change",
+        f"file://{upstream}",
+        str(clone),
+    )
+    assert _git(clone, "rev-parse", "--is-shallow-repository") == "true"
+    res = _ci_report(clone, "--render", "cat k8s.yaml", "--base", "main")
+    assert res.returncode == 2, res.stderr
+    last = res.stderr.splitlines()[-1]
+    assert "the clone is shallow" in last
+    assert "GIT_DEPTH: 0" in last and "fetch-depth: 0" in last
+    assert "Traceback" not in res.stderr
+    # the whole history: the same job works
+    _git(clone, "fetch", "-q", "--unshallow", "origin", "main:refs/remotes/origin/main")
+    res = _ci_report(clone, "--render", "cat k8s.yaml", "--base", "origin/main")
+    assert res.returncode == 0, res.stderr

@@ -8,6 +8,7 @@ merge-request comment, and exits as ``report`` does (``--fail-on``, the budget).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -34,16 +35,55 @@ class Job(NamedTuple):
     summary: str | None  # a file the Markdown is appended to ($GITHUB_STEP_SUMMARY)
 
 
-def _git(*args: str, cwd: str | None = None) -> str:
+# variables that may hold a token (the CI's own, and --token-env's): never in a message
+TOKEN_VARIABLES = ("CI_JOB_TOKEN", "CMHASH_GITLAB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")
+_USERINFO = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
+_NOISE = re.compile(r"^(hint|warning|remote|To |From )", re.IGNORECASE)
+SHALLOW_FIX = (
+    "the clone is shallow: fetch the whole history (GitLab: variables: GIT_DEPTH: 0; "
+    "GitHub: actions/checkout with fetch-depth: 0)"
+)
+
+
+def git_message(stderr: str, env: Mapping[str, str], token_env: str | None = None) -> str:
+    """git's error as one line: its first meaningful line (a ``fatal:``/``error:`` one
+    first; hints, progress and blank lines skipped), without the ``fatal:`` prefix, the
+    credentials of any URL, or the value of any token variable."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    first = next((ln for ln in lines if ln.lower().startswith(("fatal:", "error:"))), None)
+    if first is None:
+        first = next((ln for ln in lines if not _NOISE.match(ln)), lines[0] if lines else "")
+    text = re.sub(r"^(fatal|error):\s*", "", first, flags=re.IGNORECASE)
+    text = _USERINFO.sub(r"\1***@", text)
+    for name in (*TOKEN_VARIABLES, *([token_env] if token_env else [])):
+        value = env.get(name)
+        if value and len(value) >= 4:
+            text = text.replace(value, "***")
+    from cmhash.visible import visible
+
+    return visible(text)
+
+
+def _git(*args: str, cwd: str | None = None, token_env: str | None = None) -> str:
     res = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
     if res.returncode != 0:
-        raise UsageError(f"git {' '.join(args)}: {res.stderr.strip() or res.returncode}")
+        why = git_message(res.stderr, os.environ, token_env) or f"exit {res.returncode}"
+        raise UsageError(f"git {args[0]} failed: {why}")
     return res.stdout.strip()
 
 
-def _base_commit(base: str) -> str:
+def _shallow() -> bool:
+    res = subprocess.run(
+        ["git", "rev-parse", "--is-shallow-repository"], capture_output=True, text=True
+    )
+    return res.stdout.strip() == "true"
+
+
+def _base_commit(base: str, token_env: str | None = None) -> str:
     """The commit to compare with: the merge base of ``base`` and HEAD (fetched from
-    origin when the clone lacks it)."""
+    origin when the clone lacks it). In a shallow clone without the merge base, exit 2
+    saying how to fetch the history: comparing with the base's tip instead would list
+    every change merged into the base since the branch point as this change's."""
     probe = subprocess.run(
         ["git", "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}"],
         capture_output=True,
@@ -51,10 +91,18 @@ def _base_commit(base: str) -> str:
     )
     commit = probe.stdout.strip()
     if probe.returncode != 0:
-        _git("fetch", "--quiet", "origin", base)
+        try:
+            _git("fetch", "--quiet", "origin", base, token_env=token_env)
+        except UsageError as exc:
+            hint = f"; {SHALLOW_FIX}" if _shallow() else ""
+            raise UsageError(f"cannot fetch the base {base!r} from origin: {exc}{hint}") from None
         commit = _git("rev-parse", "FETCH_HEAD")
     merge = subprocess.run(["git", "merge-base", commit, "HEAD"], capture_output=True, text=True)
-    return merge.stdout.strip() if merge.returncode == 0 and merge.stdout.strip() else commit
+    if merge.returncode == 0 and merge.stdout.strip():
+        return merge.stdout.strip()
+    if _shallow():
+        raise UsageError(f"no merge base of {base!r} and HEAD in this clone: {SHALLOW_FIX}")
+    return commit  # unrelated histories: the base itself
 
 
 def _render(command: str, cwd: str, out: Path, side: str) -> None:
@@ -69,7 +117,7 @@ def render_sides(job: Job) -> tuple[Path, Path]:
     """old.yaml (the base, in a temporary worktree) and new.yaml (the checkout)."""
     out = Path(job.output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    base = _base_commit(job.base)
+    base = _base_commit(job.base, job.token_env)
     head = _git("rev-parse", "--short", "HEAD")
     from cmhash.output import err
 
