@@ -28,7 +28,10 @@ def to_codequality(data: dict[str, Any]) -> str:
             "check_name": f"cmhash/{f['code']}",
             "fingerprint": f["fingerprint"],
             "severity": CODEQUALITY_SEVERITY[f["level"]],
-            "location": {"path": f["file"].removeprefix("./"), "lines": {"begin": f["line"]}},
+            "location": {
+                "path": visible(f["file"].removeprefix("./")),
+                "lines": {"begin": f["line"]},
+            },
         }
         for f in data["findings"]
     ]
