@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import io
 import os
+import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -185,6 +187,61 @@ def tool_env(**extra: str) -> dict[str, str]:
     )
     env.update(extra)
     return env
+
+
+# Headless Chromium as the browser tests start it: no sandbox (containers), no GPU, and
+# no first-run, sync, update or background traffic (offline, the same each run).
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run git in ``repo``; its output, stripped (a failure raises)."""
+    return subprocess.run(
+        ["git", *args], cwd=repo, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def git_init(repo: Path, branch: str | None = None) -> Path:
+    """A new repository at ``repo`` (made if missing; on ``branch``, else git's default
+    branch), with a committer of its own: tests and the tools they run can commit
+    without a global git configuration."""
+    repo.mkdir(parents=True, exist_ok=True)
+    git(repo, "init", "-q", *(["-b", branch] if branch else []))
+    for key, value in (("user.email", "ci@example.com"), ("user.name", "ci")):
+        git(repo, "config", key, value)
+    return repo
+
+
+def git_commit(repo: Path, message: str, files: Mapping[str, str | bytes] = {}) -> str:
+    """Write ``files`` (paths relative to ``repo``), stage everything and commit it; the
+    new commit's id."""
+    for rel, content in files.items():
+        path = repo / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+def checkout_head() -> str:
+    """This checkout's HEAD commit, for tests that install cmhash from it; no checkout
+    (an sdist): skip."""
+    try:
+        return git(ROOT, "rev-parse", "HEAD")
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        pytest.skip("not a git checkout")
 
 
 def strip_key(obj: Any, key: str = "checksum/config") -> Any:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, tool, tool_env
+from conftest import ROOT, checkout_head, git_commit, git_init, tool, tool_env
 
 pytestmark = pytest.mark.integration
 
@@ -21,15 +21,6 @@ DEP = (
 )
 
 
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
-
-
 @pytest.fixture
 def sample(tmp_path: Path) -> Path:
     repo = tmp_path / "sample"
@@ -37,9 +28,8 @@ def sample(tmp_path: Path) -> Path:
     (repo / "k8s" / "config.yaml").write_text(CM)
     (repo / "k8s" / "app.yaml").write_text(DEP)
     (repo / ".cmhash.yaml").write_text("paths: [k8s]\n")
-    git(repo, "init", "-q")
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "init")
+    git_init(repo)
+    git_commit(repo, "init")
     return repo
 
 
@@ -96,15 +86,7 @@ def test_pass_filenames_with_pre_commits_own_files_and_exclude(tmp_path: Path) -
     pre-commit names every changed YAML file; cmhash skips those that are not manifests
     (a chart source, values.yaml, mkdocs.yml) and pre-commit's exclude keeps a broken
     legacy manifest away from it altogether."""
-    try:
-        head = subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "HEAD"],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-    except (subprocess.CalledProcessError, FileNotFoundError):
-        pytest.skip("not a git checkout")
+    head = checkout_head()
     repo = tmp_path / "consumer"
     files = {
         "k8s/config.yaml": CM,
@@ -122,9 +104,8 @@ def test_pass_filenames_with_pre_commits_own_files_and_exclude(tmp_path: Path) -
     for rel, text in files.items():
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
         (repo / rel).write_text(text)
-    git(repo, "init", "-q")
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "init")
+    git_init(repo)
+    git_commit(repo, "init")
     env = tool_env(PRE_COMMIT_HOME=str(tmp_path / "pc-home"))
     env.pop("CI", None)
     run = subprocess.run(
@@ -140,18 +121,6 @@ def test_pass_filenames_with_pre_commits_own_files_and_exclude(tmp_path: Path) -
     assert "error" not in run.stdout.lower() and "legacy" not in run.stdout
 
 
-def _head() -> str:
-    try:
-        return subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "HEAD"],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-    except (subprocess.CalledProcessError, FileNotFoundError):
-        pytest.skip("not a git checkout")
-
-
 def readme_snippet() -> str:
     """The pre-commit page's snippet, exactly as a user copies it."""
     page = (ROOT / "docs" / "integrations" / "pre-commit.md").read_text()
@@ -164,9 +133,8 @@ def _consumer(tmp_path: Path, config: str, extra: dict[str, str]) -> Path:
     for rel, text in {**files, **extra}.items():
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
         (repo / rel).write_text(text)
-    git(repo, "init", "-q")
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "init")
+    git_init(repo)
+    git_commit(repo, "init")
     return repo
 
 
@@ -193,7 +161,7 @@ def test_readme_snippet_works_when_pasted(tmp_path: Path, via: str) -> None:
     assert snippet.lstrip("# .").split("\n", 1)[0].startswith("pre-commit-config.yaml")
     assert "\nrepos:\n" in snippet
     config = snippet.replace("https://gitlab.com/cmhash/cmhash", str(ROOT))
-    config = config.replace("v0.2.0", _head())
+    config = config.replace("v0.2.0", checkout_head())
     extra = {}
     if via == "config-paths":
         config = "\n".join(line for line in config.splitlines() if "args:" not in line) + "\n"
