@@ -220,16 +220,23 @@ def git_init(repo: Path, branch: str | None = None) -> Path:
     return repo
 
 
-def git_commit(repo: Path, message: str, files: Mapping[str, str | bytes] = {}) -> str:
-    """Write ``files`` (paths relative to ``repo``), stage everything and commit it; the
-    new commit's id."""
+def write_tree(root: Path, files: Mapping[str, str | bytes]) -> Path:
+    """Write ``files`` (paths relative to ``root``: text, or bytes as they are) under
+    ``root``, making the directories; ``root``."""
     for rel, content in files.items():
-        path = repo / rel
+        path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         if isinstance(content, bytes):
             path.write_bytes(content)
         else:
             path.write_text(content)
+    return root
+
+
+def git_commit(repo: Path, message: str, files: Mapping[str, str | bytes] = {}) -> str:
+    """Write ``files`` (paths relative to ``repo``), stage everything and commit it; the
+    new commit's id."""
+    write_tree(repo, files)
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", message)
     return git(repo, "rev-parse", "HEAD")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, cmhash_command, run_cmhash, tool, tool_env
+from conftest import ROOT, cmhash_command, run_cmhash, tool, tool_env, write_tree
 
 CHART = ROOT / "tests" / "fixtures" / "chart"
 EXAMPLES = ROOT / "ci-templates" / "kustomize"
@@ -33,11 +33,9 @@ PIPED = (
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A repository whose .cmhash.yaml points at its own manifests."""
-    root = tmp_path / "repo"
-    (root / "k8s").mkdir(parents=True)
-    (root / "k8s" / "app.yaml").write_text(REPO_CM + "---\n" + REPO_DEP)
-    (root / ".cmhash.yaml").write_text("paths: [k8s/]\nannotationKey: example.com/hash\n")
-    return root
+    config = "paths: [k8s/]\nannotationKey: example.com/hash\n"
+    files = {"k8s/app.yaml": REPO_CM + "---\n" + REPO_DEP, ".cmhash.yaml": config}
+    return write_tree(tmp_path / "repo", files)
 
 
 def kinds_and_names(text: str) -> set[tuple[str, str]]:

@@ -17,24 +17,17 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, cmhash_command, run_cmhash, tool, tool_env
+from conftest import ROOT, cmhash_command, run_cmhash, tool, tool_env, write_tree
+from test_config_vs_stdin import REPO_CM as CM
+from test_config_vs_stdin import REPO_DEP as DEP
 
-CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: repo-config\ndata:\n  a: b\n"
-DEP = (
-    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: repo-app\nspec:\n"
-    "  template:\n    spec:\n      containers:\n      - name: c\n        envFrom:\n"
-    "        - configMapRef: {name: repo-config}\n"
-)
 WARNING = "<stdin>:1:1: warning: no Kubernetes objects in the input"
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    (root / "k8s").mkdir(parents=True)
-    (root / "k8s" / "app.yaml").write_text(CM + "---\n" + DEP)
-    (root / ".cmhash.yaml").write_text("paths: [k8s/]\n")
-    return root
+    files = {"k8s/app.yaml": CM + "---\n" + DEP, ".cmhash.yaml": "paths: [k8s/]\n"}
+    return write_tree(tmp_path / "repo", files)
 
 
 def run(

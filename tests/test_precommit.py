@@ -24,12 +24,10 @@ DEP = (
 @pytest.fixture
 def sample(tmp_path: Path) -> Path:
     repo = tmp_path / "sample"
-    (repo / "k8s").mkdir(parents=True)
-    (repo / "k8s" / "config.yaml").write_text(CM)
-    (repo / "k8s" / "app.yaml").write_text(DEP)
-    (repo / ".cmhash.yaml").write_text("paths: [k8s]\n")
     git_init(repo)
-    git_commit(repo, "init")
+    git_commit(
+        repo, "init", {"k8s/config.yaml": CM, "k8s/app.yaml": DEP, ".cmhash.yaml": "paths: [k8s]\n"}
+    )
     return repo
 
 
@@ -101,21 +99,9 @@ def test_pass_filenames_with_pre_commits_own_files_and_exclude(tmp_path: Path) -
             "    pass_filenames: true\n    exclude: ^legacy/\n"
         ),
     }
-    for rel, text in files.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
     git_init(repo)
-    git_commit(repo, "init")
-    env = tool_env(PRE_COMMIT_HOME=str(tmp_path / "pc-home"))
-    env.pop("CI", None)
-    run = subprocess.run(
-        [tool("pre-commit"), "run", "--all-files"],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
+    git_commit(repo, "init", files)
+    run = _run_precommit(repo, tmp_path / "pc-home")
     assert run.returncode == 1, run.stdout + run.stderr
     assert "would update k8s/app.yaml" in run.stdout
     assert "error" not in run.stdout.lower() and "legacy" not in run.stdout
@@ -130,11 +116,8 @@ def readme_snippet() -> str:
 def _consumer(tmp_path: Path, config: str, extra: dict[str, str]) -> Path:
     repo = tmp_path / "consumer"
     files = {"k8s/config.yaml": CM, "k8s/app.yaml": DEP, ".pre-commit-config.yaml": config}
-    for rel, text in {**files, **extra}.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
     git_init(repo)
-    git_commit(repo, "init")
+    git_commit(repo, "init", {**files, **extra})
     return repo
 
 
