@@ -189,6 +189,50 @@ def tool_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def helm_env(tmp: Path, helm: str, **extra: str) -> dict[str, str]:
+    """The environment for a real ``helm`` (Helm 4) or ``helm3`` that runs cmhash: its
+    homes under ``tmp`` (nothing of the user's) and, for Helm 4, HELM_PLUGINS holding
+    the post-renderer plugin cmhash ships (``cmhash helm-plugin-dir``'s parent)."""
+    env = {
+        "HELM_CONFIG_HOME": str(tmp / "c"),
+        "HELM_DATA_HOME": str(tmp / "d"),
+        "HELM_CACHE_HOME": str(tmp / "k"),
+        "HELM_PLUGINS": str(tmp / "p"),
+    }
+    if helm == "helm":
+        env["HELM_PLUGINS"] = str(Path(run_cmhash(["helm-plugin-dir"]).out.strip()).parent)
+    return tool_env(**env, **extra)
+
+
+def kustomize(
+    directory: Path | str, cwd: Path | None = None, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """kubectl's kustomize with plugins (the legacy exec transformer) enabled."""
+    return subprocess.run(
+        [tool("kubectl"), "kustomize", "--enable-alpha-plugins", str(directory)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=tool_env(**env),
+        check=False,
+    )
+
+
+def kustomize_build(
+    directory: Path | str, cwd: Path | None = None, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """Standalone kustomize with exec KRM functions enabled, as the README and
+    cmhash-fn.yaml say to run it."""
+    return subprocess.run(
+        [tool("kustomize"), "build", "--enable-alpha-plugins", "--enable-exec", str(directory)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=tool_env(**env),
+        check=False,
+    )
+
+
 # Headless Chromium as the browser tests start it: no sandbox (containers), no GPU, and
 # no first-run, sync, update or background traffic (offline, the same each run).
 CHROMIUM_FLAGS = [

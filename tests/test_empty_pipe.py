@@ -17,7 +17,16 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, cmhash_command, run_cmhash, tool, tool_env, write_tree
+from conftest import (
+    ROOT,
+    cmhash_command,
+    helm_env,
+    kustomize,
+    kustomize_build,
+    run_cmhash,
+    tool,
+    write_tree,
+)
 from test_config_vs_stdin import REPO_CM as CM
 from test_config_vs_stdin import REPO_DEP as DEP
 
@@ -213,15 +222,6 @@ def empty_chart(repo: Path) -> Path:
     return chart
 
 
-def helm_env(tmp_path: Path, plugins: str) -> dict[str, str]:
-    return tool_env(
-        HELM_CONFIG_HOME=str(tmp_path / "c"),
-        HELM_DATA_HOME=str(tmp_path / "d"),
-        HELM_CACHE_HOME=str(tmp_path / "k"),
-        HELM_PLUGINS=plugins,
-    )
-
-
 @pytest.mark.integration
 @pytest.mark.parametrize("helm", ["helm3", "helm"])
 def test_helm_renders_a_chart_whose_non_hook_output_is_empty(
@@ -229,16 +229,12 @@ def test_helm_renders_a_chart_whose_non_hook_output_is_empty(
 ) -> None:
     """Helm 3 pipes only the non-hook output (here nothing) to the post-renderer and
     failed the render on cmhash's exit 2; Helm 4's plugin gets the hooks too."""
-    if helm == "helm":
-        plugins = str(Path(run_cmhash(["helm-plugin-dir"]).stdout.decode().strip()).parent)
-    else:
-        plugins = str(tmp_path / "p")
     out = subprocess.run(
         [tool(helm), "template", "r", "./chart", "--post-renderer", "cmhash"],
         capture_output=True,
         text=True,
         cwd=repo,
-        env=helm_env(tmp_path, plugins),
+        env=helm_env(tmp_path, helm),
         check=False,
     )
     assert out.returncode == 0, out.stderr
@@ -255,14 +251,7 @@ def test_kustomize_krm_function_and_legacy_plugin_on_nothing(repo: Path, tmp_pat
     krm.mkdir()
     shutil.copy(ROOT / "ci-templates" / "kustomize" / "krm" / "cmhash-fn.yaml", krm)
     (krm / "kustomization.yaml").write_text("transformers:\n  - cmhash-fn.yaml\n")
-    fn = subprocess.run(
-        [tool("kustomize"), "build", "--enable-alpha-plugins", "--enable-exec", str(krm)],
-        capture_output=True,
-        text=True,
-        cwd=repo,
-        env=tool_env(),
-        check=False,
-    )
+    fn = kustomize_build(krm, cwd=repo)
     assert fn.returncode == 0, fn.stderr
     assert "repo-app" not in fn.stdout and fn.stdout.strip() in ("", "{}")
 
@@ -272,13 +261,6 @@ def test_kustomize_krm_function_and_legacy_plugin_on_nothing(repo: Path, tmp_pat
     legacy.mkdir()
     shutil.copy(ROOT / "ci-templates" / "kustomize" / "legacy" / "cmhash-transformer.yaml", legacy)
     (legacy / "kustomization.yaml").write_text("transformers:\n  - cmhash-transformer.yaml\n")
-    tr = subprocess.run(
-        [tool("kubectl"), "kustomize", "--enable-alpha-plugins", str(legacy)],
-        capture_output=True,
-        text=True,
-        cwd=repo,
-        env=tool_env(KUSTOMIZE_PLUGIN_HOME=str(home)),
-        check=False,
-    )
+    tr = kustomize(legacy, cwd=repo, KUSTOMIZE_PLUGIN_HOME=str(home))
     assert tr.returncode == 0, tr.stderr
     assert "repo-app" not in tr.stdout and tr.stdout.strip() in ("", "{}")
