@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 import sys
@@ -142,6 +143,18 @@ def _forget_backends() -> None:
     events._BACKENDS.clear()
     events.ctree_check_edit.cache_clear()
     events.ctree_collect.cache_clear()
+
+
+def report_json(tmp: Path, old: bytes, new: bytes, *args: str) -> dict[str, Any]:
+    """``cmhash report --format json`` (no config file, ``args`` added) of two renders,
+    written to ``tmp`` as old.yaml and new.yaml; the report, parsed (exit 0 checked)."""
+    (tmp / "old.yaml").write_bytes(old)
+    (tmp / "new.yaml").write_bytes(new)
+    res = run_cmhash(
+        ["report", "--no-config", *args, "--format", "json", "old.yaml", "new.yaml"], cwd=tmp
+    )
+    assert res.code == 0, res.stderr
+    return json.loads(res.out)  # type: ignore[no-any-return]
 
 
 @pytest.fixture
