@@ -41,11 +41,7 @@ class FakeGitHub(FakeServer):
         return 201, comment
 
     def _update(self, match: re.Match[str], body: Any) -> Reply:
-        for comment in self.comments:
-            if comment["id"] == int(match.group("id")):
-                comment["body"] = body["body"]
-                return 200, comment
-        return self.not_found
+        return self.update(self.comments, match, body) or self.not_found
 
     def env(self, event: str, **extra: str) -> dict[str, str]:
         return {

@@ -46,11 +46,7 @@ class FakeGitLab(FakeServer):
         return 201, note
 
     def _update(self, match: re.Match[str], body: Any) -> Reply:
-        for note in self.notes:
-            if note["id"] == int(match.group("id")):
-                note["body"] = body["body"]
-                return 200, note
-        return 404, {"message": "404 Not found"}
+        return self.update(self.notes, match, body) or (404, {"message": "404 Not found"})
 
     def env(self, **extra: str) -> dict[str, str]:
         return {

@@ -75,6 +75,16 @@ class FakeServer:
             path_known = True
         return self.wrong_method if path_known else self.not_found
 
+    @staticmethod
+    def update(items: list[dict[str, Any]], match: re.Match[str], body: Any) -> Reply | None:
+        """Both forges' update: the item whose id the path names takes the request's
+        body; None when there is none."""
+        for item in items:
+            if item["id"] == int(match.group("id")):
+                item["body"] = body["body"]
+                return 200, item
+        return None
+
     def authorized(self, headers: Mapping[str, str]) -> bool:
         raise NotImplementedError
 
