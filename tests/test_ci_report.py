@@ -10,29 +10,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import ROOT
+from conftest import ROOT, git, git_commit, git_init
 
 PLAN = ROOT / "tests" / "fixtures" / "report-plan"
 
 
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=repo, check=True, capture_output=True, text=True
-    ).stdout.strip()
-
-
 def _repo(tmp_path: Path) -> tuple[Path, str]:
-    repo = tmp_path / "deploy"
-    repo.mkdir()
-    (repo / "k8s.yaml").write_text((PLAN / "old.yaml").read_text())
-    _git(tmp_path, "init", "-q", "-b", "main", str(repo))
-    for k, v in (("user.email", "ci@example.com"), ("user.name", "ci")):
-        _git(repo, "config", k, v)
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-qm", "base")
-    _git(repo, "checkout", "-qb", "change")
-    (repo / "k8s.yaml").write_text((PLAN / "new.yaml").read_text())
-    _git(repo, "commit", "-qam", "change")
+    repo = git_init(tmp_path / "deploy", branch="main")
+    git_commit(repo, "base", {"k8s.yaml": (PLAN / "old.yaml").read_text()})
+    git(repo, "checkout", "-qb", "change")
+    git_commit(repo, "change", {"k8s.yaml": (PLAN / "new.yaml").read_text()})
     return repo, "main"
 
 
@@ -78,7 +65,7 @@ def test_writes_every_artifact_and_prints_the_text(tmp_path: Path) -> None:
     assert res.stdout.startswith("13 workloads will restart")
     assert "not a merge request: no comment posted" in res.stderr
     assert res.stderr.startswith("comparing ")
-    assert _git(repo, "worktree", "list").count("\n") == 0  # the base worktree is gone
+    assert git(repo, "worktree", "list").count("\n") == 0  # the base worktree is gone
 
 
 def test_budget_exit_after_everything_is_written(tmp_path: Path) -> None:

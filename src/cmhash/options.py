@@ -1,17 +1,19 @@
 """The command line's shape, in click: the default command, the help layout, the typo
-check, and the options that make Settings (shared by inject, explain and report)."""
+check, the options that make Settings (shared by inject, explain and report), and the
+option groups more than one command takes."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
 from cmhash.errors import UsageError
 
 DEFAULT_COMMAND = "inject"
+_F = TypeVar("_F", bound=Callable[..., Any])
 _JOBS_FORMS = {"--jobs=rename": "--rename-jobs", "--jobs=annotate": "--jobs"}
 
 
@@ -203,3 +205,55 @@ def settings_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     for opt in reversed(SETTINGS_OPTIONS):
         fn = opt(fn)
     return fn
+
+
+# The options report and ci-report decide their exit code and the values shown by
+# (report.Budget, fail_on, --no-values): name -> (declarations, settings, report's help).
+_VERDICT: dict[str, tuple[tuple[str, ...], dict[str, Any], str]] = {
+    "fail_on": (
+        ("--fail-on",),
+        {"type": click.Choice(["error", "warning"]), "default": None},
+        "Exit 1 when the new side has findings of this level or worse.",
+    ),
+    "max_restarts": (
+        ("--max-restarts",),
+        {"type": click.IntRange(min=0), "default": None, "metavar": "N"},
+        "Exit 1 when more than N workloads restart (the report is still written).",
+    ),
+    "max_restarts_per_namespace": (
+        ("--max-restarts-per-namespace",),
+        {"type": click.IntRange(min=0), "default": None, "metavar": "N"},
+        "Exit 1 when more than N workloads restart in any one namespace.",
+    ),
+    "no_values": (
+        ("--no-values",),
+        {"is_flag": True},
+        "Show no ConfigMap values (key names only, as for Secrets).",
+    ),
+}
+
+
+def verdict_options(*names: str, described: bool = True) -> Callable[[_F], _F]:
+    """These of report's verdict options, in this order (``described``: with their help
+    text; ci-report lists them without)."""
+
+    def apply(fn: _F) -> _F:
+        for name in reversed(names):
+            decls, settings, text = _VERDICT[name]
+            fn = click.option(*decls, **({**settings, "help": text} if described else settings))(fn)
+        return fn
+
+    return apply
+
+
+def comment_options(token_env: str, token_help: str) -> Callable[[_F], _F]:
+    """FILE and --token-env, of the commands that post a report as a merge-request
+    comment (gitlab-note, github-comment)."""
+
+    def apply(fn: _F) -> _F:
+        fn = click.option(
+            "--token-env", default=token_env, show_default=True, metavar="VAR", help=token_help
+        )(fn)
+        return click.argument("file", type=click.Path(dir_okay=False))(fn)
+
+    return apply
