@@ -93,7 +93,7 @@ def test_a_multi_line_git_error_is_one_line_without_credentials(tmp_path: Path) 
     repo, _ = _repo(tmp_path)
     # no such base here: ci-report fetches it from origin, which git cannot read (git says
     # so on five lines, "fatal: ... does not appear to be a git repository" first)
-    _git(repo, "remote", "add", "origin", str(tmp_path / "nowhere"))
+    git(repo, "remote", "add", "origin", str(tmp_path / "nowhere"))
     res = _ci_report(
         repo, "--render", "cat k8s.yaml", "--base", "release-9", env={"GITHUB_TOKEN": TOKEN}
     )
@@ -104,7 +104,7 @@ def test_a_multi_line_git_error_is_one_line_without_credentials(tmp_path: Path) 
     assert len(res.stderr.strip().splitlines()) == 1, res.stderr
     assert "Traceback" not in res.stderr and "Please make sure" not in res.stderr
     # a remote URL with credentials: neither the password nor the token is shown
-    _git(repo, "remote", "set-url", "origin", f"https://oauth2:{TOKEN}@127.0.0.1:9/x.git")
+    git(repo, "remote", "set-url", "origin", f"https://oauth2:{TOKEN}@127.0.0.1:9/x.git")
     res = _ci_report(
         repo,
         "--render",
@@ -136,13 +136,13 @@ def test_git_message_takes_the_first_meaningful_line() -> None:
 
 def test_a_shallow_clone_without_the_merge_base_says_how_to_fix_it(tmp_path: Path) -> None:
     upstream, _ = _repo(tmp_path)  # main: base; change: one commit on top
-    _git(upstream, "checkout", "-q", "main")
+    git(upstream, "checkout", "-q", "main")
     for i in range(3):  # main moves on after the branch point
         (upstream / f"other{i}.txt").write_text(f"{i}\n")
-        _git(upstream, "add", ".")
-        _git(upstream, "commit", "-qm", f"main {i}")
+        git(upstream, "add", ".")
+        git(upstream, "commit", "-qm", f"main {i}")
     clone = tmp_path / "clone"
-    _git(
+    git(
         tmp_path,
         "clone",
         "-q",
@@ -153,7 +153,7 @@ def test_a_shallow_clone_without_the_merge_base_says_how_to_fix_it(tmp_path: Pat
         f"file://{upstream}",
         str(clone),
     )
-    assert _git(clone, "rev-parse", "--is-shallow-repository") == "true"
+    assert git(clone, "rev-parse", "--is-shallow-repository") == "true"
     res = _ci_report(clone, "--render", "cat k8s.yaml", "--base", "main")
     assert res.returncode == 2, res.stderr
     last = res.stderr.splitlines()[-1]
@@ -161,6 +161,6 @@ def test_a_shallow_clone_without_the_merge_base_says_how_to_fix_it(tmp_path: Pat
     assert "GIT_DEPTH: 0" in last and "fetch-depth: 0" in last
     assert "Traceback" not in res.stderr
     # the whole history: the same job works
-    _git(clone, "fetch", "-q", "--unshallow", "origin", "main:refs/remotes/origin/main")
+    git(clone, "fetch", "-q", "--unshallow", "origin", "main:refs/remotes/origin/main")
     res = _ci_report(clone, "--render", "cat k8s.yaml", "--base", "origin/main")
     assert res.returncode == 0, res.stderr
