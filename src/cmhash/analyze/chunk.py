@@ -49,6 +49,8 @@ from cmhash.analyze.versioned import (
     version_window,
     versioned_flag,
 )
+from cmhash.analyze.versioned_sources import aliased_producer, unversioned
+from cmhash.analyze.versioned_sources import producer as source_producer
 from cmhash.errors import NodeError
 from cmhash.parse.events import Roots, backend, parse_chunk, route
 from cmhash.parse.tree import MAP, Node, entries, get, get_path, items, scalar
@@ -292,6 +294,7 @@ def _config(res: Resource, settings: Settings, default_nl: str, secret: bool) ->
             peer_keep_original(annotations),
             version_window(annotations),
             (),
+            None,
         )
     )
 
@@ -299,12 +302,16 @@ def _config(res: Resource, settings: Settings, default_nl: str, secret: bool) ->
 _config_info = functools.partial(tuple.__new__, ConfigInfo)
 
 
-def _source_configs(res: Resource, row: SecretSource, settings: Settings) -> list[ConfigInfo]:
+def _source_configs(
+    res: Resource, row: SecretSource, settings: Settings, default_nl: str
+) -> list[ConfigInfo]:
     """What a source object stands for: the objects it produces, and itself when pods
     reference it by its own kind. Its content is its content fields, never metadata."""
     if res.name is None:
         return []  # generateName: nothing can reference a name only the API server picks
     entries_ = source_content(res.node, row)
+    if settings.versioned and row.versioning:
+        entries_ = unversioned(entries_, row.names)
     annotations = read_annotations(res.annotations(), "metadata.annotations")
     produced = (
         read_annotations(get_path(res.node, row.template_annotations), "template")
@@ -342,6 +349,12 @@ def _source_configs(res: Resource, row: SecretSource, settings: Settings) -> lis
             None if kind == res.kind else via,
             depends=depends if kind != res.kind else (),
             unpinned=pins if kind != res.kind else (),
+            name_spot=name_spot(res) if kind == res.kind else None,
+            producer=(
+                source_producer(res, row, name, annotations, default_nl)
+                if kind != res.kind and settings.versioned
+                else None
+            ),
         )
         for kind, name in targets
     ]
@@ -442,14 +455,20 @@ def analyze_chunk(
         if wk is None:
             row = table.source(res.api_version, res.kind)
             if row is not None:
-                configs.extend(_source_configs(res, row, settings))
+                configs.extend(_source_configs(res, row, settings, default_nl))
             continue
         winfo = _workload(res, wk, settings, default_nl, roots, secret)
         workloads.append(winfo)
         if winfo.edit is not None:
             candidates.append((pos, winfo))
     if roots.aliased:  # a name inside a node an alias repeats cannot be renamed
-        configs = [c._replace(name_spot=aliased_spot(c.name_spot, roots.aliased)) for c in configs]
+        configs = [
+            c._replace(
+                name_spot=aliased_spot(c.name_spot, roots.aliased),
+                producer=aliased_producer(c.producer, roots.aliased),
+            )
+            for c in configs
+        ]
         for w in workloads:
             w.refs = tuple(r._replace(spot=aliased_spot(r.spot, roots.aliased)) for r in w.refs)
     info.configs, info.workloads = tuple(configs), tuple(workloads)

@@ -202,6 +202,7 @@ def _check(
                 marked=_marked(d, versioning, settings) if versioning is not None else None,
                 renames=_renames(versioning.renames.get(key) if versioning else None, jobs),
                 annotated=[(p.info.offset, job_marks(p)) for p in jobs],
+                inserted=versioning.inserted.get(key) if versioning is not None else None,
             )
     except NodeError as exc:
         from cmhash.read.classify import may_hold_secret
