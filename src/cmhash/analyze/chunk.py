@@ -49,7 +49,7 @@ from cmhash.analyze.versioned import (
     version_window,
     versioned_flag,
 )
-from cmhash.analyze.versioned_sources import aliased_producer, unversioned
+from cmhash.analyze.versioned_sources import aliased_producer, keep_edits, unversioned
 from cmhash.analyze.versioned_sources import producer as source_producer
 from cmhash.errors import NodeError
 from cmhash.parse.events import Roots, backend, parse_chunk, route
@@ -333,6 +333,9 @@ def _source_configs(
     if row.referenced:
         targets.insert(0, (row.kind, res.name))
     via = f"{res.kind}/{res.name}"
+    keep: tuple[tuple[Edit, ...], tuple[str, int] | None] = ((), None)
+    if settings.versioned and row.versioning:  # on the first: one set per document
+        keep = keep_edits(res, annotations, settings, default_nl)
     return [
         ConfigInfo(
             kind,
@@ -355,8 +358,10 @@ def _source_configs(
                 if kind != res.kind and settings.versioned
                 else None
             ),
+            version_edits=keep[0] if n == 0 else (),
+            version_error=keep[1] if n == 0 else None,
         )
-        for kind, name in targets
+        for n, (kind, name) in enumerate(targets)
     ]
 
 

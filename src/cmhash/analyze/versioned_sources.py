@@ -34,8 +34,10 @@ from cmhash.analyze.annotations import Annotations
 from cmhash.analyze.refs import Spot, aliased_spot, spot_of
 from cmhash.analyze.resources import Resource
 from cmhash.analyze.sources import SecretSource
+from cmhash.analyze.versioned import keep_rules, keep_values
 from cmhash.errors import NodeError
 from cmhash.parse.tree import MAP, Node, entries, get_path, scalar, walk
+from cmhash.settings import Settings
 from cmhash.write.edit import PLACEHOLDER, Edit, annotations_edits, inside_aliased
 
 # sealed-secrets pkg/apis/sealedsecrets/v1alpha1/sealedsecret_types.go
@@ -184,3 +186,23 @@ def unversioned(entries: dict[str, bytes], names: tuple[str, ...] | None) -> dic
             text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
             out[key] = text.encode("utf-8")
     return out
+
+
+def keep_edits(
+    res: Resource, annotations: Annotations | None, settings: Settings, nl: str
+) -> tuple[tuple[Edit, ...], tuple[str, int] | None]:
+    """The engines' keep marks (analyze/versioned.py KEEP_RULES) on a versioned source:
+    an old producer must stay as long as the Secret it makes, so it is kept (or pruned
+    last) like a versioned Secret. Never ``immutable``: a source has no such field at its
+    top. (edits, or the error that forbids them)"""
+    rules = keep_rules(settings)
+    if not rules:
+        return (), None
+    values = keep_values(annotations, rules)
+    try:
+        edits = annotations_edits(
+            res.source.text, res.node, None, values, nl, what="the object", any_style=True
+        )
+    except NodeError as exc:
+        return (), (exc.message, exc.offset)
+    return tuple(edits), None

@@ -241,10 +241,15 @@ def job_marks(p: WorkloadPlan) -> dict[str, tuple[str, str | None]]:
 def _marked(d: DocInfo, versioning: Versioning, settings: Settings) -> list[Marked]:
     """The versioned objects of the document that got their keep/immutable edits."""
     from cmhash.analyze.versioned import keep_rules
+    from cmhash.plan.versioning import VERSIONABLE
     from cmhash.write.recheck import Marked
 
     return [
-        Marked(c.offset, keep_rules(settings), settings.versioned_immutable)
+        Marked(
+            c.offset,
+            keep_rules(settings),
+            settings.versioned_immutable and c.kind in VERSIONABLE and c.source is None,
+        )
         for c in d.configs
         if c.version_edits and any(r.entry.info is c for r in versioning.renamed.values())
     ]
