@@ -1,0 +1,256 @@
+"""--versioned on secret sources: an ExternalSecret and its produced Secret, a
+SecretProviderClass and its synced Secrets, a namespace-wide SealedSecret get the
+content suffix and references follow; a strict-scope SealedSecret and an ExternalSecret
+that does not own its Secret keep their names with a note. Their history under
+--keep-versions. (The golden cases tests/cases/versioned-source-* hold the outputs.)"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from conftest import run_cmhash
+from manifests import load_objects
+
+# external-secrets.io's own example (docs/snippets/basic-external-secret.yaml, Apache-2.0),
+# its store version bumped per render
+ES = """\
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata:
+  name: db
+  namespace: shop
+spec:
+  refreshInterval: 1h
+  secretStoreRef:
+    name: vault-backend
+    kind: SecretStore
+  data:
+  - secretKey: password
+    remoteRef:
+      key: shop/db
+      property: password
+      version: "{v}"
+"""
+TOKEN = (  # a plain Secret beside it: its value must never show
+    "apiVersion: v1\nkind: Secret\nmetadata:\n  name: token\n  namespace: shop\n"
+    "type: Opaque\ndata:\n  token: {pw}\n"
+)
+DEP = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+  namespace: shop
+spec:
+  template:
+    spec:
+      containers:
+      - name: c
+        image: i
+        env:
+        - name: PW
+          valueFrom: {secretKeyRef: {name: db, key: password}}
+        envFrom: [{secretRef: {name: token}}]
+"""
+REPORT = ("report", "--no-config", "--versioned", "--format")
+PASSWORDS = {1: "czNjcjN0LW9uZQ==", 2: "czNjcjN0LXR3bw==", 3: "czNjcjN0LXRocmVl"}
+
+
+def render(n: int) -> bytes:
+    return "---\n".join((ES.format(v=n), TOKEN.format(pw=PASSWORDS[n]), DEP)).encode()
+
+
+def cmhash(args: list[str], data: bytes, code: int = 0) -> tuple[bytes, str]:
+    res = run_cmhash(["--no-config", *args, "-"], stdin=data)
+    assert res.code == code, res.stderr
+    for pw in PASSWORDS.values():  # never a Secret's value in a message
+        assert pw not in res.stderr
+    return res.stdout, res.stderr
+
+
+def run(tmp: Path, data: bytes, prev: bytes, keep: int = 2) -> bytes:
+    (tmp / "prev.yaml").write_bytes(prev)
+    out, _ = cmhash(
+        ["--versioned", "--keep-versions", str(keep), "--previous", str(tmp / "prev.yaml")], data
+    )
+    return out
+
+
+def externals(out: bytes) -> dict[str, str]:
+    """ExternalSecret name -> the Secret it produces."""
+    return {
+        o["metadata"]["name"]: o["spec"]["target"]["name"]
+        for o in load_objects(out)
+        if o["kind"] == "ExternalSecret"
+    }
+
+
+def used(out: bytes) -> str:
+    """The Secret the workload reads its password from."""
+    (dep,) = [o for o in load_objects(out) if o["kind"] == "Deployment"]
+    env = dep["spec"]["template"]["spec"]["containers"][0]["env"][0]
+    return str(env["valueFrom"]["secretKeyRef"]["name"])
+
+
+def documents(out: bytes) -> dict[str, str]:
+    """ExternalSecret name -> its document's text after any mark."""
+    docs = {}
+    for doc in re.split(r"(?m)^---\n", out.decode()):
+        doc = re.sub(r"\A# cmhash\.io/kept-version: .*\n", "", doc)
+        m = re.search(r"(?m)^  name: (\S+)$", doc)
+        if m and "kind: ExternalSecret" in doc:
+            docs[m.group(1)] = doc
+    return docs
+
+
+def test_the_producer_and_its_secret_are_renamed_and_references_follow() -> None:
+    out, _ = cmhash(["--versioned"], render(1))
+    ((es, target),) = externals(out).items()
+    suffix = es.rpartition("-")[2]
+    assert es == f"db-{suffix}" and target == es  # target.name defaults to the own name
+    assert used(out) == target
+    # an inserted target.name, in the document's indentation
+    assert '  target:\n    name: "' + target + '"\n' in out.decode()
+    # idempotent, and both parsers agree
+    again, _ = cmhash(["--versioned"], out)
+    assert again == out
+    exact, _ = cmhash(["--versioned", "--parser", "exact"], render(1))
+    assert exact == out
+    _, err = cmhash(["--versioned", "--check"], render(1), code=1)
+    assert "would rename" in err and "Secret db -> db-…" in err  # its suffix is not shown
+    assert target not in err
+
+
+def test_a_store_version_change_is_a_new_name_and_metadata_is_not() -> None:
+    one = externals(cmhash(["--versioned"], render(1))[0])
+    two = externals(cmhash(["--versioned"], render(2))[0])
+    assert one != two
+    labelled = render(1).replace(
+        b"  namespace: shop\nspec:\n  refresh",
+        b"  namespace: shop\n  labels: {team: a}\nspec:\n  refresh",
+    )
+    assert externals(cmhash(["--versioned"], labelled)[0]) == one
+
+
+@pytest.mark.parametrize(
+    ("spec", "written"),
+    [
+        pytest.param(  # a target without a name: the name is added to it
+            "spec:\n  target:\n    creationPolicy: Owner\n  data: []\n",
+            '  target:\n    name: "{n}"\n    creationPolicy: Owner\n',
+            id="target-without-name",
+        ),
+        pytest.param(
+            "spec:\n  target:\n  data: []\n", '  target:\n    name: "{n}"\n', id="target-null"
+        ),
+        pytest.param(
+            "spec: {target: {creationPolicy: Orphan}, data: []}\n",
+            'target: {creationPolicy: Orphan, "name": "{n}"}',
+            id="flow",
+        ),
+        pytest.param(
+            "spec:\n    data: []\n", '    target:\n        name: "{n}"\n    data', id="four-spaces"
+        ),
+        pytest.param(
+            "spec:\n  target:\n    name: 'db-secret'\n",
+            "    name: '{n}'\n",
+            id="written-name-keeps-its-quotes",
+        ),
+    ],
+)
+def test_target_name_is_spliced_in_the_documents_style(spec: str, written: str) -> None:
+    doc = (
+        "apiVersion: external-secrets.io/v1beta1\nkind: ExternalSecret\nmetadata:\n"
+        "  name: db\n" + spec
+    )
+    dep = DEP.replace("  namespace: shop\n", "").replace(
+        "envFrom: [{secretRef: {name: token}}]\n", "envFrom: []\n"
+    )
+    if "db-secret" in spec:
+        dep = dep.replace("name: db,", "name: db-secret,")
+    data = (doc + "---\n" + dep).encode()
+    out, _ = cmhash(["--versioned"], data)
+    target = used(out)
+    assert target != "db" and target != "db-secret"
+    assert written.replace("{n}", target) in out.decode()
+    assert externals(out) == {f"db-{target.rpartition('-')[2]}": target}
+    assert cmhash(["--versioned"], out)[0] == out
+    assert cmhash(["--versioned", "--parser", "exact"], data)[0] == out
+
+
+@pytest.mark.parametrize("policy", ["Merge", "None"])
+def test_a_secret_the_external_secret_does_not_own_keeps_its_name(policy: str) -> None:
+    data = render(1).replace(
+        b"  refreshInterval: 1h\n",
+        f"  refreshInterval: 1h\n  target:\n    creationPolicy: {policy}\n".encode(),
+    )
+    out, err = cmhash(["--versioned"], data)
+    assert used(out) == "db" and "name: db\n" in out.decode()
+    if policy == "Merge":  # None writes no Secret at all: the reference is to another one
+        assert "is not versioned" in err and "creationPolicy: Merge" in err
+        assert "[not-versioned]" in err
+
+
+def test_a_strict_sealed_secret_is_never_renamed() -> None:
+    data = (
+        "apiVersion: bitnami.com/v1alpha1\nkind: SealedSecret\nmetadata:\n  name: db\n"
+        "  namespace: shop\nspec:\n  encryptedData:\n    password: AgBy3i4OJSWK+PiTySYZZA==\n"
+        "---\n" + DEP.replace("envFrom: [{secretRef: {name: token}}]\n", "envFrom: []\n")
+    ).encode()
+    out, err = cmhash(["--versioned"], data)
+    assert used(out) == "db" and "  name: db\n" in out.decode()
+    assert "strict scope" in err and "re-sealing" in err and "[not-versioned]" in err
+    assert "AgBy3i4OJSWK" not in err
+    wide = data.replace(
+        b"  namespace: shop\nspec:",
+        b'  namespace: shop\n  annotations:\n    sealedsecrets.bitnami.com/namespace-wide: "true"\nspec:',
+    )
+    out, err = cmhash(["--versioned"], wide)
+    assert used(out).startswith("db-") and f"  name: {used(out)}\n" in out.decode()
+    assert "not-versioned" not in err
+
+
+def test_a_comment_naming_the_old_name_is_no_reference() -> None:
+    data = b"# the Secret: db, produced by the ExternalSecret below\n" + render(1)
+    _, err = cmhash(["--versioned"], data)
+    assert "unknown-reference" not in err
+
+
+def test_three_renders_keep_a_window_of_external_secrets(tmp_path: Path) -> None:
+    o1 = run(tmp_path, render(1), b"")
+    v1 = used(o1)
+    o2 = run(tmp_path, render(2), o1)
+    v2 = used(o2)
+    assert v1 != v2
+    # the old producer stays for old pods, byte for byte from PREV, marked
+    assert sorted(externals(o2).values()) == sorted([v1, v2])
+    es1 = f"db-{v1.rpartition('-')[2]}"
+    assert documents(o2)[es1] == documents(o1)[es1]
+    assert re.findall(r"(?m)^# cmhash\.io/kept-version: (.*)$", o2.decode()) == [
+        "1 ExternalSecret shop/db",
+        "1 Secret shop/token",
+    ]
+    # each producer is pruned last in Argo CD, like a versioned Secret
+    assert all("PruneLast=true" in doc for doc in documents(o2).values())
+    o3 = run(tmp_path, render(3), o2)
+    v3 = used(o3)
+    assert sorted(externals(o3).values()) == sorted([v2, v3])  # v1 left the window
+    es2 = f"db-{v2.rpartition('-')[2]}"
+    assert documents(o3)[es2] == documents(o2)[es2]
+    # idempotent: the same PREV, the same output; its own output as PREV adds nothing
+    assert run(tmp_path, render(3), o2) == o3
+    assert run(tmp_path, render(3), o3) == o3
+    # report: the new name, and the produced Secret that leaves with its producer
+    (tmp_path / "o2.yaml").write_bytes(o2)
+    (tmp_path / "o3.yaml").write_bytes(o3)
+    res = run_cmhash([*REPORT, "json", str(tmp_path / "o2.yaml"), str(tmp_path / "o3.yaml")])
+    assert res.code == 0, res.stderr
+    report = json.loads(res.stdout)
+    assert {"kind": "Secret", "namespace": "shop", "name": "db-…"} in report["pruned"]
+    text = run_cmhash([*REPORT, "text", str(tmp_path / "o2.yaml"), str(tmp_path / "o3.yaml")])
+    assert "Secret/db is now db-…" in text.out, text.out
+    for pw in PASSWORDS.values():
+        assert pw not in res.out and pw not in text.out and pw not in text.stderr
