@@ -17,6 +17,11 @@ How each source kind is versioned is its row's ``versioning`` (analyze/sources.p
 - ``names`` (SecretProviderClass): each ``secretObjects[].secretName`` gets the suffix;
   the SecretProviderClass itself is a referenced object (pods name it in a CSI volume)
   and is renamed with it, its volume references following (plan/source_versions.py).
+  The driver syncs those Secrets only while a pod mounts the class, owned by the
+  mounting pods' SecretProviderClassPodStatus (secrets-store-csi-driver
+  docs/book/src/topics/sync-as-kubernetes-secret.md,
+  controllers/secretproviderclasspodstatus_controller.go): new pods mount the new
+  class and get the new Secrets; old pods keep the old class and theirs.
 - ``sealed`` (SealedSecret): the controller names the Secret after the SealedSecret.
   In the strict scope (the default) the name and namespace are bound into the
   encryption, so renaming needs re-sealing: never renamed. With
