@@ -254,3 +254,35 @@ def test_three_renders_keep_a_window_of_external_secrets(tmp_path: Path) -> None
     assert "Secret/db is now db-…" in text.out, text.out
     for pw in PASSWORDS.values():
         assert pw not in res.out and pw not in text.out and pw not in text.stderr
+
+
+def test_the_source_opts_in_and_out() -> None:
+    opted = render(1).replace(
+        b"  name: db\n  namespace: shop\nspec:",
+        b'  name: db\n  namespace: shop\n  annotations:\n    cmhash.io/versioned: "{v}"\nspec:',
+    )
+    out, _ = cmhash([], opted.replace(b"{v}", b"true"))  # without --versioned
+    assert used(out).startswith("db-") and list(externals(out).values()) == [used(out)]
+    out, _ = cmhash(["--versioned"], opted.replace(b"{v}", b"false"))
+    assert used(out) == "db" and "  name: db\n" in out.decode()
+
+
+def test_a_strict_sealed_secret_opted_in_is_refused_at_its_position() -> None:
+    data = (
+        "apiVersion: bitnami.com/v1alpha1\nkind: SealedSecret\nmetadata:\n  name: db\n"
+        '  namespace: shop\n  annotations: {cmhash.io/versioned: "true"}\nspec:\n'
+        "  encryptedData:\n    password: AgBy3i4OJSWK+PiTySYZZA==\n---\n" + DEP
+    ).encode()
+    _, err = cmhash([], data, code=2)
+    assert err.startswith("cmhash: <stdin>:1:1: cannot version Secret 'db'") and "re-sealing" in err
+    assert "AgBy3i4OJSWK" not in err
+
+
+def test_a_produced_secret_read_by_name_keeps_its_name() -> None:
+    ingress = (
+        "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: web\n"
+        "  namespace: shop\nspec:\n  tls:\n  - secretName: db\n"
+    )
+    out, err = cmhash(["--versioned"], render(1) + b"---\n" + ingress.encode())
+    assert used(out) == "db"
+    assert "Secret 'db' is not versioned: Ingress/web spec.tls[0].secretName names it" in err

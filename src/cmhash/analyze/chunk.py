@@ -310,9 +310,12 @@ def _source_configs(
     if res.name is None:
         return []  # generateName: nothing can reference a name only the API server picks
     entries_ = source_content(res.node, row)
-    if settings.versioned and row.versioning:
-        entries_ = unversioned(entries_, row.names)
     annotations = read_annotations(res.annotations(), "metadata.annotations")
+    # cmhash.io/versioned (or a peer's annotation) on the source: for what it produces
+    flag = versioned_flag(annotations) if row.versioning else None
+    versioning = bool(row.versioning) and (settings.versioned or bool(flag))
+    if versioning:
+        entries_ = unversioned(entries_, row.names)
     produced = (
         read_annotations(get_path(res.node, row.template_annotations), "template")
         if row.template_annotations
@@ -334,7 +337,7 @@ def _source_configs(
         targets.insert(0, (row.kind, res.name))
     via = f"{res.kind}/{res.name}"
     keep: tuple[tuple[Edit, ...], tuple[str, int] | None] = ((), None)
-    if settings.versioned and row.versioning:  # on the first: one set per document
+    if versioning:  # on the first: one set per document
         keep = keep_edits(res, annotations, settings, default_nl)
     return [
         ConfigInfo(
@@ -355,9 +358,10 @@ def _source_configs(
             name_spot=name_spot(res) if kind == res.kind else None,
             producer=(
                 source_producer(res, row, name, annotations, default_nl)
-                if kind != res.kind and settings.versioned
+                if kind != res.kind and versioning
                 else None
             ),
+            versioned=flag if kind != res.kind else None,
             version_edits=keep[0] if n == 0 else (),
             version_error=keep[1] if n == 0 else None,
         )

@@ -29,17 +29,20 @@ def renamable(e: ConfigEntry) -> bool:
     return p is not None and p.how == RENAME
 
 
-def kept(e: ConfigEntry, key: ResourceId) -> Finding | None:
-    """The not-versioned note of a produced Secret whose source forbids a new name
-    (a strict-scope SealedSecret, an ExternalSecret that does not own its Secret)."""
+def refusal(e: ConfigEntry) -> str | None:
+    """Why a produced Secret's source forbids a new name (a strict-scope SealedSecret,
+    an ExternalSecret that does not own its Secret), or None."""
     p = e.info.producer
-    if p is None or p.how != KEEP or p.why is None:
-        return None
+    return p.why if p is not None and p.how == KEEP else None
+
+
+def kept(e: ConfigEntry, key: ResourceId, why: str) -> Finding:
+    """The not-versioned note of a produced Secret whose source forbids a new name."""
     return finding(
         e.source,
         e.info.offset,
         Code.NOT_VERSIONED,
-        f"{e.info.label} is not versioned: {p.why}; its references keep the name",
+        f"{e.info.label} is not versioned: {why}; its references keep the name",
         resource=key,
         api_version="v1",
     )

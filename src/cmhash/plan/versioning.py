@@ -200,9 +200,15 @@ def decide(
         )
         if e.info.keep_original is not None and settings.versioned and counting:
             findings.append(_keep_original(e, key))
-        note = source_versions.kept(e, key) if settings.versioned and counting else None
-        if note is not None:
-            findings.append(note)
+        why = source_versions.refusal(e)
+        if why is not None and e.info.versioned:
+            raise _error(
+                e.source,
+                e.info.offset,
+                f"cannot version {e.info.label}: {why}; drop cmhash.io/versioned",
+            )
+        if why is not None and settings.versioned and counting:
+            findings.append(source_versions.kept(e, key, why))
         if not _wanted(e, settings, bool(counting)):
             continue
         label = f"{e.info.kind} {e.info.name!r}"
