@@ -286,3 +286,18 @@ def test_a_produced_secret_read_by_name_keeps_its_name() -> None:
     out, err = cmhash(["--versioned"], render(1) + b"---\n" + ingress.encode())
     assert used(out) == "db"
     assert "Secret 'db' is not versioned: Ingress/web spec.tls[0].secretName names it" in err
+
+
+def test_the_parallel_map_stage_gives_the_same_names() -> None:
+    """What a source says about its versioning crosses the workers' pipe (packed in C,
+    analyze/transport.py) and gives the output a single process gives."""
+    docs = []
+    for i in range(60):
+        docs.append(ES.format(v=i).replace("name: db\n", f"name: db{i}\n"))
+        docs.append(
+            DEP.replace("name: db,", f"name: db{i},").replace("name: app\n", f"name: app{i}\n")
+        )
+    data = "---\n".join(docs).encode()
+    one, _ = cmhash(["--versioned", "--workers", "1"], data)
+    three, _ = cmhash(["--versioned", "--workers", "3"], data)
+    assert one == three and one.count(b"  target:\n    name: ") == 60

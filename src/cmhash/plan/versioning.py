@@ -3,9 +3,10 @@ and every in-stream reference to it rewritten, so a rollback (``kubectl rollout 
 the old ReplicaSet during a rollout) finds the old config instead of the new one.
 
 Which objects: with ``--versioned`` every ConfigMap/Secret an in-stream workload
-references; ``cmhash.io/versioned: "true"`` opts one in, ``"false"`` out. Never a source
-(a SealedSecret's Secret is named by the SealedSecret), an opted-out or ignored object,
-or a Secret under ``--exclude-secrets``.
+references; ``cmhash.io/versioned: "true"`` opts one in, ``"false"`` out. A Secret a
+source produces is versioned through its source (plan/source_versions.py), unless the
+source forbids a new name (a strict-scope SealedSecret). Never an opted-out or ignored
+object, or a Secret under ``--exclude-secrets``.
 
 The suffix: 10 characters of ``2456789bcdfghkmt`` (no vowels: no words) from the
 SHA-256 of the object's canonical entry (hashing.py: kind, base name, every key's bytes,
