@@ -301,3 +301,13 @@ def test_the_parallel_map_stage_gives_the_same_names() -> None:
     one, _ = cmhash(["--versioned", "--workers", "1"], data)
     three, _ = cmhash(["--versioned", "--workers", "3"], data)
     assert one == three and one.count(b"  target:\n    name: ") == 60
+
+
+def test_an_own_name_too_long_with_its_suffix_is_refused() -> None:
+    long = "e" * 250
+    data = render(1).replace(
+        b"  name: db\n  namespace: shop\nspec:\n",
+        f"  name: {long}\n  namespace: shop\nspec:\n  target:\n    name: db\n".encode(),
+    )
+    _, err = cmhash(["--versioned"], data, code=2)
+    assert "<stdin>:4:9: cannot version Secret 'db'" in err and "253" in err

@@ -76,7 +76,7 @@ def referenced_source(index: ConfigIndex, e: ConfigEntry) -> ConfigEntry | None:
 def edits_of(e: ConfigEntry, old: str, new: str) -> list[tuple[Edit, str | None, Path]]:
     """The edits that rename a produced Secret from ``old`` to ``new``: (edit, the new
     scalar value when it renames one, the path of the pair it inserts or ())."""
-    from cmhash.plan.versioning import base_name
+    from cmhash.plan.versioning import MAX_NAME, base_name
 
     p = e.info.producer
     assert p is not None
@@ -92,6 +92,13 @@ def edits_of(e: ConfigEntry, old: str, new: str) -> list[tuple[Edit, str | None,
     ):
         if spot is None:
             continue
+        if len(value) > MAX_NAME:
+            raise e.source.error(
+                f"cannot version {e.info.label}: {value!r} would pass Kubernetes' "
+                f"{MAX_NAME} characters; shorten the name or opt it out "
+                '(cmhash.io/versioned: "false")',
+                spot.start,
+            )
         if spot.problem is not None:
             raise e.source.error(f"cannot rename {e.info.label}: {spot.problem}", spot.start)
         quote = spot.style if spot.style in ("'", '"') else ""
