@@ -311,3 +311,12 @@ def test_an_own_name_too_long_with_its_suffix_is_refused() -> None:
     )
     _, err = cmhash(["--versioned"], data, code=2)
     assert "<stdin>:4:9: cannot version Secret 'db'" in err and "253" in err
+
+
+def test_explain_names_the_source_as_it_is_renamed() -> None:
+    res = run_cmhash(["explain", "--no-config", "--versioned", "--format", "json", "-"], render(1))
+    assert res.code == 0, res.stderr
+    (app,) = json.loads(res.out)["workloads"]
+    (ref,) = [r for r in app["references"] if r["name"] == "db"]
+    suffix = ref["versionedAs"].rpartition("-")[2]
+    assert ref["producedBy"] == f"ExternalSecret/db-{suffix}"

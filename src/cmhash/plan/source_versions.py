@@ -106,3 +106,15 @@ def edits_of(e: ConfigEntry, old: str, new: str) -> list[tuple[Edit, str | None,
     if p.target is None and p.insert is not None:
         out.append((with_value(p.insert, new), None, p.names))
     return out
+
+
+def produced_by(e: ConfigEntry, new: str | None) -> str | None:
+    """``Kind/name`` of the source that produces ``e``, under the name this run gives it
+    (``new``: the produced Secret's new name, when it is renamed)."""
+    source, p = e.info.source, e.info.producer
+    if source is None or new is None or p is None or p.own is None:
+        return source
+    from cmhash.plan.versioning import base_name
+
+    kind = source.partition("/")[0]
+    return f"{kind}/{with_suffix(p.own_name, base_name(e.info.name), new)}"
