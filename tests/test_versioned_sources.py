@@ -320,3 +320,22 @@ def test_explain_names_the_source_as_it_is_renamed() -> None:
     (ref,) = [r for r in app["references"] if r["name"] == "db"]
     suffix = ref["versionedAs"].rpartition("-")[2]
     assert ref["producedBy"] == f"ExternalSecret/db-{suffix}"
+
+
+def test_a_job_mounting_the_secret_provider_class_keeps_it_and_its_secrets() -> None:
+    """The class is renamed with its Secrets and its CSI volumes follow: a Job (its
+    template is immutable) that mounts it keeps both from being renamed."""
+    spc = Path(__file__).parent / "cases" / "versioned-source-secretproviderclass" / "input.yaml"
+    job = (
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: migrate\n  namespace: default\n"
+        "spec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n"
+        "      - {name: m, image: i, volumeMounts: [{name: s, mountPath: /s}]}\n"
+        "      volumes:\n      - name: s\n        csi:\n          driver: secrets-store.csi.k8s.io\n"
+        "          volumeAttributes: {secretProviderClass: my-provider}\n"
+    )
+    out, err = cmhash(["--versioned"], spc.read_bytes() + b"---\n" + job.encode())
+    assert b"my-provider-" not in out and b"foosecret-" not in out
+    assert (
+        "Secret 'foosecret' is not versioned: Job/migrate -n default references "
+        "SecretProviderClass 'my-provider' (renamed with it) and its pod template is immutable"
+    ) in err

@@ -233,10 +233,16 @@ def decide(
                     api_version="v1",
                 )
             )
-        frozen = [(u.plan, why) for u in mine if (why := _frozen(u.plan)) is not None]
+        # a source renamed with it (a SecretProviderClass): its users' references move too
+        spc = source_versions.referenced_source(index, e)
+        both = [(u, "it") for u in mine]
+        if spc is not None:
+            what = f"{spc.info.kind} {spc.info.name!r} (renamed with it)"
+            both += [(u, what) for u in users.get(spc.id, [])]
+        frozen = [(u.plan, why, what) for u, what in both if (why := _frozen(u.plan)) is not None]
         if frozen:
-            plan, why = frozen[0]
-            message = f"{plan.label} references it and {why}"
+            plan, why, what = frozen[0]
+            message = f"{plan.label} references {what} and {why}"
             if e.info.versioned:
                 raise _error(e.source, e.info.offset, f"cannot version {label}: {message}")
             findings.append(
@@ -299,7 +305,6 @@ def decide(
             )
         assigned[slot] = e.info.name
         out.renamed[key] = Renamed(e, e.info.name, new)
-        spc = source_versions.referenced_source(index, e)
         if spc is not None and spc.id not in out.renamed:  # renamed with what it makes
             own = source_versions.with_suffix(spc.info.name, base, new)
             out.renamed[spc.id] = Renamed(spc, spc.info.name, own)
