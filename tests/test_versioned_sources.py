@@ -339,3 +339,22 @@ def test_a_job_mounting_the_secret_provider_class_keeps_it_and_its_secrets() -> 
         "Secret 'foosecret' is not versioned: Job/migrate -n default references "
         "SecretProviderClass 'my-provider' (renamed with it) and its pod template is immutable"
     ) in err
+
+
+def test_every_secret_of_a_renamed_class_gets_its_suffix() -> None:
+    """A secretObject no pod reads is renamed with the class too: the new class must not
+    sync a Secret under the name the old one syncs for old pods."""
+    spc = Path(__file__).parent / "cases" / "versioned-source-secretproviderclass" / "input.yaml"
+    data = spc.read_bytes().replace(
+        b"          valueFrom:\n            secretKeyRef: {name: foosecret, key: username}\n",
+        b"          value: plain\n",
+    )
+    assert b"secretKeyRef" not in data
+    out, _ = cmhash(["--versioned"], data)
+    (cls,) = [o for o in load_objects(out) if o["kind"] == "SecretProviderClass"]
+    suffix = cls["metadata"]["name"].rpartition("-")[2]
+    assert [o["secretName"] for o in cls["spec"]["secretObjects"]] == [
+        f"foosecret-{suffix}",
+        f"tls-foo-{suffix}",
+    ]
+    assert cmhash(["--versioned"], out)[0] == out

@@ -108,6 +108,20 @@ def edits_of(e: ConfigEntry, old: str, new: str) -> list[tuple[Edit, str | None,
     return out
 
 
+def siblings(index: ConfigIndex, e: ConfigEntry) -> list[ConfigEntry]:
+    """The other objects ``e``'s source produces (a SecretProviderClass's other
+    ``secretObjects``), which share its suffix."""
+    return [
+        o
+        for o in index.objects.values()
+        if o is not e
+        and o.source is e.source
+        and o.info.offset == e.info.offset
+        and o.info.producer is not None
+        and o.info.producer.how == RENAME
+    ]
+
+
 def produced_by(e: ConfigEntry, new: str | None) -> str | None:
     """``Kind/name`` of the source that produces ``e``, under the name this run gives it
     (``new``: the produced Secret's new name, when it is renamed)."""
