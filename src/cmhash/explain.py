@@ -17,6 +17,7 @@ from cmhash.mermaid import mermaid_label as mermaid_label
 from cmhash.model import ResourceId, TargetState, WorkloadStatus
 from cmhash.plan.index import ConfigEntry
 from cmhash.plan.resolve import Resolved, WorkloadPlan
+from cmhash.plan.source_versions import produced_by
 from cmhash.read.source import SourceText
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ def _reference(
     if ref.declared_by:
         out["declaredBy"] = ref.declared_by
     if entry is not None and entry.info.source:
-        out["producedBy"] = entry.info.source
+        out["producedBy"] = produced_by(entry, names.get(entry.id) if names else None)
     if entry is not None and contested and entry.id in contested:  # environments
         out["definedIn"] = f"{entry.source.display}:{lines[id(entry.source)][entry.info.offset]}"
     renamed = names.get(entry.id) if names and entry is not None else None
@@ -149,7 +150,7 @@ def _config(entry: ConfigEntry, names: Mapping[ResourceId, str], lines: Lines) -
         "optedOut": c.skipped,
     }
     if c.source:
-        out["producedBy"] = c.source
+        out["producedBy"] = produced_by(entry, names.get(entry.id) if names else None)
     renamed = names.get(entry.id) if names else None
     if renamed is not None:
         out["versionedAs"] = renamed

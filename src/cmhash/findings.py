@@ -95,7 +95,9 @@ CODES: dict[Code, tuple[Level, str]] = {
     ),
     Code.NOT_VERSIONED: (
         INFO,
-        "--versioned leaves an object alone: a workload cmhash may not edit references it",
+        "--versioned leaves an object alone: a workload cmhash may not edit references "
+        "it, an application reads it by name, or its source forbids a new name (a "
+        "strict-scope SealedSecret, an ExternalSecret that does not own its Secret)",
     ),
     Code.VERSIONED_UNREFERENCED: (
         WARNING,
