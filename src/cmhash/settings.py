@@ -356,10 +356,15 @@ def layered(options: dict[str, Any], function_config: dict[str, Any] | None = No
             raise UsageError(f"--exclude {pattern!r}: {problem}")
     secret_env = options.get("secret_key_env")
     jobs, rename = options.get("jobs"), options.get("rename_jobs")
+    # the command line's Job mode over the config file's ``jobs:`` (options.py refuses
+    # two contradictory options): --jobs=annotate turns a configured rename off, a plain
+    # --jobs keeps the configured mode
+    if options.get("annotate_jobs"):
+        jobs, rename = True, False
     settings = settings.merged(
         **{field: options.get(field) for _, field in PLAIN_KEYS},
         jobs=True if rename else jobs,
-        jobs_rename=True if rename else (False if jobs is False else None),
+        jobs_rename=True if rename else (False if jobs is False or rename is False else None),
         secret_key=secret_key_from_env(secret_env) if secret_env else None,
         parser=options.get("parser"),
         max_input_bytes=options.get("max_input_bytes"),
