@@ -289,3 +289,61 @@ def test_alertmanager_empty_config_secret_is_the_default(value: str) -> None:
     text = text.replace("  replicas: 3", f"  configSecret: {value}\n  replicas: 3", 1)
     res = run_cmhash(["explain", "--no-config", "-"], stdin=text.encode())
     assert "Secret/alertmanager-main via spec.configSecret" in res.out
+
+
+@pytest.mark.parametrize(
+    ("row", "where"),
+    [
+        ("{group: apps, kind: Deployment, templatePath: spec.template}", "apps/Deployment"),
+        ("{apiVersion: batch/v1, kind: Job, templatePath: spec.template}", "batch/Job"),
+        ("{apiVersion: v1, kind: Pod, templatePath: spec}", "Pod is a built-in"),
+        ("{apiVersion: argoproj.io/v1alpha1, kind: Rollout}", "argoproj.io/Rollout"),
+    ],
+)
+def test_a_profile_cannot_replace_a_built_in_kind(tmp_path: Path, row: str, where: str) -> None:
+    """Before, the user's row silently replaced the built-in one (a Job lost its
+    immutable-template policy, a Rollout its workloadRef rule)."""
+    config = tmp_path / ".cmhash.yaml"
+    config.write_text(f"annotationKey: x/y\nworkloadKinds:\n  - {row}\n")
+    res = run_cmhash(["--config", str(config), str(CASES / "op-prometheus" / "input.yaml")])
+    assert res.code == 2, res.stderr
+    column = 5 + row.index("kind:") + len("kind: ")
+    assert res.stderr.startswith(f"cmhash: {config}:3:{column}: "), res.stderr
+    assert where in res.stderr and "built-in kind" in res.stderr
+
+
+def test_two_profiles_for_one_kind_are_refused(tmp_path: Path) -> None:
+    config = tmp_path / ".cmhash.yaml"
+    config.write_text(
+        "workloadKinds:\n  - {group: x.io, kind: A, templatePath: spec.t}\n"
+        "  - apiVersion: x.io/v1\n    kind: A\n    templatePath: spec.u\n"
+    )
+    res = run_cmhash(["--config", str(config), str(CASES / "op-prometheus" / "input.yaml")])
+    assert res.code == 2 and f"{config}:4:11:" in res.stderr
+    assert "x.io/A is already profiled by workloadKinds/0" in res.stderr
+
+
+def test_a_profile_may_replace_an_operator_profile_and_says_so(tmp_path: Path) -> None:
+    """A user's Prometheus profile is the one read (here: only spec.secrets counts), and
+    -v notes that it replaces the built-in one; without -v nothing is said."""
+    config = tmp_path / ".cmhash.yaml"
+    config.write_text(
+        "workloadKinds:\n  - apiVersion: monitoring.coreos.com/v1\n    kind: Prometheus\n"
+        "    annotationPath: spec.podMetadata.annotations\n    references:\n"
+        "      - {path: spec.secrets, kind: Secret, form: names}\n"
+    )
+    case = str(CASES / "op-prometheus" / "input.yaml")
+    res = run_cmhash(["explain", "-v", "--config", str(config), case])
+    assert res.code == 0, res.stderr
+    assert (
+        f"note: {config}: workloadKinds/0 replaces the built-in profile of "
+        "monitoring.coreos.com/Prometheus (the Prometheus operator)" in res.stderr
+    )
+    assert (
+        "Secret/etcd-client-tls via spec.secrets" in res.out
+        and "spec.additionalScrapeConfigs" not in res.out
+    )
+    quiet = run_cmhash(["explain", "--config", str(config), case])
+    assert "replaces the built-in" not in quiet.stderr
+    builtin = run_cmhash(["explain", "--no-config", case])
+    assert "spec.additionalScrapeConfigs" in builtin.out

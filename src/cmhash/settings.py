@@ -64,6 +64,7 @@ class Settings(NamedTuple):
     scopes: tuple[str, ...] = ()  # environment directories: absolute glob patterns (scopes.py)
     config_file: str | None = None  # the .cmhash.yaml in use
     verbose: bool = False  # notes (skipped files, inferred namespace) on stderr
+    notes: tuple[str, ...] = ()  # the configuration's notes, shown under --verbose
     progress: bool = False  # a progress bar on stderr (a terminal, not -q, not Helm/KRM)
     # the annotations of other tools that are read (analyze/declared.py)
     compat: frozenset[str] = frozenset(("reloader", "wave", "kapp"))
@@ -173,8 +174,58 @@ def validate(
                     **at,
                 ) from None
 
+    _check_profiles(data, origin, root, source)
+
 
 RULE_GROUPS = (("ignore", "configs"), ("ignore", "workloads"), ("include", "workloads"))
+
+
+def _check_profiles(
+    data: dict[str, Any], origin: str, root: Node | None, source: SourceText | None
+) -> None:
+    """A ``workloadKinds`` row for a kind cmhash reads itself (a Deployment, a Job, an
+    Argo Rollout: their rows carry rules a profile cannot say) or a second row for one
+    kind: an error at the row's ``kind``. An operator's kind may be replaced (a note
+    under -v: ``overridden_profiles``)."""
+    from cmhash.analyze.kinds import BUILTIN_KINDS
+
+    core = {(k.group, k.kind) for k in BUILTIN_KINDS}
+    seen: dict[tuple[str, str], int] = {}
+    for i, row in enumerate(data.get("workloadKinds") or ()):
+        key = (_group(row), row["kind"])
+        shown = f"{key[0]}/{key[1]}" if key[0] else key[1]
+        problem = None
+        if key in core:
+            problem = (
+                f"{shown} is a built-in kind, read with rules a profile cannot replace: "
+                "remove this row"
+            )
+        elif key in seen:
+            problem = f"{shown} is already profiled by workloadKinds/{seen[key]}: keep one row"
+        if problem is not None:
+            raise ConfigError(
+                f"invalid configuration at workloadKinds/{i}/kind: {problem}",
+                path=origin,
+                **_at(root, source, ["workloadKinds", i, "kind"]),
+            )
+        seen[key] = i
+
+
+def overridden_profiles(data: dict[str, Any], origin: str) -> tuple[str, ...]:
+    """Notes (shown under -v) for ``workloadKinds`` rows that replace a built-in
+    operator profile (analyze/operators.py): the user's row is the one read."""
+    from cmhash.analyze.kinds import OPERATOR_KINDS
+
+    builtin = {(k.group, k.kind): k for k in OPERATOR_KINDS}
+    out = []
+    for i, row in enumerate(data.get("workloadKinds") or ()):
+        known = builtin.get((_group(row), row["kind"]))
+        if known is not None:
+            out.append(
+                f"{origin}: workloadKinds/{i} replaces the built-in profile of "
+                f"{known.group}/{known.kind} ({known.operator})"
+            )
+    return tuple(out)
 
 
 def load_config_file(path: str) -> dict[str, Any]:
@@ -328,7 +379,9 @@ def layered(options: dict[str, Any], function_config: dict[str, Any] | None = No
     if config_path is None and not options.get("no_config"):
         config_path = find_config()
     if config_path:
-        settings = settings_from_mapping(load_config_file(config_path), settings)
+        data = load_config_file(config_path)
+        settings = settings_from_mapping(data, settings)
+        settings = settings._replace(notes=overridden_profiles(data, config_path))
         config_dir = os.path.dirname(os.path.abspath(config_path))
         settings = settings._replace(
             config_file=config_path,
@@ -343,6 +396,8 @@ def layered(options: dict[str, Any], function_config: dict[str, Any] | None = No
         )
     if function_config:
         settings = settings_from_mapping(function_config, settings)
+        notes = overridden_profiles(function_config, "functionConfig")
+        settings = settings._replace(notes=settings.notes + notes)
     key = options.get("annotation_key")
     if key is not None:
         problem = validate_annotation_key(key)
