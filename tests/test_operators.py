@@ -347,3 +347,49 @@ def test_a_profile_may_replace_an_operator_profile_and_says_so(tmp_path: Path) -
     assert "replaces the built-in" not in quiet.stderr
     builtin = run_cmhash(["explain", "--no-config", case])
     assert "spec.additionalScrapeConfigs" in builtin.out
+
+
+# -- reference fields in the wrong shape -------------------------------------------------
+
+SHAPE_CASE = CASES / "op-reference-shape" / "input.yaml"
+
+
+def test_a_misshapen_reference_is_an_error_under_strict() -> None:
+    """Before, a field in the wrong shape was dropped without a word (op-reference-shape
+    pins the warnings); --strict makes each an error, exit 2, nothing written."""
+    res = run_cmhash(["--no-config", "--strict", str(SHAPE_CASE)])
+    assert res.code == 2 and res.out == ""
+    assert res.stderr.count("error: ") == 7 and "[reference-shape]" in res.stderr
+    assert "input.yaml:28:28: error: Prometheus/k8s: spec.additionalScrapeConfigs is a " in (
+        res.stderr
+    )
+
+
+SHAPES = ["x", "[x]", "{name: x}", "[[x]]", "[{name: x, key: k}]", "~", "1", "[~, 2, {}]", "{}"]
+
+
+@pytest.mark.parametrize("value", SHAPES)
+@pytest.mark.parametrize("kind", OPERATOR_KINDS, ids=PROFILE_IDS)
+def test_any_shape_in_any_reference_field_is_never_a_crash(kind: Any, value: str) -> None:
+    """Every reference field of every built-in profile, written in every shape: exit 0,
+    and a reference-shape finding exactly where the shape is not the one the site reads."""
+    from cmhash.analyze.shapes import misshapen
+    from cmhash.parse.events import backend, parse_chunk
+
+    for site in kind.sites:
+        fields = [p for p in site.path if p != "*"]
+        body = value
+        for field in reversed(fields[1:]):
+            body = "{" + f"{field}: {body}" + "}"
+        doc = (
+            f"apiVersion: {kind.group}/v1\nkind: {kind.kind}\nmetadata: {{name: r}}\n"
+            f"{fields[0]}: {body}\n"
+        )
+        res = run_cmhash(["--no-config", "-"], stdin=doc.encode())
+        assert res.code == 0 and "Traceback" not in res.stderr, (doc, res.stderr)
+        (root,) = parse_chunk(doc, 0, backend("fast"))
+        found = misshapen(root, (site,), kind.operator)
+        assert res.stderr.count("[reference-shape]") == len(found), (doc, res.stderr)
+        if value == "{}" and not site.name_field and site.path[-1] == "*":
+            assert len(found) == 1  # a mapping where a list of names is expected
+    assert kind.sites or kind.defaults

@@ -34,6 +34,7 @@ from cmhash.analyze.resources import (
     pod_template,
     require_name,
 )
+from cmhash.analyze.shapes import misshapen
 from cmhash.analyze.sources import (
     SecretSource,
     produced_names,
@@ -219,6 +220,8 @@ def analyze_workload(
     spec_field, info.refs = _references(res, template, wk, settings)
     declared, dropped = declared_references(annotations, settings.compat)
     info.refs += tuple(declared)
+    if wk.sites:
+        dropped = misshapen(res.node, wk.sites, wk.operator) + dropped
     info.skipped_items = tuple(dropped)
     cur = _current(template, wk, settings)
     info.current = scalar(cur)
