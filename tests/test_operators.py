@@ -82,7 +82,9 @@ def _site_holds(schema: dict[str, Any], site: Site) -> bool:
     return site.key_field is None or props.get(site.key_field, {}).get("type") == "string"
 
 
-PROFILE_IDS = [f"{k.group}/{k.kind}" for k in OPERATOR_KINDS]
+PROFILE_IDS = [
+    f"{k.group}/{k.kind}" + (f"/{k.component}" if k.component else "") for k in OPERATOR_KINDS
+]
 
 
 @pytest.mark.parametrize("kind", OPERATOR_KINDS, ids=PROFILE_IDS)
@@ -107,6 +109,12 @@ def test_the_crd_check_can_fail() -> None:
     assert not _site_holds(schema, Site(("spec", "secretz", "*"), "Secret", "operator", ""))
     assert not _site_holds(schema, Site(("spec", "secrets"), "Secret", "operator", ""))
     assert _site_holds(schema, Site(("spec", "secrets", "*"), "Secret", "operator", ""))
+    vmcluster = _crds()[("operator.victoriametrics.com", "VMCluster")][0]
+    assert _at(vmcluster, ("spec", "vmagent", "podMetadata", "annotations")) is None
+    assert _is_string_map(_at(vmcluster, ("spec", "vminsert", "podMetadata", "annotations")))
+    assert not _site_holds(
+        vmcluster, Site(("spec", "vminsert", "vmBackup", "credentialsSecret"), "Secret", "x")
+    )
 
 
 # -- what rolls ------------------------------------------------------------------------
@@ -220,7 +228,7 @@ def test_template_path_and_annotation_path_exclude_each_other(tmp_path: Path) ->
 def _stream(copies: int) -> str:
     texts = [
         (CASES / case / "input.yaml").read_text()
-        for case in ("op-prometheus", "op-otelcol", "op-vmagent", "op-alertmanager")
+        for case in ("op-prometheus", "op-otelcol", "op-vmagent", "op-alertmanager", "op-vmcluster")
     ]
     return "".join(
         f"---\n# copy {i}\n" + re.sub(r"(?m)^  name: (\S+)", rf"  name: \1-{i}", text)
@@ -393,3 +401,122 @@ def test_any_shape_in_any_reference_field_is_never_a_crash(kind: Any, value: str
         if value == "{}" and not site.name_field and site.path[-1] == "*":
             assert len(found) == 1  # a mapping where a list of names is expected
     assert kind.sites or kind.defaults
+
+
+# -- a resource with several pod groups (VMCluster) ------------------------------------
+
+VMCLUSTER = CASES / "op-vmcluster" / "input.yaml"
+GROUP_SUM = re.compile(
+    r'  (vm\w+):\n    podMetadata:\n      annotations:\n        checksum/config: "(\w+)"'
+)
+
+
+def _group_sums(text: str) -> dict[str, str]:
+    res = run_cmhash(["--no-config", "-"], stdin=text.encode())
+    assert res.code == 0, res.stderr
+    return dict(GROUP_SUM.findall(res.out))
+
+
+@pytest.mark.parametrize(
+    ("change", "moved"),
+    [
+        (
+            ('"-search.maxUniqueTimeseries=1000000"', '"-search.maxUniqueTimeseries=1"'),
+            {"vmselect"},
+        ),
+        (('"not a real certificate"', '"another certificate"'), {"vmselect"}),
+        (('"not a real token"', '"another token"'), {"vminsert"}),
+        (('"project_id": "project-id"', '"project_id": "other"'), {"vmstorage"}),
+        (('"not read: vmBackup reads credentials.json only"', '"changed"'), set()),
+        (('retentionPeriod: "4"', 'retentionPeriod: "5"'), set()),
+    ],
+)
+def test_each_pod_group_has_its_own_checksum(change: tuple[str, str], moved: set[str]) -> None:
+    """Three checksums, each of what that group uses: a change to an object one group
+    lists moves that group's checksum only; a key vmBackup does not read, or a field of
+    the resource, moves none."""
+    text = VMCLUSTER.read_text()
+    assert change[0] in text
+    before = _group_sums(text)
+    assert set(before) == {"vminsert", "vmselect", "vmstorage"}
+    after = _group_sums(text.replace(*change))
+    assert {g for g in before if before[g] != after[g]} == moved
+
+
+def test_a_group_the_resource_does_not_run_is_not_a_workload() -> None:
+    """A VMCluster without vmselect (or with vmselect: null) has two pod groups."""
+    text = VMCLUSTER.read_text()
+    start = text.index("  vmselect:\n")
+    end = text.index("  vminsert:\n")
+    for without in (text[:start] + text[end:], text[:start] + "  vmselect: null\n" + text[end:]):
+        res = run_cmhash(
+            ["explain", "--no-config", "--format", "json", "-"], stdin=without.encode()
+        )
+        assert res.code == 0, res.stderr
+        import json
+
+        groups = [w.get("component") for w in json.loads(res.out)["workloads"]]
+        assert groups == ["vminsert", "vmstorage"]
+
+
+def test_explain_and_report_name_the_group(tmp_path: Path) -> None:
+    import json
+
+    import jsonschema
+
+    res = run_cmhash(["explain", "--no-config", "--format", "json", str(VMCLUSTER)])
+    data = json.loads(res.out)
+    schema = json.loads((ROOT / "src/cmhash/schemas/explain.schema.json").read_text())
+    jsonschema.validate(data, schema)
+    by_group = {w["component"]: w for w in data["workloads"]}
+    assert by_group["vmstorage"]["rollsThrough"] == (
+        "the VictoriaMetrics operator, which copies spec.vmstorage.podMetadata.annotations "
+        "to its pods"
+    )
+    assert [(r["field"], r["keys"]) for r in by_group["vmstorage"]["references"]] == [
+        ("spec.vmstorage.vmBackup.credentialsSecret", ["credentials.json"])
+    ]
+    text = run_cmhash(["explain", "--no-config", str(VMCLUSTER)]).out
+    assert "VMCluster/example-persistent (vmselect)  (" in text
+    old = tmp_path / "old.yaml"
+    new = tmp_path / "new.yaml"
+    old.write_text(VMCLUSTER.read_text())
+    new.write_text(VMCLUSTER.read_text().replace("not a real token", "another token"))
+    rep = run_cmhash(["report", "--no-config", "--format", "json", str(old), str(new)])
+    restarts = json.loads(rep.out)["restart"]
+    assert [(w["kind"], w.get("component")) for w in restarts] == [("VMCluster", "vminsert")]
+    schema = json.loads((ROOT / "src/cmhash/schemas/report.schema.json").read_text())
+    jsonschema.validate(json.loads(rep.out), schema)
+    txt = run_cmhash(["report", "--no-config", str(old), str(new)]).out
+    assert "VMCluster/example-persistent (vminsert)" in txt
+    assert "(vmselect)" not in txt and "(vmstorage)" not in txt
+
+
+def test_a_user_profile_replaces_every_group_of_the_kind(tmp_path: Path) -> None:
+    config = tmp_path / ".cmhash.yaml"
+    config.write_text(
+        "workloadKinds:\n  - apiVersion: operator.victoriametrics.com/v1beta1\n"
+        "    kind: VMCluster\n    annotationPath: spec.vmselect.podMetadata.annotations\n"
+        "    podSpecPath: spec.vmselect\n    references:\n"
+        "      - {path: spec.vmselect.configMaps, kind: ConfigMap, form: names}\n"
+    )
+    res = run_cmhash(["--config", str(config), str(VMCLUSTER)])
+    assert res.code == 0, res.stderr
+    assert res.out.count("checksum/config") == 1
+    assert "  vmselect:\n    podMetadata:\n      annotations:\n        checksum/config" in res.out
+
+
+def test_the_docs_table_lists_every_built_in_profile() -> None:
+    """docs/concepts/operators.md's table names each profile's kind, its pod group and
+    the first field of each reference site (the table is written by hand)."""
+    page = (ROOT / "docs" / "concepts" / "operators.md").read_text()
+    section = page.split("## Built-in profiles", 1)[1].split("\n## ", 1)[0]
+    table = [line for line in section.splitlines() if line.startswith("| ")]
+    for kind in OPERATOR_KINDS:
+        rows = [line for line in table if kind.kind in line.split("|")[1]]
+        assert rows, kind.kind
+        if kind.component:
+            assert any(f"`{kind.component}`" in r for r in rows), kind.component
+        for site in kind.sites:
+            field = next(p for p in site.path[1:] if p != kind.component)
+            assert any(field in r for r in rows), (kind.kind, site.path)

@@ -344,13 +344,14 @@ def compare_workloads(
 ) -> tuple[dict[str, list[dict[str, Any]]], Users]:
     names = names or Names()
     used = used or UsedBy(names.versioned, names.own)
-    old_plans = {p.id: p for p in old.plans}
+    # (a resource with several pod groups has a plan per group: kinds.WorkloadKind.component)
+    old_plans = {(p.id, p.info.kind.component): p for p in old.plans}
     groups: dict[str, list[dict[str, Any]]] = {"restart": [], "notRestarting": []}
     users: Users = {}
     current = [p for p in new.plans if not p.info.generated]  # created anew, never restarted
     _users(current, by_key, users, names, used)
     for plan in current:
-        prev = old_plans.get(plan.id)
+        prev = old_plans.get((plan.id, plan.info.kind.component))
         if prev is None:
             continue  # created by this change: nothing to restart
         outcome = _compare_workload(plan, prev, by_key, names, used, templates)
