@@ -406,9 +406,34 @@ def test_any_shape_in_any_reference_field_is_never_a_crash(kind: Any, value: str
 # -- a resource with several pod groups (VMCluster) ------------------------------------
 
 VMCLUSTER = CASES / "op-vmcluster" / "input.yaml"
+CLUSTER_CASES = [
+    ("op-vmcluster", {"vminsert", "vmselect", "vmstorage"}),
+    ("op-vlcluster", {"vlinsert", "vlselect"}),
+    ("op-vtcluster", {"insert", "select"}),
+]
 GROUP_SUM = re.compile(
-    r'  (vm\w+):\n    podMetadata:\n      annotations:\n        checksum/config: "(\w+)"'
+    r'  (\w+):\n    podMetadata:\n      annotations:\n        checksum/config: "(\w+)"'
 )
+
+
+@pytest.mark.parametrize(("case", "groups"), CLUSTER_CASES)
+def test_a_cluster_rolls_only_the_group_that_lists_the_object(case: str, groups: set[str]) -> None:
+    """VictoriaLogs' and VictoriaTraces' clusters too: the query ConfigMap moves the
+    select group's checksum only, the ingest token the insert group's only (a group that
+    uses nothing of the input carries no checksum)."""
+    text = (CASES / case / "input.yaml").read_text()
+    before = _group_sums(text)
+    assert set(before) == groups
+    if case == "op-vmcluster":
+        return  # (test_each_pod_group_has_its_own_checksum)
+    select = next(g for g in groups if g.endswith("select"))
+    insert = next(g for g in groups if g.endswith("insert"))
+    for change, moved in (
+        (("-search.maxQueryDuration=30s", "-search.maxQueryDuration=1m"), select),
+        (("not a real token", "another token"), insert),
+    ):
+        after = _group_sums(text.replace(*change))
+        assert {g for g in before if before[g] != after[g]} == {moved}
 
 
 def _group_sums(text: str) -> dict[str, str]:

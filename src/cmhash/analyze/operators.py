@@ -210,6 +210,27 @@ VMCLUSTER: tuple[dict[str, Any], ...] = (
     ),
 )
 
+
+def _cluster(kind: str, groups: tuple[str, ...]) -> tuple[dict[str, Any], ...]:
+    return tuple(
+        _profile("operator.victoriametrics.com", kind, _VM, _VM_GROUP, component=g) for g in groups
+    )
+
+
+# VictoriaLogs and VictoriaTraces, built like a VMCluster and a VMSingle (api/operator/v1/
+# vlcluster_types.go and vtcluster_types.go PodMetadata(kind): spec.<group>.podMetadata;
+# factory/vlcluster/vlinsert.go l.195-266, vlselect.go l.301-372, vlstorage.go l.297;
+# factory/vtcluster/insert.go l.184-255, select.go l.297-368, storage.go l.291;
+# factory/vlsingle/vlsingle.go l.240-312, factory/vtsingle/vtsingle.go l.239-303: the
+# group's secrets and configMaps mounted, extraEnvsFrom its container's envFrom, its
+# podMetadata.annotations the pods')
+VICTORIALOGS_TRACES: tuple[dict[str, Any], ...] = (
+    *_cluster("VLCluster", ("vlinsert", "vlselect", "vlstorage")),
+    *_cluster("VTCluster", ("insert", "select", "storage")),
+    _profile("operator.victoriametrics.com", "VLSingle", _VM, _VM_COMMON),
+    _profile("operator.victoriametrics.com", "VTSingle", _VM, _VM_COMMON),
+)
+
 # OpenTelemetry Operator internal/manifests/collector/deployment.go (and daemonset.go,
 # statefulset.go): manifestutils.PodAnnotations copies spec.podAnnotations to the pods;
 # spec.env/envFrom are the collector container's, spec.configmaps are mounted whole
@@ -231,5 +252,9 @@ OPENTELEMETRY_OPERATOR: tuple[dict[str, Any], ...] = (
 )
 
 OPERATOR_PROFILES = (
-    PROMETHEUS_OPERATOR + VICTORIAMETRICS_OPERATOR + VMCLUSTER + OPENTELEMETRY_OPERATOR
+    PROMETHEUS_OPERATOR
+    + VICTORIAMETRICS_OPERATOR
+    + VMCLUSTER
+    + VICTORIALOGS_TRACES
+    + OPENTELEMETRY_OPERATOR
 )
