@@ -236,3 +236,14 @@ def test_the_command_line_wins_over_the_config_file(
     assert bool(NAME.findall(res.out)) is renamed
     job = res.out.split("kind: Job", 1)[1].split("\n---", 1)[0]
     assert ("checksum/config" in job) is annotated
+
+
+def test_verbose_says_when_the_command_line_overrides_jobs_in_the_config(tmp_path: Path) -> None:
+    (tmp_path / ".cmhash.yaml").write_text("jobs: rename\n")
+    (tmp_path / "all.yaml").write_text(TEXT)
+    res = run_cmhash(["-v", "--jobs=annotate", "all.yaml"], cwd=tmp_path)
+    assert "jobs: rename is overridden by the command line (Jobs: true)" in res.stderr
+    same = run_cmhash(["-v", "--jobs", "all.yaml"], cwd=tmp_path)
+    assert "overridden" not in same.stderr
+    quiet = run_cmhash(["--no-jobs", "all.yaml"], cwd=tmp_path)
+    assert "overridden" not in quiet.stderr

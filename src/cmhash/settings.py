@@ -371,6 +371,11 @@ def secret_key_from_env(var: str) -> bytes:
     return value.encode("utf-8")
 
 
+def _jobs_mode(settings: Settings) -> str:
+    """The Job mode as the config file's ``jobs:`` spells it."""
+    return "rename" if settings.jobs_rename else ("true" if settings.jobs else "false")
+
+
 def layered(options: dict[str, Any], function_config: dict[str, Any] | None = None) -> Settings:
     """Defaults < config file < a KRM functionConfig < command-line ``options`` (the
     values of the options, by name, None where not given)."""
@@ -416,6 +421,7 @@ def layered(options: dict[str, Any], function_config: dict[str, Any] | None = No
     # --jobs keeps the configured mode
     if options.get("annotate_jobs"):
         jobs, rename = True, False
+    configured = _jobs_mode(settings)
     settings = settings.merged(
         **{field: options.get(field) for _, field in PLAIN_KEYS},
         jobs=True if rename else jobs,
@@ -429,6 +435,14 @@ def layered(options: dict[str, Any], function_config: dict[str, Any] | None = No
         verbose=options.get("verbose") or None,
         quiet=options.get("quiet"),
     )
+    if settings.config_file and _jobs_mode(settings) != configured:
+        settings = settings._replace(
+            notes=(
+                *settings.notes,
+                f"{settings.config_file}: jobs: {configured} is overridden by the command "
+                f"line (Jobs: {_jobs_mode(settings)})",
+            )
+        )
     from cmhash.progress import wanted
 
     return settings._replace(progress=function_config is None and wanted(quiet=settings.quiet))
