@@ -545,3 +545,48 @@ def test_the_docs_table_lists_every_built_in_profile() -> None:
         for site in kind.sites:
             field = next(p for p in site.path[1:] if p != kind.component)
             assert any(field in r for r in rows), (kind.kind, site.path)
+
+
+def test_a_user_profile_with_pod_groups(tmp_path: Path) -> None:
+    """workloadKinds rows with a component: one workload per group, each with its own
+    checksum at its own annotationPath; a second row for a group, or a row without a
+    component beside them, is refused at its kind."""
+    config = tmp_path / ".cmhash.yaml"
+    rows = (
+        "workloadKinds:\n"
+        "  - apiVersion: example.com/v1\n    kind: Pair\n    component: reader\n"
+        "    annotationPath: spec.reader.pod.annotations\n    podSpecPath: spec.reader\n"
+        "    references: [{path: spec.reader.configs, kind: ConfigMap, form: names}]\n"
+        "  - apiVersion: example.com/v1\n    kind: Pair\n    component: writer\n"
+        "    annotationPath: spec.writer.pod.annotations\n    podSpecPath: spec.writer\n"
+        "    references: [{path: spec.writer.configs, kind: ConfigMap, form: names}]\n"
+    )
+    config.write_text(rows)
+    doc = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: r}\ndata: {a: '1'}\n---\n"
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: w}\ndata: {a: '2'}\n---\n"
+        "apiVersion: example.com/v1\nkind: Pair\nmetadata: {name: p}\nspec:\n"
+        "  reader:\n    configs: [r]\n  writer:\n    configs: [w]\n"
+    )
+    res = run_cmhash(["--config", str(config), "-"], stdin=doc.encode())
+    assert res.code == 0, res.stderr
+    sums = dict(
+        re.findall(
+            r'  (\w+):\n    pod:\n      annotations:\n        checksum/config: "(\w+)"', res.out
+        )
+    )
+    assert set(sums) == {"reader", "writer"} and sums["reader"] != sums["writer"]
+    changed = run_cmhash(["--config", str(config), "-"], stdin=doc.replace("'2'", "'3'").encode())
+    assert sums["reader"] in changed.out and sums["writer"] not in changed.out
+    text = run_cmhash(["explain", "--config", str(config), "-"], stdin=doc.encode()).out
+    assert "Pair/p (reader)" in text and "Pair/p (writer)" in text
+    for extra in ("    component: reader\n", ""):
+        config.write_text(
+            rows
+            + "  - apiVersion: example.com/v1\n    kind: Pair\n"
+            + extra
+            + "    annotationPath: spec.x.pod.annotations\n"
+        )
+        bad = run_cmhash(["--config", str(config), "-"], stdin=doc.encode())
+        assert bad.code == 2 and f"{config}:15:11:" in bad.stderr, bad.stderr
+        assert "one row per pod group" in bad.stderr

@@ -190,25 +190,31 @@ def _check_profiles(
     from cmhash.analyze.kinds import BUILTIN_KINDS
 
     core = {(k.group, k.kind) for k in BUILTIN_KINDS}
-    seen: dict[tuple[str, str], int] = {}
+    # (group, kind) -> (row index, component) of each row so far
+    seen: dict[tuple[str, str], list[tuple[int, str | None]]] = {}
     for i, row in enumerate(data.get("workloadKinds") or ()):
         key = (_group(row), row["kind"])
         shown = f"{key[0]}/{key[1]}" if key[0] else key[1]
+        component = row.get("component")
+        rows = seen.setdefault(key, [])
         problem = None
         if key in core:
             problem = (
                 f"{shown} is a built-in kind, read with rules a profile cannot replace: "
                 "remove this row"
             )
-        elif key in seen:
-            problem = f"{shown} is already profiled by workloadKinds/{seen[key]}: keep one row"
+        elif rows and (component is None or any(c in (None, component) for _, c in rows)):
+            problem = (
+                f"{shown} is already profiled by workloadKinds/{rows[0][0]}: keep one row, "
+                "or one row per pod group, each with its own component"
+            )
         if problem is not None:
             raise ConfigError(
                 f"invalid configuration at workloadKinds/{i}/kind: {problem}",
                 path=origin,
                 **_at(root, source, ["workloadKinds", i, "kind"]),
             )
-        seen[key] = i
+        rows.append((i, component))
 
 
 def overridden_profiles(data: dict[str, Any], origin: str) -> tuple[str, ...]:
@@ -291,6 +297,7 @@ def workload_kind(row: dict[str, Any]) -> WorkloadKind:
             spec_path=spec_path if spec_path is not None else path[:1],
             sites=sites,
             operator=row.get("operator", "its operator"),
+            component=row.get("component"),
         )
     return WorkloadKind(
         _group(row),
@@ -300,6 +307,7 @@ def workload_kind(row: dict[str, Any]) -> WorkloadKind:
         spec_path=spec_path,
         sites=sites,
         operator=row.get("operator"),
+        component=row.get("component"),
     )
 
 
