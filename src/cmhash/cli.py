@@ -70,7 +70,7 @@ def _inputs(paths: Sequence[str], settings: Settings, mode: Mode) -> Inputs:
     )
     inputs = _kustomize(inputs, mode, quiet=settings.quiet)
     if settings.verbose and not settings.quiet:
-        for line in inputs.notes:
+        for line in (*settings.notes, *inputs.notes):
             err(f"cmhash: note: {line}")
     if not inputs.sources and inputs.skipped and not mode.on_files:
         first = inputs.skipped[0]

@@ -46,7 +46,7 @@ def workload_fields(plan: WorkloadPlan, line: int | None = None) -> dict[str, An
     """Which workload, and where: the fields explain and report both start with
     (``line``: its line, when the caller has it already)."""
     info = plan.info
-    return {
+    out = {
         "kind": info.kind.kind,
         "apiVersion": info.api_version,
         "name": info.name,
@@ -54,6 +54,9 @@ def workload_fields(plan: WorkloadPlan, line: int | None = None) -> dict[str, An
         "file": plan.source.display,
         "line": plan.source.position(info.offset)[0] if line is None else line,
     }
+    if info.kind.component is not None:  # one of the resource's pod groups
+        out["component"] = info.kind.component
+    return out
 
 
 Lines = dict[int, dict[int, int]]  # id(source) -> offset -> line
@@ -220,7 +223,8 @@ def _reference_line(w: dict[str, Any], r: dict[str, Any], last: bool) -> str:
 def to_text(data: dict[str, Any]) -> str:
     out = []
     for w in data["workloads"]:
-        head = f"{w['kind']}/{w['name']}{_ns(w['namespace'])}  ({w['file']}:{w['line']})"
+        group = f" ({w['component']})" if w.get("component") else ""
+        head = f"{w['kind']}/{w['name']}{group}{_ns(w['namespace'])}  ({w['file']}:{w['line']})"
         out.append(head)
         if w["status"] == WorkloadStatus.ANNOTATED:
             out.append(f"  {data['annotationKey']}: {w['checksum']}")

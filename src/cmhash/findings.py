@@ -41,6 +41,7 @@ class Code(TextEnum):
     HELM_NAMESPACE = "helm-namespace"
     SKIPPED_ITEM = "skipped-item"
     UNPINNED_SOURCE = "unpinned-source"
+    REFERENCE_SHAPE = "reference-shape"
 
 
 # code -> (default level, one-line description)
@@ -117,6 +118,12 @@ CODES: dict[Code, tuple[Level, str]] = {
         "--versioned: a secret source reads a store value no version pins (an "
         "ExternalSecret remoteRef without version, a dataFrom find): it can change "
         "with no change in Git, so the checksum does not follow it",
+    ),
+    Code.REFERENCE_SHAPE: (
+        WARNING,
+        "a reference field of an operator's resource is not the shape its profile reads "
+        "(a string where {name, key} is expected, ...): it counts for nothing (an error "
+        "with --strict)",
     ),
     Code.SKIPPED_ITEM: (
         WARNING,

@@ -14,7 +14,39 @@ from cmhash.errors import UsageError
 
 DEFAULT_COMMAND = "inject"
 _F = TypeVar("_F", bound=Callable[..., Any])
-_JOBS_FORMS = {"--jobs=rename": "--rename-jobs", "--jobs=annotate": "--jobs"}
+_JOBS_FORMS = {"--jobs=rename": "--rename-jobs", "--jobs=annotate": "--annotate-jobs"}
+# what each Job option asks for: two options asking for different modes contradict each
+# other (``--jobs`` turns Jobs on in any mode, so it goes with either of the others)
+_JOBS_MODES = {
+    "--jobs": None,
+    "--jobs=annotate": "annotate",
+    "--annotate-jobs": "annotate",
+    "--jobs=rename": "rename",
+    "--rename-jobs": "rename",
+    "--no-jobs": "off",
+}
+
+
+def refuse_contradictory_jobs(args: list[str]) -> None:
+    """``--jobs=rename --no-jobs``, ``--jobs=annotate --jobs=rename``, ``--jobs --no-jobs``:
+    a usage error naming both, instead of the last one silently winning (the command line
+    against ``jobs:`` in the config file is not a contradiction: the command line wins,
+    as for every other setting)."""
+    seen: list[str] = []
+    for arg in args:
+        if arg == "--":
+            break
+        if arg.startswith("--jobs=") and arg not in _JOBS_MODES:
+            raise UsageError(f"{arg}: use --jobs, --jobs=annotate, --jobs=rename or --no-jobs")
+        if arg in _JOBS_MODES:
+            seen.append(arg)
+    for i, first in enumerate(seen):
+        for second in seen[i + 1 :]:
+            a, b = _JOBS_MODES[first], _JOBS_MODES[second]
+            if a != b and (a == "off" or b == "off" or None not in (a, b)):
+                raise UsageError(
+                    f"{first} and {second} contradict each other: give only one of them"
+                )
 
 
 class DefaultGroup(click.Group):
@@ -23,6 +55,7 @@ class DefaultGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         # --jobs=rename / --jobs=annotate: --jobs stays a flag (a PATH may follow it)
+        refuse_contradictory_jobs(args)
         args = [_JOBS_FORMS.get(a, a) if a.startswith("--jobs=") else a for a in args]
         if not args or (
             args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")
@@ -99,6 +132,14 @@ SETTINGS_OPTIONS = [
         default=None,
         help="(also --jobs=rename) Give a Job that uses in-stream config a new name when its "
         "template or config changes, so that it runs again (same inputs, same name).",
+    ),
+    click.option(
+        "--annotate-jobs",
+        "annotate_jobs",
+        is_flag=True,
+        default=None,
+        help="(also --jobs=annotate) Annotate Job pod templates, even where the config "
+        "file says jobs: rename.",
     ),
     click.option(
         "--pods/--no-pods",

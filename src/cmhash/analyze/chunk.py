@@ -34,6 +34,7 @@ from cmhash.analyze.resources import (
     pod_template,
     require_name,
 )
+from cmhash.analyze.shapes import misshapen
 from cmhash.analyze.sources import (
     SecretSource,
     produced_names,
@@ -174,6 +175,10 @@ def _template_ref(res: Resource, wk: WorkloadKind) -> str | None:
     return f"{kind} {name!r}" if name else kind
 
 
+def _absent(node: Node | None) -> bool:
+    return node is None or node.is_null
+
+
 def labels_of(node: Node | None) -> Labels:
     out = []
     for key, (_, v) in entries(node).items() if node is not None and node.kind == MAP else ():
@@ -221,6 +226,8 @@ def analyze_workload(
     spec_field, info.refs = _references(res, template, wk, settings)
     declared, dropped = declared_references(annotations, settings.compat)
     info.refs += tuple(declared)
+    if wk.sites:
+        dropped = misshapen(res.node, wk.sites, wk.operator) + dropped
     info.skipped_items = tuple(dropped)
     cur = _current(template, wk, settings)
     info.current = scalar(cur)
@@ -460,16 +467,19 @@ def analyze_chunk(
             elif res.kind == "Secret":
                 unnamed.append((res.node.start, res.node.end))
             continue
-        wk = table.lookup(res.api_version, res.kind)
-        if wk is None:
+        groups = table.groups(res.api_version, res.kind)
+        if not groups:
             row = table.source(res.api_version, res.kind)
             if row is not None:
                 configs.extend(_source_configs(res, row, settings, default_nl))
             continue
-        winfo = _workload(res, wk, settings, default_nl, roots, secret)
-        workloads.append(winfo)
-        if winfo.edit is not None:
-            candidates.append((pos, winfo))
+        for wk in groups:
+            if wk.component is not None and _absent(get_path(res.node, wk.template_path)):
+                continue  # a pod group the resource does not run (a VMCluster without vmselect)
+            winfo = _workload(res, wk, settings, default_nl, roots, secret)
+            workloads.append(winfo)
+            if winfo.edit is not None:
+                candidates.append((pos, winfo))
     if roots.aliased:  # a name inside a node an alias repeats cannot be renamed
         configs = [
             c._replace(

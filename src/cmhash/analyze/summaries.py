@@ -170,7 +170,9 @@ class WorkloadInfo(Record):
     @property
     def label(self) -> str:
         name = f"{self.name}*" if self.generated else self.name
-        return f"{self.kind.kind}/{name}" + (f" -n {self.namespace}" if self.namespace else "")
+        group = f" ({self.kind.component})" if self.kind.component else ""
+        ns = f" -n {self.namespace}" if self.namespace else ""
+        return f"{self.kind.kind}/{name}{group}{ns}"
 
     @property
     def about(self) -> About:

@@ -479,7 +479,12 @@ def _plan(
         plan.skip, plan.skip_detail, plan.selected_by = _selected(plan, settings)
     findings.extend(
         finding(
-            src, item.offset, Code.SKIPPED_ITEM, f"{info.label}: {item.message}", about=info.about
+            src,
+            item.offset,
+            Code.REFERENCE_SHAPE if item.shape else Code.SKIPPED_ITEM,
+            f"{info.label}: {item.message}",
+            level=Level.ERROR if item.shape and settings.strict else None,
+            about=info.about,
         )
         for item in info.skipped_items
     )
