@@ -321,8 +321,16 @@ class _Planner:
                 if got is None:
                     got = self._by_namespace[ns] = settings._replace(namespace=ns)
                 settings = got
-        self.scoping.check(src, w.refs, w.namespace or settings.namespace or "", w.label)
-        return plan_workload(src, w, self.scoping.index_for(src), settings, findings, renames)
+        if not self.scoping.contested:
+            return plan_workload(src, w, self.scoping.index, settings, findings, renames)
+        # the tie check after the selection: a workload cmhash leaves alone (opted out,
+        # ignored, not included, a Job or Pod not opted in) never fails the run
+        own: list[Finding] = []
+        plan = plan_workload(src, w, self.scoping.index_for(src), settings, own, renames)
+        if plan.skip is None:
+            self.scoping.check(src, w.refs, w.namespace or settings.namespace or "", w.label)
+        findings.extend(own)
+        return plan
 
 
 def _release_namespaces(

@@ -30,6 +30,7 @@ import os
 from collections.abc import Sequence
 from fnmatch import fnmatchcase
 
+from cmhash.analyze import patterns
 from cmhash.analyze.refs import Reference
 from cmhash.model import ResourceId, make_id
 from cmhash.plan.index import ConfigEntry, ConfigIndex, source_directory
@@ -161,26 +162,45 @@ class Scoping:
 
     def check(self, src: SourceText, refs: Sequence[Reference], namespace: str, label: str) -> None:
         """Stop at the first reference to an id that two directories define equally near
-        (rule 2): file, line and column of the reference, both files named."""
+        (rule 2): file, line and column of the reference, both files named. A Reloader
+        pattern (``configmap.reloader.stakater.com/reload: "app-.*"``) stands for every name
+        it matches, each resolved like a plain reference: one it matches among the tied
+        ids is the same error (dropping it would leave a ConfigMap out unseen)."""
         if not self._contested:
             return
         ties = self._view(source_directory(src))[1]
         if not ties:
             return
         for ref in refs:
-            if ref.pattern:
+            key, named = self._tied(ref, ref.namespace or namespace, ties)
+            if key is None:
                 continue
-            key = make_id(("", ref.target_kind, ref.namespace or namespace, ref.name))
-            files = ties.get(key)
-            if files is not None:
-                raise src.error(
-                    f"{label} references {ref.target_kind} {ref.name!r}, which "
-                    f"{' and '.join(files)} both define, equally near to this file: "
-                    "cmhash cannot tell which one it is deployed with (run cmhash on each "
-                    "environment's directory, move the workload into one of them, or "
-                    "declare the environments with scopes: in .cmhash.yaml)",
-                    ref.offset,
-                )
+            raise src.error(
+                f"{label} references {ref.target_kind} {named}, which "
+                f"{' and '.join(ties[key])} both define, equally near to this file: "
+                "cmhash cannot tell which one it is deployed with (run cmhash on each "
+                "environment's directory, move the workload into one of them, or "
+                "declare the environments with scopes: in .cmhash.yaml)",
+                ref.offset,
+            )
+
+    @staticmethod
+    def _tied(
+        ref: Reference, ns: str, ties: dict[ResourceId, list[str]]
+    ) -> tuple[ResourceId | None, str]:
+        """The tied id ``ref`` stands for (a pattern: the first name it matches), and how
+        the message names it."""
+        if not ref.pattern:
+            key = make_id(("", ref.target_kind, ns, ref.name))
+            return (key if key in ties else None), repr(ref.name)
+        hits = sorted(
+            (k for k in ties if k.kind == ref.target_kind and k.namespace == ns),
+            key=lambda k: k.name,
+        )
+        for k in hits:
+            if patterns.matches(ref.name, k.name):
+                return k, f"{k.name!r} (matched by {ref.declared_by}: {ref.name!r})"
+        return None, ""
 
 
 def scoping(index: ConfigIndex, patterns: Sequence[str]) -> Scoping:
