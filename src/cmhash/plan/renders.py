@@ -1,0 +1,240 @@
+"""Where one Helm render ends and the next begins in a stream of several.
+
+``helmfile template`` writes each release's ``helm template`` output to stdout as it is,
+one after the other, with nothing between them (helmfile ``pkg/helmexec/exec.go``,
+``TemplateRelease``: ``helm.write(nil, out)``; the ``Templating release=…`` line goes to
+its log, on stderr). So two releases of one chart (two redis releases in two
+namespaces) are two runs of ``# Source: redis/...`` documents back to back, and the
+release namespace must be worked out for each (plan/helm.py). What tells them apart is
+the order ``helm template`` prints one render in (helm ``pkg/action/action.go``
+``renderResources``, ``pkg/cmd/template.go``):
+
+1. the chart's CRDs (``CHART/crds/...``, with ``--include-crds``), each file once;
+2. the manifests, sorted by kind in ``InstallOrder``, unknown kinds last and by kind name
+   among themselves, the documents of one file next to each other
+   (``pkg/release/v1/util/kind_sorter.go``: ``sortManifestsByKind`` is a stable sort);
+3. the hooks (documents with a ``helm.sh/hook`` annotation).
+
+A new render of the same chart starts at a document that breaks that order: a CRD or a
+manifest after a hook, a CRD after a manifest, a manifest of a kind that sorts before
+the one printed last, a CRD file or a (template file, kind) that was printed already and
+not just before; or one whose ``app.kubernetes.io/instance`` label (Helm's standard
+label for the release name) differs from the render's. A document of another top-level
+chart (the first segment of ``# Source: CHART/...``; subcharts are
+``CHART/charts/...``) starts a render of its own. Hooks are only split off by their
+label: their order varies between Helm releases.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from typing import NamedTuple
+
+_SOURCE = "# Source: "
+_KIND = re.compile(r"kind:[ \t]*[\"']?([A-Za-z0-9]+)")
+_HOOK = re.compile(r"[ \t]+[\"']?helm\.sh/hook[\"']?[ \t]*:")
+_INSTANCE = re.compile(
+    r"[ \t]+[\"']?app\.kubernetes\.io/instance[\"']?[ \t]*:[ \t]*[\"']?([^\"'\s#]+)"
+)
+
+
+def _line_match(
+    pattern: re.Pattern[str], word: str, text: str, start: int, end: int
+) -> re.Match[str] | None:
+    """``pattern`` matched at the start of a line holding ``word``, between ``start`` and
+    ``end``: found with ``str.find`` first (a big stream is scanned at memchr speed)."""
+    at = text.find(word, start, end)
+    while at != -1:
+        line = text.rfind("\n", start, at) + 1 or start
+        m = pattern.match(text, line, end)
+        if m is not None:
+            return m
+        at = text.find(word, at + len(word), end)
+    return None
+
+
+# helm pkg/release/v1/util/kind_sorter.go InstallOrder
+INSTALL_ORDER = [
+    "PriorityClass",
+    "Namespace",
+    "NetworkPolicy",
+    "ResourceQuota",
+    "LimitRange",
+    "PodSecurityPolicy",
+    "PodDisruptionBudget",
+    "ServiceAccount",
+    "Secret",
+    "SecretList",
+    "ConfigMap",
+    "StorageClass",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "CustomResourceDefinition",
+    "ClusterRole",
+    "ClusterRoleList",
+    "ClusterRoleBinding",
+    "ClusterRoleBindingList",
+    "Role",
+    "RoleList",
+    "RoleBinding",
+    "RoleBindingList",
+    "Service",
+    "DaemonSet",
+    "Pod",
+    "ReplicationController",
+    "ReplicaSet",
+    "Deployment",
+    "HorizontalPodAutoscaler",
+    "StatefulSet",
+    "Job",
+    "CronJob",
+    "IngressClass",
+    "Ingress",
+    "APIService",
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
+]
+_RANK = {kind: i for i, kind in enumerate(INSTALL_ORDER)}
+
+_CRDS, _MANIFESTS, _HOOKS = 0, 1, 2
+
+
+def _kind_key(kind: str) -> tuple[int, str]:
+    rank = _RANK.get(kind)
+    return (rank, "") if rank is not None else (len(_RANK), kind)
+
+
+class _Doc(NamedTuple):
+    chart: str
+    path: str
+    kind: str
+    phase: int
+    instance: str | None
+
+
+class _Render:
+    def __init__(self, doc: _Doc) -> None:
+        self.chart = doc.chart
+        self.instance = doc.instance
+        self.phase = doc.phase
+        self.last: tuple[int, str] = _kind_key(doc.kind)
+        self.seen = {(doc.path, doc.kind)}
+        self.previous = (doc.path, doc.kind)
+
+    def breaks(self, doc: _Doc) -> bool:
+        """Whether ``doc`` cannot be the next document of this render."""
+        if doc.chart != self.chart:
+            return True
+        if doc.instance and self.instance and doc.instance != self.instance:
+            return True
+        if doc.phase < self.phase:
+            return True
+        if doc.phase == _HOOKS or doc.phase != self.phase:
+            return False
+        at = (doc.path, doc.kind)
+        if at in self.seen and at != self.previous:
+            return True
+        return doc.phase == _MANIFESTS and _kind_key(doc.kind) < self.last
+
+    def take(self, doc: _Doc) -> None:
+        if doc.phase != self.phase:
+            self.phase, self.seen = doc.phase, set()
+            self.last = (-1, "")
+        self.instance = self.instance or doc.instance
+        at = (doc.path, doc.kind)
+        self.seen.add(at)
+        self.previous = at
+        if doc.phase == _MANIFESTS:
+            self.last = max(self.last, _kind_key(doc.kind))
+
+
+def _doc(text: str, path: str, start: int, end: int) -> _Doc | None:
+    kind = _line_match(_KIND, "kind:", text, start, end)
+    if kind is None:
+        return None  # empty, or a Secret --hide-secret left out: says nothing
+    chart, _, rest = path.partition("/")
+    if _line_match(_HOOK, "helm.sh/hook", text, start, end) is not None:
+        phase = _HOOKS
+    elif rest.startswith("crds/") or "/crds/" in rest:
+        phase = _CRDS
+    else:
+        phase = _MANIFESTS
+    instance = _line_match(_INSTANCE, "app.kubernetes.io/instance", text, start, end)
+    return _Doc(chart, path, kind.group(1), phase, instance.group(1) if instance else None)
+
+
+def _source_lines(text: str) -> list[tuple[int, int]]:
+    """Where each ``# Source:`` line starts and its path ends (``str.find``: a regex
+    over a 13 MB stream costs ten times as much)."""
+    found = []
+    at = text.find(_SOURCE)
+    while at != -1:
+        if at == 0 or text[at - 1] == "\n":
+            eol = text.find("\n", at)
+            found.append((at, len(text) if eol == -1 else eol))
+        at = text.find(_SOURCE, at + len(_SOURCE))
+    return found
+
+
+class Renders:
+    """The renders of one Helm source, by offset: each a unit of its own (its key), and
+    how messages name it."""
+
+    def __init__(self, text: str) -> None:
+        self.starts: list[int] = []
+        self.units: list[str] = []
+        self._label: dict[str, str] = {}
+        self._paths: list[str] = []
+        lines = _source_lines(text)
+        render: _Render | None = None
+        count: dict[str, int] = {}
+        instances: dict[str, str | None] = {}
+        for i, (start, path_end) in enumerate(lines):
+            end = lines[i + 1][0] if i + 1 < len(lines) else len(text)
+            path = text[start + len(_SOURCE) : path_end].strip()
+            doc = _doc(text, path, path_end, end)
+            if doc is not None and (render is None or render.breaks(doc)):
+                render = _Render(doc)
+                count[doc.chart] = count.get(doc.chart, 0) + 1
+                unit = f"{doc.chart}#{count[doc.chart]}"
+                instances[unit] = None
+            elif render is None:
+                continue  # (no kind yet: belongs to the first render)
+            elif doc is not None:
+                render.take(doc)
+            self.starts.append(start)
+            self.units.append(unit)
+            self._paths.append(path)
+            instances[unit] = render.instance
+        for unit, instance in instances.items():
+            chart, _, n = unit.rpartition("#")
+            if count[chart] == 1:
+                self._label[unit] = f"chart {chart}"
+            elif instance:
+                self._label[unit] = f"chart {chart}, release {instance}"
+            else:
+                self._label[unit] = f"chart {chart}, render {n} of {count[chart]}"
+
+    def unit_at(self, offset: int) -> str:
+        """The render that holds ``offset`` (what precedes the first ``# Source:`` line
+        belongs to the first render; no such lines: one render, "")."""
+        if not self.units:
+            return ""
+        i = bisect.bisect_right(self.starts, offset) - 1
+        return self.units[max(i, 0)]
+
+    def path_at(self, offset: int) -> str | None:
+        """The ``# Source:`` path of the document at ``offset``."""
+        if not self._paths:
+            return None
+        i = bisect.bisect_right(self.starts, offset) - 1
+        return self._paths[max(i, 0)]
+
+    def label(self, unit: str) -> str:
+        return self._label.get(unit, "")
+
+    @property
+    def several(self) -> bool:
+        """Whether one chart has several renders here."""
+        return any(", " in label for label in self._label.values())
