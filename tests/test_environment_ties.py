@@ -175,3 +175,39 @@ def test_the_opted_out_workload_is_still_explained(tmp_path: Path) -> None:
     res = run_cmhash(["explain", "--no-config", "environments"], cwd=repo)
     assert res.code == 0, res.stderr
     assert res.out.count("StatefulSet/mysql") >= 3
+
+
+NOT_HASHED = {
+    "cmhash.io/sources: secrets": ('    cmhash.io/sources: "secrets"\n', None, []),
+    "ignore.configs": ("", "ignore:\n  configs:\n  - {kind: ConfigMap, name: mysql}\n", []),
+    "the ConfigMaps' own opt-out": ("", None, ["cmhash.io/skip"]),
+}
+
+
+@pytest.mark.parametrize("case", list(NOT_HASHED))
+def test_a_tie_on_an_object_that_would_not_be_hashed_is_no_tie(tmp_path: Path, case: str) -> None:
+    """Whichever ConfigMap is deployed, a workload that does not hash it gets the same
+    checksum: no tie, and the run goes on (the annotated workload above both
+    environments, dev's and prod's as usual)."""
+    annotation, config, own = NOT_HASHED[case]
+    repo = _copy(tmp_path)
+    sts = STS
+    if annotation:
+        sts = sts.replace("  name: mysql\n", f"  name: mysql\n  annotations:\n{annotation}", 1)
+    (repo / "environments" / "mysql-statefulset.yaml").write_text(sts)
+    for key in own:
+        for env in ("dev", "prod"):
+            cm = repo / "environments" / env / "mysql-configmap.yaml"
+            cm.write_text(
+                cm.read_text().replace(
+                    "  name: mysql\n", f'  name: mysql\n  annotations:\n    {key}: "true"\n', 1
+                )
+            )
+    args = ["--check", "."]
+    if config is None:
+        args.insert(0, "--no-config")
+    else:
+        (repo / ".cmhash.yaml").write_text(config)
+    res = run_cmhash(args, cwd=repo)
+    assert "both define" not in res.stderr, res.stderr
+    assert res.code in (0, 1), res.stderr
