@@ -229,3 +229,15 @@ def test_a_kustomization_reached_through_a_link_is_read_once(tmp_path: Path) -> 
     res = run_cmhash(["--no-config", "--check", "kustomize", "overlays-link"], cwd=repo)
     notes = [x for x in res.stderr.splitlines() if POINTER in x]
     assert len(notes) == 2, res.stderr
+
+
+def test_a_broken_kustomization_read_as_a_manifest_alone_is_a_warning(tmp_path: Path) -> None:
+    """A kustomization with apiVersion and kind is read as a manifest (passed through):
+    alone in its directory it can name no other file, so its wrong shape is a warning."""
+    (tmp_path / "k").mkdir()
+    (tmp_path / "k" / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\npatches: x.yaml\n"
+    )
+    res = run_cmhash(["--no-config", "--check", "."], cwd=tmp_path)
+    assert res.code == 0, res.stderr
+    assert res.stderr.startswith("k/kustomization.yaml:3:10: warning: kustomization file:")

@@ -100,7 +100,8 @@ def _refuse(broken: Sequence[Broken], files: Sequence[str]) -> list[str]:
     for b in sorted(broken):
         directory = os.path.dirname(os.path.abspath(b.file))
         shown = os.path.relpath(b.file)
-        if any(_below(f, directory) for f in absolute):
+        itself = os.path.normpath(os.path.abspath(b.file))
+        if any(_below(f, directory) and f != itself for f in absolute):
             raise InputError(
                 f"kustomization file: {b.problem}; kustomize refuses it, and cmhash cannot "
                 f"tell which files in {os.path.relpath(directory)}{os.sep} are its patches "
