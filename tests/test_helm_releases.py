@@ -82,7 +82,8 @@ def test_two_releases_with_the_same_names_and_a_hook(tmp_path: Path, binary: str
     y2 = _helm(binary, tmp_path, "y", chart, "-n", "cache", *common, "--set", "logLevel=debug")
     res = run_cmhash(["--no-config", "--jobs", "-"], stdin=(x + y).encode())
     assert res.code == 0, res.stderr
-    assert "(chart relapp, release x)" in res.stderr and "(chart relapp, release y)" in res.stderr
+    assert "(chart relapp, render 1 of 2 (release x))" in res.stderr
+    assert "(chart relapp, render 2 of 2 (release y))" in res.stderr
     got = _checksums(res.out)
     assert len(got) == 4 and all(v and len(v) == 64 for v in got.values()), got
     assert got[("Deployment", "shop", "app")] == got[("Job", "shop", "app-migrate")]
@@ -174,3 +175,20 @@ def test_two_renders_of_a_chart_by_hand_are_two_units() -> None:
     got = _checksums(res.out)
     assert got[("Deployment", "shop", "web")] and got[("Deployment", "other", "web")]
     assert "render 1 of 2" in res.stderr and "render 2 of 2" in res.stderr
+
+
+@pytest.mark.integration
+def test_one_release_name_in_two_namespaces(tmp_path: Path) -> None:
+    """helmfile releases may share a name across namespaces: the same instance label,
+    the same object names; Helm's order (the hook Job ends a render) still splits them,
+    and the messages number the renders."""
+    chart = str(FIXTURES / "chart-release")
+    one = _helm("helm", tmp_path, "rel", chart, "-n", "shop")
+    two = _helm("helm", tmp_path, "rel", chart, "-n", "cache", "--set", "logLevel=debug")
+    res = run_cmhash(["--no-config", "--jobs", "-"], stdin=(one + two).encode())
+    assert res.code == 0, res.stderr
+    assert "(chart relapp, render 1 of 2 (release rel))" in res.stderr
+    assert "(chart relapp, render 2 of 2 (release rel))" in res.stderr
+    got = _checksums(res.out)
+    assert got[("Deployment", "shop", "rel-relapp")] != got[("Deployment", "cache", "rel-relapp")]
+    assert "duplicate-object" not in res.stderr

@@ -209,12 +209,11 @@ class Renders:
             instances[unit] = render.instance
         for unit, instance in instances.items():
             chart, _, n = unit.rpartition("#")
-            if count[chart] == 1:
-                self._label[unit] = f"chart {chart}"
-            elif instance:
-                self._label[unit] = f"chart {chart}, release {instance}"
-            else:
-                self._label[unit] = f"chart {chart}, render {n} of {count[chart]}"
+            label = f"chart {chart}"
+            if count[chart] > 1:  # (the release name alone may repeat: -n differs)
+                label += f", render {n} of {count[chart]}"
+                label += f" (release {instance})" if instance else ""
+            self._label[unit] = label
 
     def unit_at(self, offset: int) -> str:
         """The render that holds ``offset`` (what precedes the first ``# Source:`` line
