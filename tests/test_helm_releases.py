@@ -192,3 +192,26 @@ def test_one_release_name_in_two_namespaces(tmp_path: Path) -> None:
     got = _checksums(res.out)
     assert got[("Deployment", "shop", "rel-relapp")] != got[("Deployment", "cache", "rel-relapp")]
     assert "duplicate-object" not in res.stderr
+
+
+@pytest.mark.integration
+def test_crds_start_a_render_and_templated_crds_do_not(tmp_path: Path) -> None:
+    """--include-crds prints each release's crds/ first: two renders, each its own
+    namespace. A CRD templated under templates/crds/ is sorted among the manifests by
+    kind and splits nothing."""
+    chart = str(FIXTURES / "chart-release")
+    x = _helm("helm", tmp_path, "x", chart, "-n", "shop", "--include-crds")
+    y = _helm("helm", tmp_path, "y", chart, "-n", "cache", "--include-crds")
+    assert x.startswith("---\n# Source: relapp/crds/widgets.yaml")
+    res = run_cmhash(["--no-config", "--jobs", "-"], stdin=(x + y).encode())
+    assert res.code == 0, res.stderr
+    assert "render 2 of 2 (release y)): objects without a namespace are taken to be in 'cache'" in (
+        res.stderr
+    )
+    templated = x.replace("relapp/crds/widgets.yaml", "relapp/templates/crds/widgets.yaml")
+    crd_doc, rest = templated.split("\n---\n", 1)
+    cm_at = rest.index("# Source: relapp/templates/deployment.yaml")
+    text = "---\n" + rest[:cm_at] + crd_doc.removeprefix("---\n") + "\n---\n" + rest[cm_at:]
+    res = run_cmhash(["--no-config", "--jobs", "-"], stdin=text.encode())
+    assert res.code == 0, res.stderr
+    assert "(chart relapp): objects without a namespace are taken to be in 'shop'" in res.stderr

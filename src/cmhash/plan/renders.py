@@ -149,6 +149,17 @@ class _Render:
             self.last = max(self.last, _kind_key(doc.kind))
 
 
+def _is_crd_file(rest: str) -> bool:
+    """Whether a ``# Source:`` path (after the chart's name) is in a chart's ``crds/``
+    directory (its own, or a subchart's: ``charts/SUB/crds/``), which Helm prints first;
+    a CRD under ``templates/`` (``templates/crds/``) is a manifest like any other."""
+    parts = rest.split("/")
+    i = 0
+    while i + 2 < len(parts) and parts[i] == "charts":
+        i += 2
+    return parts[i] == "crds" and i + 1 < len(parts)
+
+
 def _doc(text: str, path: str, start: int, end: int) -> _Doc | None:
     kind = _line_match(_KIND, "kind:", text, start, end)
     if kind is None:
@@ -156,7 +167,7 @@ def _doc(text: str, path: str, start: int, end: int) -> _Doc | None:
     chart, _, rest = path.partition("/")
     if _line_match(_HOOK, "helm.sh/hook", text, start, end) is not None:
         phase = _HOOKS
-    elif rest.startswith("crds/") or "/crds/" in rest:
+    elif _is_crd_file(rest):
         phase = _CRDS
     else:
         phase = _MANIFESTS
