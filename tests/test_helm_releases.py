@@ -215,3 +215,28 @@ def test_crds_start_a_render_and_templated_crds_do_not(tmp_path: Path) -> None:
     res = run_cmhash(["--no-config", "--jobs", "-"], stdin=text.encode())
     assert res.code == 0, res.stderr
     assert "(chart relapp): objects without a namespace are taken to be in 'shop'" in res.stderr
+
+
+def test_an_order_helm_does_not_print_is_not_cut_into_releases() -> None:
+    """A Secret after a ConfigMap breaks Helm's kind order, but the part after it prints
+    no template the part before printed: not the chart starting over, so one release
+    (a hand-assembled or re-sorted stream is never cut into pieces): the CronJob's
+    reference still shows the release namespace (found by the property tests)."""
+    cm = SRC.format(name="configmap") + (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: alpha\ndata:\n  k1: v\n"
+    )
+    secret = SRC.format(name="secret") + (
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: alpha\nstringData:\n  k: v\n"
+    )
+    job = SRC.format(name="cronjob") + (
+        "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: alpha\n  namespace: ns1\n"
+        "spec:\n  schedule: '* * * * *'\n  jobTemplate:\n    spec:\n      template:\n"
+        "        spec:\n          containers:\n          - name: c\n            env:\n"
+        "            - name: K\n              valueFrom:\n                configMapKeyRef:"
+        " {name: alpha, key: k1}\n"
+    )
+    res = run_cmhash(["--no-config", "-"], stdin=(cm + secret + job).encode())
+    assert res.code == 0, res.stderr
+    assert "(chart demo): objects without a namespace are taken to be in 'ns1'" in res.stderr
+    assert "render 1 of" not in res.stderr
+    assert "checksum/config" in res.out

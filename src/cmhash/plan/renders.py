@@ -188,6 +188,36 @@ def _source_lines(text: str) -> list[tuple[int, int]]:
     return found
 
 
+class _Segment:
+    """A candidate render: its chart, the (template, kind) pairs it prints, its
+    release's instance label."""
+
+    def __init__(self, chart: str) -> None:
+        self.chart = chart
+        self.pairs: set[tuple[str, str]] = set()
+        self.instance: str | None = None
+
+
+def _confirm(segments: list[_Segment]) -> list[int]:
+    """For each candidate render, the render it is: itself when it prints a (template,
+    kind) the chart's render before it printed too (the chart starting over, as a second
+    ``helm template`` does), else that render, continued. A stream in an order Helm does
+    not print (hand-assembled, re-sorted) is then not cut into pieces."""
+    owner: list[int] = []
+    current: dict[str, int] = {}
+    for i, seg in enumerate(segments):
+        j = current.get(seg.chart)
+        if j is None or seg.pairs & segments[j].pairs:
+            current[seg.chart] = i
+            owner.append(i)
+            continue
+        prev = segments[j]
+        prev.pairs |= seg.pairs
+        prev.instance = prev.instance or seg.instance
+        owner.append(j)
+    return owner
+
+
 class Renders:
     """The renders of one Helm source, by offset: each a unit of its own (its key), and
     how messages name it."""
@@ -199,30 +229,43 @@ class Renders:
         self._paths: list[str] = []
         lines = _source_lines(text)
         render: _Render | None = None
-        count: dict[str, int] = {}
-        instances: dict[str, str | None] = {}
+        segments: list[_Segment] = []
+        of_line: list[int] = []
         for i, (start, path_end) in enumerate(lines):
             end = lines[i + 1][0] if i + 1 < len(lines) else len(text)
             path = text[start + len(_SOURCE) : path_end].strip()
             doc = _doc(text, path, path_end, end)
             if doc is not None and (render is None or render.breaks(doc)):
                 render = _Render(doc)
-                count[doc.chart] = count.get(doc.chart, 0) + 1
-                unit = f"{doc.chart}#{count[doc.chart]}"
-                instances[unit] = None
+                segments.append(_Segment(doc.chart))
             elif render is None:
                 continue  # (no kind yet: belongs to the first render)
             elif doc is not None:
                 render.take(doc)
+            seg = segments[-1]
+            if doc is not None:
+                seg.pairs.add((doc.path, doc.kind))
+                seg.instance = seg.instance or doc.instance
             self.starts.append(start)
-            self.units.append(unit)
             self._paths.append(path)
-            instances[unit] = render.instance
-        for unit, instance in instances.items():
+            of_line.append(len(segments) - 1)
+        self._name(segments, of_line)
+
+    def _name(self, segments: list[_Segment], of_line: list[int]) -> None:
+        owner = _confirm(segments)
+        count: dict[str, int] = {}
+        key: dict[int, str] = {}
+        for i in sorted(set(owner)):
+            chart = segments[i].chart
+            count[chart] = count.get(chart, 0) + 1
+            key[i] = f"{chart}#{count[chart]}"
+        self.units = [key[owner[s]] for s in of_line]
+        for i, unit in key.items():
             chart, _, n = unit.rpartition("#")
             label = f"chart {chart}"
             if count[chart] > 1:  # (the release name alone may repeat: -n differs)
                 label += f", render {n} of {count[chart]}"
+                instance = segments[i].instance
                 label += f" (release {instance})" if instance else ""
             self._label[unit] = label
 
