@@ -23,6 +23,11 @@ label for the release name) differs from the render's. A document of another top
 chart (the first segment of ``# Source: CHART/...``; subcharts are
 ``CHART/charts/...``) starts a render of its own. Hooks are only split off by their
 label: their order varies between Helm releases.
+
+A break is taken only when what follows prints a (template, kind) that the chart's
+render before it printed too: the chart starting over, as a second ``helm template``
+does. A stream in an order Helm does not print (assembled by hand, re-sorted: kustomize
+drops the ``# Source:`` comments, so its output is not Helm output here) is never cut.
 """
 
 from __future__ import annotations
