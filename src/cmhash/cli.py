@@ -89,15 +89,18 @@ def _kustomize(inputs: Inputs, mode: Mode, *, quiet: bool) -> Inputs:
     from cmhash.read import kustomize
     from cmhash.read.inputs import Skipped
 
-    kept, left, pointers = kustomize.apply(inputs.sources, inputs.roots, filter_named=mode.on_files)
-    report_notes(pointers, quiet=quiet)
-    if not left:
+    got = kustomize.apply(inputs.sources, inputs.roots, filter_named=mode.on_files)
+    if not quiet:
+        for line in got.warnings:
+            err(line)
+    report_notes(got.pointers, quiet=quiet)
+    if not got.left and not got.notes:
         return inputs
-    skipped = [Skipped(x.path, x.why) for x in left]
+    skipped = [Skipped(x.path, x.why) for x in got.left]
     return inputs._replace(
-        sources=kept,
+        sources=got.sources,
         skipped=inputs.skipped + skipped,
-        notes=inputs.notes + [f"skipped {s.path}: {s.why}" for s in skipped],
+        notes=inputs.notes + [f"skipped {s.path}: {s.why}" for s in skipped] + got.notes,
     )
 
 

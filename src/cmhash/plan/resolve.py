@@ -225,6 +225,12 @@ def _keyset(ref: Reference) -> frozenset[str] | None:
     return None if ref.keys is None else frozenset(ref.keys)
 
 
+def counts(plan: WorkloadPlan, ref: Reference, entry: ConfigEntry, settings: Settings) -> bool:
+    """Whether ``ref`` would put ``entry`` into the workload's checksum (plan/scopes.py:
+    a tie between definitions none of which would count is no tie)."""
+    return _not_counted(plan, ref, entry, settings) is None
+
+
 def _not_counted(
     plan: WorkloadPlan, ref: Reference, entry: ConfigEntry | None, settings: Settings
 ) -> str | None:
