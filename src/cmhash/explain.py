@@ -19,6 +19,7 @@ from cmhash.plan.index import ConfigEntry
 from cmhash.plan.resolve import Resolved, WorkloadPlan
 from cmhash.plan.source_versions import produced_by
 from cmhash.read.source import SourceText
+from cmhash.visible import visible_data
 
 if TYPE_CHECKING:
     from cmhash.app import RunResult
@@ -254,10 +255,12 @@ def to_text(data: dict[str, Any]) -> str:
 
 
 # each format's text (or, for JSON, the bytes written as they are)
+# (for people: control and bidi characters from the input shown as escapes, visible.py;
+# JSON escapes by itself and stays data)
 FORMATS: dict[str, Callable[[dict[str, Any]], str | bytes]] = {
-    "text": to_text,
+    "text": lambda data: to_text(visible_data(data)),
     "json": to_json,
-    "mermaid": explain_graph,
+    "mermaid": lambda data: explain_graph(visible_data(data)),
 }
 
 # the names tests and templates have used
