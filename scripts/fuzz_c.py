@@ -160,7 +160,11 @@ def check_build(text: str) -> str | None:
     py = copy.copy(events.backend("fast"))  # libyaml's events, without the C tree
     py.ctree = None
     try:
-        want = [_dump(r) for r in events.parse_chunk(text, 0, py)]
+        # (not parse_chunk: it sends what libyaml misreads, a tab, ``?:``, to the
+        # reference parser before either builder sees it: parse/libyaml.py)
+        want = [_dump(r) for r in events._parse_fast(text, 0, py)]
+    except events._Misread:
+        return None if built is None else "C built a single-pair flow mapping"
     except NodeError as exc:
         return None if built is None else f"C built what Python refuses ({exc.message})"
     if built is not None and [_dump(r) for r in built] != want:

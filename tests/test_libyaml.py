@@ -100,6 +100,17 @@ TABS = [
     "k:\tv\n",
     "\tk: v\n",
 ]
+# NEL, LS, PS: line breaks in YAML 1.1 (libyaml), not in 1.2 (ruamel); routed too
+BREAKS = [
+    "k: a\u2028b\n",
+    "k: a\x85b\n",
+    "k: a\u2029b\n",
+    "k: 'a\u2028b'\n",
+    "k: [a\u2028b]\n",
+    "k: |\n  a\u2028b\n",
+    "a: b\nmetadata:\n  nam\x85e: x\n",
+    "k:\n  - a\n\u2028 - b\n",
+]
 # What libyaml refuses and the reference reads (a ``:`` next to a flow indicator): the
 # fast path asks the reference on a refusal, so both parsers agree here too.
 REFUSED_BY_LIBYAML = ["k: {:}\n", "k: [:a]\n", "k: {a:}\n", "k: [::]\n", "k: {:a}\n"]
@@ -141,14 +152,14 @@ def _paths() -> dict[str, events._Backend]:
     }
 
 
-@pytest.mark.parametrize("text", SHAPES + REFUSED_BY_LIBYAML + SINGLE_PAIRS + TABS)
+@pytest.mark.parametrize("text", SHAPES + REFUSED_BY_LIBYAML + SINGLE_PAIRS + TABS + BREAKS)
 def test_every_path_reads_the_shapes_alike(text: str) -> None:
-    assert libyaml.misread(text) == (text in SHAPES or text in TABS)
+    assert libyaml.misread(text) == (text in SHAPES or text in TABS or text in BREAKS)
     readings = {name: _read(text, be) for name, be in _paths().items()}
     assert _distinct(list(readings.values())) == 1, readings
 
 
-@pytest.mark.parametrize("text", SINGLE_PAIRS + TABS)
+@pytest.mark.parametrize("text", SINGLE_PAIRS + TABS + BREAKS)
 def test_the_fast_path_gives_the_reference_verdict_and_message(text: str) -> None:
     """Where libyaml and ruamel disagreed, the fast path (with and without C) now reads
     what the exact path reads, or refuses with its message at its place."""
@@ -224,11 +235,12 @@ def test_misread_is_conservative_and_cheap() -> None:
     assert libyaml.misread('k: "a ?]"\n')
     # no catastrophic backtracking on many comment marks
     assert not libyaml.misread("k: [?" + " #" * 5000 + "\n  x]\n")
+    assert not libyaml.misread("k: caf\u00e9 \u2027 \u202f \U0001f600\n")
 
 
 def _generated() -> list[str]:
     tokens = ["[", "]", "{", "}", "?", ":", ",", "a", " ", "? ", ": ", "\n  ", "#c\n "]
-    tokens += ['"a"', "'a'", "\t", ":\t", "&x "]
+    tokens += ['"a"', "'a'", "\t", ":\t", "&x ", "\u2028", "\x85"]
     texts = {"".join(c) for n in range(1, 4) for c in itertools.product(tokens, repeat=n)}
     rng = random.Random(25027)
     texts |= {"".join(rng.choice(tokens) for _ in range(rng.randint(4, 8))) for _ in range(3000)}
@@ -374,7 +386,7 @@ import yaml
 from cmhash.parse import events
 import test_libyaml as t
 out = {"libyaml": yaml._yaml.get_version_string()}
-for text in t.SHAPES + t.REFUSED_BY_LIBYAML + t.SINGLE_PAIRS + t.TABS + [t._block(t.MAX_DEPTH), t._block(t.MAX_DEPTH + 1), t._flow(t.MAX_DEPTH + 1)]:
+for text in t.SHAPES + t.REFUSED_BY_LIBYAML + t.SINGLE_PAIRS + t.TABS + t.BREAKS + [t._block(t.MAX_DEPTH), t._block(t.MAX_DEPTH + 1), t._flow(t.MAX_DEPTH + 1)]:
     out[text[:40]] = t._distinct([t._read(text, be) for be in t._paths().values()])
 for text in t._generated()[::3]:
     out["generated " + text] = t._distinct([t._read(text, be, offsets=False) for be in t._paths().values()])

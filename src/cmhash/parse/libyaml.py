@@ -36,6 +36,12 @@ and ruamel over generated flow texts and comparing their events
   :func:`misread` sends every chunk with a tab to the reference parser (a ``memchr``:
   none of the 801 corpus documents holds one; a tab inside a quoted or block scalar is
   read alike, only more slowly).
+* **NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR** (U+0085, U+2028, U+2029): line breaks in
+  YAML 1.1, which libyaml reads, not in YAML 1.2, which ruamel reads (``reader.py``,
+  ``scanner.py``'s ``_THE_END``): ``k: a<U+2028>b`` is refused by libyaml and read by
+  ruamel, ``k: a<U+0085>b`` read as ``a b`` by ruamel, and a mutated corpus document
+  gave two trees. :func:`misread` sends every chunk with one of them to the reference
+  parser (an ASCII text, most of them, is not even searched: ``str.isascii`` is a flag).
 * **what libyaml refuses and ruamel reads** (a ``:`` next to a flow indicator, ``{:}``,
   ``[:a]``: YAML 1.2): the fast path asks the reference parser on a refusal
   (``events.parse_chunk``), so both parsers agree; refused by both, libyaml's message.
@@ -58,6 +64,7 @@ from cmhash.parse.limits import MAX_DEPTH
 _SKIP = r"(?:\s|\ufeff|#[^\n\r]*(?=[\n\r]|\Z))*"  # what may stand between two tokens
 # ``?`` then ``]``, ``,`` or ``:`` (``_key_starts``: where a token may start)
 _KEY = re.compile(r"\?" + _SKIP + r"[\],:]")
+_BREAKS = ("\x85", "\u2028", "\u2029")  # line breaks in YAML 1.1 only
 _TOKEN_END = frozenset(" \t\r\n\x85\u2028\u2029\ufeff[]{},:\"'")
 _LIMIT = re.compile(r"nesting (?:depth|level)", re.IGNORECASE)
 # libyaml's scanner reads ahead while a simple key is possible, at most 1024 characters
@@ -69,8 +76,10 @@ LIFTED = MAX_DEPTH + 1024 + 16
 def misread(text: str) -> bool:
     """Whether libyaml may read ``text`` otherwise than the reference parser, on the text
     alone (:func:`single_pair` finds the rest on the events)."""
-    return "\t" in text or (
-        "?" in text and any(_key_starts(text, m.start()) for m in _KEY.finditer(text))
+    return (
+        "\t" in text
+        or (not text.isascii() and any(c in text for c in _BREAKS))
+        or ("?" in text and any(_key_starts(text, m.start()) for m in _KEY.finditer(text)))
     )
 
 
