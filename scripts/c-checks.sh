@@ -15,7 +15,7 @@
 #    random one (printed). Arguments to this script go to pytest.
 #
 # Environment: C_CHECKS_FUZZ_SECONDS (seconds for each fuzz phase, default 40: two seeds,
-# three phases, about 4 minutes), C_CHECKS_BUILD (default: build/c-checks).
+# four phases, about 5.5 minutes), C_CHECKS_BUILD (default: build/c-checks).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
