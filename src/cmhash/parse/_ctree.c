@@ -484,9 +484,9 @@ key_text(const char *text, Py_ssize_t size)
 /* Whether a flow mapping was opened without a '{': a single-pair mapping in a flow
  * sequence ([a: b], [? a : b]), which libyaml reads otherwise than the reference parser
  * in some shapes ([[]:], ["a":b]: parse/libyaml.py). An implicit one starts and ends at
- * its key (parser.c, yaml_parser_parse_flow_sequence_entry: the KEY token's marks, which
- * are the same for a simple key); an explicit one at its '?'. Marks count characters,
- * after a byte-order mark. */
+ * its key (libyaml's src/parser.c 1015-1018 at 840b65c, in
+ * yaml_parser_parse_flow_sequence_entry: the KEY token's marks, the same for a simple
+ * key); an explicit one at its '?'. Marks count characters, after a byte-order mark. */
 static int
 single_pair(builder_t *b, yaml_event_t *ev)
 {

@@ -16,26 +16,27 @@ and ruamel over generated flow texts and comparing their events
   the 801 documents of the corpus matches); the test costs a ``?`` search per chunk.
 * **a ``:`` right after a JSON-like key in a flow sequence** (``[[]:]``, ``[{}:a]``,
   ``["a":]``, ``['a':"b"]``, ``[?"a":]``): libyaml takes any ``:`` in flow context as a
-  value indicator (``scanner.c``, ``yaml_parser_fetch_next_token``), ruamel only one
-  followed by a blank inside ``[...]`` (``scanner.py``, ``check_value``) and refuses
+  value indicator (``src/scanner.c`` 968-970 at libyaml 840b65c,
+  ``yaml_parser_fetch_next_token``), ruamel only one followed by a blank inside ``[...]``
+  (``scanner.py`` 757-760 in ruamel.yaml 0.19.1, ``check_value``) and refuses
   these. Every libyaml reading of them is a single-pair mapping inside a flow sequence,
   which no text test finds cheaply (``":`` is everywhere in JSON), but the events do:
-  such a mapping starts at its key or at a ``?``, not at a ``{``
-  (``parser.c``, ``yaml_parser_parse_flow_sequence_entry``). :func:`single_pair` tells,
-  in the C tree builder (which then hands the chunk back) and on the event path, on
-  flow mappings only, and the chunk is read by the reference parser: its reading or its
+  such a mapping starts at its key or at a ``?``, not at a ``{`` (``src/parser.c``
+  1015-1018, ``yaml_parser_parse_flow_sequence_entry``). :func:`single_pair` tells, in
+  the C tree builder (which then hands the chunk back) and on the event path, on flow
+  mappings only, and the chunk is read by the reference parser: its reading or its
   refusal and message, as on the exact path. (``[a: b]`` itself reads alike; it is rare
   enough in manifests to go to the reference too.)
 * **a tab between tokens or inside a plain scalar**: libyaml skips a tab wherever a
-  simple key cannot start (``scanner.c``, ``yaml_parser_scan_to_next_token``: after a
-  scalar, ``]``, an anchor: ``k: v<TAB>``, ``k: [a]<TAB>``) and keeps one inside a plain
-  scalar (``k: a<TAB>b``, ``[a<TAB>b]``); ruamel skips tabs between tokens in flow
-  context only and ends a plain scalar at a tab (``scanner.py``, ``scan_to_next_token``
-  and ``scan_plain_spaces``), refusing the rest ("found character '\\t' that cannot
-  start any token"). Which tab is which depends on the scanner's state, so
-  :func:`misread` sends every chunk with a tab to the reference parser (a ``memchr``:
-  none of the 801 corpus documents holds one; a tab inside a quoted or block scalar is
-  read alike, only more slowly).
+  simple key cannot start (``src/scanner.c`` 1946, ``yaml_parser_scan_to_next_token``:
+  after a scalar, ``]``, an anchor: ``k: v<TAB>``, ``k: [a]<TAB>``) and keeps one inside
+  a plain scalar (``k: a<TAB>b``, ``[a<TAB>b]``); ruamel skips tabs between tokens in
+  flow context only and ends a plain scalar at a tab (``scanner.py`` 830,
+  ``scan_to_next_token``, and 1589, ``scan_plain_spaces``), refusing the rest ("found
+  character '\\t' that cannot start any token"). Which tab is which depends on the
+  scanner's state, so :func:`misread` sends every chunk with a tab to the reference
+  parser (a ``memchr``: none of the 801 corpus documents holds one; a tab inside a
+  quoted or block scalar is read alike, only more slowly).
 * **NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR** (U+0085, U+2028, U+2029): line breaks in
   YAML 1.1, which libyaml reads, not in YAML 1.2, which ruamel reads (``reader.py``,
   ``scanner.py``'s ``_THE_END``): ``k: a<U+2028>b`` is refused by libyaml and read by
