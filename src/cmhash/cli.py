@@ -53,6 +53,9 @@ def cli() -> None:
     Without a command, `inject` runs: `cmhash [OPTIONS] [PATH...]` reads files,
     directories or - (stdin; also when no PATH is given) and writes the stream to stdout.
     """
+    from cmhash.parse import cext
+
+    cext.check_off()  # the developer switch, before anything binds the C
 
 
 def _inputs(paths: Sequence[str], settings: Settings, mode: Mode) -> Inputs:

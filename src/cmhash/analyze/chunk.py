@@ -412,7 +412,8 @@ def _verify(
     failure is kept and raised only if one of these edits is really made."""
     edits = [w.edit for _, w in candidates if w.edit is not None]
     new_text = apply_edits(text, edits, base=info.chunk.start)
-    be = route(new_text, backend(settings.parser))  # (as parse_chunk read the original)
+    # (the reader parse_chunk took for the original)
+    be = backend("exact") if roots.exact else route(new_text, backend(settings.parser))
     if len(candidates) == 1 and candidates[0][0] == 0:
         kind, key = candidates[0][1].kind, settings.annotation_key
         if treecheck.verify(roots, new_text, kind, key, PLACEHOLDER, be.check_edit):
