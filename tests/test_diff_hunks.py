@@ -368,3 +368,29 @@ def test_the_reference_catches_a_broken_diff(
     monkeypatch.setattr(diff_module, broken, fault)
     with pytest.raises(AssertionError):
         assert_like_difflib(old, edits)
+
+
+@pytest.mark.parametrize("walk", [".", "./dev", "dev/", "./dev/../dev"])
+def test_a_walk_of_dot_gives_paths_git_apply_takes(tmp_path: Path, walk: str) -> None:
+    """``--diff .`` names ``dev/app.yaml``, not ``./dev/app.yaml`` (git apply refuses
+    ``a/./dev/app.yaml``), and the patch applies with git apply to the same bytes as -i."""
+    import subprocess
+
+    from conftest import git_init
+
+    repo = git_init(tmp_path / "repo")
+    (repo / "dev").mkdir()
+    (repo / "dev" / "app.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: b}\n---\n"
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n"
+        "    spec:\n      containers:\n      - name: c\n"
+        "        envFrom: [{configMapRef: {name: c}}]\n"
+    )
+    res = run_cmhash(["--no-config", "--diff", walk], cwd=repo)
+    assert res.code == 0, res.stderr
+    assert res.out.startswith("--- a/dev/app.yaml\n+++ b/dev/app.yaml\n"), res.out
+    (tmp_path / "p.patch").write_text(res.out)
+    subprocess.run(["git", "apply", str(tmp_path / "p.patch")], cwd=repo, check=True)
+    after = (repo / "dev" / "app.yaml").read_bytes()
+    assert run_cmhash(["--no-config", "--check", "dev"], cwd=repo).code == 0
+    assert b"checksum/config" in after

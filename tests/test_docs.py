@@ -250,3 +250,22 @@ def test_repository_documents_link_to_files_that_exist(name: str) -> None:
 
 def test_readme_is_short() -> None:
     assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 150
+
+
+def test_the_report_pages_example_is_the_real_output() -> None:
+    """docs/report.md quotes the fixture's report, abridged: every quoted line (but the
+    ellipses) is a line of tests/fixtures/report/expected.md, so the quote cannot go stale."""
+    page = (ROOT / "docs" / "report.md").read_text(encoding="utf-8")
+    start = page.index("Example (`cd tests/fixtures/report && cmhash report old.yaml new.yaml`")
+    quoted = []
+    for line in page[start:].splitlines()[2:]:
+        if not line.startswith(">"):
+            break
+        quoted.append(line[1:].strip())
+    expected = {
+        line.strip()
+        for line in (ROOT / "tests/fixtures/report/expected.md").read_text("utf-8").splitlines()
+    }
+    shown = [q for q in quoted if q and "…" not in q]
+    assert len(shown) > 10
+    assert [q for q in shown if q not in expected] == []
