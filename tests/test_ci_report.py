@@ -99,6 +99,40 @@ def test_a_failed_render_is_one_line(tmp_path: Path) -> None:
     assert "Traceback" not in res.stderr
 
 
+def test_run_in_a_subdirectory_renders_the_base_in_the_same_one(tmp_path: Path) -> None:
+    # a monorepo job: `cd deploy && cmhash ci-report --render "cat k8s.yaml"`; the base
+    # must be rendered in deploy/ of its worktree too, not at the worktree's root
+    repo = tmp_path / "mono"
+    sub = repo / "deploy"
+    sub.mkdir(parents=True)
+    (sub / "k8s.yaml").write_text((PLAN / "old.yaml").read_text())
+    (repo / "k8s.yaml").write_text("# the root's own file: not what the job renders\n")
+    _git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    for k, v in (("user.email", "ci@example.com"), ("user.name", "ci")):
+        _git(repo, "config", k, v)
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "base")
+    _git(repo, "checkout", "-qb", "change")
+    (sub / "k8s.yaml").write_text((PLAN / "new.yaml").read_text())
+    _git(repo, "commit", "-qam", "change")
+    res = _ci_report(sub, "--render", "cat k8s.yaml", "--base", "main")
+    assert res.returncode == 0, res.stderr
+    out = sub / "cmhash-report"
+    assert (out / "old.yaml").read_text() == (PLAN / "old.yaml").read_text()
+    assert json.loads((out / "report.json").read_text())["summary"]["restart"] == 13
+    # a directory the base does not have yet: one line saying so
+    (repo / "new-app").mkdir()
+    (repo / "new-app" / "k8s.yaml").write_text((PLAN / "new.yaml").read_text())
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "new app")
+    res = _ci_report(repo / "new-app", "--render", "cat k8s.yaml", "--base", "main")
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.splitlines()[-1] == (
+        "cmhash: the base 'main' has no directory new-app: ci-report renders both sides "
+        "in the directory it runs in; run it where both have it"
+    )
+
+
 TOKEN = "s3cr3t-t0ken-value"
 
 

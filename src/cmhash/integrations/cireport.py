@@ -114,11 +114,14 @@ def _render(command: str, cwd: str, out: Path, side: str) -> None:
 
 
 def render_sides(job: Job) -> tuple[Path, Path]:
-    """old.yaml (the base, in a temporary worktree) and new.yaml (the checkout)."""
+    """old.yaml (the base, in a temporary worktree) and new.yaml (the checkout), each
+    rendered in the same directory of its tree: the one ci-report runs in (a monorepo's
+    job may ``cd deploy`` first; the base's render must not run at the worktree's root)."""
     out = Path(job.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     base = _base_commit(job.base, job.token_env)
     head = _git("rev-parse", "--short", "HEAD")
+    prefix = _git("rev-parse", "--show-prefix")  # "" at the root, else "deploy/"
     from cmhash.output import err
 
     err(f"comparing {base[:7]} (old) with {head} (new)")
@@ -127,7 +130,13 @@ def render_sides(job: Job) -> tuple[Path, Path]:
         worktree = os.path.join(tmp, "base")
         _git("worktree", "add", "--quiet", "--detach", worktree, base)
         try:
-            _render(job.render, worktree, old, "base")
+            here = os.path.join(worktree, prefix)
+            if not os.path.isdir(here):
+                raise UsageError(
+                    f"the base {job.base!r} has no directory {prefix.rstrip('/')}: ci-report "
+                    "renders both sides in the directory it runs in; run it where both have it"
+                )
+            _render(job.render, here, old, "base")
         finally:
             _git("worktree", "remove", "--force", worktree)
     _render(job.render, os.getcwd(), new, "head")
