@@ -97,6 +97,12 @@ def test_a_failed_render_is_one_line(tmp_path: Path) -> None:
         "cmhash: render failed in the base checkout (exit 7): exit 7"
     )
     assert "Traceback" not in res.stderr
+    # the action's `render: |` block: several lines of shell, still one line of error
+    res = _ci_report(repo, "--render", "echo rendering >/dev/null\nexit 7\n", "--base", base)
+    assert res.returncode == 2
+    assert res.stderr.strip().splitlines()[-1] == (
+        "cmhash: render failed in the base checkout (exit 7): echo rendering >/dev/null\\nexit 7"
+    )
 
 
 def test_run_in_a_subdirectory_renders_the_base_in_the_same_one(tmp_path: Path) -> None:

@@ -110,7 +110,13 @@ def _render(command: str, cwd: str, out: Path, side: str) -> None:
     with open(out, "wb") as fh:
         res = subprocess.run([shell, "-c", command], cwd=cwd, stdout=fh)
     if res.returncode != 0:
-        raise UsageError(f"render failed in the {side} checkout (exit {res.returncode}): {command}")
+        from cmhash.visible import visible
+
+        # a `render: |` block is several lines: the message stays one (its newlines as \n)
+        raise UsageError(
+            f"render failed in the {side} checkout (exit {res.returncode}): "
+            f"{visible(command.strip())}"
+        )
 
 
 def render_sides(job: Job) -> tuple[Path, Path]:
