@@ -5,6 +5,8 @@ one-line errors that never show the token."""
 from __future__ import annotations
 
 import json
+import socket
+import threading
 from pathlib import Path
 
 from conftest import run_cmhash
@@ -90,3 +92,45 @@ def test_long_report_is_truncated_to_githubs_limit(tmp_path: Path) -> None:
         assert code == 0
         assert len(gh.comments[-1]["body"]) <= 65_536
         assert gh.comments[-1]["body"].startswith(MARKER)
+
+
+def _not_http(replies: int) -> tuple[socket.socket, threading.Thread]:
+    """A server on a port that answers with something other than HTTP (an SSH banner, a
+    wrong service behind the API URL)."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(replies)
+
+    def serve() -> None:
+        for _ in range(replies):
+            conn, _addr = srv.accept()
+            conn.recv(65536)
+            conn.sendall(b"SSH-2.0-OpenSSH_9.6\r\n\r\n")
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return srv, thread
+
+
+def test_a_reply_that_is_not_http_is_one_line(tmp_path: Path) -> None:
+    srv, thread = _not_http(1)
+    url = f"http://127.0.0.1:{srv.getsockname()[1]}"
+    with FakeGitHub() as gh:
+        code, err = _comment(tmp_path, "x", gh.env(_event(tmp_path), GITHUB_API_URL=url))
+    thread.join(5)
+    srv.close()
+    assert code == 2, err
+    assert err == (
+        f"cmhash: GitHub API GET {url}/repos/shop/deploy/issues/7/comments: not an HTTP "
+        "reply (BadStatusLine): check the API URL\n"
+    )
+
+
+def test_credentials_in_the_api_url_are_never_shown(tmp_path: Path) -> None:
+    with FakeGitHub() as gh:
+        host = gh.url.removeprefix("http://")
+        for url in (f"http://x-access-token:{TOKEN}@{host}", f"http://{TOKEN}@{host}"):
+            code, err = _comment(tmp_path, "x", gh.env(_event(tmp_path), GITHUB_API_URL=url))
+            assert code == 2 and err.count("\n") == 1, err
+            assert err.startswith("cmhash: GitHub API GET http://***@"), err

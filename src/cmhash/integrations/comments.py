@@ -8,7 +8,9 @@ another. The token goes into a request header only: never into a message or a UR
 
 from __future__ import annotations
 
+import http.client
 import json
+import re
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
@@ -47,6 +49,11 @@ def request(api: Api, method: str, url: str, body: dict[str, Any] | None = None)
             f"{api.name} API {method} {_safe(url)}: HTTP {exc.code} {exc.reason}"
             + (f" ({api.scope_hint})" if exc.code in (401, 403) else "")
         ) from None
+    except http.client.HTTPException as exc:  # a reply that is not HTTP (a wrong port...)
+        raise NoteError(
+            f"{api.name} API {method} {_safe(url)}: not an HTTP reply "
+            f"({type(exc).__name__}): check the API URL"
+        ) from None
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = str(getattr(exc, "reason", exc))
         for value in api.headers.values():  # (a header value is the token: never shown)
@@ -57,8 +64,12 @@ def request(api: Api, method: str, url: str, body: dict[str, Any] | None = None)
         raise NoteError(f"{api.name} API {method} {_safe(url)}: {reason}") from None
 
 
+_USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@?#]*@")
+
+
 def _safe(url: str) -> str:
-    return url.split("?", 1)[0]
+    """The URL as a message shows it: no query, no credentials (``user:token@``)."""
+    return _USERINFO.sub(r"\1***@", url.split("?", 1)[0])
 
 
 def find(api: Api) -> int | None:
@@ -70,7 +81,11 @@ def find(api: Api) -> int | None:
         if not isinstance(items, list):
             return None
         for item in items:
-            if isinstance(item, dict) and MARKER in str(item.get("body", "")):
+            if (
+                isinstance(item, dict)
+                and isinstance(item.get("id"), int)
+                and MARKER in str(item.get("body", ""))
+            ):
                 return int(item["id"])
         page = page + 1 if len(items) == 100 else 0
     return None
