@@ -150,6 +150,8 @@ def test_cause_shapes() -> None:
 # one fixture workload per rule (a rule without one here fails the test below)
 RULE_CASES = {
     "workload-ref": "Deployment/frontend",
+    "workload-ref-paused": "Deployment/frontend-held",
+    "workload-ref-zero-replicas": "Deployment/frontend-off",
     "deployment-paused": "Deployment/paused",
     "deployment-zero-replicas": "Deployment/scaled-down",
     "deployment-rolls": "Deployment/recreate",

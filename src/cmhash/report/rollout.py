@@ -31,10 +31,20 @@ class Outcome(TextEnum):
 RESTARTS = frozenset({Outcome.ROLLS, Outcome.PARTIAL, Outcome.IN_PLACE})
 
 
+class Takeover(NamedTuple):
+    """The Argo Rollout that runs a workload's template (``spec.workloadRef``)."""
+
+    name: str  # "Rollout/name (strategy)"
+    obj: Mapping[str, Any]  # the Rollout (plain data): whether it is paused, its replicas
+
+    def spec(self, *path: str) -> Any:
+        return path_get(self.obj, ("spec", *path))
+
+
 class Context(NamedTuple):
     obj: Mapping[str, Any]  # the NEW object
     causes: tuple[TemplateCause, ...]  # template changes other than the checksum
-    rollouts: Mapping[ResourceId, str]  # Deployment -> "Rollout/name (strategy)" taking it over
+    rollouts: Mapping[ResourceId, Takeover]  # Deployment -> the Rollout taking it over
     id: ResourceId
     runs_again_as: str | None = None  # --jobs=rename: the Job's new name (analyze/jobs.py)
     old: Mapping[str, Any] | None = None  # the OLD object (a bare Pod's update is judged on both)
@@ -152,17 +162,53 @@ OPENSHIFT_DC = (
     "managing-deployment-processes.html (triggers); openshift/api apps/v1 types.go"
 )
 
+
+def _taken(c: Context) -> Takeover | None:
+    return c.rollouts.get(c.id)
+
+
+TAKEN_OVER = (*DEPLOYMENT, ("apps", "ReplicaSet"), ("", "PodTemplate"))
+WORKLOAD_REF = (
+    f"{ARGO}migrating/ (workloadRef); argoproj/argo-rollouts rollout/templateref.go "
+    "(Resolve: the template of the Deployment, ReplicaSet or PodTemplate; a change of "
+    "it bumps the Rollout's workload-generation annotation)"
+)
+
 RULES: tuple[Rule, ...] = (
+    # a workload taken over by a Rollout rolls as that Rollout does (rollout-paused,
+    # rollout-zero-replicas below): its own paused or replicas no longer count
+    Rule(
+        "workload-ref-paused",
+        TAKEN_OVER,
+        lambda c: (t := _taken(c)) is not None and _true(t.spec("paused")),
+        "an Argo Rollout's spec.workloadRef names it, and that Rollout is paused",
+        Outcome.NONE,
+        lambda c: (
+            f"taken over by Argo {c.rollouts[c.id].name} (workloadRef), which is paused: "
+            "nothing rolls until it is resumed"
+        ),
+        f"{WORKLOAD_REF}; {ARGO}features/specification/ (spec.paused)",
+    ),
+    Rule(
+        "workload-ref-zero-replicas",
+        TAKEN_OVER,
+        lambda c: (t := _taken(c)) is not None and t.spec("replicas") == 0,
+        "an Argo Rollout's spec.workloadRef names it, and that Rollout has spec.replicas: 0",
+        Outcome.NONE,
+        lambda c: (
+            f"taken over by Argo {c.rollouts[c.id].name} (workloadRef), whose "
+            "spec.replicas is 0: no pod runs"
+        ),
+        f"{WORKLOAD_REF}; {ARGO}features/specification/ (spec.replicas)",
+    ),
     Rule(
         "workload-ref",
-        (*DEPLOYMENT, ("apps", "ReplicaSet"), ("", "PodTemplate")),
+        TAKEN_OVER,
         lambda c: c.id in c.rollouts,
         "an Argo Rollout's spec.workloadRef names it",
         Outcome.ROLLS,
-        lambda c: f"rolled out by Argo {c.rollouts[c.id]} (workloadRef)",
-        f"{ARGO}migrating/ (workloadRef); argoproj/argo-rollouts rollout/templateref.go "
-        "(Resolve: the template of the Deployment, ReplicaSet or PodTemplate; a change of "
-        "it bumps the Rollout's workload-generation annotation)",
+        lambda c: f"rolled out by Argo {c.rollouts[c.id].name} (workloadRef)",
+        WORKLOAD_REF,
     ),
     Rule(
         "deployment-paused",
@@ -524,10 +570,10 @@ def decide(ctx: Context, rolls: bool = True) -> Decision:
 WORKLOAD_REF_GROUPS = {"Deployment": "apps", "ReplicaSet": "apps", "PodTemplate": ""}
 
 
-def rollouts_by_workload(objects: Mapping[ResourceId, Any]) -> dict[ResourceId, str]:
+def rollouts_by_workload(objects: Mapping[ResourceId, Any]) -> dict[ResourceId, Takeover]:
     """Workloads an Argo Rollout of ``objects`` takes over with ``workloadRef`` (the kinds
     argo-rollouts resolves: rollout/templateref.go infoByGroupKind)."""
-    out: dict[ResourceId, str] = {}
+    out: dict[ResourceId, Takeover] = {}
     for key, obj in objects.items():
         if (key.group, key.kind) not in ROLLOUT:
             continue
@@ -537,8 +583,17 @@ def rollouts_by_workload(objects: Mapping[ResourceId, Any]) -> dict[ResourceId, 
         ctx = Context(obj, (), {}, key)
         kind = str(ref["kind"])
         target = ResourceId(WORKLOAD_REF_GROUPS[kind], kind, key.namespace, str(ref.get("name")))
-        out[target] = f"Rollout/{key.name} ({_argo_strategy(ctx)})"
+        out[target] = Takeover(f"Rollout/{key.name} ({_argo_strategy(ctx)})", obj)
     return out
 
 
-__all__ = ["CONTAINERS", "RESTARTS", "RULES", "Context", "Decision", "Outcome", "decide"]
+__all__ = [
+    "CONTAINERS",
+    "RESTARTS",
+    "RULES",
+    "Context",
+    "Decision",
+    "Outcome",
+    "Takeover",
+    "decide",
+]

@@ -13,7 +13,7 @@ from cmhash.plan.resolve import WorkloadPlan
 from cmhash.report.changes import REMOVED, ConfigChange
 from cmhash.report.objects import Objects
 from cmhash.report.podtemplate import TemplateCause
-from cmhash.report.rollout import RESTARTS, Context, Decision, decide
+from cmhash.report.rollout import RESTARTS, Context, Decision, Takeover, decide
 
 if TYPE_CHECKING:
     from cmhash.app import RunResult
@@ -237,7 +237,7 @@ class Templates(NamedTuple):
 
     old: Objects | None
     new: Objects | None
-    rollouts: Mapping[ResourceId, str]  # Deployment -> the Argo Rollout taking it over
+    rollouts: Mapping[ResourceId, Takeover]  # Deployment -> the Argo Rollout taking it over
     annotation_key: str
     # versioned names (in cmhash's own output on a side) -> their base name: a reference
     # renamed to an object's new version is the config cause, not a template change
