@@ -293,6 +293,29 @@ def test_value_diffs_are_bounded(tmp_path: Path) -> None:
     assert max(len(ln) for ln in lines) <= 201
 
 
+def test_past_the_value_diff_limit_one_note_then_nothing(tmp_path: Path) -> None:
+    # 300 ConfigMaps with a changed one-line key: 2 diff lines each, 400 in all, so
+    # 200 are shown, one says the limit is reached, the other 99 add nothing (a note
+    # per key grew such a report by a heading and a code fence each)
+    def side(v: int) -> str:
+        return "---\n".join(
+            f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i:03}}}\ndata: {{k: '{v}'}}\n"
+            for i in range(300)
+        )
+
+    (tmp_path / "o.yaml").write_text(side(1))
+    (tmp_path / "n.yaml").write_text(side(2))
+    code, out, err = report("o.yaml", "n.yaml", "--format", "json", cwd=tmp_path)
+    assert code == 0, err
+    diffs = [c.get("valueDiffs") for c in json.loads(out)["configs"]]
+    assert diffs[:200] == [{"k": "-1\n+2"}] * 200
+    assert list(diffs[200]) == ["k"] and "limit of value diffs is reached" in diffs[200]["k"]
+    assert diffs[201:] == [None] * 99
+    code, md, err = report("o.yaml", "n.yaml", cwd=tmp_path)
+    assert code == 0, err
+    assert md.count("not shown") == 1 and md.count("```diff") == 201
+
+
 def test_no_value_diffs_for_what_a_secret_source_produces(tmp_path: Path) -> None:
     def side(v: str) -> str:
         return (

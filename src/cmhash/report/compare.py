@@ -24,7 +24,7 @@ from cmhash.plan.versioning import shown
 from cmhash.report.changes import DATA_CHANGED, ConfigChange, config_changes
 from cmhash.report.objects import Objects
 from cmhash.report.rollout import ROLLOUT, rollouts_by_workload
-from cmhash.report.values import MAX_TOTAL, value_diffs
+from cmhash.report.values import DiffBudget, value_diffs
 from cmhash.report.workloads import (
     Names,
     Templates,
@@ -188,7 +188,7 @@ def _configs(
     items: list[dict[str, Any]] = []
     unused: list[dict[str, Any]] = []
     before, after = _objects(old, names), _objects(new, names)
-    budget = [MAX_TOTAL]
+    budget = DiffBudget()
     referenced = {key for p in (*new.plans, *old.plans) for key in used(p)}
     for c in configs:
         e = c.entry
