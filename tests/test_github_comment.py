@@ -134,3 +134,23 @@ def test_credentials_in_the_api_url_are_never_shown(tmp_path: Path) -> None:
             code, err = _comment(tmp_path, "x", gh.env(_event(tmp_path), GITHUB_API_URL=url))
             assert code == 2 and err.count("\n") == 1, err
             assert err.startswith("cmhash: GitHub API GET http://***@"), err
+
+
+def test_a_report_cut_inside_its_value_diffs_closes_them_before_the_note(tmp_path: Path) -> None:
+    # a report whose ConfigMap value diffs (a <details> block of code fences) run past
+    # GitHub's limit: the cut comes at a line, the open fence and <details> are closed,
+    # so the truncation note shows, not folded inside a collapsed block of code
+    diff = "\n".join(f"+line {i} " + "x" * 190 for i in range(40))
+    block = "".join(f"ConfigMap `c{i}` · `k`\n\n```diff\n{diff}\n```\n\n" for i in range(20))
+    text = f"### cmhash: 1 workload will restart\n\n<details><summary>values</summary>\n\n{block}</details>\n"
+    with FakeGitHub() as gh:
+        code, _ = _comment(tmp_path, text, gh.env(_event(tmp_path)))
+        assert code == 0
+        body = gh.comments[-1]["body"]
+    assert len(body) <= 65_536
+    assert body.endswith("\n```\n\n</details>\n\n…(truncated: see the job's artifacts)\n"), body[
+        -300:
+    ]
+    lines = body.splitlines()
+    assert all(ln.startswith(("+line", "```", "ConfigMap", "<", "#", "…")) for ln in lines if ln)
+    assert sum(ln.startswith("```") for ln in lines) % 2 == 0

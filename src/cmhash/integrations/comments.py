@@ -91,11 +91,39 @@ def find(api: Api) -> int | None:
     return None
 
 
+TRUNCATED = "\n\n…(truncated: see the job's artifacts)\n"
+_FENCE = re.compile(r"^(`{3,}|~{3,})")
+
+
+def _closers(lines: list[str]) -> str:
+    """What closes the code fence and the ``<details>`` blocks left open at the end of
+    ``lines``: a cut inside them would hide the truncation note in a collapsed block or
+    a code block."""
+    fence = ""
+    details = 0
+    for line in lines:
+        m = _FENCE.match(line)
+        if fence:
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+                fence = "" if not line[len(m.group(1)) :].strip() else fence
+            continue
+        if m:
+            fence = m.group(1)
+            continue
+        details += line.count("<details") - line.count("</details>")
+    return (f"\n{fence}" if fence else "") + "\n\n</details>" * min(max(details, 0), 100)
+
+
 def body_of(text: str, max_body: int) -> str:
+    """The comment: the marker, then the report; one too long is cut at a line (room
+    kept for closing what is open there, and for the note that says so)."""
     body = f"{MARKER}\n{text}"
-    if len(body) > max_body:
-        body = body[: max_body - 200] + "\n\n…(truncated: see the job's artifacts)\n"
-    return body
+    if len(body) <= max_body:
+        return body
+    room = max_body - len(TRUNCATED) - 2000  # (closing fences and <details> fits in it)
+    cut = body[:room]
+    lines = cut[: cut.rfind("\n") + 1 or len(cut)].splitlines()
+    return "\n".join(lines) + _closers(lines) + TRUNCATED
 
 
 def upsert(api: Api, text: str) -> tuple[str, int]:
