@@ -225,6 +225,27 @@ def test_user_template_error_is_one_line(tmp_path: Path) -> None:
     assert code == 2 and "bad.j2:1: template error" in err
 
 
+def test_whatever_a_user_template_raises_is_one_line(tmp_path: Path) -> None:
+    # the template is input: an error inside it (or a file that is not UTF-8) is exit 2
+    # with its file and line, not exit 3 "internal error"
+    tpl = tmp_path / "mine.j2"
+    out_file = tmp_path / "report.md"
+    for body, want in (
+        ("ok\n{{ report.summary.text }}\n{{ 1 / 0 }}\n", ":3: template error: ZeroDivisionError"),
+        ("{{ report.summary.restart + 'x' }}\n", ":1: template error: TypeError"),
+        (b"caf\xe9 {{ 1 }}\n", ": template error: not UTF-8 (byte 3"),
+        ("{% include 'gone.j2' %}\n", ":1: template error: no template gone.j2"),
+    ):
+        if isinstance(body, bytes):
+            tpl.write_bytes(body)
+        else:
+            tpl.write_text(body)
+        code, out, err = report("old.yaml", "new.yaml", "--template", str(tpl), "-o", str(out_file))
+        assert (code, out) == (2, ""), err
+        assert err.startswith(f"cmhash: {tpl}{want}") and err.count("\n") == 1, err
+        assert not out_file.exists()
+
+
 def test_output_file(tmp_path: Path) -> None:
     out_file = tmp_path / "report.md"
     code, out, err = report("old.yaml", "new.yaml", "-o", str(out_file))
