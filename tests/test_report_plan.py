@@ -152,6 +152,7 @@ RULE_CASES = {
     "workload-ref": "Deployment/frontend",
     "workload-ref-paused": "Deployment/frontend-held",
     "workload-ref-zero-replicas": "Deployment/frontend-off",
+    "knative-revision-name-kept": "Service/hello-byo",
     "deployment-paused": "Deployment/paused",
     "deployment-zero-replicas": "Deployment/scaled-down",
     "deployment-rolls": "Deployment/recreate",
@@ -255,7 +256,7 @@ def test_rule_details(plan: dict[str, Any]) -> None:
     assert "blue-green" in w["Rollout/payments"]["how"]
     assert "ordinal ≥ 2" in w["StatefulSet/db-partition"]["how"]
     assert "kubectl apply is refused" in w["Job/migrate"]["reason"]
-    assert plan["summary"]["refused"] == 2  # the Job and the Pod whose env changed
+    assert plan["summary"]["refused"] == 3  # the Job, the Pod whose env changed, hello-byo
 
 
 # --------------------------------------------------------- 3. ConfigMap value diffs

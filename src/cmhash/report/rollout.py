@@ -135,6 +135,16 @@ def _no_latest_traffic(c: Context) -> bool:
     )
 
 
+def _kept_revision_name(c: Context) -> str | None:
+    """A Knative Service's own revision name (spec.template.metadata.name), when OLD
+    had the same: a template change under it is refused."""
+    path = ("spec", "template", "metadata", "name")
+    name = path_get(c.obj, path)
+    if not isinstance(name, str) or not name or c.old is None:
+        return None
+    return name if path_get(c.old, path) == name else None
+
+
 def _pod(c: Context) -> tuple[Effect, str]:
     """A bare Pod's update, field by field (podupdate.py POD_FIELDS)."""
     return describe(classify((c.old or {}, c.obj), c.causes))
@@ -151,6 +161,7 @@ STATEFULSET = (("apps", "StatefulSet"),)
 REPLICASET = (("apps", "ReplicaSet"), ("extensions", "ReplicaSet"), ("", "ReplicationController"))
 ROLLOUT = (("argoproj.io", "Rollout"),)
 DEPLOYMENTCONFIG = (("apps.openshift.io", "DeploymentConfig"), ("", "DeploymentConfig"))
+KNATIVE = (("serving.knative.dev", "Service"),)
 K8S_DEPLOYMENT = "https://kubernetes.io/docs/concepts/workloads/controllers/deployment/"
 K8S_STS = "https://kubernetes.io/docs/concepts/workloads/controllers/statefulset/"
 STS_VALIDATION = (
@@ -508,8 +519,23 @@ RULES: tuple[Rule, ...] = (
         OPENSHIFT_DC,
     ),
     Rule(
+        "knative-revision-name-kept",
+        KNATIVE,
+        lambda c: _kept_revision_name(c) is not None,
+        "spec.template.metadata.name given and the same as in OLD",
+        Outcome.REFUSED,
+        lambda c: (
+            f"spec.template.metadata.name {_kept_revision_name(c)} is kept: Knative refuses "
+            "a template change without a new revision name; rename the revision (or drop "
+            "the name and let Knative generate one)"
+        ),
+        "knative/serving pkg/apis/serving/v1/revision_validation.go VerifyNameChange "
+        '("Saw the following changes without a name change"), called by Service.Validate '
+        "on update (service_validation.go)",
+    ),
+    Rule(
         "knative-pinned-traffic",
-        (("serving.knative.dev", "Service"),),
+        KNATIVE,
         _no_latest_traffic,
         "spec.traffic given, no latestRevision entry with a percent",
         Outcome.NONE,
@@ -519,7 +545,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "knative-new-revision",
-        (("serving.knative.dev", "Service"),),
+        KNATIVE,
         _always,
         "otherwise",
         Outcome.ROLLS,
