@@ -294,6 +294,28 @@ def test_value_diffs_are_bounded(tmp_path: Path) -> None:
     assert max(len(ln) for ln in lines) <= 201
 
 
+def test_an_unannotated_hook_reads_the_change_when_it_runs_next(tmp_path: Path) -> None:
+    # without --jobs a hook Job is not annotated, but Helm re-creates it each time: the
+    # report says it runs with the new configuration, not "immutable (--jobs to opt in)"
+    def side(v: str) -> str:
+        return (
+            f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cfg}}\ndata: {{a: '{v}'}}\n"
+            "---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: migrate\n"
+            "  annotations: {helm.sh/hook: pre-upgrade}\nspec:\n  template:\n    spec:\n"
+            "      restartPolicy: Never\n      containers:\n      - name: m\n"
+            "        image: m:1\n        envFrom: [{configMapRef: {name: cfg}}]\n"
+        )
+
+    (tmp_path / "o.yaml").write_text(side("1"))
+    (tmp_path / "n.yaml").write_text(side("2"))
+    code, out, err = report("o.yaml", "n.yaml", "--format", "json", cwd=tmp_path)
+    assert code == 0, err
+    (job,) = json.loads(out)["notRestarting"]
+    assert job["name"] == "migrate"
+    assert job["reason"].startswith("a hook: Helm or Argo CD re-creates it when it runs next")
+    assert "--jobs" not in job["reason"]
+
+
 def test_past_the_value_diff_limit_one_note_then_nothing(tmp_path: Path) -> None:
     # 300 ConfigMaps with a changed one-line key: 2 diff lines each, 400 in all, so
     # 200 are shown, one says the limit is reached, the other 99 add nothing (a note

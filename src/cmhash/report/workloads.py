@@ -200,7 +200,17 @@ NEVER_ROLLS: dict[Policy, str] = {
 }
 
 
+# a hook Job or Pod its tool re-creates each time (rollout.py hook-recreated): it reads
+# the changed configuration when it runs next, annotated or not
+HOOK_RUNS_AGAIN = (
+    "a hook: Helm or Argo CD re-creates it when it runs next, and it reads the changed "
+    "configuration then"
+)
+
+
 def _not_rolling_reason(plan: WorkloadPlan, unhashed: Mapping[ResourceId, str]) -> str | None:
+    if plan.info.hook is not None and plan.info.kind.policy in NEVER_ROLLS:
+        return HOOK_RUNS_AGAIN
     if plan.skip is not None:
         return f"not annotated: {plan.skip_text}"
     if plan.info.kind.policy in NEVER_ROLLS:
