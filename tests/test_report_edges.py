@@ -78,6 +78,12 @@ POD_CASES = {
         "pod-refused",
         "refused",
     ),
+    "deadline-zero": (  # ValidatePodSpec: activeDeadlineSeconds between 1 and MaxInt32
+        APP.format(v=1) + "  activeDeadlineSeconds: 60\n",
+        APP.format(v=1) + "  activeDeadlineSeconds: 0\n",
+        "pod-refused",
+        "refused",
+    ),
     "deadline-removed": (
         APP.format(v=1) + "  activeDeadlineSeconds: 60\n",
         APP.format(v=1),
