@@ -423,3 +423,47 @@ def test_statefulset_odd_cases(case: str, tmp_path: Path) -> None:
     restarts = outcome in ("rolls", "partial")
     assert data["summary"]["restart"] == restarts
     assert data["summary"]["refused"] == (outcome == "refused")
+
+
+# ------------------------------------------------------------------ named lists reordered
+
+
+def _moved(containers: str) -> str:
+    return (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api}\nspec:\n"
+        "  selector: {matchLabels: {app: api}}\n  template:\n"
+        "    metadata: {labels: {app: api}}\n    spec:\n      containers:\n" + containers
+    )
+
+
+ENV_A = "        - {name: A, value: '1'}\n"
+ENV_B = "        - {name: B, value: $(A)-x}\n"
+APP_ENV = "      - name: app\n        image: app:1\n        env:\n{env}"
+SIDECAR = "      - name: side\n        image: side:1\n"
+
+
+def test_items_that_only_move_are_a_new_template(tmp_path: Path) -> None:
+    # env entries (a $(VAR) reads only those before it) and containers in another order:
+    # a new pod template, so the Deployment rolls; the report said nothing changed
+    data = _plan(
+        tmp_path,
+        _moved(APP_ENV.format(env=ENV_A + ENV_B)),
+        _moved(APP_ENV.format(env=ENV_B + ENV_A)),
+    )
+    (w,) = data["restart"]
+    assert w["causes"] == [
+        {
+            "type": "env",
+            "field": "spec.containers[app].env",
+            "change": "changed",
+            "old": "order A, B",
+            "new": "order B, A",
+        }
+    ]
+    app = APP_ENV.format(env=ENV_A)
+    data = _plan(tmp_path, _moved(app + SIDECAR), _moved(SIDECAR + app))
+    (w,) = data["restart"]
+    assert [(c["type"], c["field"], c["old"], c["new"]) for c in w["causes"]] == [
+        ("container", "spec.containers", "order app, side", "order side, app")
+    ]
+    assert w["outcome"] == "rolls"
