@@ -467,3 +467,58 @@ def test_items_that_only_move_are_a_new_template(tmp_path: Path) -> None:
         ("container", "spec.containers", "order app, side", "order side, app")
     ]
     assert w["outcome"] == "rolls"
+
+
+# ------------------------------------------------------------------ the API server's defaults
+
+BARE = """      - name: app
+        image: app:1
+        ports: [{containerPort: 80}]
+        readinessProbe: {httpGet: {port: 80}}
+        env:
+        - name: POD
+          valueFrom: {fieldRef: {fieldPath: metadata.name}}
+        volumeMounts: [{name: cfg, mountPath: /cfg}]
+      volumes: [{name: cfg, configMap: {name: cfg}}]
+"""
+SPELLED_OUT = """      - name: app
+        image: app:1
+        imagePullPolicy: IfNotPresent
+        terminationMessagePath: /dev/termination-log
+        terminationMessagePolicy: File
+        ports: [{containerPort: 80, protocol: TCP}]
+        readinessProbe:
+          httpGet: {port: 80, path: /, scheme: HTTP}
+          timeoutSeconds: 1
+          periodSeconds: 10
+          successThreshold: 1
+          failureThreshold: 3
+        env:
+        - name: POD
+          valueFrom: {fieldRef: {apiVersion: v1, fieldPath: metadata.name}}
+        volumeMounts: [{name: cfg, mountPath: /cfg}]
+      volumes: [{name: cfg, configMap: {name: cfg, defaultMode: 420}}]
+      restartPolicy: Always
+      dnsPolicy: ClusterFirst
+      schedulerName: default-scheduler
+      terminationGracePeriodSeconds: 30
+      securityContext: {}
+      enableServiceLinks: true
+"""
+
+
+def test_a_field_spelled_out_with_its_default_is_no_change(tmp_path: Path) -> None:
+    # the API server stores both with the defaults filled in (core/v1 defaults.go): the
+    # same pod template, the same ReplicaSet, nothing rolls; the report listed 19 causes
+    data = _plan(tmp_path, _moved(BARE), _moved(SPELLED_OUT))
+    assert (data["restart"], data["notRestarting"]) == ([], [])
+    data = _plan(tmp_path, _moved(SPELLED_OUT), _moved(BARE))
+    assert (data["restart"], data["notRestarting"]) == ([], [])
+    # a value other than the default is a change: Always for a tagged image, 60 seconds
+    pinned = SPELLED_OUT.replace("IfNotPresent", "Always").replace(": 30", ": 60")
+    data = _plan(tmp_path, _moved(BARE), _moved(pinned))
+    (w,) = data["restart"]
+    assert [(c["field"], c.get("new")) for c in w["causes"]] == [
+        ("spec.containers[app].imagePullPolicy", "Always"),
+        ("spec.terminationGracePeriodSeconds", "60"),
+    ]

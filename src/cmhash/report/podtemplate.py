@@ -204,13 +204,14 @@ def _walk(old: Any, new: Any, path: tuple[str, ...], key: str, out: list[Templat
 
 def template_causes(old: Any, new: Any, annotation_key: str) -> list[TemplateCause]:
     """Why the pod template ``new`` differs from ``old`` (both plain data), in field
-    order; empty when they are equal apart from ``annotation_key``."""
+    order; empty when they are equal apart from ``annotation_key`` and the API server's
+    defaults (defaults.py)."""
+    from cmhash.report.defaults import with_defaults
+
     out: list[TemplateCause] = []
-    _walk(
-        old if isinstance(old, dict) else {},
-        new if isinstance(new, dict) else {},
-        (),
-        annotation_key,
-        out,
+    # a field spelled out with the API server's default on one side only: no change
+    before, after = with_defaults(
+        old if isinstance(old, dict) else {}, new if isinstance(new, dict) else {}, _LIST_KEYS
     )
+    _walk(before, after, (), annotation_key, out)
     return out
