@@ -522,3 +522,26 @@ def test_a_field_spelled_out_with_its_default_is_no_change(tmp_path: Path) -> No
         ("spec.containers[app].imagePullPolicy", "Always"),
         ("spec.terminationGracePeriodSeconds", "60"),
     ]
+
+
+def test_a_quantity_spelled_otherwise_is_no_change(tmp_path: Path) -> None:
+    # the API server stores a quantity canonical (0.5 is 500m, 1024Mi is 1Gi): the same
+    # template; a different amount, or another format (1Gi, 1073741824), is a change
+    def side(cpu: str, memory: str) -> str:
+        return _moved(
+            "      - name: app\n        image: app:1\n        resources:\n"
+            f"          requests: {{cpu: {cpu}, memory: {memory}}}\n"
+            f"          limits: {{cpu: {cpu}, memory: {memory}}}\n"
+        )
+
+    data = _plan(tmp_path, side("0.5", "1Gi"), side("500m", "1024Mi"))
+    assert (data["restart"], data["notRestarting"]) == ([], [])
+    data = _plan(tmp_path, side("1", "1e9"), side("1000m", "1G"))
+    assert data["restart"] == []
+    # one amount in two formats: stored as two spellings (a StatefulSet's revision differs)
+    data = _plan(tmp_path, side("1", "1Gi"), side("1", "1073741824"))
+    assert [w["name"] for w in data["restart"]] == ["api"]
+    data = _plan(tmp_path, side("0.5", "1Gi"), side("600m", "1Gi"))
+    (w,) = data["restart"]
+    assert [c["type"] for c in w["causes"]] == ["resources"]
+    assert "600m" in w["causes"][0]["new"] and "0.5" in w["causes"][0]["old"]
