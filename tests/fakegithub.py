@@ -12,14 +12,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 TOKEN = "ghs_test-token-0123456789abcdef"
+BOT = {"login": "github-actions[bot]", "type": "Bot"}  # who the token posts as
+PERSON = {"login": "alice", "type": "User"}
 LIST = re.compile(r"^/repos/(?P<o>[^/]+)/(?P<r>[^/]+)/issues/(?P<n>\d+)/comments(?:\?.*)?$")
 ONE = re.compile(r"^/repos/(?P<o>[^/]+)/(?P<r>[^/]+)/issues/comments/(?P<id>\d+)$")
 
 
 class FakeGitHub:
-    def __init__(self, comments: int = 1) -> None:
+    def __init__(self, comments: int = 1, login: str | None = None) -> None:
         self.comments: list[dict[str, Any]] = [
-            {"id": 100 + i, "body": f"looks good {i}"} for i in range(comments)
+            {"id": 100 + i, "body": f"looks good {i}", "user": dict(PERSON)}
+            for i in range(comments)
         ]
         self.requests: list[tuple[str, str]] = []
         fake = self
@@ -48,8 +51,14 @@ class FakeGitHub:
                     q = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
                     per, page = int(q.get("per_page", ["30"])[0]), int(q.get("page", ["1"])[0])
                     self._reply(200, fake.comments[(page - 1) * per : page * per])
+                elif self.path == "/user" and self.command == "GET":
+                    if login is not None:  # a personal access token: its user
+                        self._reply(200, {"login": login, "type": "User"})
+                    else:  # the job's GITHUB_TOKEN (an installation token) may not ask
+                        self._reply(403, {"message": "Resource not accessible by integration"})
                 elif listed and self.command == "POST":
-                    comment = {"id": 100 + len(fake.comments), "body": body["body"]}
+                    user = BOT if login is None else {"login": login, "type": "User"}
+                    comment = {"id": 100 + len(fake.comments), "body": body["body"], "user": user}
                     fake.comments.append(comment)
                     self._reply(201, comment)
                 elif one and self.command == "PATCH":

@@ -10,6 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 TOKEN = "glpat-test-token-0123456789"
+BOT = {"id": 99, "username": "project_42_bot_cmhash"}  # who the token posts as
 NOTES = re.compile(
     r"^/api/v4/projects/(?P<p>[^/]+)/merge_requests/(?P<mr>\d+)/notes"
     r"(?:/(?P<id>\d+))?(?:\?.*)?$"
@@ -18,7 +19,7 @@ NOTES = re.compile(
 
 class FakeGitLab:
     def __init__(self) -> None:
-        self.notes: list[dict[str, Any]] = [{"id": 1, "body": "LGTM"}]
+        self.notes: list[dict[str, Any]] = [{"id": 1, "body": "LGTM", "author": {"id": 1}}]
         self.requests: list[tuple[str, str, dict[str, str]]] = []
         fake = self
 
@@ -39,6 +40,9 @@ class FakeGitLab:
                 if self.headers.get("PRIVATE-TOKEN") != TOKEN:
                     self._reply(401, {"message": "401 Unauthorized"})
                     return
+                if self.path == "/api/v4/user" and self.command == "GET":
+                    self._reply(200, BOT)  # a project access token's bot user
+                    return
                 m = NOTES.match(self.path)
                 if m is None:
                     self._reply(404, {"message": "404 Not Found"})
@@ -48,7 +52,7 @@ class FakeGitLab:
                 if self.command == "GET":
                     self._reply(200, fake.notes)
                 elif self.command == "POST":
-                    note = {"id": len(fake.notes) + 1, "body": body["body"]}
+                    note = {"id": len(fake.notes) + 1, "body": body["body"], "author": BOT}
                     fake.notes.append(note)
                     self._reply(201, note)
                 elif self.command == "PUT" and m.group("id"):

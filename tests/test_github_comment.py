@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 
 from conftest import run_cmhash
-from fakegithub import TOKEN, FakeGitHub
+from fakegithub import BOT, TOKEN, FakeGitHub
 
 from cmhash.integrations.comments import MARKER
 
@@ -44,13 +44,14 @@ def test_first_run_posts_second_run_patches(tmp_path: Path) -> None:
             ("GET", "/repos/shop/deploy/issues/7/comments"),
             ("POST", "/repos/shop/deploy/issues/7/comments"),
             ("GET", "/repos/shop/deploy/issues/7/comments"),
+            ("GET", "/user"),  # a marker: whose comment? (403 for the job's token: a bot's)
             ("PATCH", "/repos/shop/deploy/issues/comments/101"),
         ]
 
 
 def test_marker_found_on_a_later_page(tmp_path: Path) -> None:
     with FakeGitHub(comments=150) as gh:
-        gh.comments[120]["body"] = f"{MARKER}\nold report"
+        gh.comments[120] |= {"body": f"{MARKER}\nold report", "user": BOT}
         code, err = _comment(tmp_path, "new report", gh.env(_event(tmp_path)))
         assert (code, err) == (0, "updated pull-request comment 220\n")
         assert len(gh.comments) == 150  # no duplicate
@@ -154,3 +155,28 @@ def test_a_report_cut_inside_its_value_diffs_closes_them_before_the_note(tmp_pat
     lines = body.splitlines()
     assert all(ln.startswith(("+line", "```", "ConfigMap", "<", "#", "…")) for ln in lines if ln)
     assert sum(ln.startswith("```") for ln in lines) % 2 == 0
+
+
+def test_a_marker_in_someone_elses_comment_is_never_updated(tmp_path: Path) -> None:
+    # anyone can paste the marker: updating their comment would show the report under
+    # their name, for them to edit (a forged "No workload will restart")
+    with FakeGitHub() as gh:
+        gh.comments[0]["body"] = f"{MARKER}\n### cmhash: No workload will restart\n"
+        env = gh.env(_event(tmp_path))
+        code, err = _comment(tmp_path, "### cmhash: 9 workloads will restart\n", env)
+        assert (code, err) == (0, "created pull-request comment 101\n")
+        code, err = _comment(tmp_path, "### cmhash: 8 workloads will restart\n", env)
+        assert (code, err) == (0, "updated pull-request comment 101\n")
+        assert gh.comments[0]["body"].endswith("No workload will restart\n")  # untouched
+        assert gh.comments[1]["user"] == BOT
+        assert not any(m == "PATCH" and p.endswith("/100") for m, p in gh.requests)
+
+
+def test_a_personal_token_updates_its_own_comment_only(tmp_path: Path) -> None:
+    # GET /user answers for a personal access token: its login decides, not "a bot"
+    with FakeGitHub(comments=2, login="deploy-bot") as gh:
+        gh.comments[0] |= {"body": f"{MARKER}\nby a bot", "user": BOT}
+        gh.comments[1] |= {"body": f"{MARKER}\nby deploy-bot", "user": {"login": "deploy-bot"}}
+        code, err = _comment(tmp_path, "new report", gh.env(_event(tmp_path)))
+        assert (code, err) == (0, "updated pull-request comment 101\n")
+        assert gh.comments[0]["body"] == f"{MARKER}\nby a bot"

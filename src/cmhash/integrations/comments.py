@@ -25,6 +25,9 @@ class NoteError(UsageError):
     """The comment could not be posted (exit code 2)."""
 
 
+Mine = Callable[[Mapping[str, Any]], bool]  # whether a listed comment is the token's own
+
+
 class Api(NamedTuple):
     """Where one forge keeps a merge request's comments, and how it is spoken to."""
 
@@ -35,6 +38,11 @@ class Api(NamedTuple):
     headers: Mapping[str, str]  # the token goes here, and only here
     max_body: int
     scope_hint: str  # said on 401/403
+    # who the token posts as, asked once a comment with the marker turns up: anyone can
+    # paste the marker into a comment of their own, and that one is never updated (on
+    # GitHub the report would show under their name, for them to edit; on GitLab the
+    # update is refused and the job fails)
+    mine: Callable[[Api], Mine] = lambda api: lambda item: True
 
 
 def request(api: Api, method: str, url: str, body: dict[str, Any] | None = None) -> Any:
@@ -73,8 +81,9 @@ def _safe(url: str) -> str:
 
 
 def find(api: Api) -> int | None:
-    """The id of the comment carrying the marker (the first, oldest), if any."""
+    """The id of the token's own comment carrying the marker (the first, oldest), if any."""
     page = 1
+    mine: Mine | None = None
     while page:
         sep = "&" if "?" in api.comments else "?"
         items = request(api, "GET", f"{api.comments}{sep}per_page=100&page={page}")
@@ -86,9 +95,18 @@ def find(api: Api) -> int | None:
                 and isinstance(item.get("id"), int)
                 and MARKER in str(item.get("body", ""))
             ):
-                return int(item["id"])
+                mine = mine or api.mine(api)
+                if mine(item):
+                    return int(item["id"])
         page = page + 1 if len(items) == 100 else 0
     return None
+
+
+def field(item: Any, *path: str) -> Any:
+    """``item[path[0]][path[1]]...`` of a reply, or None."""
+    for step in path:
+        item = item.get(step) if isinstance(item, dict) else None
+    return item
 
 
 TRUNCATED = "\n\n…(truncated: see the job's artifacts)\n"
