@@ -545,3 +545,55 @@ def test_a_quantity_spelled_otherwise_is_no_change(tmp_path: Path) -> None:
     (w,) = data["restart"]
     assert [c["type"] for c in w["causes"]] == ["resources"]
     assert "600m" in w["causes"][0]["new"] and "0.5" in w["causes"][0]["old"]
+
+
+# ------------------------------------------------------------------ immutable fields
+
+
+def _sts_with(claims: str, policy: str = "", image: str = "db:1") -> str:
+    return (
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\nspec:\n"
+        f"  serviceName: db\n{policy}  selector: {{matchLabels: {{app: db}}}}\n"
+        "  template:\n    metadata: {labels: {app: db}}\n    spec:\n      containers:\n"
+        f"      - name: db\n        image: {image}\n  volumeClaimTemplates:\n{claims}"
+    )
+
+
+def _claim(size: str, extra: str = "") -> str:
+    return (
+        f"  - {extra}metadata: {{name: data}}\n    spec:\n      accessModes: [ReadWriteOnce]\n"
+        f"      resources: {{requests: {{storage: {size}}}}}\n"
+    )
+
+
+def test_an_immutable_field_that_changes_is_refused(tmp_path: Path) -> None:
+    # the volume grows, nothing else: ValidateStatefulSetUpdate refuses the update
+    # ("updates to statefulset spec for fields other than ... are forbidden"); the report
+    # said nothing at all
+    data = _plan(tmp_path, _sts_with(_claim("10Gi")), _sts_with(_claim("20Gi")))
+    (w,) = data["notRestarting"]
+    assert (w["rule"], w["outcome"]) == ("immutable-field", "refused")
+    assert w["reason"].startswith("spec.volumeClaimTemplates cannot change")
+    assert [c["field"] for c in w["causes"]] == ["StatefulSet spec.volumeClaimTemplates"]
+    assert data["summary"]["refused"] == 1
+    # with a new image too: refused, not a rolling update
+    data = _plan(tmp_path, _sts_with(_claim("10Gi")), _sts_with(_claim("20Gi"), image="db:2"))
+    (w,) = data["notRestarting"]
+    assert (w["rule"], data["summary"]["restart"]) == ("immutable-field", 0)
+    # the same spec as the server stores it: defaults, apiVersion/kind/status, 10240Mi
+    same = _sts_with(
+        _claim("10240Mi", "apiVersion: v1\n    kind: PersistentVolumeClaim\n    ")
+        + "    status: {phase: Pending}\n",
+        "  podManagementPolicy: OrderedReady\n",
+        image="db:2",
+    )
+    data = _plan(tmp_path, _sts_with(_claim("10Gi")), same)
+    (w,) = data["restart"]
+    assert w["rule"] == "statefulset-rolls"
+    # a Deployment whose selector changes with its labels: refused, not rolled
+    old = _moved(APP_ENV.format(env=ENV_A))
+    new = old.replace("{app: api}", "{app: api2}")
+    data = _plan(tmp_path, old, new)
+    (w,) = data["notRestarting"]
+    assert (w["rule"], w["outcome"]) == ("immutable-field", "refused")
+    assert w["reason"].startswith("spec.selector cannot change")

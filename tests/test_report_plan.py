@@ -149,6 +149,7 @@ def test_cause_shapes() -> None:
 
 # one fixture workload per rule (a rule without one here fails the test below)
 RULE_CASES = {
+    "immutable-field": None,  # and test_report_edges.py
     "workload-ref": "Deployment/frontend",
     "workload-ref-paused": "Deployment/frontend-held",
     "workload-ref-zero-replicas": "Deployment/frontend-off",
@@ -201,7 +202,9 @@ UNIT_CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "deploymentconfig-paused": ("apps.openshift.io", "DeploymentConfig", {"paused": True}),
     "job-runs-again": ("batch", "Job", {}),
 }
+UNIT_CASES["immutable-field"] = ("apps", "Deployment", {"selector": {"matchLabels": {"a": "2"}}})
 UNIT_RENAMES = {"job-runs-again": "x-f997g5h4h7"}
+UNIT_OLD = {"immutable-field": {"spec": {"selector": {"matchLabels": {"a": "1"}}}}}
 
 
 @pytest.mark.parametrize("rule", RULES, ids=[r.name for r in RULES])
@@ -215,7 +218,8 @@ def test_rule(rule: Any, plan: dict[str, Any]) -> None:
 
         group, kind, spec = UNIT_CASES[rule.name]
         rid = ResourceId(group, kind, "ns", "x")
-        got = decide(Context({"spec": spec}, (), {}, rid, UNIT_RENAMES.get(rule.name)))
+        old = UNIT_OLD.get(rule.name)
+        got = decide(Context({"spec": spec}, (), {}, rid, UNIT_RENAMES.get(rule.name), old))
         assert (got.rule, got.outcome) == (rule.name, rule.outcome)
         return
     w = _by_name(plan)[where]

@@ -185,7 +185,44 @@ WORKLOAD_REF = (
     "it bumps the Rollout's workload-generation annotation)"
 )
 
+
+def _fixed(c: Context) -> list[str]:
+    """The immutable fields of the object that changed (immutable.py)."""
+    from cmhash.report.immutable import changed
+
+    return [f for f, _, _ in changed((c.id.group, c.id.kind), c.old, c.obj)]
+
+
 RULES: tuple[Rule, ...] = (
+    Rule(
+        "immutable-field",
+        (
+            ("apps", "Deployment"),
+            ("apps", "DaemonSet"),
+            ("apps", "StatefulSet"),
+            ("apps", "ReplicaSet"),
+        ),
+        lambda c: bool(_fixed(c)),
+        "spec.selector changed (apps/v1), or a StatefulSet's spec outside replicas, "
+        "ordinals, template, updateStrategy, revisionHistoryLimit, "
+        "persistentVolumeClaimRetentionPolicy, minReadySeconds (volumeClaimTemplates...)",
+        Outcome.REFUSED,
+        lambda c: (
+            f"{', '.join(_fixed(c))} cannot change: the API server refuses the update "
+            f"(kubectl apply fails); delete and re-create the {c.id.kind}"
+            + (
+                " (kubectl delete --cascade=orphan keeps its pods and volumes)"
+                if c.id.kind == "StatefulSet"
+                else ""
+            )
+        ),
+        "kubernetes/kubernetes pkg/registry/apps/{deployment,daemonset}/strategy.go "
+        "ValidateUpdate (ValidateImmutableField on spec.selector from apps/v1); "
+        "pkg/apis/apps/validation/validation.go ValidateStatefulSetUpdate (updates to "
+        "statefulset spec for fields other than 'replicas', 'ordinals', 'template', "
+        "'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' "
+        "and 'minReadySeconds' are forbidden)",
+    ),
     # a workload taken over by a Rollout rolls as that Rollout does (rollout-paused,
     # rollout-zero-replicas below): its own paused or replicas no longer count
     Rule(

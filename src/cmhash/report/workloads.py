@@ -271,6 +271,23 @@ class Templates(NamedTuple):
             after_t = _renamed(path_get(new, path), self.renamed[1])
             return tuple(template_causes(before_t, after_t, self.annotation_key))
 
+    def fixed(self, plan: WorkloadPlan) -> tuple[TemplateCause, ...]:
+        """The object's immutable fields that changed (immutable.py), as causes: a change
+        the API server refuses even where the pod template stays the same."""
+        from cmhash.report.immutable import changed
+        from cmhash.report.podtemplate import shown
+
+        if self.old is None or self.new is None:
+            return ()
+        before = self.old.text(plan.id)
+        if before is None or before == self.new.text(plan.id):
+            return ()
+        kind = (plan.id.group, plan.id.kind)
+        return tuple(
+            TemplateCause("other", f"{plan.id.kind} {field}", "changed", shown(o), shown(n))
+            for field, o, n in changed(kind, self.old.get(plan.id), self.new.get(plan.id))
+        )
+
     def decide(self, plan: WorkloadPlan, causes: tuple[TemplateCause, ...]) -> Decision:
         obj = self.new.get(plan.id) if self.new is not None else None
         old = self.old.get(plan.id) if self.old is not None else None
@@ -309,6 +326,8 @@ def _compare_workload(
     causes = _causes(used, used_by_plan(prev), by_key, names)
     value, before = _applied(plan), _applied(prev)
     changed = templates.causes(plan)
+    if not changed and value == before:  # an immutable field alone: refused all the same
+        changed = templates.fixed(plan)
     # the pod template as applied changes: its own fields, or the annotation cmhash writes
     if value != before or changed:
         shown: list[dict[str, Any]] = []
