@@ -246,6 +246,46 @@ def test_whatever_a_user_template_raises_is_one_line(tmp_path: Path) -> None:
         assert not out_file.exists()
 
 
+def test_a_secret_value_copied_elsewhere_is_masked(tmp_path: Path) -> None:
+    # a chart that writes the password into a Secret and, as well, into a ConfigMap's
+    # DATABASE_URL, an argument and a plain env value: the report showed it in the
+    # value diff and the causes; every format now shows *** in its place
+    def side(pw: str, pem: str) -> str:
+        return (
+            f"apiVersion: v1\nkind: Secret\nmetadata: {{name: db}}\n"
+            f"stringData:\n  password: {pw}\n  key.pem: |\n    ---BEGIN---\n    {pem}\n"
+            "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: app}\ndata:\n"
+            f"  DATABASE_URL: postgres://app:{pw}@db/app\n"
+            f"  ca.pem: |\n    ---BEGIN---\n    {pem}\n"
+            "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api}\nspec:\n"
+            "  selector: {matchLabels: {app: api}}\n  template:\n"
+            "    metadata: {labels: {app: api}}\n    spec:\n      containers:\n"
+            f"      - name: c\n        image: x:1\n        args: [--db-password={pw}]\n"
+            f"        env: [{{name: PW, value: {pw}}}]\n"
+            "        envFrom: [{configMapRef: {name: app}}, {secretRef: {name: db}}]\n"
+        )
+
+    values = ["old-db-password-value", "new-db-password-value", "MIIBuzCCAS", "MIIBvjCCAT"]
+    (tmp_path / "o.yaml").write_text(side(values[0], values[2]))
+    (tmp_path / "n.yaml").write_text(side(values[1], values[3]))
+    for fmt in sorted(FORMATS):
+        code, out, err = report("o.yaml", "n.yaml", "--format", fmt, cwd=tmp_path)
+        assert code == 0, err
+        assert_no_secret(out, values)
+    code, out, _ = report("o.yaml", "n.yaml", "--format", "json", cwd=tmp_path)
+    data = json.loads(out)
+    diffs = {c["name"]: c.get("valueDiffs") for c in data["configs"]}
+    assert diffs["app"] == {
+        "DATABASE_URL": "-postgres://app:***@db/app\n+postgres://app:***@db/app",
+        "ca.pem": "@@ -1,3 +1,3 @@\n ***\n-***\n+***\n ",  # (---BEGIN--- is a Secret's line)
+    }
+    shown = [(c["field"], c["old"], c["new"]) for c in data["restart"][0]["causes"][2:]]
+    assert shown == [
+        ("spec.containers[c].args", '["--db-password=***"]', '["--db-password=***"]'),
+        ("spec.containers[c].env[PW]", "***", "***"),
+    ]
+
+
 def test_output_file(tmp_path: Path) -> None:
     out_file = tmp_path / "report.md"
     code, out, err = report("old.yaml", "new.yaml", "-o", str(out_file))

@@ -23,6 +23,7 @@ from cmhash.plan.resolve import WorkloadPlan
 from cmhash.plan.versioning import shown
 from cmhash.report.changes import DATA_CHANGED, ConfigChange, config_changes
 from cmhash.report.objects import Objects
+from cmhash.report.redact import redact, secret_texts
 from cmhash.report.rollout import ROLLOUT, rollouts_by_workload
 from cmhash.report.values import DiffBudget, value_diffs
 from cmhash.report.workloads import (
@@ -339,7 +340,7 @@ def build(
     added, removed = sides(old, new)
     errors = counts[Level.ERROR]
     refused = sum(1 for w in not_restarting if w.get("outcome") == "refused")
-    return {
+    data = {
         "version": FORMAT_VERSION,
         "annotationKey": annotation_key,
         "summary": {
@@ -373,3 +374,5 @@ def build(
         **({"pruned": _pruned(old, new)} if names.versioned else {}),
         "findings": findings,
     }
+    redact(data, secret_texts(old, new))  # a Secret's value copied into what is shown
+    return data
