@@ -139,6 +139,19 @@ def test_run_in_a_subdirectory_renders_the_base_in_the_same_one(tmp_path: Path) 
     )
 
 
+def test_a_render_of_every_yaml_file_does_not_read_the_base_render(tmp_path: Path) -> None:
+    # the output directory is in the checkout: a render that reads every .yaml under it
+    # read old.yaml, just written by the base's render, into the head's (new.yaml:
+    # duplicate keys, exit 2)
+    repo, base = _repo(tmp_path)
+    render = "find . -name '*.yaml' -not -path './.git/*' | sort | xargs cat"
+    res = _ci_report(repo, "--render", render, "--base", base)
+    assert res.returncode == 0, res.stderr
+    out = repo / "cmhash-report"
+    assert (out / "new.yaml").read_text() == (PLAN / "new.yaml").read_text()
+    assert json.loads((out / "report.json").read_text())["summary"]["restart"] == 13
+
+
 TOKEN = "s3cr3t-t0ken-value"
 
 

@@ -133,6 +133,9 @@ def render_sides(job: Job) -> tuple[Path, Path]:
     err(f"comparing {base[:7]} (old) with {head} (new)")
     old, new = out / "old.yaml", out / "new.yaml"
     with tempfile.TemporaryDirectory() as tmp:
+        # both rendered outside the checkout, then moved in: a render that reads every
+        # .yaml under it (find . -name '*.yaml') must not read the base's old.yaml
+        rendered = Path(tmp) / "old.yaml", Path(tmp) / "new.yaml"
         worktree = os.path.join(tmp, "base")
         _git("worktree", "add", "--quiet", "--detach", worktree, base)
         try:
@@ -142,10 +145,12 @@ def render_sides(job: Job) -> tuple[Path, Path]:
                     f"the base {job.base!r} has no directory {prefix.rstrip('/')}: ci-report "
                     "renders both sides in the directory it runs in; run it where both have it"
                 )
-            _render(job.render, here, old, "base")
+            _render(job.render, here, rendered[0], "base")
         finally:
             _git("worktree", "remove", "--force", worktree)
-    _render(job.render, os.getcwd(), new, "head")
+        _render(job.render, os.getcwd(), rendered[1], "head")
+        for src, dst in zip(rendered, (old, new), strict=True):
+            shutil.move(src, dst)
     return old, new
 
 
