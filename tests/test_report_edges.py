@@ -597,3 +597,21 @@ def test_an_immutable_field_that_changes_is_refused(tmp_path: Path) -> None:
     (w,) = data["notRestarting"]
     assert (w["rule"], w["outcome"]) == ("immutable-field", "refused")
     assert w["reason"].startswith("spec.selector cannot change")
+
+
+@pytest.mark.parametrize(
+    ("image", "policy"),
+    [
+        ("app:latest@sha256:0a1b", "Always"),
+        ("app@sha256:0a1b", "IfNotPresent"),
+        ("reg:5000/app", "Always"),
+        ("reg:5000/app:2", "IfNotPresent"),
+    ],
+)
+def test_the_pull_policy_default_follows_the_image(image: str, policy: str, tmp_path: Path) -> None:
+    # SetDefaults_Container: Always for the tag latest (or no tag and no digest)
+    def side(extra: str) -> str:
+        return _moved(f"      - name: app\n        image: '{image}'\n{extra}")
+
+    data = _plan(tmp_path, side(""), side(f"        imagePullPolicy: {policy}\n"))
+    assert data["restart"] == []

@@ -31,10 +31,9 @@ def _pull_policy(container: Mapping[str, Any]) -> str:
     image = container.get("image")
     if not isinstance(image, str):
         return "IfNotPresent"
-    if "@" in image:
-        return "IfNotPresent"
-    last = image.rsplit("/", 1)[-1]
-    tag = last.rsplit(":", 1)[1] if ":" in last else "latest"
+    name, at, _digest = image.partition("@")
+    last = name.rsplit("/", 1)[-1]
+    tag = last.rsplit(":", 1)[1] if ":" in last else ("" if at else "latest")
     return "Always" if tag == "latest" else "IfNotPresent"
 
 
