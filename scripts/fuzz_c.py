@@ -5,7 +5,9 @@ YAML's special tokens, odd characters and escapes) go through
 
 * the entry points, in-process: ``_ctree.build`` against the Python tree builder
   (events.py over libyaml's events): the same tree node for node, or the C hands back
-  (None) -- it must never accept what the Python path refuses; and ``_cpack``'s
+  (None) -- it must never accept what the Python path refuses; the fast path (libyaml,
+  the C builder) against the exact one (ruamel): the same tree without offsets, or both
+  refuse (parse/libyaml.py); and ``_cpack``'s
   pack/unpack of the analysis summaries against pickle's round trip;
 * the CLI, in child processes: each batch of mutated documents as one stream, with the
   C (default) and without it (``CMHASH_CTREE=0``), inject with 1 and 2 workers and
@@ -160,12 +162,51 @@ def check_build(text: str) -> str | None:
     py = copy.copy(events.backend("fast"))  # libyaml's events, without the C tree
     py.ctree = None
     try:
-        want = [_dump(r) for r in events.parse_chunk(text, 0, py)]
+        # (not parse_chunk: it sends what libyaml misreads, a tab, ``?:``, to the
+        # reference parser before either builder sees it: parse/libyaml.py)
+        want = [_dump(r) for r in events._parse_fast(text, 0, py)]
+    except events._Misread:
+        return None if built is None else "C built a single-pair flow mapping"
     except NodeError as exc:
         return None if built is None else f"C built what Python refuses ({exc.message})"
     if built is not None and [_dump(r) for r in built] != want:
         return "the C tree differs from the Python tree"
     return None
+
+
+def _shape(node: Any) -> Any:
+    """A node without its offsets (libyaml and ruamel place an empty scalar one
+    character apart); aliases by their anchor."""
+    value = node.value
+    if node.kind == "map":
+        value = [(_shape(k), _shape(v)) for k, v in value]
+    elif node.kind == "seq":
+        value = [_shape(v) for v in value]
+    elif node.kind == "alias":
+        value = node.anchor
+    return (node.kind, value, node.style, node.tag, node.anchor)
+
+
+def check_parsers(text: str) -> str | None:
+    """The fast path (libyaml, the C builder) and the exact one (ruamel) read ``text``
+    alike or both refuse it (parse/libyaml.py routes what libyaml misreads)."""
+    from cmhash.errors import NodeError
+    from cmhash.parse import events
+
+    readings = []
+    for name in ("fast", "exact"):
+        try:
+            readings.append([_shape(r) for r in events.parse_chunk(text, 0, events.backend(name))])
+        except NodeError:
+            readings.append(None)
+        except RecursionError:  # (a deep tree compared in Python: not a difference)
+            return None
+    if readings[0] == readings[1]:
+        return None
+    verdicts = ["refuses" if r is None else "reads" for r in readings]
+    return f"fast {verdicts[0]}, exact {verdicts[1]}" + (
+        ": two trees" if verdicts[0] == verdicts[1] else ""
+    )
 
 
 def check_pack(text: str) -> str | None:
@@ -258,6 +299,7 @@ def run(seed: int, seconds: float, out: Path) -> None:
     rng = random.Random(seed)
     base = corpus_texts()
     phase("_ctree.build", seconds, texts(rng, base), check_build, out)
+    phase("fast and exact", seconds, texts(rng, base), check_parsers, out)
     phase("_cpack", seconds, texts(rng, base), check_pack, out)
 
     def streams() -> Iterator[tuple[bytes, list[str]]]:

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
 import io
+import json
 import os
+import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -142,6 +145,18 @@ def _forget_backends() -> None:
     events.ctree_collect.cache_clear()
 
 
+def report_json(tmp: Path, old: bytes, new: bytes, *args: str) -> dict[str, Any]:
+    """``cmhash report --format json`` (no config file, ``args`` added) of two renders,
+    written to ``tmp`` as old.yaml and new.yaml; the report, parsed (exit 0 checked)."""
+    (tmp / "old.yaml").write_bytes(old)
+    (tmp / "new.yaml").write_bytes(new)
+    res = run_cmhash(
+        ["report", "--no-config", *args, "--format", "json", "old.yaml", "new.yaml"], cwd=tmp
+    )
+    assert res.code == 0, res.stderr
+    return json.loads(res.out)  # type: ignore[no-any-return]
+
+
 @pytest.fixture
 def cmhash():  # type: ignore[no-untyped-def]
     return run_cmhash
@@ -185,6 +200,112 @@ def tool_env(**extra: str) -> dict[str, str]:
     )
     env.update(extra)
     return env
+
+
+def helm_env(tmp: Path, helm: str, **extra: str) -> dict[str, str]:
+    """The environment for a real ``helm`` (Helm 4) or ``helm3`` that runs cmhash: its
+    homes under ``tmp`` (nothing of the user's) and, for Helm 4, HELM_PLUGINS holding
+    the post-renderer plugin cmhash ships (``cmhash helm-plugin-dir``'s parent)."""
+    env = {
+        "HELM_CONFIG_HOME": str(tmp / "c"),
+        "HELM_DATA_HOME": str(tmp / "d"),
+        "HELM_CACHE_HOME": str(tmp / "k"),
+        "HELM_PLUGINS": str(tmp / "p"),
+    }
+    if helm == "helm":
+        env["HELM_PLUGINS"] = str(Path(run_cmhash(["helm-plugin-dir"]).out.strip()).parent)
+    return tool_env(**env, **extra)
+
+
+def kustomize(
+    directory: Path | str, cwd: Path | None = None, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """kubectl's kustomize with plugins (the legacy exec transformer) enabled."""
+    return subprocess.run(
+        [tool("kubectl"), "kustomize", "--enable-alpha-plugins", str(directory)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=tool_env(**env),
+        check=False,
+    )
+
+
+def kustomize_build(
+    directory: Path | str, cwd: Path | None = None, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """Standalone kustomize with exec KRM functions enabled, as the README and
+    cmhash-fn.yaml say to run it."""
+    return subprocess.run(
+        [tool("kustomize"), "build", "--enable-alpha-plugins", "--enable-exec", str(directory)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=tool_env(**env),
+        check=False,
+    )
+
+
+# Headless Chromium as the browser tests start it: no sandbox (containers), no GPU, and
+# no first-run, sync, update or background traffic (offline, the same each run).
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run git in ``repo``; its output, stripped (a failure raises)."""
+    return subprocess.run(
+        ["git", *args], cwd=repo, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def git_init(repo: Path, branch: str | None = None) -> Path:
+    """A new repository at ``repo`` (made if missing; on ``branch``, else git's default
+    branch), with a committer of its own: tests and the tools they run can commit
+    without a global git configuration."""
+    repo.mkdir(parents=True, exist_ok=True)
+    git(repo, "init", "-q", *(["-b", branch] if branch else []))
+    for key, value in (("user.email", "ci@example.com"), ("user.name", "ci")):
+        git(repo, "config", key, value)
+    return repo
+
+
+def write_tree(root: Path, files: Mapping[str, str | bytes]) -> Path:
+    """Write ``files`` (paths relative to ``root``: text, or bytes as they are) under
+    ``root``, making the directories; ``root``."""
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+    return root
+
+
+def git_commit(repo: Path, message: str, files: Mapping[str, str | bytes] = {}) -> str:
+    """Write ``files`` (paths relative to ``repo``), stage everything and commit it; the
+    new commit's id."""
+    write_tree(repo, files)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+def checkout_head() -> str:
+    """This checkout's HEAD commit, for tests that install cmhash from it; no checkout
+    (an sdist): skip."""
+    try:
+        return git(ROOT, "rev-parse", "HEAD")
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        pytest.skip("not a git checkout")
 
 
 def strip_key(obj: Any, key: str = "checksum/config") -> Any:

@@ -3,81 +3,60 @@ every request and checks the token."""
 
 from __future__ import annotations
 
-import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Mapping
 from typing import Any
 
+from fakeserver import FakeServer, Reply
+
 TOKEN = "glpat-test-token-0123456789"
-BOT = {"id": 99, "username": "project_42_bot_cmhash"}  # who the token posts as
 NOTES = re.compile(
     r"^/api/v4/projects/(?P<p>[^/]+)/merge_requests/(?P<mr>\d+)/notes"
     r"(?:/(?P<id>\d+))?(?:\?.*)?$"
 )
+ONE = re.compile(
+    r"^/api/v4/projects/(?P<p>[^/]+)/merge_requests/(?P<mr>\d+)/notes/(?P<id>\d+)(?:\?.*)?$"
+)
+USER = re.compile(r"^/api/v4/user$")
+BOT = {"id": 99, "username": "project_42_bot_cmhash"}  # who the token posts as
 
 
-class FakeGitLab:
+class FakeGitLab(FakeServer):
+    path_prefix = "/api/v4"
+    unauthorized = (401, {"message": "401 Unauthorized"})
+    not_found = (404, {"message": "404 Not Found"})
+    wrong_method = (405, {"message": "405"})
+
     def __init__(self) -> None:
         self.notes: list[dict[str, Any]] = [{"id": 1, "body": "LGTM", "author": {"id": 1}}]
-        self.requests: list[tuple[str, str, dict[str, str]]] = []
-        fake = self
+        super().__init__(
+            [
+                ("GET", NOTES, self._list),
+                ("POST", NOTES, self._create),
+                ("PUT", ONE, self._update),
+                ("GET", USER, self._user),  # a project access token's bot user
+            ]
+        )
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
+    def authorized(self, headers: Mapping[str, str]) -> bool:
+        return headers.get("PRIVATE-TOKEN") == TOKEN
 
-            def _reply(self, code: int, body: Any) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+    def record(self, method: str, path: str, headers: Mapping[str, str]) -> Any:
+        return (method, path, dict(headers))
 
-            def _handle(self) -> None:
-                fake.requests.append((self.command, self.path, dict(self.headers)))
-                if self.headers.get("PRIVATE-TOKEN") != TOKEN:
-                    self._reply(401, {"message": "401 Unauthorized"})
-                    return
-                if self.path == "/api/v4/user" and self.command == "GET":
-                    self._reply(200, BOT)  # a project access token's bot user
-                    return
-                m = NOTES.match(self.path)
-                if m is None:
-                    self._reply(404, {"message": "404 Not Found"})
-                    return
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
-                if self.command == "GET":
-                    self._reply(200, fake.notes)
-                elif self.command == "POST":
-                    note = {"id": len(fake.notes) + 1, "body": body["body"], "author": BOT}
-                    fake.notes.append(note)
-                    self._reply(201, note)
-                elif self.command == "PUT" and m.group("id"):
-                    for note in fake.notes:
-                        if note["id"] == int(m.group("id")):
-                            note["body"] = body["body"]
-                            self._reply(200, note)
-                            return
-                    self._reply(404, {"message": "404 Not found"})
-                else:
-                    self._reply(405, {"message": "405"})
+    def _list(self, match: re.Match[str], body: Any) -> Reply:
+        return 200, self.notes
 
-            do_GET = do_POST = do_PUT = _handle
+    def _user(self, match: re.Match[str], body: Any) -> Reply:
+        return 200, BOT
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/api/v4"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+    def _create(self, match: re.Match[str], body: Any) -> Reply:
+        note = {"id": len(self.notes) + 1, "body": body["body"], "author": BOT}
+        self.notes.append(note)
+        return 201, note
 
-    def __enter__(self) -> FakeGitLab:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    def _update(self, match: re.Match[str], body: Any) -> Reply:
+        return self.update(self.notes, match, body) or (404, {"message": "404 Not found"})
 
     def env(self, **extra: str) -> dict[str, str]:
         return {

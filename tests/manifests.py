@@ -429,6 +429,16 @@ def render_document(obj: dict[str, Any], style: Style) -> list[str]:
     return out
 
 
+def helm_rank(kind: str) -> tuple[int, str]:
+    """Where ``helm template`` prints a kind (helm pkg/release/v1/util/kind_sorter.go
+    InstallOrder, unknown kinds last by name): the ``# Source:`` style is Helm output,
+    and the order of a stream of several renders is what tells them apart
+    (plan/renders.py)."""
+    from cmhash.plan.renders import INSTALL_ORDER
+
+    return (INSTALL_ORDER.index(kind), "") if kind in INSTALL_ORDER else (len(INSTALL_ORDER), kind)
+
+
 def render(
     stream: Stream, style: Style, *, order: list[int] | None = None, b64_wrap: bool = False
 ) -> bytes:
@@ -444,6 +454,8 @@ def render(
     units = singles + ([{"apiVersion": "v1", "kind": "List", "items": listed}] if listed else [])
     if order is not None:
         units = [units[i] for i in order if i < len(units)]
+    if style.comments:  # Helm output: Helm prints a release's objects in its kind order
+        units.sort(key=lambda u: helm_rank(str(u.get("kind"))))
     lines: list[str] = []
     for n, unit in enumerate(units):
         if n > 0 or style.start_marker:

@@ -10,29 +10,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import ROOT
+from conftest import ROOT, git, git_commit, git_init
 
 PLAN = ROOT / "tests" / "fixtures" / "report-plan"
 
 
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=repo, check=True, capture_output=True, text=True
-    ).stdout.strip()
-
-
 def _repo(tmp_path: Path) -> tuple[Path, str]:
-    repo = tmp_path / "deploy"
-    repo.mkdir()
-    (repo / "k8s.yaml").write_text((PLAN / "old.yaml").read_text())
-    _git(tmp_path, "init", "-q", "-b", "main", str(repo))
-    for k, v in (("user.email", "ci@example.com"), ("user.name", "ci")):
-        _git(repo, "config", k, v)
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-qm", "base")
-    _git(repo, "checkout", "-qb", "change")
-    (repo / "k8s.yaml").write_text((PLAN / "new.yaml").read_text())
-    _git(repo, "commit", "-qam", "change")
+    repo = git_init(tmp_path / "deploy", branch="main")
+    git_commit(repo, "base", {"k8s.yaml": (PLAN / "old.yaml").read_text()})
+    git(repo, "checkout", "-qb", "change")
+    git_commit(repo, "change", {"k8s.yaml": (PLAN / "new.yaml").read_text()})
     return repo, "main"
 
 
@@ -78,7 +65,7 @@ def test_writes_every_artifact_and_prints_the_text(tmp_path: Path) -> None:
     assert res.stdout.startswith("13 workloads will restart")
     assert "not a merge request: no comment posted" in res.stderr
     assert res.stderr.startswith("comparing ")
-    assert _git(repo, "worktree", "list").count("\n") == 0  # the base worktree is gone
+    assert git(repo, "worktree", "list").count("\n") == 0  # the base worktree is gone
 
 
 def test_budget_exit_after_everything_is_written(tmp_path: Path) -> None:
@@ -108,29 +95,21 @@ def test_a_failed_render_is_one_line(tmp_path: Path) -> None:
 def test_run_in_a_subdirectory_renders_the_base_in_the_same_one(tmp_path: Path) -> None:
     # a monorepo job: `cd deploy && cmhash ci-report --render "cat k8s.yaml"`; the base
     # must be rendered in deploy/ of its worktree too, not at the worktree's root
-    repo = tmp_path / "mono"
+    repo = git_init(tmp_path / "mono", branch="main")
     sub = repo / "deploy"
-    sub.mkdir(parents=True)
-    (sub / "k8s.yaml").write_text((PLAN / "old.yaml").read_text())
-    (repo / "k8s.yaml").write_text("# the root's own file: not what the job renders\n")
-    _git(tmp_path, "init", "-q", "-b", "main", str(repo))
-    for k, v in (("user.email", "ci@example.com"), ("user.name", "ci")):
-        _git(repo, "config", k, v)
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-qm", "base")
-    _git(repo, "checkout", "-qb", "change")
-    (sub / "k8s.yaml").write_text((PLAN / "new.yaml").read_text())
-    _git(repo, "commit", "-qam", "change")
+    root_file = "# the root's own file: not what the job renders\n"
+    git_commit(
+        repo, "base", {"deploy/k8s.yaml": (PLAN / "old.yaml").read_text(), "k8s.yaml": root_file}
+    )
+    git(repo, "checkout", "-qb", "change")
+    git_commit(repo, "change", {"deploy/k8s.yaml": (PLAN / "new.yaml").read_text()})
     res = _ci_report(sub, "--render", "cat k8s.yaml", "--base", "main")
     assert res.returncode == 0, res.stderr
     out = sub / "cmhash-report"
     assert (out / "old.yaml").read_text() == (PLAN / "old.yaml").read_text()
     assert json.loads((out / "report.json").read_text())["summary"]["restart"] == 13
     # a directory the base does not have yet: one line saying so
-    (repo / "new-app").mkdir()
-    (repo / "new-app" / "k8s.yaml").write_text((PLAN / "new.yaml").read_text())
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-qm", "new app")
+    git_commit(repo, "new app", {"new-app/k8s.yaml": (PLAN / "new.yaml").read_text()})
     res = _ci_report(repo / "new-app", "--render", "cat k8s.yaml", "--base", "main")
     assert res.returncode == 2, res.stderr
     assert res.stderr.splitlines()[-1] == (
@@ -159,7 +138,7 @@ def test_a_multi_line_git_error_is_one_line_without_credentials(tmp_path: Path) 
     repo, _ = _repo(tmp_path)
     # no such base here: ci-report fetches it from origin, which git cannot read (git says
     # so on five lines, "fatal: ... does not appear to be a git repository" first)
-    _git(repo, "remote", "add", "origin", str(tmp_path / "nowhere"))
+    git(repo, "remote", "add", "origin", str(tmp_path / "nowhere"))
     res = _ci_report(
         repo, "--render", "cat k8s.yaml", "--base", "release-9", env={"GITHUB_TOKEN": TOKEN}
     )
@@ -170,7 +149,7 @@ def test_a_multi_line_git_error_is_one_line_without_credentials(tmp_path: Path) 
     assert len(res.stderr.strip().splitlines()) == 1, res.stderr
     assert "Traceback" not in res.stderr and "Please make sure" not in res.stderr
     # a remote URL with credentials: neither the password nor the token is shown
-    _git(repo, "remote", "set-url", "origin", f"https://oauth2:{TOKEN}@127.0.0.1:9/x.git")
+    git(repo, "remote", "set-url", "origin", f"https://oauth2:{TOKEN}@127.0.0.1:9/x.git")
     res = _ci_report(
         repo,
         "--render",
@@ -202,13 +181,13 @@ def test_git_message_takes_the_first_meaningful_line() -> None:
 
 def test_a_shallow_clone_without_the_merge_base_says_how_to_fix_it(tmp_path: Path) -> None:
     upstream, _ = _repo(tmp_path)  # main: base; change: one commit on top
-    _git(upstream, "checkout", "-q", "main")
+    git(upstream, "checkout", "-q", "main")
     for i in range(3):  # main moves on after the branch point
         (upstream / f"other{i}.txt").write_text(f"{i}\n")
-        _git(upstream, "add", ".")
-        _git(upstream, "commit", "-qm", f"main {i}")
+        git(upstream, "add", ".")
+        git(upstream, "commit", "-qm", f"main {i}")
     clone = tmp_path / "clone"
-    _git(
+    git(
         tmp_path,
         "clone",
         "-q",
@@ -219,7 +198,7 @@ def test_a_shallow_clone_without_the_merge_base_says_how_to_fix_it(tmp_path: Pat
         f"file://{upstream}",
         str(clone),
     )
-    assert _git(clone, "rev-parse", "--is-shallow-repository") == "true"
+    assert git(clone, "rev-parse", "--is-shallow-repository") == "true"
     res = _ci_report(clone, "--render", "cat k8s.yaml", "--base", "main")
     assert res.returncode == 2, res.stderr
     last = res.stderr.splitlines()[-1]
@@ -227,6 +206,6 @@ def test_a_shallow_clone_without_the_merge_base_says_how_to_fix_it(tmp_path: Pat
     assert "GIT_DEPTH: 0" in last and "fetch-depth: 0" in last
     assert "Traceback" not in res.stderr
     # the whole history: the same job works
-    _git(clone, "fetch", "-q", "--unshallow", "origin", "main:refs/remotes/origin/main")
+    git(clone, "fetch", "-q", "--unshallow", "origin", "main:refs/remotes/origin/main")
     res = _ci_report(clone, "--render", "cat k8s.yaml", "--base", "origin/main")
     assert res.returncode == 0, res.stderr

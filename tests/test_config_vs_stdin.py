@@ -12,7 +12,16 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, cmhash_command, run_cmhash, tool, tool_env
+from conftest import (
+    ROOT,
+    cmhash_command,
+    helm_env,
+    kustomize,
+    kustomize_build,
+    run_cmhash,
+    tool,
+    write_tree,
+)
 
 CHART = ROOT / "tests" / "fixtures" / "chart"
 EXAMPLES = ROOT / "ci-templates" / "kustomize"
@@ -33,11 +42,9 @@ PIPED = (
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A repository whose .cmhash.yaml points at its own manifests."""
-    root = tmp_path / "repo"
-    (root / "k8s").mkdir(parents=True)
-    (root / "k8s" / "app.yaml").write_text(REPO_CM + "---\n" + REPO_DEP)
-    (root / ".cmhash.yaml").write_text("paths: [k8s/]\nannotationKey: example.com/hash\n")
-    return root
+    config = "paths: [k8s/]\nannotationKey: example.com/hash\n"
+    files = {"k8s/app.yaml": REPO_CM + "---\n" + REPO_DEP, ".cmhash.yaml": config}
+    return write_tree(tmp_path / "repo", files)
 
 
 def kinds_and_names(text: str) -> set[tuple[str, str]]:
@@ -157,20 +164,12 @@ pytest_integration = pytest.mark.integration
 @pytest_integration
 def test_helm4_plugin_in_a_repository(repo: Path, tmp_path: Path) -> None:
     shutil.copytree(CHART, repo / "chart")
-    res = run_cmhash(["helm-plugin-dir"])
-    plugins = Path(res.stdout.decode().strip()).parent
-    env = tool_env(
-        HELM_CONFIG_HOME=str(tmp_path / "c"),
-        HELM_DATA_HOME=str(tmp_path / "d"),
-        HELM_CACHE_HOME=str(tmp_path / "k"),
-        HELM_PLUGINS=str(plugins),
-    )
     out = subprocess.run(
         [tool("helm"), "template", "web", "./chart", "--post-renderer", "cmhash"],
         capture_output=True,
         text=True,
         cwd=repo,
-        env=env,
+        env=helm_env(tmp_path, "helm"),
         check=False,
     )
     assert out.returncode == 0, out.stderr
@@ -182,18 +181,12 @@ def test_helm4_plugin_in_a_repository(repo: Path, tmp_path: Path) -> None:
 @pytest_integration
 def test_helm3_executable_in_a_repository(repo: Path, tmp_path: Path) -> None:
     shutil.copytree(CHART, repo / "chart")
-    env = tool_env(
-        HELM_CONFIG_HOME=str(tmp_path / "c"),
-        HELM_DATA_HOME=str(tmp_path / "d"),
-        HELM_CACHE_HOME=str(tmp_path / "k"),
-        HELM_PLUGINS=str(tmp_path / "p"),
-    )
     out = subprocess.run(
         [tool("helm3"), "template", "web", "./chart", "--post-renderer", "cmhash"],
         capture_output=True,
         text=True,
         cwd=repo,
-        env=env,
+        env=helm_env(tmp_path, "helm3"),
         check=False,
     )
     assert out.returncode == 0, out.stderr
@@ -207,14 +200,7 @@ def test_kustomize_transformer_in_a_repository(repo: Path, tmp_path: Path) -> No
     home = tmp_path / "plugin-home"
     assert run_cmhash(["install-kustomize-plugin", "--plugin-home", str(home)]).code == 0
     shutil.copytree(EXAMPLES / "legacy", repo / "overlay")
-    out = subprocess.run(
-        [tool("kubectl"), "kustomize", "--enable-alpha-plugins", "overlay"],
-        capture_output=True,
-        text=True,
-        cwd=repo,
-        env=tool_env(KUSTOMIZE_PLUGIN_HOME=str(home)),
-        check=False,
-    )
+    out = kustomize("overlay", cwd=repo, KUSTOMIZE_PLUGIN_HOME=str(home))
     assert out.returncode == 0, out.stderr
     names = {kind for kind, _ in kinds_and_names(out.stdout)}
     assert names == {"ConfigMap", "Deployment"} and "repo-app" not in out.stdout
@@ -224,13 +210,6 @@ def test_kustomize_transformer_in_a_repository(repo: Path, tmp_path: Path) -> No
 @pytest_integration
 def test_krm_function_in_a_repository(repo: Path) -> None:
     shutil.copytree(EXAMPLES / "krm", repo / "krm")
-    out = subprocess.run(
-        [tool("kustomize"), "build", "--enable-alpha-plugins", "--enable-exec", "krm"],
-        capture_output=True,
-        text=True,
-        cwd=repo,
-        env=tool_env(),
-        check=False,
-    )
+    out = kustomize_build("krm", cwd=repo)
     assert out.returncode == 0, out.stderr
     assert "repo-app" not in out.stdout and "checksum/config" in out.stdout

@@ -77,10 +77,15 @@ def c_build(text: str, base: int = 0) -> list[Node] | None:
 
 
 def same(text: str, base: int = 0) -> bool:
-    """Assert the two builders agree on ``text``; True when C built it itself."""
+    """Assert the two builders agree on ``text``; True when C built it itself. Both on
+    libyaml's events: not parse_chunk, which sends a text libyaml misreads
+    (parse/libyaml.py: ``?:``, a tab) to the reference parser before either builder."""
     built = c_build(text, base)
     try:
-        expected = [_dump(r) for r in events.parse_chunk(text, base, PY)]
+        expected = [_dump(r) for r in events._parse_fast(text, base, PY)]
+    except events._Misread:  # a single-pair flow mapping: handed back by C too
+        assert built is None, f"C built a single-pair flow mapping: {text[:200]!r}"
+        return False
     except (NodeError, UnicodeEncodeError):  # (lone surrogates: never out of a decoder)
         assert built is None, f"C accepted what the Python path refuses: {text[:200]!r}"
         return False

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, run_cmhash
+from conftest import CORPUS, report_json, run_cmhash
 
 CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n{meta}data:\n  k: {value}\n"
 SECRET = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {name}\nstringData:\n  k: {value}\n"
@@ -353,14 +353,6 @@ def test_explain_says_why(tmp_path: Path) -> None:
     assert declared["argocd-secret"] == ("declared", "cmhash.io/extra-secrets", "")
 
 
-def _report(tmp: Path, old: bytes, new: bytes) -> dict:  # type: ignore[type-arg]
-    (tmp / "old.yaml").write_bytes(old)
-    (tmp / "new.yaml").write_bytes(new)
-    res = run_cmhash(["report", "--no-config", "--format", "json", "old.yaml", "new.yaml"], cwd=tmp)
-    assert res.code == 0, res.stderr
-    return json.loads(res.out)  # type: ignore[no-any-return]
-
-
 def test_report_names_declared_and_excluded_causes(tmp_path: Path) -> None:
     dep = DEP.format(name="server", meta=ann(**{"cmhash.io/extra-configmaps": "api-read"}), spec="")
     hot = DEP.format(name="loki", meta="", spec=ENV_FROM.format(target="runtime"))
@@ -371,7 +363,7 @@ def test_report_names_declared_and_excluded_causes(tmp_path: Path) -> None:
         hot,
     )
     new = old.replace(b"k: a", b"k: b")
-    data = _report(tmp_path, old, new)
+    data = report_json(tmp_path, old, new)
     (w,) = data["restart"]
     assert w["name"] == "server"
     assert w["causes"] == [

@@ -7,6 +7,7 @@ edit-built path as far as it goes)."""
 from __future__ import annotations
 
 import difflib
+import functools
 import random
 import re
 import shlex
@@ -28,50 +29,73 @@ CASES = Path(__file__).parent / "cases"
 HEX = re.compile(r"[0-9a-f]{64}")
 
 
+# cmhash matches lines as SequenceMatcher(autojunk=False) does (write/hunks.py);
+# difflib.unified_diff builds its matcher with the default autojunk=True, which, on 200
+# lines or more, treats a line standing in over 1 % of them (`---`, blank lines) as junk.
+MATCHER = functools.partial(difflib.SequenceMatcher, autojunk=False)
+HUNK = re.compile(r"^@@ -(\d+)")
+
+
+def _unified(a: list[str], b: list[str], path: str, context: int) -> list[list[str]]:
+    """difflib.unified_diff's hunks, each a list of lines, its @@ header first."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(difflib, "SequenceMatcher", MATCHER)
+        lines = list(difflib.unified_diff(a, b, f"a/{path}", f"b/{path}", n=context))
+    hunks: list[list[str]] = []
+    for line in lines[2:]:  # after the --- / +++ labels
+        if line.startswith("@@ "):
+            hunks.append([])
+        hunks[-1].append(line)
+    return hunks
+
+
+def _first(hunk: list[str]) -> int:
+    """The first old line its @@ header names (1-based)."""
+    match = HUNK.match(hunk[0])
+    assert match, hunk[0]
+    return int(match.group(1))
+
+
+def _numbered(hunk: list[str]) -> Iterator[tuple[str, int]]:
+    """A hunk's lines of the old side (context, removed) with their 1-based numbers."""
+    number = _first(hunk)
+    for line in hunk[1:]:
+        if line[0] in " -":
+            yield line[0], number
+            number += 1
+
+
 def difflib_diff(
     old: str, new: str, path: str, hidden: Iterable[int] = ()
 ) -> tuple[str, list[int]]:
-    """``--diff`` as it was written with difflib over every line (the reference):
-    ``hidden``, 1-based lines of ``old`` holding Secret data."""
+    """``--diff``'s reference: Python's own ``difflib.unified_diff`` of the two texts'
+    lines (``str.splitlines``), labelled a/ b/, with git's ``\\ No newline at end of
+    file`` after a line that has no line break. ``hidden``: 1-based lines of ``old``
+    holding Secret data; when one would show as context the diff has none, and a hunk
+    that removes one is left out, its first line returned (the withheld list). Not
+    built from cmhash's diff code, which it checks."""
     hidden = set(hidden)
     a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     context = 3
     if hidden and any(
-        tag == "equal" and hidden.intersection(range(i1 + 1, i2 + 1))
-        for group in matcher.get_grouped_opcodes(3)
-        for tag, i1, i2, _, _ in group
+        mark == " " and number in hidden
+        for hunk in _unified(a, b, path, 3)
+        for mark, number in _numbered(hunk)
     ):
         context = 0
     out: list[str] = []
     withheld: list[int] = []
-    for group in matcher.get_grouped_opcodes(context):
-        if hidden and any(
-            tag != "equal" and hidden.intersection(range(i1 + 1, i2 + 1))
-            for tag, i1, i2, _, _ in group
-        ):
-            withheld.append(group[0][1] + 1)
+    for hunk in _unified(a, b, path, context):
+        if any(mark == "-" and number in hidden for mark, number in _numbered(hunk)):
+            withheld.append(_first(hunk))
             continue
         if not out:
             out += [f"--- a/{path}\n", f"+++ b/{path}\n"]
-        first, last = group[0], group[-1]
-        out.append(f"@@ -{_range(first[1], last[2])} +{_range(first[3], last[4])} @@\n")
-        for tag, i1, i2, j1, j2 in group:
-            if tag == "equal":
-                out += [_line(" ", x) for x in a[i1:i2]]
-                continue
-            out += [_line("-", x) for x in a[i1:i2]]
-            out += [_line("+", x) for x in b[j1:j2]]
+        out += [
+            line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n"
+            for line in hunk
+        ]
     return "".join(out), withheld
-
-
-def _range(start: int, stop: int) -> str:
-    length = stop - start
-    return str(start + 1) if length == 1 else f"{start + 1 if length else start},{length}"
-
-
-def _line(mark: str, text: str) -> str:
-    return mark + text if text.endswith("\n") else mark + text + "\n\\ No newline at end of file\n"
 
 
 def applied(old: str, edits: Iterable[Replacement]) -> str:
@@ -259,6 +283,8 @@ def test_random_edits_like_difflib_property(rnd: random.Random) -> None:
         ("a\nb\n", [Replacement(0, 0, "a\n")]),  # a line like its neighbour: difflib slides it
         ("a\nb\nb\nb\nc\n", [Replacement(4, 4, "b\n"), Replacement(8, 8, "b\n")]),
         ("x\n" * 30, [Replacement(20, 20, "x\n")]),  # text that repeats itself
+        # 200 lines or more, one between only `---`s changed: difflib's autojunk (off)
+        ("a: 1\n" + "---\n" * 100 + "b: 2\n" + "---\n" * 100, [Replacement(408, 409, "3")]),
         ("", [Replacement(0, 0, "a: 1\n")]),
         ("a: 1\nb: 2\n", [Replacement(0, 4, "a: 2"), Replacement(8, 9, "3")]),  # two on...
         ("a: 1\nb: 2\n", [Replacement(3, 4, "2"), Replacement(4, 4, "\nc: 3")]),  # ...lines
@@ -323,3 +349,22 @@ def test_a_big_stream_is_never_compared_whole(monkeypatch: pytest.MonkeyPatch) -
     with checking() as seen:
         run_cmhash(["--no-config", "--pods", "--diff", "-"], stdin=small.encode())
     assert seen
+
+
+@pytest.mark.parametrize(
+    ("broken", "fault"),
+    [
+        ("_range", lambda start, stop: f"{start},{stop - start}"),  # 0-based @@ ranges
+        ("_line", lambda mark, text: mark + text),  # no "\ No newline at end of file"
+    ],
+)
+def test_the_reference_catches_a_broken_diff(
+    broken: str, fault: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reference is difflib's, not a copy of write/diff.py: a fault put into
+    cmhash's hunk writing is caught (a copied reference would have changed with it)."""
+    old, edits = "a\nb\nc", [Replacement(0, 1, "x")]
+    assert_like_difflib(old, edits)
+    monkeypatch.setattr(diff_module, broken, fault)
+    with pytest.raises(AssertionError):
+        assert_like_difflib(old, edits)

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import IN_CI, ROOT, tool
+from conftest import CHROMIUM_FLAGS, IN_CI, ROOT, tool
 
 DOCS = ROOT / "docs"
 USER_DOCS = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted(DOCS.rglob("*.md"))]
@@ -208,17 +208,7 @@ def test_main_pages_render_in_chromium(site: Path, page: str, tmp_path: Path) ->
     """Headless Chromium loads the built page: its DOM has the page's title and
     Material's navigation, and a screenshot is written (kept under the test's tmp_path)."""
     chromium = tool("chromium")
-    flags = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-quic",
-        f"--user-data-dir={tmp_path / 'profile'}",
-    ]
+    flags = [*CHROMIUM_FLAGS, "--disable-quic", f"--user-data-dir={tmp_path / 'profile'}"]
     url = (site / page).as_uri()
     dom = subprocess.run(
         [chromium, *flags, "--dump-dom", url], capture_output=True, text=True, timeout=120

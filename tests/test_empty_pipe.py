@@ -17,24 +17,26 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, cmhash_command, run_cmhash, tool, tool_env
-
-CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: repo-config\ndata:\n  a: b\n"
-DEP = (
-    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: repo-app\nspec:\n"
-    "  template:\n    spec:\n      containers:\n      - name: c\n        envFrom:\n"
-    "        - configMapRef: {name: repo-config}\n"
+from conftest import (
+    ROOT,
+    cmhash_command,
+    helm_env,
+    kustomize,
+    kustomize_build,
+    run_cmhash,
+    tool,
+    write_tree,
 )
+from test_config_vs_stdin import REPO_CM as CM
+from test_config_vs_stdin import REPO_DEP as DEP
+
 WARNING = "<stdin>:1:1: warning: no Kubernetes objects in the input"
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    (root / "k8s").mkdir(parents=True)
-    (root / "k8s" / "app.yaml").write_text(CM + "---\n" + DEP)
-    (root / ".cmhash.yaml").write_text("paths: [k8s/]\n")
-    return root
+    files = {"k8s/app.yaml": CM + "---\n" + DEP, ".cmhash.yaml": "paths: [k8s/]\n"}
+    return write_tree(tmp_path / "repo", files)
 
 
 def run(
@@ -220,15 +222,6 @@ def empty_chart(repo: Path) -> Path:
     return chart
 
 
-def helm_env(tmp_path: Path, plugins: str) -> dict[str, str]:
-    return tool_env(
-        HELM_CONFIG_HOME=str(tmp_path / "c"),
-        HELM_DATA_HOME=str(tmp_path / "d"),
-        HELM_CACHE_HOME=str(tmp_path / "k"),
-        HELM_PLUGINS=plugins,
-    )
-
-
 @pytest.mark.integration
 @pytest.mark.parametrize("helm", ["helm3", "helm"])
 def test_helm_renders_a_chart_whose_non_hook_output_is_empty(
@@ -236,16 +229,12 @@ def test_helm_renders_a_chart_whose_non_hook_output_is_empty(
 ) -> None:
     """Helm 3 pipes only the non-hook output (here nothing) to the post-renderer and
     failed the render on cmhash's exit 2; Helm 4's plugin gets the hooks too."""
-    if helm == "helm":
-        plugins = str(Path(run_cmhash(["helm-plugin-dir"]).stdout.decode().strip()).parent)
-    else:
-        plugins = str(tmp_path / "p")
     out = subprocess.run(
         [tool(helm), "template", "r", "./chart", "--post-renderer", "cmhash"],
         capture_output=True,
         text=True,
         cwd=repo,
-        env=helm_env(tmp_path, plugins),
+        env=helm_env(tmp_path, helm),
         check=False,
     )
     assert out.returncode == 0, out.stderr
@@ -262,14 +251,7 @@ def test_kustomize_krm_function_and_legacy_plugin_on_nothing(repo: Path, tmp_pat
     krm.mkdir()
     shutil.copy(ROOT / "ci-templates" / "kustomize" / "krm" / "cmhash-fn.yaml", krm)
     (krm / "kustomization.yaml").write_text("transformers:\n  - cmhash-fn.yaml\n")
-    fn = subprocess.run(
-        [tool("kustomize"), "build", "--enable-alpha-plugins", "--enable-exec", str(krm)],
-        capture_output=True,
-        text=True,
-        cwd=repo,
-        env=tool_env(),
-        check=False,
-    )
+    fn = kustomize_build(krm, cwd=repo)
     assert fn.returncode == 0, fn.stderr
     assert "repo-app" not in fn.stdout and fn.stdout.strip() in ("", "{}")
 
@@ -279,13 +261,6 @@ def test_kustomize_krm_function_and_legacy_plugin_on_nothing(repo: Path, tmp_pat
     legacy.mkdir()
     shutil.copy(ROOT / "ci-templates" / "kustomize" / "legacy" / "cmhash-transformer.yaml", legacy)
     (legacy / "kustomization.yaml").write_text("transformers:\n  - cmhash-transformer.yaml\n")
-    tr = subprocess.run(
-        [tool("kubectl"), "kustomize", "--enable-alpha-plugins", str(legacy)],
-        capture_output=True,
-        text=True,
-        cwd=repo,
-        env=tool_env(KUSTOMIZE_PLUGIN_HOME=str(home)),
-        check=False,
-    )
+    tr = kustomize(legacy, cwd=repo, KUSTOMIZE_PLUGIN_HOME=str(home))
     assert tr.returncode == 0, tr.stderr
     assert "repo-app" not in tr.stdout and tr.stdout.strip() in ("", "{}")

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import ROOT
+from conftest import ROOT, git, git_commit, git_init
 from fakegithub import TOKEN, FakeGitHub
 
 ACTION = ROOT / "action.yml"
@@ -57,27 +57,22 @@ def _run_action(
     return res
 
 
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=repo, check=True, capture_output=True, text=True
-    ).stdout.strip()
+PLAN = ROOT / "tests" / "fixtures" / "report-plan"
+
+
+def _plan_repo(tmp_path: Path) -> tuple[Path, str]:
+    """A repository whose main branch holds the fixture's old render; the new one is
+    committed on top, on ``change``. The repository and main's commit."""
+    repo = git_init(tmp_path / "deploy", branch="main")
+    base = git_commit(repo, "base", {"manifests.yaml": (PLAN / "old.yaml").read_text()})
+    git(repo, "checkout", "-qb", "change")
+    git_commit(repo, "the change", {"manifests.yaml": (PLAN / "new.yaml").read_text()})
+    return repo, base
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "deploy"
-    plan = ROOT / "tests" / "fixtures" / "report-plan"
-    repo.mkdir()
-    (repo / "manifests.yaml").write_text((plan / "old.yaml").read_text())
-    _git(repo.parent, "init", "-q", "-b", "main", str(repo))
-    for k, v in (("user.email", "ci@example.com"), ("user.name", "ci")):
-        _git(repo, "config", k, v)
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-qm", "base")
-    _git(repo, "checkout", "-qb", "change")
-    (repo / "manifests.yaml").write_text((plan / "new.yaml").read_text())
-    _git(repo, "commit", "-qam", "the change")
-    return repo
+    return _plan_repo(tmp_path)[0]
 
 
 def _env(repo: Path, gh: FakeGitHub, base: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -100,7 +95,7 @@ INPUTS = {"render": "cat manifests.yaml", "install": "true"}
 
 
 def test_action_posts_then_updates_one_comment(repo: Path) -> None:
-    base = _git(repo, "rev-parse", "main")
+    base = git(repo, "rev-parse", "main")
     with FakeGitHub(comments=0) as gh:
         env, context = _env(repo, gh, base)
         first = _run_action(repo, INPUTS, env, context)
@@ -118,7 +113,7 @@ def test_action_posts_then_updates_one_comment(repo: Path) -> None:
 
 
 def test_action_fails_over_the_budget_after_writing_everything(repo: Path) -> None:
-    base = _git(repo, "rev-parse", "main")
+    base = git(repo, "rev-parse", "main")
     with FakeGitHub(comments=0) as gh:
         env, context = _env(repo, gh, base)
         res = _run_action(repo, {**INPUTS, "max-restarts": "0"}, env, context)
@@ -173,18 +168,7 @@ def test_recipe_runs_as_written(tmp_path: Path) -> None:
     inputs = {k: str(v) for k, v in ours["with"].items()}
     inputs["render"] = "cat manifests.yaml"
     inputs["install"] = "true"
-    repo = tmp_path / "deploy"
-    plan = ROOT / "tests" / "fixtures" / "report-plan"
-    repo.mkdir()
-    (repo / "manifests.yaml").write_text((plan / "old.yaml").read_text())
-    _git(tmp_path, "init", "-q", "-b", "main", str(repo))
-    for k, v in (("user.email", "ci@example.com"), ("user.name", "ci")):
-        _git(repo, "config", k, v)
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-qm", "base")
-    base = _git(repo, "rev-parse", "HEAD")
-    (repo / "manifests.yaml").write_text((plan / "new.yaml").read_text())
-    _git(repo, "commit", "-qam", "change")
+    repo, base = _plan_repo(tmp_path)
     with FakeGitHub(comments=0) as gh:
         env, context = _env(repo, gh, base)
         res = _run_action(repo, inputs, env, context)

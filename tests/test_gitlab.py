@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, tool, tool_env
+from conftest import ROOT, git, git_commit, git_init, tool, tool_env
 
 pytestmark = pytest.mark.integration
 
@@ -48,15 +48,6 @@ verify:
 """
 
 
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
-
-
 def project(tmp: Path, pipeline: str, app: str = DEP) -> Path:
     repo = tmp / "project"
     (repo / "ci-templates" / "gitlab").mkdir(parents=True)
@@ -68,10 +59,9 @@ def project(tmp: Path, pipeline: str, app: str = DEP) -> Path:
     (repo / "fixtures" / "config.yaml").write_text(CM)
     (repo / "fixtures" / "app.yaml").write_text(app)
     (repo / ".gitlab-ci.yml").write_text(pipeline)
-    git(repo, "init", "-q")
+    git_init(repo)
     git(repo, "remote", "add", "origin", "https://gitlab.example.com/platform/demo.git")
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "init")
+    git_commit(repo, "init")
     return repo
 
 
@@ -151,16 +141,11 @@ def report_project(tmp: Path, extra: str = "") -> tuple[Path, str]:
     (repo / "k8s").mkdir()
     (repo / "k8s" / "app.yaml").write_bytes((CASE / "old.yaml").read_bytes())
     (repo / ".gitlab-ci.yml").write_text(REPORT_PIPELINE.format(extra=extra))
-    git(repo, "init", "-q", "-b", "main")
+    git_init(repo, branch="main")
     git(repo, "remote", "add", "origin", "https://gitlab.example.com/platform/demo.git")
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "base")
-    base = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=repo, check=True, capture_output=True, text=True
-    ).stdout.strip()
+    base = git_commit(repo, "base")
     git(repo, "checkout", "-q", "-b", "feature")
-    (repo / "k8s" / "app.yaml").write_bytes((CASE / "new.yaml").read_bytes())
-    git(repo, "commit", "-q", "-a", "-m", "change config")
+    git_commit(repo, "change config", {"k8s/app.yaml": (CASE / "new.yaml").read_bytes()})
     return repo, base
 
 

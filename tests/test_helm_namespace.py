@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, run_cmhash, tool, tool_env
+from conftest import ROOT, helm_env, run_cmhash, tool
 
 CHART = ROOT / "tests" / "fixtures" / "chart-ns"
 KPS = ROOT / "tests" / "fixtures" / "helm-renders" / "kube-prometheus-stack.yaml"
@@ -179,16 +179,8 @@ def _docs(text: str) -> dict[str, dict]:  # type: ignore[type-arg]
 @pytest.mark.integration
 @pytest.mark.parametrize("binary", ["helm", "helm3"])
 def test_real_helm_release_namespace(tmp_path: Path, binary: str) -> None:
-    env = tool_env(
-        HELM_CONFIG_HOME=str(tmp_path / "c"),
-        HELM_DATA_HOME=str(tmp_path / "d"),
-        HELM_CACHE_HOME=str(tmp_path / "k"),
-    )
-    if binary == "helm":
-        plugins = Path(run_cmhash(["helm-plugin-dir"]).stdout.decode().strip()).parent
-        env["HELM_PLUGINS"] = str(plugins)
     log = tmp_path / "cmhash.log"
-    env["CMHASH_LOG"] = str(log)
+    env = helm_env(tmp_path, binary, CMHASH_LOG=str(log))
     out = subprocess.run(
         [tool(binary), "template", "rel", str(CHART), "-n", "shop", "--post-renderer", "cmhash"],
         capture_output=True,
@@ -211,16 +203,8 @@ def test_real_helm_ambiguous_release_namespace_fails_visibly(tmp_path: Path, bin
     unnamespaced ConfigMap: the render fails, so Helm shows it (Helm 3 prints the
     message; Helm 4 hides a post-renderer's stderr but not its failure, and the message
     is in CMHASH_LOG); -n settles it."""
-    env = tool_env(
-        HELM_CONFIG_HOME=str(tmp_path / "c"),
-        HELM_DATA_HOME=str(tmp_path / "d"),
-        HELM_CACHE_HOME=str(tmp_path / "k"),
-    )
-    if binary == "helm":
-        plugins = Path(run_cmhash(["helm-plugin-dir"]).stdout.decode().strip()).parent
-        env["HELM_PLUGINS"] = str(plugins)
     log = tmp_path / "cmhash.log"
-    env["CMHASH_LOG"] = str(log)
+    env = helm_env(tmp_path, binary, CMHASH_LOG=str(log))
     cmd = [tool(binary), "template", "rel", str(CHART), "-n", "shop", "--set", "mirror=other"]
     out = subprocess.run(
         [*cmd, "--post-renderer", "cmhash"], capture_output=True, text=True, env=env, check=False

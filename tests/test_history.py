@@ -4,13 +4,12 @@ report); idempotent; refused combinations and a PREV that does not fit, exit 2."
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cmhash, tool
+from conftest import ROOT, report_json, run_cmhash, tool
 from manifests import load_objects
 
 from cmhash.analyze.versioned import KEEP_RULES, KeepRule, keep_rules
@@ -121,21 +120,7 @@ def test_three_renders_keep_a_window_of_two(tmp_path: Path) -> None:
     assert run(tmp_path, render(3), o3) == o3
 
     # report lists what applying o3 deletes: the versions that left the window
-    (tmp_path / "o2.yaml").write_bytes(o2)
-    (tmp_path / "o3.yaml").write_bytes(o3)
-    res = run_cmhash(
-        [
-            "report",
-            "--no-config",
-            "--versioned",
-            "--format",
-            "json",
-            str(tmp_path / "o2.yaml"),
-            str(tmp_path / "o3.yaml"),
-        ]
-    )
-    assert res.code == 0, res.stderr
-    report = json.loads(res.stdout)
+    report = report_json(tmp_path, o2, o3, "--versioned")  # as old.yaml, new.yaml
     secret_shown = v1["Secret"].rsplit("-", 1)[0] + "-…"
     assert report["pruned"] == [
         {"kind": "ConfigMap", "namespace": "shop", "name": v1["ConfigMap"]},
@@ -143,15 +128,8 @@ def test_three_renders_keep_a_window_of_two(tmp_path: Path) -> None:
     ]
     assert [c["name"] for c in report["configs"]] == ["app", "db"]  # carried ones are not "now"
     text = run_cmhash(
-        [
-            "report",
-            "--no-config",
-            "--versioned",
-            "--format",
-            "text",
-            str(tmp_path / "o2.yaml"),
-            str(tmp_path / "o3.yaml"),
-        ]
+        ["report", "--no-config", "--versioned", "--format", "text", "old.yaml", "new.yaml"],
+        cwd=tmp_path,
     )
     assert "Versions deleted when NEW is applied:" in text.out and v1["ConfigMap"] in text.out
 

@@ -12,7 +12,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, checkout_head
 
 from cmhash import __version__
 
@@ -56,12 +56,6 @@ def test_every_copy_of_the_version_matches() -> None:
     assert 'dynamic = ["version"]' in meta and f'Homepage = "{HOME}"' in meta
 
 
-def _git(*args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True
-    ).stdout.strip()
-
-
 def _fresh_venv(tmp: Path) -> Path:
     subprocess.run([sys.executable, "-m", "venv", str(tmp / "venv")], check=True)
     return tmp / "venv" / "bin"
@@ -89,10 +83,7 @@ def _works(bindir: Path, tmp: Path) -> None:
 @pytest.mark.slow
 def test_pip_install_from_a_git_url(tmp_path: Path) -> None:
     """``pip install "cmhash @ git+URL@REF"`` with this repository's HEAD as URL@REF."""
-    try:
-        head = _git("rev-parse", "HEAD")
-    except (subprocess.CalledProcessError, FileNotFoundError):
-        pytest.skip("not a git checkout")
+    head = checkout_head()
     bindir = _fresh_venv(tmp_path)
     subprocess.run(
         [str(bindir / "pip"), "install", "--quiet", f"cmhash @ git+file://localhost{ROOT}@{head}"],
@@ -105,10 +96,7 @@ def test_pip_install_from_a_git_url(tmp_path: Path) -> None:
 def test_pip_install_from_a_release_archive(tmp_path: Path) -> None:
     """The archive GitLab serves for a tag is ``git archive --prefix=cmhash-TAG/``; pip
     installs it without git."""
-    try:
-        _git("rev-parse", "HEAD")
-    except (subprocess.CalledProcessError, FileNotFoundError):
-        pytest.skip("not a git checkout")
+    checkout_head()
     archive = tmp_path / f"cmhash-{TAG}.tar.gz"
     subprocess.run(
         [

@@ -178,3 +178,72 @@ def test_a_job_renamed_by_hand_takes_its_new_name_as_base() -> None:
 def test_patches_refuse_jobs_rename() -> None:
     res = run_cmhash(["patches", "--no-config", "--jobs=rename", str(CASE)])
     assert res.code == 2 and "cannot express --jobs=rename as patches" in res.stderr
+
+
+CONTRADICTIONS = [
+    ("--jobs=rename", "--no-jobs"),
+    ("--no-jobs", "--rename-jobs"),
+    ("--jobs=annotate", "--jobs=rename"),
+    ("--rename-jobs", "--jobs=annotate"),
+    ("--jobs", "--no-jobs"),
+    ("--no-jobs", "--jobs=annotate"),
+]
+
+
+@pytest.mark.parametrize(("first", "second"), CONTRADICTIONS)
+@pytest.mark.parametrize("command", [[], ["explain"], ["report", str(CASE)]])
+def test_contradictory_job_options_are_a_usage_error(
+    first: str, second: str, command: list[str]
+) -> None:
+    """Two Job options asking for different modes: exit 2, one line naming both (before,
+    the last one silently won)."""
+    res = run_cmhash([*command, "--no-config", first, second, str(CASE)])
+    assert res.code == 2, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and first in lines[0] and second in lines[0], res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_compatible_job_options_and_an_unknown_mode() -> None:
+    assert run_cmhash(["--no-config", "--jobs", "--jobs=rename", str(CASE)]).code == 0
+    assert run_cmhash(["--no-config", "--jobs=rename", "--jobs=rename", str(CASE)]).code == 0
+    res = run_cmhash(["--no-config", "--jobs=renamed", str(CASE)])
+    assert res.code == 2 and "--jobs=renamed: use --jobs, --jobs=annotate" in res.stderr
+    # after "--" a word is a path, not an option
+    assert "contradict" not in run_cmhash(["--no-config", "--no-jobs", "--", "--jobs"]).stderr
+
+
+@pytest.mark.parametrize(
+    ("config", "flag", "renamed", "annotated"),
+    [
+        ("jobs: rename", "--jobs=annotate", False, True),
+        ("jobs: rename", "--no-jobs", False, False),
+        ("jobs: rename", "--jobs", True, True),
+        ("jobs: false", "--jobs=rename", True, True),
+        ("jobs: true", "--jobs=rename", True, True),
+        ("jobs: true", "--no-jobs", False, False),
+    ],
+)
+def test_the_command_line_wins_over_the_config_file(
+    tmp_path: Path, config: str, flag: str, renamed: bool, annotated: bool
+) -> None:
+    """As for every other setting (settings.layered): config < command line; the two
+    are no contradiction. A plain --jobs keeps the configured mode."""
+    (tmp_path / ".cmhash.yaml").write_text(config + "\n")
+    (tmp_path / "all.yaml").write_text(TEXT)
+    res = run_cmhash([flag, "all.yaml"], cwd=tmp_path)
+    assert res.code == 0, res.stderr
+    assert bool(NAME.findall(res.out)) is renamed
+    job = res.out.split("kind: Job", 1)[1].split("\n---", 1)[0]
+    assert ("checksum/config" in job) is annotated
+
+
+def test_verbose_says_when_the_command_line_overrides_jobs_in_the_config(tmp_path: Path) -> None:
+    (tmp_path / ".cmhash.yaml").write_text("jobs: rename\n")
+    (tmp_path / "all.yaml").write_text(TEXT)
+    res = run_cmhash(["-v", "--jobs=annotate", "all.yaml"], cwd=tmp_path)
+    assert "jobs: rename is overridden by the command line (Jobs: true)" in res.stderr
+    same = run_cmhash(["-v", "--jobs", "all.yaml"], cwd=tmp_path)
+    assert "overridden" not in same.stderr
+    quiet = run_cmhash(["--no-jobs", "all.yaml"], cwd=tmp_path)
+    assert "overridden" not in quiet.stderr

@@ -5,39 +5,14 @@ example runs with the real standalone kustomize (v4.5.4)."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, cmhash_command, run_cmhash, tool, tool_env
+from conftest import ROOT, cmhash_command, kustomize, kustomize_build, run_cmhash
 
 EXAMPLES = ROOT / "ci-templates" / "kustomize"
 pytestmark = pytest.mark.integration
-
-
-def kustomize(directory: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [tool("kubectl"), "kustomize", "--enable-alpha-plugins", str(directory)],
-        capture_output=True,
-        text=True,
-        env=tool_env(**env),
-        check=False,
-    )
-
-
-def kustomize_build(
-    directory: Path | str, cwd: Path, **env: str
-) -> subprocess.CompletedProcess[str]:
-    """Standalone kustomize, as the README and cmhash-fn.yaml say to run it."""
-    return subprocess.run(
-        [tool("kustomize"), "build", "--enable-alpha-plugins", "--enable-exec", str(directory)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=tool_env(**env),
-        check=False,
-    )
 
 
 def by_kind(text: str) -> dict[str, dict]:  # type: ignore[type-arg]

@@ -14,7 +14,6 @@ import copy
 import itertools
 import json
 import random
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -56,9 +55,62 @@ SHAPES = [
     "k: [? , a]\n",
     "k: [*x?]\n",
 ]
-# Known: every libyaml takes a flow collection as a key with nothing after its ``:``
-# right before the end, ruamel refuses it (parse/libyaml.py says why it is not routed).
-KNOWN = re.compile(r"[\]}][ \t]*:[\]},]")
+# A ``:`` right after a JSON-like key inside ``[...]``: every libyaml reads a single-pair
+# mapping, ruamel refuses (found by the generated texts below); the events route them.
+SINGLE_PAIRS = [
+    "k: [[]:]\n",
+    "k: [{}:]\n",
+    "k: [[]:a]\n",
+    "k: [{}:a]\n",
+    'k: ["a":]\n',
+    'k: ["a" :]\n',
+    'k: ["a":a]\n',
+    'k: ["a":"b"]\n',
+    "k: ['a':]\n",
+    "k: ['a':b]\n",
+    'k: [?"a":]\n',
+    'k: [x, "a":,]\n',
+    "[[]:]\n",
+    # read alike, routed all the same (a single-pair mapping in a flow sequence)
+    "k: [a: b]\n",
+    "k: [? a : b]\n",
+    "k: [[]: a]\n",
+    "\ufeffk: [a: b]\n",
+]
+# A tab where libyaml skips it or keeps it in a plain scalar and ruamel refuses it, and
+# tabs both read alike: every text with a tab is routed (parse/libyaml.py).
+TABS = [
+    "k: v\t\n",
+    "k: v\t# c\n",
+    "k: [a]\t\n",
+    "k: {a: b}\t\n",
+    'k: "v"\t\n',
+    "k: a\tb\n",
+    "k: a \tb\n",
+    "k: &x\tv\n",
+    "k: [a \tb]\n",
+    "k: [a\n\tb]\n",
+    "k: a\n \tb\n",
+    "k: {a:\tb}\n",
+    "k: [a:\tb]\n",
+    "k: {a\t: b}\n",
+    "k: [a,\tb]\n",
+    'k: "a\tb"\n',
+    "k: |\n  \ta\n",
+    "k:\tv\n",
+    "\tk: v\n",
+]
+# NEL, LS, PS: line breaks in YAML 1.1 (libyaml), not in 1.2 (ruamel); routed too
+BREAKS = [
+    "k: a\u2028b\n",
+    "k: a\x85b\n",
+    "k: a\u2029b\n",
+    "k: 'a\u2028b'\n",
+    "k: [a\u2028b]\n",
+    "k: |\n  a\u2028b\n",
+    "a: b\nmetadata:\n  nam\x85e: x\n",
+    "k:\n  - a\n\u2028 - b\n",
+]
 # What libyaml refuses and the reference reads (a ``:`` next to a flow indicator): the
 # fast path asks the reference on a refusal, so both parsers agree here too.
 REFUSED_BY_LIBYAML = ["k: {:}\n", "k: [:a]\n", "k: {a:}\n", "k: [::]\n", "k: {:a}\n"]
@@ -100,11 +152,53 @@ def _paths() -> dict[str, events._Backend]:
     }
 
 
-@pytest.mark.parametrize("text", SHAPES + REFUSED_BY_LIBYAML)
+@pytest.mark.parametrize("text", SHAPES + REFUSED_BY_LIBYAML + SINGLE_PAIRS + TABS + BREAKS)
 def test_every_path_reads_the_shapes_alike(text: str) -> None:
-    assert libyaml.misread(text) == (text in SHAPES)
+    assert libyaml.misread(text) == (text in SHAPES or text in TABS or text in BREAKS)
     readings = {name: _read(text, be) for name, be in _paths().items()}
     assert _distinct(list(readings.values())) == 1, readings
+
+
+@pytest.mark.parametrize("text", SINGLE_PAIRS + TABS + BREAKS)
+def test_the_fast_path_gives_the_reference_verdict_and_message(text: str) -> None:
+    """Where libyaml and ruamel disagreed, the fast path (with and without C) now reads
+    what the exact path reads, or refuses with its message at its place."""
+
+    def outcome(be: events._Backend) -> Any:
+        try:
+            return ("read", [_dump(r) for r in events.parse_chunk(text, 0, be)])
+        except NodeError as exc:
+            return ("refused", exc.message, exc.offset)
+
+    exact = outcome(events.backend("exact"))
+    assert outcome(events.backend("fast")) == exact
+    assert outcome(_python()) == exact
+
+
+def test_a_routed_chunk_is_self_checked_by_the_reference() -> None:
+    """A chunk the events sent to the reference parser says so: analyze/chunk.py's
+    self-check then reads the edited text with the reference too."""
+    for be in (events.backend("fast"), _python()):
+        assert events.parse_chunk("k: [a: b]\n", 0, be).exact
+        assert not events.parse_chunk("k: [{a: b}]\n", 0, be).exact
+    assert not events.parse_chunk("k: [a: b]\n", 0, events.backend("exact")).exact
+
+
+@pytest.mark.parametrize("text", ["k: [a: b]\n", "k: [{}:]\n", "- [x, ? a]\n"])
+def test_single_pair_mappings_leave_the_c_builder(text: str) -> None:
+    """libyaml's single-pair flow mappings go to the reference parser, from the C
+    builder too; a flow sequence of flow mappings (JSON) stays in C."""
+    be = events.backend("fast")
+    if be.ctree is None:
+        pytest.skip("the C tree builder was not compiled")
+    assert be.ctree(text, 0) is None
+    assert be.ctree('{"a": [{"b": "c"}, {"d": ["e"]}]}\n', 0) is not None
+    assert be.ctree("\ufeffa: [{b: c}]\n", 0) is not None
+    assert be.ctree("é: [ {b: c}]\n", 0) is not None
+    assert libyaml.single_pair("[a: b]", 1, 1)
+    assert libyaml.single_pair("[? a]", 1, 2)
+    assert not libyaml.single_pair("[{a: b}]", 1, 2)
+    assert not libyaml.single_pair("\ufeff[{a: b}]", 1, 2)
 
 
 def test_a_misread_shape_never_reaches_the_c_builder(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -141,10 +235,12 @@ def test_misread_is_conservative_and_cheap() -> None:
     assert libyaml.misread('k: "a ?]"\n')
     # no catastrophic backtracking on many comment marks
     assert not libyaml.misread("k: [?" + " #" * 5000 + "\n  x]\n")
+    assert not libyaml.misread("k: caf\u00e9 \u2027 \u202f \U0001f600\n")
 
 
 def _generated() -> list[str]:
     tokens = ["[", "]", "{", "}", "?", ":", ",", "a", " ", "? ", ": ", "\n  ", "#c\n "]
+    tokens += ['"a"', "'a'", "\t", ":\t", "&x ", "\u2028", "\x85"]
     texts = {"".join(c) for n in range(1, 4) for c in itertools.product(tokens, repeat=n)}
     rng = random.Random(25027)
     texts |= {"".join(rng.choice(tokens) for _ in range(rng.randint(4, 8))) for _ in range(3000)}
@@ -176,8 +272,6 @@ def test_every_path_agrees_on_generated_flow_text(step: int) -> None:
     apart; the C builder and PyYAML's libyaml are held to the same offsets above.)"""
     paths = list(_paths().values())
     for text in _generated()[::step]:
-        if KNOWN.search(text):
-            continue
         readings = [_read(text, be, offsets=False) for be in paths]
         assert _distinct(readings) == 1, (text, readings)
 
@@ -256,18 +350,33 @@ def test_the_cli_agrees_on_both_parsers(tmp_path: Path) -> None:
         "        envFrom:\n        - configMapRef:\n            name: cfg\n---\n"
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  k: v\n"
     )
-    for shape, code in (("[? ] ]", 2), ("[ ? ]", 0), ("[? , a]", 0), ("{:}", 0)):
+    for shape, code in (
+        ("[? ] ]", 2),
+        ("[ ? ]", 0),
+        ("[? , a]", 0),
+        ("{:}", 0),
+        ("[[]:]", 2),
+        ('["a":b]', 2),
+        ("[a: b]", 0),
+        ("{a: b}\t", 2),
+        ("v\t", 2),
+        ("[a \tb]", 2),
+        ("{a:\tb}", 0),
+    ):
         path = tmp_path / "in.yaml"
         path.write_text(deployment.format(shape=shape))
         results = [run_cmhash(["--no-config", "--parser", p, str(path)]) for p in ("fast", "exact")]
         assert [r.code for r in results] == [code, code], (shape, results)
         assert results[0].stdout == results[1].stdout
+        assert results[0].stderr == results[1].stderr  # the same file:line:col message
+        if code == 2:
+            assert f"{path}:6:" in results[0].stderr
 
 
-@pytest.mark.xfail(reason="known: libyaml takes [[]:], ruamel refuses it (parse/libyaml.py)")
 def test_a_flow_collection_key_with_an_empty_value() -> None:
     readings = [_read("k: [[]:]\n", be, offsets=False) for be in _paths().values()]
     assert _distinct(readings) == 1
+    assert readings[0][0] == "refused"  # ruamel's verdict; libyaml took it
 
 
 _CHECK = """
@@ -277,8 +386,10 @@ import yaml
 from cmhash.parse import events
 import test_libyaml as t
 out = {"libyaml": yaml._yaml.get_version_string()}
-for text in t.SHAPES + t.REFUSED_BY_LIBYAML + [t._block(t.MAX_DEPTH), t._block(t.MAX_DEPTH + 1), t._flow(t.MAX_DEPTH + 1)]:
+for text in t.SHAPES + t.REFUSED_BY_LIBYAML + t.SINGLE_PAIRS + t.TABS + t.BREAKS + [t._block(t.MAX_DEPTH), t._block(t.MAX_DEPTH + 1), t._flow(t.MAX_DEPTH + 1)]:
     out[text[:40]] = t._distinct([t._read(text, be) for be in t._paths().values()])
+for text in t._generated()[::3]:
+    out["generated " + text] = t._distinct([t._read(text, be, offsets=False) for be in t._paths().values()])
 print(json.dumps(out))
 """
 

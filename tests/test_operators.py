@@ -82,7 +82,9 @@ def _site_holds(schema: dict[str, Any], site: Site) -> bool:
     return site.key_field is None or props.get(site.key_field, {}).get("type") == "string"
 
 
-PROFILE_IDS = [f"{k.group}/{k.kind}" for k in OPERATOR_KINDS]
+PROFILE_IDS = [
+    f"{k.group}/{k.kind}" + (f"/{k.component}" if k.component else "") for k in OPERATOR_KINDS
+]
 
 
 @pytest.mark.parametrize("kind", OPERATOR_KINDS, ids=PROFILE_IDS)
@@ -107,6 +109,12 @@ def test_the_crd_check_can_fail() -> None:
     assert not _site_holds(schema, Site(("spec", "secretz", "*"), "Secret", "operator", ""))
     assert not _site_holds(schema, Site(("spec", "secrets"), "Secret", "operator", ""))
     assert _site_holds(schema, Site(("spec", "secrets", "*"), "Secret", "operator", ""))
+    vmcluster = _crds()[("operator.victoriametrics.com", "VMCluster")][0]
+    assert _at(vmcluster, ("spec", "vmagent", "podMetadata", "annotations")) is None
+    assert _is_string_map(_at(vmcluster, ("spec", "vminsert", "podMetadata", "annotations")))
+    assert not _site_holds(
+        vmcluster, Site(("spec", "vminsert", "vmBackup", "credentialsSecret"), "Secret", "x")
+    )
 
 
 # -- what rolls ------------------------------------------------------------------------
@@ -220,7 +228,7 @@ def test_template_path_and_annotation_path_exclude_each_other(tmp_path: Path) ->
 def _stream(copies: int) -> str:
     texts = [
         (CASES / case / "input.yaml").read_text()
-        for case in ("op-prometheus", "op-otelcol", "op-vmagent", "op-alertmanager")
+        for case in ("op-prometheus", "op-otelcol", "op-vmagent", "op-alertmanager", "op-vmcluster")
     ]
     return "".join(
         f"---\n# copy {i}\n" + re.sub(r"(?m)^  name: (\S+)", rf"  name: \1-{i}", text)
@@ -289,3 +297,296 @@ def test_alertmanager_empty_config_secret_is_the_default(value: str) -> None:
     text = text.replace("  replicas: 3", f"  configSecret: {value}\n  replicas: 3", 1)
     res = run_cmhash(["explain", "--no-config", "-"], stdin=text.encode())
     assert "Secret/alertmanager-main via spec.configSecret" in res.out
+
+
+@pytest.mark.parametrize(
+    ("row", "where"),
+    [
+        ("{group: apps, kind: Deployment, templatePath: spec.template}", "apps/Deployment"),
+        ("{apiVersion: batch/v1, kind: Job, templatePath: spec.template}", "batch/Job"),
+        ("{apiVersion: v1, kind: Pod, templatePath: spec}", "Pod is a built-in"),
+        ("{apiVersion: argoproj.io/v1alpha1, kind: Rollout}", "argoproj.io/Rollout"),
+    ],
+)
+def test_a_profile_cannot_replace_a_built_in_kind(tmp_path: Path, row: str, where: str) -> None:
+    """Before, the user's row silently replaced the built-in one (a Job lost its
+    immutable-template policy, a Rollout its workloadRef rule)."""
+    config = tmp_path / ".cmhash.yaml"
+    config.write_text(f"annotationKey: x/y\nworkloadKinds:\n  - {row}\n")
+    res = run_cmhash(["--config", str(config), str(CASES / "op-prometheus" / "input.yaml")])
+    assert res.code == 2, res.stderr
+    column = 5 + row.index("kind:") + len("kind: ")
+    assert res.stderr.startswith(f"cmhash: {config}:3:{column}: "), res.stderr
+    assert where in res.stderr and "built-in kind" in res.stderr
+
+
+def test_two_profiles_for_one_kind_are_refused(tmp_path: Path) -> None:
+    config = tmp_path / ".cmhash.yaml"
+    config.write_text(
+        "workloadKinds:\n  - {group: x.io, kind: A, templatePath: spec.t}\n"
+        "  - apiVersion: x.io/v1\n    kind: A\n    templatePath: spec.u\n"
+    )
+    res = run_cmhash(["--config", str(config), str(CASES / "op-prometheus" / "input.yaml")])
+    assert res.code == 2 and f"{config}:4:11:" in res.stderr
+    assert "x.io/A is already profiled by workloadKinds/0" in res.stderr
+
+
+def test_a_profile_may_replace_an_operator_profile_and_says_so(tmp_path: Path) -> None:
+    """A user's Prometheus profile is the one read (here: only spec.secrets counts), and
+    -v notes that it replaces the built-in one; without -v nothing is said."""
+    config = tmp_path / ".cmhash.yaml"
+    config.write_text(
+        "workloadKinds:\n  - apiVersion: monitoring.coreos.com/v1\n    kind: Prometheus\n"
+        "    annotationPath: spec.podMetadata.annotations\n    references:\n"
+        "      - {path: spec.secrets, kind: Secret, form: names}\n"
+    )
+    case = str(CASES / "op-prometheus" / "input.yaml")
+    res = run_cmhash(["explain", "-v", "--config", str(config), case])
+    assert res.code == 0, res.stderr
+    assert (
+        f"note: {config}: workloadKinds/0 replaces the built-in profile of "
+        "monitoring.coreos.com/Prometheus (the Prometheus operator)" in res.stderr
+    )
+    assert (
+        "Secret/etcd-client-tls via spec.secrets" in res.out
+        and "spec.additionalScrapeConfigs" not in res.out
+    )
+    quiet = run_cmhash(["explain", "--config", str(config), case])
+    assert "replaces the built-in" not in quiet.stderr
+    builtin = run_cmhash(["explain", "--no-config", case])
+    assert "spec.additionalScrapeConfigs" in builtin.out
+
+
+# -- reference fields in the wrong shape -------------------------------------------------
+
+SHAPE_CASE = CASES / "op-reference-shape" / "input.yaml"
+
+
+def test_a_misshapen_reference_is_an_error_under_strict() -> None:
+    """Before, a field in the wrong shape was dropped without a word (op-reference-shape
+    pins the warnings); --strict makes each an error, exit 2, nothing written."""
+    res = run_cmhash(["--no-config", "--strict", str(SHAPE_CASE)])
+    assert res.code == 2 and res.out == ""
+    assert res.stderr.count("error: ") == 7 and "[reference-shape]" in res.stderr
+    assert "input.yaml:28:28: error: Prometheus/k8s: spec.additionalScrapeConfigs is a " in (
+        res.stderr
+    )
+
+
+SHAPES = ["x", "[x]", "{name: x}", "[[x]]", "[{name: x, key: k}]", "~", "1", "[~, 2, {}]", "{}"]
+
+
+@pytest.mark.parametrize("value", SHAPES)
+@pytest.mark.parametrize("kind", OPERATOR_KINDS, ids=PROFILE_IDS)
+def test_any_shape_in_any_reference_field_is_never_a_crash(kind: Any, value: str) -> None:
+    """Every reference field of every built-in profile, written in every shape: exit 0,
+    and a reference-shape finding exactly where the shape is not the one the site reads."""
+    from cmhash.analyze.shapes import misshapen
+    from cmhash.parse.events import backend, parse_chunk
+
+    for site in kind.sites:
+        fields = [p for p in site.path if p != "*"]
+        body = value
+        for field in reversed(fields[1:]):
+            body = "{" + f"{field}: {body}" + "}"
+        doc = (
+            f"apiVersion: {kind.group}/v1\nkind: {kind.kind}\nmetadata: {{name: r}}\n"
+            f"{fields[0]}: {body}\n"
+        )
+        res = run_cmhash(["--no-config", "-"], stdin=doc.encode())
+        assert res.code == 0 and "Traceback" not in res.stderr, (doc, res.stderr)
+        (root,) = parse_chunk(doc, 0, backend("fast"))
+        found = misshapen(root, (site,), kind.operator)
+        assert res.stderr.count("[reference-shape]") == len(found), (doc, res.stderr)
+        if value == "{}" and not site.name_field and site.path[-1] == "*":
+            assert len(found) == 1  # a mapping where a list of names is expected
+    assert kind.sites or kind.defaults
+
+
+# -- a resource with several pod groups (VMCluster) ------------------------------------
+
+VMCLUSTER = CASES / "op-vmcluster" / "input.yaml"
+CLUSTER_CASES = [
+    ("op-vmcluster", {"vminsert", "vmselect", "vmstorage"}),
+    ("op-vlcluster", {"vlinsert", "vlselect"}),
+    ("op-vtcluster", {"insert", "select"}),
+]
+GROUP_SUM = re.compile(
+    r'  (\w+):\n    podMetadata:\n      annotations:\n        checksum/config: "(\w+)"'
+)
+
+
+@pytest.mark.parametrize(("case", "groups"), CLUSTER_CASES)
+def test_a_cluster_rolls_only_the_group_that_lists_the_object(case: str, groups: set[str]) -> None:
+    """VictoriaLogs' and VictoriaTraces' clusters too: the query ConfigMap moves the
+    select group's checksum only, the ingest token the insert group's only (a group that
+    uses nothing of the input carries no checksum)."""
+    text = (CASES / case / "input.yaml").read_text()
+    before = _group_sums(text)
+    assert set(before) == groups
+    if case == "op-vmcluster":
+        return  # (test_each_pod_group_has_its_own_checksum)
+    select = next(g for g in groups if g.endswith("select"))
+    insert = next(g for g in groups if g.endswith("insert"))
+    for change, moved in (
+        (("-search.maxQueryDuration=30s", "-search.maxQueryDuration=1m"), select),
+        (("not a real token", "another token"), insert),
+    ):
+        after = _group_sums(text.replace(*change))
+        assert {g for g in before if before[g] != after[g]} == {moved}
+
+
+def _group_sums(text: str) -> dict[str, str]:
+    res = run_cmhash(["--no-config", "-"], stdin=text.encode())
+    assert res.code == 0, res.stderr
+    return dict(GROUP_SUM.findall(res.out))
+
+
+@pytest.mark.parametrize(
+    ("change", "moved"),
+    [
+        (
+            ('"-search.maxUniqueTimeseries=1000000"', '"-search.maxUniqueTimeseries=1"'),
+            {"vmselect"},
+        ),
+        (('"not a real certificate"', '"another certificate"'), {"vmselect"}),
+        (('"not a real token"', '"another token"'), {"vminsert"}),
+        (('"project_id": "project-id"', '"project_id": "other"'), {"vmstorage"}),
+        (('"not read: vmBackup reads credentials.json only"', '"changed"'), set()),
+        (('retentionPeriod: "4"', 'retentionPeriod: "5"'), set()),
+    ],
+)
+def test_each_pod_group_has_its_own_checksum(change: tuple[str, str], moved: set[str]) -> None:
+    """Three checksums, each of what that group uses: a change to an object one group
+    lists moves that group's checksum only; a key vmBackup does not read, or a field of
+    the resource, moves none."""
+    text = VMCLUSTER.read_text()
+    assert change[0] in text
+    before = _group_sums(text)
+    assert set(before) == {"vminsert", "vmselect", "vmstorage"}
+    after = _group_sums(text.replace(*change))
+    assert {g for g in before if before[g] != after[g]} == moved
+
+
+def test_a_group_the_resource_does_not_run_is_not_a_workload() -> None:
+    """A VMCluster without vmselect (or with vmselect: null) has two pod groups."""
+    text = VMCLUSTER.read_text()
+    start = text.index("  vmselect:\n")
+    end = text.index("  vminsert:\n")
+    for without in (text[:start] + text[end:], text[:start] + "  vmselect: null\n" + text[end:]):
+        res = run_cmhash(
+            ["explain", "--no-config", "--format", "json", "-"], stdin=without.encode()
+        )
+        assert res.code == 0, res.stderr
+        import json
+
+        groups = [w.get("component") for w in json.loads(res.out)["workloads"]]
+        assert groups == ["vminsert", "vmstorage"]
+
+
+def test_explain_and_report_name_the_group(tmp_path: Path) -> None:
+    import json
+
+    import jsonschema
+
+    res = run_cmhash(["explain", "--no-config", "--format", "json", str(VMCLUSTER)])
+    data = json.loads(res.out)
+    schema = json.loads((ROOT / "src/cmhash/schemas/explain.schema.json").read_text())
+    jsonschema.validate(data, schema)
+    by_group = {w["component"]: w for w in data["workloads"]}
+    assert by_group["vmstorage"]["rollsThrough"] == (
+        "the VictoriaMetrics operator, which copies spec.vmstorage.podMetadata.annotations "
+        "to its pods"
+    )
+    assert [(r["field"], r["keys"]) for r in by_group["vmstorage"]["references"]] == [
+        ("spec.vmstorage.vmBackup.credentialsSecret", ["credentials.json"])
+    ]
+    text = run_cmhash(["explain", "--no-config", str(VMCLUSTER)]).out
+    assert "VMCluster/example-persistent (vmselect)  (" in text
+    old = tmp_path / "old.yaml"
+    new = tmp_path / "new.yaml"
+    old.write_text(VMCLUSTER.read_text())
+    new.write_text(VMCLUSTER.read_text().replace("not a real token", "another token"))
+    rep = run_cmhash(["report", "--no-config", "--format", "json", str(old), str(new)])
+    restarts = json.loads(rep.out)["restart"]
+    assert [(w["kind"], w.get("component")) for w in restarts] == [("VMCluster", "vminsert")]
+    schema = json.loads((ROOT / "src/cmhash/schemas/report.schema.json").read_text())
+    jsonschema.validate(json.loads(rep.out), schema)
+    txt = run_cmhash(["report", "--no-config", str(old), str(new)]).out
+    assert "VMCluster/example-persistent (vminsert)" in txt
+    assert "(vmselect)" not in txt and "(vmstorage)" not in txt
+
+
+def test_a_user_profile_replaces_every_group_of_the_kind(tmp_path: Path) -> None:
+    config = tmp_path / ".cmhash.yaml"
+    config.write_text(
+        "workloadKinds:\n  - apiVersion: operator.victoriametrics.com/v1beta1\n"
+        "    kind: VMCluster\n    annotationPath: spec.vmselect.podMetadata.annotations\n"
+        "    podSpecPath: spec.vmselect\n    references:\n"
+        "      - {path: spec.vmselect.configMaps, kind: ConfigMap, form: names}\n"
+    )
+    res = run_cmhash(["--config", str(config), str(VMCLUSTER)])
+    assert res.code == 0, res.stderr
+    assert res.out.count("checksum/config") == 1
+    assert "  vmselect:\n    podMetadata:\n      annotations:\n        checksum/config" in res.out
+
+
+def test_the_docs_table_lists_every_built_in_profile() -> None:
+    """docs/concepts/operators.md's table names each profile's kind, its pod group and
+    the first field of each reference site (the table is written by hand)."""
+    page = (ROOT / "docs" / "concepts" / "operators.md").read_text()
+    section = page.split("## Built-in profiles", 1)[1].split("\n## ", 1)[0]
+    table = [line for line in section.splitlines() if line.startswith("| ")]
+    for kind in OPERATOR_KINDS:
+        rows = [line for line in table if kind.kind in line.split("|")[1]]
+        assert rows, kind.kind
+        if kind.component:
+            assert any(f"`{kind.component}`" in r for r in rows), kind.component
+        for site in kind.sites:
+            field = next(p for p in site.path[1:] if p != kind.component)
+            assert any(field in r for r in rows), (kind.kind, site.path)
+
+
+def test_a_user_profile_with_pod_groups(tmp_path: Path) -> None:
+    """workloadKinds rows with a component: one workload per group, each with its own
+    checksum at its own annotationPath; a second row for a group, or a row without a
+    component beside them, is refused at its kind."""
+    config = tmp_path / ".cmhash.yaml"
+    rows = (
+        "workloadKinds:\n"
+        "  - apiVersion: example.com/v1\n    kind: Pair\n    component: reader\n"
+        "    annotationPath: spec.reader.pod.annotations\n    podSpecPath: spec.reader\n"
+        "    references: [{path: spec.reader.configs, kind: ConfigMap, form: names}]\n"
+        "  - apiVersion: example.com/v1\n    kind: Pair\n    component: writer\n"
+        "    annotationPath: spec.writer.pod.annotations\n    podSpecPath: spec.writer\n"
+        "    references: [{path: spec.writer.configs, kind: ConfigMap, form: names}]\n"
+    )
+    config.write_text(rows)
+    doc = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: r}\ndata: {a: '1'}\n---\n"
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: w}\ndata: {a: '2'}\n---\n"
+        "apiVersion: example.com/v1\nkind: Pair\nmetadata: {name: p}\nspec:\n"
+        "  reader:\n    configs: [r]\n  writer:\n    configs: [w]\n"
+    )
+    res = run_cmhash(["--config", str(config), "-"], stdin=doc.encode())
+    assert res.code == 0, res.stderr
+    sums = dict(
+        re.findall(
+            r'  (\w+):\n    pod:\n      annotations:\n        checksum/config: "(\w+)"', res.out
+        )
+    )
+    assert set(sums) == {"reader", "writer"} and sums["reader"] != sums["writer"]
+    changed = run_cmhash(["--config", str(config), "-"], stdin=doc.replace("'2'", "'3'").encode())
+    assert sums["reader"] in changed.out and sums["writer"] not in changed.out
+    text = run_cmhash(["explain", "--config", str(config), "-"], stdin=doc.encode()).out
+    assert "Pair/p (reader)" in text and "Pair/p (writer)" in text
+    for extra in ("    component: reader\n", ""):
+        config.write_text(
+            rows
+            + "  - apiVersion: example.com/v1\n    kind: Pair\n"
+            + extra
+            + "    annotationPath: spec.x.pod.annotations\n"
+        )
+        bad = run_cmhash(["--config", str(config), "-"], stdin=doc.encode())
+        assert bad.code == 2 and f"{config}:15:11:" in bad.stderr, bad.stderr
+        assert "one row per pod group" in bad.stderr

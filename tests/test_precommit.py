@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, tool, tool_env
+from conftest import ROOT, checkout_head, git_commit, git_init, tool, tool_env
 
 pytestmark = pytest.mark.integration
 
@@ -21,25 +21,13 @@ DEP = (
 )
 
 
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
-
-
 @pytest.fixture
 def sample(tmp_path: Path) -> Path:
     repo = tmp_path / "sample"
-    (repo / "k8s").mkdir(parents=True)
-    (repo / "k8s" / "config.yaml").write_text(CM)
-    (repo / "k8s" / "app.yaml").write_text(DEP)
-    (repo / ".cmhash.yaml").write_text("paths: [k8s]\n")
-    git(repo, "init", "-q")
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "init")
+    git_init(repo)
+    git_commit(
+        repo, "init", {"k8s/config.yaml": CM, "k8s/app.yaml": DEP, ".cmhash.yaml": "paths: [k8s]\n"}
+    )
     return repo
 
 
@@ -96,15 +84,7 @@ def test_pass_filenames_with_pre_commits_own_files_and_exclude(tmp_path: Path) -
     pre-commit names every changed YAML file; cmhash skips those that are not manifests
     (a chart source, values.yaml, mkdocs.yml) and pre-commit's exclude keeps a broken
     legacy manifest away from it altogether."""
-    try:
-        head = subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "HEAD"],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-    except (subprocess.CalledProcessError, FileNotFoundError):
-        pytest.skip("not a git checkout")
+    head = checkout_head()
     repo = tmp_path / "consumer"
     files = {
         "k8s/config.yaml": CM,
@@ -119,37 +99,12 @@ def test_pass_filenames_with_pre_commits_own_files_and_exclude(tmp_path: Path) -
             "    pass_filenames: true\n    exclude: ^legacy/\n"
         ),
     }
-    for rel, text in files.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
-    git(repo, "init", "-q")
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "init")
-    env = tool_env(PRE_COMMIT_HOME=str(tmp_path / "pc-home"))
-    env.pop("CI", None)
-    run = subprocess.run(
-        [tool("pre-commit"), "run", "--all-files"],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
+    git_init(repo)
+    git_commit(repo, "init", files)
+    run = _run_precommit(repo, tmp_path / "pc-home")
     assert run.returncode == 1, run.stdout + run.stderr
     assert "would update k8s/app.yaml" in run.stdout
     assert "error" not in run.stdout.lower() and "legacy" not in run.stdout
-
-
-def _head() -> str:
-    try:
-        return subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "HEAD"],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-    except (subprocess.CalledProcessError, FileNotFoundError):
-        pytest.skip("not a git checkout")
 
 
 def readme_snippet() -> str:
@@ -161,12 +116,8 @@ def readme_snippet() -> str:
 def _consumer(tmp_path: Path, config: str, extra: dict[str, str]) -> Path:
     repo = tmp_path / "consumer"
     files = {"k8s/config.yaml": CM, "k8s/app.yaml": DEP, ".pre-commit-config.yaml": config}
-    for rel, text in {**files, **extra}.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
-    git(repo, "init", "-q")
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "init")
+    git_init(repo)
+    git_commit(repo, "init", {**files, **extra})
     return repo
 
 
@@ -193,7 +144,7 @@ def test_readme_snippet_works_when_pasted(tmp_path: Path, via: str) -> None:
     assert snippet.lstrip("# .").split("\n", 1)[0].startswith("pre-commit-config.yaml")
     assert "\nrepos:\n" in snippet
     config = snippet.replace("https://gitlab.com/cmhash/cmhash", str(ROOT))
-    config = config.replace("v0.2.0", _head())
+    config = config.replace("v0.2.0", checkout_head())
     extra = {}
     if via == "config-paths":
         config = "\n".join(line for line in config.splitlines() if "args:" not in line) + "\n"

@@ -14,22 +14,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import IN_CI, ROOT, TOOLS_BIN, run_cmhash, tool
+from conftest import CHROMIUM_FLAGS, IN_CI, ROOT, TOOLS_BIN, run_cmhash, tool
 
 pytestmark = pytest.mark.integration
 CASE = ROOT / "tests" / "fixtures" / "report-plan"
 MERMAID_JS = TOOLS_BIN.parent / "mermaid" / "node_modules" / "mermaid" / "dist" / "mermaid.min.js"
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-    "--hide-scrollbars",
-]
+FLAGS = [*CHROMIUM_FLAGS, "--disable-dev-shm-usage", "--hide-scrollbars"]
 STYLE = """
 body { font: 14px -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 24px;
        color: #1f2328; max-width: 1360px; }

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORPUS, SHARED_CORPUS, run_cmhash, shared_params, tool
+from conftest import CORPUS, SHARED_CORPUS, report_json, run_cmhash, shared_params, tool
 from manifests import load_objects
 
 from cmhash.analyze.resources import document_resources
@@ -358,21 +358,7 @@ def test_report_keeps_a_change_of_a_name_of_its_own(tmp_path: Path) -> None:
             dep("app-config-bbbbbbbbbb", name="b"),
         )
 
-    (tmp_path / "old.yaml").write_bytes(render("w"))
-    (tmp_path / "new.yaml").write_bytes(render("x"))
-    res = run_cmhash(
-        [
-            "report",
-            "--no-config",
-            "--versioned",
-            "--format",
-            "json",
-            str(tmp_path / "old.yaml"),
-            str(tmp_path / "new.yaml"),
-        ]
-    )
-    assert res.code == 0, res.stderr
-    report = json.loads(res.stdout)
+    report = report_json(tmp_path, render("w"), render("x"), "--versioned")
     assert [w["name"] for w in report["restart"]] == ["b"]
     assert [c["name"] for c in report["configs"]] == ["app-config-bbbbbbbbbb"]
 

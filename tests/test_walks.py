@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cmhash
+from conftest import write_tree as tree
 
 CM = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: "1"\n'
 DEP = (
@@ -19,17 +20,6 @@ DEP = (
     "spec:\n  template:\n    spec:\n      containers:\n      - name: c\n        envFrom:\n"
     "        - configMapRef: {{name: cfg}}\n"
 )
-
-
-def tree(root: Path, files: dict[str, str | bytes]) -> Path:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(text, bytes):
-            path.write_bytes(text)
-        else:
-            path.write_text(text)
-    return root
 
 
 # ------------------------------------------------------------------ JSON

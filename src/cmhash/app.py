@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from cmhash import lifetime
 from cmhash.analyze.chunk import analyze_source
 from cmhash.analyze.kinds import DEFAULT_TABLE, KindTable
+from cmhash.analyze.refs import Reference
 from cmhash.analyze.summaries import DocInfo, WorkloadInfo
 from cmhash.errors import CmhashError, InputError
 from cmhash.findings import Finding, acknowledged
@@ -24,8 +25,8 @@ from cmhash.model import Level, ResourceId
 from cmhash.parse.events import backend, ctree_available
 from cmhash.plan import scopes
 from cmhash.plan.helm import Namespaces, is_helm_source, release_namespaces
-from cmhash.plan.index import ConfigIndex, build_index
-from cmhash.plan.resolve import WorkloadPlan, plan_workload
+from cmhash.plan.index import ConfigEntry, ConfigIndex, build_index
+from cmhash.plan.resolve import WorkloadPlan, counts, plan_workload
 from cmhash.progress import Progress
 from cmhash.read.source import SourceText
 from cmhash.settings import Settings
@@ -321,8 +322,26 @@ class _Planner:
                 if got is None:
                     got = self._by_namespace[ns] = settings._replace(namespace=ns)
                 settings = got
-        self.scoping.check(src, w.refs, w.namespace or settings.namespace or "", w.label)
-        return plan_workload(src, w, self.scoping.index_for(src), settings, findings, renames)
+        if not self.scoping.contested:
+            return plan_workload(src, w, self.scoping.index, settings, findings, renames)
+        # the tie check after the selection: a workload cmhash leaves alone (opted out,
+        # ignored, not included, a Job or Pod not opted in) never fails the run
+        own: list[Finding] = []
+        plan = plan_workload(src, w, self.scoping.index_for(src), settings, own, renames)
+        if plan.skip is None:
+            ns = w.namespace or settings.namespace or ""
+            self.scoping.check(src, w.refs, ns, w.label, _hashed(plan, settings))
+        findings.extend(own)
+        return plan
+
+
+def _hashed(plan: WorkloadPlan, settings: Settings) -> scopes.Counts:
+    """Whether a reference of ``plan`` would put a definition into its checksum."""
+
+    def hashed(ref: Reference, entry: ConfigEntry) -> bool:
+        return counts(plan, ref, entry, settings)
+
+    return hashed
 
 
 def _release_namespaces(

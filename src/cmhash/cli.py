@@ -17,7 +17,13 @@ from cmhash.errors import (
     EXIT_OK,
     UsageError,
 )
-from cmhash.options import DefaultGroup, common_options, settings_options
+from cmhash.options import (
+    DefaultGroup,
+    comment_options,
+    common_options,
+    settings_options,
+    verdict_options,
+)
 from cmhash.output import err, log
 
 if TYPE_CHECKING:
@@ -47,6 +53,9 @@ def cli() -> None:
     Without a command, `inject` runs: `cmhash [OPTIONS] [PATH...]` reads files,
     directories or - (stdin; also when no PATH is given) and writes the stream to stdout.
     """
+    from cmhash.parse import cext
+
+    cext.check_off()  # the developer switch, before anything binds the C
 
 
 def _inputs(paths: Sequence[str], settings: Settings, mode: Mode) -> Inputs:
@@ -64,7 +73,7 @@ def _inputs(paths: Sequence[str], settings: Settings, mode: Mode) -> Inputs:
     )
     inputs = _kustomize(inputs, mode, quiet=settings.quiet)
     if settings.verbose and not settings.quiet:
-        for line in inputs.notes:
+        for line in (*settings.notes, *inputs.notes):
             err(f"cmhash: note: {line}")
     if not inputs.sources and inputs.skipped and not mode.on_files:
         first = inputs.skipped[0]
@@ -83,15 +92,18 @@ def _kustomize(inputs: Inputs, mode: Mode, *, quiet: bool) -> Inputs:
     from cmhash.read import kustomize
     from cmhash.read.inputs import Skipped
 
-    kept, left, pointers = kustomize.apply(inputs.sources, inputs.roots, filter_named=mode.on_files)
-    report_notes(pointers, quiet=quiet)
-    if not left:
+    got = kustomize.apply(inputs.sources, inputs.roots, filter_named=mode.on_files)
+    if not quiet:
+        for line in got.warnings:
+            err(line)
+    report_notes(got.pointers, quiet=quiet)
+    if not got.left and not got.notes:
         return inputs
-    skipped = [Skipped(x.path, x.why) for x in left]
+    skipped = [Skipped(x.path, x.why) for x in got.left]
     return inputs._replace(
-        sources=kept,
+        sources=got.sources,
         skipped=inputs.skipped + skipped,
-        notes=inputs.notes + [f"skipped {s.path}: {s.why}" for s in skipped],
+        notes=inputs.notes + [f"skipped {s.path}: {s.why}" for s in skipped] + got.notes,
     )
 
 
@@ -266,12 +278,7 @@ Exit codes:
     "schemas/report.schema.json; text: for a terminal; codequality: GitLab "
     "Code Quality artifact.",
 )
-@click.option(
-    "--fail-on",
-    type=click.Choice(["error", "warning"]),
-    default=None,
-    help="Exit 1 when the new side has findings of this level or worse.",
-)
+@verdict_options("fail_on")
 @click.option(
     "--template",
     "template_file",
@@ -284,25 +291,7 @@ Exit codes:
     type=click.Path(dir_okay=False, allow_dash=True),
     help="Write the report to this file (atomically) instead of stdout.",
 )
-@click.option(
-    "--max-restarts",
-    type=click.IntRange(min=0),
-    default=None,
-    metavar="N",
-    help="Exit 1 when more than N workloads restart (the report is still written).",
-)
-@click.option(
-    "--max-restarts-per-namespace",
-    type=click.IntRange(min=0),
-    default=None,
-    metavar="N",
-    help="Exit 1 when more than N workloads restart in any one namespace.",
-)
-@click.option(
-    "--no-values",
-    is_flag=True,
-    help="Show no ConfigMap values (key names only, as for Secrets).",
-)
+@verdict_options("max_restarts", "max_restarts_per_namespace", "no_values")
 def report(
     old: str,
     new: str,
@@ -410,13 +399,8 @@ def patches(
 
 
 @cli.command("gitlab-note")
-@click.argument("file", type=click.Path(dir_okay=False))
-@click.option(
-    "--token-env",
-    default="CMHASH_GITLAB_TOKEN",
-    show_default=True,
-    metavar="VAR",
-    help="Environment variable holding a GitLab token with the api scope.",
+@comment_options(
+    "CMHASH_GITLAB_TOKEN", "Environment variable holding a GitLab token with the api scope."
 )
 def gitlab_note(file: str, token_env: str) -> None:
     """Post FILE (a Markdown report) as a note on the pipeline's merge request, or update
@@ -450,10 +434,9 @@ Exit codes:
 )
 @click.option("--token-env", default=None, metavar="VAR", help="The token's variable.")
 @click.option("--summary", default=None, help="Append the Markdown to this file.")
-@click.option("--fail-on", type=click.Choice(["error", "warning"]), default=None)
-@click.option("--max-restarts", type=click.IntRange(min=0), default=None, metavar="N")
-@click.option("--max-restarts-per-namespace", type=click.IntRange(min=0), default=None, metavar="N")
-@click.option("--no-values", is_flag=True)
+@verdict_options(
+    "fail_on", "max_restarts", "max_restarts_per_namespace", "no_values", described=False
+)
 def ci_report(
     render: str,
     base: str,
@@ -482,13 +465,8 @@ def ci_report(
 
 
 @cli.command("github-comment")
-@click.argument("file", type=click.Path(dir_okay=False))
-@click.option(
-    "--token-env",
-    default="GITHUB_TOKEN",
-    show_default=True,
-    metavar="VAR",
-    help="Environment variable holding a token that may write pull-request comments.",
+@comment_options(
+    "GITHUB_TOKEN", "Environment variable holding a token that may write pull-request comments."
 )
 @click.option(
     "--pr",

@@ -17,7 +17,9 @@ from cmhash.mermaid import mermaid_label as mermaid_label
 from cmhash.model import ResourceId, TargetState, WorkloadStatus
 from cmhash.plan.index import ConfigEntry
 from cmhash.plan.resolve import Resolved, WorkloadPlan
+from cmhash.plan.source_versions import produced_by
 from cmhash.read.source import SourceText
+from cmhash.visible import visible_data
 
 if TYPE_CHECKING:
     from cmhash.app import RunResult
@@ -45,7 +47,7 @@ def workload_fields(plan: WorkloadPlan, line: int | None = None) -> dict[str, An
     """Which workload, and where: the fields explain and report both start with
     (``line``: its line, when the caller has it already)."""
     info = plan.info
-    return {
+    out = {
         "kind": info.kind.kind,
         "apiVersion": info.api_version,
         "name": info.name,
@@ -53,6 +55,9 @@ def workload_fields(plan: WorkloadPlan, line: int | None = None) -> dict[str, An
         "file": plan.source.display,
         "line": plan.source.position(info.offset)[0] if line is None else line,
     }
+    if info.kind.component is not None:  # one of the resource's pod groups
+        out["component"] = info.kind.component
+    return out
 
 
 Lines = dict[int, dict[int, int]]  # id(source) -> offset -> line
@@ -102,7 +107,7 @@ def _reference(
     if ref.declared_by:
         out["declaredBy"] = ref.declared_by
     if entry is not None and entry.info.source:
-        out["producedBy"] = entry.info.source
+        out["producedBy"] = produced_by(entry, names.get(entry.id) if names else None)
     if entry is not None and contested and entry.id in contested:  # environments
         out["definedIn"] = f"{entry.source.display}:{lines[id(entry.source)][entry.info.offset]}"
     renamed = names.get(entry.id) if names and entry is not None else None
@@ -149,7 +154,7 @@ def _config(entry: ConfigEntry, names: Mapping[ResourceId, str], lines: Lines) -
         "optedOut": c.skipped,
     }
     if c.source:
-        out["producedBy"] = c.source
+        out["producedBy"] = produced_by(entry, names.get(entry.id) if names else None)
     renamed = names.get(entry.id) if names else None
     if renamed is not None:
         out["versionedAs"] = renamed
@@ -219,7 +224,8 @@ def _reference_line(w: dict[str, Any], r: dict[str, Any], last: bool) -> str:
 def to_text(data: dict[str, Any]) -> str:
     out = []
     for w in data["workloads"]:
-        head = f"{w['kind']}/{w['name']}{_ns(w['namespace'])}  ({w['file']}:{w['line']})"
+        group = f" ({w['component']})" if w.get("component") else ""
+        head = f"{w['kind']}/{w['name']}{group}{_ns(w['namespace'])}  ({w['file']}:{w['line']})"
         out.append(head)
         if w["status"] == WorkloadStatus.ANNOTATED:
             out.append(f"  {data['annotationKey']}: {w['checksum']}")
@@ -249,10 +255,12 @@ def to_text(data: dict[str, Any]) -> str:
 
 
 # each format's text (or, for JSON, the bytes written as they are)
+# (for people: control and bidi characters from the input shown as escapes, visible.py;
+# JSON escapes by itself and stays data)
 FORMATS: dict[str, Callable[[dict[str, Any]], str | bytes]] = {
-    "text": to_text,
+    "text": lambda data: to_text(visible_data(data)),
     "json": to_json,
-    "mermaid": explain_graph,
+    "mermaid": lambda data: explain_graph(visible_data(data)),
 }
 
 # the names tests and templates have used

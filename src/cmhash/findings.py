@@ -41,6 +41,7 @@ class Code(TextEnum):
     HELM_NAMESPACE = "helm-namespace"
     SKIPPED_ITEM = "skipped-item"
     UNPINNED_SOURCE = "unpinned-source"
+    REFERENCE_SHAPE = "reference-shape"
 
 
 # code -> (default level, one-line description)
@@ -95,7 +96,9 @@ CODES: dict[Code, tuple[Level, str]] = {
     ),
     Code.NOT_VERSIONED: (
         INFO,
-        "--versioned leaves an object alone: a workload cmhash may not edit references it",
+        "--versioned leaves an object alone: a workload cmhash may not edit references "
+        "it, an application reads it by name, or its source forbids a new name (a "
+        "strict-scope SealedSecret, an ExternalSecret that does not own its Secret)",
     ),
     Code.VERSIONED_UNREFERENCED: (
         WARNING,
@@ -115,6 +118,12 @@ CODES: dict[Code, tuple[Level, str]] = {
         "--versioned: a secret source reads a store value no version pins (an "
         "ExternalSecret remoteRef without version, a dataFrom find): it can change "
         "with no change in Git, so the checksum does not follow it",
+    ),
+    Code.REFERENCE_SHAPE: (
+        WARNING,
+        "a reference field of an operator's resource is not the shape its profile reads "
+        "(a string where {name, key} is expected, ...): it counts for nothing (an error "
+        "with --strict)",
     ),
     Code.SKIPPED_ITEM: (
         WARNING,

@@ -65,10 +65,12 @@ def explain_graph(data: dict[str, Any]) -> str:
         # environments (definedIn: several directories define an object): one node per file
         env = any(r.get("definedIn") for r in w["references"])
         where = (w["file"],) if env else ()
-        wid = mermaid_id("w", w["kind"], w["namespace"], w["name"], *where)
+        group = (w["component"],) if w.get("component") else ()  # one of its pod groups
+        wid = mermaid_id("w", w["kind"], w["namespace"], w["name"], *group, *where)
         if wid not in declared:
             declared.add(wid)
             shown = label_of(w["kind"], w["namespace"], w["name"])
+            shown += f" ({group[0]})" if group else ""
             shown += f" ({w['file']})" if env else ""
             lines.append(f'  {wid}["{q(shown)}"]')
         for r in w["references"]:
@@ -117,10 +119,12 @@ def report_graph(data: dict[str, Any]) -> str:
             ]
             if all("field" in c for c in w["causes"]):
                 continue  # changed by its own template only: the tables say how
-            wid = mermaid_id("w", w["kind"], w["namespace"], w["name"])
+            part = (w["component"],) if w.get("component") else ()  # one of its pod groups
+            wid = mermaid_id("w", w["kind"], w["namespace"], w["name"], *part)
             fields = sorted({c["type"] for c in w["causes"] if "field" in c})
             text = mermaid_label(
                 label_of(w["kind"], w["namespace"], w["name"])
+                + (f" ({part[0]})" if part else "")
                 + (f" (and {', '.join(fields)})" if fields else "")
             )
             lines.append(f'  {wid}["{text}"]:::{cls}')

@@ -1,18 +1,52 @@
 """The command line's shape, in click: the default command, the help layout, the typo
-check, and the options that make Settings (shared by inject, explain and report)."""
+check, the options that make Settings (shared by inject, explain and report), and the
+option groups more than one command takes."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
 from cmhash.errors import UsageError
 
 DEFAULT_COMMAND = "inject"
-_JOBS_FORMS = {"--jobs=rename": "--rename-jobs", "--jobs=annotate": "--jobs"}
+_F = TypeVar("_F", bound=Callable[..., Any])
+_JOBS_FORMS = {"--jobs=rename": "--rename-jobs", "--jobs=annotate": "--annotate-jobs"}
+# what each Job option asks for: two options asking for different modes contradict each
+# other (``--jobs`` turns Jobs on in any mode, so it goes with either of the others)
+_JOBS_MODES = {
+    "--jobs": None,
+    "--jobs=annotate": "annotate",
+    "--annotate-jobs": "annotate",
+    "--jobs=rename": "rename",
+    "--rename-jobs": "rename",
+    "--no-jobs": "off",
+}
+
+
+def refuse_contradictory_jobs(args: list[str]) -> None:
+    """``--jobs=rename --no-jobs``, ``--jobs=annotate --jobs=rename``, ``--jobs --no-jobs``:
+    a usage error naming both, instead of the last one silently winning (the command line
+    against ``jobs:`` in the config file is not a contradiction: the command line wins,
+    as for every other setting)."""
+    seen: list[str] = []
+    for arg in args:
+        if arg == "--":
+            break
+        if arg.startswith("--jobs=") and arg not in _JOBS_MODES:
+            raise UsageError(f"{arg}: use --jobs, --jobs=annotate, --jobs=rename or --no-jobs")
+        if arg in _JOBS_MODES:
+            seen.append(arg)
+    for i, first in enumerate(seen):
+        for second in seen[i + 1 :]:
+            a, b = _JOBS_MODES[first], _JOBS_MODES[second]
+            if a != b and (a == "off" or b == "off" or None not in (a, b)):
+                raise UsageError(
+                    f"{first} and {second} contradict each other: give only one of them"
+                )
 
 
 class DefaultGroup(click.Group):
@@ -21,6 +55,7 @@ class DefaultGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         # --jobs=rename / --jobs=annotate: --jobs stays a flag (a PATH may follow it)
+        refuse_contradictory_jobs(args)
         args = [_JOBS_FORMS.get(a, a) if a.startswith("--jobs=") else a for a in args]
         if not args or (
             args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")
@@ -97,6 +132,14 @@ SETTINGS_OPTIONS = [
         default=None,
         help="(also --jobs=rename) Give a Job that uses in-stream config a new name when its "
         "template or config changes, so that it runs again (same inputs, same name).",
+    ),
+    click.option(
+        "--annotate-jobs",
+        "annotate_jobs",
+        is_flag=True,
+        default=None,
+        help="(also --jobs=annotate) Annotate Job pod templates, even where the config "
+        "file says jobs: rename.",
     ),
     click.option(
         "--pods/--no-pods",
@@ -203,3 +246,55 @@ def settings_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     for opt in reversed(SETTINGS_OPTIONS):
         fn = opt(fn)
     return fn
+
+
+# The options report and ci-report decide their exit code and the values shown by
+# (report.Budget, fail_on, --no-values): name -> (declarations, settings, report's help).
+_VERDICT: dict[str, tuple[tuple[str, ...], dict[str, Any], str]] = {
+    "fail_on": (
+        ("--fail-on",),
+        {"type": click.Choice(["error", "warning"]), "default": None},
+        "Exit 1 when the new side has findings of this level or worse.",
+    ),
+    "max_restarts": (
+        ("--max-restarts",),
+        {"type": click.IntRange(min=0), "default": None, "metavar": "N"},
+        "Exit 1 when more than N workloads restart (the report is still written).",
+    ),
+    "max_restarts_per_namespace": (
+        ("--max-restarts-per-namespace",),
+        {"type": click.IntRange(min=0), "default": None, "metavar": "N"},
+        "Exit 1 when more than N workloads restart in any one namespace.",
+    ),
+    "no_values": (
+        ("--no-values",),
+        {"is_flag": True},
+        "Show no ConfigMap values (key names only, as for Secrets).",
+    ),
+}
+
+
+def verdict_options(*names: str, described: bool = True) -> Callable[[_F], _F]:
+    """These of report's verdict options, in this order (``described``: with their help
+    text; ci-report lists them without)."""
+
+    def apply(fn: _F) -> _F:
+        for name in reversed(names):
+            decls, settings, text = _VERDICT[name]
+            fn = click.option(*decls, **({**settings, "help": text} if described else settings))(fn)
+        return fn
+
+    return apply
+
+
+def comment_options(token_env: str, token_help: str) -> Callable[[_F], _F]:
+    """FILE and --token-env, of the commands that post a report as a merge-request
+    comment (gitlab-note, github-comment)."""
+
+    def apply(fn: _F) -> _F:
+        fn = click.option(
+            "--token-env", default=token_env, show_default=True, metavar="VAR", help=token_help
+        )(fn)
+        return click.argument("file", type=click.Path(dir_okay=False))(fn)
+
+    return apply

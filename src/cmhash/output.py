@@ -19,6 +19,11 @@ LOG_ENV = "CMHASH_LOG"
 
 
 def err(line: str) -> None:
+    """One message on stderr (and CMHASH_LOG); control and bidi characters a name from
+    the input carries are shown as escapes (visible.py), never sent to the terminal."""
+    from cmhash.visible import visible
+
+    line = visible(line, lines=True)
     try:
         sys.stderr.write(line + "\n")
         sys.stderr.flush()

@@ -64,6 +64,7 @@ class Settings(NamedTuple):
     scopes: tuple[str, ...] = ()  # environment directories: absolute glob patterns (scopes.py)
     config_file: str | None = None  # the .cmhash.yaml in use
     verbose: bool = False  # notes (skipped files, inferred namespace) on stderr
+    notes: tuple[str, ...] = ()  # the configuration's notes, shown under --verbose
     progress: bool = False  # a progress bar on stderr (a terminal, not -q, not Helm/KRM)
     # the annotations of other tools that are read (analyze/declared.py)
     compat: frozenset[str] = frozenset(("reloader", "wave", "kapp"))
@@ -173,8 +174,64 @@ def validate(
                     **at,
                 ) from None
 
+    _check_profiles(data, origin, root, source)
+
 
 RULE_GROUPS = (("ignore", "configs"), ("ignore", "workloads"), ("include", "workloads"))
+
+
+def _check_profiles(
+    data: dict[str, Any], origin: str, root: Node | None, source: SourceText | None
+) -> None:
+    """A ``workloadKinds`` row for a kind cmhash reads itself (a Deployment, a Job, an
+    Argo Rollout: their rows carry rules a profile cannot say) or a second row for one
+    kind: an error at the row's ``kind``. An operator's kind may be replaced (a note
+    under -v: ``overridden_profiles``)."""
+    from cmhash.analyze.kinds import BUILTIN_KINDS
+
+    core = {(k.group, k.kind) for k in BUILTIN_KINDS}
+    # (group, kind) -> (row index, component) of each row so far
+    seen: dict[tuple[str, str], list[tuple[int, str | None]]] = {}
+    for i, row in enumerate(data.get("workloadKinds") or ()):
+        key = (_group(row), row["kind"])
+        shown = f"{key[0]}/{key[1]}" if key[0] else key[1]
+        component = row.get("component")
+        rows = seen.setdefault(key, [])
+        problem = None
+        if key in core:
+            problem = (
+                f"{shown} is a built-in kind, read with rules a profile cannot replace: "
+                "remove this row"
+            )
+        elif rows and (component is None or any(c in (None, component) for _, c in rows)):
+            problem = (
+                f"{shown} is already profiled by workloadKinds/{rows[0][0]}: keep one row, "
+                "or one row per pod group, each with its own component"
+            )
+        if problem is not None:
+            raise ConfigError(
+                f"invalid configuration at workloadKinds/{i}/kind: {problem}",
+                path=origin,
+                **_at(root, source, ["workloadKinds", i, "kind"]),
+            )
+        rows.append((i, component))
+
+
+def overridden_profiles(data: dict[str, Any], origin: str) -> tuple[str, ...]:
+    """Notes (shown under -v) for ``workloadKinds`` rows that replace a built-in
+    operator profile (analyze/operators.py): the user's row is the one read."""
+    from cmhash.analyze.kinds import OPERATOR_KINDS
+
+    builtin = {(k.group, k.kind): k for k in OPERATOR_KINDS}
+    out = []
+    for i, row in enumerate(data.get("workloadKinds") or ()):
+        known = builtin.get((_group(row), row["kind"]))
+        if known is not None:
+            out.append(
+                f"{origin}: workloadKinds/{i} replaces the built-in profile of "
+                f"{known.group}/{known.kind} ({known.operator})"
+            )
+    return tuple(out)
 
 
 def load_config_file(path: str) -> dict[str, Any]:
@@ -240,6 +297,7 @@ def workload_kind(row: dict[str, Any]) -> WorkloadKind:
             spec_path=spec_path if spec_path is not None else path[:1],
             sites=sites,
             operator=row.get("operator", "its operator"),
+            component=row.get("component"),
         )
     return WorkloadKind(
         _group(row),
@@ -249,6 +307,7 @@ def workload_kind(row: dict[str, Any]) -> WorkloadKind:
         spec_path=spec_path,
         sites=sites,
         operator=row.get("operator"),
+        component=row.get("component"),
     )
 
 
@@ -320,6 +379,11 @@ def secret_key_from_env(var: str) -> bytes:
     return value.encode("utf-8")
 
 
+def _jobs_mode(settings: Settings) -> str:
+    """The Job mode as the config file's ``jobs:`` spells it."""
+    return "rename" if settings.jobs_rename else ("true" if settings.jobs else "false")
+
+
 def layered(options: dict[str, Any], function_config: dict[str, Any] | None = None) -> Settings:
     """Defaults < config file < a KRM functionConfig < command-line ``options`` (the
     values of the options, by name, None where not given)."""
@@ -328,7 +392,9 @@ def layered(options: dict[str, Any], function_config: dict[str, Any] | None = No
     if config_path is None and not options.get("no_config"):
         config_path = find_config()
     if config_path:
-        settings = settings_from_mapping(load_config_file(config_path), settings)
+        data = load_config_file(config_path)
+        settings = settings_from_mapping(data, settings)
+        settings = settings._replace(notes=overridden_profiles(data, config_path))
         config_dir = os.path.dirname(os.path.abspath(config_path))
         settings = settings._replace(
             config_file=config_path,
@@ -343,6 +409,8 @@ def layered(options: dict[str, Any], function_config: dict[str, Any] | None = No
         )
     if function_config:
         settings = settings_from_mapping(function_config, settings)
+        notes = overridden_profiles(function_config, "functionConfig")
+        settings = settings._replace(notes=settings.notes + notes)
     key = options.get("annotation_key")
     if key is not None:
         problem = validate_annotation_key(key)
@@ -356,10 +424,16 @@ def layered(options: dict[str, Any], function_config: dict[str, Any] | None = No
             raise UsageError(f"--exclude {pattern!r}: {problem}")
     secret_env = options.get("secret_key_env")
     jobs, rename = options.get("jobs"), options.get("rename_jobs")
+    # the command line's Job mode over the config file's ``jobs:`` (options.py refuses
+    # two contradictory options): --jobs=annotate turns a configured rename off, a plain
+    # --jobs keeps the configured mode
+    if options.get("annotate_jobs"):
+        jobs, rename = True, False
+    configured = _jobs_mode(settings)
     settings = settings.merged(
         **{field: options.get(field) for _, field in PLAIN_KEYS},
         jobs=True if rename else jobs,
-        jobs_rename=True if rename else (False if jobs is False else None),
+        jobs_rename=True if rename else (False if jobs is False or rename is False else None),
         secret_key=secret_key_from_env(secret_env) if secret_env else None,
         parser=options.get("parser"),
         max_input_bytes=options.get("max_input_bytes"),
@@ -369,6 +443,14 @@ def layered(options: dict[str, Any], function_config: dict[str, Any] | None = No
         verbose=options.get("verbose") or None,
         quiet=options.get("quiet"),
     )
+    if settings.config_file and _jobs_mode(settings) != configured:
+        settings = settings._replace(
+            notes=(
+                *settings.notes,
+                f"{settings.config_file}: jobs: {configured} is overridden by the command "
+                f"line (Jobs: {_jobs_mode(settings)})",
+            )
+        )
     from cmhash.progress import wanted
 
     return settings._replace(progress=function_config is None and wanted(quiet=settings.quiet))

@@ -34,6 +34,7 @@ from cmhash.analyze.resources import (
     pod_template,
     require_name,
 )
+from cmhash.analyze.shapes import misshapen
 from cmhash.analyze.sources import (
     SecretSource,
     produced_names,
@@ -49,6 +50,8 @@ from cmhash.analyze.versioned import (
     version_window,
     versioned_flag,
 )
+from cmhash.analyze.versioned_sources import aliased_producer, keep_edits, unversioned
+from cmhash.analyze.versioned_sources import producer as source_producer
 from cmhash.errors import NodeError
 from cmhash.parse.events import Roots, backend, parse_chunk, route
 from cmhash.parse.tree import MAP, Node, entries, get, get_path, items, scalar
@@ -172,6 +175,10 @@ def _template_ref(res: Resource, wk: WorkloadKind) -> str | None:
     return f"{kind} {name!r}" if name else kind
 
 
+def _absent(node: Node | None) -> bool:
+    return node is None or node.is_null
+
+
 def labels_of(node: Node | None) -> Labels:
     out = []
     for key, (_, v) in entries(node).items() if node is not None and node.kind == MAP else ():
@@ -219,6 +226,8 @@ def analyze_workload(
     spec_field, info.refs = _references(res, template, wk, settings)
     declared, dropped = declared_references(annotations, settings.compat)
     info.refs += tuple(declared)
+    if wk.sites:
+        dropped = misshapen(res.node, wk.sites, wk.operator) + dropped
     info.skipped_items = tuple(dropped)
     cur = _current(template, wk, settings)
     info.current = scalar(cur)
@@ -292,6 +301,7 @@ def _config(res: Resource, settings: Settings, default_nl: str, secret: bool) ->
             peer_keep_original(annotations),
             version_window(annotations),
             (),
+            None,
         )
     )
 
@@ -299,13 +309,20 @@ def _config(res: Resource, settings: Settings, default_nl: str, secret: bool) ->
 _config_info = functools.partial(tuple.__new__, ConfigInfo)
 
 
-def _source_configs(res: Resource, row: SecretSource, settings: Settings) -> list[ConfigInfo]:
+def _source_configs(
+    res: Resource, row: SecretSource, settings: Settings, default_nl: str
+) -> list[ConfigInfo]:
     """What a source object stands for: the objects it produces, and itself when pods
     reference it by its own kind. Its content is its content fields, never metadata."""
     if res.name is None:
         return []  # generateName: nothing can reference a name only the API server picks
     entries_ = source_content(res.node, row)
     annotations = read_annotations(res.annotations(), "metadata.annotations")
+    # cmhash.io/versioned (or a peer's annotation) on the source: for what it produces
+    flag = versioned_flag(annotations) if row.versioning else None
+    versioning = bool(row.versioning) and (settings.versioned or bool(flag))
+    if versioning:
+        entries_ = unversioned(entries_, row.names)
     produced = (
         read_annotations(get_path(res.node, row.template_annotations), "template")
         if row.template_annotations
@@ -326,6 +343,9 @@ def _source_configs(res: Resource, row: SecretSource, settings: Settings) -> lis
     if row.referenced:
         targets.insert(0, (row.kind, res.name))
     via = f"{res.kind}/{res.name}"
+    keep: tuple[tuple[Edit, ...], tuple[str, int] | None] = ((), None)
+    if versioning:  # on the first: one set per document
+        keep = keep_edits(res, annotations, settings, default_nl)
     return [
         ConfigInfo(
             kind,
@@ -342,8 +362,17 @@ def _source_configs(res: Resource, row: SecretSource, settings: Settings) -> lis
             None if kind == res.kind else via,
             depends=depends if kind != res.kind else (),
             unpinned=pins if kind != res.kind else (),
+            name_spot=name_spot(res) if kind == res.kind else None,
+            producer=(
+                source_producer(res, row, name, annotations, default_nl)
+                if kind != res.kind and versioning
+                else None
+            ),
+            versioned=flag if kind != res.kind else None,
+            version_edits=keep[0] if n == 0 else (),
+            version_error=keep[1] if n == 0 else None,
         )
-        for kind, name in targets
+        for n, (kind, name) in enumerate(targets)
     ]
 
 
@@ -383,7 +412,8 @@ def _verify(
     failure is kept and raised only if one of these edits is really made."""
     edits = [w.edit for _, w in candidates if w.edit is not None]
     new_text = apply_edits(text, edits, base=info.chunk.start)
-    be = route(new_text, backend(settings.parser))  # (as parse_chunk read the original)
+    # (the reader parse_chunk took for the original)
+    be = backend("exact") if roots.exact else route(new_text, backend(settings.parser))
     if len(candidates) == 1 and candidates[0][0] == 0:
         kind, key = candidates[0][1].kind, settings.annotation_key
         if treecheck.verify(roots, new_text, kind, key, PLACEHOLDER, be.check_edit):
@@ -438,18 +468,27 @@ def analyze_chunk(
             elif res.kind == "Secret":
                 unnamed.append((res.node.start, res.node.end))
             continue
-        wk = table.lookup(res.api_version, res.kind)
-        if wk is None:
+        groups = table.groups(res.api_version, res.kind)
+        if not groups:
             row = table.source(res.api_version, res.kind)
             if row is not None:
-                configs.extend(_source_configs(res, row, settings))
+                configs.extend(_source_configs(res, row, settings, default_nl))
             continue
-        winfo = _workload(res, wk, settings, default_nl, roots, secret)
-        workloads.append(winfo)
-        if winfo.edit is not None:
-            candidates.append((pos, winfo))
+        for wk in groups:
+            if wk.component is not None and _absent(get_path(res.node, wk.template_path)):
+                continue  # a pod group the resource does not run (a VMCluster without vmselect)
+            winfo = _workload(res, wk, settings, default_nl, roots, secret)
+            workloads.append(winfo)
+            if winfo.edit is not None:
+                candidates.append((pos, winfo))
     if roots.aliased:  # a name inside a node an alias repeats cannot be renamed
-        configs = [c._replace(name_spot=aliased_spot(c.name_spot, roots.aliased)) for c in configs]
+        configs = [
+            c._replace(
+                name_spot=aliased_spot(c.name_spot, roots.aliased),
+                producer=aliased_producer(c.producer, roots.aliased),
+            )
+            for c in configs
+        ]
         for w in workloads:
             w.refs = tuple(r._replace(spot=aliased_spot(r.spot, roots.aliased)) for r in w.refs)
     info.configs, info.workloads = tuple(configs), tuple(workloads)

@@ -164,6 +164,9 @@ class Skipped(NamedTuple):
 
     offset: int
     message: str
+    # a reference field of an operator's resource in the wrong shape (shapes.py): a
+    # reference-shape finding, an error with --strict
+    shape: bool = False
 
 
 def declared_references(

@@ -44,6 +44,10 @@ class WorkloadKind(NamedTuple):
     # (field, target kind, name) when the field is absent: the object the operator reads
     # then ("alertmanager-{name}": {name} is the resource's own name)
     defaults: tuple[tuple[str, str, str], ...] = ()
+    # one pod group of a resource that runs several (a VMCluster's vminsert, vmselect and
+    # vmstorage): its name; each group is a row of its own, with its own annotations,
+    # references and checksum (None: the resource's pods are one group)
+    component: str | None = None
 
     # a field naming another workload whose template this one uses (Argo Rollout's
     # spec.workloadRef): when it is set the kind is never annotated, template or not
@@ -133,14 +137,23 @@ class KindTable:
     def __init__(
         self, rows: tuple[WorkloadKind, ...], sources: tuple[SecretSource, ...] = BUILTIN_SOURCES
     ) -> None:
-        self._rows = {(r.group, r.kind): r for r in rows}
+        # (group, kind) -> its rows: one, or one per pod group (WorkloadKind.component)
+        self._groups: dict[tuple[str, str], tuple[WorkloadKind, ...]] = {}
+        for r in rows:
+            self._groups[(r.group, r.kind)] = (*self._groups.get((r.group, r.kind), ()), r)
+        self._rows = {key: rows_[0] for key, rows_ in self._groups.items()}
         self.kind_names = frozenset(r.kind for r in rows)
         self._sources: dict[tuple[str, str], list[SecretSource]] = {}
         for s in sources:
             self._sources.setdefault((s.group, s.kind), []).insert(0, s)  # later rows win
 
     def lookup(self, api_version: str, kind: str) -> WorkloadKind | None:
+        """The kind's row (its first pod group's, for a kind with several)."""
         return self._rows.get((group_of(api_version), kind))
+
+    def groups(self, api_version: str, kind: str) -> tuple[WorkloadKind, ...]:
+        """Every row of the kind: one per pod group (empty: not a workload kind)."""
+        return self._groups.get((group_of(api_version), kind), ())
 
     def source(self, api_version: str, kind: str) -> SecretSource | None:
         """The source row for this apiVersion and kind (its version must be one the row
@@ -159,7 +172,11 @@ class KindTable:
     def with_extra(
         self, rows: tuple[WorkloadKind, ...], sources: tuple[SecretSource, ...] = ()
     ) -> KindTable:
-        return KindTable(tuple(self._rows.values()) + rows, self.sources + sources)
+        """This table with ``rows`` (the config file's): a row for a kind this table has
+        replaces all of that kind's rows (settings.py refuses built-in kinds)."""
+        replaced = {(r.group, r.kind) for r in rows}
+        kept = tuple(r for key, g in self._groups.items() if key not in replaced for r in g)
+        return KindTable(kept + rows, self.sources + sources)
 
 
 # operators' resources (operators.py)

@@ -58,18 +58,25 @@ def _profile(
     sites: tuple[Site, ...],
     level: tuple[str, ...] = PODMETADATA,
     defaults: tuple[tuple[str, str, str], ...] = (),
+    component: str | None = None,
 ) -> dict[str, Any]:
     """A profile: the fields of its kinds.WorkloadKind row (made there, which imports
-    this module)."""
+    this module). ``component``: one pod group of a resource that runs several, whose
+    block (``spec.<component>``) holds its annotations, its pod-spec-like fields and the
+    paths of ``sites`` (given from that block)."""
+    block = ("spec",) if component is None else ("spec", component)
+    if component is not None:
+        sites = tuple(s._replace(path=(*block, *s.path)) for s in sites)
     return {
         "group": group,
         "kind": kind,
-        "template_path": ("spec",),
+        "template_path": block,
         "level": level,
-        "spec_path": ("spec",),
+        "spec_path": block,
         "sites": sites,
         "operator": operator,
         "defaults": defaults,
+        "component": component,
     }
 
 
@@ -171,6 +178,59 @@ VICTORIAMETRICS_OPERATOR: tuple[dict[str, Any], ...] = (
     ),
 )
 
+# VMCluster: three pod groups, each with its own podMetadata, secrets, configMaps,
+# extraEnvs/extraEnvsFrom and pod-spec fields (api/operator/v1beta1/vmcluster_types.go
+# PodAnnotations(kind) -> spec.<component>.podMetadata.annotations;
+# internal/controller/operator/factory/vmcluster/vmcluster.go makePodSpecForVMSelect
+# (l.689-719: range cr.Spec.VMSelect.Secrets / .ConfigMaps mounted; l.763: Annotations:
+# cr.PodAnnotations(ClusterComponentSelect)), makePodSpecForVMInsert (l.914-987) and
+# makePodSpecForVMStorage (l.1147: vmBackup.credentialsSecret mounted; l.1227: the
+# vmbackupmanager container in the vmstorage pod: build/backup.go l.100-113, its
+# -credsFilePath names the key, and vmBackup.extraEnvs/extraEnvsFrom are its env; l.1269)).
+# spec.license.keyRef is left out: the pods re-read the license file every
+# license.reloadInterval, without a restart.
+_VM_GROUP = (
+    names("secrets", target="Secret"),
+    names("configMaps", target="ConfigMap"),
+    *env_sites("extraEnvs", "extraEnvsFrom"),
+)
+VMCLUSTER: tuple[dict[str, Any], ...] = (
+    _profile("operator.victoriametrics.com", "VMCluster", _VM, _VM_GROUP, component="vminsert"),
+    _profile("operator.victoriametrics.com", "VMCluster", _VM, _VM_GROUP, component="vmselect"),
+    _profile(
+        "operator.victoriametrics.com",
+        "VMCluster",
+        _VM,
+        (
+            *_VM_GROUP,
+            key_ref("vmBackup", "credentialsSecret"),
+            *env_sites("vmBackup", "extraEnvs", "extraEnvsFrom"),
+        ),
+        component="vmstorage",
+    ),
+)
+
+
+def _cluster(kind: str, groups: tuple[str, ...]) -> tuple[dict[str, Any], ...]:
+    return tuple(
+        _profile("operator.victoriametrics.com", kind, _VM, _VM_GROUP, component=g) for g in groups
+    )
+
+
+# VictoriaLogs and VictoriaTraces, built like a VMCluster and a VMSingle (api/operator/v1/
+# vlcluster_types.go and vtcluster_types.go PodMetadata(kind): spec.<group>.podMetadata;
+# factory/vlcluster/vlinsert.go l.195-266, vlselect.go l.301-372, vlstorage.go l.297;
+# factory/vtcluster/insert.go l.184-255, select.go l.297-368, storage.go l.291;
+# factory/vlsingle/vlsingle.go l.240-312, factory/vtsingle/vtsingle.go l.239-303: the
+# group's secrets and configMaps mounted, extraEnvsFrom its container's envFrom, its
+# podMetadata.annotations the pods')
+VICTORIALOGS_TRACES: tuple[dict[str, Any], ...] = (
+    *_cluster("VLCluster", ("vlinsert", "vlselect", "vlstorage")),
+    *_cluster("VTCluster", ("insert", "select", "storage")),
+    _profile("operator.victoriametrics.com", "VLSingle", _VM, _VM_COMMON),
+    _profile("operator.victoriametrics.com", "VTSingle", _VM, _VM_COMMON),
+)
+
 # OpenTelemetry Operator internal/manifests/collector/deployment.go (and daemonset.go,
 # statefulset.go): manifestutils.PodAnnotations copies spec.podAnnotations to the pods;
 # spec.env/envFrom are the collector container's, spec.configmaps are mounted whole
@@ -191,4 +251,10 @@ OPENTELEMETRY_OPERATOR: tuple[dict[str, Any], ...] = (
     ),
 )
 
-OPERATOR_PROFILES = PROMETHEUS_OPERATOR + VICTORIAMETRICS_OPERATOR + OPENTELEMETRY_OPERATOR
+OPERATOR_PROFILES = (
+    PROMETHEUS_OPERATOR
+    + VICTORIAMETRICS_OPERATOR
+    + VMCLUSTER
+    + VICTORIALOGS_TRACES
+    + OPENTELEMETRY_OPERATOR
+)

@@ -86,6 +86,11 @@ class SecretSource(NamedTuple):
     template_annotations: Path | None = None
     # store reads that a version may pin (an unpinned one changes with no Git change)
     pins: tuple[Pin, ...] = ()
+    # how --versioned names what it produces (analyze/versioned_sources.py): "target",
+    # "names", "sealed"; "": never versioned
+    versioning: str = ""
+    # (path, values): the produced Secret is not the source's own (not renamed)
+    not_owned: tuple[Path, tuple[str, ...]] | None = None
 
     @property
     def label(self) -> str:
@@ -132,7 +137,8 @@ BUILTIN_SOURCES: tuple[SecretSource, ...] = (
         versions=("v1alpha1",),
     )._replace(
         # sealedsecret_expansion.go Unseal: the Secret's ObjectMeta is spec.template's
-        template_annotations=_path("spec.template.metadata.annotations")
+        template_annotations=_path("spec.template.metadata.annotations"),
+        versioning="sealed",
     ),
     # spec.target.name, default its own name; creationPolicy None writes no Secret.
     # The values in the backing store are invisible offline (refreshInterval, or a
@@ -150,6 +156,10 @@ BUILTIN_SOURCES: tuple[SecretSource, ...] = (
             # ExternalSecretTemplateMetadata: the annotations the Secret is written with
             template_annotations=_path("spec.target.template.metadata.annotations"),
             pins=EXTERNAL_SECRET_PINS,
+            versioning="target",
+            # externalsecret_controller.go Reconcile: Merge patches a Secret that must
+            # exist, None writes nothing; only Owner (the default) and Orphan create it
+            not_owned=(_path("spec.target.creationPolicy"), ("Merge", "None")),
         )
         for version in ("v1", "v1beta1")
     ),
@@ -163,7 +173,7 @@ BUILTIN_SOURCES: tuple[SecretSource, ...] = (
         name="spec.secretObjects.*.secretName",
         own_name_default=False,
         referenced=True,
-    ),
+    )._replace(versioning="names"),
 )
 
 

@@ -12,6 +12,7 @@ from cmhash.analyze.jobs import JobRename
 from cmhash.analyze.kinds import WorkloadKind
 from cmhash.analyze.refs import Reference, Spot, SubPathMount
 from cmhash.analyze.sources import Depends
+from cmhash.analyze.versioned_sources import Producer
 from cmhash.errors import NodeError
 from cmhash.findings import About
 from cmhash.model import ResourceId, TextEnum
@@ -74,6 +75,8 @@ class ConfigInfo(NamedTuple):
     window: tuple[str, str, int] | None = None
     # where its source reads a store value no version pins (analyze/sources.py)
     unpinned: tuple[int, ...] = ()
+    # a produced Secret: how --versioned may rename it (analyze/versioned_sources.py)
+    producer: Producer | None = None
 
     @property
     def label(self) -> str:
@@ -167,7 +170,9 @@ class WorkloadInfo(Record):
     @property
     def label(self) -> str:
         name = f"{self.name}*" if self.generated else self.name
-        return f"{self.kind.kind}/{name}" + (f" -n {self.namespace}" if self.namespace else "")
+        group = f" ({self.kind.component})" if self.kind.component else ""
+        ns = f" -n {self.namespace}" if self.namespace else ""
+        return f"{self.kind.kind}/{name}{group}{ns}"
 
     @property
     def about(self) -> About:

@@ -22,6 +22,7 @@ from cmhash.analyze.kinds import Policy, WorkloadKind
 from cmhash.analyze.refs import Reference, Spot, SubPathMount
 from cmhash.analyze.sites import Site
 from cmhash.analyze.summaries import ConfigInfo, DocInfo, SkipReason, WorkloadInfo
+from cmhash.analyze.versioned_sources import Producer
 from cmhash.parse.cext import optional
 from cmhash.plan.hashing import Content
 from cmhash.read.split import Chunk
@@ -40,6 +41,7 @@ CLASSES: tuple[type, ...] = (
     Chunk,
     Reference,
     Spot,
+    Producer,
     SubPathMount,
     Edit,
     Selection,

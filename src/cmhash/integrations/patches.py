@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cmhash.errors import UsageError
 
@@ -46,6 +46,9 @@ class Patch(NamedTuple):
     path: tuple[str, ...]  # the fields down to the mapping that holds the annotation
     key: str
     value: str
+    # (path, value) of the object's other pod groups (a VMCluster's vmselect and
+    # vmstorage besides vminsert): one patch per object, as kustomize wants it
+    more: tuple[tuple[tuple[str, ...], str], ...] = ()
 
     @property
     def sort_key(self) -> tuple[str, str, str, str]:
@@ -88,7 +91,19 @@ def collect(result: RunResult, key: str, hooks: bool = True) -> list[Patch]:
             )
         )
     out.sort(key=lambda p: p.sort_key)
-    return out
+    return _one_per_object(out)
+
+
+def _one_per_object(patches: list[Patch]) -> list[Patch]:
+    """The patches of one object's pod groups as one patch (in the order of its plans)."""
+    by_target: dict[tuple[str, str, str, str | None], Patch] = {}
+    for p in patches:
+        target = (p.api_version, p.kind, p.name, p.namespace)
+        first = by_target.get(target)
+        by_target[target] = (
+            p if first is None else first._replace(more=(*first.more, (p.path, p.value)))
+        )
+    return list(by_target.values())
 
 
 _SAFE = re.compile(r"[A-Za-z][A-Za-z0-9._/-]*")
@@ -114,10 +129,24 @@ def document(patch: Patch) -> str:
     if path[0] == "metadata":  # a bare Pod: the annotations are the object's own
         lines.append(f"  annotations:\n    {_q(patch.key)}: {json.dumps(patch.value)}")
         return "\n".join(lines) + "\n"
-    for depth, field in enumerate(path):
-        lines.append(f"{'  ' * depth}{field}:")
-    lines.append(f"{'  ' * len(path)}{_q(patch.key)}: {json.dumps(patch.value)}")
+    tree: dict[str, Any] = {}
+    for fields, value in ((path, patch.value), *patch.more):
+        node = tree
+        for field in fields:
+            node = node.setdefault(field, {})
+        node[patch.key] = value
+    _nested(tree, 0, patch.key, lines)
     return "\n".join(lines) + "\n"
+
+
+def _nested(tree: dict[str, Any], depth: int, key: str, lines: list[str]) -> None:
+    """The fields down to each annotation, shared levels written once."""
+    for field, sub in tree.items():
+        if isinstance(sub, dict):
+            lines.append(f"{'  ' * depth}{field}:")
+            _nested(sub, depth + 1, key, lines)
+        else:
+            lines.append(f"{'  ' * depth}{_q(key)}: {json.dumps(sub)}")
 
 
 def patch_file(patches: Iterable[Patch]) -> str:

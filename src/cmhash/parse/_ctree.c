@@ -284,6 +284,8 @@ typedef struct {
     PyObject *roots;
     layout_t L;          /* this build's copy of the layout (holds a reference to L.type) */
     PyObject *scalar_kind;
+    PyObject *text;      /* the chunk (borrowed), for single_pair */
+    Py_ssize_t bom;      /* 1 when it starts with a byte-order mark, which marks skip */
 } builder_t;
 
 /* A mapping's next pair, and its key in the index while the mapping is plain: every
@@ -479,6 +481,21 @@ key_text(const char *text, Py_ssize_t size)
     return key;
 }
 
+/* Whether a flow mapping was opened without a '{': a single-pair mapping in a flow
+ * sequence ([a: b], [? a : b]), which libyaml reads otherwise than the reference parser
+ * in some shapes ([[]:], ["a":b]: parse/libyaml.py). An implicit one starts and ends at
+ * its key (libyaml's src/parser.c 1015-1018 at 840b65c, in
+ * yaml_parser_parse_flow_sequence_entry: the KEY token's marks, the same for a simple
+ * key); an explicit one at its '?'. Marks count characters, after a byte-order mark. */
+static int
+single_pair(builder_t *b, yaml_event_t *ev)
+{
+    Py_ssize_t at = (Py_ssize_t)ev->start_mark.index + b->bom;
+    if (ev->start_mark.index == ev->end_mark.index || at >= PyUnicode_GET_LENGTH(b->text))
+        return 1;
+    return PyUnicode_READ_CHAR(b->text, at) != '{';
+}
+
 static int
 on_event(builder_t *b, yaml_event_t *ev, Py_ssize_t base, PyObject *const kinds[3],
          Py_ssize_t max_scalar)
@@ -513,6 +530,8 @@ on_event(builder_t *b, yaml_event_t *ev, Py_ssize_t base, PyObject *const kinds[
     case YAML_MAPPING_START_EVENT:
         if (ev->data.mapping_start.anchor != NULL || !untagged(ev->data.mapping_start.tag))
             return BAIL;
+        if (ev->data.mapping_start.style == YAML_FLOW_MAPPING_STYLE && single_pair(b, ev))
+            return BAIL; /* events.py hands it to the reference parser */
         return open_collection(b, kinds[2], start,
                                ev->data.mapping_start.style == YAML_FLOW_MAPPING_STYLE, 1);
     case YAML_SEQUENCE_END_EVENT:
@@ -580,7 +599,8 @@ build(PyObject *Py_UNUSED(self), PyObject *args)
     yaml_parser_set_input_string(&parser, (const unsigned char *)utf8, (size_t)size);
     /* no yaml_parser_set_encoding: PyYAML leaves it to libyaml's detection too, which
      * skips a leading byte-order mark without counting it in the offsets */
-    builder_t b = {NULL, 0, 0, max_depth, PyList_New(0), layout, kinds[0]};
+    Py_ssize_t bom = PyUnicode_GET_LENGTH(text) > 0 && PyUnicode_READ_CHAR(text, 0) == 0xFEFF;
+    builder_t b = {NULL, 0, 0, max_depth, PyList_New(0), layout, kinds[0], text, bom};
     Py_INCREF(b.L.type);
     unsigned long events = 0;
     int stop = b.roots == NULL ? FAIL : NONE;

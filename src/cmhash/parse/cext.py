@@ -4,8 +4,11 @@ that decides; the modules it mirrors bind its functions (``function``). The two 
 only the compiler (``cmhash._cjson``, ``cmhash._cpack``) load through ``optional``.
 
 ``CMHASH_C_OFF=name,name``, for measuring what each piece of C saves (bench/c_gains.py):
-those entry points (``build``, ``check_edit``, ``collect``, ``get``, ``site_refs``, ...,
-or a whole module, ``_cjson``, ``_cpack``) are left to their Python references."""
+those entry points (:data:`NAMES`: ``build``, ``check_edit``, ``collect``, ...; ``Node``
+is the whole of ``_ctree``, whose every entry point reads C nodes; or a whole module,
+``_cjson``, ``_cpack``) are left to their Python references. Another name (``node``,
+``buidl``) is a usage error (:func:`check_off`, exit 2), never a run that measures
+something else than asked."""
 
 from __future__ import annotations
 
@@ -13,10 +16,47 @@ import os
 import sys
 from typing import Any
 
+from cmhash.errors import UsageError
+
+# what CMHASH_C_OFF may name: _ctree's entry points that bind here, then the modules
+NAMES = (
+    "Node",
+    "build",
+    "check_edit",
+    "collect",
+    "cuts",
+    "document_resources",
+    "find_refs",
+    "line_numbers",
+    "resolve_plain",
+    "site_refs",
+    "top_level",
+    "_cjson",
+    "_cpack",
+)
+
+
+def _named() -> list[str]:
+    return [n for n in os.environ.get("CMHASH_C_OFF", "").replace(" ", "").split(",") if n]
+
 
 def off(name: str) -> bool:
     """Whether ``CMHASH_C_OFF`` turns the C entry point or module ``name`` off."""
-    return name in os.environ.get("CMHASH_C_OFF", "").replace(" ", "").split(",")
+    return name in _named()
+
+
+def check_off() -> None:
+    """A UsageError (exit 2, one line) when ``CMHASH_C_OFF`` names something that is not
+    in :data:`NAMES`; the names are case-sensitive."""
+    unknown = [n for n in _named() if n not in NAMES]
+    if not unknown:
+        return
+    cased = {n.lower(): n for n in NAMES}
+    hints = [f" ({cased[n.lower()]}?)" if n.lower() in cased else "" for n in unknown]
+    named = ", ".join(f"'{n}'{hint}" for n, hint in zip(unknown, hints, strict=True))
+    raise UsageError(
+        f"CMHASH_C_OFF: unknown name {named}; names are case-sensitive, one of: " + ", ".join(NAMES)
+    )
 
 
 def optional(name: str) -> Any | None:
@@ -32,7 +72,7 @@ def optional(name: str) -> Any | None:
 
 
 def ctree() -> Any | None:
-    if os.environ.get("CMHASH_CTREE") == "0":
+    if os.environ.get("CMHASH_CTREE") == "0" or off("Node"):
         return None
     try:
         from cmhash.parse import _ctree  # type: ignore[attr-defined]

@@ -215,6 +215,7 @@ class Roots(list[Node]):
     default: ``Roots(nodes)`` is list's own constructor, no Python frame per chunk.)"""
 
     aliased: Sequence[tuple[Node, Node]] = ()
+    exact = False  # read by the reference parser on the fast path (parse_chunk)
 
 
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
@@ -232,6 +233,11 @@ def route(text: str, be: _Backend) -> _Backend:
     if be.name == "fast" and libyaml.misread(text):
         return backend("exact")
     return be
+
+
+class _Misread(Exception):
+    """libyaml opened a mapping the reference parser may read otherwise
+    (``libyaml.single_pair``): parse_chunk asks the reference."""
 
 
 class _LibyamlLimit(Exception):
@@ -253,14 +259,26 @@ def parse_chunk(text: str, base: int, be: _Backend) -> Roots:
         return _parse(text, base, be)
     try:
         return _parse_fast(text, base, be)
+    except _Misread:
+        # a single-pair mapping in a flow sequence (``[[]:]``): the reference's reading
+        # or refusal, with its message, as on the exact path
+        return _exactly(text, base)
     except _Refused as refused:
         # what libyaml refuses, the reference may read (``{:}``, ``[:a]``: a ``:`` next to
         # a flow indicator, YAML 1.2): its reading, so that both parsers agree; refused
         # by both, libyaml's message, as before
         try:
-            return _parse(text, base, backend("exact"))
+            return _exactly(text, base)
         except NodeError:
             raise NodeError(refused.message, refused.offset, public=refused.public) from None
+
+
+def _exactly(text: str, base: int) -> Roots:
+    """The fast path's chunk read by the reference parser; the self-check of its edit
+    reads with it too (``Roots.exact``)."""
+    roots = _parse(text, base, backend("exact"))
+    roots.exact = True
+    return roots
 
 
 def _parse_fast(text: str, base: int, be: _Backend) -> Roots:
@@ -294,9 +312,7 @@ def _parse(text: str, base: int, be: _Backend) -> Roots:
             what = context.removeprefix("while scanning ").removeprefix("while parsing ")
             msg = f"YAML syntax error: {what} that starts here is never closed ({problem})"
         index = mark.index if mark is not None else 0
-        tab = (
-            "; YAML does not allow tabs for indentation" if text[index : index + 1] == "\t" else ""
-        )
+        tab = _tab_hint(text, index)
         # parsers quote what they found ("found undefined alias 'x'"): never in a Secret
         public = _QUOTED.sub("'…'", msg)
         error = _Refused if be.name == "fast" else NodeError
@@ -310,6 +326,16 @@ def _parse(text: str, base: int, be: _Backend) -> Roots:
             "write it as an escape in a double-quoted string",
             base + index,
         ) from None
+
+
+def _tab_hint(text: str, index: int) -> str:
+    """What to do about a tab the parser stopped at: in the indentation, or after
+    something on its line (``k: v<TAB>``, ``k: a<TAB>b``: parse/libyaml.py)."""
+    if text[index : index + 1] != "\t":
+        return ""
+    if text[text.rfind("\n", 0, index) + 1 : index].strip(" \t"):
+        return "; write a space instead of the tab (tabs are not read as spaces here)"
+    return "; YAML does not allow tabs for indentation"
 
 
 # What YAML 1.1 (5.1) allows in a stream; libyaml and ruamel refuse the rest. Compiled on
@@ -341,11 +367,12 @@ _BAD_ESCAPE = (
 class _Builder:
     """The tree under construction: open collections, anchors, the aliases seen."""
 
-    __slots__ = ("aliased", "anchors", "base", "roots", "stack", "text")
+    __slots__ = ("aliased", "anchors", "base", "fast", "roots", "stack", "text")
 
-    def __init__(self, base: int, text: str) -> None:
+    def __init__(self, base: int, text: str, fast: bool) -> None:
         self.base = base
         self.text = text
+        self.fast = fast  # libyaml's events: single-pair flow mappings go to the reference
         self.aliased: list[tuple[Node, Node]] = []
         self.roots = Roots()
         self.roots.aliased = self.aliased
@@ -396,6 +423,13 @@ class _Builder:
 
     def open(self, ev: Any, kind: str, append: Callable[[Node], None]) -> Callable[[Node], None]:
         """A mapping or sequence starts: where its children go."""
+        if (
+            self.fast
+            and kind == MAP
+            and ev.flow_style
+            and libyaml.single_pair(self.text, ev.start_mark.index, ev.end_mark.index)
+        ):
+            raise _Misread
         node = Node(
             kind,
             self.base + ev.start_mark.index,
@@ -452,7 +486,7 @@ class _Builder:
 
 
 def _build(next_event: Callable[[], Any], base: int, be: _Backend, text: str) -> Roots:
-    b = _Builder(base, text)
+    b = _Builder(base, text, be.name == "fast")
     append = b.roots.append  # where the next node goes: the open collection, or the roots
     scalar_cls, mstart, sstart, mend, send, alias_cls = (
         be.scalar,

@@ -14,10 +14,35 @@ and ruamel over generated flow texts and comparing their events
   but inside quotes too), and such a chunk is read by the reference parser on every
   path, the self-check included: a false match costs one chunk read in Python (none of
   the 801 documents of the corpus matches); the test costs a ``?`` search per chunk.
-  Not found this way: a flow collection as a key with nothing after its ``:`` right
-  before the end (``[[]:]``: every libyaml takes it, ruamel refuses). A text test for it
-  costs about 4 % of a benchmark run (it cannot start from a rare character), so it
-  stays a known difference (``tests/test_libyaml.py``, an expected failure).
+* **a ``:`` right after a JSON-like key in a flow sequence** (``[[]:]``, ``[{}:a]``,
+  ``["a":]``, ``['a':"b"]``, ``[?"a":]``): libyaml takes any ``:`` in flow context as a
+  value indicator (``src/scanner.c`` 968-970 at libyaml 840b65c,
+  ``yaml_parser_fetch_next_token``), ruamel only one followed by a blank inside ``[...]``
+  (``scanner.py`` 757-760 in ruamel.yaml 0.19.1, ``check_value``) and refuses
+  these. Every libyaml reading of them is a single-pair mapping inside a flow sequence,
+  which no text test finds cheaply (``":`` is everywhere in JSON), but the events do:
+  such a mapping starts at its key or at a ``?``, not at a ``{`` (``src/parser.c``
+  1015-1018, ``yaml_parser_parse_flow_sequence_entry``). :func:`single_pair` tells, in
+  the C tree builder (which then hands the chunk back) and on the event path, on flow
+  mappings only, and the chunk is read by the reference parser: its reading or its
+  refusal and message, as on the exact path. (``[a: b]`` itself reads alike; it is rare
+  enough in manifests to go to the reference too.)
+* **a tab between tokens or inside a plain scalar**: libyaml skips a tab wherever a
+  simple key cannot start (``src/scanner.c`` 1946, ``yaml_parser_scan_to_next_token``:
+  after a scalar, ``]``, an anchor: ``k: v<TAB>``, ``k: [a]<TAB>``) and keeps one inside
+  a plain scalar (``k: a<TAB>b``, ``[a<TAB>b]``); ruamel skips tabs between tokens in
+  flow context only and ends a plain scalar at a tab (``scanner.py`` 830,
+  ``scan_to_next_token``, and 1589, ``scan_plain_spaces``), refusing the rest ("found
+  character '\\t' that cannot start any token"). Which tab is which depends on the
+  scanner's state, so :func:`misread` sends every chunk with a tab to the reference
+  parser (a ``memchr``: none of the 801 corpus documents holds one; a tab inside a
+  quoted or block scalar is read alike, only more slowly).
+* **NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR** (U+0085, U+2028, U+2029): line breaks in
+  YAML 1.1, which libyaml reads, not in YAML 1.2, which ruamel reads (``reader.py``,
+  ``scanner.py``'s ``_THE_END``): ``k: a<U+2028>b`` is refused by libyaml and read by
+  ruamel, ``k: a<U+0085>b`` read as ``a b`` by ruamel, and a mutated corpus document
+  gave two trees. :func:`misread` sends every chunk with one of them to the reference
+  parser (an ASCII text, most of them, is not even searched: ``str.isascii`` is a flag).
 * **what libyaml refuses and ruamel reads** (a ``:`` next to a flow indicator, ``{:}``,
   ``[:a]``: YAML 1.2): the fast path asks the reference parser on a refusal
   (``events.parse_chunk``), so both parsers agree; refused by both, libyaml's message.
@@ -40,6 +65,7 @@ from cmhash.parse.limits import MAX_DEPTH
 _SKIP = r"(?:\s|\ufeff|#[^\n\r]*(?=[\n\r]|\Z))*"  # what may stand between two tokens
 # ``?`` then ``]``, ``,`` or ``:`` (``_key_starts``: where a token may start)
 _KEY = re.compile(r"\?" + _SKIP + r"[\],:]")
+_BREAKS = ("\x85", "\u2028", "\u2029")  # line breaks in YAML 1.1 only
 _TOKEN_END = frozenset(" \t\r\n\x85\u2028\u2029\ufeff[]{},:\"'")
 _LIMIT = re.compile(r"nesting (?:depth|level)", re.IGNORECASE)
 # libyaml's scanner reads ahead while a simple key is possible, at most 1024 characters
@@ -49,8 +75,22 @@ LIFTED = MAX_DEPTH + 1024 + 16
 
 
 def misread(text: str) -> bool:
-    """Whether libyaml may read ``text`` otherwise than the reference parser."""
-    return "?" in text and any(_key_starts(text, m.start()) for m in _KEY.finditer(text))
+    """Whether libyaml may read ``text`` otherwise than the reference parser, on the text
+    alone (:func:`single_pair` finds the rest on the events)."""
+    return (
+        "\t" in text
+        or (not text.isascii() and any(c in text for c in _BREAKS))
+        or ("?" in text and any(_key_starts(text, m.start()) for m in _KEY.finditer(text)))
+    )
+
+
+def single_pair(text: str, start: int, end: int) -> bool:
+    """Whether libyaml opened a flow mapping, marked ``start`` to ``end`` in ``text``,
+    without a ``{``: a single-pair mapping in a flow sequence (``[a: b]``, ``[? a]``).
+    An implicit one is marked at its key, start and end alike; libyaml's marks do not
+    count a leading byte-order mark. (``_ctree.c``'s ``single_pair`` is the same test.)"""
+    at = start + (text[:1] == "\ufeff")
+    return start == end or text[at : at + 1] != "{"
 
 
 def _key_starts(text: str, at: int) -> bool:

@@ -7,9 +7,11 @@ which namespace that is (Helm 4 gives a ``postrenderer/v1`` plugin only
 ``HELM_PLUGIN_NAME``, ``HELM_PLUGINS`` and ``HELM_PLUGIN_DIR``; Helm 3 passes nothing),
 so for input that is Helm output (``# Source:`` comments, or Helm 4's
 ``postrenderer.helm.sh/postrender-filename`` annotations) cmhash reads it from what the
-chart itself writes, per **render**: one source (a file, or stdin), and inside it one
-top-level chart (the first segment of ``# Source: CHART/...``; subcharts are
-``CHART/charts/...``). Other files of a repository walk are never affected.
+chart itself writes, per **render**: one source (a file, or stdin), and inside it each
+``helm template`` output (plan/renders.py: a top-level chart's documents, split where
+Helm's output order or the release's ``app.kubernetes.io/instance`` label shows that the
+next release begins, as in ``helmfile template``). Other files of a repository walk are
+never affected.
 
 **Evidence.** A chart's workloads must find their ConfigMaps and Secrets, and those never
 cross namespaces. So when a workload that names namespace N references an object the
@@ -35,7 +37,6 @@ What was inferred, and from what, is said in one note line.
 
 from __future__ import annotations
 
-import bisect
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -43,10 +44,10 @@ from typing import NamedTuple
 
 from cmhash.analyze.summaries import DocInfo
 from cmhash.findings import Code, Finding, finding
+from cmhash.plan.renders import Renders
 from cmhash.read.source import SourceText
 
 _HELM_MARKS = re.compile(r"^# Source: |postrenderer\.helm\.sh/postrender-filename", re.MULTILINE)
-_SOURCE_LINE = re.compile(r"^# Source: ([^/\r\n]+)/", re.MULTILINE)
 ENV = "HELM_NAMESPACE"
 
 
@@ -61,25 +62,6 @@ def is_helm_source(src: SourceText) -> bool:
     return src.helm_output
 
 
-class Renders:
-    """The renders of one Helm source: the chart of each ``# Source:`` line, by offset."""
-
-    def __init__(self, text: str) -> None:
-        self.starts: list[int] = []
-        self.charts: list[str] = []
-        for m in _SOURCE_LINE.finditer(text):
-            self.starts.append(m.start())
-            self.charts.append(m.group(1))
-
-    def chart_at(self, offset: int) -> str:
-        """The chart whose render holds ``offset`` (what precedes the first ``# Source:``
-        line belongs to the first render; no such lines: one render, "")."""
-        if not self.charts:
-            return ""
-        i = bisect.bisect_right(self.starts, offset) - 1
-        return self.charts[max(i, 0)]
-
-
 class Evidence(NamedTuple):
     """One reference that fixes the release namespace: it resolves only there."""
 
@@ -87,6 +69,7 @@ class Evidence(NamedTuple):
     src: SourceText
     offset: int
     text: str  # "Deployment/web -n shop uses ConfigMap 'cfg', which has no namespace"
+    path: str | None = None  # the workload's # Source: template
 
 
 class Release(NamedTuple):
@@ -97,16 +80,16 @@ class Release(NamedTuple):
 def _evidence(
     src: SourceText, docs: Sequence[DocInfo], renders: Renders
 ) -> dict[str, list[Evidence]]:
-    """Per chart, the references between an object with a namespace and one without."""
+    """Per render, the references between an object with a namespace and one without."""
     configs: dict[tuple[str, str, str], set[str | None]] = {}
     for d in docs:
         for c in d.configs:
-            key = (renders.chart_at(c.offset), c.kind, c.name)
+            key = (renders.unit_at(c.offset), c.kind, c.name)
             configs.setdefault(key, set()).add(c.namespace)
     found: dict[str, list[Evidence]] = {}
     for d in docs:
         for w in d.workloads:
-            chart = renders.chart_at(w.offset)
+            chart = renders.unit_at(w.offset)
             for ref in w.refs:
                 if ref.pattern or ref.namespace is not None:
                     continue
@@ -127,18 +110,33 @@ def _evidence(
                     )
                 else:
                     continue  # only in other named namespaces: no release namespace helps
-                found.setdefault(chart, []).append(Evidence(named, src, ref.offset, text))
+                path = renders.path_at(w.offset)
+                found.setdefault(chart, []).append(Evidence(named, src, ref.offset, text, path))
     return found
+
+
+def _twice(a: Evidence, b: Evidence, label: str) -> str:
+    """When one template gives both disagreeing references: the releases a stream of
+    several renders could not be told apart by (plan/renders.py), said as such."""
+    if a.path is None or a.path != b.path:
+        return ""
+    chart = label.removeprefix("chart ").split(",")[0]
+    return (
+        f"; one template ({a.path}) gives both: if this stream holds two releases of "
+        f"{chart} (helmfile template), cmhash cannot tell them apart (Helm's output order "
+        "does not show it, and no app.kubernetes.io/instance label names the release): "
+        "run cmhash on each release's render"
+    )
 
 
 def _decide(
     src: SourceText,
-    chart: str,
+    label: str,
     evidence: list[Evidence],
     exported: str | None,
     findings: list[Finding],
 ) -> Release:
-    where = f"{src.display}{f' (chart {chart})' if chart else ''}"
+    where = f"{src.display}{f' ({label})' if label else ''}"
     if not evidence:
         if exported:
             return Release(
@@ -167,18 +165,29 @@ def _decide(
             f"Helm output {where}: objects without a namespace are taken to be in {ns!r}, "
             f"the release namespace ({first.text}; -n overrides)",
         )
+    a = evidence[0]
+    b = next((e for e in evidence if not (e.namespaces & a.namespaces)), evidence[-1])
+    twice = _twice(a, b, label)
     if exported:
+        if twice:  # HELM_NAMESPACE decides for releases it cannot be right for: say so
+            findings.append(
+                finding(
+                    b.src,
+                    b.offset,
+                    Code.HELM_NAMESPACE,
+                    f"{ENV}={exported!r} is taken as the release namespace of every object "
+                    f"without one, but {b.text}, and {a.text}{twice}",
+                )
+            )
         return Release(
             exported,
             f"Helm output {where}: objects without a namespace are in {exported!r} "
             f"(from {ENV}; the chart's own references do not agree on one; -n overrides)",
         )
-    a = evidence[0]
-    b = next((e for e in evidence if not (e.namespaces & a.namespaces)), evidence[-1])
     raise b.src.error(
-        f"Helm output{f' (chart {chart})' if chart else ''}: the release namespace cannot be "
+        f"Helm output{f' ({label})' if label else ''}: the release namespace cannot be "
         f"told: {b.text}, but {a.text} "
-        f"(line {a.src.position(a.offset)[0]}); pass -n NAMESPACE (the release's, "
+        f"(line {a.src.position(a.offset)[0]}){twice}; pass -n NAMESPACE (the release's, "
         f"e.g. as a post-renderer argument), namespace: in .cmhash.yaml, or export {ENV}",
         b.offset,
     )
@@ -203,7 +212,7 @@ class Namespaces:
         if got is None:
             return None
         renders, chosen = got
-        return chosen.get(renders.chart_at(offset))
+        return chosen.get(renders.unit_at(offset))
 
 
 def release_namespaces(
@@ -225,12 +234,12 @@ def release_namespaces(
             continue  # every object names its namespace: nothing to infer
         renders = Renders(src.text)
         evidence = _evidence(src, per, renders)
-        charts = dict.fromkeys(renders.charts or [""])
         chosen: dict[str, str] = {}
-        for chart in charts:
-            release = _decide(src, chart, evidence.get(chart, []), exported, findings)
+        for unit in dict.fromkeys(renders.units or [""]):
+            label = renders.label(unit)
+            release = _decide(src, label, evidence.get(unit, []), exported, findings)
             if release.namespace is not None:
-                chosen[chart] = release.namespace
+                chosen[unit] = release.namespace
             if release.note is not None:
                 out.notes.append(release.note)
         out.add(src, renders, chosen)

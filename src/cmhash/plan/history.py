@@ -28,9 +28,11 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
 from cmhash.analyze.resources import document_resources
+from cmhash.analyze.sources import BUILTIN_SOURCES
 from cmhash.errors import NodeError, UsageError
 from cmhash.model import ResourceId
 from cmhash.parse.events import backend, parse_chunk
+from cmhash.plan.source_versions import with_suffix
 from cmhash.plan.versioning import VERSIONABLE, Versioning, base_name, own_names, shown
 from cmhash.read.source import SourceText, decode, read_file
 from cmhash.read.split import split_chunks
@@ -41,7 +43,18 @@ if TYPE_CHECKING:
     from cmhash.app import RunResult
 
 MARK = "cmhash.io/kept-version"
-_MARK = re.compile(rf"# {re.escape(MARK)}: (\d+) (ConfigMap|Secret) \S+[ \t]*\r?\n")
+_MARK = re.compile(rf"# {re.escape(MARK)}: (\d+) ([A-Za-z]+) \S+[ \t]*\r?\n")
+# what a history holds: versioned ConfigMaps and Secrets, and the versioned sources
+# that produce Secrets in the cluster (an ExternalSecret, a SecretProviderClass, a
+# namespace-wide SealedSecret: the old producer stays for old pods)
+KINDS = frozenset(
+    {("", k) for k in VERSIONABLE} | {(r.group, r.kind) for r in BUILTIN_SOURCES if r.versioning}
+)
+_KIND_LINE = re.compile(
+    r"(?m)^\s*[\"']?kind[\"']?\s*:\s*[\"']?(?:"
+    + "|".join(sorted({re.escape(k) for _, k in KINDS}))
+    + r")\b"
+)
 _START = re.compile(r"---[ \t]*(?:#[^\n]*)?\r?\n")
 
 
@@ -97,7 +110,7 @@ def versions(prev: SourceText, default_ns: str) -> list[Version]:
     found: list[tuple[str, str, str, int, str, int]] = []
     for index, (start, end) in enumerate(split_chunks(prev.text)):
         chunk = prev.text[start:end]
-        if not re.search(r"(?m)^\s*[\"']?kind[\"']?\s*:\s*[\"']?(?:ConfigMap|Secret)\b", chunk):
+        if not _KIND_LINE.search(chunk):
             continue
         try:
             roots = parse_chunk(chunk, start, fast)
@@ -109,7 +122,9 @@ def versions(prev: SourceText, default_ns: str) -> list[Version]:
         if len(resources) != 1 or resources[0].node is not roots[0]:
             continue  # a List: its items cannot be copied as documents
         res = resources[0]
-        if res.kind not in VERSIONABLE or res.api_version != "v1" or not res.name:
+        if (res.group, res.kind) not in KINDS or not res.name:
+            continue
+        if res.group == "" and res.api_version != "v1":
             continue
         age, body = _split_body(chunk)
         ns = res.namespace or default_ns
@@ -123,11 +138,18 @@ def versions(prev: SourceText, default_ns: str) -> list[Version]:
 
 
 def current(versioning: Versioning) -> dict[Identity, str]:
-    """The versioned objects of this run: identity -> name in the output."""
-    return {
+    """The versioned objects of this run: identity -> name in the output (a renamed
+    source under its own kind and name)."""
+    out = {
         Identity(key.kind, key.namespace, base_name(r.new)): r.new
         for key, r in versioning.renamed.items()
     }
+    for key, r in versioning.renamed.items():
+        p, source = r.entry.info.producer, r.entry.info.source
+        if p is not None and p.own is not None and source is not None:
+            own = with_suffix(p.own_name, base_name(r.old), r.new)
+            out[Identity(source.partition("/")[0], key.namespace, base_name(own))] = own
+    return out
 
 
 def windows(versioning: Versioning) -> dict[Identity, tuple[int, str]]:

@@ -118,6 +118,9 @@ def _in_source(
             continue
         while starts[index + 1] <= offset:
             index += 1
+        prefix = lines[index][: offset - starts[index]]
+        if prefix.lstrip().startswith("#") or " #" in prefix:
+            continue  # a comment names it ("# pinned by remoteRef.version")
         key = _key_of(lines, index, offset - starts[index])
         if key is None or not _KEY.search(key):
             continue

@@ -225,6 +225,12 @@ def _keyset(ref: Reference) -> frozenset[str] | None:
     return None if ref.keys is None else frozenset(ref.keys)
 
 
+def counts(plan: WorkloadPlan, ref: Reference, entry: ConfigEntry, settings: Settings) -> bool:
+    """Whether ``ref`` would put ``entry`` into the workload's checksum (plan/scopes.py:
+    a tie between definitions none of which would count is no tie)."""
+    return _not_counted(plan, ref, entry, settings) is None
+
+
 def _not_counted(
     plan: WorkloadPlan, ref: Reference, entry: ConfigEntry | None, settings: Settings
 ) -> str | None:
@@ -479,7 +485,12 @@ def _plan(
         plan.skip, plan.skip_detail, plan.selected_by = _selected(plan, settings)
     findings.extend(
         finding(
-            src, item.offset, Code.SKIPPED_ITEM, f"{info.label}: {item.message}", about=info.about
+            src,
+            item.offset,
+            Code.REFERENCE_SHAPE if item.shape else Code.SKIPPED_ITEM,
+            f"{info.label}: {item.message}",
+            level=Level.ERROR if item.shape and settings.strict else None,
+            about=info.about,
         )
         for item in info.skipped_items
     )

@@ -27,15 +27,18 @@ Definitions in one directory are one scope: the later one is used, with the
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fnmatch import fnmatchcase
 
+from cmhash.analyze import patterns
 from cmhash.analyze.refs import Reference
 from cmhash.model import ResourceId, make_id
 from cmhash.plan.index import ConfigEntry, ConfigIndex, source_directory
 from cmhash.read.source import SourceText
 
 _TIE = object()  # several definitions equally near: an error when referenced
+Ties = dict[ResourceId, list[ConfigEntry]]  # id -> its definitions equally near
+Counts = Callable[[Reference, ConfigEntry], bool]  # whether the reference would hash it
 
 
 def _parts(path: str) -> tuple[str, ...]:
@@ -113,8 +116,8 @@ class Scoping:
                     where = source_directory(entry.source)
                     if scopes.of(where) is not None:
                         self._contested[key] = {where: entry}
-        self._views: dict[tuple[object, ...], tuple[ConfigIndex, dict[ResourceId, list[str]]]] = {}
-        self._by_dir: dict[str, tuple[ConfigIndex, dict[ResourceId, list[str]]]] = {}
+        self._views: dict[tuple[object, ...], tuple[ConfigIndex, Ties]] = {}
+        self._by_dir: dict[str, tuple[ConfigIndex, Ties]] = {}
 
     @property
     def contested(self) -> bool:
@@ -129,7 +132,7 @@ class Scoping:
         near = _nearest(_parts(where), dirs)
         return per[near[0]] if len(near) == 1 else _TIE
 
-    def _view(self, where: str) -> tuple[ConfigIndex, dict[ResourceId, list[str]]]:
+    def _view(self, where: str) -> tuple[ConfigIndex, Ties]:
         got = self._by_dir.get(where)
         if got is not None:
             return got
@@ -139,7 +142,7 @@ class Scoping:
         if got is None:
             view = ConfigIndex()
             view.objects = dict(self.index.objects)
-            ties: dict[ResourceId, list[str]] = {}
+            ties: Ties = {}
             for key, choice in choices.items():
                 if isinstance(choice, ConfigEntry):
                     view.objects[key] = choice
@@ -148,7 +151,7 @@ class Scoping:
                 if choice is _TIE:
                     per = self._contested[key]
                     near = _nearest(_parts(where), list(per))
-                    ties[key] = [per[d].source.display for d in near]
+                    ties[key] = [per[d] for d in near]
             got = (view, ties)
             self._views[signature] = got
         self._by_dir[where] = got
@@ -159,28 +162,61 @@ class Scoping:
             return self.index
         return self._view(source_directory(src))[0]
 
-    def check(self, src: SourceText, refs: Sequence[Reference], namespace: str, label: str) -> None:
+    def check(
+        self,
+        src: SourceText,
+        refs: Sequence[Reference],
+        namespace: str,
+        label: str,
+        counts: Counts | None = None,
+    ) -> None:
         """Stop at the first reference to an id that two directories define equally near
-        (rule 2): file, line and column of the reference, both files named."""
+        (rule 2): file, line and column of the reference, both files named. A Reloader
+        pattern (``configmap.reloader.stakater.com/reload: "app-.*"``) stands for every name
+        it matches, each resolved like a plain reference: one it matches among the tied
+        ids is the same error (dropping it would leave a ConfigMap out unseen).
+        ``counts``: a reference that would hash none of the tied definitions (the
+        workload's ``cmhash.io/sources``, ``--exclude-secrets``, an ignored object) is no
+        tie: whichever is deployed, the checksum is the same."""
         if not self._contested:
             return
         ties = self._view(source_directory(src))[1]
         if not ties:
             return
         for ref in refs:
-            if ref.pattern:
+            key, named = _tied(ref, ref.namespace or namespace, ties, counts)
+            if key is None:
                 continue
-            key = make_id(("", ref.target_kind, ref.namespace or namespace, ref.name))
-            files = ties.get(key)
-            if files is not None:
-                raise src.error(
-                    f"{label} references {ref.target_kind} {ref.name!r}, which "
-                    f"{' and '.join(files)} both define, equally near to this file: "
-                    "cmhash cannot tell which one it is deployed with (run cmhash on each "
-                    "environment's directory, move the workload into one of them, or "
-                    "declare the environments with scopes: in .cmhash.yaml)",
-                    ref.offset,
-                )
+            raise src.error(
+                f"{label} references {ref.target_kind} {named}, which "
+                f"{' and '.join(e.source.display for e in ties[key])} both define, equally "
+                "near to this file: cmhash cannot tell which one it is deployed with (run "
+                "cmhash on each environment's directory, move the workload into one of "
+                "them, or declare the environments with scopes: in .cmhash.yaml)",
+                ref.offset,
+            )
+
+
+def _tied(
+    ref: Reference, ns: str, ties: Ties, counts: Counts | None
+) -> tuple[ResourceId | None, str]:
+    """The tied id ``ref`` stands for and would hash (a pattern: the first name it
+    matches), and how the message names it."""
+    if not ref.pattern:
+        key = make_id(("", ref.target_kind, ns, ref.name))
+        hit = key in ties and (counts is None or any(counts(ref, e) for e in ties[key]))
+        return (key if hit else None), repr(ref.name)
+    hits = sorted(
+        (k for k in ties if k.kind == ref.target_kind and k.namespace == ns),
+        key=lambda k: k.name,
+    )
+    for k in hits:
+        one = ref._replace(name=k.name, pattern=False)
+        if patterns.matches(ref.name, k.name) and (
+            counts is None or any(counts(one, e) for e in ties[k])
+        ):
+            return k, f"{k.name!r} (matched by {ref.declared_by}: {ref.name!r})"
+    return None, ""
 
 
 def scoping(index: ConfigIndex, patterns: Sequence[str]) -> Scoping:

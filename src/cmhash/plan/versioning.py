@@ -3,9 +3,10 @@ and every in-stream reference to it rewritten, so a rollback (``kubectl rollout 
 the old ReplicaSet during a rollout) finds the old config instead of the new one.
 
 Which objects: with ``--versioned`` every ConfigMap/Secret an in-stream workload
-references; ``cmhash.io/versioned: "true"`` opts one in, ``"false"`` out. Never a source
-(a SealedSecret's Secret is named by the SealedSecret), an opted-out or ignored object,
-or a Secret under ``--exclude-secrets``.
+references; ``cmhash.io/versioned: "true"`` opts one in, ``"false"`` out. A Secret a
+source produces is versioned through its source (plan/source_versions.py), unless the
+source forbids a new name (a strict-scope SealedSecret). Never an opted-out or ignored
+object, or a Secret under ``--exclude-secrets``.
 
 The suffix: 10 characters of ``2456789bcdfghkmt`` (no vowels: no words) from the
 SHA-256 of the object's canonical entry (hashing.py: kind, base name, every key's bytes,
@@ -36,9 +37,9 @@ from cmhash.analyze.summaries import SkipReason
 from cmhash.errors import InputError
 from cmhash.findings import Code, Finding, finding
 from cmhash.model import ResourceId
-from cmhash.plan import kustomized
+from cmhash.plan import kustomized, source_versions
 from cmhash.plan.byname import ByName
-from cmhash.plan.hashing import Use, entry, sha256_hex
+from cmhash.plan.hashing import Content, Use, entry, sha256_hex
 from cmhash.plan.index import ConfigEntry, ConfigIndex
 from cmhash.plan.resolve import Resolved, WorkloadPlan
 from cmhash.read.source import SourceText
@@ -78,8 +79,10 @@ def own_names(keys: Iterable[ResourceId]) -> set[ResourceId]:
     return out
 
 
-def suffix(entry_: ConfigEntry, base: str, secret_key: bytes | None) -> str:
-    c = entry_.info.content
+def suffix(
+    entry_: ConfigEntry, base: str, secret_key: bytes | None, content: Content | None = None
+) -> str:
+    c = content if content is not None else entry_.info.content
     text = json.dumps(
         entry(Use(c.kind, base, c, None), secret_key),
         sort_keys=True,
@@ -110,6 +113,11 @@ class Versioning:
     edits: dict[tuple[int, int], list[Edit]] = field(default_factory=dict)
     renames: dict[tuple[int, int], dict[int, str]] = field(default_factory=dict)
     spans: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # id(source) ->
+    # (id(source), document index) -> (a source's offset, the path of the name it now
+    # writes where it wrote none, the name: ExternalSecret spec.target.name)
+    inserted: dict[tuple[int, int], list[tuple[int, tuple[str, ...], str]]] = field(
+        default_factory=dict
+    )
 
     @property
     def names(self) -> dict[ResourceId, str]:
@@ -155,7 +163,9 @@ def _error(src: SourceText, offset: int, message: str) -> InputError:
 
 def _wanted(e: ConfigEntry, settings: Settings, used: bool) -> bool:
     info = e.info
-    if info.kind not in VERSIONABLE or info.source is not None or info.versioned is False:
+    if info.source is not None and not source_versions.renamable(e):
+        return False  # a source's Secret: only when its source may be renamed
+    if info.kind not in VERSIONABLE or info.versioned is False:
         return False
     if e.excluded is not None:
         return False
@@ -191,6 +201,15 @@ def decide(
         )
         if e.info.keep_original is not None and settings.versioned and counting:
             findings.append(_keep_original(e, key))
+        why = source_versions.refusal(e)
+        if why is not None and e.info.versioned:
+            raise _error(
+                e.source,
+                e.info.offset,
+                f"cannot version {e.info.label}: {why}; drop cmhash.io/versioned",
+            )
+        if why is not None and settings.versioned and counting:
+            findings.append(source_versions.kept(e, key, why))
         if not _wanted(e, settings, bool(counting)):
             continue
         label = f"{e.info.kind} {e.info.name!r}"
@@ -214,10 +233,16 @@ def decide(
                     api_version="v1",
                 )
             )
-        frozen = [(u.plan, why) for u in mine if (why := _frozen(u.plan)) is not None]
+        # a source renamed with it (a SecretProviderClass): its users' references move too
+        spc = source_versions.referenced_source(index, e)
+        both = [(u, "it") for u in mine]
+        if spc is not None:
+            what = f"{spc.info.kind} {spc.info.name!r} (renamed with it)"
+            both += [(u, what) for u in users.get(spc.id, [])]
+        frozen = [(u.plan, why, what) for u, what in both if (why := _frozen(u.plan)) is not None]
         if frozen:
-            plan, why = frozen[0]
-            message = f"{plan.label} references it and {why}"
+            plan, why, what = frozen[0]
+            message = f"{plan.label} references {what} and {why}"
             if e.info.versioned:
                 raise _error(e.source, e.info.offset, f"cannot version {label}: {message}")
             findings.append(
@@ -251,7 +276,11 @@ def decide(
         ):  # a kustomize generator's name: versioned already, kept as it is
             out.renamed[key] = Renamed(e, e.info.name, e.info.name)
             continue
-        new = f"{base}-{suffix(e, base, settings.secret_key)}"
+        if e.info.producer is not None:  # one suffix for all a source makes
+            own_base, content = source_versions.suffix_content(e)
+            new = f"{base}-{suffix(e, own_base, settings.secret_key, content)}"
+        else:
+            new = f"{base}-{suffix(e, base, settings.secret_key)}"
         at = e.info.name_spot.start if e.info.name_spot is not None else e.info.offset
         if len(new) > MAX_NAME:
             raise _error(
@@ -276,6 +305,15 @@ def decide(
             )
         assigned[slot] = e.info.name
         out.renamed[key] = Renamed(e, e.info.name, new)
+        if spc is not None and spc.id not in out.renamed:  # renamed with what it makes
+            own = source_versions.with_suffix(spc.info.name, base, new)
+            out.renamed[spc.id] = Renamed(spc, spc.info.name, own)
+            # and its other Secrets, used or not: the new class must not sync a Secret
+            # under the name the old one syncs for old pods
+            for sib in source_versions.siblings(index, e):
+                if sib.id not in out.renamed:
+                    name = source_versions.with_suffix(sib.info.name, base, new)
+                    out.renamed[sib.id] = Renamed(sib, sib.info.name, name)
         if by_name is not None and new != e.info.name:
             findings.extend(_kept_references(by_name, key, e, new))
     return out
@@ -350,6 +388,14 @@ def edits(versioning: Versioning, plans: list[WorkloadPlan]) -> None:
         for edit in info.version_edits:
             versioning.add(e.source, info.doc, edit)
         if r.new == r.old:
+            continue
+        if info.producer is not None:  # a source's Secret: its source's fields
+            for edit, value, inserted in source_versions.edits_of(e, r.old, r.new):
+                versioning.add(e.source, info.doc, edit, value)
+                if inserted:
+                    versioning.inserted.setdefault((id(e.source), info.doc), []).append(
+                        (info.offset, inserted, r.new)
+                    )
             continue
         spot = info.name_spot
         if spot is None or spot.problem is not None:

@@ -22,109 +22,40 @@ where to run cmhash instead: ``kustomize build DIR | cmhash``.
 Files named on the command line are read as given in the stream mode, and filtered like
 walked files in the modes about files (``--check``, ``--diff``, ``-i``: pre-commit names
 every changed file), as the other walk rules (read/inputs.py).
+
+A file one kustomization names as a resource is an object, even when another names it
+as a patch: it is deployed as it is by the first (a ``-v`` note says both). A
+kustomization file cmhash cannot read (read/kustfile.py) is an error at its
+``line:column`` when the walk reads files in or below its directory: kustomize's default
+load restrictor keeps a kustomization's patches and generator inputs there
+(``api/internal/loader/loadrestrictions.go``, ``RestrictionRootOnly``; docs/FAQ.md
+"security: file 'foo' is not in or below 'bar'"), so any of them could be a patch taken
+for an object. With no such file it changes nothing: a warning. Each kustomization is
+read once, by its real path, however many ways the walk reaches it.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
+from cmhash.errors import InputError
+from cmhash.read import kustfile
+from cmhash.read.kustfile import FILE_NAMES, Broken, Kustomization
 from cmhash.read.source import SourceText
 
-FILE_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
-
-# field -> what its files are, as the notes say it
-_PATH_LISTS = {
-    "patches": "a kustomize patch",
-    "patchesJson6902": "a kustomize patch",
-    "replacements": "a kustomize replacement",
-}
-_NAME_LISTS = {
-    "patchesStrategicMerge": "a kustomize patch",
-    "generators": "a kustomize generator's configuration",
-    "transformers": "a kustomize transformer's configuration",
-    "validators": "a kustomize validator's configuration",
-    "configurations": "a kustomize transformer configuration",
-}
-_GENERATORS = ("configMapGenerator", "secretGenerator")
-# fields that make what a kustomization deploys differ from its files
-_CHANGES = (*_PATH_LISTS, *_NAME_LISTS, *_GENERATORS, "helmCharts")
-
-
-class Kustomization(NamedTuple):
-    directory: str
-    file: str
-    named: dict[str, str]  # absolute path of a file it names -> what it is
-    changes: bool  # it patches, generates or transforms
-
-
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, list):
-        for v in value:
-            if isinstance(v, str) and "\n" not in v:
-                yield v
-
-
-def _named(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
-    for field, what in _PATH_LISTS.items():
-        for item in data.get(field) or ():
-            if isinstance(item, dict) and isinstance(item.get("path"), str):
-                yield item["path"], what
-    for field, what in _NAME_LISTS.items():
-        for name in _strings(data.get(field)):
-            yield name, what
-    for field in _GENERATORS:
-        for gen in data.get(field) or ():
-            if not isinstance(gen, dict):
-                continue
-            what = f"an input of a kustomize {field}"
-            for source in _strings(gen.get("files")):
-                yield source.partition("=")[2] or source, what
-            for env in _strings(gen.get("envs")):
-                yield env, what
-            if isinstance(gen.get("env"), str):
-                yield gen["env"], what
-    for chart in data.get("helmCharts") or ():
-        if isinstance(chart, dict) and isinstance(chart.get("valuesFile"), str):
-            yield chart["valuesFile"], "a kustomize helmCharts values file"
-    openapi = data.get("openapi")
-    if isinstance(openapi, dict) and isinstance(openapi.get("path"), str):
-        yield openapi["path"], "kustomize's OpenAPI schema"
-
-
-def load(directory: str) -> Kustomization | None:
-    """The kustomization in ``directory``, or None (none, or one kustomize itself would
-    refuse to read: then ``kustomize build`` says why)."""
-    for name in FILE_NAMES:
-        path = os.path.join(directory, name)
-        if os.path.isfile(path):
-            break
-    else:
-        return None
-    import yaml
-
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = yaml.safe_load(fh)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return None
-    if not isinstance(data, dict):
-        return None
-    named = {
-        os.path.normpath(os.path.join(os.path.abspath(directory), rel)): what
-        for rel, what in _named(data)
-    }
-    return Kustomization(directory, path, named, any(data.get(f) for f in _CHANGES))
+__all__ = ["FILE_NAMES", "Kustomization", "LeftOut", "apply", "not_objects", "pointer"]
 
 
 def _directories(roots: Iterable[str], files: Iterable[str]) -> list[str]:
     """Every directory under the walked roots (hidden ones left out, as the walk does),
-    and those holding a named file and their parents: where kustomizations may be."""
+    and those holding a named file and their parents: where kustomizations may be.
+    Absolute, so that a directory reached from a root and from a file is one."""
     seen: dict[str, None] = {}
     for root in roots:
         if os.path.isdir(root):
-            for dirpath, dirnames, _ in os.walk(root):
+            for dirpath, dirnames, _ in os.walk(os.path.abspath(root)):
                 dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
                 seen[dirpath] = None
     for f in files:
@@ -138,35 +69,103 @@ def _directories(roots: Iterable[str], files: Iterable[str]) -> list[str]:
     return list(seen)
 
 
+def _load(directories: Iterable[str]) -> tuple[list[Kustomization], list[Broken]]:
+    """The kustomizations of these directories, each file once by its real path."""
+    found: list[Kustomization] = []
+    broken: list[Broken] = []
+    read: set[str] = set()
+    for d in directories:
+        path = kustfile.find(d)
+        if path is None or os.path.realpath(path) in read:
+            continue
+        read.add(os.path.realpath(path))
+        got = kustfile.read(d, path)
+        if isinstance(got, Broken):
+            broken.append(got)
+        else:
+            found.append(got)
+    found.sort(key=lambda k: k.directory)
+    return found, broken
+
+
+def _below(path: str, directory: str) -> bool:
+    return os.path.commonpath([path, directory]) == directory
+
+
+def _refuse(broken: Sequence[Broken], files: Sequence[str]) -> list[str]:
+    """Exit 2 at the first broken kustomization with a walked file in or below its
+    directory; a warning line for each of the others."""
+    absolute = [os.path.normpath(os.path.abspath(f)) for f in files]
+    warnings = []
+    for b in sorted(broken):
+        directory = os.path.dirname(os.path.abspath(b.file))
+        shown = os.path.relpath(b.file)
+        itself = os.path.normpath(os.path.abspath(b.file))
+        if any(_below(f, directory) and f != itself for f in absolute):
+            raise InputError(
+                f"kustomization file: {b.problem}; kustomize refuses it, and cmhash cannot "
+                f"tell which files in {os.path.relpath(directory)}{os.sep} are its patches "
+                "or generator inputs rather than objects (fix it, or --exclude its directory)",
+                path=shown,
+                line=b.line,
+                column=b.column,
+            )
+        warnings.append(
+            f"{shown}:{b.line}:{b.column}: warning: kustomization file: {b.problem}; "
+            "kustomize refuses it (no file of this run is in its directory, so nothing "
+            "read here changes)"
+        )
+    return warnings
+
+
 class LeftOut(NamedTuple):
     path: str
     why: str
 
 
-def not_objects(
-    roots: Sequence[str], files: Sequence[str]
-) -> tuple[list[LeftOut], list[Kustomization]]:
-    """Which of ``files`` a kustomization names as something other than a resource,
-    and the kustomizations that patch, generate or transform (sorted by directory)."""
-    found = [k for k in (load(d) for d in _directories(roots, files)) if k is not None]
-    found.sort(key=lambda k: k.directory)
+class Found(NamedTuple):
+    """What the kustomizations of a walk say about its files."""
+
+    left: list[LeftOut]  # files that are not objects, and why
+    changing: list[Kustomization]  # kustomizations that patch, generate or transform
+    notes: list[str]  # -v: files kept as resources that another names otherwise
+    warnings: list[str]  # broken kustomizations that change nothing
+
+
+def not_objects(roots: Sequence[str], files: Sequence[str]) -> Found:
+    """Which of ``files`` a kustomization names as something other than a resource (and
+    none as a resource), and the kustomizations that patch, generate or transform."""
+    found, broken = _load(_directories(roots, files))
+    warnings = _refuse(broken, files)
     named: dict[str, tuple[str, Kustomization]] = {}
+    resource_of: dict[str, Kustomization] = {}
     for k in found:
         for path, what in k.named.items():
             named.setdefault(path, (what, k))
-    left = []
+        for path in k.resources:
+            resource_of.setdefault(path, k)
+    left, notes = [], []
     for f in files:
-        hit = named.get(os.path.normpath(os.path.abspath(f)))
-        if hit is not None:
-            what, k = hit
-            left.append(
-                LeftOut(
-                    f,
-                    f"{what} of {os.path.relpath(k.file)}, not an object (build it: "
-                    f"kustomize build {os.path.relpath(k.directory)} | cmhash)",
-                )
+        at = os.path.normpath(os.path.abspath(f))
+        hit = named.get(at)
+        if hit is None:
+            continue
+        what, k = hit
+        owner = resource_of.get(at)
+        if owner is not None:
+            notes.append(
+                f"{f} is a resource of {os.path.relpath(owner.file)} (an object there) and "
+                f"{what} of {os.path.relpath(k.file)}: read as an object"
             )
-    return left, [k for k in found if k.changes]
+            continue
+        left.append(
+            LeftOut(
+                f,
+                f"{what} of {os.path.relpath(k.file)}, not an object (build it: "
+                f"kustomize build {os.path.relpath(k.directory)} | cmhash)",
+            )
+        )
+    return Found(left, [k for k in found if k.changes], notes, warnings)
 
 
 def pointer(k: Kustomization) -> str:
@@ -179,17 +178,25 @@ def pointer(k: Kustomization) -> str:
     )
 
 
-def apply(
-    sources: list[SourceText], roots: Sequence[str], *, filter_named: bool
-) -> tuple[list[SourceText], list[LeftOut], list[str]]:
+class Applied(NamedTuple):
+    sources: list[SourceText]  # without the files that are not objects
+    left: list[LeftOut]
+    pointers: list[str]  # one per kustomization that patches or generates
+    notes: list[str]  # -v
+    warnings: list[str]  # shown without -v
+
+
+def apply(sources: list[SourceText], roots: Sequence[str], *, filter_named: bool) -> Applied:
     """The sources without what kustomizations name as patches, generator inputs and
-    configuration; what was left out; the notes pointing at ``kustomize build``.
-    ``filter_named``: files named on the command line are filtered too."""
+    configuration, and what the run says about it. ``filter_named``: files named on the
+    command line are filtered too. InputError: a broken kustomization that could change
+    which files are objects."""
     files = [s.path for s in sources if not s.is_stdin]
     if not files:
-        return sources, [], []
+        return Applied(sources, [], [], [], [])
     named = {os.path.normpath(r) for r in roots if not os.path.isdir(r)}
-    left, changing = not_objects(roots, files)
-    drop = {x.path: x for x in left if filter_named or os.path.normpath(x.path) not in named}
+    found = not_objects(roots, files)
+    drop = {x.path: x for x in found.left if filter_named or os.path.normpath(x.path) not in named}
     kept = [s for s in sources if s.path not in drop]
-    return kept, list(drop.values()), [pointer(k) for k in changing]
+    pointers = list(dict.fromkeys(pointer(k) for k in found.changing))
+    return Applied(kept, list(drop.values()), pointers, found.notes, found.warnings)

@@ -364,20 +364,29 @@ def _compare_workload(
     }
 
 
-def last_of(plans: Iterable[WorkloadPlan]) -> dict[ResourceId, WorkloadPlan]:
+PlanKey = tuple[ResourceId, str | None]
+
+
+def plan_key(plan: WorkloadPlan) -> PlanKey:
+    """A workload: its resource and, for a resource with several pod groups (a VMCluster's
+    vminsert, vmselect, vmstorage: kinds.WorkloadKind.component), the group."""
+    return plan.id, plan.info.kind.component
+
+
+def last_of(plans: Iterable[WorkloadPlan]) -> dict[PlanKey, WorkloadPlan]:
     """Each workload once: the last definition of an id, as ``kubectl apply -f`` leaves
     it (it applies the documents in order, the later one replacing the earlier)."""
-    return {p.id: p for p in plans}
+    return {plan_key(p): p for p in plans}
 
 
 def duplicates(plans: Iterable[WorkloadPlan]) -> list[tuple[WorkloadPlan, WorkloadPlan]]:
-    """(earlier, later) for each workload id defined again in one side."""
-    seen: dict[ResourceId, WorkloadPlan] = {}
+    """(earlier, later) for each workload defined again in one side."""
+    seen: dict[PlanKey, WorkloadPlan] = {}
     out = []
     for p in plans:
-        if p.id in seen:
-            out.append((seen[p.id], p))
-        seen[p.id] = p
+        if plan_key(p) in seen:
+            out.append((seen[plan_key(p)], p))
+        seen[plan_key(p)] = p
     return out
 
 
@@ -401,14 +410,14 @@ def compare_workloads(
 ) -> tuple[dict[str, list[dict[str, Any]]], Users]:
     names = names or Names()
     used = used or UsedBy(names.versioned, names.own)
-    old_plans = last_of(old.plans)
+    old_plans = last_of(old.plans)  # per pod group (plan_key)
     groups: dict[str, list[dict[str, Any]]] = {"restart": [], "notRestarting": []}
     users: Users = {}
     # created anew, never restarted; a workload defined twice counts once (the last)
     current = [p for p in last_of(new.plans).values() if not p.info.generated]
     _users(current, by_key, users, names, used)
     for plan in current:
-        prev = old_plans.get(plan.id)
+        prev = old_plans.get(plan_key(plan))
         if prev is None:
             continue  # created by this change: nothing to restart
         outcome = _compare_workload(plan, prev, by_key, names, used, templates)

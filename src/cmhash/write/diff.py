@@ -34,7 +34,8 @@ def unified_diff(
     trust: int = TRUST,
 ) -> Diff:
     """The diff of ``old`` and ``old`` with ``edits`` applied (sorted, not overlapping),
-    exactly as difflib's unified diff with a/ b/ labels writes it.
+    as difflib's unified diff with a/ b/ labels writes it (``hunks.py`` says where text
+    that repeats itself can give another valid diff).
 
     ``secrets``: the (start, end) offsets of Secrets in ``old``; their lines, counted as
     the diff counts lines (``str.splitlines``, so a lone ``\\r`` ends one), through the

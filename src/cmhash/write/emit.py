@@ -202,6 +202,7 @@ def _check(
                 marked=_marked(d, versioning, settings) if versioning is not None else None,
                 renames=_renames(versioning.renames.get(key) if versioning else None, jobs),
                 annotated=[(p.info.offset, job_marks(p)) for p in jobs],
+                inserted=versioning.inserted.get(key) if versioning is not None else None,
             )
     except NodeError as exc:
         from cmhash.read.classify import may_hold_secret
@@ -240,10 +241,15 @@ def job_marks(p: WorkloadPlan) -> dict[str, tuple[str, str | None]]:
 def _marked(d: DocInfo, versioning: Versioning, settings: Settings) -> list[Marked]:
     """The versioned objects of the document that got their keep/immutable edits."""
     from cmhash.analyze.versioned import keep_rules
+    from cmhash.plan.versioning import VERSIONABLE
     from cmhash.write.recheck import Marked
 
     return [
-        Marked(c.offset, keep_rules(settings), settings.versioned_immutable)
+        Marked(
+            c.offset,
+            keep_rules(settings),
+            settings.versioned_immutable and c.kind in VERSIONABLE and c.source is None,
+        )
         for c in d.configs
         if c.version_edits and any(r.entry.info is c for r in versioning.renamed.values())
     ]

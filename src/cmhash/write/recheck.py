@@ -75,10 +75,12 @@ def recheck(
     marked: list[Marked] | None = None,
     renames: Mapping[int, str] | None = None,
     annotated: list[tuple[int, Pairs]] | None = None,
+    inserted: list[tuple[int, tuple[str, ...], str]] | None = None,
 ) -> None:
     """Verify a document from its text: ``edited`` holds (resource offset, kind, value)
     of the workloads annotated, ``marked`` the versioned objects given keep/immutable
-    marks, ``renames`` the offsets of renamed scalars and their new values."""
+    marks, ``renames`` the offsets of renamed scalars and their new values, ``inserted``
+    the names sources now write (resource offset, path, value)."""
     from cmhash.parse.events import backend, parse_chunk
 
     be = backend(parser)
@@ -99,6 +101,10 @@ def recheck(
         skip |= k
     for offset, pairs in annotated or ():  # an object's own annotations (a renamed Job's)
         s, k = slots_for(resources[offset].node, pairs)
+        slots.update(s)
+        skip |= k
+    for offset, path, value in inserted or ():  # a name a source now writes
+        s, k = slots_for(resources[offset].node, {path[-1]: (value, '"')}, path[:-1])
         slots.update(s)
         skip |= k
     by_id: dict[int, str] = {}

@@ -1,0 +1,134 @@
+"""Versioned secret sources, the reduce side: a Secret an ExternalSecret, a
+SecretProviderClass or a namespace-wide SealedSecret produces gets the content suffix
+of its source (analyze/versioned_sources.py says how each kind is renamed), its source
+is renamed with it where the old producer must stay for old pods, and references follow
+as for any versioned Secret (plan/versioning.py).
+
+The suffix is computed from the source's content fields (analyze/sources.py: an
+ExternalSecret's ``data``, ``dataFrom``, ``target.template`` and ``secretStoreRef``, with
+the objects ``templateFrom`` copies in; a SecretProviderClass's ``parameters`` and
+``secretObjects``; a SealedSecret's encrypted data and template), never from the
+produced name itself: a second run finds the same name.
+"""
+
+from __future__ import annotations
+
+from cmhash.analyze.sources import Path
+from cmhash.findings import Code, Finding, finding
+from cmhash.model import ResourceId
+from cmhash.plan.hashing import Content
+from cmhash.plan.index import ConfigEntry, ConfigIndex
+from cmhash.write.edit import Edit, with_value
+
+RENAME, KEEP = "rename", "keep"
+
+
+def renamable(e: ConfigEntry) -> bool:
+    """A produced Secret that ``--versioned`` may rename."""
+    p = e.info.producer
+    return p is not None and p.how == RENAME
+
+
+def refusal(e: ConfigEntry) -> str | None:
+    """Why a produced Secret's source forbids a new name (a strict-scope SealedSecret,
+    an ExternalSecret that does not own its Secret), or None."""
+    p = e.info.producer
+    return p.why if p is not None and p.how == KEEP else None
+
+
+def kept(e: ConfigEntry, key: ResourceId, why: str) -> Finding:
+    """The not-versioned note of a produced Secret whose source forbids a new name."""
+    return finding(
+        e.source,
+        e.info.offset,
+        Code.NOT_VERSIONED,
+        f"{e.info.label} is not versioned: {why}; its references keep the name",
+        resource=key,
+        api_version="v1",
+    )
+
+
+def with_suffix(name: str, base: str, new: str) -> str:
+    """``name`` (a source's own) given the suffix that ``new`` (``base-suffix``) has."""
+    from cmhash.plan.versioning import base_name
+
+    return f"{base_name(name)}{new[len(base) :]}"
+
+
+def suffix_content(e: ConfigEntry) -> tuple[str, Content]:
+    """What a source's suffix is computed from: its own base name and its content (the
+    produced names in it read as base names: analyze/versioned_sources.py)."""
+    from cmhash.plan.versioning import base_name
+
+    p = e.info.producer
+    return base_name(p.own_name if p is not None else e.info.name), e.info.content
+
+
+def referenced_source(index: ConfigIndex, e: ConfigEntry) -> ConfigEntry | None:
+    """The source object itself when pods reference it (a SecretProviderClass in a CSI
+    volume): renamed with what it produces, so old pods keep mounting the old one."""
+    if e.info.source is None:
+        return None
+    kind, _, name = e.info.source.partition("/")
+    return index.objects.get(ResourceId.config(kind, e.namespace, name))
+
+
+def edits_of(e: ConfigEntry, old: str, new: str) -> list[tuple[Edit, str | None, Path]]:
+    """The edits that rename a produced Secret from ``old`` to ``new``: (edit, the new
+    scalar value when it renames one, the path of the pair it inserts or ())."""
+    from cmhash.plan.versioning import MAX_NAME, base_name
+
+    p = e.info.producer
+    assert p is not None
+    if p.error is not None:
+        raise e.source.error(
+            f"cannot version {e.info.label}: {p.error[0]}; write spec.target.name out",
+            p.error[1],
+        )
+    out: list[tuple[Edit, str | None, Path]] = []
+    for spot, value in (
+        (p.own, with_suffix(p.own_name, base_name(old), new)),
+        (p.target, new),
+    ):
+        if spot is None:
+            continue
+        if len(value) > MAX_NAME:
+            raise e.source.error(
+                f"cannot version {e.info.label}: {value!r} would pass Kubernetes' "
+                f"{MAX_NAME} characters; shorten the name or opt it out "
+                '(cmhash.io/versioned: "false")',
+                spot.start,
+            )
+        if spot.problem is not None:
+            raise e.source.error(f"cannot rename {e.info.label}: {spot.problem}", spot.start)
+        quote = spot.style if spot.style in ("'", '"') else ""
+        out.append((Edit(spot.start, spot.end, f"{quote}{value}{quote}"), value, ()))
+    if p.target is None and p.insert is not None:
+        out.append((with_value(p.insert, new), None, p.names))
+    return out
+
+
+def siblings(index: ConfigIndex, e: ConfigEntry) -> list[ConfigEntry]:
+    """The other objects ``e``'s source produces (a SecretProviderClass's other
+    ``secretObjects``), which share its suffix."""
+    return [
+        o
+        for o in index.objects.values()
+        if o is not e
+        and o.source is e.source
+        and o.info.offset == e.info.offset
+        and o.info.producer is not None
+        and o.info.producer.how == RENAME
+    ]
+
+
+def produced_by(e: ConfigEntry, new: str | None) -> str | None:
+    """``Kind/name`` of the source that produces ``e``, under the name this run gives it
+    (``new``: the produced Secret's new name, when it is renamed)."""
+    source, p = e.info.source, e.info.producer
+    if source is None or new is None or p is None or p.own is None:
+        return source
+    from cmhash.plan.versioning import base_name
+
+    kind = source.partition("/")[0]
+    return f"{kind}/{with_suffix(p.own_name, base_name(e.info.name), new)}"
