@@ -286,6 +286,42 @@ def test_a_secret_value_copied_elsewhere_is_masked(tmp_path: Path) -> None:
     ]
 
 
+def test_a_secret_names_content_hash_never_shows(tmp_path: Path) -> None:
+    # kustomize's secretGenerator names a Secret after a hash of its data (creds-
+    # 5f46k2f562): as for cmhash's own --versioned names, the report shows creds-…
+    # (the causes, the objects, the template values, the findings), never the suffix
+    def side(suffix: str, cm: str) -> str:
+        return (
+            f"apiVersion: v1\nkind: Secret\nmetadata: {{name: creds-{suffix}}}\n"
+            "stringData: {password: x}\n---\n"
+            f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: app-{cm}}}\ndata: {{a: b}}\n"
+            "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api}\nspec:\n"
+            "  selector: {matchLabels: {app: api}}\n  template:\n"
+            "    metadata: {labels: {app: api}}\n    spec:\n      containers:\n"
+            "      - name: c\n        image: x:1\n        envFrom:\n"
+            f"        - secretRef: {{name: creds-{suffix}}}\n"
+            f"        - configMapRef: {{name: app-{cm}}}\n"
+            "        - secretRef: {name: gone-7bc2g9h4m8}\n"  # not in the input: a finding
+        )
+
+    (tmp_path / "o.yaml").write_text(side("6kh26cf94g", "tkkdd9fftc"))
+    (tmp_path / "n.yaml").write_text(side("5f46k2f562", "ttchg99576"))
+    for fmt in sorted(FORMATS):
+        code, out, err = report("o.yaml", "n.yaml", "--format", fmt, cwd=tmp_path)
+        assert code == 0, err
+        for suffix in ("6kh26cf94g", "5f46k2f562", "7bc2g9h4m8"):
+            assert suffix not in out, (fmt, suffix)
+    code, out, _ = report("o.yaml", "n.yaml", "--format", "json", cwd=tmp_path)
+    data = json.loads(out)
+    assert sorted(c["name"] for c in data["configs"]) == [
+        "app-tkkdd9fftc",  # a ConfigMap's name stays as it is
+        "app-ttchg99576",
+        "creds-…",
+        "creds-…",
+    ]
+    assert any("gone-…" in f["message"] for f in data["findings"])
+
+
 def test_output_file(tmp_path: Path) -> None:
     out_file = tmp_path / "report.md"
     code, out, err = report("old.yaml", "new.yaml", "-o", str(out_file))

@@ -23,7 +23,7 @@ from cmhash.plan.resolve import WorkloadPlan
 from cmhash.plan.versioning import shown
 from cmhash.report.changes import DATA_CHANGED, ConfigChange, config_changes
 from cmhash.report.objects import Objects
-from cmhash.report.redact import redact, secret_texts
+from cmhash.report.redact import mask_names, redact, secret_names, secret_texts
 from cmhash.report.rollout import ROLLOUT, rollouts_by_workload
 from cmhash.report.values import DiffBudget, value_diffs
 from cmhash.report.workloads import (
@@ -375,4 +375,5 @@ def build(
         "findings": findings,
     }
     redact(data, secret_texts(old, new))  # a Secret's value copied into what is shown
+    mask_names(data, secret_names(old, new))  # creds-5f46k2f562: a hash of its values
     return data
