@@ -320,6 +320,10 @@ def test_a_secret_names_content_hash_never_shows(tmp_path: Path) -> None:
         "creds-…",
     ]
     assert any("gone-…" in f["message"] for f in data["findings"])
+    # the diagram: the two Secrets now shown by one name are one node, both changes said
+    code, out, _ = report("o.yaml", "n.yaml", cwd=tmp_path)
+    nodes = [ln for ln in out.splitlines() if "Secret/creds-…" in ln]
+    assert len(nodes) == 1 and "(added, removed)" in nodes[0], nodes
 
 
 def test_output_file(tmp_path: Path) -> None:
