@@ -14,17 +14,27 @@ from fakeserver import FakeServer, Reply
 TOKEN = "ghs_test-token-0123456789abcdef"
 LIST = re.compile(r"^/repos/(?P<o>[^/]+)/(?P<r>[^/]+)/issues/(?P<n>\d+)/comments(?:\?.*)?$")
 ONE = re.compile(r"^/repos/(?P<o>[^/]+)/(?P<r>[^/]+)/issues/comments/(?P<id>\d+)$")
+USER = re.compile(r"^/user$")
+BOT = {"login": "github-actions[bot]", "type": "Bot"}  # who the job's token posts as
+PERSON = {"login": "alice", "type": "User"}
 
 
 class FakeGitHub(FakeServer):
     unauthorized = (401, {"message": "Bad credentials"})
 
-    def __init__(self, comments: int = 1) -> None:
+    def __init__(self, comments: int = 1, login: str | None = None) -> None:
         self.comments: list[dict[str, Any]] = [
-            {"id": 100 + i, "body": f"looks good {i}"} for i in range(comments)
+            {"id": 100 + i, "body": f"looks good {i}", "user": dict(PERSON)}
+            for i in range(comments)
         ]
+        self.login = login  # a personal access token's user; None: the job's GITHUB_TOKEN
         super().__init__(
-            [("GET", LIST, self._list), ("POST", LIST, self._create), ("PATCH", ONE, self._update)]
+            [
+                ("GET", LIST, self._list),
+                ("POST", LIST, self._create),
+                ("PATCH", ONE, self._update),
+                ("GET", USER, self._user),
+            ]
         )
 
     def authorized(self, headers: Mapping[str, str]) -> bool:
@@ -35,8 +45,14 @@ class FakeGitHub(FakeServer):
         per, page = int(q.get("per_page", ["30"])[0]), int(q.get("page", ["1"])[0])
         return 200, self.comments[(page - 1) * per : page * per]
 
+    def _user(self, match: re.Match[str], body: Any) -> Reply:
+        if self.login is None:  # an installation token may not ask who it is
+            return 403, {"message": "Resource not accessible by integration"}
+        return 200, {"login": self.login, "type": "User"}
+
     def _create(self, match: re.Match[str], body: Any) -> Reply:
-        comment = {"id": 100 + len(self.comments), "body": body["body"]}
+        user = BOT if self.login is None else {"login": self.login, "type": "User"}
+        comment = {"id": 100 + len(self.comments), "body": body["body"], "user": user}
         self.comments.append(comment)
         return 201, comment
 

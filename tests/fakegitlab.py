@@ -17,6 +17,8 @@ NOTES = re.compile(
 ONE = re.compile(
     r"^/api/v4/projects/(?P<p>[^/]+)/merge_requests/(?P<mr>\d+)/notes/(?P<id>\d+)(?:\?.*)?$"
 )
+USER = re.compile(r"^/api/v4/user$")
+BOT = {"id": 99, "username": "project_42_bot_cmhash"}  # who the token posts as
 
 
 class FakeGitLab(FakeServer):
@@ -26,9 +28,14 @@ class FakeGitLab(FakeServer):
     wrong_method = (405, {"message": "405"})
 
     def __init__(self) -> None:
-        self.notes: list[dict[str, Any]] = [{"id": 1, "body": "LGTM"}]
+        self.notes: list[dict[str, Any]] = [{"id": 1, "body": "LGTM", "author": {"id": 1}}]
         super().__init__(
-            [("GET", NOTES, self._list), ("POST", NOTES, self._create), ("PUT", ONE, self._update)]
+            [
+                ("GET", NOTES, self._list),
+                ("POST", NOTES, self._create),
+                ("PUT", ONE, self._update),
+                ("GET", USER, self._user),  # a project access token's bot user
+            ]
         )
 
     def authorized(self, headers: Mapping[str, str]) -> bool:
@@ -40,8 +47,11 @@ class FakeGitLab(FakeServer):
     def _list(self, match: re.Match[str], body: Any) -> Reply:
         return 200, self.notes
 
+    def _user(self, match: re.Match[str], body: Any) -> Reply:
+        return 200, BOT
+
     def _create(self, match: re.Match[str], body: Any) -> Reply:
-        note = {"id": len(self.notes) + 1, "body": body["body"]}
+        note = {"id": len(self.notes) + 1, "body": body["body"], "author": BOT}
         self.notes.append(note)
         return 201, note
 

@@ -84,6 +84,51 @@ def test_a_failed_render_is_one_line(tmp_path: Path) -> None:
         "cmhash: render failed in the base checkout (exit 7): exit 7"
     )
     assert "Traceback" not in res.stderr
+    # the action's `render: |` block: several lines of shell, still one line of error
+    res = _ci_report(repo, "--render", "echo rendering >/dev/null\nexit 7\n", "--base", base)
+    assert res.returncode == 2
+    assert res.stderr.strip().splitlines()[-1] == (
+        "cmhash: render failed in the base checkout (exit 7): echo rendering >/dev/null\\nexit 7"
+    )
+
+
+def test_run_in_a_subdirectory_renders_the_base_in_the_same_one(tmp_path: Path) -> None:
+    # a monorepo job: `cd deploy && cmhash ci-report --render "cat k8s.yaml"`; the base
+    # must be rendered in deploy/ of its worktree too, not at the worktree's root
+    repo = git_init(tmp_path / "mono", branch="main")
+    sub = repo / "deploy"
+    root_file = "# the root's own file: not what the job renders\n"
+    git_commit(
+        repo, "base", {"deploy/k8s.yaml": (PLAN / "old.yaml").read_text(), "k8s.yaml": root_file}
+    )
+    git(repo, "checkout", "-qb", "change")
+    git_commit(repo, "change", {"deploy/k8s.yaml": (PLAN / "new.yaml").read_text()})
+    res = _ci_report(sub, "--render", "cat k8s.yaml", "--base", "main")
+    assert res.returncode == 0, res.stderr
+    out = sub / "cmhash-report"
+    assert (out / "old.yaml").read_text() == (PLAN / "old.yaml").read_text()
+    assert json.loads((out / "report.json").read_text())["summary"]["restart"] == 13
+    # a directory the base does not have yet: one line saying so
+    git_commit(repo, "new app", {"new-app/k8s.yaml": (PLAN / "new.yaml").read_text()})
+    res = _ci_report(repo / "new-app", "--render", "cat k8s.yaml", "--base", "main")
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.splitlines()[-1] == (
+        "cmhash: the base 'main' has no directory new-app: ci-report renders both sides "
+        "in the directory it runs in; run it where both have it"
+    )
+
+
+def test_a_render_of_every_yaml_file_does_not_read_the_base_render(tmp_path: Path) -> None:
+    # the output directory is in the checkout: a render that reads every .yaml under it
+    # read old.yaml, just written by the base's render, into the head's (new.yaml:
+    # duplicate keys, exit 2)
+    repo, base = _repo(tmp_path)
+    render = "find . -name '*.yaml' -not -path './.git/*' | sort | xargs cat"
+    res = _ci_report(repo, "--render", render, "--base", base)
+    assert res.returncode == 0, res.stderr
+    out = repo / "cmhash-report"
+    assert (out / "new.yaml").read_text() == (PLAN / "new.yaml").read_text()
+    assert json.loads((out / "report.json").read_text())["summary"]["restart"] == 13
 
 
 TOKEN = "s3cr3t-t0ken-value"

@@ -103,7 +103,7 @@ def test_action_posts_then_updates_one_comment(repo: Path) -> None:
         second = _run_action(repo, INPUTS, env, context)
         assert second.returncode == 0, second.stderr
         methods = [m for m, _ in gh.requests]
-        assert methods == ["GET", "POST", "GET", "PATCH"]
+        assert methods == ["GET", "POST", "GET", "GET", "PATCH"]  # (GET /user: who posts)
         (comment,) = gh.comments
         assert "### cmhash: 13 workloads will restart" in comment["body"]
     summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text()

@@ -5,10 +5,12 @@ one-line errors that never show the token."""
 from __future__ import annotations
 
 import json
+import socket
+import threading
 from pathlib import Path
 
 from conftest import run_cmhash
-from fakegithub import TOKEN, FakeGitHub
+from fakegithub import BOT, TOKEN, FakeGitHub
 
 from cmhash.integrations.comments import MARKER
 
@@ -42,13 +44,14 @@ def test_first_run_posts_second_run_patches(tmp_path: Path) -> None:
             ("GET", "/repos/shop/deploy/issues/7/comments"),
             ("POST", "/repos/shop/deploy/issues/7/comments"),
             ("GET", "/repos/shop/deploy/issues/7/comments"),
+            ("GET", "/user"),  # a marker: whose comment? (403 for the job's token: a bot's)
             ("PATCH", "/repos/shop/deploy/issues/comments/101"),
         ]
 
 
 def test_marker_found_on_a_later_page(tmp_path: Path) -> None:
     with FakeGitHub(comments=150) as gh:
-        gh.comments[120]["body"] = f"{MARKER}\nold report"
+        gh.comments[120] |= {"body": f"{MARKER}\nold report", "user": BOT}
         code, err = _comment(tmp_path, "new report", gh.env(_event(tmp_path)))
         assert (code, err) == (0, "updated pull-request comment 220\n")
         assert len(gh.comments) == 150  # no duplicate
@@ -90,3 +93,90 @@ def test_long_report_is_truncated_to_githubs_limit(tmp_path: Path) -> None:
         assert code == 0
         assert len(gh.comments[-1]["body"]) <= 65_536
         assert gh.comments[-1]["body"].startswith(MARKER)
+
+
+def _not_http(replies: int) -> tuple[socket.socket, threading.Thread]:
+    """A server on a port that answers with something other than HTTP (an SSH banner, a
+    wrong service behind the API URL)."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(replies)
+
+    def serve() -> None:
+        for _ in range(replies):
+            conn, _addr = srv.accept()
+            conn.recv(65536)
+            conn.sendall(b"SSH-2.0-OpenSSH_9.6\r\n\r\n")
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return srv, thread
+
+
+def test_a_reply_that_is_not_http_is_one_line(tmp_path: Path) -> None:
+    srv, thread = _not_http(1)
+    url = f"http://127.0.0.1:{srv.getsockname()[1]}"
+    with FakeGitHub() as gh:
+        code, err = _comment(tmp_path, "x", gh.env(_event(tmp_path), GITHUB_API_URL=url))
+    thread.join(5)
+    srv.close()
+    assert code == 2, err
+    assert err == (
+        f"cmhash: GitHub API GET {url}/repos/shop/deploy/issues/7/comments: not an HTTP "
+        "reply (BadStatusLine): check the API URL\n"
+    )
+
+
+def test_credentials_in_the_api_url_are_never_shown(tmp_path: Path) -> None:
+    with FakeGitHub() as gh:
+        host = gh.url.removeprefix("http://")
+        for url in (f"http://x-access-token:{TOKEN}@{host}", f"http://{TOKEN}@{host}"):
+            code, err = _comment(tmp_path, "x", gh.env(_event(tmp_path), GITHUB_API_URL=url))
+            assert code == 2 and err.count("\n") == 1, err
+            assert err.startswith("cmhash: GitHub API GET http://***@"), err
+
+
+def test_a_report_cut_inside_its_value_diffs_closes_them_before_the_note(tmp_path: Path) -> None:
+    # a report whose ConfigMap value diffs (a <details> block of code fences) run past
+    # GitHub's limit: the cut comes at a line, the open fence and <details> are closed,
+    # so the truncation note shows, not folded inside a collapsed block of code
+    diff = "\n".join(f"+line {i} " + "x" * 190 for i in range(40))
+    block = "".join(f"ConfigMap `c{i}` · `k`\n\n```diff\n{diff}\n```\n\n" for i in range(20))
+    text = f"### cmhash: 1 workload will restart\n\n<details><summary>values</summary>\n\n{block}</details>\n"
+    with FakeGitHub() as gh:
+        code, _ = _comment(tmp_path, text, gh.env(_event(tmp_path)))
+        assert code == 0
+        body = gh.comments[-1]["body"]
+    assert len(body) <= 65_536
+    assert body.endswith("\n```\n\n</details>\n\n…(truncated: see the job's artifacts)\n"), body[
+        -300:
+    ]
+    lines = body.splitlines()
+    assert all(ln.startswith(("+line", "```", "ConfigMap", "<", "#", "…")) for ln in lines if ln)
+    assert sum(ln.startswith("```") for ln in lines) % 2 == 0
+
+
+def test_a_marker_in_someone_elses_comment_is_never_updated(tmp_path: Path) -> None:
+    # anyone can paste the marker: updating their comment would show the report under
+    # their name, for them to edit (a forged "No workload will restart")
+    with FakeGitHub() as gh:
+        gh.comments[0]["body"] = f"{MARKER}\n### cmhash: No workload will restart\n"
+        env = gh.env(_event(tmp_path))
+        code, err = _comment(tmp_path, "### cmhash: 9 workloads will restart\n", env)
+        assert (code, err) == (0, "created pull-request comment 101\n")
+        code, err = _comment(tmp_path, "### cmhash: 8 workloads will restart\n", env)
+        assert (code, err) == (0, "updated pull-request comment 101\n")
+        assert gh.comments[0]["body"].endswith("No workload will restart\n")  # untouched
+        assert gh.comments[1]["user"] == BOT
+        assert not any(m == "PATCH" and p.endswith("/100") for m, p in gh.requests)
+
+
+def test_a_personal_token_updates_its_own_comment_only(tmp_path: Path) -> None:
+    # GET /user answers for a personal access token: its login decides, not "a bot"
+    with FakeGitHub(comments=2, login="deploy-bot") as gh:
+        gh.comments[0] |= {"body": f"{MARKER}\nby a bot", "user": BOT}
+        gh.comments[1] |= {"body": f"{MARKER}\nby deploy-bot", "user": {"login": "deploy-bot"}}
+        code, err = _comment(tmp_path, "new report", gh.env(_event(tmp_path)))
+        assert (code, err) == (0, "updated pull-request comment 101\n")
+        assert gh.comments[0]["body"] == f"{MARKER}\nby a bot"

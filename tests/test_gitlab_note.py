@@ -34,6 +34,7 @@ def test_creates_then_updates_one_note(tmp_path: Path) -> None:
             ("GET", "/api/v4/projects/42/merge_requests/7/notes"),
             ("POST", "/api/v4/projects/42/merge_requests/7/notes"),
             ("GET", "/api/v4/projects/42/merge_requests/7/notes"),
+            ("GET", "/api/v4/user"),  # a marker: whose note?
             ("PUT", "/api/v4/projects/42/merge_requests/7/notes/2"),
         ]
 
@@ -85,3 +86,15 @@ def test_a_huge_report_is_cut_to_gitlab_limit(tmp_path: Path) -> None:
         body = gl.notes[1]["body"]
     assert len(body) <= 1_000_000
     assert body.startswith(MARKER) and body.endswith("(truncated: see the job's artifacts)\n")
+
+
+def test_a_marker_in_someone_elses_note_is_never_updated(tmp_path: Path) -> None:
+    # anyone can paste the marker into a note: GitLab refuses the token's update of it,
+    # which failed the job (exit 2) on every later pipeline
+    with FakeGitLab() as gl:
+        gl.notes[0]["body"] = f"{MARKER}\nnot the bot's"
+        code, err = _note(tmp_path, "### cmhash: 1 workload will restart\n", gl.env())
+        assert (code, err) == (0, "created merge-request note 2\n")
+        code, err = _note(tmp_path, "### cmhash: 2 workloads will restart\n", gl.env())
+        assert (code, err) == (0, "updated merge-request note 2\n")
+        assert gl.notes[0]["body"] == f"{MARKER}\nnot the bot's"

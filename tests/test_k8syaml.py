@@ -4,10 +4,13 @@ refuses a valid ConfigMap or lets through one the API server rejects."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from conftest import run_cmhash
 
-from cmhash.parse.k8syaml import plain_bool, resolves_to_non_string
+from cmhash.parse.k8syaml import plain_bool, plain_value, resolves_to_non_string
 
 # (plain scalar, what go-yaml resolves it to)
 TABLE = [
@@ -107,6 +110,56 @@ def test_resolution_table(plain: str, kind: str) -> None:
         assert plain_bool(plain) is (plain.lower() in ("y", "yes", "true", "on"))
     else:
         assert plain_bool(plain) is None
+    # the value the report compares (report/objects.py): the type go-yaml gives it
+    value = plain_value(plain)
+    types = {"bool": bool, "null": type(None), "int": int, "float": float, "str": str}
+    want = str if plain.lower().endswith("nan") else types[kind]  # (NaN equals nothing)
+    assert type(value) is want, (plain, value)
+
+
+@pytest.mark.parametrize(
+    ("plain", "value"),
+    [
+        ("0644", 420),
+        ("0600", 384),
+        ("420", 420),
+        ("-017", -15),
+        ("0x_1F", 31),
+        ("1_000", 1000),
+        ("-0b101", -5),
+        ("0o17", 15),
+        ("08", 8.0),
+        ("+.5", 0.5),
+        ("-.INF", float("-inf")),
+    ],
+)
+def test_plain_values(plain: str, value: object) -> None:
+    assert plain_value(plain) == value
+
+
+def test_report_reads_a_mode_as_kubectl_does(tmp_path: Path) -> None:
+    # defaultMode: 0644 is 420 for kubectl (go-yaml: leading-zero octal); the report read
+    # it as 644 and listed 420 -> 0644 as a change that restarts the Deployment
+    def side(mode: str) -> str:
+        return (
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api}\nspec:\n"
+            "  selector: {matchLabels: {app: api}}\n  template:\n"
+            "    metadata: {labels: {app: api}}\n    spec:\n"
+            "      containers: [{name: c, image: 'x:1'}]\n"
+            f"      volumes: [{{name: v, secret: {{secretName: s{mode}}}}}]\n"
+        )
+
+    (tmp_path / "o.yaml").write_text(side(", defaultMode: 420"))
+    for new, restarts in (("0644", 0), ("0o644", 0), ("0600", 1)):
+        (tmp_path / "n.yaml").write_text(side(f", defaultMode: {new}"))
+        res = run_cmhash(
+            ["report", "--no-config", "--format", "json", "o.yaml", "n.yaml"], cwd=tmp_path
+        )
+        assert res.code == 0, res.stderr
+        data = json.loads(res.out)
+        assert data["summary"]["restart"] == restarts, (new, data["restart"])
+    (cause,) = data["restart"][0]["causes"]
+    assert '"defaultMode":384' in cause["new"]
 
 
 @pytest.mark.parametrize("value", ["03:00", "16:9", "1:30"])

@@ -225,6 +225,107 @@ def test_user_template_error_is_one_line(tmp_path: Path) -> None:
     assert code == 2 and "bad.j2:1: template error" in err
 
 
+def test_whatever_a_user_template_raises_is_one_line(tmp_path: Path) -> None:
+    # the template is input: an error inside it (or a file that is not UTF-8) is exit 2
+    # with its file and line, not exit 3 "internal error"
+    tpl = tmp_path / "mine.j2"
+    out_file = tmp_path / "report.md"
+    for body, want in (
+        ("ok\n{{ report.summary.text }}\n{{ 1 / 0 }}\n", ":3: template error: ZeroDivisionError"),
+        ("{{ report.summary.restart + 'x' }}\n", ":1: template error: TypeError"),
+        (b"caf\xe9 {{ 1 }}\n", ": template error: not UTF-8 (byte 3"),
+        ("{% include 'gone.j2' %}\n", ":1: template error: no template gone.j2"),
+    ):
+        if isinstance(body, bytes):
+            tpl.write_bytes(body)
+        else:
+            tpl.write_text(body)
+        code, out, err = report("old.yaml", "new.yaml", "--template", str(tpl), "-o", str(out_file))
+        assert (code, out) == (2, ""), err
+        assert err.startswith(f"cmhash: {tpl}{want}") and err.count("\n") == 1, err
+        assert not out_file.exists()
+
+
+def test_a_secret_value_copied_elsewhere_is_masked(tmp_path: Path) -> None:
+    # a chart that writes the password into a Secret and, as well, into a ConfigMap's
+    # DATABASE_URL, an argument and a plain env value: the report showed it in the
+    # value diff and the causes; every format now shows *** in its place
+    def side(pw: str, pem: str) -> str:
+        return (
+            f"apiVersion: v1\nkind: Secret\nmetadata: {{name: db}}\n"
+            f"stringData:\n  password: {pw}\n  key.pem: |\n    ---BEGIN---\n    {pem}\n"
+            "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: app}\ndata:\n"
+            f"  DATABASE_URL: postgres://app:{pw}@db/app\n"
+            f"  ca.pem: |\n    ---BEGIN---\n    {pem}\n"
+            "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api}\nspec:\n"
+            "  selector: {matchLabels: {app: api}}\n  template:\n"
+            "    metadata: {labels: {app: api}}\n    spec:\n      containers:\n"
+            f"      - name: c\n        image: x:1\n        args: [--db-password={pw}]\n"
+            f"        env: [{{name: PW, value: {pw}}}]\n"
+            "        envFrom: [{configMapRef: {name: app}}, {secretRef: {name: db}}]\n"
+        )
+
+    values = ["old-db-password-value", "new-db-password-value", "MIIBuzCCAS", "MIIBvjCCAT"]
+    (tmp_path / "o.yaml").write_text(side(values[0], values[2]))
+    (tmp_path / "n.yaml").write_text(side(values[1], values[3]))
+    for fmt in sorted(FORMATS):
+        code, out, err = report("o.yaml", "n.yaml", "--format", fmt, cwd=tmp_path)
+        assert code == 0, err
+        assert_no_secret(out, values)
+    code, out, _ = report("o.yaml", "n.yaml", "--format", "json", cwd=tmp_path)
+    data = json.loads(out)
+    diffs = {c["name"]: c.get("valueDiffs") for c in data["configs"]}
+    assert diffs["app"] == {
+        "DATABASE_URL": "-postgres://app:***@db/app\n+postgres://app:***@db/app",
+        "ca.pem": "@@ -1,3 +1,3 @@\n ***\n-***\n+***\n ",  # (---BEGIN--- is a Secret's line)
+    }
+    shown = [(c["field"], c["old"], c["new"]) for c in data["restart"][0]["causes"][2:]]
+    assert shown == [
+        ("spec.containers[c].args", '["--db-password=***"]', '["--db-password=***"]'),
+        ("spec.containers[c].env[PW]", "***", "***"),
+    ]
+
+
+def test_a_secret_names_content_hash_never_shows(tmp_path: Path) -> None:
+    # kustomize's secretGenerator names a Secret after a hash of its data (creds-
+    # 5f46k2f562): as for cmhash's own --versioned names, the report shows creds-…
+    # (the causes, the objects, the template values, the findings), never the suffix
+    def side(suffix: str, cm: str) -> str:
+        return (
+            f"apiVersion: v1\nkind: Secret\nmetadata: {{name: creds-{suffix}}}\n"
+            "stringData: {password: x}\n---\n"
+            f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: app-{cm}}}\ndata: {{a: b}}\n"
+            "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api}\nspec:\n"
+            "  selector: {matchLabels: {app: api}}\n  template:\n"
+            "    metadata: {labels: {app: api}}\n    spec:\n      containers:\n"
+            "      - name: c\n        image: x:1\n        envFrom:\n"
+            f"        - secretRef: {{name: creds-{suffix}}}\n"
+            f"        - configMapRef: {{name: app-{cm}}}\n"
+            "        - secretRef: {name: gone-7bc2g9h4m8}\n"  # not in the input: a finding
+        )
+
+    (tmp_path / "o.yaml").write_text(side("6kh26cf94g", "tkkdd9fftc"))
+    (tmp_path / "n.yaml").write_text(side("5f46k2f562", "ttchg99576"))
+    for fmt in sorted(FORMATS):
+        code, out, err = report("o.yaml", "n.yaml", "--format", fmt, cwd=tmp_path)
+        assert code == 0, err
+        for suffix in ("6kh26cf94g", "5f46k2f562", "7bc2g9h4m8"):
+            assert suffix not in out, (fmt, suffix)
+    code, out, _ = report("o.yaml", "n.yaml", "--format", "json", cwd=tmp_path)
+    data = json.loads(out)
+    assert sorted(c["name"] for c in data["configs"]) == [
+        "app-tkkdd9fftc",  # a ConfigMap's name stays as it is
+        "app-ttchg99576",
+        "creds-…",
+        "creds-…",
+    ]
+    assert any("gone-…" in f["message"] for f in data["findings"])
+    # the diagram: the two Secrets now shown by one name are one node, both changes said
+    code, out, _ = report("o.yaml", "n.yaml", cwd=tmp_path)
+    nodes = [ln for ln in out.splitlines() if "Secret/creds-…" in ln]
+    assert len(nodes) == 1 and "(added, removed)" in nodes[0], nodes
+
+
 def test_output_file(tmp_path: Path) -> None:
     out_file = tmp_path / "report.md"
     code, out, err = report("old.yaml", "new.yaml", "-o", str(out_file))

@@ -78,6 +78,12 @@ POD_CASES = {
         "pod-refused",
         "refused",
     ),
+    "deadline-zero": (  # ValidatePodSpec: activeDeadlineSeconds between 1 and MaxInt32
+        APP.format(v=1) + "  activeDeadlineSeconds: 60\n",
+        APP.format(v=1) + "  activeDeadlineSeconds: 0\n",
+        "pod-refused",
+        "refused",
+    ),
     "deadline-removed": (
         APP.format(v=1) + "  activeDeadlineSeconds: 60\n",
         APP.format(v=1),
@@ -417,3 +423,195 @@ def test_statefulset_odd_cases(case: str, tmp_path: Path) -> None:
     restarts = outcome in ("rolls", "partial")
     assert data["summary"]["restart"] == restarts
     assert data["summary"]["refused"] == (outcome == "refused")
+
+
+# ------------------------------------------------------------------ named lists reordered
+
+
+def _moved(containers: str) -> str:
+    return (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api}\nspec:\n"
+        "  selector: {matchLabels: {app: api}}\n  template:\n"
+        "    metadata: {labels: {app: api}}\n    spec:\n      containers:\n" + containers
+    )
+
+
+ENV_A = "        - {name: A, value: '1'}\n"
+ENV_B = "        - {name: B, value: $(A)-x}\n"
+APP_ENV = "      - name: app\n        image: app:1\n        env:\n{env}"
+SIDECAR = "      - name: side\n        image: side:1\n"
+
+
+def test_items_that_only_move_are_a_new_template(tmp_path: Path) -> None:
+    # env entries (a $(VAR) reads only those before it) and containers in another order:
+    # a new pod template, so the Deployment rolls; the report said nothing changed
+    data = _plan(
+        tmp_path,
+        _moved(APP_ENV.format(env=ENV_A + ENV_B)),
+        _moved(APP_ENV.format(env=ENV_B + ENV_A)),
+    )
+    (w,) = data["restart"]
+    assert w["causes"] == [
+        {
+            "type": "env",
+            "field": "spec.containers[app].env",
+            "change": "changed",
+            "old": "order A, B",
+            "new": "order B, A",
+        }
+    ]
+    app = APP_ENV.format(env=ENV_A)
+    data = _plan(tmp_path, _moved(app + SIDECAR), _moved(SIDECAR + app))
+    (w,) = data["restart"]
+    assert [(c["type"], c["field"], c["old"], c["new"]) for c in w["causes"]] == [
+        ("container", "spec.containers", "order app, side", "order side, app")
+    ]
+    assert w["outcome"] == "rolls"
+
+
+# ------------------------------------------------------------------ the API server's defaults
+
+BARE = """      - name: app
+        image: app:1
+        ports: [{containerPort: 80}]
+        readinessProbe: {httpGet: {port: 80}}
+        env:
+        - name: POD
+          valueFrom: {fieldRef: {fieldPath: metadata.name}}
+        volumeMounts: [{name: cfg, mountPath: /cfg}]
+      volumes: [{name: cfg, configMap: {name: cfg}}]
+"""
+SPELLED_OUT = """      - name: app
+        image: app:1
+        imagePullPolicy: IfNotPresent
+        terminationMessagePath: /dev/termination-log
+        terminationMessagePolicy: File
+        ports: [{containerPort: 80, protocol: TCP}]
+        readinessProbe:
+          httpGet: {port: 80, path: /, scheme: HTTP}
+          timeoutSeconds: 1
+          periodSeconds: 10
+          successThreshold: 1
+          failureThreshold: 3
+        env:
+        - name: POD
+          valueFrom: {fieldRef: {apiVersion: v1, fieldPath: metadata.name}}
+        volumeMounts: [{name: cfg, mountPath: /cfg}]
+      volumes: [{name: cfg, configMap: {name: cfg, defaultMode: 420}}]
+      restartPolicy: Always
+      dnsPolicy: ClusterFirst
+      schedulerName: default-scheduler
+      terminationGracePeriodSeconds: 30
+      securityContext: {}
+      enableServiceLinks: true
+"""
+
+
+def test_a_field_spelled_out_with_its_default_is_no_change(tmp_path: Path) -> None:
+    # the API server stores both with the defaults filled in (core/v1 defaults.go): the
+    # same pod template, the same ReplicaSet, nothing rolls; the report listed 19 causes
+    data = _plan(tmp_path, _moved(BARE), _moved(SPELLED_OUT))
+    assert (data["restart"], data["notRestarting"]) == ([], [])
+    data = _plan(tmp_path, _moved(SPELLED_OUT), _moved(BARE))
+    assert (data["restart"], data["notRestarting"]) == ([], [])
+    # a value other than the default is a change: Always for a tagged image, 60 seconds
+    pinned = SPELLED_OUT.replace("IfNotPresent", "Always").replace(": 30", ": 60")
+    data = _plan(tmp_path, _moved(BARE), _moved(pinned))
+    (w,) = data["restart"]
+    assert [(c["field"], c.get("new")) for c in w["causes"]] == [
+        ("spec.containers[app].imagePullPolicy", "Always"),
+        ("spec.terminationGracePeriodSeconds", "60"),
+    ]
+
+
+def test_a_quantity_spelled_otherwise_is_no_change(tmp_path: Path) -> None:
+    # the API server stores a quantity canonical (0.5 is 500m, 1024Mi is 1Gi): the same
+    # template; a different amount, or another format (1Gi, 1073741824), is a change
+    def side(cpu: str, memory: str) -> str:
+        return _moved(
+            "      - name: app\n        image: app:1\n        resources:\n"
+            f"          requests: {{cpu: {cpu}, memory: {memory}}}\n"
+            f"          limits: {{cpu: {cpu}, memory: {memory}}}\n"
+        )
+
+    data = _plan(tmp_path, side("0.5", "1Gi"), side("500m", "1024Mi"))
+    assert (data["restart"], data["notRestarting"]) == ([], [])
+    data = _plan(tmp_path, side("1", "1e9"), side("1000m", "1G"))
+    assert data["restart"] == []
+    # one amount in two formats: stored as two spellings (a StatefulSet's revision differs)
+    data = _plan(tmp_path, side("1", "1Gi"), side("1", "1073741824"))
+    assert [w["name"] for w in data["restart"]] == ["api"]
+    data = _plan(tmp_path, side("0.5", "1Gi"), side("600m", "1Gi"))
+    (w,) = data["restart"]
+    assert [c["type"] for c in w["causes"]] == ["resources"]
+    assert "600m" in w["causes"][0]["new"] and "0.5" in w["causes"][0]["old"]
+
+
+# ------------------------------------------------------------------ immutable fields
+
+
+def _sts_with(claims: str, policy: str = "", image: str = "db:1") -> str:
+    return (
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\nspec:\n"
+        f"  serviceName: db\n{policy}  selector: {{matchLabels: {{app: db}}}}\n"
+        "  template:\n    metadata: {labels: {app: db}}\n    spec:\n      containers:\n"
+        f"      - name: db\n        image: {image}\n  volumeClaimTemplates:\n{claims}"
+    )
+
+
+def _claim(size: str, extra: str = "") -> str:
+    return (
+        f"  - {extra}metadata: {{name: data}}\n    spec:\n      accessModes: [ReadWriteOnce]\n"
+        f"      resources: {{requests: {{storage: {size}}}}}\n"
+    )
+
+
+def test_an_immutable_field_that_changes_is_refused(tmp_path: Path) -> None:
+    # the volume grows, nothing else: ValidateStatefulSetUpdate refuses the update
+    # ("updates to statefulset spec for fields other than ... are forbidden"); the report
+    # said nothing at all
+    data = _plan(tmp_path, _sts_with(_claim("10Gi")), _sts_with(_claim("20Gi")))
+    (w,) = data["notRestarting"]
+    assert (w["rule"], w["outcome"]) == ("immutable-field", "refused")
+    assert w["reason"].startswith("spec.volumeClaimTemplates cannot change")
+    assert [c["field"] for c in w["causes"]] == ["StatefulSet spec.volumeClaimTemplates"]
+    assert data["summary"]["refused"] == 1
+    # with a new image too: refused, not a rolling update
+    data = _plan(tmp_path, _sts_with(_claim("10Gi")), _sts_with(_claim("20Gi"), image="db:2"))
+    (w,) = data["notRestarting"]
+    assert (w["rule"], data["summary"]["restart"]) == ("immutable-field", 0)
+    # the same spec as the server stores it: defaults, apiVersion/kind/status, 10240Mi
+    same = _sts_with(
+        _claim("10240Mi", "apiVersion: v1\n    kind: PersistentVolumeClaim\n    ")
+        + "    status: {phase: Pending}\n",
+        "  podManagementPolicy: OrderedReady\n",
+        image="db:2",
+    )
+    data = _plan(tmp_path, _sts_with(_claim("10Gi")), same)
+    (w,) = data["restart"]
+    assert w["rule"] == "statefulset-rolls"
+    # a Deployment whose selector changes with its labels: refused, not rolled
+    old = _moved(APP_ENV.format(env=ENV_A))
+    new = old.replace("{app: api}", "{app: api2}")
+    data = _plan(tmp_path, old, new)
+    (w,) = data["notRestarting"]
+    assert (w["rule"], w["outcome"]) == ("immutable-field", "refused")
+    assert w["reason"].startswith("spec.selector cannot change")
+
+
+@pytest.mark.parametrize(
+    ("image", "policy"),
+    [
+        ("app:latest@sha256:0a1b", "Always"),
+        ("app@sha256:0a1b", "IfNotPresent"),
+        ("reg:5000/app", "Always"),
+        ("reg:5000/app:2", "IfNotPresent"),
+    ],
+)
+def test_the_pull_policy_default_follows_the_image(image: str, policy: str, tmp_path: Path) -> None:
+    # SetDefaults_Container: Always for the tag latest (or no tag and no digest)
+    def side(extra: str) -> str:
+        return _moved(f"      - name: app\n        image: '{image}'\n{extra}")
+
+    data = _plan(tmp_path, side(""), side(f"        imagePullPolicy: {policy}\n"))
+    assert data["restart"] == []

@@ -149,7 +149,11 @@ def test_cause_shapes() -> None:
 
 # one fixture workload per rule (a rule without one here fails the test below)
 RULE_CASES = {
+    "immutable-field": None,  # and test_report_edges.py
     "workload-ref": "Deployment/frontend",
+    "workload-ref-paused": "Deployment/frontend-held",
+    "workload-ref-zero-replicas": "Deployment/frontend-off",
+    "knative-revision-name-kept": "Service/hello-byo",
     "deployment-paused": "Deployment/paused",
     "deployment-zero-replicas": "Deployment/scaled-down",
     "deployment-rolls": "Deployment/recreate",
@@ -198,7 +202,9 @@ UNIT_CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "deploymentconfig-paused": ("apps.openshift.io", "DeploymentConfig", {"paused": True}),
     "job-runs-again": ("batch", "Job", {}),
 }
+UNIT_CASES["immutable-field"] = ("apps", "Deployment", {"selector": {"matchLabels": {"a": "2"}}})
 UNIT_RENAMES = {"job-runs-again": "x-f997g5h4h7"}
+UNIT_OLD = {"immutable-field": {"spec": {"selector": {"matchLabels": {"a": "1"}}}}}
 
 
 @pytest.mark.parametrize("rule", RULES, ids=[r.name for r in RULES])
@@ -212,7 +218,8 @@ def test_rule(rule: Any, plan: dict[str, Any]) -> None:
 
         group, kind, spec = UNIT_CASES[rule.name]
         rid = ResourceId(group, kind, "ns", "x")
-        got = decide(Context({"spec": spec}, (), {}, rid, UNIT_RENAMES.get(rule.name)))
+        old = UNIT_OLD.get(rule.name)
+        got = decide(Context({"spec": spec}, (), {}, rid, UNIT_RENAMES.get(rule.name), old))
         assert (got.rule, got.outcome) == (rule.name, rule.outcome)
         return
     w = _by_name(plan)[where]
@@ -253,7 +260,7 @@ def test_rule_details(plan: dict[str, Any]) -> None:
     assert "blue-green" in w["Rollout/payments"]["how"]
     assert "ordinal ≥ 2" in w["StatefulSet/db-partition"]["how"]
     assert "kubectl apply is refused" in w["Job/migrate"]["reason"]
-    assert plan["summary"]["refused"] == 2  # the Job and the Pod whose env changed
+    assert plan["summary"]["refused"] == 3  # the Job, the Pod whose env changed, hello-byo
 
 
 # --------------------------------------------------------- 3. ConfigMap value diffs
@@ -289,6 +296,51 @@ def test_value_diffs_are_bounded(tmp_path: Path) -> None:
     lines = diff.splitlines()
     assert len(lines) <= 41 and lines[-1].startswith("… ") and "more diff lines" in lines[-1]
     assert max(len(ln) for ln in lines) <= 201
+
+
+def test_an_unannotated_hook_reads_the_change_when_it_runs_next(tmp_path: Path) -> None:
+    # without --jobs a hook Job is not annotated, but Helm re-creates it each time: the
+    # report says it runs with the new configuration, not "immutable (--jobs to opt in)"
+    def side(v: str) -> str:
+        return (
+            f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cfg}}\ndata: {{a: '{v}'}}\n"
+            "---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: migrate\n"
+            "  annotations: {helm.sh/hook: pre-upgrade}\nspec:\n  template:\n    spec:\n"
+            "      restartPolicy: Never\n      containers:\n      - name: m\n"
+            "        image: m:1\n        envFrom: [{configMapRef: {name: cfg}}]\n"
+        )
+
+    (tmp_path / "o.yaml").write_text(side("1"))
+    (tmp_path / "n.yaml").write_text(side("2"))
+    code, out, err = report("o.yaml", "n.yaml", "--format", "json", cwd=tmp_path)
+    assert code == 0, err
+    (job,) = json.loads(out)["notRestarting"]
+    assert job["name"] == "migrate"
+    assert job["reason"].startswith("a hook: Helm or Argo CD re-creates it when it runs next")
+    assert "--jobs" not in job["reason"]
+
+
+def test_past_the_value_diff_limit_one_note_then_nothing(tmp_path: Path) -> None:
+    # 300 ConfigMaps with a changed one-line key: 2 diff lines each, 400 in all, so
+    # 200 are shown, one says the limit is reached, the other 99 add nothing (a note
+    # per key grew such a report by a heading and a code fence each)
+    def side(v: int) -> str:
+        return "---\n".join(
+            f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i:03}}}\ndata: {{k: '{v}'}}\n"
+            for i in range(300)
+        )
+
+    (tmp_path / "o.yaml").write_text(side(1))
+    (tmp_path / "n.yaml").write_text(side(2))
+    code, out, err = report("o.yaml", "n.yaml", "--format", "json", cwd=tmp_path)
+    assert code == 0, err
+    diffs = [c.get("valueDiffs") for c in json.loads(out)["configs"]]
+    assert diffs[:200] == [{"k": "-1\n+2"}] * 200
+    assert list(diffs[200]) == ["k"] and "limit of value diffs is reached" in diffs[200]["k"]
+    assert diffs[201:] == [None] * 99
+    code, md, err = report("o.yaml", "n.yaml", cwd=tmp_path)
+    assert code == 0, err
+    assert md.count("not shown") == 1 and md.count("```diff") == 201
 
 
 def test_no_value_diffs_for_what_a_secret_source_produces(tmp_path: Path) -> None:

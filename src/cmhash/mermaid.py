@@ -101,10 +101,18 @@ def report_graph(data: dict[str, Any]) -> str:
         {c["namespace"] for c in data["configs"]}
         | {w["namespace"] for g in ("restart", "notRestarting") for w in data[g]}
     )
+    # one node per name: two Secrets shown by one name (creds-…: their hash suffixes left
+    # out, report/redact.py) are one node, with both changes
+    nodes: dict[str, tuple[str, list[str], str]] = {}
     for c in data["configs"]:
         cid = mermaid_id("c", c["kind"], c["namespace"], c["name"])
         cls = "error" if c["immutableViolation"] else "changed"
-        text = mermaid_label(f"{label_of(c['kind'], c['namespace'], c['name'])} ({c['change']})")
+        name = label_of(c["kind"], c["namespace"], c["name"])
+        _, changes, was = nodes.setdefault(cid, (name, [], cls))
+        changes.append(c["change"])
+        nodes[cid] = (name, changes, "error" if "error" in (was, cls) else cls)
+    for cid, (name, changes, cls) in nodes.items():
+        text = mermaid_label(f"{name} ({', '.join(dict.fromkeys(changes))})")
         lines.append(f'  {cid}[("{text}")]:::{cls}')
     for group, cls, arrow in (
         ("restart", "restart", "-->"),

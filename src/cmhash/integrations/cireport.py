@@ -110,27 +110,47 @@ def _render(command: str, cwd: str, out: Path, side: str) -> None:
     with open(out, "wb") as fh:
         res = subprocess.run([shell, "-c", command], cwd=cwd, stdout=fh)
     if res.returncode != 0:
-        raise UsageError(f"render failed in the {side} checkout (exit {res.returncode}): {command}")
+        from cmhash.visible import visible
+
+        # a `render: |` block is several lines: the message stays one (its newlines as \n)
+        raise UsageError(
+            f"render failed in the {side} checkout (exit {res.returncode}): "
+            f"{visible(command.strip())}"
+        )
 
 
 def render_sides(job: Job) -> tuple[Path, Path]:
-    """old.yaml (the base, in a temporary worktree) and new.yaml (the checkout)."""
+    """old.yaml (the base, in a temporary worktree) and new.yaml (the checkout), each
+    rendered in the same directory of its tree: the one ci-report runs in (a monorepo's
+    job may ``cd deploy`` first; the base's render must not run at the worktree's root)."""
     out = Path(job.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     base = _base_commit(job.base, job.token_env)
     head = _git("rev-parse", "--short", "HEAD")
+    prefix = _git("rev-parse", "--show-prefix")  # "" at the root, else "deploy/"
     from cmhash.output import err
 
     err(f"comparing {base[:7]} (old) with {head} (new)")
     old, new = out / "old.yaml", out / "new.yaml"
     with tempfile.TemporaryDirectory() as tmp:
+        # both rendered outside the checkout, then moved in: a render that reads every
+        # .yaml under it (find . -name '*.yaml') must not read the base's old.yaml
+        rendered = Path(tmp) / "old.yaml", Path(tmp) / "new.yaml"
         worktree = os.path.join(tmp, "base")
         _git("worktree", "add", "--quiet", "--detach", worktree, base)
         try:
-            _render(job.render, worktree, old, "base")
+            here = os.path.join(worktree, prefix)
+            if not os.path.isdir(here):
+                raise UsageError(
+                    f"the base {job.base!r} has no directory {prefix.rstrip('/')}: ci-report "
+                    "renders both sides in the directory it runs in; run it where both have it"
+                )
+            _render(job.render, here, rendered[0], "base")
         finally:
             _git("worktree", "remove", "--force", worktree)
-    _render(job.render, os.getcwd(), new, "head")
+        _render(job.render, os.getcwd(), rendered[1], "head")
+        for src, dst in zip(rendered, (old, new), strict=True):
+            shutil.move(src, dst)
     return old, new
 
 

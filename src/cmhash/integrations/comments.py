@@ -8,7 +8,9 @@ another. The token goes into a request header only: never into a message or a UR
 
 from __future__ import annotations
 
+import http.client
 import json
+import re
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
@@ -23,6 +25,9 @@ class NoteError(UsageError):
     """The comment could not be posted (exit code 2)."""
 
 
+Mine = Callable[[Mapping[str, Any]], bool]  # whether a listed comment is the token's own
+
+
 class Api(NamedTuple):
     """Where one forge keeps a merge request's comments, and how it is spoken to."""
 
@@ -33,6 +38,11 @@ class Api(NamedTuple):
     headers: Mapping[str, str]  # the token goes here, and only here
     max_body: int
     scope_hint: str  # said on 401/403
+    # who the token posts as, asked once a comment with the marker turns up: anyone can
+    # paste the marker into a comment of their own, and that one is never updated (on
+    # GitHub the report would show under their name, for them to edit; on GitLab the
+    # update is refused and the job fails)
+    mine: Callable[[Api], Mine] = lambda api: lambda item: True
 
 
 def request(api: Api, method: str, url: str, body: dict[str, Any] | None = None) -> Any:
@@ -47,6 +57,11 @@ def request(api: Api, method: str, url: str, body: dict[str, Any] | None = None)
             f"{api.name} API {method} {_safe(url)}: HTTP {exc.code} {exc.reason}"
             + (f" ({api.scope_hint})" if exc.code in (401, 403) else "")
         ) from None
+    except http.client.HTTPException as exc:  # a reply that is not HTTP (a wrong port...)
+        raise NoteError(
+            f"{api.name} API {method} {_safe(url)}: not an HTTP reply "
+            f"({type(exc).__name__}): check the API URL"
+        ) from None
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = str(getattr(exc, "reason", exc))
         for value in api.headers.values():  # (a header value is the token: never shown)
@@ -57,30 +72,76 @@ def request(api: Api, method: str, url: str, body: dict[str, Any] | None = None)
         raise NoteError(f"{api.name} API {method} {_safe(url)}: {reason}") from None
 
 
+_USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@?#]*@")
+
+
 def _safe(url: str) -> str:
-    return url.split("?", 1)[0]
+    """The URL as a message shows it: no query, no credentials (``user:token@``)."""
+    return _USERINFO.sub(r"\1***@", url.split("?", 1)[0])
 
 
 def find(api: Api) -> int | None:
-    """The id of the comment carrying the marker (the first, oldest), if any."""
+    """The id of the token's own comment carrying the marker (the first, oldest), if any."""
     page = 1
+    mine: Mine | None = None
     while page:
         sep = "&" if "?" in api.comments else "?"
         items = request(api, "GET", f"{api.comments}{sep}per_page=100&page={page}")
         if not isinstance(items, list):
             return None
         for item in items:
-            if isinstance(item, dict) and MARKER in str(item.get("body", "")):
-                return int(item["id"])
+            if (
+                isinstance(item, dict)
+                and isinstance(item.get("id"), int)
+                and MARKER in str(item.get("body", ""))
+            ):
+                mine = mine or api.mine(api)
+                if mine(item):
+                    return int(item["id"])
         page = page + 1 if len(items) == 100 else 0
     return None
 
 
+def field(item: Any, *path: str) -> Any:
+    """``item[path[0]][path[1]]...`` of a reply, or None."""
+    for step in path:
+        item = item.get(step) if isinstance(item, dict) else None
+    return item
+
+
+TRUNCATED = "\n\n…(truncated: see the job's artifacts)\n"
+_FENCE = re.compile(r"^(`{3,}|~{3,})")
+
+
+def _closers(lines: list[str]) -> str:
+    """What closes the code fence and the ``<details>`` blocks left open at the end of
+    ``lines``: a cut inside them would hide the truncation note in a collapsed block or
+    a code block."""
+    fence = ""
+    details = 0
+    for line in lines:
+        m = _FENCE.match(line)
+        if fence:
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+                fence = "" if not line[len(m.group(1)) :].strip() else fence
+            continue
+        if m:
+            fence = m.group(1)
+            continue
+        details += line.count("<details") - line.count("</details>")
+    return (f"\n{fence}" if fence else "") + "\n\n</details>" * min(max(details, 0), 100)
+
+
 def body_of(text: str, max_body: int) -> str:
+    """The comment: the marker, then the report; one too long is cut at a line (room
+    kept for closing what is open there, and for the note that says so)."""
     body = f"{MARKER}\n{text}"
-    if len(body) > max_body:
-        body = body[: max_body - 200] + "\n\n…(truncated: see the job's artifacts)\n"
-    return body
+    if len(body) <= max_body:
+        return body
+    room = max_body - len(TRUNCATED) - 2000  # (closing fences and <details> fits in it)
+    cut = body[:room]
+    lines = cut[: cut.rfind("\n") + 1 or len(cut)].splitlines()
+    return "\n".join(lines) + _closers(lines) + TRUNCATED
 
 
 def upsert(api: Api, text: str) -> tuple[str, int]:

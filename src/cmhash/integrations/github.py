@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 import os
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
-from cmhash.integrations.comments import Api, NoteError, read_report, upsert
+from cmhash.integrations.comments import Api, Mine, NoteError, field, read_report, request, upsert
 
 # GitHub's REST API: issue comments (a pull request is an issue for comments)
 # https://docs.github.com/en/rest/issues/comments (list, create, update: PATCH)
@@ -37,6 +37,22 @@ def _pr_number(env: Mapping[str, str], pr: int | None) -> int:
             "(run on: pull_request, or pass --pr N)"
         )
     return number
+
+
+def _mine(user_url: str) -> Callable[[Api], Mine]:
+    """The token's login (GET /user), and its comments by it; the job's GITHUB_TOKEN (or
+    an app's token) may not ask (403): then its comments are a bot's."""
+
+    def mine(api: Api) -> Mine:
+        try:
+            login = field(request(api, "GET", user_url), "login")
+        except NoteError:
+            login = None
+        if isinstance(login, str) and login:
+            return lambda item: field(item, "user", "login") == login
+        return lambda item: field(item, "user", "type") == "Bot"
+
+    return mine
 
 
 def post_comment(
@@ -69,6 +85,7 @@ def post_comment(
         },
         MAX_BODY,
         "the token needs permissions: pull-requests: write",
+        _mine(f"{api_url}/user"),
     )
     return upsert(api, text)
 

@@ -6,14 +6,37 @@ from __future__ import annotations
 
 import os
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
-from cmhash.integrations.comments import MARKER, Api, NoteError, read_report, upsert
+from cmhash.integrations.comments import (
+    MARKER,
+    Api,
+    Mine,
+    NoteError,
+    field,
+    read_report,
+    request,
+    upsert,
+)
 
 __all__ = ["MARKER", "MAX_BODY", "NoteError", "post_from_environment", "post_note"]
 
 REQUIRED = ("CI_API_V4_URL", "CI_PROJECT_ID", "CI_MERGE_REQUEST_IID")
 MAX_BODY = 1_000_000  # GitLab refuses notes over 1,000,000 characters
+
+
+def _mine(user_url: str) -> Callable[[Api], Mine]:
+    """The token's user (GET /user: a project access token's bot user), and its notes
+    by author id; a token that may not ask owns no note (a new one is created)."""
+
+    def mine(api: Api) -> Mine:
+        try:
+            me = field(request(api, "GET", user_url), "id")
+        except NoteError:
+            me = None
+        return lambda item: me is not None and field(item, "author", "id") == me
+
+    return mine
 
 
 def post_note(text: str, env: Mapping[str, str], token_env: str) -> tuple[str, int]:
@@ -44,6 +67,7 @@ def post_note(text: str, env: Mapping[str, str], token_env: str) -> tuple[str, i
         {"PRIVATE-TOKEN": token},
         MAX_BODY,
         "check the token's scope: api",
+        _mine(f"{env['CI_API_V4_URL'].rstrip('/')}/user"),
     )
     return upsert(api, text)
 

@@ -85,3 +85,32 @@ def plain_bool(text: str) -> bool | None:
     if text in FALSE_WORDS:
         return False
     return None
+
+
+def _go_int(plain: str) -> int:
+    """strconv.ParseInt(plain, 0, 64)'s value (``_GO_INT`` syntax; any size)."""
+    sign = -1 if plain.startswith("-") else 1
+    digits = plain.lstrip("+-")
+    if len(digits) > 1 and digits[0] == "0" and digits[1] not in "xXoObB":
+        return sign * int(digits, 8)  # leading-zero octal: 0644 is 420
+    return sign * int(digits, 0)
+
+
+def plain_value(text: str) -> str | int | float | bool | None:
+    """A *plain* scalar as kubectl sends it to the API server (go-yaml v2's resolve):
+    a boolean, null, a Go integer literal (``0644`` is 420), a finite float, or the
+    string itself."""
+    if text in NULL_WORDS:
+        return None
+    as_bool = plain_bool(text)
+    if as_bool is not None:
+        return as_bool
+    if text in _FLOAT_WORDS:
+        value = float(text.lower().lstrip("+").replace(".", "", 1))
+        return text if math.isnan(value) else value  # (NaN equals nothing, not even itself)
+    if not resolves_to_non_string(text):
+        return text
+    plain = text if text[0] == "." else text.replace("_", "")
+    if text[0] != "." and _GO_INT.fullmatch(plain):
+        return _go_int(plain)
+    return float(plain)

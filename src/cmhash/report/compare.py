@@ -23,8 +23,9 @@ from cmhash.plan.resolve import WorkloadPlan
 from cmhash.plan.versioning import shown
 from cmhash.report.changes import DATA_CHANGED, ConfigChange, config_changes
 from cmhash.report.objects import Objects
+from cmhash.report.redact import mask_names, redact, secret_names, secret_texts
 from cmhash.report.rollout import ROLLOUT, rollouts_by_workload
-from cmhash.report.values import MAX_TOTAL, value_diffs
+from cmhash.report.values import DiffBudget, value_diffs
 from cmhash.report.workloads import (
     Names,
     Templates,
@@ -188,7 +189,7 @@ def _configs(
     items: list[dict[str, Any]] = []
     unused: list[dict[str, Any]] = []
     before, after = _objects(old, names), _objects(new, names)
-    budget = [MAX_TOTAL]
+    budget = DiffBudget()
     referenced = {key for p in (*new.plans, *old.plans) for key in used(p)}
     for c in configs:
         e = c.entry
@@ -339,7 +340,7 @@ def build(
     added, removed = sides(old, new)
     errors = counts[Level.ERROR]
     refused = sum(1 for w in not_restarting if w.get("outcome") == "refused")
-    return {
+    data = {
         "version": FORMAT_VERSION,
         "annotationKey": annotation_key,
         "summary": {
@@ -373,3 +374,6 @@ def build(
         **({"pruned": _pruned(old, new)} if names.versioned else {}),
         "findings": findings,
     }
+    redact(data, secret_texts(old, new))  # a Secret's value copied into what is shown
+    mask_names(data, secret_names(old, new))  # creds-5f46k2f562: a hash of its values
+    return data

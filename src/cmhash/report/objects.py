@@ -16,6 +16,7 @@ from cmhash.analyze.resources import document_resources
 from cmhash.errors import NodeError
 from cmhash.model import ResourceId
 from cmhash.parse.events import backend, parse_chunk
+from cmhash.parse.k8syaml import plain_value
 from cmhash.parse.limits import MAX_DEPTH
 from cmhash.parse.tree import SCALAR, SEQ, Node, deref, entries, to_python
 from cmhash.plan.resolve import WorkloadPlan
@@ -95,12 +96,15 @@ def deep() -> Iterator[None]:
 
 
 def plain(node: Node | None) -> Any:
-    """``tree.to_python`` without its depth limit for config files (the parser's own
-    limit holds): YAML core scalars, merges and aliases resolved."""
+    """The object as the API server receives it from kubectl: a plain scalar resolved by
+    go-yaml's rules (k8syaml.py: ``0644`` is 420, ``yes`` is true), merges and aliases
+    resolved, no depth limit but the parser's own."""
     node = deref(node)
     if node is None or node.is_null:
         return None
     if node.kind == SCALAR:
+        if node.style is None and node.tag is None:
+            return plain_value(str(node.value))
         return to_python(node)
     if node.kind == SEQ:
         return [plain(x) for x in node.value]

@@ -136,6 +136,29 @@ def _change(old: Any, new: Any) -> str:
     return "added" if old is None else "removed" if new is None else "changed"
 
 
+# a named list whose items only moved: still a new pod template (a rollout), and an env
+# entry's $(VAR) reads only the entries before it
+_ORDER_TYPES = {"env": "env", "volumes": "volume"} | dict.fromkeys(CONTAINERS, "container")
+
+
+def _reordered(
+    parent: str,
+    path: tuple[str, ...],
+    o_items: dict[str, Any],
+    n_items: dict[str, Any],
+    out: list[TemplateCause],
+) -> None:
+    """A cause when the items both sides have (by name) are in another order."""
+    if parent not in _LIST_KEYS:
+        return
+    before = [k for k in o_items if k in n_items]
+    after = [k for k in n_items if k in o_items]
+    if before != after:
+        names = (", ".join(k.strip("[]") for k in ks) for ks in (before, after))
+        o, n = (shown(f"order {v}") for v in names)
+        out.append(TemplateCause(_ORDER_TYPES[parent], _label(path), "changed", o, n))
+
+
 def _walk(old: Any, new: Any, path: tuple[str, ...], key: str, out: list[TemplateCause]) -> None:
     if old == new:
         return
@@ -167,6 +190,7 @@ def _walk(old: Any, new: Any, path: tuple[str, ...], key: str, out: list[Templat
         o_items, n_items = _items(parent, old), _items(parent, new)
         for k in list(o_items) + [k for k in n_items if k not in o_items]:
             _walk(o_items.get(k), n_items.get(k), (*path, k), key, out)
+        _reordered(parent, path, o_items, n_items, out)
         return
     if path[:2] == ("metadata", "annotations"):
         # a pod template's annotation is named, never shown: charts hash Secrets into
@@ -180,13 +204,14 @@ def _walk(old: Any, new: Any, path: tuple[str, ...], key: str, out: list[Templat
 
 def template_causes(old: Any, new: Any, annotation_key: str) -> list[TemplateCause]:
     """Why the pod template ``new`` differs from ``old`` (both plain data), in field
-    order; empty when they are equal apart from ``annotation_key``."""
+    order; empty when they are equal apart from ``annotation_key`` and the API server's
+    defaults (defaults.py)."""
+    from cmhash.report.defaults import with_defaults
+
     out: list[TemplateCause] = []
-    _walk(
-        old if isinstance(old, dict) else {},
-        new if isinstance(new, dict) else {},
-        (),
-        annotation_key,
-        out,
+    # a field spelled out with the API server's default on one side only: no change
+    before, after = with_defaults(
+        old if isinstance(old, dict) else {}, new if isinstance(new, dict) else {}, _LIST_KEYS
     )
+    _walk(before, after, (), annotation_key, out)
     return out

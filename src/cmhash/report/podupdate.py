@@ -66,9 +66,10 @@ def _changed(pods: Pods, c: TemplateCause, m: re.Match[str]) -> bool:
 
 
 def _deadline(pods: Pods, c: TemplateCause, m: re.Match[str]) -> bool:
-    """Set from nothing, or lowered; never removed, never raised, never negative."""
+    """Set from nothing, or lowered; never removed, never raised, never below 1."""
     old, new = (path_get(p, ("spec", "activeDeadlineSeconds")) for p in pods)
-    if not isinstance(new, int) or isinstance(new, bool) or new < 0:
+    # (ValidatePodSpec, which the update runs too: between 1 and MaxInt32)
+    if not isinstance(new, int) or isinstance(new, bool) or not 1 <= new <= 2**31 - 1:
         return False
     return old is None or (isinstance(old, int) and new <= old)
 
@@ -147,7 +148,8 @@ POD_FIELDS: tuple[PodField, ...] = (
         _deadline,
         _applied,
         "spec.activeDeadlineSeconds (set, or lowered)",
-        f"{VALIDATION} (from nil to a positive value, or to a lesser non-negative one)",
+        f"{VALIDATION} (from nil to a positive value, or to a lesser one; ValidatePodSpec: "
+        "between 1 and MaxInt32)",
     ),
     PodField(
         r"spec\.tolerations",

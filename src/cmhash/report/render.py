@@ -105,8 +105,25 @@ def render(data: dict[str, Any], template: str, template_file: str | None = None
     return str(tpl.render(report=data, mermaid=report_graph(data)))
 
 
+def _template_line(exc: BaseException, template_file: str) -> int | None:
+    """The line of the user's template an exception was raised at (jinja2 rewrites its
+    traceback to point into the template), if it was."""
+    import os
+
+    path = os.path.abspath(template_file)
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if os.path.abspath(tb.tb_frame.f_code.co_filename) == path:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
 def render_template(data: dict[str, Any], name: str, template_file: str | None) -> str:
-    """``render``, with a template error as one line (``file:line``), exit 2."""
+    """``render``, with a template error as one line (``file:line``), exit 2: jinja2's
+    own, and, for a user's template, whatever it raises (a division by zero, a file
+    that is not UTF-8): the template is input, not cmhash's code."""
     import jinja2
 
     try:
@@ -114,9 +131,26 @@ def render_template(data: dict[str, Any], name: str, template_file: str | None) 
     except jinja2.TemplateError as exc:
         where = template_file or name
         line = getattr(exc, "lineno", None)
+        if line is None and template_file is not None:
+            line = _template_line(exc, template_file)
+        what = exc.message or type(exc).__name__
+        if isinstance(exc, jinja2.TemplateNotFound):
+            what = f"no template {what} (next to the template, or shipped with cmhash)"
+        raise UsageError(f"{where}{f':{line}' if line else ''}: template error: {what}") from None
+    except UnicodeDecodeError as exc:
+        if template_file is None:
+            raise
         raise UsageError(
-            f"{where}{f':{line}' if line else ''}: template error: "
-            f"{exc.message or type(exc).__name__}"
+            f"{template_file}: template error: not UTF-8 (byte {exc.start}; a template or "
+            "a file it includes)"
+        ) from None
+    except Exception as exc:
+        if template_file is None:
+            raise  # a shipped template: cmhash's own bug (exit 3)
+        line = _template_line(exc, template_file)
+        raise UsageError(
+            f"{template_file}{f':{line}' if line else ''}: template error: "
+            f"{type(exc).__name__}: {visible(str(exc))}"
         ) from None
 
 

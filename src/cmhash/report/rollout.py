@@ -31,10 +31,20 @@ class Outcome(TextEnum):
 RESTARTS = frozenset({Outcome.ROLLS, Outcome.PARTIAL, Outcome.IN_PLACE})
 
 
+class Takeover(NamedTuple):
+    """The Argo Rollout that runs a workload's template (``spec.workloadRef``)."""
+
+    name: str  # "Rollout/name (strategy)"
+    obj: Mapping[str, Any]  # the Rollout (plain data): whether it is paused, its replicas
+
+    def spec(self, *path: str) -> Any:
+        return path_get(self.obj, ("spec", *path))
+
+
 class Context(NamedTuple):
     obj: Mapping[str, Any]  # the NEW object
     causes: tuple[TemplateCause, ...]  # template changes other than the checksum
-    rollouts: Mapping[ResourceId, str]  # Deployment -> "Rollout/name (strategy)" taking it over
+    rollouts: Mapping[ResourceId, Takeover]  # Deployment -> the Rollout taking it over
     id: ResourceId
     runs_again_as: str | None = None  # --jobs=rename: the Job's new name (analyze/jobs.py)
     old: Mapping[str, Any] | None = None  # the OLD object (a bare Pod's update is judged on both)
@@ -125,6 +135,16 @@ def _no_latest_traffic(c: Context) -> bool:
     )
 
 
+def _kept_revision_name(c: Context) -> str | None:
+    """A Knative Service's own revision name (spec.template.metadata.name), when OLD
+    had the same: a template change under it is refused."""
+    path = ("spec", "template", "metadata", "name")
+    name = path_get(c.obj, path)
+    if not isinstance(name, str) or not name or c.old is None:
+        return None
+    return name if path_get(c.old, path) == name else None
+
+
 def _pod(c: Context) -> tuple[Effect, str]:
     """A bare Pod's update, field by field (podupdate.py POD_FIELDS)."""
     return describe(classify((c.old or {}, c.obj), c.causes))
@@ -141,6 +161,7 @@ STATEFULSET = (("apps", "StatefulSet"),)
 REPLICASET = (("apps", "ReplicaSet"), ("extensions", "ReplicaSet"), ("", "ReplicationController"))
 ROLLOUT = (("argoproj.io", "Rollout"),)
 DEPLOYMENTCONFIG = (("apps.openshift.io", "DeploymentConfig"), ("", "DeploymentConfig"))
+KNATIVE = (("serving.knative.dev", "Service"),)
 K8S_DEPLOYMENT = "https://kubernetes.io/docs/concepts/workloads/controllers/deployment/"
 K8S_STS = "https://kubernetes.io/docs/concepts/workloads/controllers/statefulset/"
 STS_VALIDATION = (
@@ -152,17 +173,90 @@ OPENSHIFT_DC = (
     "managing-deployment-processes.html (triggers); openshift/api apps/v1 types.go"
 )
 
+
+def _taken(c: Context) -> Takeover | None:
+    return c.rollouts.get(c.id)
+
+
+TAKEN_OVER = (*DEPLOYMENT, ("apps", "ReplicaSet"), ("", "PodTemplate"))
+WORKLOAD_REF = (
+    f"{ARGO}migrating/ (workloadRef); argoproj/argo-rollouts rollout/templateref.go "
+    "(Resolve: the template of the Deployment, ReplicaSet or PodTemplate; a change of "
+    "it bumps the Rollout's workload-generation annotation)"
+)
+
+
+def _fixed(c: Context) -> list[str]:
+    """The immutable fields of the object that changed (immutable.py)."""
+    from cmhash.report.immutable import changed
+
+    return [f for f, _, _ in changed((c.id.group, c.id.kind), c.old, c.obj)]
+
+
 RULES: tuple[Rule, ...] = (
     Rule(
+        "immutable-field",
+        (
+            ("apps", "Deployment"),
+            ("apps", "DaemonSet"),
+            ("apps", "StatefulSet"),
+            ("apps", "ReplicaSet"),
+        ),
+        lambda c: bool(_fixed(c)),
+        "spec.selector changed (apps/v1), or a StatefulSet's spec outside replicas, "
+        "ordinals, template, updateStrategy, revisionHistoryLimit, "
+        "persistentVolumeClaimRetentionPolicy, minReadySeconds (volumeClaimTemplates...)",
+        Outcome.REFUSED,
+        lambda c: (
+            f"{', '.join(_fixed(c))} cannot change: the API server refuses the update "
+            f"(kubectl apply fails); delete and re-create the {c.id.kind}"
+            + (
+                " (kubectl delete --cascade=orphan keeps its pods and volumes)"
+                if c.id.kind == "StatefulSet"
+                else ""
+            )
+        ),
+        "kubernetes/kubernetes pkg/registry/apps/{deployment,daemonset}/strategy.go "
+        "ValidateUpdate (ValidateImmutableField on spec.selector from apps/v1); "
+        "pkg/apis/apps/validation/validation.go ValidateStatefulSetUpdate (updates to "
+        "statefulset spec for fields other than 'replicas', 'ordinals', 'template', "
+        "'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' "
+        "and 'minReadySeconds' are forbidden)",
+    ),
+    # a workload taken over by a Rollout rolls as that Rollout does (rollout-paused,
+    # rollout-zero-replicas below): its own paused or replicas no longer count
+    Rule(
+        "workload-ref-paused",
+        TAKEN_OVER,
+        lambda c: (t := _taken(c)) is not None and _true(t.spec("paused")),
+        "an Argo Rollout's spec.workloadRef names it, and that Rollout is paused",
+        Outcome.NONE,
+        lambda c: (
+            f"taken over by Argo {c.rollouts[c.id].name} (workloadRef), which is paused: "
+            "nothing rolls until it is resumed"
+        ),
+        f"{WORKLOAD_REF}; {ARGO}features/specification/ (spec.paused)",
+    ),
+    Rule(
+        "workload-ref-zero-replicas",
+        TAKEN_OVER,
+        lambda c: (t := _taken(c)) is not None and t.spec("replicas") == 0,
+        "an Argo Rollout's spec.workloadRef names it, and that Rollout has spec.replicas: 0",
+        Outcome.NONE,
+        lambda c: (
+            f"taken over by Argo {c.rollouts[c.id].name} (workloadRef), whose "
+            "spec.replicas is 0: no pod runs"
+        ),
+        f"{WORKLOAD_REF}; {ARGO}features/specification/ (spec.replicas)",
+    ),
+    Rule(
         "workload-ref",
-        (*DEPLOYMENT, ("apps", "ReplicaSet"), ("", "PodTemplate")),
+        TAKEN_OVER,
         lambda c: c.id in c.rollouts,
         "an Argo Rollout's spec.workloadRef names it",
         Outcome.ROLLS,
-        lambda c: f"rolled out by Argo {c.rollouts[c.id]} (workloadRef)",
-        f"{ARGO}migrating/ (workloadRef); argoproj/argo-rollouts rollout/templateref.go "
-        "(Resolve: the template of the Deployment, ReplicaSet or PodTemplate; a change of "
-        "it bumps the Rollout's workload-generation annotation)",
+        lambda c: f"rolled out by Argo {c.rollouts[c.id].name} (workloadRef)",
+        WORKLOAD_REF,
     ),
     Rule(
         "deployment-paused",
@@ -462,8 +556,23 @@ RULES: tuple[Rule, ...] = (
         OPENSHIFT_DC,
     ),
     Rule(
+        "knative-revision-name-kept",
+        KNATIVE,
+        lambda c: _kept_revision_name(c) is not None,
+        "spec.template.metadata.name given and the same as in OLD",
+        Outcome.REFUSED,
+        lambda c: (
+            f"spec.template.metadata.name {_kept_revision_name(c)} is kept: Knative refuses "
+            "a template change without a new revision name; rename the revision (or drop "
+            "the name and let Knative generate one)"
+        ),
+        "knative/serving pkg/apis/serving/v1/revision_validation.go VerifyNameChange "
+        '("Saw the following changes without a name change"), called by Service.Validate '
+        "on update (service_validation.go)",
+    ),
+    Rule(
         "knative-pinned-traffic",
-        (("serving.knative.dev", "Service"),),
+        KNATIVE,
         _no_latest_traffic,
         "spec.traffic given, no latestRevision entry with a percent",
         Outcome.NONE,
@@ -473,7 +582,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "knative-new-revision",
-        (("serving.knative.dev", "Service"),),
+        KNATIVE,
         _always,
         "otherwise",
         Outcome.ROLLS,
@@ -524,10 +633,10 @@ def decide(ctx: Context, rolls: bool = True) -> Decision:
 WORKLOAD_REF_GROUPS = {"Deployment": "apps", "ReplicaSet": "apps", "PodTemplate": ""}
 
 
-def rollouts_by_workload(objects: Mapping[ResourceId, Any]) -> dict[ResourceId, str]:
+def rollouts_by_workload(objects: Mapping[ResourceId, Any]) -> dict[ResourceId, Takeover]:
     """Workloads an Argo Rollout of ``objects`` takes over with ``workloadRef`` (the kinds
     argo-rollouts resolves: rollout/templateref.go infoByGroupKind)."""
-    out: dict[ResourceId, str] = {}
+    out: dict[ResourceId, Takeover] = {}
     for key, obj in objects.items():
         if (key.group, key.kind) not in ROLLOUT:
             continue
@@ -537,8 +646,17 @@ def rollouts_by_workload(objects: Mapping[ResourceId, Any]) -> dict[ResourceId, 
         ctx = Context(obj, (), {}, key)
         kind = str(ref["kind"])
         target = ResourceId(WORKLOAD_REF_GROUPS[kind], kind, key.namespace, str(ref.get("name")))
-        out[target] = f"Rollout/{key.name} ({_argo_strategy(ctx)})"
+        out[target] = Takeover(f"Rollout/{key.name} ({_argo_strategy(ctx)})", obj)
     return out
 
 
-__all__ = ["CONTAINERS", "RESTARTS", "RULES", "Context", "Decision", "Outcome", "decide"]
+__all__ = [
+    "CONTAINERS",
+    "RESTARTS",
+    "RULES",
+    "Context",
+    "Decision",
+    "Outcome",
+    "Takeover",
+    "decide",
+]

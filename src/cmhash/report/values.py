@@ -58,8 +58,23 @@ def shows_values(entry: ConfigEntry | None) -> bool:
     )
 
 
+class DiffBudget:
+    """The report's value-diff lines left, spent key by key. Once they are spent, one key
+    says so and later keys are left out (their names stay in the configs table): a
+    placeholder per key would grow a big change's report past a comment's size limit."""
+
+    __slots__ = ("left", "noted")
+
+    def __init__(self, left: int = MAX_TOTAL) -> None:
+        self.left = left
+        self.noted = False
+
+
+NOT_SHOWN = "(not shown, nor any value after it: the report's limit of value diffs is reached)"
+
+
 def value_diffs(
-    change: ConfigChange, old: ConfigEntry | None, new: ConfigEntry | None, budget: list[int]
+    change: ConfigChange, old: ConfigEntry | None, new: ConfigEntry | None, budget: DiffBudget
 ) -> dict[str, str]:
     """key -> its diff, for the added, removed and changed keys of a ConfigMap (empty
     for anything else). ``budget``: the report's remaining diff lines, spent here."""
@@ -71,10 +86,12 @@ def value_diffs(
     after: Mapping[str, bytes] = new.info.content.entries if new is not None else {}
     out: dict[str, str] = {}
     for key in sorted(change.touched):
-        if budget[0] <= 0:
-            out[key] = "(not shown: the report's limit of value diffs is reached)"
-            continue
+        if budget.left <= 0:
+            if not budget.noted:
+                out[key] = NOT_SHOWN
+                budget.noted = True
+            break
         text = _diff(before.get(key), after.get(key))
-        budget[0] -= text.count("\n") + 1
+        budget.left -= text.count("\n") + 1
         out[key] = text
     return out

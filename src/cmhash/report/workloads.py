@@ -13,7 +13,7 @@ from cmhash.plan.resolve import WorkloadPlan
 from cmhash.report.changes import REMOVED, ConfigChange
 from cmhash.report.objects import Objects
 from cmhash.report.podtemplate import TemplateCause
-from cmhash.report.rollout import RESTARTS, Context, Decision, decide
+from cmhash.report.rollout import RESTARTS, Context, Decision, Takeover, decide
 
 if TYPE_CHECKING:
     from cmhash.app import RunResult
@@ -200,7 +200,17 @@ NEVER_ROLLS: dict[Policy, str] = {
 }
 
 
+# a hook Job or Pod its tool re-creates each time (rollout.py hook-recreated): it reads
+# the changed configuration when it runs next, annotated or not
+HOOK_RUNS_AGAIN = (
+    "a hook: Helm or Argo CD re-creates it when it runs next, and it reads the changed "
+    "configuration then"
+)
+
+
 def _not_rolling_reason(plan: WorkloadPlan, unhashed: Mapping[ResourceId, str]) -> str | None:
+    if plan.info.hook is not None and plan.info.kind.policy in NEVER_ROLLS:
+        return HOOK_RUNS_AGAIN
     if plan.skip is not None:
         return f"not annotated: {plan.skip_text}"
     if plan.info.kind.policy in NEVER_ROLLS:
@@ -237,7 +247,7 @@ class Templates(NamedTuple):
 
     old: Objects | None
     new: Objects | None
-    rollouts: Mapping[ResourceId, str]  # Deployment -> the Argo Rollout taking it over
+    rollouts: Mapping[ResourceId, Takeover]  # Deployment -> the Argo Rollout taking it over
     annotation_key: str
     # versioned names (in cmhash's own output on a side) -> their base name: a reference
     # renamed to an object's new version is the config cause, not a template change
@@ -260,6 +270,23 @@ class Templates(NamedTuple):
             before_t = _renamed(path_get(old, path), self.renamed[0])
             after_t = _renamed(path_get(new, path), self.renamed[1])
             return tuple(template_causes(before_t, after_t, self.annotation_key))
+
+    def fixed(self, plan: WorkloadPlan) -> tuple[TemplateCause, ...]:
+        """The object's immutable fields that changed (immutable.py), as causes: a change
+        the API server refuses even where the pod template stays the same."""
+        from cmhash.report.immutable import changed
+        from cmhash.report.podtemplate import shown
+
+        if self.old is None or self.new is None:
+            return ()
+        before = self.old.text(plan.id)
+        if before is None or before == self.new.text(plan.id):
+            return ()
+        kind = (plan.id.group, plan.id.kind)
+        return tuple(
+            TemplateCause("other", f"{plan.id.kind} {field}", "changed", shown(o), shown(n))
+            for field, o, n in changed(kind, self.old.get(plan.id), self.new.get(plan.id))
+        )
 
     def decide(self, plan: WorkloadPlan, causes: tuple[TemplateCause, ...]) -> Decision:
         obj = self.new.get(plan.id) if self.new is not None else None
@@ -299,6 +326,8 @@ def _compare_workload(
     causes = _causes(used, used_by_plan(prev), by_key, names)
     value, before = _applied(plan), _applied(prev)
     changed = templates.causes(plan)
+    if not changed and value == before:  # an immutable field alone: refused all the same
+        changed = templates.fixed(plan)
     # the pod template as applied changes: its own fields, or the annotation cmhash writes
     if value != before or changed:
         shown: list[dict[str, Any]] = []
