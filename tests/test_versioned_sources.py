@@ -358,3 +358,54 @@ def test_every_secret_of_a_renamed_class_gets_its_suffix() -> None:
         f"tls-foo-{suffix}",
     ]
     assert cmhash(["--versioned"], out)[0] == out
+
+
+# a Secret in the input that a source also writes: the Secret is used (shadowed-source)
+MERGED = (
+    "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  namespace: shop\n"
+    "stringData:\n  password: placeholder\n"
+)
+
+
+@pytest.mark.parametrize("policy", ["Merge", "Owner"])
+def test_a_secret_a_source_also_writes_keeps_its_name(policy: str) -> None:
+    """Renaming the input's Secret would leave the ExternalSecret writing (Merge: the
+    store's values into) the old name: the new Secret would lack them. It keeps its
+    name, says why, and a second run changes nothing."""
+    data = (
+        render(1).replace(
+            b"  refreshInterval: 1h\n",
+            f"  refreshInterval: 1h\n  target:\n    creationPolicy: {policy}\n".encode(),
+        )
+        + b"---\n"
+        + MERGED.encode()
+    )
+    out, err = cmhash(["--versioned"], data)
+    assert used(out) == "db" and "  name: db\n  namespace: shop\nstringData" in out.decode()
+    assert "Secret 'db' is not versioned: ExternalSecret/db in the input also writes it" in err
+    assert cmhash(["--versioned"], out)[0] == out
+    _, err = cmhash(
+        ["--versioned"],
+        data.replace(
+            b"  namespace: shop\nstringData",
+            b'  namespace: shop\n  annotations: {cmhash.io/versioned: "true"}\nstringData',
+        ),
+        code=2,
+    )
+    assert "cannot version Secret 'db': ExternalSecret/db in the input also writes it" in err
+
+
+def test_two_external_secrets_writing_one_secret_keep_its_name() -> None:
+    """Two producers of one Secret: renaming the one used would leave the other writing
+    the old name, and a second run would stack suffixes."""
+    other = (
+        ES.format(v=2)
+        .replace("  name: db\n", "  name: db2\n")
+        .replace("  refreshInterval: 1h\n", "  refreshInterval: 1h\n  target:\n    name: db\n")
+    )
+    data = render(1) + b"---\n" + other.encode()
+    out, err = cmhash(["--versioned"], data)
+    names = [o["metadata"]["name"] for o in load_objects(out) if o["kind"] == "ExternalSecret"]
+    assert used(out) == "db" and names == ["db", "db2"]
+    assert "Secret 'db' is not versioned: ExternalSecret/db in the input also writes it" in err
+    assert cmhash(["--versioned"], out)[0] == out

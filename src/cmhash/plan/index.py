@@ -42,6 +42,10 @@ class ConfigIndex:
         self.by_directory: dict[ResourceId, dict[str, ConfigEntry]] = {}
         self._namespaces: dict[tuple[str, str], set[str]] | None = None  # (other_namespaces)
         self._matched: dict[tuple[str, str, str], list[ConfigEntry]] = {}  # (matching)
+        # a Secret that a source in the input writes besides its entry (a Secret the
+        # input defines, or another source's): id -> that source ("ExternalSecret/db"),
+        # which would go on writing the old name were the entry renamed
+        self.writers: dict[ResourceId, str] = {}
 
     def every(self) -> list[ConfigEntry]:
         """Every definition: the ids' entries, and for an id that several directories
@@ -158,9 +162,12 @@ def build_index(
                 prev = per.get(where)
         if prev is not None and (prev.info.source is None) != (info.source is None):
             findings.append(_shadowed(entry, prev))
+            index.writers.setdefault(key, str(info.source or prev.info.source))
             if info.source is not None:
                 continue  # the object itself wins, whatever the order
         elif prev is not None:
+            if prev.info.source is not None:
+                index.writers.setdefault(key, prev.info.source)
             pline = prev.source.position(prev.info.offset)[0]
             findings.append(
                 finding(

@@ -256,6 +256,26 @@ def decide(
                 )
             )
             continue
+        writer = index.writers.get(key)
+        if writer is not None:  # renamed, it would still write the old name
+            message = f"{writer} in the input also writes it and would go on writing this name"
+            if e.info.versioned:
+                raise _error(
+                    e.source,
+                    e.info.offset,
+                    f"cannot version {label}: {message}; drop cmhash.io/versioned",
+                )
+            findings.append(
+                finding(
+                    e.source,
+                    e.info.offset,
+                    Code.NOT_VERSIONED,
+                    f"{label} is not versioned: {message}",
+                    resource=key,
+                    api_version="v1",
+                )
+            )
+            continue
         reason = by_name.reasons.get(key) if by_name is not None else None
         if reason is not None and not e.info.versioned:
             findings.append(
