@@ -409,3 +409,28 @@ def test_two_external_secrets_writing_one_secret_keep_its_name() -> None:
     assert used(out) == "db" and names == ["db", "db2"]
     assert "Secret 'db' is not versioned: ExternalSecret/db in the input also writes it" in err
     assert cmhash(["--versioned"], out)[0] == out
+
+
+def test_a_template_from_config_map_keeps_its_name() -> None:
+    """The external-secrets controller reads templateFrom's ConfigMap by name: renamed,
+    the ExternalSecret would read a name that is gone, and the next run would find its
+    content changed (its suffix and the checksum moving on each run)."""
+    tpl = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: tpl\n  namespace: shop\n"
+        "data:\n  config.yml: 'password: {{ .password }}'\n"
+    )
+    es = ES.format(v=1).replace(
+        "  refreshInterval: 1h\n",
+        "  refreshInterval: 1h\n  target:\n    template:\n      templateFrom:\n"
+        "      - configMap: {name: tpl, items: [{key: config.yml}]}\n",
+    )
+    dep = DEP.replace("[{secretRef: {name: token}}]", "[{configMapRef: {name: tpl}}]")
+    data = "---\n".join((tpl, es, dep)).encode()
+    out, err = cmhash(["--versioned"], data)
+    assert "  name: tpl\n" in out.decode() and used(out).startswith("db-")
+    assert (
+        "ConfigMap 'tpl' is not versioned: ExternalSecret/db "
+        "spec.target.template.templateFrom[0].configMap.name names it"
+    ) in err
+    assert "unknown-reference" not in err
+    assert cmhash(["--versioned"], out)[0] == out
