@@ -434,3 +434,19 @@ def test_a_template_from_config_map_keeps_its_name() -> None:
     ) in err
     assert "unknown-reference" not in err
     assert cmhash(["--versioned"], out)[0] == out
+
+
+def test_a_source_renamed_onto_another_sources_name_is_refused() -> None:
+    """Two ExternalSecrets of one name in the output: one would replace the other."""
+    first, _ = cmhash(["--versioned"], render(1))
+    (renamed,) = externals(first)
+    other = (
+        ES.format(v=9)
+        .replace("  name: db\n", f"  name: {renamed}\n")
+        .replace("  refreshInterval: 1h\n", "  refreshInterval: 1h\n  target:\n    name: other\n")
+    )
+    _, err = cmhash(["--versioned"], render(1) + b"---\n" + other.encode(), code=2)
+    assert (
+        f"<stdin>:4:9: cannot version Secret 'db' (produced by ExternalSecret/db): "
+        f"ExternalSecret 'db' would be renamed {renamed!r}, which the input already has"
+    ) in err

@@ -46,6 +46,9 @@ class ConfigIndex:
         # input defines, or another source's): id -> that source ("ExternalSecret/db"),
         # which would go on writing the old name were the entry renamed
         self.writers: dict[ResourceId, str] = {}
+        # (kind, namespace, name) of every source object in the input (an
+        # ExternalSecret, ...): a name a renamed source may not take
+        self.sources: set[tuple[str, str, str]] = set()
 
     def every(self) -> list[ConfigEntry]:
         """Every definition: the ids' entries, and for an id that several directories
@@ -146,6 +149,9 @@ def build_index(
             rule = first_match(rules, info.kind, namespace, info.name, dict(info.labels))
             excluded = f"ignored by {rule.where} of the configuration" if rule else None
         entry = _entry((src, info, namespace, excluded))
+        if info.source is not None:
+            kind, _, name = info.source.partition("/")
+            index.sources.add((kind, namespace, name))
         key = make_id(("", info.kind, namespace, info.name))  # entry.id, without frames
         prev = objects.get(key)
         per = None

@@ -73,6 +73,24 @@ def referenced_source(index: ConfigIndex, e: ConfigEntry) -> ConfigEntry | None:
     return index.objects.get(ResourceId.config(kind, e.namespace, name))
 
 
+def moved(
+    index: ConfigIndex, e: ConfigEntry, base: str, new: str
+) -> list[tuple[str, str, str, int]]:
+    """(kind, old name, new name, where the name is written) of the source objects
+    renamed with the produced Secret ``e`` when it is named ``new`` (``base-suffix``):
+    an ExternalSecret or a wide SealedSecret, a SecretProviderClass its users mount."""
+    out = []
+    p, source = e.info.producer, e.info.source
+    if p is not None and p.own is not None and source is not None:
+        kind = source.partition("/")[0]
+        out.append((kind, p.own_name, with_suffix(p.own_name, base, new), p.own.start))
+    spc = referenced_source(index, e)
+    if spc is not None:
+        at = spc.info.name_spot.start if spc.info.name_spot is not None else spc.info.offset
+        out.append((spc.info.kind, spc.info.name, with_suffix(spc.info.name, base, new), at))
+    return out
+
+
 def edits_of(e: ConfigEntry, old: str, new: str) -> list[tuple[Edit, str | None, Path]]:
     """The edits that rename a produced Secret from ``old`` to ``new``: (edit, the new
     scalar value when it renames one, the path of the pair it inserts or ())."""

@@ -324,6 +324,22 @@ def decide(
                 f"name and content, so both would be named {new!r}; remove one of them",
             )
         assigned[slot] = e.info.name
+        for kind, was, own, spot in source_versions.moved(index, e, base, new):
+            at_own = (kind, e.namespace, own)
+            if own != was and (at_own in index.sources or at_own in taken):
+                raise _error(
+                    e.source,
+                    spot,
+                    f"cannot version {e.info.label}: {kind} {was!r} would be renamed "
+                    f"{own!r}, which the input already has; rename or remove one of them",
+                )
+            if assigned.setdefault(at_own, was) != was:
+                raise _error(
+                    e.source,
+                    spot,
+                    f"cannot version {e.info.label}: {kind} {was!r} and "
+                    f"{assigned[at_own]!r} would both be renamed {own!r}; remove one of them",
+                )
         out.renamed[key] = Renamed(e, e.info.name, new)
         if spc is not None and spc.id not in out.renamed:  # renamed with what it makes
             own = source_versions.with_suffix(spc.info.name, base, new)
