@@ -154,6 +154,15 @@ def test_an_unchanged_render_keeps_the_window_as_it_is(tmp_path: Path) -> None:
     assert run(tmp_path, render(2), o2) == o2
 
 
+def test_the_output_fed_back_as_input_and_previous_gives_itself(tmp_path: Path) -> None:
+    """A version the input already has (the kept ones of an output run again) is not
+    carried a second time: two objects of one name would be applied."""
+    o1 = run(tmp_path, render(1), b"")
+    o2 = run(tmp_path, render(2), o1)
+    assert run(tmp_path, o2, o2) == o2
+    assert run(tmp_path, o2, o1) == o2
+
+
 def test_keep_one_carries_nothing(tmp_path: Path) -> None:
     o1 = run(tmp_path, render(1), b"", 1)
     o2 = run(tmp_path, render(2), o1, 1)

@@ -174,9 +174,16 @@ def windows(versioning: Versioning) -> dict[Identity, tuple[int, str]]:
     return out
 
 
-def carry(prev: SourceText, versioning: Versioning, keep: int, default_ns: str) -> History:
+def carry(
+    prev: SourceText,
+    versioning: Versioning,
+    keep: int,
+    default_ns: str,
+    present: frozenset[tuple[str, str, str]] = frozenset(),
+) -> History:
     """What to carry from PREV with ``--keep-versions keep`` (or an object's own bound,
-    ``windows``), and what leaves."""
+    ``windows``), and what leaves. ``present``: (kind, namespace, name) of the input's
+    objects; a version among them is in the output already, and is not carried again."""
     now = current(versioning)
     own_keep = windows(versioning)
     before = versions(prev, default_ns)
@@ -202,8 +209,8 @@ def carry(prev: SourceText, versioning: Versioning, keep: int, default_ns: str) 
         shift = 0 if any(v.age == 0 and v.name == name for v in vs) else 1
         window = own_keep[identity][0] if identity in own_keep else keep
         for v in sorted(vs, key=lambda v: v.age):
-            if v.name == name:
-                continue  # the current version is in the input itself
+            if v.name == name or (v.identity.kind, v.identity.namespace, v.name) in present:
+                continue  # the current version, or one the input has itself
             age = max(v.age + shift, 1)
             if age > window - 1:
                 pruned.append(v)
@@ -240,6 +247,15 @@ def _bound(v: Version, keep: int, own: dict[Identity, tuple[int, str]]) -> str:
     return f"older than its {annotation}: {n}"
 
 
+def _present(result: RunResult) -> frozenset[tuple[str, str, str]]:
+    """(kind, namespace, name) of the input's ConfigMaps, Secrets and secret sources."""
+    index = result.config_index
+    if index is None:
+        return frozenset()
+    names = {(e.info.kind, e.namespace, e.info.name) for e in index.every()}
+    return frozenset(names | index.sources)
+
+
 def with_history(result: RunResult, previous: str, keep: int, settings: Settings) -> RunResult:
     """The run's result with the kept versions of PREV appended to its output."""
     if result.versioning is None:
@@ -248,7 +264,7 @@ def with_history(result: RunResult, previous: str, keep: int, settings: Settings
         )
     data = read_file(previous, settings.max_input_bytes)
     prev = decode(previous, data, max_bytes=settings.max_input_bytes)
-    history = carry(prev, result.versioning, keep, settings.namespace or "")
+    history = carry(prev, result.versioning, keep, settings.namespace or "", _present(result))
     own = windows(result.versioning)
     notes = [
         *result.notes,
