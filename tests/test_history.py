@@ -193,6 +193,27 @@ def test_check_says_what_it_keeps_and_drops(tmp_path: Path) -> None:
         assert pw not in res.stderr
 
 
+def test_a_version_of_an_object_the_input_dropped_says_so(tmp_path: Path) -> None:
+    """Its versions go because the object left the input, not because of their age."""
+    o1 = run(tmp_path, render(1), b"")
+    (tmp_path / "prev.yaml").write_bytes(o1)
+    without = (
+        render(2)
+        .replace(CM.format(v=2).encode() + b"---\n", b"")
+        .replace(b"{configMapRef: {name: app}}, ", b"")
+    )
+    res = run_cmhash(
+        ["--no-config", "--versioned", "--keep-versions", "3", "--previous", "prev.yaml", "-"],
+        stdin=without,
+        cwd=tmp_path,
+    )
+    assert res.code == 0, res.stderr
+    assert (
+        f"drops ConfigMap {current(o1, 'ConfigMap')}: the input no longer has ConfigMap shop/app"
+    ) in res.stderr
+    assert "older than" not in res.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

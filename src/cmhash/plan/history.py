@@ -240,7 +240,10 @@ def _shown(v: Version) -> str:
     return shown(v.identity.kind, v.name)
 
 
-def _bound(v: Version, keep: int, own: dict[Identity, tuple[int, str]]) -> str:
+def _bound(v: Version, keep: int, own: dict[Identity, tuple[int, str]], now: set[Identity]) -> str:
+    """Why a version leaves the output."""
+    if v.identity not in now:
+        return f"the input no longer has {v.identity.label}"
     if v.identity not in own:
         return f"older than --keep-versions {keep}"
     n, annotation = own[v.identity]
@@ -266,13 +269,17 @@ def with_history(result: RunResult, previous: str, keep: int, settings: Settings
     prev = decode(previous, data, max_bytes=settings.max_input_bytes)
     history = carry(prev, result.versioning, keep, settings.namespace or "", _present(result))
     own = windows(result.versioning)
+    now = set(current(result.versioning))
     notes = [
         *result.notes,
         *(
             f"keeps {v.identity.kind} {_shown(v)} from {previous} ({v.age} before)"
             for v in history.carried
         ),
-        *(f"drops {v.identity.kind} {_shown(v)}: {_bound(v, keep, own)}" for v in history.pruned),
+        *(
+            f"drops {v.identity.kind} {_shown(v)}: {_bound(v, keep, own, now)}"
+            for v in history.pruned
+        ),
     ]
     text = history.text()
     if not text:
