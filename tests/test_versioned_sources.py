@@ -450,3 +450,18 @@ def test_a_source_renamed_onto_another_sources_name_is_refused() -> None:
         f"<stdin>:4:9: cannot version Secret 'db' (produced by ExternalSecret/db): "
         f"ExternalSecret 'db' would be renamed {renamed!r}, which the input already has"
     ) in err
+
+
+def test_a_target_name_too_long_with_its_suffix_is_refused_at_it() -> None:
+    long = "s" * 250
+    data = (
+        render(1)
+        .replace(
+            b"  refreshInterval: 1h\n",
+            f"  refreshInterval: 1h\n  target:\n    name: {long}\n".encode(),
+        )
+        .replace(b"{name: db,", f"{{name: {long},".encode())
+    )
+    _, err = cmhash(["--versioned"], data, code=2)
+    assert f"<stdin>:9:11: cannot version Secret '{long}'" in err
+    assert "over Kubernetes' 253" in err

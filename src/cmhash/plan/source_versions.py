@@ -48,6 +48,14 @@ def kept(e: ConfigEntry, key: ResourceId, why: str) -> Finding:
     )
 
 
+def name_at(e: ConfigEntry) -> int:
+    """Where a refusal to rename ``e`` points: its name, or for a produced Secret the
+    name its source writes (``spec.target.name``, else the source's own)."""
+    p = e.info.producer
+    spot = e.info.name_spot if p is None else (p.target or p.own)
+    return spot.start if spot is not None else e.info.offset
+
+
 def with_suffix(name: str, base: str, new: str) -> str:
     """``name`` (a source's own) given the suffix that ``new`` (``base-suffix``) has."""
     from cmhash.plan.versioning import base_name

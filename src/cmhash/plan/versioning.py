@@ -301,7 +301,7 @@ def decide(
             new = f"{base}-{suffix(e, own_base, settings.secret_key, content)}"
         else:
             new = f"{base}-{suffix(e, base, settings.secret_key)}"
-        at = e.info.name_spot.start if e.info.name_spot is not None else e.info.offset
+        at = source_versions.name_at(e)
         if len(new) > MAX_NAME:
             raise _error(
                 e.source,
