@@ -163,6 +163,15 @@ def test_the_output_fed_back_as_input_and_previous_gives_itself(tmp_path: Path) 
     assert run(tmp_path, o2, o1) == o2
 
 
+def test_the_plain_render_before_versioning_is_kept(tmp_path: Path) -> None:
+    """The first --versioned run after plain ones: what old pods read is the object of
+    the plain name, carried as the version before."""
+    plain = render(1).replace(b'  annotations:\n    cmhash.io/versioned: "true"\n', b"")
+    out = run(tmp_path, render(2), plain)
+    assert marks(out) == ["1 ConfigMap shop/app", "1 Secret shop/db"]
+    assert {"app", current(out, "ConfigMap")} == set(names(out)["ConfigMap"])
+
+
 def test_keep_one_carries_nothing(tmp_path: Path) -> None:
     o1 = run(tmp_path, render(1), b"", 1)
     o2 = run(tmp_path, render(2), o1, 1)

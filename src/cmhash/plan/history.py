@@ -250,13 +250,21 @@ def _bound(v: Version, keep: int, own: dict[Identity, tuple[int, str]], now: set
     return f"older than its {annotation}: {n}"
 
 
-def _present(result: RunResult) -> frozenset[tuple[str, str, str]]:
-    """(kind, namespace, name) of the input's ConfigMaps, Secrets and secret sources."""
+def _present(result: RunResult, versioning: Versioning) -> frozenset[tuple[str, str, str]]:
+    """(kind, namespace, name) of the output's ConfigMaps, Secrets and secret sources
+    that the input has under that name (not the names this run renames)."""
     index = result.config_index
     if index is None:
         return frozenset()
-    names = {(e.info.kind, e.namespace, e.info.name) for e in index.every()}
-    return frozenset(names | index.sources)
+    names = {(e.info.kind, e.namespace, e.info.name) for e in index.every()} | index.sources
+    for key, r in versioning.renamed.items():
+        if r.new == r.old:
+            continue
+        names.discard((key.kind, key.namespace, r.old))
+        p, source = r.entry.info.producer, r.entry.info.source
+        if p is not None and p.own is not None and source is not None:
+            names.discard((source.partition("/")[0], key.namespace, p.own_name))
+    return frozenset(names)
 
 
 def with_history(result: RunResult, previous: str, keep: int, settings: Settings) -> RunResult:
@@ -267,7 +275,9 @@ def with_history(result: RunResult, previous: str, keep: int, settings: Settings
         )
     data = read_file(previous, settings.max_input_bytes)
     prev = decode(previous, data, max_bytes=settings.max_input_bytes)
-    history = carry(prev, result.versioning, keep, settings.namespace or "", _present(result))
+    history = carry(
+        prev, result.versioning, keep, settings.namespace or "", _present(result, result.versioning)
+    )
     own = windows(result.versioning)
     now = set(current(result.versioning))
     notes = [
