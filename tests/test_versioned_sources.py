@@ -465,3 +465,18 @@ def test_a_target_name_too_long_with_its_suffix_is_refused_at_it() -> None:
     _, err = cmhash(["--versioned"], data, code=2)
     assert f"<stdin>:9:11: cannot version Secret '{long}'" in err
     assert "over Kubernetes' 253" in err
+
+
+def test_secrets_of_a_class_no_workload_mounts_keep_their_names() -> None:
+    """The driver syncs a SecretProviderClass's Secrets only for pods that mount it:
+    when none in the input does (the mounting pod is elsewhere), nothing would create
+    the Secrets under new names, and the pods reading them would never start."""
+    spc = Path(__file__).parent / "cases" / "versioned-source-secretproviderclass" / "input.yaml"
+    text = spc.read_text()
+    data = text[: text.index("        volumeMounts:")].encode()
+    out, err = cmhash(["--versioned"], data)
+    assert b"my-provider-" not in out and b"foosecret-" not in out
+    assert (
+        "Secret 'foosecret' is not versioned: no workload in the input mounts "
+        "SecretProviderClass 'my-provider'"
+    ) in err

@@ -235,6 +235,25 @@ def decide(
             )
         # a source renamed with it (a SecretProviderClass): its users' references move too
         spc = source_versions.referenced_source(index, e)
+        if spc is not None and not users.get(spc.id):  # nothing would make the new Secret
+            message = (
+                f"no workload in the input mounts {spc.info.kind} {spc.info.name!r}, and "
+                "its Secrets are made only for pods that mount it: under a new name, "
+                "nothing would create this one"
+            )
+            if e.info.versioned:
+                raise _error(e.source, e.info.offset, f"cannot version {label}: {message}")
+            findings.append(
+                finding(
+                    e.source,
+                    e.info.offset,
+                    Code.NOT_VERSIONED,
+                    f"{label} is not versioned: {message}",
+                    resource=key,
+                    api_version="v1",
+                )
+            )
+            continue
         both = [(u, "it") for u in mine]
         if spc is not None:
             what = f"{spc.info.kind} {spc.info.name!r} (renamed with it)"
