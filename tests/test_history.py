@@ -172,6 +172,23 @@ def test_the_plain_render_before_versioning_is_kept(tmp_path: Path) -> None:
     assert {"app", current(out, "ConfigMap")} == set(names(out)["ConfigMap"])
 
 
+def test_a_helm_render_whose_namespace_is_inferred(tmp_path: Path) -> None:
+    """A chart that writes the namespace on its Deployment only: cmhash infers the
+    release namespace for the ConfigMap in the input, and PREV (the previous output,
+    the same chart) is in that namespace too, not another application's."""
+    chart = (
+        render(1)
+        .replace(b"  namespace: shop\ndata", b"\ndata")
+        .replace(b"---\n", b"---\n# Source: shop/templates/x.yaml\n")
+    )
+    o1 = run(tmp_path, chart, b"")
+    o2 = run(tmp_path, chart.replace(b'v: "1"', b'v: "2"'), o1)
+    assert marks(o2) == ["1 ConfigMap shop/app"]
+    assert sorted(names(o2)["ConfigMap"]) == sorted(
+        [current(o1, "ConfigMap"), current(o2, "ConfigMap")]
+    )
+
+
 def test_keep_one_carries_nothing(tmp_path: Path) -> None:
     o1 = run(tmp_path, render(1), b"", 1)
     o2 = run(tmp_path, render(2), o1, 1)

@@ -103,9 +103,14 @@ def _split_body(text: str) -> tuple[int, str]:
     return int(mark.group(1)), rest[mark.end() :]
 
 
-def versions(prev: SourceText, default_ns: str) -> list[Version]:
+def versions(
+    prev: SourceText, default_ns: str, unwritten: dict[tuple[str, str], str] | None = None
+) -> list[Version]:
     """Every ConfigMap/Secret document of PREV, with its identity and age. A document
-    that does not parse is an error (exit 2) at its position in PREV."""
+    that does not parse is an error (exit 2) at its position in PREV. ``unwritten``:
+    (kind, base name) -> the namespace the input gives that object when it writes none
+    (a Helm render's release namespace, plan/helm.py); a PREV document that writes none
+    either is in the same one."""
     fast = backend("fast")
     found: list[tuple[str, str, str, int, str, int]] = []
     for index, (start, end) in enumerate(split_chunks(prev.text)):
@@ -127,7 +132,7 @@ def versions(prev: SourceText, default_ns: str) -> list[Version]:
         if res.group == "" and res.api_version != "v1":
             continue
         age, body = _split_body(chunk)
-        ns = res.namespace or default_ns
+        ns = res.namespace or (unwritten or {}).get((res.kind, base_name(res.name)), default_ns)
         found.append((res.kind, ns, res.name, age, body, start))
     own = own_names(ResourceId.config(k, n, name) for k, n, name, *_ in found)
     out = []
@@ -149,6 +154,21 @@ def current(versioning: Versioning) -> dict[Identity, str]:
         if p is not None and p.own is not None and source is not None:
             own = with_suffix(p.own_name, base_name(r.old), r.new)
             out[Identity(source.partition("/")[0], key.namespace, base_name(own))] = own
+    return out
+
+
+def _unwritten(versioning: Versioning) -> dict[tuple[str, str], str]:
+    """(kind, base name) -> namespace of this run's versioned objects that write no
+    namespace (the one they are taken to be in)."""
+    out: dict[tuple[str, str], str] = {}
+    for key, r in versioning.renamed.items():
+        if r.entry.info.namespace is not None:
+            continue
+        out[(key.kind, base_name(r.new))] = key.namespace
+        p, source = r.entry.info.producer, r.entry.info.source
+        if p is not None and p.own is not None and source is not None:
+            own = with_suffix(p.own_name, base_name(r.old), r.new)
+            out[(source.partition("/")[0], base_name(own))] = key.namespace
     return out
 
 
@@ -186,7 +206,7 @@ def carry(
     objects; a version among them is in the output already, and is not carried again."""
     now = current(versioning)
     own_keep = windows(versioning)
-    before = versions(prev, default_ns)
+    before = versions(prev, default_ns, _unwritten(versioning))
     versioned_before = [v for v in before if v.name != v.identity.base or v.age]
     if now and versioned_before and not any(v.identity in now for v in versioned_before):
         first = versioned_before[0]
