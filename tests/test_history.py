@@ -215,6 +215,29 @@ def test_check_says_what_it_keeps_and_drops(tmp_path: Path) -> None:
     assert res.code == 1
     assert f"drops ConfigMap {current(o1, 'ConfigMap')}: older than --keep-versions 2" in res.stderr
     assert f"keeps ConfigMap {current(o2, 'ConfigMap')} from" in res.stderr
+    assert res.stderr.endswith(
+        "1 workload and 2 objects renamed in 1 file would be updated; "
+        "2 earlier versions from --previous would be added\n"
+    )
+    # the input already versioned: only the history would change the output
+    current_only = re.split(r"(?m)^---\n# cmhash", o2.decode())[0].encode()
+    res = run_cmhash(
+        [
+            "--no-config",
+            "--versioned",
+            "--keep-versions",
+            "2",
+            "--previous",
+            "prev.yaml",
+            "--check",
+            "-",
+        ],
+        stdin=current_only,
+        cwd=tmp_path,
+    )
+    assert res.code == 1
+    assert res.stderr.endswith("\n2 earlier versions from --previous would be added\n")
+    assert "nothing to change" not in res.stderr
     for pw in PASSWORDS.values():
         assert pw not in res.stderr
 

@@ -82,6 +82,7 @@ class RunResult(NamedTuple):
     notes: list[str]  # what the run decided for the user (an inferred namespace)
     versioning: Versioning | None = None  # versioned names, when any apply
     empty: bool = False  # no document held an object (allowed with ``allow_empty``)
+    kept: int = 0  # earlier versions carried from --previous (plan/history.py)
 
     @property
     def has_errors(self) -> bool:

@@ -315,7 +315,7 @@ def with_history(result: RunResult, previous: str, keep: int, settings: Settings
     if not text:
         return result._replace(notes=notes)
     kept = FileResult(SourceText(f"{previous} (kept versions)", text), [(0, len(text))], True)
-    return result._replace(files=[*result.files, kept], notes=notes)
+    return result._replace(files=[*result.files, kept], notes=notes, kept=len(history.carried))
 
 
 def is_carried(source: SourceText, offset: int) -> bool:
