@@ -480,3 +480,26 @@ def test_secrets_of_a_class_no_workload_mounts_keep_their_names() -> None:
         "Secret 'foosecret' is not versioned: no workload in the input mounts "
         "SecretProviderClass 'my-provider'"
     ) in err
+
+
+def test_a_peer_window_on_the_source_bounds_its_history(tmp_path: Path) -> None:
+    """kapp's num-versions (Spinnaker's max-version-history) on an ExternalSecret is
+    that source's window, as on a ConfigMap; a value no tool reads is refused."""
+
+    def bounded(n: int, value: str = "1") -> bytes:
+        return render(n).replace(
+            b"  name: db\n  namespace: shop\n",
+            f'  name: db\n  namespace: shop\n  annotations:\n    kapp.k14s.io/num-versions: "{value}"\n'.encode(),
+            1,
+        )
+
+    o1 = run(tmp_path, bounded(1), b"", keep=3)
+    o2 = run(tmp_path, bounded(2), o1, keep=3)
+    assert "kept-version: 1 ExternalSecret" not in o2.decode()
+    (tmp_path / "prev.yaml").write_bytes(o1)
+    _, err = cmhash(
+        ["--versioned", "--keep-versions", "3", "--previous", str(tmp_path / "prev.yaml")],
+        bounded(2, "zero"),
+        code=2,
+    )
+    assert "<stdin>:7:32: kapp.k14s.io/num-versions must be a whole number" in err

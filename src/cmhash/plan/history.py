@@ -191,6 +191,11 @@ def windows(versioning: Versioning) -> dict[Identity, tuple[int, str]]:
                 offset,
             )
         out[Identity(key.kind, key.namespace, base_name(r.new))] = (int(text), annotation)
+        p, source = r.entry.info.producer, r.entry.info.source
+        if p is not None and p.own is not None and source is not None:  # on its source
+            own = with_suffix(p.own_name, base_name(r.old), r.new)
+            kind = source.partition("/")[0]
+            out[Identity(kind, key.namespace, base_name(own))] = (int(text), annotation)
     return out
 
 
