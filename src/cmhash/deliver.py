@@ -36,7 +36,7 @@ def _renamed(result: RunResult) -> list[tuple[str, int, str]]:
     suffix is not shown (it is derived from its values)."""
     if result.versioning is None:
         return []
-    from cmhash.plan.versioning import shown
+    from cmhash.plan.versioning.names import shown
 
     out = []
     for r in result.versioning.renamed.values():

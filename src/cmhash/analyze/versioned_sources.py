@@ -164,7 +164,7 @@ def aliased_producer(p: Producer | None, aliased: Sequence[tuple[Node, Node]]) -
 
 
 def _base_names(value: Any, path: tuple[str, ...]) -> Any:
-    from cmhash.plan.versioning import base_name  # (the one suffix rule)
+    from cmhash.plan.versioning.names import base_name  # (the one suffix rule)
 
     if not path:
         return base_name(value) if isinstance(value, str) else value

@@ -33,7 +33,8 @@ from cmhash.errors import NodeError, UsageError
 from cmhash.model import ResourceId
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.plan.source_versions import with_suffix
-from cmhash.plan.versioning import VERSIONABLE, Versioning, base_name, own_names, shown
+from cmhash.plan.versioning.decision import Versioning
+from cmhash.plan.versioning.names import VERSIONABLE, base_name, own_names, shown
 from cmhash.read.source import SourceText, decode, read_file
 from cmhash.read.split import split_chunks
 from cmhash.settings import Settings

@@ -16,7 +16,8 @@ from bisect import bisect_right
 from collections.abc import Iterator, Mapping
 
 from cmhash.findings import Code, Finding, finding
-from cmhash.plan.versioning import Renamed, Versioning, base_name, shown
+from cmhash.plan.versioning.decision import Renamed, Versioning
+from cmhash.plan.versioning.names import base_name, shown
 from cmhash.read.source import SourceText
 
 _KEY = re.compile(r"secret|config[-_]?map", re.IGNORECASE)
