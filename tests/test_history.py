@@ -189,6 +189,14 @@ def test_a_helm_render_whose_namespace_is_inferred(tmp_path: Path) -> None:
     )
 
 
+def test_a_crlf_previous_keeps_its_line_ends_around_the_carried_versions(tmp_path: Path) -> None:
+    """The marker lines of a carried document end as its own lines do."""
+    o1 = run(tmp_path, render(1).replace(b"\n", b"\r\n"), b"")
+    o2 = run(tmp_path, render(2).replace(b"\n", b"\r\n"), o1)
+    assert marks(o2.replace(b"\r\n", b"\n")) == ["1 ConfigMap shop/app", "1 Secret shop/db"]
+    assert b"\n" not in o2.replace(b"\r\n", b"")
+
+
 def test_keep_one_carries_nothing(tmp_path: Path) -> None:
     o1 = run(tmp_path, render(1), b"", 1)
     o2 = run(tmp_path, render(2), o1, 1)

@@ -87,8 +87,10 @@ class History(NamedTuple):
         """The carried documents, marked, as a stream to append to the output."""
         out = []
         for v in self.carried:
-            body = v.body if v.body.endswith("\n") else v.body + "\n"
-            out.append(f"---\n# {MARK}: {v.age} {v.identity.label}\n{body}")
+            first = v.body.find("\n")  # the document's own line ends, for the lines around it
+            nl = "\r\n" if first > 0 and v.body[first - 1] == "\r" else "\n"
+            body = v.body if v.body.endswith("\n") else v.body + nl
+            out.append(f"---{nl}# {MARK}: {v.age} {v.identity.label}{nl}{body}")
         return "".join(out)
 
 
