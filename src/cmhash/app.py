@@ -290,7 +290,7 @@ def _versioning(
             )
     edits.edits(decided, first)
     told = {(f.path, f.line, f.column) for f in findings}  # a field of namesites.py's table
-    found = mentions.scan(decided, sources, secret_spans)
+    found = mentions.scan(decided, sources, secret_spans, first)
     findings.extend(f for f in found if (f.path, f.line, f.column) not in told)
     return decided
 
