@@ -503,3 +503,14 @@ def test_a_peer_window_on_the_source_bounds_its_history(tmp_path: Path) -> None:
         code=2,
     )
     assert "<stdin>:7:32: kapp.k14s.io/num-versions must be a whole number" in err
+
+
+def test_a_target_name_that_cannot_be_inserted_says_what_and_where() -> None:
+    """Not the annotation edit's words: it is spec.target.name that cannot be added."""
+    data = render(1).replace(b"\nspec:\n  refreshInterval", b"\nspec: &s\n  refreshInterval")
+    _, err = cmhash(["--versioned"], data, code=2)
+    assert (
+        "<stdin>:6:7: cannot version Secret 'db' (produced by ExternalSecret/db): the spec "
+        "carries an anchor (&s) that other nodes may share; write spec.target.name out"
+    ) in err
+    assert "annotation" not in err
