@@ -282,6 +282,7 @@ def test_a_version_of_an_object_the_input_dropped_says_so(tmp_path: Path) -> Non
         ),
         (["--keep-versions", "2", "--previous", "prev.yaml", "--versioned-keep"], "choose one"),
         (["--keep-versions", "0", "--previous", "prev.yaml"], "0"),
+        (["--keep-versions", "2", "--previous", "-"], "--previous reads a file, not standard"),
     ],
 )
 def test_refused_combinations(tmp_path: Path, args: list[str], message: str) -> None:

@@ -252,6 +252,11 @@ def check_usage(keep: int | None, previous: str | None, mode: str, settings: Set
     """The option combinations --keep-versions supports (UsageError otherwise)."""
     if keep is None or previous is None:
         raise UsageError("--keep-versions and --previous go together: pass both")
+    if previous == "-":
+        raise UsageError(
+            "--previous reads a file, not standard input: save the previous render first "
+            "(helm get manifest RELEASE > previous.yaml) and pass its path"
+        )
     if mode not in ("STREAM", "CHECK"):
         raise UsageError(
             "--keep-versions writes the kept versions into the output stream: it works with "
