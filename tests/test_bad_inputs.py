@@ -533,3 +533,24 @@ def test_fast_and_exact_agree(text: str | bytes) -> None:
     assert fast.code in (0, 2)
     if fast.code == 2:  # the same place, if not always the same words
         assert fast.stderr.split(": ")[1] == exact.stderr.split(": ")[1]
+
+
+# tabs between tokens on a line (YAML's s-separate-in-line; libyaml and Kubernetes' parser
+# read them as spaces): not indentation, so no error for either parser
+TABS_BETWEEN_TOKENS = (
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\t# the config\n  name: cfg\n"
+    "data:\n  a:\tb\t# note\n  c: 'd\te'\n---\n"
+    "apiVersion: apps/v1\nkind: Deployment\t# the app\nmetadata:\n  name: d\nspec:\n"
+    "  template:\n    spec:\n      containers:\n      - name: c\n        image:\ti\n"
+    "        envFrom:\n        - configMapRef: {name:\tcfg}\n"
+)
+
+
+@pytest.mark.parametrize("versioned", [[], ["--versioned"]], ids=["plain", "versioned"])
+def test_tabs_between_tokens_read_alike(versioned: list[str]) -> None:
+    data = TABS_BETWEEN_TOKENS.encode()
+    fast = run_cmhash(["--no-config", *versioned, "--parser", "fast", "-"], stdin=data)
+    exact = run_cmhash(["--no-config", *versioned, "--parser", "exact", "-"], stdin=data)
+    assert fast.code == exact.code == 0, (fast.stderr, exact.stderr)
+    assert fast.stdout == exact.stdout and b"checksum/config" in fast.stdout
+    assert fast.stdout.count(b"\t") == data.count(b"\t")  # every tab as it was

@@ -154,6 +154,49 @@ def test_an_unchanged_render_keeps_the_window_as_it_is(tmp_path: Path) -> None:
     assert run(tmp_path, render(2), o2) == o2
 
 
+def test_the_output_fed_back_as_input_and_previous_gives_itself(tmp_path: Path) -> None:
+    """A version the input already has (the kept ones of an output run again) is not
+    carried a second time: two objects of one name would be applied."""
+    o1 = run(tmp_path, render(1), b"")
+    o2 = run(tmp_path, render(2), o1)
+    assert run(tmp_path, o2, o2) == o2
+    assert run(tmp_path, o2, o1) == o2
+
+
+def test_the_plain_render_before_versioning_is_kept(tmp_path: Path) -> None:
+    """The first --versioned run after plain ones: what old pods read is the object of
+    the plain name, carried as the version before."""
+    plain = render(1).replace(b'  annotations:\n    cmhash.io/versioned: "true"\n', b"")
+    out = run(tmp_path, render(2), plain)
+    assert marks(out) == ["1 ConfigMap shop/app", "1 Secret shop/db"]
+    assert {"app", current(out, "ConfigMap")} == set(names(out)["ConfigMap"])
+
+
+def test_a_helm_render_whose_namespace_is_inferred(tmp_path: Path) -> None:
+    """A chart that writes the namespace on its Deployment only: cmhash infers the
+    release namespace for the ConfigMap in the input, and PREV (the previous output,
+    the same chart) is in that namespace too, not another application's."""
+    chart = (
+        render(1)
+        .replace(b"  namespace: shop\ndata", b"\ndata")
+        .replace(b"---\n", b"---\n# Source: shop/templates/x.yaml\n")
+    )
+    o1 = run(tmp_path, chart, b"")
+    o2 = run(tmp_path, chart.replace(b'v: "1"', b'v: "2"'), o1)
+    assert marks(o2) == ["1 ConfigMap shop/app"]
+    assert sorted(names(o2)["ConfigMap"]) == sorted(
+        [current(o1, "ConfigMap"), current(o2, "ConfigMap")]
+    )
+
+
+def test_a_crlf_previous_keeps_its_line_ends_around_the_carried_versions(tmp_path: Path) -> None:
+    """The marker lines of a carried document end as its own lines do."""
+    o1 = run(tmp_path, render(1).replace(b"\n", b"\r\n"), b"")
+    o2 = run(tmp_path, render(2).replace(b"\n", b"\r\n"), o1)
+    assert marks(o2.replace(b"\r\n", b"\n")) == ["1 ConfigMap shop/app", "1 Secret shop/db"]
+    assert b"\n" not in o2.replace(b"\r\n", b"")
+
+
 def test_keep_one_carries_nothing(tmp_path: Path) -> None:
     o1 = run(tmp_path, render(1), b"", 1)
     o2 = run(tmp_path, render(2), o1, 1)
@@ -180,8 +223,52 @@ def test_check_says_what_it_keeps_and_drops(tmp_path: Path) -> None:
     assert res.code == 1
     assert f"drops ConfigMap {current(o1, 'ConfigMap')}: older than --keep-versions 2" in res.stderr
     assert f"keeps ConfigMap {current(o2, 'ConfigMap')} from" in res.stderr
+    assert res.stderr.endswith(
+        "1 workload and 2 objects renamed in 1 file would be updated; "
+        "2 earlier versions from --previous would be added\n"
+    )
+    # the input already versioned: only the history would change the output
+    current_only = re.split(r"(?m)^---\n# cmhash", o2.decode())[0].encode()
+    res = run_cmhash(
+        [
+            "--no-config",
+            "--versioned",
+            "--keep-versions",
+            "2",
+            "--previous",
+            "prev.yaml",
+            "--check",
+            "-",
+        ],
+        stdin=current_only,
+        cwd=tmp_path,
+    )
+    assert res.code == 1
+    assert res.stderr.endswith("\n2 earlier versions from --previous would be added\n")
+    assert "nothing to change" not in res.stderr
     for pw in PASSWORDS.values():
         assert pw not in res.stderr
+
+
+def test_a_version_of_an_object_the_input_dropped_says_so(tmp_path: Path) -> None:
+    """Its versions go because the object left the input, not because of their age."""
+    o1 = run(tmp_path, render(1), b"")
+    (tmp_path / "prev.yaml").write_bytes(o1)
+    without = (
+        render(2)
+        .replace(CM.format(v=2).encode() + b"---\n", b"")
+        .replace(b"{configMapRef: {name: app}}, ", b"")
+    )
+    res = run_cmhash(
+        ["--no-config", "--versioned", "--keep-versions", "3", "--previous", "prev.yaml", "-"],
+        stdin=without,
+        cwd=tmp_path,
+    )
+    assert res.code == 0, res.stderr
+    assert (
+        f"drops ConfigMap {current(o1, 'ConfigMap')}: the input no longer has ConfigMap shop/app"
+    ) in res.stderr
+    assert "older than" not in res.stderr
 
 
 @pytest.mark.parametrize(
@@ -195,6 +282,7 @@ def test_check_says_what_it_keeps_and_drops(tmp_path: Path) -> None:
         ),
         (["--keep-versions", "2", "--previous", "prev.yaml", "--versioned-keep"], "choose one"),
         (["--keep-versions", "0", "--previous", "prev.yaml"], "0"),
+        (["--keep-versions", "2", "--previous", "-"], "--previous reads a file, not standard"),
     ],
 )
 def test_refused_combinations(tmp_path: Path, args: list[str], message: str) -> None:

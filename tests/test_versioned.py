@@ -481,6 +481,21 @@ def test_unknown_reference_scan_is_linear_and_precise() -> None:
     assert res.stderr.count("[unknown-reference]") == 2
 
 
+def test_a_pod_spec_reference_to_another_namespaces_object_is_no_unknown_reference() -> None:
+    """cmhash resolved it (to an object of the same name in its own namespace, not
+    renamed): no warning to 'update' it to a name that namespace does not have."""
+    kept = cm(meta='  namespace: b\n  annotations: {cmhash.io/versioned: "false"}\n')
+    data = stream(
+        cm(meta="  namespace: a\n"),
+        dep(meta="  namespace: a\n"),
+        kept,
+        dep(meta="  namespace: b\n"),
+    )
+    res = run(data, "--versioned")
+    assert res.code == 0 and "unknown-reference" not in res.stderr, res.stderr
+    assert res.out.count("configMapRef: {name: cfg}") == 1
+
+
 def test_keep_and_immutable_leave_correct_marks_alone() -> None:
     meta = (
         "  annotations:\n    helm.sh/resource-policy: keep\n"

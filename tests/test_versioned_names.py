@@ -197,6 +197,16 @@ SAMPLES: dict[tuple[str, tuple[str, ...], str], tuple[str, str]] = {
         "Secret",
     ),
     **{
+        ("ExternalSecret", ("spec", "target", "template", "templateFrom", "*", field), "name"): (
+            "apiVersion: external-secrets.io/v1\nkind: ExternalSecret\n"
+            "metadata: {name: e, namespace: ns}\nspec:\n  secretStoreRef: {name: s}\n"
+            f"  target:\n    template:\n      templateFrom:\n      - {field}:\n"
+            f"          name: {target}\n",
+            kind,
+        )
+        for field, kind, target in (("configMap", "ConfigMap", "cfg"), ("secret", "Secret", "tls"))
+    },
+    **{
         ("Ingress", ("metadata", "annotations"), f"nginx.ingress.kubernetes.io/{key}"): (
             "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: i\n"
             f"  namespace: ns\n  annotations:\n    nginx.ingress.kubernetes.io/{key}: ns/tls\n"

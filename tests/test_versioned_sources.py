@@ -358,3 +358,159 @@ def test_every_secret_of_a_renamed_class_gets_its_suffix() -> None:
         f"tls-foo-{suffix}",
     ]
     assert cmhash(["--versioned"], out)[0] == out
+
+
+# a Secret in the input that a source also writes: the Secret is used (shadowed-source)
+MERGED = (
+    "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  namespace: shop\n"
+    "stringData:\n  password: placeholder\n"
+)
+
+
+@pytest.mark.parametrize("policy", ["Merge", "Owner"])
+def test_a_secret_a_source_also_writes_keeps_its_name(policy: str) -> None:
+    """Renaming the input's Secret would leave the ExternalSecret writing (Merge: the
+    store's values into) the old name: the new Secret would lack them. It keeps its
+    name, says why, and a second run changes nothing."""
+    data = (
+        render(1).replace(
+            b"  refreshInterval: 1h\n",
+            f"  refreshInterval: 1h\n  target:\n    creationPolicy: {policy}\n".encode(),
+        )
+        + b"---\n"
+        + MERGED.encode()
+    )
+    out, err = cmhash(["--versioned"], data)
+    assert used(out) == "db" and "  name: db\n  namespace: shop\nstringData" in out.decode()
+    assert "Secret 'db' is not versioned: ExternalSecret/db in the input also writes it" in err
+    assert cmhash(["--versioned"], out)[0] == out
+    _, err = cmhash(
+        ["--versioned"],
+        data.replace(
+            b"  namespace: shop\nstringData",
+            b'  namespace: shop\n  annotations: {cmhash.io/versioned: "true"}\nstringData',
+        ),
+        code=2,
+    )
+    assert "cannot version Secret 'db': ExternalSecret/db in the input also writes it" in err
+
+
+def test_two_external_secrets_writing_one_secret_keep_its_name() -> None:
+    """Two producers of one Secret: renaming the one used would leave the other writing
+    the old name, and a second run would stack suffixes."""
+    other = (
+        ES.format(v=2)
+        .replace("  name: db\n", "  name: db2\n")
+        .replace("  refreshInterval: 1h\n", "  refreshInterval: 1h\n  target:\n    name: db\n")
+    )
+    data = render(1) + b"---\n" + other.encode()
+    out, err = cmhash(["--versioned"], data)
+    names = [o["metadata"]["name"] for o in load_objects(out) if o["kind"] == "ExternalSecret"]
+    assert used(out) == "db" and names == ["db", "db2"]
+    assert "Secret 'db' is not versioned: ExternalSecret/db in the input also writes it" in err
+    assert cmhash(["--versioned"], out)[0] == out
+
+
+def test_a_template_from_config_map_keeps_its_name() -> None:
+    """The external-secrets controller reads templateFrom's ConfigMap by name: renamed,
+    the ExternalSecret would read a name that is gone, and the next run would find its
+    content changed (its suffix and the checksum moving on each run)."""
+    tpl = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: tpl\n  namespace: shop\n"
+        "data:\n  config.yml: 'password: {{ .password }}'\n"
+    )
+    es = ES.format(v=1).replace(
+        "  refreshInterval: 1h\n",
+        "  refreshInterval: 1h\n  target:\n    template:\n      templateFrom:\n"
+        "      - configMap: {name: tpl, items: [{key: config.yml}]}\n",
+    )
+    dep = DEP.replace("[{secretRef: {name: token}}]", "[{configMapRef: {name: tpl}}]")
+    data = "---\n".join((tpl, es, dep)).encode()
+    out, err = cmhash(["--versioned"], data)
+    assert "  name: tpl\n" in out.decode() and used(out).startswith("db-")
+    assert (
+        "ConfigMap 'tpl' is not versioned: ExternalSecret/db "
+        "spec.target.template.templateFrom[0].configMap.name names it"
+    ) in err
+    assert "unknown-reference" not in err
+    assert cmhash(["--versioned"], out)[0] == out
+
+
+def test_a_source_renamed_onto_another_sources_name_is_refused() -> None:
+    """Two ExternalSecrets of one name in the output: one would replace the other."""
+    first, _ = cmhash(["--versioned"], render(1))
+    (renamed,) = externals(first)
+    other = (
+        ES.format(v=9)
+        .replace("  name: db\n", f"  name: {renamed}\n")
+        .replace("  refreshInterval: 1h\n", "  refreshInterval: 1h\n  target:\n    name: other\n")
+    )
+    _, err = cmhash(["--versioned"], render(1) + b"---\n" + other.encode(), code=2)
+    assert (
+        f"<stdin>:4:9: cannot version Secret 'db' (produced by ExternalSecret/db): "
+        f"ExternalSecret 'db' would be renamed {renamed!r}, which the input already has"
+    ) in err
+
+
+def test_a_target_name_too_long_with_its_suffix_is_refused_at_it() -> None:
+    long = "s" * 250
+    data = (
+        render(1)
+        .replace(
+            b"  refreshInterval: 1h\n",
+            f"  refreshInterval: 1h\n  target:\n    name: {long}\n".encode(),
+        )
+        .replace(b"{name: db,", f"{{name: {long},".encode())
+    )
+    _, err = cmhash(["--versioned"], data, code=2)
+    assert f"<stdin>:9:11: cannot version Secret '{long}'" in err
+    assert "over Kubernetes' 253" in err
+
+
+def test_secrets_of_a_class_no_workload_mounts_keep_their_names() -> None:
+    """The driver syncs a SecretProviderClass's Secrets only for pods that mount it:
+    when none in the input does (the mounting pod is elsewhere), nothing would create
+    the Secrets under new names, and the pods reading them would never start."""
+    spc = Path(__file__).parent / "cases" / "versioned-source-secretproviderclass" / "input.yaml"
+    text = spc.read_text()
+    data = text[: text.index("        volumeMounts:")].encode()
+    out, err = cmhash(["--versioned"], data)
+    assert b"my-provider-" not in out and b"foosecret-" not in out
+    assert (
+        "Secret 'foosecret' is not versioned: no workload in the input mounts "
+        "SecretProviderClass 'my-provider'"
+    ) in err
+
+
+def test_a_peer_window_on_the_source_bounds_its_history(tmp_path: Path) -> None:
+    """kapp's num-versions (Spinnaker's max-version-history) on an ExternalSecret is
+    that source's window, as on a ConfigMap; a value no tool reads is refused."""
+
+    def bounded(n: int, value: str = "1") -> bytes:
+        return render(n).replace(
+            b"  name: db\n  namespace: shop\n",
+            f'  name: db\n  namespace: shop\n  annotations:\n    kapp.k14s.io/num-versions: "{value}"\n'.encode(),
+            1,
+        )
+
+    o1 = run(tmp_path, bounded(1), b"", keep=3)
+    o2 = run(tmp_path, bounded(2), o1, keep=3)
+    assert "kept-version: 1 ExternalSecret" not in o2.decode()
+    (tmp_path / "prev.yaml").write_bytes(o1)
+    _, err = cmhash(
+        ["--versioned", "--keep-versions", "3", "--previous", str(tmp_path / "prev.yaml")],
+        bounded(2, "zero"),
+        code=2,
+    )
+    assert "<stdin>:7:32: kapp.k14s.io/num-versions must be a whole number" in err
+
+
+def test_a_target_name_that_cannot_be_inserted_says_what_and_where() -> None:
+    """Not the annotation edit's words: it is spec.target.name that cannot be added."""
+    data = render(1).replace(b"\nspec:\n  refreshInterval", b"\nspec: &s\n  refreshInterval")
+    _, err = cmhash(["--versioned"], data, code=2)
+    assert (
+        "<stdin>:6:7: cannot version Secret 'db' (produced by ExternalSecret/db): the spec "
+        "carries an anchor (&s) that other nodes may share; write spec.target.name out"
+    ) in err
+    assert "annotation" not in err

@@ -34,7 +34,7 @@ from cmhash.write import cverify  # light: rapidyaml itself is imported only whe
 from cmhash.write.emit import Change, FileResult, render_files
 
 if TYPE_CHECKING:
-    from cmhash.plan.versioning import Versioning
+    from cmhash.plan.versioning.decision import Versioning
 
 
 class SecretSpans(Mapping[int, list[tuple[int, int]]]):
@@ -83,6 +83,7 @@ class RunResult(NamedTuple):
     notes: list[str]  # what the run decided for the user (an inferred namespace)
     versioning: Versioning | None = None  # versioned names, when any apply
     empty: bool = False  # no document held an object (allowed with ``allow_empty``)
+    kept: int = 0  # earlier versions carried from --previous (plan/history.py)
 
     @property
     def has_errors(self) -> bool:
@@ -257,7 +258,7 @@ def _versioning(
     secret_spans: Mapping[int, list[tuple[int, int]]],
     notes: list[str],
 ) -> Versioning | None:
-    """Versioned names (plan/versioning.py), decided from a first pass over the
+    """Versioned names (plan/versioning/), decided from a first pass over the
     workloads: which object each one uses, and whether cmhash may edit it."""
     if not (settings.versioned or any(e.info.versioned for e in index.objects.values())):
         if settings.versioned_keep or settings.versioned_immutable:
@@ -265,8 +266,9 @@ def _versioning(
                 "--versioned-keep and --versioned-immutable mark versioned objects only, and "
                 'nothing is versioned (--versioned, or cmhash.io/versioned: "true")'
             )
-        return None  # (plan/versioning.py is imported only when it can apply)
-    from cmhash.plan import byname, mentions, versioning
+        return None  # (plan/versioning/ is imported only when it can apply)
+    from cmhash.plan import byname, mentions
+    from cmhash.plan.versioning import decision, edits
 
     first = [
         planner.plan(src, w, [])
@@ -275,7 +277,7 @@ def _versioning(
         for w in d.workloads
     ]
     by_name = byname.read_by_name(sources, index.objects, first, settings.namespace or "")
-    decided = versioning.decide(index, first, settings, findings, by_name)
+    decided = decision.decide(index, first, settings, findings, by_name)
     for key in decided.names:
         per = index.by_directory.get(key)
         if per:  # one new name per id: environments would share it (plan/scopes.py)
@@ -287,9 +289,9 @@ def _versioning(
                 "environment's directory",
                 entry.info.offset,
             )
-    versioning.edits(decided, first)
+    edits.edits(decided, first)
     told = {(f.path, f.line, f.column) for f in findings}  # a field of namesites.py's table
-    found = mentions.scan(decided, sources, secret_spans)
+    found = mentions.scan(decided, sources, secret_spans, first)
     findings.extend(f for f in found if (f.path, f.line, f.column) not in told)
     return decided
 

@@ -20,9 +20,12 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+NOTHING = "nothing to change"
+
+
 def _summary(workloads: int, files: int, verb: str, renamed: int = 0) -> str:
     if not workloads and not renamed:
-        return "nothing to change"
+        return NOTHING
     what = [_plural(workloads, "workload")] if workloads else []
     what += [f"{_plural(renamed, 'object')} renamed"] if renamed else []
     return f"{' and '.join(what)} in {_plural(files, 'file')} {verb}"
@@ -33,7 +36,7 @@ def _renamed(result: RunResult) -> list[tuple[str, int, str]]:
     suffix is not shown (it is derived from its values)."""
     if result.versioning is None:
         return []
-    from cmhash.plan.versioning import shown
+    from cmhash.plan.versioning.names import shown
 
     out = []
     for r in result.versioning.renamed.values():
@@ -65,7 +68,12 @@ def deliver(mode: Mode, result: RunResult, roots: Sequence[str], settings: Setti
         for path, line, what in renamed:
             err(f"would rename {path}:{line}: {what}")
         if not settings.quiet:
-            err(_summary(len(result.changes), len(changed), "would be updated", len(renamed)))
+            files = len(changed) - (1 if result.kept else 0)  # not the history's own
+            summary = _summary(len(result.changes), files, "would be updated", len(renamed))
+            if result.kept:  # the history appended to the output (--keep-versions)
+                added = f"{_plural(result.kept, 'earlier version')} from --previous would be added"
+                summary = added if summary == NOTHING else f"{summary}; {added}"
+            err(summary)
         return EXIT_CHANGED if changed else EXIT_OK
     if mode is Mode.IN_PLACE:
         from cmhash.write.writer import write_files

@@ -72,7 +72,7 @@ class Settings(NamedTuple):
     ignore_configs: tuple[Rule, ...] = ()  # plan/selection.py
     ignore_workloads: tuple[Rule, ...] = ()
     include_workloads: tuple[Rule, ...] = ()  # when any: only matching workloads
-    versioned: bool = False  # rename every referenced ConfigMap/Secret (plan/versioning.py)
+    versioned: bool = False  # rename every referenced ConfigMap/Secret (plan/versioning/)
     versioned_keep: bool = False  # mark versioned objects so Helm and Argo CD keep old ones
     versioned_immutable: bool = False  # set immutable: true on versioned objects
     keep_versions: int | None = None  # --keep-versions: a bounded history (plan/history.py)

@@ -369,6 +369,7 @@ def _source_configs(
                 else None
             ),
             versioned=flag if kind != res.kind else None,
+            window=version_window(annotations) if kind != res.kind and versioning else None,
             version_edits=keep[0] if n == 0 else (),
             version_error=keep[1] if n == 0 else None,
         )

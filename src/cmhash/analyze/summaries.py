@@ -59,7 +59,7 @@ class ConfigInfo(NamedTuple):
     labels: Labels = ()
     match: bool = False  # reloader.stakater.com/match: "true" (Reloader's search mode)
     source: str | None = None  # produced by this source object ("SealedSecret/db")
-    # versioned names (analyze/versioned.py, plan/versioning.py)
+    # versioned names (analyze/versioned.py, plan/versioning/)
     versioned: bool | None = None  # cmhash.io/versioned or a peer's, when given
     name_spot: Spot | None = None  # where metadata.name is written
     version_edits: tuple[Edit, ...] = ()  # --versioned-keep / --versioned-immutable

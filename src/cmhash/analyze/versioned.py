@@ -1,4 +1,4 @@
-"""The map side of versioned names (plan/versioning.py decides): what a ConfigMap or
+"""The map side of versioned names (plan/versioning/decision.py decides): what a ConfigMap or
 Secret says about being versioned, where its name is written, and the candidate edits
 that ``--versioned-keep`` and ``--versioned-immutable`` would make to it."""
 

@@ -91,6 +91,14 @@ def _name_spots(res: Resource, row: SecretSource) -> dict[str, Spot | None]:
     return out
 
 
+def _insertion(message: str) -> str:
+    """Why spec.target.name cannot be inserted: write/edit.py's words are about the
+    annotation it usually inserts."""
+    return message.removeprefix("cannot add the annotation: ").replace(
+        "cannot add the annotation", "it cannot be inserted"
+    )
+
+
 def _target(res: Resource, row: SecretSource, name: str, nl: str) -> Producer:
     """An ExternalSecret's: its own name and its target name (written or inserted)."""
     assert row.names is not None
@@ -113,7 +121,8 @@ def _target(res: Resource, row: SecretSource, name: str, nl: str) -> Producer:
             level=row.names[-2:-1],
         )
     except NodeError as exc:
-        return Producer("rename", None, own, res.name or "", None, None, (exc.message, exc.offset))
+        why = (_insertion(exc.message), exc.offset)
+        return Producer("rename", None, own, res.name or "", None, None, why)
     return Producer("rename", None, own, res.name or "", None, edits[0], None, row.names)
 
 
@@ -159,12 +168,12 @@ def aliased_producer(p: Producer | None, aliased: Sequence[tuple[Node, Node]]) -
     if p.insert is not None:
         problem = inside_aliased(p.insert, aliased)
         if problem is not None:
-            out = out._replace(insert=None, error=(problem.message, problem.offset))
+            out = out._replace(insert=None, error=(_insertion(problem.message), problem.offset))
     return out
 
 
 def _base_names(value: Any, path: tuple[str, ...]) -> Any:
-    from cmhash.plan.versioning import base_name  # (the one suffix rule)
+    from cmhash.plan.versioning.names import base_name  # (the one suffix rule)
 
     if not path:
         return base_name(value) if isinstance(value, str) else value

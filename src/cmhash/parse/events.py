@@ -294,13 +294,56 @@ def _parse_fast(text: str, base: int, be: _Backend) -> Roots:
         return _parse(text, base, backend("exact"))
 
 
+# ruamel's scanner takes only spaces between tokens on a line; YAML's s-separate-in-line,
+# libyaml and Kubernetes' parser (go-yaml) take tabs too: ``name:\tvalue``, ``value\t# note``.
+# A tab where ruamel looked for the next token, after the line's indentation, is such a
+# separator: the reference reads it as a space (one character for one: the offsets stay),
+# so that both parsers read the same documents. A bounded number per chunk.
+_TAB_PROBLEM = "found character '\\t' that cannot start any token"
+TAB_RETRIES = 64
+
+
+class _SeparatingTab(Exception):
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+def separating_tab(text: str, exc: BaseException) -> int | None:
+    """Where ruamel's error ``exc`` stopped at a tab that separates tokens, or None."""
+    mark = getattr(exc, "problem_mark", None)
+    if mark is None or getattr(exc, "problem", None) != _TAB_PROBLEM:
+        return None
+    index: int = mark.index
+    line_start = text.rfind("\n", 0, index) + 1
+    if text[index : index + 1] != "\t" or not text[line_start:index].strip(" \t"):
+        return None  # indentation: refused, as by every parser
+    return index
+
+
+def spaced(text: str, index: int) -> str:
+    """``text`` with the separating tab at ``index`` read as a space."""
+    return f"{text[:index]} {text[index + 1 :]}"
+
+
 def _parse(text: str, base: int, be: _Backend) -> Roots:
     """The chunk through the event path; parser errors as NodeError."""
+    for _ in range(TAB_RETRIES):
+        try:
+            return _parse_once(text, base, be, be.name == "exact")
+        except _SeparatingTab as tab:
+            text = spaced(text, tab.index)
+    return _parse_once(text, base, be, False)
+
+
+def _parse_once(text: str, base: int, be: _Backend, tabs: bool) -> Roots:
+    """``tabs``: a separating tab raises _SeparatingTab (ruamel's, read again as a space)."""
     try:
         return _build(be.run(text), base, be, text)
     except be.error as exc:
         if be.name == "fast" and libyaml.is_limit(exc):
             raise _LibyamlLimit from None
+        if tabs and (at := separating_tab(text, exc)) is not None:
+            raise _SeparatingTab(at) from None
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         problem = getattr(exc, "problem", None) or "invalid YAML"
         context = getattr(exc, "context", None)

@@ -1,5 +1,5 @@
 """Which ConfigMaps and Secrets an application reads by name, so ``--versioned`` must
-not rename them (plan/versioning.py asks ``read_by_name``).
+not rename them (plan/versioning/decision.py asks ``read_by_name``).
 
 An object is read by name when
 

@@ -33,7 +33,8 @@ from cmhash.errors import NodeError, UsageError
 from cmhash.model import ResourceId
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.plan.source_versions import with_suffix
-from cmhash.plan.versioning import VERSIONABLE, Versioning, base_name, own_names, shown
+from cmhash.plan.versioning.decision import Versioning
+from cmhash.plan.versioning.names import VERSIONABLE, base_name, own_names, shown
 from cmhash.read.source import SourceText, decode, read_file
 from cmhash.read.split import split_chunks
 from cmhash.settings import Settings
@@ -86,8 +87,10 @@ class History(NamedTuple):
         """The carried documents, marked, as a stream to append to the output."""
         out = []
         for v in self.carried:
-            body = v.body if v.body.endswith("\n") else v.body + "\n"
-            out.append(f"---\n# {MARK}: {v.age} {v.identity.label}\n{body}")
+            first = v.body.find("\n")  # the document's own line ends, for the lines around it
+            nl = "\r\n" if first > 0 and v.body[first - 1] == "\r" else "\n"
+            body = v.body if v.body.endswith("\n") else v.body + nl
+            out.append(f"---{nl}# {MARK}: {v.age} {v.identity.label}{nl}{body}")
         return "".join(out)
 
 
@@ -103,9 +106,14 @@ def _split_body(text: str) -> tuple[int, str]:
     return int(mark.group(1)), rest[mark.end() :]
 
 
-def versions(prev: SourceText, default_ns: str) -> list[Version]:
+def versions(
+    prev: SourceText, default_ns: str, unwritten: dict[tuple[str, str], str] | None = None
+) -> list[Version]:
     """Every ConfigMap/Secret document of PREV, with its identity and age. A document
-    that does not parse is an error (exit 2) at its position in PREV."""
+    that does not parse is an error (exit 2) at its position in PREV. ``unwritten``:
+    (kind, base name) -> the namespace the input gives that object when it writes none
+    (a Helm render's release namespace, plan/helm.py); a PREV document that writes none
+    either is in the same one."""
     fast = backend("fast")
     found: list[tuple[str, str, str, int, str, int]] = []
     for index, (start, end) in enumerate(split_chunks(prev.text)):
@@ -127,7 +135,7 @@ def versions(prev: SourceText, default_ns: str) -> list[Version]:
         if res.group == "" and res.api_version != "v1":
             continue
         age, body = _split_body(chunk)
-        ns = res.namespace or default_ns
+        ns = res.namespace or (unwritten or {}).get((res.kind, base_name(res.name)), default_ns)
         found.append((res.kind, ns, res.name, age, body, start))
     own = own_names(ResourceId.config(k, n, name) for k, n, name, *_ in found)
     out = []
@@ -152,6 +160,21 @@ def current(versioning: Versioning) -> dict[Identity, str]:
     return out
 
 
+def _unwritten(versioning: Versioning) -> dict[tuple[str, str], str]:
+    """(kind, base name) -> namespace of this run's versioned objects that write no
+    namespace (the one they are taken to be in)."""
+    out: dict[tuple[str, str], str] = {}
+    for key, r in versioning.renamed.items():
+        if r.entry.info.namespace is not None:
+            continue
+        out[(key.kind, base_name(r.new))] = key.namespace
+        p, source = r.entry.info.producer, r.entry.info.source
+        if p is not None and p.own is not None and source is not None:
+            own = with_suffix(p.own_name, base_name(r.old), r.new)
+            out[(source.partition("/")[0], base_name(own))] = key.namespace
+    return out
+
+
 def windows(versioning: Versioning) -> dict[Identity, tuple[int, str]]:
     """Objects whose own annotation bounds their history (kapp num-versions, Spinnaker
     max-version-history; analyze/versioned.py WINDOW_ANNOTATIONS): identity -> (the
@@ -171,15 +194,27 @@ def windows(versioning: Versioning) -> dict[Identity, tuple[int, str]]:
                 offset,
             )
         out[Identity(key.kind, key.namespace, base_name(r.new))] = (int(text), annotation)
+        p, source = r.entry.info.producer, r.entry.info.source
+        if p is not None and p.own is not None and source is not None:  # on its source
+            own = with_suffix(p.own_name, base_name(r.old), r.new)
+            kind = source.partition("/")[0]
+            out[Identity(kind, key.namespace, base_name(own))] = (int(text), annotation)
     return out
 
 
-def carry(prev: SourceText, versioning: Versioning, keep: int, default_ns: str) -> History:
+def carry(
+    prev: SourceText,
+    versioning: Versioning,
+    keep: int,
+    default_ns: str,
+    present: frozenset[tuple[str, str, str]] = frozenset(),
+) -> History:
     """What to carry from PREV with ``--keep-versions keep`` (or an object's own bound,
-    ``windows``), and what leaves."""
+    ``windows``), and what leaves. ``present``: (kind, namespace, name) of the input's
+    objects; a version among them is in the output already, and is not carried again."""
     now = current(versioning)
     own_keep = windows(versioning)
-    before = versions(prev, default_ns)
+    before = versions(prev, default_ns, _unwritten(versioning))
     versioned_before = [v for v in before if v.name != v.identity.base or v.age]
     if now and versioned_before and not any(v.identity in now for v in versioned_before):
         first = versioned_before[0]
@@ -202,8 +237,8 @@ def carry(prev: SourceText, versioning: Versioning, keep: int, default_ns: str) 
         shift = 0 if any(v.age == 0 and v.name == name for v in vs) else 1
         window = own_keep[identity][0] if identity in own_keep else keep
         for v in sorted(vs, key=lambda v: v.age):
-            if v.name == name:
-                continue  # the current version is in the input itself
+            if v.name == name or (v.identity.kind, v.identity.namespace, v.name) in present:
+                continue  # the current version, or one the input has itself
             age = max(v.age + shift, 1)
             if age > window - 1:
                 pruned.append(v)
@@ -217,6 +252,11 @@ def check_usage(keep: int | None, previous: str | None, mode: str, settings: Set
     """The option combinations --keep-versions supports (UsageError otherwise)."""
     if keep is None or previous is None:
         raise UsageError("--keep-versions and --previous go together: pass both")
+    if previous == "-":
+        raise UsageError(
+            "--previous reads a file, not standard input: save the previous render first "
+            "(helm get manifest RELEASE > previous.yaml) and pass its path"
+        )
     if mode not in ("STREAM", "CHECK"):
         raise UsageError(
             "--keep-versions writes the kept versions into the output stream: it works with "
@@ -233,11 +273,31 @@ def _shown(v: Version) -> str:
     return shown(v.identity.kind, v.name)
 
 
-def _bound(v: Version, keep: int, own: dict[Identity, tuple[int, str]]) -> str:
+def _bound(v: Version, keep: int, own: dict[Identity, tuple[int, str]], now: set[Identity]) -> str:
+    """Why a version leaves the output."""
+    if v.identity not in now:
+        return f"the input no longer has {v.identity.label}"
     if v.identity not in own:
         return f"older than --keep-versions {keep}"
     n, annotation = own[v.identity]
     return f"older than its {annotation}: {n}"
+
+
+def _present(result: RunResult, versioning: Versioning) -> frozenset[tuple[str, str, str]]:
+    """(kind, namespace, name) of the output's ConfigMaps, Secrets and secret sources
+    that the input has under that name (not the names this run renames)."""
+    index = result.config_index
+    if index is None:
+        return frozenset()
+    names = {(e.info.kind, e.namespace, e.info.name) for e in index.every()} | index.sources
+    for key, r in versioning.renamed.items():
+        if r.new == r.old:
+            continue
+        names.discard((key.kind, key.namespace, r.old))
+        p, source = r.entry.info.producer, r.entry.info.source
+        if p is not None and p.own is not None and source is not None:
+            names.discard((source.partition("/")[0], key.namespace, p.own_name))
+    return frozenset(names)
 
 
 def with_history(result: RunResult, previous: str, keep: int, settings: Settings) -> RunResult:
@@ -248,21 +308,27 @@ def with_history(result: RunResult, previous: str, keep: int, settings: Settings
         )
     data = read_file(previous, settings.max_input_bytes)
     prev = decode(previous, data, max_bytes=settings.max_input_bytes)
-    history = carry(prev, result.versioning, keep, settings.namespace or "")
+    history = carry(
+        prev, result.versioning, keep, settings.namespace or "", _present(result, result.versioning)
+    )
     own = windows(result.versioning)
+    now = set(current(result.versioning))
     notes = [
         *result.notes,
         *(
             f"keeps {v.identity.kind} {_shown(v)} from {previous} ({v.age} before)"
             for v in history.carried
         ),
-        *(f"drops {v.identity.kind} {_shown(v)}: {_bound(v, keep, own)}" for v in history.pruned),
+        *(
+            f"drops {v.identity.kind} {_shown(v)}: {_bound(v, keep, own, now)}"
+            for v in history.pruned
+        ),
     ]
     text = history.text()
     if not text:
         return result._replace(notes=notes)
     kept = FileResult(SourceText(f"{previous} (kept versions)", text), [(0, len(text))], True)
-    return result._replace(files=[*result.files, kept], notes=notes)
+    return result._replace(files=[*result.files, kept], notes=notes, kept=len(history.carried))
 
 
 def is_carried(source: SourceText, offset: int) -> bool:

@@ -42,6 +42,13 @@ class ConfigIndex:
         self.by_directory: dict[ResourceId, dict[str, ConfigEntry]] = {}
         self._namespaces: dict[tuple[str, str], set[str]] | None = None  # (other_namespaces)
         self._matched: dict[tuple[str, str, str], list[ConfigEntry]] = {}  # (matching)
+        # a Secret that a source in the input writes besides its entry (a Secret the
+        # input defines, or another source's): id -> that source ("ExternalSecret/db"),
+        # which would go on writing the old name were the entry renamed
+        self.writers: dict[ResourceId, str] = {}
+        # (kind, namespace, name) of every source object in the input (an
+        # ExternalSecret, ...): a name a renamed source may not take
+        self.sources: set[tuple[str, str, str]] = set()
 
     def every(self) -> list[ConfigEntry]:
         """Every definition: the ids' entries, and for an id that several directories
@@ -142,6 +149,9 @@ def build_index(
             rule = first_match(rules, info.kind, namespace, info.name, dict(info.labels))
             excluded = f"ignored by {rule.where} of the configuration" if rule else None
         entry = _entry((src, info, namespace, excluded))
+        if info.source is not None:
+            kind, _, name = info.source.partition("/")
+            index.sources.add((kind, namespace, name))
         key = make_id(("", info.kind, namespace, info.name))  # entry.id, without frames
         prev = objects.get(key)
         per = None
@@ -158,9 +168,12 @@ def build_index(
                 prev = per.get(where)
         if prev is not None and (prev.info.source is None) != (info.source is None):
             findings.append(_shadowed(entry, prev))
+            index.writers.setdefault(key, str(info.source or prev.info.source))
             if info.source is not None:
                 continue  # the object itself wins, whatever the order
         elif prev is not None:
+            if prev.info.source is not None:
+                index.writers.setdefault(key, prev.info.source)
             pline = prev.source.position(prev.info.offset)[0]
             findings.append(
                 finding(

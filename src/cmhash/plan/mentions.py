@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from cmhash.findings import Code, Finding, finding
-from cmhash.plan.versioning import Renamed, Versioning, base_name, shown
+from cmhash.plan.resolve import WorkloadPlan
+from cmhash.plan.versioning.decision import Renamed, Versioning
+from cmhash.plan.versioning.names import base_name, shown
 from cmhash.read.source import SourceText
 
 _KEY = re.compile(r"secret|config[-_]?map", re.IGNORECASE)
@@ -77,7 +79,10 @@ def scan(
     versioning: Versioning,
     sources: list[SourceText],
     secret_spans: Mapping[int, list[tuple[int, int]]],
+    plans: Iterable[WorkloadPlan] = (),
 ) -> list[Finding]:
+    """``plans``: the workloads, whose references cmhash resolved (in their own
+    namespace): never unknown, whichever object of that name they name."""
     # the name it had, and its base name (which, after a first run, no object has)
     wanted: dict[str, list[Renamed]] = {}
     for r in versioning.renamed.values():
@@ -85,9 +90,19 @@ def scan(
             wanted.setdefault(name, []).append(r)
     if not wanted:
         return []
+    known: dict[int, list[tuple[int, int]]] = {}
+    for plan in plans:
+        for res in plan.resolved:
+            spot = res.ref.spot
+            if spot is not None and res.ref.how != "declared":  # a declared list: its own
+                known.setdefault(id(plan.source), []).append((spot.start, spot.end))
     out: list[Finding] = []
     for src in sources:
-        skip = secret_spans.get(id(src), []) + versioning.spans.get(id(src), [])
+        skip = (
+            secret_spans.get(id(src), [])
+            + versioning.spans.get(id(src), [])
+            + known.get(id(src), [])
+        )
         out.extend(_in_source(src, wanted, skip))
     return out
 

@@ -176,6 +176,20 @@ SITES: tuple[Site, ...] = (
         "Secret",
         cite="traefik pkg/provider/kubernetes/crd/traefikio/v1alpha1 TLS.SecretName",
     ),
+    # the external-secrets controller reads templateFrom's objects by name, in the
+    # ExternalSecret's namespace (apis/externalsecrets/v1 externalsecret_types.go
+    # TemplateFrom.ConfigMap/Secret: TemplateRef.Name)
+    *(
+        Site(
+            ("external-secrets.io",),
+            ("ExternalSecret",),
+            ("spec", "target", "template", "templateFrom", "*", field),
+            "name",
+            kind,
+            cite=f"external-secrets apis/externalsecrets/v1 TemplateFrom.{kind}",
+        )
+        for field, kind in (("configMap", "ConfigMap"), ("secret", "Secret"))
+    ),
     # ingress-nginx reads these Secrets by name, namespace/name or name
     # (docs/user-guide/nginx-configuration/annotations.md)
     *(

@@ -430,7 +430,7 @@ def plan_workload(
     findings: list[Finding],
     renames: Mapping[ResourceId, str] | None = None,
 ) -> WorkloadPlan:
-    """``renames``: the new names of versioned objects (plan/versioning.py)."""
+    """``renames``: the new names of versioned objects (plan/versioning/)."""
     plan = _plan(src, info, index, settings, findings, renames or {})
     if info.subpaths:
         findings.extend(_subpath_finding(plan, mount, index) for mount in info.subpaths)

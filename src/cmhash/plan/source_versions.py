@@ -2,7 +2,7 @@
 SecretProviderClass or a namespace-wide SealedSecret produces gets the content suffix
 of its source (analyze/versioned_sources.py says how each kind is renamed), its source
 is renamed with it where the old producer must stay for old pods, and references follow
-as for any versioned Secret (plan/versioning.py).
+as for any versioned Secret (plan/versioning/).
 
 The suffix is computed from the source's content fields (analyze/sources.py: an
 ExternalSecret's ``data``, ``dataFrom``, ``target.template`` and ``secretStoreRef``, with
@@ -48,9 +48,17 @@ def kept(e: ConfigEntry, key: ResourceId, why: str) -> Finding:
     )
 
 
+def name_at(e: ConfigEntry) -> int:
+    """Where a refusal to rename ``e`` points: its name, or for a produced Secret the
+    name its source writes (``spec.target.name``, else the source's own)."""
+    p = e.info.producer
+    spot = e.info.name_spot if p is None else (p.target or p.own)
+    return spot.start if spot is not None else e.info.offset
+
+
 def with_suffix(name: str, base: str, new: str) -> str:
     """``name`` (a source's own) given the suffix that ``new`` (``base-suffix``) has."""
-    from cmhash.plan.versioning import base_name
+    from cmhash.plan.versioning.names import base_name
 
     return f"{base_name(name)}{new[len(base) :]}"
 
@@ -58,7 +66,7 @@ def with_suffix(name: str, base: str, new: str) -> str:
 def suffix_content(e: ConfigEntry) -> tuple[str, Content]:
     """What a source's suffix is computed from: its own base name and its content (the
     produced names in it read as base names: analyze/versioned_sources.py)."""
-    from cmhash.plan.versioning import base_name
+    from cmhash.plan.versioning.names import base_name
 
     p = e.info.producer
     return base_name(p.own_name if p is not None else e.info.name), e.info.content
@@ -73,10 +81,28 @@ def referenced_source(index: ConfigIndex, e: ConfigEntry) -> ConfigEntry | None:
     return index.objects.get(ResourceId.config(kind, e.namespace, name))
 
 
+def moved(
+    index: ConfigIndex, e: ConfigEntry, base: str, new: str
+) -> list[tuple[str, str, str, int]]:
+    """(kind, old name, new name, where the name is written) of the source objects
+    renamed with the produced Secret ``e`` when it is named ``new`` (``base-suffix``):
+    an ExternalSecret or a wide SealedSecret, a SecretProviderClass its users mount."""
+    out = []
+    p, source = e.info.producer, e.info.source
+    if p is not None and p.own is not None and source is not None:
+        kind = source.partition("/")[0]
+        out.append((kind, p.own_name, with_suffix(p.own_name, base, new), p.own.start))
+    spc = referenced_source(index, e)
+    if spc is not None:
+        at = spc.info.name_spot.start if spc.info.name_spot is not None else spc.info.offset
+        out.append((spc.info.kind, spc.info.name, with_suffix(spc.info.name, base, new), at))
+    return out
+
+
 def edits_of(e: ConfigEntry, old: str, new: str) -> list[tuple[Edit, str | None, Path]]:
     """The edits that rename a produced Secret from ``old`` to ``new``: (edit, the new
     scalar value when it renames one, the path of the pair it inserts or ())."""
-    from cmhash.plan.versioning import MAX_NAME, base_name
+    from cmhash.plan.versioning.names import MAX_NAME, base_name
 
     p = e.info.producer
     assert p is not None
@@ -128,7 +154,7 @@ def produced_by(e: ConfigEntry, new: str | None) -> str | None:
     source, p = e.info.source, e.info.producer
     if source is None or new is None or p is None or p.own is None:
         return source
-    from cmhash.plan.versioning import base_name
+    from cmhash.plan.versioning.names import base_name
 
     kind = source.partition("/")[0]
     return f"{kind}/{with_suffix(p.own_name, base_name(e.info.name), new)}"

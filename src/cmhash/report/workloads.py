@@ -46,8 +46,8 @@ def _annotation_cause(plan: WorkloadPlan, before: str | None, after: str | None)
 def unversioned(key: ResourceId, own: Set[ResourceId] = frozenset()) -> ResourceId:
     """A ConfigMap/Secret by its base name: how report matches objects when versioned
     names are in play (``app-5kd...`` in OLD, ``app-7bc...`` in NEW are one object).
-    ``own``: names that only look versioned (plan/versioning.py ``own_names``)."""
-    from cmhash.plan.versioning import VERSIONABLE, base_name
+    ``own``: names that only look versioned (plan/versioning/names.py ``own_names``)."""
+    from cmhash.plan.versioning.names import VERSIONABLE, base_name
 
     if key.kind not in VERSIONABLE or key in own:
         return key

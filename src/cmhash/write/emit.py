@@ -16,7 +16,7 @@ from cmhash.write.edit import Edit, apply_edits
 from cmhash.write.hunks import Replacement
 
 if TYPE_CHECKING:
-    from cmhash.plan.versioning import Versioning
+    from cmhash.plan.versioning.decision import Versioning
     from cmhash.write.recheck import Marked
 
 
@@ -241,7 +241,7 @@ def job_marks(p: WorkloadPlan) -> dict[str, tuple[str, str | None]]:
 def _marked(d: DocInfo, versioning: Versioning, settings: Settings) -> list[Marked]:
     """The versioned objects of the document that got their keep/immutable edits."""
     from cmhash.analyze.versioned import keep_rules
-    from cmhash.plan.versioning import VERSIONABLE
+    from cmhash.plan.versioning.names import VERSIONABLE
     from cmhash.write.recheck import Marked
 
     return [

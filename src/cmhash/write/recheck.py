@@ -1,6 +1,6 @@
 """Verifying a document again from its text, after the reduce stage: when only some of
 its candidate edits were applied, or when versioned names and the keep/immutable marks
-changed it too (plan/versioning.py)."""
+changed it too (plan/versioning/)."""
 
 from __future__ import annotations
 

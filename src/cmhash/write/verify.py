@@ -16,7 +16,7 @@ from typing import Any
 from cmhash.analyze.kinds import WorkloadKind
 from cmhash.analyze.resources import document_resources, pod_template
 from cmhash.errors import NodeError
-from cmhash.parse.events import backend, route
+from cmhash.parse.events import TAB_RETRIES, backend, route, separating_tab, spaced
 from cmhash.parse.tree import ALIAS, MAP, SCALAR, SEQ, Node, own
 from cmhash.read.source import SourceText
 
@@ -277,9 +277,12 @@ def check_document(
     skip: set[int],
     be: Any,
     renames: dict[int, str] | None = None,
+    tabs: int = TAB_RETRIES,
 ) -> None:
     """The edited text must parse to ``old_roots`` with the ``slots`` filled in and the
-    scalars of ``renames`` (id of the old scalar -> new value) renamed; nothing else."""
+    scalars of ``renames`` (id of the old scalar -> new value) renamed; nothing else.
+    ``tabs``: how many more separating tabs the reference may read as spaces
+    (parse/events.py ``separating_tab``)."""
     events = _Events(new_text, be)
     be = events.be
     matcher = _Matcher(events, slots, skip, renames)
@@ -293,8 +296,16 @@ def check_document(
     except _Mismatch as exc:
         raise NodeError(f"the document changed beyond the annotation ({exc})", base) from None
     except be.error as exc:
+        for s in slots.values():  # checked again from the start
+            s.seen.clear()
         if be.name == "fast":  # read as parse_chunk read the original: by the reference
             check_document(base, old_roots, new_text, slots, skip, backend("exact"), renames)
+            return
+        at = separating_tab(new_text, exc) if tabs else None
+        if at is not None:  # as parse_chunk read the original
+            check_document(
+                base, old_roots, spaced(new_text, at), slots, skip, be, renames, tabs - 1
+            )
             return
         raise NodeError(
             f"the edited document does not parse ({exc})",

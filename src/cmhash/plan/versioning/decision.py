@@ -1,19 +1,11 @@
-"""Versioned names: a ConfigMap or Secret renamed ``<name>-<suffix>`` after its content,
-and every in-stream reference to it rewritten, so a rollback (``kubectl rollout undo``,
-the old ReplicaSet during a rollout) finds the old config instead of the new one.
+"""Which ConfigMaps and Secrets ``--versioned`` renames, and to what (the edits are
+edits.py's).
 
 Which objects: with ``--versioned`` every ConfigMap/Secret an in-stream workload
 references; ``cmhash.io/versioned: "true"`` opts one in, ``"false"`` out. A Secret a
 source produces is versioned through its source (plan/source_versions.py), unless the
 source forbids a new name (a strict-scope SealedSecret). Never an opted-out or ignored
 object, or a Secret under ``--exclude-secrets``.
-
-The suffix: 10 characters of ``2456789bcdfghkmt`` (no vowels: no words) from the
-SHA-256 of the object's canonical entry (hashing.py: kind, base name, every key's bytes,
-a Secret's type; with ``--secret-key-env`` Secret values are HMACed first). Same data,
-same name; a data change, a new name; metadata never matters. A name that already ends
-in ``-`` and 10 such characters is taken as versioned: its base is the part before, so a
-second run never stacks suffixes.
 
 Refused (exit 2, at the position): a reference that cannot be rewritten in place (an
 alias, a kapp explicit ref, a Reloader pattern that would no longer match), a name that
@@ -25,71 +17,22 @@ versioned under ``--versioned`` (an info finding says so), and refused when opte
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from cmhash.analyze import patterns
-from cmhash.analyze.refs import Spot
 from cmhash.analyze.summaries import SkipReason
 from cmhash.errors import InputError
 from cmhash.findings import Code, Finding, finding
 from cmhash.model import ResourceId
 from cmhash.plan import kustomized, source_versions
 from cmhash.plan.byname import ByName
-from cmhash.plan.hashing import Content, Use, entry, sha256_hex
 from cmhash.plan.index import ConfigEntry, ConfigIndex
 from cmhash.plan.resolve import Resolved, WorkloadPlan
+from cmhash.plan.versioning.names import MAX_NAME, VERSIONABLE, base_name, own_names, shown, suffix
 from cmhash.read.source import SourceText
 from cmhash.settings import Settings
 from cmhash.write.edit import Edit
-
-ALPHABET = "2456789bcdfghkmt"
-SUFFIX_LEN = 10
-MAX_NAME = 253
-_VERSIONED = re.compile(rf"(.+)-([{ALPHABET}]{{{SUFFIX_LEN}}})")
-_TRANSLATE = str.maketrans("0123456789abcdef", ALPHABET)
-VERSIONABLE = frozenset(("ConfigMap", "Secret"))
-
-
-def shown(kind: str, name: str) -> str:
-    """A name as messages and reports show it: a versioned Secret's suffix is derived
-    from its values, so it is left out (``db-…``)."""
-    return f"{base_name(name)}-…" if kind == "Secret" and base_name(name) != name else name
-
-
-def base_name(name: str) -> str:
-    """The name without a version suffix (itself when it has none)."""
-    m = _VERSIONED.fullmatch(name)
-    return m.group(1) if m else name
-
-
-def own_names(keys: Iterable[ResourceId]) -> set[ResourceId]:
-    """Objects whose name only looks versioned: ``app-config-bbbbbbbbbb`` beside an
-    ``app-config`` of the same kind and namespace is a name of its own, not a version of
-    the other (two objects, each renamed after its own name)."""
-    present = {(k.kind, k.namespace, k.name) for k in keys}
-    out = set()
-    for k in present:
-        base = base_name(k[2])
-        if base != k[2] and (k[0], k[1], base) in present:
-            out.add(ResourceId.config(k[0], k[1], k[2]))
-    return out
-
-
-def suffix(
-    entry_: ConfigEntry, base: str, secret_key: bytes | None, content: Content | None = None
-) -> str:
-    c = content if content is not None else entry_.info.content
-    text = json.dumps(
-        entry(Use(c.kind, base, c, None), secret_key),
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-    )
-    return sha256_hex(text.encode("utf-8"))[:SUFFIX_LEN].translate(_TRANSLATE)
 
 
 class Renamed(NamedTuple):
@@ -157,7 +100,7 @@ def _users(plans: Iterable[WorkloadPlan]) -> dict[ResourceId, list[User]]:
     return out
 
 
-def _error(src: SourceText, offset: int, message: str) -> InputError:
+def error(src: SourceText, offset: int, message: str) -> InputError:
     return src.error(message, offset)
 
 
@@ -203,7 +146,7 @@ def decide(
             findings.append(_keep_original(e, key))
         why = source_versions.refusal(e)
         if why is not None and e.info.versioned:
-            raise _error(
+            raise error(
                 e.source,
                 e.info.offset,
                 f"cannot version {e.info.label}: {why}; drop cmhash.io/versioned",
@@ -215,7 +158,7 @@ def decide(
         label = f"{e.info.kind} {e.info.name!r}"
         if not mine:
             if settings.strict:
-                raise _error(
+                raise error(
                     e.source,
                     e.info.offset,
                     f"cannot version {label}: nothing in the input references it, so "
@@ -235,6 +178,25 @@ def decide(
             )
         # a source renamed with it (a SecretProviderClass): its users' references move too
         spc = source_versions.referenced_source(index, e)
+        if spc is not None and not users.get(spc.id):  # nothing would make the new Secret
+            message = (
+                f"no workload in the input mounts {spc.info.kind} {spc.info.name!r}, and "
+                "its Secrets are made only for pods that mount it: under a new name, "
+                "nothing would create this one"
+            )
+            if e.info.versioned:
+                raise error(e.source, e.info.offset, f"cannot version {label}: {message}")
+            findings.append(
+                finding(
+                    e.source,
+                    e.info.offset,
+                    Code.NOT_VERSIONED,
+                    f"{label} is not versioned: {message}",
+                    resource=key,
+                    api_version="v1",
+                )
+            )
+            continue
         both = [(u, "it") for u in mine]
         if spc is not None:
             what = f"{spc.info.kind} {spc.info.name!r} (renamed with it)"
@@ -244,7 +206,27 @@ def decide(
             plan, why, what = frozen[0]
             message = f"{plan.label} references {what} and {why}"
             if e.info.versioned:
-                raise _error(e.source, e.info.offset, f"cannot version {label}: {message}")
+                raise error(e.source, e.info.offset, f"cannot version {label}: {message}")
+            findings.append(
+                finding(
+                    e.source,
+                    e.info.offset,
+                    Code.NOT_VERSIONED,
+                    f"{label} is not versioned: {message}",
+                    resource=key,
+                    api_version="v1",
+                )
+            )
+            continue
+        writer = index.writers.get(key)
+        if writer is not None:  # renamed, it would still write the old name
+            message = f"{writer} in the input also writes it and would go on writing this name"
+            if e.info.versioned:
+                raise error(
+                    e.source,
+                    e.info.offset,
+                    f"cannot version {label}: {message}; drop cmhash.io/versioned",
+                )
             findings.append(
                 finding(
                     e.source,
@@ -281,9 +263,9 @@ def decide(
             new = f"{base}-{suffix(e, own_base, settings.secret_key, content)}"
         else:
             new = f"{base}-{suffix(e, base, settings.secret_key)}"
-        at = e.info.name_spot.start if e.info.name_spot is not None else e.info.offset
+        at = source_versions.name_at(e)
         if len(new) > MAX_NAME:
-            raise _error(
+            raise error(
                 e.source,
                 at,
                 f"cannot version {label}: {len(new)} characters with its suffix, over "
@@ -291,19 +273,35 @@ def decide(
             )
         slot = (e.info.kind, e.namespace, new)
         if new != e.info.name and slot in taken:
-            raise _error(
+            raise error(
                 e.source,
                 at,
                 f"cannot version {label}: the input already has a {e.info.kind} named {new!r}",
             )
         if slot in assigned:
-            raise _error(
+            raise error(
                 e.source,
                 at,
                 f"cannot version {label}: {e.info.kind} {assigned[slot]!r} has the same base "
                 f"name and content, so both would be named {new!r}; remove one of them",
             )
         assigned[slot] = e.info.name
+        for kind, was, own, spot in source_versions.moved(index, e, base, new):
+            at_own = (kind, e.namespace, own)
+            if own != was and (at_own in index.sources or at_own in taken):
+                raise error(
+                    e.source,
+                    spot,
+                    f"cannot version {e.info.label}: {kind} {was!r} would be renamed "
+                    f"{own!r}, which the input already has; rename or remove one of them",
+                )
+            if assigned.setdefault(at_own, was) != was:
+                raise error(
+                    e.source,
+                    spot,
+                    f"cannot version {e.info.label}: {kind} {was!r} and "
+                    f"{assigned[at_own]!r} would both be renamed {own!r}; remove one of them",
+                )
         out.renamed[key] = Renamed(e, e.info.name, new)
         if spc is not None and spc.id not in out.renamed:  # renamed with what it makes
             own = source_versions.with_suffix(spc.info.name, base, new)
@@ -366,137 +364,3 @@ def _kept_references(by_name: ByName, key: ResourceId, e: ConfigEntry, new: str)
         )
         for at in by_name.refs.get(key, [])
     ]
-
-
-def _written(spot: Spot, new: str) -> str:
-    quote = spot.style if spot.style in ("'", '"') else ""
-    return f"{quote}{new}{quote}"
-
-
-def _spot_error(src: SourceText, spot: Spot | None, offset: int, what: str) -> InputError:
-    why = spot.problem if spot is not None and spot.problem else "its name cannot be located"
-    return _error(src, spot.start if spot is not None else offset, f"cannot rename {what}: {why}")
-
-
-def edits(versioning: Versioning, plans: list[WorkloadPlan]) -> None:
-    """The rename edits of every renamed object and of every reference to it, and the
-    keep/immutable edits of every versioned object."""
-    for r in versioning.renamed.values():
-        e, info = r.entry, r.entry.info
-        if info.version_error is not None:
-            raise _error(e.source, info.version_error[1], info.version_error[0])
-        for edit in info.version_edits:
-            versioning.add(e.source, info.doc, edit)
-        if r.new == r.old:
-            continue
-        if info.producer is not None:  # a source's Secret: its source's fields
-            for edit, value, inserted in source_versions.edits_of(e, r.old, r.new):
-                versioning.add(e.source, info.doc, edit, value)
-                if inserted:
-                    versioning.inserted.setdefault((id(e.source), info.doc), []).append(
-                        (info.offset, inserted, r.new)
-                    )
-            continue
-        spot = info.name_spot
-        if spot is None or spot.problem is not None:
-            raise _spot_error(e.source, spot, info.offset, f"{info.kind} {info.name!r}")
-        versioning.add(e.source, info.doc, Edit(spot.start, spot.end, _written(spot, r.new)), r.new)
-    by_spot: dict[tuple[int, int], tuple[WorkloadPlan, Spot, list[tuple[Resolved, Renamed]]]] = {}
-    for plan in plans:
-        for res in plan.resolved:
-            if res.entry is None or res.entry.id not in versioning.renamed:
-                continue
-            renamed = versioning.renamed[res.entry.id]
-            if renamed.new == renamed.old:
-                continue
-            spot = res.ref.spot
-            if spot is None or spot.problem is not None:
-                raise _spot_error(
-                    plan.source, spot, res.ref.offset, f"the reference to {renamed.old!r}"
-                )
-            key = (id(plan.source), spot.start)
-            by_spot.setdefault(key, (plan, spot, []))[2].append((res, renamed))
-    for plan, spot, hits in by_spot.values():
-        _reference_edit(versioning, plan, spot, hits)
-
-
-def _reference_edit(
-    versioning: Versioning,
-    plan: WorkloadPlan,
-    spot: Spot,
-    hits: list[tuple[Resolved, Renamed]],
-) -> None:
-    src = plan.source
-    first = hits[0][0].ref
-    if first.how != "declared":
-        new = hits[0][1].new
-        versioning.add(src, plan.info.doc, Edit(spot.start, spot.end, _written(spot, new)), new)
-        return
-    raw = src.text[spot.start : spot.end]
-    quote = spot.style if spot.style in ("'", '"') else ""
-    inner = raw[1:-1] if quote else raw
-    escaped = {'"': "\\", "'": "''"}.get(quote)  # what would need unescaping
-    if "\n" in inner or (escaped is not None and escaped in inner):
-        raise _error(
-            src,
-            spot.start,
-            f"cannot rewrite {first.declared_by} for versioned names: write it as a "
-            "one-line string without escapes",
-        )
-    items = inner.split(",")
-    regex = first.pattern or bool(first.declared_by and first.declared_by.endswith("/reload"))
-    for _, renamed in hits:
-        items = [_rename_item(src, spot, plan, renamed, item, regex) for item in items]
-    if quote == '"' and any("\\" in item for item in items):
-        raise _error(
-            src,
-            spot.start,
-            f"cannot rewrite {first.declared_by} for versioned names: a double-quoted "
-            "regular expression would need its backslashes doubled; write it unquoted or "
-            "single-quoted",
-        )
-    text = quote + ",".join(items) + quote
-    if text != raw:
-        value = ",".join(items)
-        versioning.add(src, plan.info.doc, Edit(spot.start, spot.end, text), value)
-
-
-_LITERAL = re.compile(r"[a-z0-9-]+(?:\\\.[a-z0-9-]+)*")  # a name, dots escaped
-
-
-def _rename_item(
-    src: SourceText, spot: Spot, plan: WorkloadPlan, renamed: Renamed, item: str, regex: bool
-) -> str:
-    """One comma-separated item of a declaring annotation, with the object renamed when
-    the item names it (in its namespace)."""
-    core = item.strip()
-    lead = item[: len(item) - len(item.lstrip())]
-    trail = item[len(item.rstrip()) :]
-    if renamed.entry.namespace != plan.namespace and not regex:
-        ns, _, name = core.rpartition("/")
-        hit = ns == renamed.entry.namespace and name == renamed.old
-        return lead + f"{ns}/{renamed.new}" + trail if hit else item
-    if not regex:
-        ns, _, name = core.rpartition("/")
-        if name != renamed.old or ns not in ("", plan.namespace):
-            return item
-        return lead + (f"{ns}/" if ns else "") + renamed.new + trail
-    if renamed.entry.namespace != plan.namespace:
-        return item  # Reloader matches in the workload's namespace only
-    try:  # as Reloader reads it (analyze/patterns.py)
-        if not patterns.matches(core, renamed.old) or patterns.matches(core, renamed.new):
-            return item
-    except patterns.PatternError:
-        return item
-    # a literal name (only dots escaped) matches that one object: follow it
-    if _LITERAL.fullmatch(core) and core.replace("\\.", ".") == renamed.old:
-        return lead + renamed.new.replace(".", "\\.") + trail
-    widened = "(" + core + ")(-.*)?"
-    raise _error(
-        src,
-        spot.start,
-        f"cannot version {renamed.entry.info.kind} {renamed.old!r}: "
-        f"the Reloader pattern {core!r} names it but would not match {renamed.new!r}; "
-        f"widen it (for example {widened!r}, or escape the dots of a literal name) or opt "
-        "the object out",
-    )

@@ -1,0 +1,67 @@
+"""The suffix rule of versioned names.
+
+The suffix: 10 characters of ``2456789bcdfghkmt`` (no vowels: no words) from the
+SHA-256 of the object's canonical entry (hashing.py: kind, base name, every key's bytes,
+a Secret's type; with ``--secret-key-env`` Secret values are HMACed first). Same data,
+same name; a data change, a new name; metadata never matters. A name that already ends
+in ``-`` and 10 such characters is taken as versioned: its base is the part before, so a
+second run never stacks suffixes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from cmhash.model import ResourceId
+from cmhash.plan.hashing import Content, Use, entry, sha256_hex
+
+if TYPE_CHECKING:
+    from cmhash.plan.index import ConfigEntry
+
+ALPHABET = "2456789bcdfghkmt"
+SUFFIX_LEN = 10
+MAX_NAME = 253
+_VERSIONED = re.compile(rf"(.+)-([{ALPHABET}]{{{SUFFIX_LEN}}})")
+_TRANSLATE = str.maketrans("0123456789abcdef", ALPHABET)
+VERSIONABLE = frozenset(("ConfigMap", "Secret"))
+
+
+def shown(kind: str, name: str) -> str:
+    """A name as messages and reports show it: a versioned Secret's suffix is derived
+    from its values, so it is left out (``db-…``)."""
+    return f"{base_name(name)}-…" if kind == "Secret" and base_name(name) != name else name
+
+
+def base_name(name: str) -> str:
+    """The name without a version suffix (itself when it has none)."""
+    m = _VERSIONED.fullmatch(name)
+    return m.group(1) if m else name
+
+
+def own_names(keys: Iterable[ResourceId]) -> set[ResourceId]:
+    """Objects whose name only looks versioned: ``app-config-bbbbbbbbbb`` beside an
+    ``app-config`` of the same kind and namespace is a name of its own, not a version of
+    the other (two objects, each renamed after its own name)."""
+    present = {(k.kind, k.namespace, k.name) for k in keys}
+    out = set()
+    for k in present:
+        base = base_name(k[2])
+        if base != k[2] and (k[0], k[1], base) in present:
+            out.add(ResourceId.config(k[0], k[1], k[2]))
+    return out
+
+
+def suffix(
+    entry_: ConfigEntry, base: str, secret_key: bytes | None, content: Content | None = None
+) -> str:
+    c = content if content is not None else entry_.info.content
+    text = json.dumps(
+        entry(Use(c.kind, base, c, None), secret_key),
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return sha256_hex(text.encode("utf-8"))[:SUFFIX_LEN].translate(_TRANSLATE)
