@@ -36,7 +36,9 @@ and ruamel over generated flow texts and comparing their events
   character '\\t' that cannot start any token"). Which tab is which depends on the
   scanner's state, so :func:`misread` sends every chunk with a tab to the reference
   parser (a ``memchr``: none of the 801 corpus documents holds one; a tab inside a
-  quoted or block scalar is read alike, only more slowly).
+  quoted or block scalar is read alike, only more slowly). There, a tab ruamel refuses
+  after the line's indentation is read as a space (``events.separating_tab``), as
+  libyaml and Kubernetes read it; one inside a plain scalar becomes a space too.
 * **NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR** (U+0085, U+2028, U+2029): line breaks in
   YAML 1.1, which libyaml reads, not in YAML 1.2, which ruamel reads (``reader.py``,
   ``scanner.py``'s ``_THE_END``): ``k: a<U+2028>b`` is refused by libyaml and read by
