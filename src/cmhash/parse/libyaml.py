@@ -45,7 +45,8 @@ and ruamel over generated flow texts and comparing their events
   parser (an ASCII text, most of them, is not even searched: ``str.isascii`` is a flag).
 * **what libyaml refuses and ruamel reads** (a ``:`` next to a flow indicator, ``{:}``,
   ``[:a]``: YAML 1.2): the fast path asks the reference parser on a refusal
-  (``events.parse_chunk``), so both parsers agree; refused by both, libyaml's message.
+  (``events.parse_chunk``), so both parsers agree; refused by both, the reference's
+  message and place, as on the exact path (libyaml words and may place an error otherwise).
 * **nesting**: 0.2.6 stops at its own limit of 1000 levels, counted otherwise than
   ``limits.MAX_DEPTH`` (a block document exactly 1000 levels deep is refused, a flow one
   is not) and with its own message; 0.2.5 has no limit. cmhash's limits decide: on
