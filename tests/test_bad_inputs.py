@@ -67,6 +67,15 @@ CATALOGUE: list[Bad] = [
     ),
     Bad("bad-block-sequence", H + "data:\n  a: b\n - c\n", "YAML syntax error", None),
     Bad("unsupported-yaml-version", "%YAML 2.0\n---\n" + H, "incompatible YAML document", "1:1"),
+    # ruamel (the reference parser, which reads what libyaml refuses) asserted on a minor
+    # version other than 1 or 2: exit 3, an internal error, on both paths
+    Bad("yaml-version-1.3", "%YAML 1.3\n---\n" + H, "incompatible YAML document", "1:1"),
+    Bad(
+        "yaml-version-1.0",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n...\n%YAML 1.0\n---\n" + H,
+        "incompatible YAML document",
+        "6:1",
+    ),
     Bad("undefined-alias", H + "data:\n  a: *nope\n", "undefined alias '*nope'", "6:6"),
     Bad("control-character", H + 'data:\n  a: "x\x07y"\n', "control character U+0007", "6:8"),
     # an escape naming a UTF-16 surrogate is no character: libyaml refuses it, ruamel (the

@@ -182,16 +182,43 @@ def ctree_collect() -> Collect | None:
     return collect
 
 
+# a %YAML directive: its version (what ruamel's scanner reads: digits, a dot, digits)
+_DIRECTIVE = re.compile(r"^%YAML[ \t]+([0-9]+)\.([0-9]+)", re.MULTILINE)
+
+
 def _ruamel_parts() -> _Parts:
     from ruamel.yaml import YAML, events
-    from ruamel.yaml.error import MarkedYAMLError
+    from ruamel.yaml.error import MarkedYAMLError, StreamMark
+    from ruamel.yaml.parser import ParserError
     from ruamel.yaml.reader import ReaderError
 
     def run(text: str) -> Callable[[], Any]:
         events = iter(YAML(typ="safe", pure=True).parse(text))
-        return lambda: next(events, None)
+
+        def next_event() -> Any:
+            try:
+                return next(events, None)
+            except AssertionError:
+                # ruamel asserts on ``%YAML 1.0`` or ``1.3`` (its version setter takes 1.1
+                # and 1.2 only); libyaml refuses them: an error at the directive
+                bad = next((m for m in _DIRECTIVE.finditer(text) if _unread(m)), None)
+                if bad is None:
+                    raise
+                at = bad.start()
+                line = text.count("\n", 0, at)
+                mark = StreamMark("<text>", at, line, at - (text.rfind("\n", 0, at) + 1))
+                raise ParserError(
+                    None, None, "found incompatible YAML document (version 1.* is required)", mark
+                ) from None
+
+        return next_event
 
     return run, events, MarkedYAMLError, ReaderError
+
+
+def _unread(directive: re.Match[str]) -> bool:
+    """Whether a ``%YAML`` directive names a version ruamel does not read (1.1, 1.2)."""
+    return int(directive.group(1)) == 1 and int(directive.group(2)) not in (1, 2)
 
 
 def _exact_backend() -> _Backend:
