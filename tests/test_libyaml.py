@@ -111,6 +111,26 @@ BREAKS = [
     "a: b\nmetadata:\n  nam\x85e: x\n",
     "k:\n  - a\n\u2028 - b\n",
 ]
+# An anchor or alias name right before a ``:``: libyaml's names are alphanumeric (``*x``
+# then ``:``), YAML 1.2's take the ``:`` (``*x:``, undefined); routed (found by comparing
+# both paths over generated documents)
+NAMED = [
+    "a: &x b\n*x: c\n",
+    "a: &x b\nc: {*x: d}\n",
+    "a: {&x: b}\n",
+    "a: &x b\nc: [d, *x: e]\n",
+    "- &x a\n- {*x: b}\n",
+]
+# A %YAML directive: ruamel reads the version it names (its 1.1 is not libyaml's);
+# routed, and 1.0 or 1.3 are refused at the directive on every path
+DIRECTIVES = [
+    "%YAML 1.1\n---\nk: {? a ? b}\n",
+    "%YAML 1.1\n---\nk: [a?b, {c?: d}]\n",
+    "%YAML 1.2\n---\nk: {? a ? b}\n",
+    "%YAML 1.3\n---\nk: v\n",
+    "%YAML 1.0\n---\nk: v\n",
+    "k: v\n...\n%YAML 1.1\n---\nk: {? a ? b}\n",
+]
 # What libyaml refuses and the reference reads (a ``:`` next to a flow indicator): the
 # fast path asks the reference on a refusal, so both parsers agree here too.
 REFUSED_BY_LIBYAML = ["k: {:}\n", "k: [:a]\n", "k: {a:}\n", "k: [::]\n", "k: {:a}\n"]
@@ -152,14 +172,17 @@ def _paths() -> dict[str, events._Backend]:
     }
 
 
-@pytest.mark.parametrize("text", SHAPES + REFUSED_BY_LIBYAML + SINGLE_PAIRS + TABS + BREAKS)
+@pytest.mark.parametrize(
+    "text", SHAPES + REFUSED_BY_LIBYAML + SINGLE_PAIRS + TABS + BREAKS + NAMED + DIRECTIVES
+)
 def test_every_path_reads_the_shapes_alike(text: str) -> None:
-    assert libyaml.misread(text) == (text in SHAPES or text in TABS or text in BREAKS)
+    routed = SHAPES + TABS + BREAKS + NAMED + DIRECTIVES
+    assert libyaml.misread(text) == (text in routed)
     readings = {name: _read(text, be) for name, be in _paths().items()}
     assert _distinct(list(readings.values())) == 1, readings
 
 
-@pytest.mark.parametrize("text", SINGLE_PAIRS + TABS + BREAKS)
+@pytest.mark.parametrize("text", SINGLE_PAIRS + TABS + BREAKS + NAMED + DIRECTIVES)
 def test_the_fast_path_gives_the_reference_verdict_and_message(text: str) -> None:
     """Where libyaml and ruamel disagreed, the fast path (with and without C) now reads
     what the exact path reads, or refuses with its message at its place."""
@@ -233,6 +256,8 @@ def test_misread_is_conservative_and_cheap() -> None:
         assert not libyaml.misread(text), text
     # quoted or not, a false match only sends the chunk to the reference parser
     assert libyaml.misread('k: "a ?]"\n')
+    for text in ("u: http://x/?a=1&b:2\n", "a: b*c:d\n", "v: ['*', a*]\n", "k: *x\n"):
+        assert not libyaml.misread(text), text
     # no catastrophic backtracking on many comment marks
     assert not libyaml.misread("k: [?" + " #" * 5000 + "\n  x]\n")
     assert not libyaml.misread("k: caf\u00e9 \u2027 \u202f \U0001f600\n")
@@ -362,6 +387,8 @@ def test_the_cli_agrees_on_both_parsers(tmp_path: Path) -> None:
         ("v\t", 2),
         ("[a \tb]", 2),
         ("{a:\tb}", 0),
+        ("&x [a, {*x: b}]", 2),
+        ("{&x: b}", 0),
     ):
         path = tmp_path / "in.yaml"
         path.write_text(deployment.format(shape=shape))
@@ -371,6 +398,24 @@ def test_the_cli_agrees_on_both_parsers(tmp_path: Path) -> None:
         assert results[0].stderr == results[1].stderr  # the same file:line:col message
         if code == 2:
             assert f"{path}:6:" in results[0].stderr
+
+
+@pytest.mark.parametrize("version", ["1.1", "1.3"])
+def test_the_cli_agrees_under_a_yaml_directive(tmp_path: Path, version: str) -> None:
+    """Under ``%YAML 1.1`` ruamel reads otherwise than libyaml (``{? a ? b}`` was exit 0
+    on the fast path, 2 on the exact one); ``%YAML 1.3`` was an internal error (exit 3)."""
+    path = tmp_path / "in.yaml"
+    path.write_text(
+        f"%YAML {version}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
+        "  labels: {? a ? b}\ndata:\n  k: v\n"
+    )
+    for args in ([], ["--check"], ["explain", "--format", "json"]):
+        fast, exact = (
+            run_cmhash([*args, "--no-config", "--parser", p, str(path)]) for p in ("fast", "exact")
+        )
+        assert fast.code == exact.code == 2, (args, fast, exact)
+        assert (fast.stdout, fast.stderr) == (exact.stdout, exact.stderr), args
+        assert fast.stderr.startswith(f"cmhash: {path}:"), fast.stderr
 
 
 # Syntax errors both parsers refuse, which libyaml words otherwise (and places otherwise:
