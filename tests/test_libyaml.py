@@ -418,6 +418,25 @@ def test_the_cli_agrees_under_a_yaml_directive(tmp_path: Path, version: str) -> 
         assert fast.stderr.startswith(f"cmhash: {path}:"), fast.stderr
 
 
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("data: !!seq &x [a]\n", "5:7"),
+        ("data: !<tag:yaml.org,2002:seq> &x [a]\n", "5:7"),
+        ("data:\n  a: !foo &x b\n", "6:6"),
+    ],
+)
+def test_a_tag_then_an_anchor_is_placed_alike(tmp_path: Path, text: str, where: str) -> None:
+    """A node with a tag, then an anchor: libyaml marks it at the tag, ruamel at the
+    anchor (the message's column differed); both paths now place it at the tag."""
+    path = tmp_path / "in.yaml"
+    path.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n" + text)
+    fast, exact = (run_cmhash(["--no-config", "--parser", p, str(path)]) for p in ("fast", "exact"))
+    assert fast.code == exact.code == 2
+    assert fast.stderr == exact.stderr
+    assert fast.stderr.startswith(f"cmhash: {path}:{where}:"), fast.stderr
+
+
 # Syntax errors both parsers refuse, which libyaml words otherwise (and places otherwise:
 # the first two), found by comparing the two paths over mutated corpus documents: the
 # fast path gives the reference's message at its place, inside a ConfigMap, a Secret or

@@ -381,6 +381,21 @@ def _check_tag(tag: str, offset: int) -> None:
         raise NodeError(f"unknown tag '{tag}': {then}", offset, public=f"unknown tag: {then}")
 
 
+def _tag_before(text: str, at: int) -> int:
+    """The start of the tag before the anchor at ``at`` (``!!str &x``, ``!<tag:...> &x``),
+    else ``at``: a verbatim tag, or a shorthand one (no blank, no flow indicator)."""
+    end = at
+    while end > 0 and text[end - 1] in " \t\r\n":
+        end -= 1
+    if text[end - 1 : end] == ">":
+        i = text.rfind("!<", 0, end)
+    else:
+        i = end
+        while i > 0 and text[i - 1] not in " \t\r\n,[]{}":
+            i -= 1
+    return i if 0 <= i < end < at and text[i] == "!" else at
+
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # an escape in a double-quoted scalar; group 1: one naming a surrogate, from its u or U
 _ESCAPE = re.compile(
@@ -394,39 +409,49 @@ _BAD_ESCAPE = (
 class _Builder:
     """The tree under construction: open collections, anchors, the aliases seen."""
 
-    __slots__ = ("aliased", "anchors", "base", "fast", "roots", "stack", "text")
+    __slots__ = ("aliased", "anchors", "base", "fast", "roots", "ruamel", "stack", "text")
 
-    def __init__(self, base: int, text: str, fast: bool) -> None:
+    def __init__(self, base: int, text: str, fast: bool, ruamel: bool) -> None:
         self.base = base
         self.text = text
         self.fast = fast  # libyaml's events: single-pair flow mappings go to the reference
+        self.ruamel = ruamel  # ruamel's events: a node's start mark is moved (start)
         self.aliased: list[tuple[Node, Node]] = []
         self.roots = Roots()
         self.roots.aliased = self.aliased
         self.stack: list[tuple[Node, list[Node]]] = []
         self.anchors: dict[str, Node] = {}
 
-    def tag(self, ev: Any) -> str | None:
+    def start(self, ev: Any) -> int:
+        """Where a node starts: at its first property, as libyaml marks it. ruamel marks
+        a node with a tag, then an anchor (``!!seq &x [a]``) at the anchor."""
+        at: int = ev.start_mark.index
+        if self.ruamel and ev.anchor is not None and ev.tag is not None:
+            at = _tag_before(self.text, at)
+        return self.base + at
+
+    def tag(self, ev: Any, start: int) -> str | None:
         tag: str | None = ev.tag
         if tag is None or tag == "!":
             return None
-        _check_tag(tag, self.base + ev.start_mark.index)
+        _check_tag(tag, start)
         return tag
 
     def scalar(self, ev: Any) -> Node:
         value = ev.value
+        start = self.base + ev.start_mark.index if ev.anchor is None else self.start(ev)
         if len(value) > MAX_SCALAR:
             raise NodeError(
                 f"a scalar of {len(value)} characters is over the limit of "
                 f"{MAX_SCALAR} (Kubernetes objects are at most 1.5 MiB)",
-                self.base + ev.start_mark.index,
+                start,
             )
         if ev.style == '"' and not value.isascii() and _SURROGATE.search(value):
             self.lone_surrogate(ev)
-        tag = self.tag(ev) if ev.tag is not None else None
+        tag = self.tag(ev, start) if ev.tag is not None else None
         node = Node(
             SCALAR,
-            self.base + ev.start_mark.index,
+            start,
             self.base + ev.end_mark.index,
             value,
             ev.style or None,
@@ -457,15 +482,8 @@ class _Builder:
             and libyaml.single_pair(self.text, ev.start_mark.index, ev.end_mark.index)
         ):
             raise _Misread
-        node = Node(
-            kind,
-            self.base + ev.start_mark.index,
-            -1,
-            None,
-            bool(ev.flow_style),
-            self.tag(ev),
-            ev.anchor,
-        )
+        start = self.start(ev)
+        node = Node(kind, start, -1, None, bool(ev.flow_style), self.tag(ev, start), ev.anchor)
         if ev.anchor is not None:
             self.anchors[ev.anchor] = node
         append(node)
@@ -513,7 +531,7 @@ class _Builder:
 
 
 def _build(next_event: Callable[[], Any], base: int, be: _Backend, text: str) -> Roots:
-    b = _Builder(base, text, be.name == "fast")
+    b = _Builder(base, text, be.name == "fast", be.mstart.__module__.startswith("ruamel"))
     append = b.roots.append  # where the next node goes: the open collection, or the roots
     scalar_cls, mstart, sstart, mend, send, alias_cls = (
         be.scalar,
