@@ -120,6 +120,12 @@ NAMED = [
     "a: {&x: b}\n",
     "a: &x b\nc: [d, *x: e]\n",
     "- &x a\n- {*x: b}\n",
+    # or ``?``, ``%``, ``@``, a backquote: the end of a name for libyaml, not for ruamel
+    "k: *x?\n",
+    "k: *x%- \n",
+    "k: [*x@]\n",
+    "k: *x`\n",
+    "k: &y-?#c\n 'a'&x \n",
 ]
 # A %YAML directive: ruamel reads the version it names (its 1.1 is not libyaml's);
 # routed, and 1.0 or 1.3 are refused at the directive on every path

@@ -43,13 +43,16 @@ and ruamel over generated flow texts and comparing their events
   ruamel, ``k: a<U+0085>b`` read as ``a b`` by ruamel, and a mutated corpus document
   gave two trees. :func:`misread` sends every chunk with one of them to the reference
   parser (an ASCII text, most of them, is not even searched: ``str.isascii`` is a flag).
-* **an anchor or alias name followed by ``:``** (``*x: c``, ``{*x: d}``, ``{&x: b}``):
-  libyaml's names are ``[0-9A-Za-z_-]`` (``src/scanner.c``, ``yaml_parser_scan_anchor``),
-  so ``*x:`` is the alias ``x`` then a value indicator, as kubectl's go-yaml reads it;
-  YAML 1.2's names take any character but blanks and flow indicators, so ruamel reads
-  the alias ``x:`` ("undefined alias", or a simple key never closed). :func:`misread`
-  sends a chunk where such a name starts a token to the reference parser (a regular
-  expression search, and only in a chunk with a ``&`` or ``*``: none of the corpus's).
+* **an anchor or alias name followed by ``:``** (``*x: c``, ``{*x: d}``, ``{&x: b}``),
+  or by ``?``, ``%``, ``@`` or a backquote (``*x?``, ``&y-?a``): libyaml's names are
+  ``[0-9A-Za-z_-]``, ended by a blank, ``?``, ``:``, ``,``, ``]``, ``}``, ``%``, ``@``
+  or a backquote (``src/scanner.c``, ``yaml_parser_scan_anchor``), so ``*x:`` is the
+  alias ``x`` then a value indicator, as kubectl's go-yaml reads it; YAML 1.2's names
+  take any character but blanks and flow indicators, so ruamel reads the alias ``x:``
+  ("undefined alias", or a simple key never closed), ``*x?`` the alias ``x?``.
+  :func:`misread` sends a chunk where such a name starts a token to the reference
+  parser (a ``find`` from one ``&`` or ``*`` to the next: none of the corpus's
+  documents is routed).
 * **a ``%YAML`` directive**: ruamel reads the document in the version it names, and its
   YAML 1.1 is neither libyaml's nor its own 1.2 (under ``%YAML 1.1``, ``{? a ? b}`` is a
   plain ``a ? b`` for libyaml, refused by ruamel); ``%YAML 1.0`` or ``1.3``, which
@@ -80,8 +83,9 @@ _SKIP = r"(?:\s|\ufeff|#[^\n\r]*(?=[\n\r]|\Z))*"  # what may stand between two t
 # ``?`` then ``]``, ``,`` or ``:`` (``_key_starts``: where a token may start)
 _KEY = re.compile(r"\?" + _SKIP + r"[\],:]")
 _BREAKS = ("\x85", "\u2028", "\u2029")  # line breaks in YAML 1.1 only
-# an anchor's or alias's name, then a ``:`` (after a ``&`` or ``*``: ``_named_colon``)
-_NAME_COLON = re.compile(r"[0-9A-Za-z_-]+:")
+# an anchor's or alias's name for libyaml, then a character that ends it there but not in
+# YAML 1.2 (after a ``&`` or ``*``: ``_named_colon``)
+_NAME_COLON = re.compile(r"[0-9A-Za-z_-]+[:?%@`]")
 _TOKEN_END = frozenset(" \t\r\n\x85\u2028\u2029\ufeff[]{},:\"'")
 _LIMIT = re.compile(r"nesting (?:depth|level)", re.IGNORECASE)
 # libyaml's scanner reads ahead while a simple key is possible, at most 1024 characters
