@@ -443,6 +443,31 @@ def test_a_tag_then_an_anchor_is_placed_alike(tmp_path: Path, text: str, where: 
     assert fast.stderr.startswith(f"cmhash: {path}:{where}:"), fast.stderr
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "data:\n  a: |\n    \n      x\n",  # a blank line of 4 spaces, then 6
+        "data:\n  a: >-\n     \n       x\n       y\n",
+        "data:\n  a: |\n    \n      \n",  # blank lines only
+        "data:\n  a: |\n      \n    x\n",  # longer first: refused, alike
+    ],
+)
+def test_a_block_scalar_after_a_shorter_blank_line(tmp_path: Path, text: str) -> None:
+    """ruamel refused a first blank line with fewer spaces than the next line ("more
+    indented follow up line than first"), libyaml (and YAML 1.2, and kubectl) read it:
+    exit 0 on the fast path, 2 on the exact one. Both read it now, as libyaml does."""
+    path = tmp_path / "in.yaml"
+    path.write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n" + text + "---\n"
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n"
+        "    spec:\n      containers:\n      - name: c\n        envFrom:\n"
+        "        - configMapRef: {name: cfg}\n"
+    )
+    fast, exact = (run_cmhash(["--no-config", "--parser", p, str(path)]) for p in ("fast", "exact"))
+    assert (fast.code, fast.stdout, fast.stderr) == (exact.code, exact.stdout, exact.stderr)
+    assert fast.code == (2 if "      \n    x" in text else 0), fast.stderr
+
+
 # Syntax errors both parsers refuse, which libyaml words otherwise (and places otherwise:
 # the first two), found by comparing the two paths over mutated corpus documents: the
 # fast path gives the reference's message at its place, inside a ConfigMap, a Secret or

@@ -191,9 +191,31 @@ def _ruamel_parts() -> _Parts:
     from ruamel.yaml.error import MarkedYAMLError, StreamMark
     from ruamel.yaml.parser import ParserError
     from ruamel.yaml.reader import ReaderError
+    from ruamel.yaml.scanner import Scanner
+
+    class _Scanner(Scanner):
+        def scan_block_scalar_indentation(self) -> Any:
+            """ruamel's, without its refusal of a first blank line shorter than the next
+            one (``|``, a line of 4 spaces, then ``      x``: exit 0 on the fast path, 2
+            here): YAML 1.2 (8.1.1.1) refuses only a leading empty line longer than the
+            first non-empty one, which ends the scalar in libyaml and here alike."""
+            peek, forward = self.reader.peek, self.reader.forward
+            chunks = []
+            max_indent = 0
+            end_mark = self.reader.get_mark()
+            while peek() in " \r\n\x85\u2028\u2029":
+                if peek() != " ":
+                    chunks.append(self.scan_line_break())
+                    end_mark = self.reader.get_mark()
+                else:
+                    forward()
+                    max_indent = max(max_indent, self.reader.column)
+            return chunks, max_indent, end_mark
 
     def run(text: str) -> Callable[[], Any]:
-        events = iter(YAML(typ="safe", pure=True).parse(text))
+        reader = YAML(typ="safe", pure=True)
+        reader.Scanner = _Scanner
+        events = iter(reader.parse(text))
 
         def next_event() -> Any:
             try:
