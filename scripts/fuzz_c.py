@@ -10,8 +10,8 @@ YAML's special tokens, odd characters and escapes) go through
   refuse (parse/libyaml.py); and ``_cpack``'s
   pack/unpack of the analysis summaries against pickle's round trip;
 * the CLI, in child processes: each batch of mutated documents as one stream, with the
-  C (default) and without it (``CMHASH_CTREE=0``), inject with 1 and 2 workers and
-  explain: the same exit code, stdout and stderr.
+  C (default), without it (``CMHASH_CTREE=0``) and with ``--parser exact``, inject with
+  1 and 2 workers and explain: the same exit code, stdout and stderr.
 
 Each phase runs for the seconds given. Fixed seeds first, then a random one, printed:
 ``python scripts/fuzz_c.py --seed N`` replays a failure. Exit 1 on the first
@@ -261,15 +261,27 @@ def check_cli(stream: bytes, args: list[str]) -> str | None:
     )
     cmd += ["--no-config", *(args[1:] if args[0] == "explain" else args), "-"]
     results = []
-    for flag in ("1", "0"):
+    # the C (default), without it, and the reference parser: one output
+    for flag, parser in (("1", "fast"), ("0", "fast"), ("1", "exact")):
         env = {**os.environ, "CMHASH_CTREE": flag}
-        r = subprocess.run(cmd, input=stream, capture_output=True, env=env, timeout=300)
+        r = subprocess.run(
+            [*cmd[:-1], "--parser", parser, "-"],
+            input=stream,
+            capture_output=True,
+            env=env,
+            timeout=300,
+        )
         if r.returncode not in (0, 1, 2):
             said = r.stderr[-400:]
-            return f"{' '.join(args)}: exit {r.returncode} with CMHASH_CTREE={flag}: {said!r}"
+            return (
+                f"{' '.join(args)}: exit {r.returncode} with CMHASH_CTREE={flag} "
+                f"--parser {parser}: {said!r}"
+            )
         results.append((r.returncode, r.stdout, r.stderr))
     if results[0] != results[1]:
         return f"{' '.join(args)}: with C {results[0][0]}, without {results[1][0]}"
+    if results[0] != results[2]:
+        return f"{' '.join(args)}: --parser fast {results[0][0]}, exact {results[2][0]}"
     return None
 
 

@@ -87,6 +87,8 @@ def test_all_names_together(tmp_path: Path, all_on: _Res) -> None:
         ("cjson", "'cjson';"),
         ("_ctree", "'_ctree';"),
         ("\u00e9", "'\u00e9';"),
+        ("build\nnode", "'build\\nnode';"),  # one line: a control character escaped
+        ("\x1b[2J", "'\\x1b[2J';"),
     ],
 )
 def test_another_value_is_a_usage_error(value: str, hint: str, tmp_path: Path) -> None:

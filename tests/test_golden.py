@@ -49,8 +49,6 @@ def test_case(name: str, parser: str, update_goldens: bool, tmp_path: Path) -> N
     )
     res = run_cmhash(args, cwd=tmp_path, env=env)
     expected, error, stderr = case / "expected.yaml", case / "error.txt", case / "stderr.txt"
-    if parser == "exact" and (case / "error-exact.txt").exists():
-        error = case / "error-exact.txt"  # the two parsers word syntax errors differently
     if update_goldens and parser == "fast":
         if res.code == 2:
             error.write_text(res.stderr)

@@ -111,6 +111,32 @@ BREAKS = [
     "a: b\nmetadata:\n  nam\x85e: x\n",
     "k:\n  - a\n\u2028 - b\n",
 ]
+# An anchor or alias name right before a ``:``: libyaml's names are alphanumeric (``*x``
+# then ``:``), YAML 1.2's take the ``:`` (``*x:``, undefined); routed (found by comparing
+# both paths over generated documents)
+NAMED = [
+    "a: &x b\n*x: c\n",
+    "a: &x b\nc: {*x: d}\n",
+    "a: {&x: b}\n",
+    "a: &x b\nc: [d, *x: e]\n",
+    "- &x a\n- {*x: b}\n",
+    # or ``?``, ``%``, ``@``, a backquote: the end of a name for libyaml, not for ruamel
+    "k: *x?\n",
+    "k: *x%- \n",
+    "k: [*x@]\n",
+    "k: *x`\n",
+    "k: &y-?#c\n 'a'&x \n",
+]
+# A %YAML directive: ruamel reads the version it names (its 1.1 is not libyaml's);
+# routed, and 1.0 or 1.3 are refused at the directive on every path
+DIRECTIVES = [
+    "%YAML 1.1\n---\nk: {? a ? b}\n",
+    "%YAML 1.1\n---\nk: [a?b, {c?: d}]\n",
+    "%YAML 1.2\n---\nk: {? a ? b}\n",
+    "%YAML 1.3\n---\nk: v\n",
+    "%YAML 1.0\n---\nk: v\n",
+    "k: v\n...\n%YAML 1.1\n---\nk: {? a ? b}\n",
+]
 # What libyaml refuses and the reference reads (a ``:`` next to a flow indicator): the
 # fast path asks the reference on a refusal, so both parsers agree here too.
 REFUSED_BY_LIBYAML = ["k: {:}\n", "k: [:a]\n", "k: {a:}\n", "k: [::]\n", "k: {:a}\n"]
@@ -152,14 +178,17 @@ def _paths() -> dict[str, events._Backend]:
     }
 
 
-@pytest.mark.parametrize("text", SHAPES + REFUSED_BY_LIBYAML + SINGLE_PAIRS + TABS + BREAKS)
+@pytest.mark.parametrize(
+    "text", SHAPES + REFUSED_BY_LIBYAML + SINGLE_PAIRS + TABS + BREAKS + NAMED + DIRECTIVES
+)
 def test_every_path_reads_the_shapes_alike(text: str) -> None:
-    assert libyaml.misread(text) == (text in SHAPES or text in TABS or text in BREAKS)
+    routed = SHAPES + TABS + BREAKS + NAMED + DIRECTIVES
+    assert libyaml.misread(text) == (text in routed)
     readings = {name: _read(text, be) for name, be in _paths().items()}
     assert _distinct(list(readings.values())) == 1, readings
 
 
-@pytest.mark.parametrize("text", SINGLE_PAIRS + TABS + BREAKS)
+@pytest.mark.parametrize("text", SINGLE_PAIRS + TABS + BREAKS + NAMED + DIRECTIVES)
 def test_the_fast_path_gives_the_reference_verdict_and_message(text: str) -> None:
     """Where libyaml and ruamel disagreed, the fast path (with and without C) now reads
     what the exact path reads, or refuses with its message at its place."""
@@ -233,6 +262,8 @@ def test_misread_is_conservative_and_cheap() -> None:
         assert not libyaml.misread(text), text
     # quoted or not, a false match only sends the chunk to the reference parser
     assert libyaml.misread('k: "a ?]"\n')
+    for text in ("u: http://x/?a=1&b:2\n", "a: b*c:d\n", "v: ['*', a*]\n", "k: *x\n"):
+        assert not libyaml.misread(text), text
     # no catastrophic backtracking on many comment marks
     assert not libyaml.misread("k: [?" + " #" * 5000 + "\n  x]\n")
     assert not libyaml.misread("k: caf\u00e9 \u2027 \u202f \U0001f600\n")
@@ -363,6 +394,8 @@ def test_the_cli_agrees_on_both_parsers(tmp_path: Path) -> None:
         ("v\t", 0),
         ("[a \tb]", 2),
         ("{a:\tb}", 0),
+        ("&x [a, {*x: b}]", 2),
+        ("{&x: b}", 0),
     ):
         path = tmp_path / "in.yaml"
         path.write_text(deployment.format(shape=shape))
@@ -372,6 +405,111 @@ def test_the_cli_agrees_on_both_parsers(tmp_path: Path) -> None:
         assert results[0].stderr == results[1].stderr  # the same file:line:col message
         if code == 2:
             assert f"{path}:6:" in results[0].stderr
+
+
+@pytest.mark.parametrize("version", ["1.1", "1.3"])
+def test_the_cli_agrees_under_a_yaml_directive(tmp_path: Path, version: str) -> None:
+    """Under ``%YAML 1.1`` ruamel reads otherwise than libyaml (``{? a ? b}`` was exit 0
+    on the fast path, 2 on the exact one); ``%YAML 1.3`` was an internal error (exit 3)."""
+    path = tmp_path / "in.yaml"
+    path.write_text(
+        f"%YAML {version}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
+        "  labels: {? a ? b}\ndata:\n  k: v\n"
+    )
+    for args in ([], ["--check"], ["explain", "--format", "json"]):
+        fast, exact = (
+            run_cmhash([*args, "--no-config", "--parser", p, str(path)]) for p in ("fast", "exact")
+        )
+        assert fast.code == exact.code == 2, (args, fast, exact)
+        assert (fast.stdout, fast.stderr) == (exact.stdout, exact.stderr), args
+        assert fast.stderr.startswith(f"cmhash: {path}:"), fast.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("data: !!seq &x [a]\n", "5:7"),
+        ("data: !<tag:yaml.org,2002:seq> &x [a]\n", "5:7"),
+        ("data:\n  a: !foo &x b\n", "6:6"),
+    ],
+)
+def test_a_tag_then_an_anchor_is_placed_alike(tmp_path: Path, text: str, where: str) -> None:
+    """A node with a tag, then an anchor: libyaml marks it at the tag, ruamel at the
+    anchor (the message's column differed); both paths now place it at the tag."""
+    path = tmp_path / "in.yaml"
+    path.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n" + text)
+    fast, exact = (run_cmhash(["--no-config", "--parser", p, str(path)]) for p in ("fast", "exact"))
+    assert fast.code == exact.code == 2
+    assert fast.stderr == exact.stderr
+    assert fast.stderr.startswith(f"cmhash: {path}:{where}:"), fast.stderr
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "data:\n  a: |\n    \n      x\n",  # a blank line of 4 spaces, then 6
+        "data:\n  a: >-\n     \n       x\n       y\n",
+        "data:\n  a: |\n    \n      \n",  # blank lines only
+        "data:\n  a: |\n      \n    x\n",  # longer first: refused, alike
+    ],
+)
+def test_a_block_scalar_after_a_shorter_blank_line(tmp_path: Path, text: str) -> None:
+    """ruamel refused a first blank line with fewer spaces than the next line ("more
+    indented follow up line than first"), libyaml (and YAML 1.2, and kubectl) read it:
+    exit 0 on the fast path, 2 on the exact one. Both read it now, as libyaml does."""
+    path = tmp_path / "in.yaml"
+    path.write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n" + text + "---\n"
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n"
+        "    spec:\n      containers:\n      - name: c\n        envFrom:\n"
+        "        - configMapRef: {name: cfg}\n"
+    )
+    fast, exact = (run_cmhash(["--no-config", "--parser", p, str(path)]) for p in ("fast", "exact"))
+    assert (fast.code, fast.stdout, fast.stderr) == (exact.code, exact.stdout, exact.stderr)
+    assert fast.code == (2 if "      \n    x" in text else 0), fast.stderr
+
+
+# Syntax errors both parsers refuse, which libyaml words otherwise (and places otherwise:
+# the first two), found by comparing the two paths over mutated corpus documents: the
+# fast path gives the reference's message at its place, inside a ConfigMap, a Secret or
+# a workload, whatever the command.
+SYNTAX_ERRORS = [
+    ": z\n b: y\n",
+    "a: x\n b: y\n   : z\n",
+    "%.\n",
+    "a: b: c\n",
+    "a: [b\n",
+    "a: {b: c\n",
+    "a: `b\n",
+    "- a\nb: c\n",
+    "a: |x\n  b\n",
+    "a: !<x>y b\n",
+    "a: b\n... x\n",
+    "a: {b: c} d\n",
+]
+_PLACES = {
+    "ConfigMap": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n{text}",
+    "Secret": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: sec\n{text}",
+    "Deployment": (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n{text}spec:\n"
+        "  template:\n    spec:\n      containers:\n      - name: c\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_PLACES))
+@pytest.mark.parametrize("text", SYNTAX_ERRORS)
+def test_both_parsers_refuse_with_the_same_message_at_the_same_place(
+    tmp_path: Path, kind: str, text: str
+) -> None:
+    path = tmp_path / "in.yaml"
+    path.write_text(_PLACES[kind].format(text=text))
+    for args in ([], ["--check"], ["explain", "--format", "json"]):
+        fast, exact = (
+            run_cmhash([*args, "--no-config", "--parser", p, str(path)]) for p in ("fast", "exact")
+        )
+        assert fast.code == exact.code == 2, (args, fast, exact)
+        assert (fast.stdout, fast.stderr) == (exact.stdout, exact.stderr), args
 
 
 def test_a_flow_collection_key_with_an_empty_value() -> None:

@@ -51,9 +51,12 @@ def check_off() -> None:
     unknown = [n for n in _named() if n not in NAMES]
     if not unknown:
         return
+    from cmhash.visible import visible
+
     cased = {n.lower(): n for n in NAMES}
     hints = [f" ({cased[n.lower()]}?)" if n.lower() in cased else "" for n in unknown]
-    named = ", ".join(f"'{n}'{hint}" for n, hint in zip(unknown, hints, strict=True))
+    # (escaped: a newline or an escape sequence in the variable stays on the one line)
+    named = ", ".join(f"'{visible(n)}'{hint}" for n, hint in zip(unknown, hints, strict=True))
     raise UsageError(
         f"CMHASH_C_OFF: unknown name {named}; names are case-sensitive, one of: " + ", ".join(NAMES)
     )

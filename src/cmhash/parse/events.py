@@ -182,16 +182,65 @@ def ctree_collect() -> Collect | None:
     return collect
 
 
+# a %YAML directive: its version (what ruamel's scanner reads: digits, a dot, digits)
+_DIRECTIVE = re.compile(r"^%YAML[ \t]+([0-9]+)\.([0-9]+)", re.MULTILINE)
+
+
 def _ruamel_parts() -> _Parts:
     from ruamel.yaml import YAML, events
-    from ruamel.yaml.error import MarkedYAMLError
+    from ruamel.yaml.error import MarkedYAMLError, StreamMark
+    from ruamel.yaml.parser import ParserError
     from ruamel.yaml.reader import ReaderError
+    from ruamel.yaml.scanner import Scanner
+
+    class _Scanner(Scanner):
+        def scan_block_scalar_indentation(self) -> Any:
+            """ruamel's, without its refusal of a first blank line shorter than the next
+            one (``|``, a line of 4 spaces, then ``      x``: exit 0 on the fast path, 2
+            here): YAML 1.2 (8.1.1.1) refuses only a leading empty line longer than the
+            first non-empty one, which ends the scalar in libyaml and here alike."""
+            peek, forward = self.reader.peek, self.reader.forward
+            chunks = []
+            max_indent = 0
+            end_mark = self.reader.get_mark()
+            while peek() in " \r\n\x85\u2028\u2029":
+                if peek() != " ":
+                    chunks.append(self.scan_line_break())
+                    end_mark = self.reader.get_mark()
+                else:
+                    forward()
+                    max_indent = max(max_indent, self.reader.column)
+            return chunks, max_indent, end_mark
 
     def run(text: str) -> Callable[[], Any]:
-        events = iter(YAML(typ="safe", pure=True).parse(text))
-        return lambda: next(events, None)
+        reader = YAML(typ="safe", pure=True)
+        reader.Scanner = _Scanner
+        events = iter(reader.parse(text))
+
+        def next_event() -> Any:
+            try:
+                return next(events, None)
+            except AssertionError:
+                # ruamel asserts on ``%YAML 1.0`` or ``1.3`` (its version setter takes 1.1
+                # and 1.2 only); libyaml refuses them: an error at the directive
+                bad = next((m for m in _DIRECTIVE.finditer(text) if _unread(m)), None)
+                if bad is None:
+                    raise
+                at = bad.start()
+                line = text.count("\n", 0, at)
+                mark = StreamMark("<text>", at, line, at - (text.rfind("\n", 0, at) + 1))
+                raise ParserError(
+                    None, None, "found incompatible YAML document (version 1.* is required)", mark
+                ) from None
+
+        return next_event
 
     return run, events, MarkedYAMLError, ReaderError
+
+
+def _unread(directive: re.Match[str]) -> bool:
+    """Whether a ``%YAML`` directive names a version ruamel does not read (1.1, 1.2)."""
+    return int(directive.group(1)) == 1 and int(directive.group(2)) not in (1, 2)
 
 
 def _exact_backend() -> _Backend:
@@ -263,14 +312,14 @@ def parse_chunk(text: str, base: int, be: _Backend) -> Roots:
         # a single-pair mapping in a flow sequence (``[[]:]``): the reference's reading
         # or refusal, with its message, as on the exact path
         return _exactly(text, base)
-    except _Refused as refused:
-        # what libyaml refuses, the reference may read (``{:}``, ``[:a]``: a ``:`` next to
-        # a flow indicator, YAML 1.2): its reading, so that both parsers agree; refused
-        # by both, libyaml's message, as before
-        try:
-            return _exactly(text, base)
-        except NodeError:
-            raise NodeError(refused.message, refused.offset, public=refused.public) from None
+    except _Refused:
+        pass
+    # what libyaml refuses, the reference may read (``{:}``, ``[:a]``: a ``:`` next to a
+    # flow indicator, YAML 1.2): its reading, so that both parsers agree; refused by both,
+    # the reference's message and place, as on the exact path (libyaml words the same
+    # error otherwise, and may place it elsewhere: ``: z`` then `` b: y`` is at the first
+    # line for libyaml, the second for ruamel). Errors only: no cost on a valid chunk.
+    return _exactly(text, base)
 
 
 def _exactly(text: str, base: int) -> Roots:
@@ -397,6 +446,21 @@ def _check_tag(tag: str, offset: int) -> None:
         raise NodeError(f"unknown tag '{tag}': {then}", offset, public=f"unknown tag: {then}")
 
 
+def _tag_before(text: str, at: int) -> int:
+    """The start of the tag before the anchor at ``at`` (``!!str &x``, ``!<tag:...> &x``),
+    else ``at``: a verbatim tag, or a shorthand one (no blank, no flow indicator)."""
+    end = at
+    while end > 0 and text[end - 1] in " \t\r\n":
+        end -= 1
+    if text[end - 1 : end] == ">":
+        i = text.rfind("!<", 0, end)
+    else:
+        i = end
+        while i > 0 and text[i - 1] not in " \t\r\n,[]{}":
+            i -= 1
+    return i if 0 <= i < end < at and text[i] == "!" else at
+
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # an escape in a double-quoted scalar; group 1: one naming a surrogate, from its u or U
 _ESCAPE = re.compile(
@@ -410,39 +474,49 @@ _BAD_ESCAPE = (
 class _Builder:
     """The tree under construction: open collections, anchors, the aliases seen."""
 
-    __slots__ = ("aliased", "anchors", "base", "fast", "roots", "stack", "text")
+    __slots__ = ("aliased", "anchors", "base", "fast", "roots", "ruamel", "stack", "text")
 
-    def __init__(self, base: int, text: str, fast: bool) -> None:
+    def __init__(self, base: int, text: str, fast: bool, ruamel: bool) -> None:
         self.base = base
         self.text = text
         self.fast = fast  # libyaml's events: single-pair flow mappings go to the reference
+        self.ruamel = ruamel  # ruamel's events: a node's start mark is moved (start)
         self.aliased: list[tuple[Node, Node]] = []
         self.roots = Roots()
         self.roots.aliased = self.aliased
         self.stack: list[tuple[Node, list[Node]]] = []
         self.anchors: dict[str, Node] = {}
 
-    def tag(self, ev: Any) -> str | None:
+    def start(self, ev: Any) -> int:
+        """Where a node starts: at its first property, as libyaml marks it. ruamel marks
+        a node with a tag, then an anchor (``!!seq &x [a]``) at the anchor."""
+        at: int = ev.start_mark.index
+        if self.ruamel and ev.anchor is not None and ev.tag is not None:
+            at = _tag_before(self.text, at)
+        return self.base + at
+
+    def tag(self, ev: Any, start: int) -> str | None:
         tag: str | None = ev.tag
         if tag is None or tag == "!":
             return None
-        _check_tag(tag, self.base + ev.start_mark.index)
+        _check_tag(tag, start)
         return tag
 
     def scalar(self, ev: Any) -> Node:
         value = ev.value
+        start = self.base + ev.start_mark.index if ev.anchor is None else self.start(ev)
         if len(value) > MAX_SCALAR:
             raise NodeError(
                 f"a scalar of {len(value)} characters is over the limit of "
                 f"{MAX_SCALAR} (Kubernetes objects are at most 1.5 MiB)",
-                self.base + ev.start_mark.index,
+                start,
             )
         if ev.style == '"' and not value.isascii() and _SURROGATE.search(value):
             self.lone_surrogate(ev)
-        tag = self.tag(ev) if ev.tag is not None else None
+        tag = self.tag(ev, start) if ev.tag is not None else None
         node = Node(
             SCALAR,
-            self.base + ev.start_mark.index,
+            start,
             self.base + ev.end_mark.index,
             value,
             ev.style or None,
@@ -473,15 +547,8 @@ class _Builder:
             and libyaml.single_pair(self.text, ev.start_mark.index, ev.end_mark.index)
         ):
             raise _Misread
-        node = Node(
-            kind,
-            self.base + ev.start_mark.index,
-            -1,
-            None,
-            bool(ev.flow_style),
-            self.tag(ev),
-            ev.anchor,
-        )
+        start = self.start(ev)
+        node = Node(kind, start, -1, None, bool(ev.flow_style), self.tag(ev, start), ev.anchor)
         if ev.anchor is not None:
             self.anchors[ev.anchor] = node
         append(node)
@@ -529,7 +596,7 @@ class _Builder:
 
 
 def _build(next_event: Callable[[], Any], base: int, be: _Backend, text: str) -> Roots:
-    b = _Builder(base, text, be.name == "fast")
+    b = _Builder(base, text, be.name == "fast", be.mstart.__module__.startswith("ruamel"))
     append = b.roots.append  # where the next node goes: the open collection, or the roots
     scalar_cls, mstart, sstart, mend, send, alias_cls = (
         be.scalar,

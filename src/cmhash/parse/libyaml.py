@@ -45,9 +45,26 @@ and ruamel over generated flow texts and comparing their events
   ruamel, ``k: a<U+0085>b`` read as ``a b`` by ruamel, and a mutated corpus document
   gave two trees. :func:`misread` sends every chunk with one of them to the reference
   parser (an ASCII text, most of them, is not even searched: ``str.isascii`` is a flag).
+* **an anchor or alias name followed by ``:``** (``*x: c``, ``{*x: d}``, ``{&x: b}``),
+  or by ``?``, ``%``, ``@`` or a backquote (``*x?``, ``&y-?a``): libyaml's names are
+  ``[0-9A-Za-z_-]``, ended by a blank, ``?``, ``:``, ``,``, ``]``, ``}``, ``%``, ``@``
+  or a backquote (``src/scanner.c``, ``yaml_parser_scan_anchor``), so ``*x:`` is the
+  alias ``x`` then a value indicator, as kubectl's go-yaml reads it; YAML 1.2's names
+  take any character but blanks and flow indicators, so ruamel reads the alias ``x:``
+  ("undefined alias", or a simple key never closed), ``*x?`` the alias ``x?``.
+  :func:`misread` sends a chunk where such a name starts a token to the reference
+  parser (a ``find`` from one ``&`` or ``*`` to the next: none of the corpus's
+  documents is routed).
+* **a ``%YAML`` directive**: ruamel reads the document in the version it names, and its
+  YAML 1.1 is neither libyaml's nor its own 1.2 (under ``%YAML 1.1``, ``{? a ? b}`` is a
+  plain ``a ? b`` for libyaml, refused by ruamel); ``%YAML 1.0`` or ``1.3``, which
+  libyaml refuses, ruamel's version setter asserts on (``events._ruamel_parts`` turns
+  that into libyaml's refusal). :func:`misread` sends a chunk with ``%YAML`` to the
+  reference parser (no manifest of the corpus has a directive).
 * **what libyaml refuses and ruamel reads** (a ``:`` next to a flow indicator, ``{:}``,
   ``[:a]``: YAML 1.2): the fast path asks the reference parser on a refusal
-  (``events.parse_chunk``), so both parsers agree; refused by both, libyaml's message.
+  (``events.parse_chunk``), so both parsers agree; refused by both, the reference's
+  message and place, as on the exact path (libyaml words and may place an error otherwise).
 * **nesting**: 0.2.6 stops at its own limit of 1000 levels, counted otherwise than
   ``limits.MAX_DEPTH`` (a block document exactly 1000 levels deep is refused, a flow one
   is not) and with its own message; 0.2.5 has no limit. cmhash's limits decide: on
@@ -68,6 +85,9 @@ _SKIP = r"(?:\s|\ufeff|#[^\n\r]*(?=[\n\r]|\Z))*"  # what may stand between two t
 # ``?`` then ``]``, ``,`` or ``:`` (``_key_starts``: where a token may start)
 _KEY = re.compile(r"\?" + _SKIP + r"[\],:]")
 _BREAKS = ("\x85", "\u2028", "\u2029")  # line breaks in YAML 1.1 only
+# an anchor's or alias's name for libyaml, then a character that ends it there but not in
+# YAML 1.2 (after a ``&`` or ``*``: ``_named_colon``)
+_NAME_COLON = re.compile(r"[0-9A-Za-z_-]+[:?%@`]")
 _TOKEN_END = frozenset(" \t\r\n\x85\u2028\u2029\ufeff[]{},:\"'")
 _LIMIT = re.compile(r"nesting (?:depth|level)", re.IGNORECASE)
 # libyaml's scanner reads ahead while a simple key is possible, at most 1024 characters
@@ -82,6 +102,9 @@ def misread(text: str) -> bool:
     return (
         "\t" in text
         or (not text.isascii() and any(c in text for c in _BREAKS))
+        or "%YAML" in text
+        or _named_colon(text, "*")
+        or _named_colon(text, "&")
         or ("?" in text and any(_key_starts(text, m.start()) for m in _KEY.finditer(text)))
     )
 
@@ -104,6 +127,19 @@ def _key_starts(text: str, at: int) -> bool:
     if i < at:
         return i > 0 and text[i - 1] in "&*"
     return at == 0 or text[at - 1] in _TOKEN_END
+
+
+def _named_colon(text: str, sigil: str) -> bool:
+    """Whether an alias (``sigil`` ``*``) or an anchor (``&``) whose name ends at a ``:``
+    starts a token: first, or after a blank, a flow indicator or a quote (not ``a*b:``,
+    ``?x=1&y:``). A ``find`` from one sigil to the next: a regular expression starting
+    with a class would test every character of every chunk."""
+    at = text.find(sigil)
+    while at >= 0:
+        if (at == 0 or text[at - 1] in _TOKEN_END) and _NAME_COLON.match(text, at + 1):
+            return True
+        at = text.find(sigil, at + 1)
+    return False
 
 
 def is_limit(exc: BaseException) -> bool:
