@@ -207,7 +207,9 @@ def inject(
     if keep_versions is not None and previous is not None:
         from cmhash.plan.history import with_history
 
-        result = with_history(result, previous, keep_versions, settings)
+        result, warning = with_history(result, previous, keep_versions, settings)
+        if warning is not None and not settings.quiet:
+            err(warning)
     raise SystemExit(deliver(mode, result, inputs.roots, settings))
 
 
