@@ -315,6 +315,95 @@ def test_a_previous_that_does_not_parse_is_an_error_at_its_position(tmp_path: Pa
     assert re.match(r"cmhash: prev\.yaml:\d+:\d+: --previous: not a manifest stream", res.stderr)
 
 
+@pytest.mark.parametrize(
+    ("prev", "where"),
+    [
+        (b"a: [\n", "2:1"),
+        (b"- a\n- [b\n", "2:3"),
+        (
+            b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: shop}\n---\nx: [\n",
+            "6:1",
+        ),
+    ],
+)
+def test_a_previous_that_is_not_yaml_is_an_error_whatever_it_holds(
+    tmp_path: Path, prev: bytes, where: str
+) -> None:
+    """Not only a broken ConfigMap: any document of PREV that does not parse as YAML."""
+    (tmp_path / "prev.yaml").write_bytes(prev)
+    res = run_cmhash(
+        ["--no-config", "--versioned", "--keep-versions", "3", "--previous", "prev.yaml", "-"],
+        stdin=render(1),
+        cwd=tmp_path,
+    )
+    assert res.code == 2 and res.stdout == b""
+    assert res.stderr.startswith(f"cmhash: prev.yaml:{where}: --previous: not a manifest stream")
+
+
+PREV = ["--previous", "prev.yaml", "-"]
+NOTHING_TO_CARRY = [
+    (b"", "is empty (or only comments)"),
+    (b"# the first render\n---\n", "is empty (or only comments)"),
+    (b"foo: bar\n", "holds no Kubernetes object"),
+    (b"- a\n- b\n", "holds no Kubernetes object"),
+    (
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other, namespace: shop}\n",
+        "holds no version of a versioned ConfigMap or Secret of the input",
+    ),
+]
+
+
+@pytest.mark.parametrize(("prev", "why"), NOTHING_TO_CARRY)
+def test_a_previous_that_carries_nothing_is_a_warning(
+    tmp_path: Path, prev: bytes, why: str
+) -> None:
+    """Legitimate on the first render with --keep-versions: the output is the input's
+    own, and a warning names PREV and says nothing is carried."""
+    out = run(tmp_path, render(1), prev, 3)
+    assert marks(out) == [] and [len(v) for v in names(out).values()] == [1, 1]
+    res = run_cmhash(
+        ["--no-config", "--versioned", "--keep-versions", "3", "--previous", "prev.yaml", "-"],
+        stdin=render(1),
+        cwd=tmp_path,
+    )
+    assert res.stderr == (
+        f"prev.yaml:1:1: warning: --previous {why}: nothing is carried (as on the first "
+        "render with --keep-versions); --strict makes this an error\n"
+    )
+    quiet = ["--no-config", "-q", "--versioned", "--keep-versions", "3", "--previous", "prev.yaml"]
+    assert run_cmhash([*quiet, "-"], stdin=render(1), cwd=tmp_path).stderr == ""
+
+
+@pytest.mark.parametrize(("prev", "why"), NOTHING_TO_CARRY)
+def test_a_previous_that_carries_nothing_is_an_error_with_strict(
+    tmp_path: Path, prev: bytes, why: str
+) -> None:
+    (tmp_path / "prev.yaml").write_bytes(prev)
+    res = run_cmhash(
+        ["--no-config", "--strict", "--versioned", "--keep-versions", "3", *PREV],
+        stdin=render(1),
+        cwd=tmp_path,
+    )
+    assert res.code == 2 and res.stdout == b""
+    assert res.stderr.startswith(f"cmhash: prev.yaml:1:1: --previous {why}: nothing is carried")
+
+
+def test_a_previous_before_versioned_names_carries_the_unversioned_object(
+    tmp_path: Path,
+) -> None:
+    """PREV from a run without --versioned holds the input's objects under their plain
+    names: what the old pods use, carried, no warning."""
+    plain = run_cmhash(["--no-config", "-"], stdin=render(1)).stdout
+    (tmp_path / "prev.yaml").write_bytes(plain)
+    res = run_cmhash(
+        ["--no-config", "--versioned", "--keep-versions", "3", "--previous", "prev.yaml", "-"],
+        stdin=render(1),
+        cwd=tmp_path,
+    )
+    assert res.code == 0 and "warning" not in res.stderr
+    assert "app" in names(res.stdout)["ConfigMap"]
+
+
 def test_a_previous_of_another_application_is_refused(tmp_path: Path) -> None:
     other = render(1).replace(
         b"name: app\n  namespace: shop\ndata", b"name: web\n  namespace: shop\ndata"

@@ -631,3 +631,105 @@ def test_helmrelease_with_a_chart_ref_is_refused(tmp_path: Path) -> None:
     f = _release(tmp_path, text)
     done = _keep_release(f)
     assert done.code == 2 and "spec.chartRef" in done.stderr and "release.yaml:9:" in done.stderr
+
+
+# -- findings: reported exactly as inject reports them ---------------------------------
+
+MISSING = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  template:
+    spec:
+      containers:
+        - name: c
+          image: nginx
+          envFrom:
+            - configMapRef: {name: settings}
+            - configMapRef: {name: missing}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: shop}
+data: {a: "1"}
+"""
+
+
+def _missing(tmp: Path) -> Path:
+    f = tmp / "app.yaml"
+    f.write_text(MISSING)
+    return f
+
+
+@pytest.mark.parametrize("flags", [[], ["-q"], ["-v"], ["--strict"], ["--strict", "-v"]])
+def test_findings_are_reported_as_inject_reports_them(tmp_path: Path, flags: list[str]) -> None:
+    """A render that references a missing ConfigMap: the same warning on stderr (none
+    with -q), and under --strict the same error lines and exit 2, as the inject command."""
+    f = _missing(tmp_path)
+    inject = run_cmhash(["--no-config", *flags, str(f)])
+    made = run_cmhash(["patches", "--no-config", *flags, str(f)])
+    assert made.code == inject.code == (2 if "--strict" in flags else 0)
+    assert made.stderr == inject.stderr
+    if "-q" in flags:
+        assert "missing-reference" not in made.stderr
+    else:
+        assert f"{f}:12:29: " in made.stderr and "[missing-reference]" in made.stderr
+    if "--strict" in flags:
+        assert made.stderr.endswith("cmhash: 1 error; nothing written\n") and made.out == ""
+    else:
+        assert "name: web" in made.out  # the patches are written all the same
+
+
+def test_findings_go_to_cmhash_log(tmp_path: Path) -> None:
+    f = _missing(tmp_path)
+    log = tmp_path / "cmhash.log"
+    done = run_cmhash(["patches", "--no-config", "--strict", str(f)], env={"CMHASH_LOG": str(log)})
+    assert done.code == 2
+    text = log.read_text()
+    assert "[missing-reference]" in text and "cmhash: 1 error; nothing written" in text
+
+
+def test_job_not_annotated_is_reported() -> None:
+    done = run_cmhash(["patches", "--no-config", str(ROOT / "examples/migrate-job.yaml")])
+    assert done.code == 0 and "[job-not-annotated]" in done.stderr
+
+
+def test_acknowledged_finding_is_info_and_strict_passes(tmp_path: Path) -> None:
+    _missing(tmp_path)
+    (tmp_path / ".cmhash.yaml").write_text(
+        "acknowledge:\n  - code: missing-reference\n    kind: Deployment\n    name: web\n"
+        "    reason: made by the operator\n"
+    )
+    done = run_cmhash(["patches", "--strict", "app.yaml"], cwd=tmp_path)
+    assert done.code == 0, done.stderr
+    assert ": info: " in done.stderr and "(acknowledged in acknowledge[0]" in done.stderr
+    assert run_cmhash(["--strict", "app.yaml"], cwd=tmp_path).stderr == done.stderr
+
+
+def test_findings_with_kustomization_and_check(tmp_path: Path) -> None:
+    d = _overlay(tmp_path)
+    shutil.copy(_missing(tmp_path), d / "app.yaml")
+    before = (d / "kustomization.yaml").read_text()
+    for extra in (["--check"], []):
+        done = _keep(d, *extra)
+        assert "[missing-reference]" in done.stderr, extra
+    assert done.code == 0 and "cmhash-patches.yaml" in (d / "kustomization.yaml").read_text()
+    (d / "kustomization.yaml").write_text(before)
+    for extra in (["--check"], []):
+        done = _keep(d, "--strict", *extra)
+        assert done.code == 2 and done.stderr.endswith("cmhash: 1 error; nothing written\n")
+    assert (d / "kustomization.yaml").read_text() == before  # nothing written
+
+
+def test_findings_with_helmrelease_and_check(tmp_path: Path) -> None:
+    f = _release(tmp_path)
+    render = _missing(tmp_path)
+    for extra in (["--check"], []):
+        done = _keep_release(f, *extra, render=render)
+        assert "[missing-reference]" in done.stderr, extra
+    f.write_text(RELEASE)
+    for extra in (["--check"], []):
+        done = _keep_release(f, "--strict", *extra, render=render)
+        assert done.code == 2 and "1 error; nothing written" in done.stderr
+    assert f.read_text() == RELEASE

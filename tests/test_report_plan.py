@@ -9,6 +9,7 @@ to show."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -578,3 +579,68 @@ def test_a_renamed_job_runs_again(tmp_path: Path) -> None:
     plain = run_cmhash(["report", "--jobs", "--format", "json", str(old), str(new)])
     (job,) = [w for w in json.loads(plain.out)["notRestarting"] if w["kind"] == "Job"]
     assert job["rule"] == "job-immutable"
+
+
+def _outputs(tmp: Path, *changes: tuple[str, str]) -> tuple[Path, Path]:
+    """OLD and NEW as cmhash --jobs=rename outputs (a repository kept current by a
+    pre-commit hook with -i): the Job already carries its new name on each side."""
+    text = (ROOT / "examples" / "migrate-job.yaml").read_text()
+    sides = []
+    for side, new_text in (("old", text), ("new", _changed(text, changes))):
+        res = run_cmhash(["--no-config", "--jobs=rename", "-"], stdin=new_text.encode())
+        assert res.code == 0, res.stderr
+        (tmp / side).mkdir()
+        (tmp / side / "app.yaml").write_text(res.out)
+        sides.append(tmp / side)
+    return sides[0], sides[1]
+
+
+def _changed(text: str, changes: tuple[tuple[str, str], ...]) -> str:
+    for a, b in changes:
+        assert a in text
+        text = text.replace(a, b)
+    return text
+
+
+@pytest.mark.parametrize(
+    "change",
+    [("TARGET: v42", "TARGET: v43"), ("image: shop:1.0", "image: shop:1.1")],
+    ids=["config", "template"],
+)
+def test_a_renamed_job_runs_again_on_cmhash_outputs(
+    tmp_path: Path, change: tuple[str, str]
+) -> None:
+    """OLD's migrate-<a> and NEW's migrate-<b> are one Job, paired by their
+    cmhash.io/job-base-name and namespace: it runs again, it is not added and removed."""
+    old, new = _outputs(tmp_path, change)
+    old_name = re.search(r"name: (migrate-\w{10})", (old / "app.yaml").read_text())
+    new_name = re.search(r"name: (migrate-\w{10})", (new / "app.yaml").read_text())
+    assert old_name and new_name and old_name[1] != new_name[1]
+    res = run_cmhash(["report", "--jobs=rename", "--format", "json", str(old), str(new)])
+    assert res.code == 0, res.stderr
+    data = json.loads(res.out)
+    assert data["added"] == [] and data["removed"] == []
+    (job,) = [w for w in data["notRestarting"] if w["kind"] == "Job"]
+    assert job["rule"] == "job-runs-again" and job["outcome"] == "next run"
+    assert (
+        f"will run again as {new_name[1]} (a new Job; the old one, {old_name[1]},"
+        in (job["reason"])
+    )
+
+
+def test_an_unchanged_renamed_job_is_not_listed_on_cmhash_outputs(tmp_path: Path) -> None:
+    old, new = _outputs(tmp_path, ("ttlSecondsAfterFinished: 3600", "ttlSecondsAfterFinished: 60"))
+    res = run_cmhash(["report", "--jobs=rename", "--format", "json", str(old), str(new)])
+    data = json.loads(res.out)
+    assert res.code == 0 and data["summary"]["text"].startswith("No workload will restart")
+    assert data["notRestarting"] == data["added"] == data["removed"] == []
+
+
+def test_renamed_jobs_pair_within_their_namespace_only(tmp_path: Path) -> None:
+    old, new = _outputs(tmp_path, ("TARGET: v42", "TARGET: v43"))
+    moved = (new / "app.yaml").read_text().replace("namespace: shop", "namespace: store")
+    (new / "app.yaml").write_text(moved)
+    res = run_cmhash(["report", "--jobs=rename", "--format", "json", str(old), str(new)])
+    data = json.loads(res.out)
+    assert [w["namespace"] for w in data["added"]] == ["store"]
+    assert [w["namespace"] for w in data["removed"]] == ["shop"]

@@ -207,7 +207,9 @@ def inject(
     if keep_versions is not None and previous is not None:
         from cmhash.plan.history import with_history
 
-        result = with_history(result, previous, keep_versions, settings)
+        result, warning = with_history(result, previous, keep_versions, settings)
+        if warning is not None and not settings.quiet:
+            err(warning)
     raise SystemExit(deliver(mode, result, inputs.roots, settings))
 
 
@@ -371,6 +373,7 @@ def patches(
     that sets exactly that annotation: for engines that run no post-renderer (Flux,
     Argo CD Helm applications). Reads a render (files, directories or -) like inject."""
     from cmhash import app
+    from cmhash.deliver import report_run
     from cmhash.integrations import patches as gen
     from cmhash.read.inputs import Mode
     from cmhash.settings import layered
@@ -382,9 +385,9 @@ def patches(
     settings = layered(opts)
     sources = _inputs(paths, settings, Mode.STREAM).sources
     result = app.run(sources, settings, keep_plans=True, output=False)
-    found = gen.collect(result, settings.annotation_key, hooks=helmrelease is None)
-    if result.has_errors:
+    if not report_run(result, settings):  # the findings, as inject reports them
         raise SystemExit(EXIT_INPUT)
+    found = gen.collect(result, settings.annotation_key, hooks=helmrelease is None)
     raise SystemExit(
         gen.deliver(
             found,

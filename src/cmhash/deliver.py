@@ -50,13 +50,23 @@ def _renamed(result: RunResult) -> list[tuple[str, int, str]]:
     return sorted(out)
 
 
-def deliver(mode: Mode, result: RunResult, roots: Sequence[str], settings: Settings) -> int:
-    """Print the findings, then output what ``mode`` asks for; the exit code."""
+def report_run(result: RunResult, settings: Settings) -> bool:
+    """Print the run's notes and findings (stderr and CMHASH_LOG; errors only with
+    --quiet), and with error-level findings (--strict) the line saying nothing was
+    written. Whether the run may deliver: every command that writes an output (inject,
+    ``patches``) reports through here, so they say the same."""
     report_notes(result.notes, quiet=settings.quiet)
     report_findings(result.findings, quiet=settings.quiet)
     if result.has_errors:
         n = sum(1 for f in result.findings if f.level is Level.ERROR)
         err(f"cmhash: {_plural(n, 'error')}; nothing written")
+        return False
+    return True
+
+
+def deliver(mode: Mode, result: RunResult, roots: Sequence[str], settings: Settings) -> int:
+    """Print the findings, then output what ``mode`` asks for; the exit code."""
+    if not report_run(result, settings):
         return EXIT_INPUT
     changed = [f for f in result.files if f.changed]
     if mode.diffs:

@@ -42,6 +42,7 @@ from cmhash.write.emit import FileResult
 
 if TYPE_CHECKING:
     from cmhash.app import RunResult
+    from cmhash.parse.tree import Node
 
 MARK = "cmhash.io/kept-version"
 _MARK = re.compile(rf"# {re.escape(MARK)}: (\d+) ([A-Za-z]+) \S+[ \t]*\r?\n")
@@ -82,6 +83,7 @@ class Version(NamedTuple):
 class History(NamedTuple):
     carried: list[Version]  # with their new ages
     pruned: list[Version]  # left the window (their ages in PREV)
+    nothing: str | None = None  # why PREV cannot carry anything (empty, no object, ...)
 
     def text(self) -> str:
         """The carried documents, marked, as a stream to append to the output."""
@@ -106,27 +108,43 @@ def _split_body(text: str) -> tuple[int, str]:
     return int(mark.group(1)), rest[mark.end() :]
 
 
+class Previous(NamedTuple):
+    versions: list[Version]  # its ConfigMap/Secret (and source) documents
+    objects: int  # the documents that are Kubernetes objects (a kind), of any kind
+    documents: int  # the documents that hold anything (not empty, not only comments)
+
+
 def versions(
     prev: SourceText, default_ns: str, unwritten: dict[tuple[str, str], str] | None = None
-) -> list[Version]:
-    """Every ConfigMap/Secret document of PREV, with its identity and age. A document
-    that does not parse is an error (exit 2) at its position in PREV. ``unwritten``:
-    (kind, base name) -> the namespace the input gives that object when it writes none
-    (a Helm render's release namespace, plan/helm.py); a PREV document that writes none
-    either is in the same one."""
+) -> Previous:
+    """Every ConfigMap/Secret document of PREV, with its identity and age, and how many
+    objects PREV holds. Every document is parsed: one that does not parse as YAML is an
+    error (exit 2) at its position in PREV, whatever it holds. ``unwritten``: (kind, base
+    name) -> the namespace the input gives that object when it writes none (a Helm
+    render's release namespace, plan/helm.py); a PREV document that writes none either
+    is in the same one."""
     fast = backend("fast")
     found: list[tuple[str, str, str, int, str, int]] = []
+    objects = documents = 0
     for index, (start, end) in enumerate(split_chunks(prev.text)):
         chunk = prev.text[start:end]
-        if not _KIND_LINE.search(chunk):
-            continue
         try:
             roots = parse_chunk(chunk, start, fast)
+        except NodeError as exc:
+            raise prev.error(
+                f"--previous: not a manifest stream cmhash can read ({exc.public})", exc.offset
+            ) from None
+        documents += sum(1 for root in roots if not root.is_null)
+        if not _KIND_LINE.search(chunk):
+            objects += _objects(prev, index, roots)
+            continue
+        try:
             resources = document_resources(prev, index, roots)
         except NodeError as exc:
             raise prev.error(
                 f"--previous: not a manifest stream cmhash can read ({exc.public})", exc.offset
             ) from None
+        objects += len(resources)
         if len(resources) != 1 or resources[0].node is not roots[0]:
             continue  # a List: its items cannot be copied as documents
         res = resources[0]
@@ -142,7 +160,16 @@ def versions(
     for kind, ns, name, age, body, offset in found:
         base = name if ResourceId.config(kind, ns, name) in own else base_name(name)
         out.append(Version(Identity(kind, ns, base), name, age, body, offset))
-    return out
+    return Previous(out, objects, documents)
+
+
+def _objects(prev: SourceText, index: int, roots: list[Node]) -> int:
+    """The objects of a document that is no versionable kind; one that is no object
+    (``foo: bar``, a scalar) counts none: PREV's other objects are not cmhash's to judge."""
+    try:
+        return len(document_resources(prev, index, roots))
+    except NodeError:
+        return 0
 
 
 def current(versioning: Versioning) -> dict[Identity, str]:
@@ -214,8 +241,12 @@ def carry(
     objects; a version among them is in the output already, and is not carried again."""
     now = current(versioning)
     own_keep = windows(versioning)
-    before = versions(prev, default_ns, _unwritten(versioning))
+    before, objects, documents = versions(prev, default_ns, _unwritten(versioning))
     versioned_before = [v for v in before if v.name != v.identity.base or v.age]
+    shared = any(v.identity in now for v in before)
+    nothing = _nothing(documents, objects, bool(versioned_before), shared)
+    if nothing is not None:
+        return History([], [], nothing)
     if now and versioned_before and not any(v.identity in now for v in versioned_before):
         first = versioned_before[0]
         raise prev.error(
@@ -246,6 +277,20 @@ def carry(
                 carried[(identity, v.name)] = v._replace(age=age)
     ordered = sorted(carried.values(), key=lambda v: (v.identity, v.age, v.name))
     return History(ordered, pruned)
+
+
+def _nothing(documents: int, objects: int, versioned: bool, shared: bool) -> str | None:
+    """Why a PREV that parses can carry nothing, or None: it is empty, it holds no
+    Kubernetes object, or none of the input's versioned objects in any version (the
+    first render with --keep-versions: PREV is the output of a run without it). PREV's
+    versions of other objects are another application's output: refused (``carry``)."""
+    if objects == 0:
+        what = "holds no Kubernetes object" if documents else "is empty (or only comments)"
+    elif not shared and not versioned:
+        what = "holds no version of a versioned ConfigMap or Secret of the input"
+    else:
+        return None
+    return f"--previous {what}: nothing is carried (as on the first render with --keep-versions)"
 
 
 def check_usage(keep: int | None, previous: str | None, mode: str, settings: Settings) -> None:
@@ -300,8 +345,12 @@ def _present(result: RunResult, versioning: Versioning) -> frozenset[tuple[str, 
     return frozenset(names)
 
 
-def with_history(result: RunResult, previous: str, keep: int, settings: Settings) -> RunResult:
-    """The run's result with the kept versions of PREV appended to its output."""
+def with_history(
+    result: RunResult, previous: str, keep: int, settings: Settings
+) -> tuple[RunResult, str | None]:
+    """The run's result with the kept versions of PREV appended to its output, and a
+    warning (``file:line:col: warning: ...``) when PREV carries nothing (``_nothing``);
+    with --strict that is an error at the same place (exit 2)."""
     if result.versioning is None:
         raise UsageError(
             '--keep-versions needs versioned objects: --versioned, or cmhash.io/versioned: "true"'
@@ -310,6 +359,13 @@ def with_history(result: RunResult, previous: str, keep: int, settings: Settings
     prev = decode(previous, data, max_bytes=settings.max_input_bytes)
     history = carry(
         prev, result.versioning, keep, settings.namespace or "", _present(result, result.versioning)
+    )
+    if history.nothing is not None and settings.strict:
+        raise prev.error(f"{history.nothing}; an error with --strict", 0)
+    warning = (
+        None
+        if history.nothing is None
+        else f"{prev.display}:1:1: warning: {history.nothing}; --strict makes this an error"
     )
     own = windows(result.versioning)
     now = set(current(result.versioning))
@@ -326,9 +382,12 @@ def with_history(result: RunResult, previous: str, keep: int, settings: Settings
     ]
     text = history.text()
     if not text:
-        return result._replace(notes=notes)
+        return result._replace(notes=notes), warning
     kept = FileResult(SourceText(f"{previous} (kept versions)", text), [(0, len(text))], True)
-    return result._replace(files=[*result.files, kept], notes=notes, kept=len(history.carried))
+    return (
+        result._replace(files=[*result.files, kept], notes=notes, kept=len(history.carried)),
+        warning,
+    )
 
 
 def is_carried(source: SourceText, offset: int) -> bool:

@@ -48,6 +48,13 @@ class Context(NamedTuple):
     id: ResourceId
     runs_again_as: str | None = None  # --jobs=rename: the Job's new name (analyze/jobs.py)
     old: Mapping[str, Any] | None = None  # the OLD object (a bare Pod's update is judged on both)
+    # the name in OLD, when it is not ``id``'s: a --jobs=rename Job in cmhash's own
+    # output on both sides (report/workloads.py pair_key)
+    was: str | None = None
+
+    @property
+    def old_name(self) -> str:
+        return self.was if self.was is not None else self.id.name
 
     def spec(self, *path: str) -> Any:
         return path_get(self.obj, ("spec", *path))
@@ -431,12 +438,13 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "job-runs-again",
         (("batch", "Job"),),
-        lambda c: c.runs_again_as is not None and c.runs_again_as != c.id.name,
+        lambda c: c.runs_again_as is not None and c.runs_again_as != c.old_name,
         "--jobs=rename gives it a new name",
         Outcome.NEXT_RUN,
         lambda c: (
-            f"--jobs=rename: it will run again as {c.runs_again_as} (a new Job; the old one "
-            "stays until Helm, Argo CD or a prune removes it)"
+            f"--jobs=rename: it will run again as {c.runs_again_as} (a new Job; the old one"
+            f"{', ' + c.old_name + ',' if c.old_name != c.id.name else ''} stays until Helm, "
+            "Argo CD or a prune removes it)"
         ),
         "a Job of another name is another object: created, and run by the Job controller "
         "(https://kubernetes.io/docs/concepts/workloads/controllers/job/); cmhash "

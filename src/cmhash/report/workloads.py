@@ -253,17 +253,19 @@ class Templates(NamedTuple):
     # renamed to an object's new version is the config cause, not a template change
     renamed: tuple[Mapping[str, str], Mapping[str, str]] = ({}, {})
 
-    def causes(self, plan: WorkloadPlan) -> tuple[TemplateCause, ...]:
+    def causes(self, plan: WorkloadPlan, prev: WorkloadPlan) -> tuple[TemplateCause, ...]:
+        """The pod template's changes from ``prev`` (OLD's plan: its name differs for a
+        renamed Job, ``pair_key``) to ``plan``."""
         from cmhash.report.objects import deep, path_get
         from cmhash.report.podtemplate import template_causes
 
         if self.old is None or self.new is None:
             return ()
-        before = self.old.text(plan.id)
+        before = self.old.text(prev.id)
         if before is None or before == self.new.text(plan.id):
             return ()  # the same document text: the same template (most of a big stream)
         path = plan.info.kind.template_path
-        old, new = self.old.get(plan.id), self.new.get(plan.id)
+        old, new = self.old.get(prev.id), self.new.get(plan.id)
         if old is None or new is None:
             return ()
         with deep():
@@ -271,7 +273,7 @@ class Templates(NamedTuple):
             after_t = _renamed(path_get(new, path), self.renamed[1])
             return tuple(template_causes(before_t, after_t, self.annotation_key))
 
-    def fixed(self, plan: WorkloadPlan) -> tuple[TemplateCause, ...]:
+    def fixed(self, plan: WorkloadPlan, prev: WorkloadPlan) -> tuple[TemplateCause, ...]:
         """The object's immutable fields that changed (immutable.py), as causes: a change
         the API server refuses even where the pod template stays the same."""
         from cmhash.report.immutable import changed
@@ -279,19 +281,23 @@ class Templates(NamedTuple):
 
         if self.old is None or self.new is None:
             return ()
-        before = self.old.text(plan.id)
+        before = self.old.text(prev.id)
         if before is None or before == self.new.text(plan.id):
             return ()
         kind = (plan.id.group, plan.id.kind)
         return tuple(
             TemplateCause("other", f"{plan.id.kind} {field}", "changed", shown(o), shown(n))
-            for field, o, n in changed(kind, self.old.get(plan.id), self.new.get(plan.id))
+            for field, o, n in changed(kind, self.old.get(prev.id), self.new.get(plan.id))
         )
 
-    def decide(self, plan: WorkloadPlan, causes: tuple[TemplateCause, ...]) -> Decision:
+    def decide(
+        self, plan: WorkloadPlan, causes: tuple[TemplateCause, ...], prev: WorkloadPlan
+    ) -> Decision:
         obj = self.new.get(plan.id) if self.new is not None else None
-        old = self.old.get(plan.id) if self.old is not None else None
-        ctx = Context(obj or {}, causes, self.rollouts, plan.id, plan.runs_again_as, old)
+        old = self.old.get(prev.id) if self.old is not None else None
+        ctx = Context(
+            obj or {}, causes, self.rollouts, plan.id, plan.runs_again_as, old, prev.id.name
+        )
         return decide(ctx, plan.info.kind.rolls)
 
 
@@ -325,9 +331,9 @@ def _compare_workload(
     unhashed = _unhashed(plan, used, by_key, names.versioned, names.own)
     causes = _causes(used, used_by_plan(prev), by_key, names)
     value, before = _applied(plan), _applied(prev)
-    changed = templates.causes(plan)
+    changed = templates.causes(plan, prev)
     if not changed and value == before:  # an immutable field alone: refused all the same
-        changed = templates.fixed(plan)
+        changed = templates.fixed(plan, prev)
     # the pod template as applied changes: its own fields, or the annotation cmhash writes
     if value != before or changed:
         shown: list[dict[str, Any]] = []
@@ -342,7 +348,7 @@ def _compare_workload(
             if about is not None:
                 causes.append(about)
             shown = [c.as_dict() for c in causes or [REFERENCES_CHANGED]]
-        decision = templates.decide(plan, changed)
+        decision = templates.decide(plan, changed, prev)
         entry = {
             **workload_fields(plan),
             "causes": shown + [t.as_dict() for t in changed],
@@ -373,10 +379,24 @@ def plan_key(plan: WorkloadPlan) -> PlanKey:
     return plan.id, plan.info.kind.component
 
 
+def pair_key(plan: WorkloadPlan) -> PlanKey:
+    """How report pairs OLD's workloads with NEW's: ``plan_key``, but a Job under
+    --jobs=rename by its base name (``cmhash.io/job-base-name``, analyze/jobs.py) and
+    namespace, so that cmhash outputs on both sides (``migrate-h2m9ct55h4`` in OLD,
+    ``migrate-8mc2hcgh28`` in NEW) are one Job that runs again, as renders are, and
+    not one added and one removed (report --versioned pairs ConfigMaps by base name
+    alike, ``unversioned``)."""
+    job = plan.info.job
+    if job is None or job.base == plan.id.name:
+        return plan_key(plan)
+    return plan.id._replace(name=job.base), plan.info.kind.component
+
+
 def last_of(plans: Iterable[WorkloadPlan]) -> dict[PlanKey, WorkloadPlan]:
-    """Each workload once: the last definition of an id, as ``kubectl apply -f`` leaves
-    it (it applies the documents in order, the later one replacing the earlier)."""
-    return {plan_key(p): p for p in plans}
+    """Each workload once (by ``pair_key``): the last definition of an id, as ``kubectl
+    apply -f`` leaves it (it applies the documents in order, the later one replacing
+    the earlier)."""
+    return {pair_key(p): p for p in plans}
 
 
 def duplicates(plans: Iterable[WorkloadPlan]) -> list[tuple[WorkloadPlan, WorkloadPlan]]:
@@ -410,14 +430,14 @@ def compare_workloads(
 ) -> tuple[dict[str, list[dict[str, Any]]], Users]:
     names = names or Names()
     used = used or UsedBy(names.versioned, names.own)
-    old_plans = last_of(old.plans)  # per pod group (plan_key)
+    old_plans = last_of(old.plans)  # per pod group (pair_key)
     groups: dict[str, list[dict[str, Any]]] = {"restart": [], "notRestarting": []}
     users: Users = {}
     # created anew, never restarted; a workload defined twice counts once (the last)
     current = [p for p in last_of(new.plans).values() if not p.info.generated]
     _users(current, by_key, users, names, used)
     for plan in current:
-        prev = old_plans.get(plan_key(plan))
+        prev = old_plans.get(pair_key(plan))
         if prev is None:
             continue  # created by this change: nothing to restart
         outcome = _compare_workload(plan, prev, by_key, names, used, templates)
