@@ -60,9 +60,17 @@ def unified_diff(
             withheld.append(group[0][1] + 1)
             continue
         if not out:
-            out += [f"--- a/{path}\n", f"+++ b/{path}\n"]
+            out += [f"--- a/{label(path)}\n", f"+++ b/{label(path)}\n"]
         _hunk(out, group, lines)
     return Diff("".join(out), withheld)
+
+
+def label(path: str) -> str:
+    """``path`` as git writes it after ``a/`` and ``b/``: without ``.`` segments, empty
+    segments or a leading ``/`` (a walk of ``.`` gives ``./dev/app.yaml``, which
+    ``git apply`` refuses as ``a/./dev/app.yaml``). ``..`` is kept: it names another
+    place."""
+    return "/".join(part for part in path.split("/") if part not in ("", "."))
 
 
 def _hunk(out: list[str], group: list[Opcode], lines: Lines) -> None:
