@@ -177,6 +177,58 @@ def test_two_renders_of_a_chart_by_hand_are_two_units() -> None:
     assert "render 1 of 2" in res.stderr and "render 2 of 2" in res.stderr
 
 
+UNNAMESPACED = SRC.format(name="dep") + (
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"
+    "spec:\n  template:\n    spec:\n      containers:\n      - name: c\n        envFrom:\n"
+    "        - configMapRef: {name: cfg}\n"
+)
+
+
+@pytest.mark.parametrize("parser", ["fast", "exact"])
+def test_releases_of_a_chart_that_names_no_namespace_use_their_own_objects(
+    parser: str,
+) -> None:
+    """Most charts write no metadata.namespace: two releases of one (helmfile, the same
+    release name in two namespaces) define ConfigMap cfg twice, and nothing says either
+    release namespace. Each render's Deployment uses its own render's ConfigMap, as on its
+    render alone; it got the last render's before (a duplicate-object warning and the
+    other release's checksum)."""
+    one = CM + UNNAMESPACED
+    two = CM.replace("a: b", "a: other") + UNNAMESPACED
+    res = run_cmhash(["--no-config", "--parser", parser, "-"], stdin=(one + two).encode())
+    assert res.code == 0, res.stderr
+    got = [v for d in yaml.safe_load_all(res.out) if d for v in _checksums(yaml.dump(d)).values()]
+    alone = [
+        v
+        for text in (one, two)
+        for v in _checksums(run_cmhash(["--no-config", "-"], stdin=text.encode()).out).values()
+    ]
+    assert got == alone and alone[0] != alone[1], (got, alone)
+    assert "duplicate-object" not in res.stderr
+    again = run_cmhash(["--no-config", "--check", "-"], stdin=res.stdout)
+    assert again.code == 0, again.stderr
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("binary", ["helm", "helm3"])
+def test_one_release_name_in_two_namespaces_without_namespaces(tmp_path: Path, binary: str) -> None:
+    """tests/fixtures/chart names no namespace at all: releases web in ns1 and in ns2
+    (helmfile) each get the checksum of their own ConfigMap and Secret."""
+    chart = str(FIXTURES / "chart")
+    one = _helm(binary, tmp_path, "web", chart, "-n", "ns1", "--set", "logLevel=debug")
+    two = _helm(binary, tmp_path, "web", chart, "-n", "ns2", "--set", "logLevel=warn")
+    res = run_cmhash(["--no-config", "-"], stdin=(one + two).encode())
+    assert res.code == 0, res.stderr
+    got = [v for d in yaml.safe_load_all(res.out) if d for v in _checksums(yaml.dump(d)).values()]
+    alone = [
+        v
+        for text in (one, two)
+        for v in _checksums(run_cmhash(["--no-config", "-"], stdin=text.encode()).out).values()
+    ]
+    assert got == alone and alone[0] != alone[2], (got, alone)
+    assert "duplicate-object" not in res.stderr
+
+
 @pytest.mark.integration
 def test_one_release_name_in_two_namespaces(tmp_path: Path) -> None:
     """helmfile releases may share a name across namespaces: the same instance label,

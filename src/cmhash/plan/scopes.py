@@ -33,7 +33,7 @@ from fnmatch import fnmatchcase
 from cmhash.analyze import patterns
 from cmhash.analyze.refs import Reference
 from cmhash.model import ResourceId, make_id
-from cmhash.plan.index import ConfigEntry, ConfigIndex, source_directory
+from cmhash.plan.index import RENDER_MARK, ConfigEntry, ConfigIndex, Place
 from cmhash.read.source import SourceText
 
 _TIE = object()  # several definitions equally near: an error when referenced
@@ -67,7 +67,7 @@ class Scopes:
         found = self._cache.get(path, ())
         if found != ():
             return found
-        parts = _parts(path)
+        parts = tuple(p for p in _parts(path) if not p.startswith(RENDER_MARK))
         scope = None
         for n in range(len(parts), 0, -1):
             if any(_matches(parts[:n], p) for p in self._patterns):
@@ -102,9 +102,10 @@ class Scoping:
     workload's directory. Views are shared by the directories that choose alike, so a
     repository without contested ids pays nothing."""
 
-    def __init__(self, index: ConfigIndex, scopes: Scopes) -> None:
+    def __init__(self, index: ConfigIndex, scopes: Scopes, place: Place | None = None) -> None:
         self.index = index
         self.scopes = scopes
+        self.place = Place() if place is None else place
         self._contested = {
             key: per
             for key, per in index.by_directory.items()
@@ -113,7 +114,7 @@ class Scoping:
         if scopes:  # an object inside a scope is hidden from the others: contested too
             for key, entry in index.objects.items():
                 if key not in self._contested:
-                    where = source_directory(entry.source)
+                    where = self.place(entry.source, entry.info.offset)
                     if scopes.of(where) is not None:
                         self._contested[key] = {where: entry}
         self._views: dict[tuple[object, ...], tuple[ConfigIndex, Ties]] = {}
@@ -157,10 +158,11 @@ class Scoping:
         self._by_dir[where] = got
         return got
 
-    def index_for(self, src: SourceText) -> ConfigIndex:
+    def index_for(self, src: SourceText, offset: int = 0) -> ConfigIndex:
+        """The index a workload at ``offset`` of ``src`` sees."""
         if not self._contested:
             return self.index
-        return self._view(source_directory(src))[0]
+        return self._view(self.place(src, offset))[0]
 
     def check(
         self,
@@ -169,6 +171,7 @@ class Scoping:
         namespace: str,
         label: str,
         counts: Counts | None = None,
+        offset: int = 0,
     ) -> None:
         """Stop at the first reference to an id that two directories define equally near
         (rule 2): file, line and column of the reference, both files named. A Reloader
@@ -180,7 +183,7 @@ class Scoping:
         tie: whichever is deployed, the checksum is the same."""
         if not self._contested:
             return
-        ties = self._view(source_directory(src))[1]
+        ties = self._view(self.place(src, offset))[1]
         if not ties:
             return
         for ref in refs:
@@ -219,5 +222,5 @@ def _tied(
     return None, ""
 
 
-def scoping(index: ConfigIndex, patterns: Sequence[str]) -> Scoping:
-    return Scoping(index, Scopes(patterns))
+def scoping(index: ConfigIndex, patterns: Sequence[str], place: Place | None = None) -> Scoping:
+    return Scoping(index, Scopes(patterns), place)
