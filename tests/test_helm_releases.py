@@ -207,6 +207,9 @@ def test_releases_of_a_chart_that_names_no_namespace_use_their_own_objects(
     assert "duplicate-object" not in res.stderr
     again = run_cmhash(["--no-config", "--check", "-"], stdin=res.stdout)
     assert again.code == 0, again.stderr
+    versioned = run_cmhash(["--no-config", "--versioned", "-"], stdin=(one + two).encode())
+    assert versioned.code == 2
+    assert "(<stdin> (render demo#1) and <stdin> (render demo#2))" in versioned.stderr
 
 
 @pytest.mark.integration

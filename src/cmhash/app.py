@@ -25,7 +25,7 @@ from cmhash.model import Level, ResourceId
 from cmhash.parse.events import backend, ctree_available
 from cmhash.plan import scopes
 from cmhash.plan.helm import Namespaces, is_helm_source, release_namespaces
-from cmhash.plan.index import ConfigEntry, ConfigIndex, Place, build_index
+from cmhash.plan.index import ConfigEntry, ConfigIndex, Place, build_index, defined_in
 from cmhash.plan.resolve import WorkloadPlan, counts, plan_workload
 from cmhash.progress import Progress
 from cmhash.read.source import SourceText
@@ -282,11 +282,11 @@ def _versioning(
         per = index.by_directory.get(key)
         if per:  # one new name per id: environments would share it (plan/scopes.py)
             entry = index.objects[key]
-            files = " and ".join(e.source.display for e in per.values())
+            files = defined_in(per)
             raise entry.source.error(
                 f"{entry.info.label} is defined in several directories ({files}): versioned "
                 "names are decided per run, so run cmhash --versioned on each "
-                "environment's directory",
+                "environment's directory, or each Helm release's render",
                 entry.info.offset,
             )
     versioning.edits(decided, first)

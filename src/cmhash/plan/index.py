@@ -144,6 +144,20 @@ class Place:
         return where if unit is None else os.path.join(where, f"{RENDER_MARK}{unit}")
 
 
+def defined_in(per: dict[str, ConfigEntry]) -> str:
+    """The places of ``per`` (place -> definition) as messages name them: the files, and
+    for a Helm render of several in one file, which one (``s.yaml (render demo#2)``)."""
+    return " and ".join(
+        entry.source.display
+        + (
+            f" (render {last[1:]})"
+            if (last := os.path.basename(where)).startswith(RENDER_MARK)
+            else ""
+        )
+        for where, entry in per.items()
+    )
+
+
 def build_index(
     configs: list[tuple[SourceText, ConfigInfo]],
     settings: Settings,
