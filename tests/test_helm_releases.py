@@ -212,6 +212,16 @@ def test_releases_of_a_chart_that_names_no_namespace_use_their_own_objects(
     assert "(<stdin> (render demo#1) and <stdin> (render demo#2))" in versioned.stderr
 
 
+def test_another_chart_using_an_object_of_two_releases_is_a_tie() -> None:
+    """A third render (another chart) uses cfg, which both releases of demo define and
+    neither is nearer: exit 2, naming the two renders (not the file twice)."""
+    other = UNNAMESPACED.replace("demo/templates/dep.yaml", "other/templates/dep.yaml")
+    text = CM + UNNAMESPACED + CM.replace("a: b", "a: c") + UNNAMESPACED + other
+    res = run_cmhash(["--no-config", "-"], stdin=text.encode())
+    assert res.code == 2, res.stderr
+    assert "which <stdin> (render demo#1) and <stdin> (render demo#2) both define" in res.stderr
+
+
 @pytest.mark.integration
 @pytest.mark.parametrize("binary", ["helm", "helm3"])
 def test_one_release_name_in_two_namespaces_without_namespaces(tmp_path: Path, binary: str) -> None:

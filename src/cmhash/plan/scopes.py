@@ -33,11 +33,11 @@ from fnmatch import fnmatchcase
 from cmhash.analyze import patterns
 from cmhash.analyze.refs import Reference
 from cmhash.model import ResourceId, make_id
-from cmhash.plan.index import RENDER_MARK, ConfigEntry, ConfigIndex, Place
+from cmhash.plan.index import RENDER_MARK, ConfigEntry, ConfigIndex, Place, defined_in
 from cmhash.read.source import SourceText
 
 _TIE = object()  # several definitions equally near: an error when referenced
-Ties = dict[ResourceId, list[ConfigEntry]]  # id -> its definitions equally near
+Ties = dict[ResourceId, dict[str, ConfigEntry]]  # id -> its definitions equally near, by place
 Counts = Callable[[Reference, ConfigEntry], bool]  # whether the reference would hash it
 
 
@@ -152,7 +152,7 @@ class Scoping:
                 if choice is _TIE:
                     per = self._contested[key]
                     near = _nearest(_parts(where), list(per))
-                    ties[key] = [per[d] for d in near]
+                    ties[key] = {d: per[d] for d in near}
             got = (view, ties)
             self._views[signature] = got
         self._by_dir[where] = got
@@ -192,7 +192,7 @@ class Scoping:
                 continue
             raise src.error(
                 f"{label} references {ref.target_kind} {named}, which "
-                f"{' and '.join(e.source.display for e in ties[key])} both define, equally "
+                f"{defined_in(ties[key])} both define, equally "
                 "near to this file: cmhash cannot tell which one it is deployed with (run "
                 "cmhash on each environment's directory, move the workload into one of "
                 "them, or declare the environments with scopes: in .cmhash.yaml)",
@@ -207,7 +207,7 @@ def _tied(
     matches), and how the message names it."""
     if not ref.pattern:
         key = make_id(("", ref.target_kind, ns, ref.name))
-        hit = key in ties and (counts is None or any(counts(ref, e) for e in ties[key]))
+        hit = key in ties and (counts is None or any(counts(ref, e) for e in ties[key].values()))
         return (key if hit else None), repr(ref.name)
     hits = sorted(
         (k for k in ties if k.kind == ref.target_kind and k.namespace == ns),
@@ -216,7 +216,7 @@ def _tied(
     for k in hits:
         one = ref._replace(name=k.name, pattern=False)
         if patterns.matches(ref.name, k.name) and (
-            counts is None or any(counts(one, e) for e in ties[k])
+            counts is None or any(counts(one, e) for e in ties[k].values())
         ):
             return k, f"{k.name!r} (matched by {ref.declared_by}: {ref.name!r})"
     return None, ""
