@@ -212,6 +212,29 @@ def test_releases_of_a_chart_that_names_no_namespace_use_their_own_objects(
     assert "(<stdin> (render demo#1) and <stdin> (render demo#2))" in versioned.stderr
 
 
+@pytest.mark.parametrize("parser", ["fast", "exact"])
+def test_committed_renders_in_one_directory_never_affect_each_other(
+    tmp_path: Path, parser: str
+) -> None:
+    """rendered/dev.yaml and rendered/prod.yaml, one release's render each, the chart
+    naming no namespace: each file's Deployment gets its own file's ConfigMap, as when
+    the file is checked alone (dev's got prod's before: a duplicate-object warning, and
+    `cmhash -i .` and `cmhash --check rendered/dev.yaml` disagreed forever)."""
+    dev = CM + UNNAMESPACED
+    prod = CM.replace("a: b", "a: prod") + UNNAMESPACED
+    root = tmp_path / "rendered"
+    root.mkdir()
+    (root / "dev.yaml").write_text(dev)
+    (root / "prod.yaml").write_text(prod)
+    res = run_cmhash(["--no-config", "--parser", parser, "-i", "."], cwd=tmp_path)
+    assert res.code == 0, res.stderr
+    assert "duplicate-object" not in res.stderr
+    for name in ("dev.yaml", "prod.yaml"):
+        alone = run_cmhash(["--no-config", "--check", f"rendered/{name}"], cwd=tmp_path)
+        assert alone.code == 0, alone.stderr
+    assert run_cmhash(["--no-config", "--check", "."], cwd=tmp_path).code == 0
+
+
 def test_another_chart_using_an_object_of_two_releases_is_a_tie() -> None:
     """A third render (another chart) uses cfg, which both releases of demo define and
     neither is nearer: exit 2, naming the two renders (not the file twice)."""

@@ -198,7 +198,10 @@ def _run(
         )
     findings: list[Finding] = []
     releases = _release_namespaces(sources, docs, settings, findings, notes)
-    place = Place(releases.render_of if releases is not None and releases.several else None)
+    place = Place(
+        releases.render_of if releases is not None and releases.several else None,
+        is_helm_source,  # a committed render never affects the other files (plan/helm.py)
+    )
     index = build_index(
         [(s, c) for s, per in zip(sources, docs, strict=True) for d in per for c in d.configs],
         settings,

@@ -122,24 +122,33 @@ def source_directory(src: SourceText) -> str:
 
 
 RENDER_MARK = "\0"  # starts the path segment of a render (never a directory name)
+FILE_MARK = "\1"  # starts the path segment of a source that is a place of its own
+MARKS = (RENDER_MARK, FILE_MARK)
 Render = Callable[[SourceText, int], "str | None"]  # the render at an offset, if several
 
 
 class Place:
-    """Where a definition or a workload is, for plan/scopes.py: its source's directory,
-    and inside a Helm stream of several releases (``render``: plan/helm.py), its render
-    as a segment below it, so that a release's workloads use their own release's
-    objects first (the nearest place) and a definition in two releases is no
-    duplicate."""
+    """Where a definition or a workload is, for plan/scopes.py: its source's directory;
+    for a file that is a render of its own (``apart``: Helm output, plan/helm.py), the
+    file as a segment below it; inside a Helm stream of several releases (``render``),
+    its render as a segment below that. So a release's workloads use their own
+    release's objects first (the nearest place), and a definition in two releases (two
+    committed renders in one directory, or two in one stream) is no duplicate."""
 
-    def __init__(self, render: Render | None = None) -> None:
+    def __init__(
+        self, render: Render | None = None, apart: Callable[[SourceText], bool] | None = None
+    ) -> None:
         self.render = render
+        self.apart = apart
         self._dirs: dict[int, str] = {}
 
     def __call__(self, src: SourceText, offset: int) -> str:
         where = self._dirs.get(id(src))
         if where is None:
-            where = self._dirs[id(src)] = source_directory(src)
+            where = source_directory(src)
+            if self.apart is not None and not src.is_stdin and self.apart(src):
+                where = os.path.join(where, f"{FILE_MARK}{os.path.basename(src.path)}")
+            self._dirs[id(src)] = where
         unit = self.render(src, offset) if self.render is not None else None
         return where if unit is None else os.path.join(where, f"{RENDER_MARK}{unit}")
 

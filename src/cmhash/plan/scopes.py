@@ -33,7 +33,7 @@ from fnmatch import fnmatchcase
 from cmhash.analyze import patterns
 from cmhash.analyze.refs import Reference
 from cmhash.model import ResourceId, make_id
-from cmhash.plan.index import RENDER_MARK, ConfigEntry, ConfigIndex, Place, defined_in
+from cmhash.plan.index import MARKS, ConfigEntry, ConfigIndex, Place, defined_in
 from cmhash.read.source import SourceText
 
 _TIE = object()  # several definitions equally near: an error when referenced
@@ -67,7 +67,7 @@ class Scopes:
         found = self._cache.get(path, ())
         if found != ():
             return found
-        parts = tuple(p for p in _parts(path) if not p.startswith(RENDER_MARK))
+        parts = tuple(p for p in _parts(path) if not p.startswith(MARKS))
         scope = None
         for n in range(len(parts), 0, -1):
             if any(_matches(parts[:n], p) for p in self._patterns):
