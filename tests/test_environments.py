@@ -356,3 +356,39 @@ def test_environments_sharing_files_through_links_are_refused(tmp_path: Path, li
     res = run_cmhash(["--no-config", "-i", "."], cwd=tmp_path)
     assert res.code == 2 and "reached through a symbolic link" in res.stderr
     assert {p: p.read_bytes() for p in before} == before
+
+
+def test_many_directories_defining_one_name_are_not_compared_pairwise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A directory per application, each with ConfigMap app: each workload's nearest
+    definition is found in time of its directory's depth. Every workload's directory
+    was compared with every definition's before (quadratic: 3,000 directories took 20 s,
+    2 s without the shared name)."""
+    from cmhash.plan import scopes
+
+    calls = 0
+    real = scopes._parts
+
+    def counted(path: str) -> tuple[str, ...]:
+        nonlocal calls
+        calls += 1
+        return real(path)
+
+    apps = 400
+    for i in range(apps):
+        d = tmp_path / f"env{i % 2}" / f"app{i}"
+        d.mkdir(parents=True)
+        (d / "cm.yaml").write_text(
+            f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  v: '{i}'\n"
+        )
+        (d / "dep.yaml").write_text(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n"
+            "  template:\n    spec:\n      containers:\n      - name: c\n        envFrom:\n"
+            "        - configMapRef: {name: app}\n"
+        )
+    monkeypatch.setattr(scopes, "_parts", counted)
+    res = run_cmhash(["--no-config", "--diff", "."], cwd=tmp_path)
+    assert res.code == 0, res.stderr
+    assert len(set(res.out.split("checksum/config: ")[1:])) == apps  # each its own
+    assert calls <= 4 * apps, calls

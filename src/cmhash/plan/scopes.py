@@ -27,7 +27,7 @@ Definitions in one directory are one scope: the later one is used, with the
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from fnmatch import fnmatchcase
 
 from cmhash.analyze import patterns
@@ -77,23 +77,33 @@ class Scopes:
         return scope
 
 
-def _nearest(where: tuple[str, ...], dirs: Sequence[str]) -> list[str]:
-    """The directories among ``dirs`` nearest to ``where`` (rule 1): one, or a tie."""
-    best: tuple[int, int] | None = None
-    chosen: list[str] = []
-    for d in dirs:
-        parts = _parts(d)
-        common = 0
-        for a, b in zip(parts, where, strict=False):
-            if a != b:
-                break
-            common += 1
-        score = (1 if common == len(parts) else 0, common)  # on the way up first
-        if best is None or score > best:
-            best, chosen = score, [d]
-        elif score == best:
-            chosen.append(d)
-    return chosen
+class _Near:
+    """The directories that define one id, for ``nearest`` in time of the depth of the
+    workload's directory, not of the number of directories (a repository with a
+    directory per application, each defining ConfigMap ``config``, asks once per
+    directory)."""
+
+    def __init__(self, dirs: Iterable[str]) -> None:
+        self.dirs: dict[tuple[str, ...], str] = {}
+        self.under: dict[tuple[str, ...], list[str]] = {}  # prefix -> the dirs below it
+        for d in dirs:
+            parts = _parts(d)
+            self.dirs[parts] = d
+            for n in range(len(parts) + 1):
+                self.under.setdefault(parts[:n], []).append(d)
+
+    def nearest(self, where: tuple[str, ...]) -> list[str]:
+        """On the way up, the deepest directory that defines it; else the ones sharing
+        the deepest common directory with ``where`` (several: a tie)."""
+        for n in range(len(where), -1, -1):
+            d = self.dirs.get(where[:n])
+            if d is not None:
+                return [d]
+        for n in range(len(where), -1, -1):
+            below = self.under.get(where[:n])
+            if below:
+                return below
+        return []
 
 
 class Scoping:
@@ -119,25 +129,35 @@ class Scoping:
                         self._contested[key] = {where: entry}
         self._views: dict[tuple[object, ...], tuple[ConfigIndex, Ties]] = {}
         self._by_dir: dict[str, tuple[ConfigIndex, Ties]] = {}
+        self._near: dict[tuple[ResourceId, tuple[str, ...] | None], _Near] = {}
 
     @property
     def contested(self) -> bool:
         """Whether any id is resolved per directory."""
         return bool(self._contested)
 
-    def _choose(self, where: str, per: dict[str, ConfigEntry]) -> ConfigEntry | object | None:
+    def _nearest(self, where: str, key: ResourceId) -> list[str]:
+        """The directories defining ``key`` that ``where`` sees (its scope's and the
+        shared ones) nearest to it: one, a tie, or none."""
         scope = self.scopes.of(where) if self.scopes else None
-        dirs = [d for d in per if not self.scopes or self.scopes.of(d) in (None, scope)]
-        if not dirs:
+        near = self._near.get((key, scope))
+        if near is None:
+            per = self._contested[key]
+            dirs = [d for d in per if not self.scopes or self.scopes.of(d) in (None, scope)]
+            near = self._near[(key, scope)] = _Near(dirs)
+        return near.nearest(_parts(where))
+
+    def _choose(self, where: str, key: ResourceId) -> ConfigEntry | object | None:
+        near = self._nearest(where, key)
+        if not near:
             return None
-        near = _nearest(_parts(where), dirs)
-        return per[near[0]] if len(near) == 1 else _TIE
+        return self._contested[key][near[0]] if len(near) == 1 else _TIE
 
     def _view(self, where: str) -> tuple[ConfigIndex, Ties]:
         got = self._by_dir.get(where)
         if got is not None:
             return got
-        choices = {key: self._choose(where, per) for key, per in self._contested.items()}
+        choices = {key: self._choose(where, key) for key in self._contested}
         signature = tuple(id(c) for c in choices.values())
         got = self._views.get(signature)
         if got is None:
@@ -151,8 +171,7 @@ class Scoping:
                 del view.objects[key]
                 if choice is _TIE:
                     per = self._contested[key]
-                    near = _nearest(_parts(where), list(per))
-                    ties[key] = {d: per[d] for d in near}
+                    ties[key] = {d: per[d] for d in self._nearest(where, key)}
             got = (view, ties)
             self._views[signature] = got
         self._by_dir[where] = got
