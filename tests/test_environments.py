@@ -392,3 +392,26 @@ def test_many_directories_defining_one_name_are_not_compared_pairwise(
     assert res.code == 0, res.stderr
     assert len(set(res.out.split("checksum/config: ")[1:])) == apps  # each its own
     assert calls <= 4 * apps, calls
+
+
+@pytest.mark.parametrize("command", [["--check"], ["explain"]])
+def test_a_tie_a_link_made_is_said_as_the_link(tmp_path: Path, command: list[str]) -> None:
+    """staging/cm.yaml links to prod's, and dev and prod have their own: the link is read
+    once, at prod, so staging's workload tied dev's and prod's, and the tie error advised
+    scopes:, which then gave the link refusal. The link refusal is said at once."""
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  k: {v}\n"
+    dep = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n"
+        "    spec:\n      containers:\n      - name: c\n        image: i\n        envFrom:\n"
+        "        - configMapRef: {name: cfg}\n"
+    )
+    for env in ("dev", "prod", "staging"):
+        (tmp_path / env).mkdir()
+        (tmp_path / env / "dep.yaml").write_text(dep)
+    (tmp_path / "dev" / "cm.yaml").write_text(cm.format(v="dev"))
+    (tmp_path / "prod" / "cm.yaml").write_text(cm.format(v="prod"))
+    (tmp_path / "staging" / "cm.yaml").symlink_to("../prod/cm.yaml")
+    res = run_cmhash([*command, "--no-config", "."], cwd=tmp_path)
+    assert res.code == 2
+    assert res.stderr.startswith("cmhash: ./staging/cm.yaml is reached through a symbolic link")
+    assert "equally near" not in res.stderr

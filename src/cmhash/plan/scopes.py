@@ -32,6 +32,7 @@ from fnmatch import fnmatchcase
 
 from cmhash.analyze import patterns
 from cmhash.analyze.refs import Reference
+from cmhash.errors import TieError
 from cmhash.model import ResourceId, make_id
 from cmhash.plan.index import MARKS, ConfigEntry, ConfigIndex, Place, defined_in
 from cmhash.read.source import SourceText
@@ -209,13 +210,16 @@ class Scoping:
             key, named = _tied(ref, ref.namespace or namespace, ties, counts)
             if key is None:
                 continue
-            raise src.error(
+            line, column = src.position(ref.offset)
+            raise TieError(
                 f"{label} references {ref.target_kind} {named}, which "
                 f"{defined_in(ties[key])} both define, equally "
                 "near to this file: cmhash cannot tell which one it is deployed with (run "
                 "cmhash on each environment's directory, move the workload into one of "
                 "them, or declare the environments with scopes: in .cmhash.yaml)",
-                ref.offset,
+                path=src.display,
+                line=line,
+                column=column,
             )
 
 
