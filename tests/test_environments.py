@@ -415,3 +415,49 @@ def test_a_tie_a_link_made_is_said_as_the_link(tmp_path: Path, command: list[str
     assert res.code == 2
     assert res.stderr.startswith("cmhash: ./staging/cm.yaml is reached through a symbolic link")
     assert "equally near" not in res.stderr
+
+
+def test_views_of_the_index_are_not_all_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A directory per application, each choosing its own ConfigMap app among 300 and
+    with a ConfigMap of its own: each directory's view of the index is a copy of it, and
+    every one was kept to the end (quadratic memory: 475 MB for 3,000 directories). Only
+    the last few are kept now; the checksums are the same."""
+    import weakref
+
+    from cmhash.plan import index as index_module
+    from cmhash.plan import scopes
+
+    alive = peak = 0
+
+    class Counted(index_module.ConfigIndex):
+        def __init__(self) -> None:
+            nonlocal alive, peak
+            super().__init__()
+            alive += 1
+            peak = max(peak, alive)
+            weakref.finalize(self, _gone)
+
+    def _gone() -> None:
+        nonlocal alive
+        alive -= 1
+
+    apps = 300
+    for i in range(apps):
+        d = tmp_path / f"env{i % 2}" / f"app{i}"
+        d.mkdir(parents=True)
+        (d / "cm.yaml").write_text(
+            f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  v: '{i}'\n---\n"
+            f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: own{i}\ndata:\n  v: '{i}'\n"
+        )
+        (d / "dep.yaml").write_text(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n"
+            "  template:\n    spec:\n      containers:\n      - name: c\n        envFrom:\n"
+            f"        - configMapRef: {{name: app}}\n        - configMapRef: {{name: own{i}}}\n"
+        )
+    monkeypatch.setattr(scopes, "ConfigIndex", Counted)
+    res = run_cmhash(["--no-config", "--diff", "."], cwd=tmp_path)
+    assert res.code == 0, res.stderr
+    assert len(set(res.out.split("checksum/config: ")[1:])) == apps
+    assert peak <= 16, peak

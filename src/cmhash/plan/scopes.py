@@ -27,8 +27,10 @@ Definitions in one directory are one scope: the later one is used, with the
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from fnmatch import fnmatchcase
+from typing import TypeVar
 
 from cmhash.analyze import patterns
 from cmhash.analyze.refs import Reference
@@ -37,6 +39,8 @@ from cmhash.model import ResourceId, make_id
 from cmhash.plan.index import MARKS, ConfigEntry, ConfigIndex, Place, defined_in
 from cmhash.read.source import SourceText
 
+K = TypeVar("K")
+V = TypeVar("V")
 _TIE = object()  # several definitions equally near: an error when referenced
 Ties = dict[ResourceId, dict[str, ConfigEntry]]  # id -> its definitions equally near, by place
 Counts = Callable[[Reference, ConfigEntry], bool]  # whether the reference would hash it
@@ -111,7 +115,9 @@ class Scoping:
     """The index each workload sees: ``index.objects`` with the contested ids (defined in
     several directories, or inside a scope) replaced by the definition nearest to the
     workload's directory. Views are shared by the directories that choose alike, so a
-    repository without contested ids pays nothing."""
+    repository without contested ids pays nothing; only the last few are kept (each is
+    a copy of the index, and workloads come file by file: a directory per application
+    each choosing its own ConfigMap app kept one copy per directory, 475 MB for 3,000)."""
 
     def __init__(self, index: ConfigIndex, scopes: Scopes, place: Place | None = None) -> None:
         self.index = index
@@ -128,8 +134,8 @@ class Scoping:
                     where = self.place(entry.source, entry.info.offset)
                     if scopes.of(where) is not None:
                         self._contested[key] = {where: entry}
-        self._views: dict[tuple[object, ...], tuple[ConfigIndex, Ties]] = {}
-        self._by_dir: dict[str, tuple[ConfigIndex, Ties]] = {}
+        self._views: OrderedDict[tuple[object, ...], tuple[ConfigIndex, Ties]] = OrderedDict()
+        self._by_dir: OrderedDict[str, tuple[ConfigIndex, Ties]] = OrderedDict()
         self._near: dict[tuple[ResourceId, tuple[str, ...] | None], _Near] = {}
 
     @property
@@ -155,12 +161,12 @@ class Scoping:
         return self._contested[key][near[0]] if len(near) == 1 else _TIE
 
     def _view(self, where: str) -> tuple[ConfigIndex, Ties]:
-        got = self._by_dir.get(where)
+        got = _recent(self._by_dir, where)
         if got is not None:
             return got
         choices = {key: self._choose(where, key) for key in self._contested}
         signature = tuple(id(c) for c in choices.values())
-        got = self._views.get(signature)
+        got = _recent(self._views, signature)
         if got is None:
             view = ConfigIndex()
             view.objects = dict(self.index.objects)
@@ -174,8 +180,8 @@ class Scoping:
                     per = self._contested[key]
                     ties[key] = {d: per[d] for d in self._nearest(where, key)}
             got = (view, ties)
-            self._views[signature] = got
-        self._by_dir[where] = got
+            _keep(self._views, signature, got)
+        _keep(self._by_dir, where, got)
         return got
 
     def index_for(self, src: SourceText, offset: int = 0) -> ConfigIndex:
@@ -243,6 +249,22 @@ def _tied(
         ):
             return k, f"{k.name!r} (matched by {ref.declared_by}: {ref.name!r})"
     return None, ""
+
+
+_KEPT = 8  # views kept (plan/scopes.py Scoping): enough for the files of a directory
+
+
+def _recent(cache: OrderedDict[K, V], key: K) -> V | None:
+    got = cache.get(key)
+    if got is not None:
+        cache.move_to_end(key)
+    return got
+
+
+def _keep(cache: OrderedDict[K, V], key: K, value: V) -> None:
+    cache[key] = value
+    if len(cache) > _KEPT:
+        cache.popitem(last=False)
 
 
 def scoping(index: ConfigIndex, patterns: Sequence[str], place: Place | None = None) -> Scoping:
