@@ -328,3 +328,18 @@ def test_an_order_helm_does_not_print_is_not_cut_into_releases() -> None:
     assert "(chart demo): objects without a namespace are taken to be in 'ns1'" in res.stderr
     assert "render 1 of" not in res.stderr
     assert "checksum/config" in res.out
+
+
+def test_mermaid_draws_each_release_apart() -> None:
+    """Two releases in one stream each use their own ConfigMap cfg: the Mermaid graph has
+    a node per definition (file and line), so each Deployment's edge comes from its own.
+    Nodes were per file, and the two releases' ConfigMaps were one node with both
+    Deployments' edges."""
+    text = CM + UNNAMESPACED + CM.replace("a: b", "a: c") + UNNAMESPACED
+    res = run_cmhash(["explain", "--no-config", "--format", "mermaid", "-"], stdin=text.encode())
+    assert res.code == 0, res.stderr
+    nodes = [x for x in res.out.splitlines() if '[("ConfigMap/cfg' in x]
+    assert len(nodes) == 2, res.out
+    edges = [x for x in res.out.splitlines() if "-->" in x]
+    assert len(edges) == 2 and len({e.split()[0] for e in edges}) == 2, res.out
+    assert len({e.split()[-1] for e in edges}) == 2, res.out
