@@ -261,10 +261,14 @@ class Templates(NamedTuple):
             after_t = _renamed(path_get(new, path), self.renamed[1])
             return tuple(template_causes(before_t, after_t, self.annotation_key))
 
-    def decide(self, plan: WorkloadPlan, causes: tuple[TemplateCause, ...]) -> Decision:
+    def decide(
+        self, plan: WorkloadPlan, causes: tuple[TemplateCause, ...], was: ResourceId
+    ) -> Decision:
+        """``was``: its id in OLD (a renamed Job's old name: what runs again is judged
+        against it)."""
         obj = self.new.get(plan.id) if self.new is not None else None
-        old = self.old.get(plan.id) if self.old is not None else None
-        ctx = Context(obj or {}, causes, self.rollouts, plan.id, plan.runs_again_as, old)
+        old = self.old.get(was) if self.old is not None else None
+        ctx = Context(obj or {}, causes, self.rollouts, was, plan.runs_again_as, old)
         return decide(ctx, plan.info.kind.rolls)
 
 
@@ -313,7 +317,7 @@ def _compare_workload(
             if about is not None:
                 causes.append(about)
             shown = [c.as_dict() for c in causes or [REFERENCES_CHANGED]]
-        decision = templates.decide(plan, changed)
+        decision = templates.decide(plan, changed, prev.id)
         entry = {
             **workload_fields(plan),
             "causes": shown + [t.as_dict() for t in changed],
@@ -341,7 +345,9 @@ PlanKey = tuple[ResourceId, str | None]
 def plan_key(plan: WorkloadPlan) -> PlanKey:
     """A workload: its resource and, for a resource with several pod groups (a VMCluster's
     vminsert, vmselect, vmstorage: kinds.WorkloadKind.component), the group."""
-    return plan.id, plan.info.kind.component
+    job = plan.info.job  # --jobs=rename: a Job by its base name (migrate-<suffix> in
+    # OLD and NEW, both cmhash's output, are one Job that runs again under a new name)
+    return (plan.id if job is None else plan.id._replace(name=job.base)), plan.info.kind.component
 
 
 def last_of(plans: Iterable[WorkloadPlan]) -> dict[PlanKey, WorkloadPlan]:
