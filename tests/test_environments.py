@@ -356,3 +356,108 @@ def test_environments_sharing_files_through_links_are_refused(tmp_path: Path, li
     res = run_cmhash(["--no-config", "-i", "."], cwd=tmp_path)
     assert res.code == 2 and "reached through a symbolic link" in res.stderr
     assert {p: p.read_bytes() for p in before} == before
+
+
+def test_many_directories_defining_one_name_are_not_compared_pairwise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A directory per application, each with ConfigMap app: each workload's nearest
+    definition is found in time of its directory's depth. Every workload's directory
+    was compared with every definition's before (quadratic: 3,000 directories took 20 s,
+    2 s without the shared name)."""
+    from cmhash.plan import scopes
+
+    calls = 0
+    real = scopes._parts
+
+    def counted(path: str) -> tuple[str, ...]:
+        nonlocal calls
+        calls += 1
+        return real(path)
+
+    apps = 400
+    for i in range(apps):
+        d = tmp_path / f"env{i % 2}" / f"app{i}"
+        d.mkdir(parents=True)
+        (d / "cm.yaml").write_text(
+            f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  v: '{i}'\n"
+        )
+        (d / "dep.yaml").write_text(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n"
+            "  template:\n    spec:\n      containers:\n      - name: c\n        envFrom:\n"
+            "        - configMapRef: {name: app}\n"
+        )
+    monkeypatch.setattr(scopes, "_parts", counted)
+    res = run_cmhash(["--no-config", "--diff", "."], cwd=tmp_path)
+    assert res.code == 0, res.stderr
+    assert len(set(res.out.split("checksum/config: ")[1:])) == apps  # each its own
+    assert calls <= 4 * apps, calls
+
+
+@pytest.mark.parametrize("command", [["--check"], ["explain"]])
+def test_a_tie_a_link_made_is_said_as_the_link(tmp_path: Path, command: list[str]) -> None:
+    """staging/cm.yaml links to prod's, and dev and prod have their own: the link is read
+    once, at prod, so staging's workload tied dev's and prod's, and the tie error advised
+    scopes:, which then gave the link refusal. The link refusal is said at once."""
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  k: {v}\n"
+    dep = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n"
+        "    spec:\n      containers:\n      - name: c\n        image: i\n        envFrom:\n"
+        "        - configMapRef: {name: cfg}\n"
+    )
+    for env in ("dev", "prod", "staging"):
+        (tmp_path / env).mkdir()
+        (tmp_path / env / "dep.yaml").write_text(dep)
+    (tmp_path / "dev" / "cm.yaml").write_text(cm.format(v="dev"))
+    (tmp_path / "prod" / "cm.yaml").write_text(cm.format(v="prod"))
+    (tmp_path / "staging" / "cm.yaml").symlink_to("../prod/cm.yaml")
+    res = run_cmhash([*command, "--no-config", "."], cwd=tmp_path)
+    assert res.code == 2
+    assert res.stderr.startswith("cmhash: ./staging/cm.yaml is reached through a symbolic link")
+    assert "equally near" not in res.stderr
+
+
+def test_views_of_the_index_are_not_all_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A directory per application, each choosing its own ConfigMap app among 300 and
+    with a ConfigMap of its own: each directory's view of the index is a copy of it, and
+    every one was kept to the end (quadratic memory: 475 MB for 3,000 directories). Only
+    the last few are kept now; the checksums are the same."""
+    import weakref
+
+    from cmhash.plan import index as index_module
+    from cmhash.plan import scopes
+
+    alive = peak = 0
+
+    class Counted(index_module.ConfigIndex):
+        def __init__(self) -> None:
+            nonlocal alive, peak
+            super().__init__()
+            alive += 1
+            peak = max(peak, alive)
+            weakref.finalize(self, _gone)
+
+    def _gone() -> None:
+        nonlocal alive
+        alive -= 1
+
+    apps = 300
+    for i in range(apps):
+        d = tmp_path / f"env{i % 2}" / f"app{i}"
+        d.mkdir(parents=True)
+        (d / "cm.yaml").write_text(
+            f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  v: '{i}'\n---\n"
+            f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: own{i}\ndata:\n  v: '{i}'\n"
+        )
+        (d / "dep.yaml").write_text(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n"
+            "  template:\n    spec:\n      containers:\n      - name: c\n        envFrom:\n"
+            f"        - configMapRef: {{name: app}}\n        - configMapRef: {{name: own{i}}}\n"
+        )
+    monkeypatch.setattr(scopes, "ConfigIndex", Counted)
+    res = run_cmhash(["--no-config", "--diff", "."], cwd=tmp_path)
+    assert res.code == 0, res.stderr
+    assert len(set(res.out.split("checksum/config: ")[1:])) == apps
+    assert peak <= 16, peak

@@ -177,6 +177,94 @@ def test_two_renders_of_a_chart_by_hand_are_two_units() -> None:
     assert "render 1 of 2" in res.stderr and "render 2 of 2" in res.stderr
 
 
+UNNAMESPACED = SRC.format(name="dep") + (
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"
+    "spec:\n  template:\n    spec:\n      containers:\n      - name: c\n        envFrom:\n"
+    "        - configMapRef: {name: cfg}\n"
+)
+
+
+@pytest.mark.parametrize("parser", ["fast", "exact"])
+def test_releases_of_a_chart_that_names_no_namespace_use_their_own_objects(
+    parser: str,
+) -> None:
+    """Most charts write no metadata.namespace: two releases of one (helmfile, the same
+    release name in two namespaces) define ConfigMap cfg twice, and nothing says either
+    release namespace. Each render's Deployment uses its own render's ConfigMap, as on its
+    render alone; it got the last render's before (a duplicate-object warning and the
+    other release's checksum)."""
+    one = CM + UNNAMESPACED
+    two = CM.replace("a: b", "a: other") + UNNAMESPACED
+    res = run_cmhash(["--no-config", "--parser", parser, "-"], stdin=(one + two).encode())
+    assert res.code == 0, res.stderr
+    got = [v for d in yaml.safe_load_all(res.out) if d for v in _checksums(yaml.dump(d)).values()]
+    alone = [
+        v
+        for text in (one, two)
+        for v in _checksums(run_cmhash(["--no-config", "-"], stdin=text.encode()).out).values()
+    ]
+    assert got == alone and alone[0] != alone[1], (got, alone)
+    assert "duplicate-object" not in res.stderr
+    again = run_cmhash(["--no-config", "--check", "-"], stdin=res.stdout)
+    assert again.code == 0, again.stderr
+    versioned = run_cmhash(["--no-config", "--versioned", "-"], stdin=(one + two).encode())
+    assert versioned.code == 2
+    assert "(<stdin> (render demo#1) and <stdin> (render demo#2))" in versioned.stderr
+
+
+@pytest.mark.parametrize("parser", ["fast", "exact"])
+def test_committed_renders_in_one_directory_never_affect_each_other(
+    tmp_path: Path, parser: str
+) -> None:
+    """rendered/dev.yaml and rendered/prod.yaml, one release's render each, the chart
+    naming no namespace: each file's Deployment gets its own file's ConfigMap, as when
+    the file is checked alone (dev's got prod's before: a duplicate-object warning, and
+    `cmhash -i .` and `cmhash --check rendered/dev.yaml` disagreed forever)."""
+    dev = CM + UNNAMESPACED
+    prod = CM.replace("a: b", "a: prod") + UNNAMESPACED
+    root = tmp_path / "rendered"
+    root.mkdir()
+    (root / "dev.yaml").write_text(dev)
+    (root / "prod.yaml").write_text(prod)
+    res = run_cmhash(["--no-config", "--parser", parser, "-i", "."], cwd=tmp_path)
+    assert res.code == 0, res.stderr
+    assert "duplicate-object" not in res.stderr
+    for name in ("dev.yaml", "prod.yaml"):
+        alone = run_cmhash(["--no-config", "--check", f"rendered/{name}"], cwd=tmp_path)
+        assert alone.code == 0, alone.stderr
+    assert run_cmhash(["--no-config", "--check", "."], cwd=tmp_path).code == 0
+
+
+def test_another_chart_using_an_object_of_two_releases_is_a_tie() -> None:
+    """A third render (another chart) uses cfg, which both releases of demo define and
+    neither is nearer: exit 2, naming the two renders (not the file twice)."""
+    other = UNNAMESPACED.replace("demo/templates/dep.yaml", "other/templates/dep.yaml")
+    text = CM + UNNAMESPACED + CM.replace("a: b", "a: c") + UNNAMESPACED + other
+    res = run_cmhash(["--no-config", "-"], stdin=text.encode())
+    assert res.code == 2, res.stderr
+    assert "which <stdin> (render demo#1) and <stdin> (render demo#2) both define" in res.stderr
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("binary", ["helm", "helm3"])
+def test_one_release_name_in_two_namespaces_without_namespaces(tmp_path: Path, binary: str) -> None:
+    """tests/fixtures/chart names no namespace at all: releases web in ns1 and in ns2
+    (helmfile) each get the checksum of their own ConfigMap and Secret."""
+    chart = str(FIXTURES / "chart")
+    one = _helm(binary, tmp_path, "web", chart, "-n", "ns1", "--set", "logLevel=debug")
+    two = _helm(binary, tmp_path, "web", chart, "-n", "ns2", "--set", "logLevel=warn")
+    res = run_cmhash(["--no-config", "-"], stdin=(one + two).encode())
+    assert res.code == 0, res.stderr
+    got = [v for d in yaml.safe_load_all(res.out) if d for v in _checksums(yaml.dump(d)).values()]
+    alone = [
+        v
+        for text in (one, two)
+        for v in _checksums(run_cmhash(["--no-config", "-"], stdin=text.encode()).out).values()
+    ]
+    assert got == alone and alone[0] != alone[2], (got, alone)
+    assert "duplicate-object" not in res.stderr
+
+
 @pytest.mark.integration
 def test_one_release_name_in_two_namespaces(tmp_path: Path) -> None:
     """helmfile releases may share a name across namespaces: the same instance label,
@@ -240,3 +328,18 @@ def test_an_order_helm_does_not_print_is_not_cut_into_releases() -> None:
     assert "(chart demo): objects without a namespace are taken to be in 'ns1'" in res.stderr
     assert "render 1 of" not in res.stderr
     assert "checksum/config" in res.out
+
+
+def test_mermaid_draws_each_release_apart() -> None:
+    """Two releases in one stream each use their own ConfigMap cfg: the Mermaid graph has
+    a node per definition (file and line), so each Deployment's edge comes from its own.
+    Nodes were per file, and the two releases' ConfigMaps were one node with both
+    Deployments' edges."""
+    text = CM + UNNAMESPACED + CM.replace("a: b", "a: c") + UNNAMESPACED
+    res = run_cmhash(["explain", "--no-config", "--format", "mermaid", "-"], stdin=text.encode())
+    assert res.code == 0, res.stderr
+    nodes = [x for x in res.out.splitlines() if '[("ConfigMap/cfg' in x]
+    assert len(nodes) == 2, res.out
+    edges = [x for x in res.out.splitlines() if "-->" in x]
+    assert len(edges) == 2 and len({e.split()[0] for e in edges}) == 2, res.out
+    assert len({e.split()[-1] for e in edges}) == 2, res.out

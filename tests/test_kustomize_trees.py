@@ -241,3 +241,30 @@ def test_a_broken_kustomization_read_as_a_manifest_alone_is_a_warning(tmp_path: 
     res = run_cmhash(["--no-config", "--check", "."], cwd=tmp_path)
     assert res.code == 0, res.stderr
     assert res.stderr.startswith("k/kustomization.yaml:3:10: warning: kustomization file:")
+
+
+@pytest.mark.parametrize("second", ["kustomization.yml", "Kustomization"])
+def test_two_kustomization_files_in_one_directory_are_exit_2(tmp_path: Path, second: str) -> None:
+    """staging/ with kustomization.yaml and a second kustomization file: kustomize
+    builds neither ("Found multiple kustomization files"). cmhash read the first only,
+    so a patch the second names was hashed as an object; now it is the broken
+    kustomization's exit 2, at the second file."""
+    repo = _copy(tmp_path)
+    staging = repo / STAGING
+    (staging / second).write_text((staging / "kustomization.yaml").read_text())
+    res = run_cmhash(["--no-config", "--check", "."], cwd=repo)
+    assert res.code == 2, res.stderr
+    want = f"cmhash: {STAGING}/{second}:1:1: kustomization file: kustomization.yaml is a "
+    assert res.stderr.startswith(want), res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.integration
+def test_the_real_kustomize_refuses_two_kustomization_files(tmp_path: Path) -> None:
+    repo = _copy(tmp_path)
+    staging = repo / STAGING
+    (staging / "Kustomization").write_text((staging / "kustomization.yaml").read_text())
+    run = subprocess.run(
+        [tool("kustomize"), "build", STAGING], cwd=repo, capture_output=True, text=True
+    )
+    assert run.returncode != 0 and "multiple kustomization files" in run.stderr, run.stdout

@@ -6,6 +6,7 @@ rolls and what does not (metamorphic), user profiles from .cmhash.yaml, and the 
 from __future__ import annotations
 
 import gzip
+import json
 import re
 from functools import cache
 from pathlib import Path
@@ -590,3 +591,37 @@ def test_a_user_profile_with_pod_groups(tmp_path: Path) -> None:
         bad = run_cmhash(["--config", str(config), "-"], stdin=doc.encode())
         assert bad.code == 2 and f"{config}:15:11:" in bad.stderr, bad.stderr
         assert "one row per pod group" in bad.stderr
+
+
+OTEL = """apiVersion: v1
+kind: ConfigMap
+metadata: {name: extra}
+data: {a: "1"}
+---
+apiVersion: opentelemetry.io/v1beta1
+kind: OpenTelemetryCollector
+metadata: {name: otel}
+spec:
+  mode: MODE
+  envFrom: [{configMapRef: {name: extra}}]
+  config: {}
+"""
+
+
+@pytest.mark.parametrize("parser", ["fast", "exact"])
+def test_a_sidecar_collector_is_not_annotated(parser: str) -> None:
+    """A sidecar-mode OpenTelemetryCollector runs no pods of its own: the webhook injects
+    it into other pods at their creation, and a change to it restarts none of them. It
+    got a checksum in spec.podAnnotations that rolled nothing, and explain said it
+    "restarts through the OpenTelemetry Operator"; now it is left alone, and says why.
+    The other modes keep theirs."""
+    sidecar = OTEL.replace("MODE", "sidecar").encode()
+    res = run_cmhash(["--no-config", "--parser", parser, "-"], stdin=sidecar)
+    assert res.code == 0 and res.stdout == sidecar, res.stderr
+    why = run_cmhash(["explain", "--no-config", "--format", "json", "-"], stdin=sidecar)
+    (otel,) = json.loads(why.out)["workloads"]
+    assert otel["status"] == "skipped" or otel["checksum"] is None, otel
+    assert "sidecar-mode collector runs no pods of its own" in otel["skipReason"]
+    for mode in ("deployment", "daemonset", "statefulset"):
+        res = run_cmhash(["--no-config", "-"], stdin=OTEL.replace("MODE", mode).encode())
+        assert "  podAnnotations:\n    checksum/config: " in res.out, mode

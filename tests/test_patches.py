@@ -112,6 +112,35 @@ def test_versioned_is_refused_with_the_reason() -> None:
     assert made.out == ""
 
 
+ENV_CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  env: {env}\n"
+ENV_APP = (
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  template:\n"
+    "    spec:\n      containers:\n      - name: c\n        image: x\n        envFrom:\n"
+    "        - configMapRef: {name: app}\n"
+)
+
+
+def test_environments_with_different_checksums_are_refused(tmp_path: Path) -> None:
+    """dev/ and prod/ each with Deployment app (no namespace): one patch file cannot hold
+    both values. It held one patch with prod's value, which dev's overlay would apply;
+    now exit 2 at the second, naming the first, and nothing written. The same value twice
+    is one patch."""
+    for env in ("dev", "prod"):
+        (tmp_path / env).mkdir()
+        (tmp_path / env / "cm.yaml").write_text(ENV_CM.format(env=env))
+        (tmp_path / env / "app.yaml").write_text(ENV_APP)
+    made = run_cmhash(["patches", "--no-config", "."], cwd=tmp_path)
+    assert made.code == 2 and made.out == ""
+    assert made.stderr.startswith("cmhash: ./prod/app.yaml:1:1: Deployment/app is annotated ")
+    assert "and at ./dev/app.yaml:1 with different checksums" in made.stderr
+    (tmp_path / "prod" / "cm.yaml").write_text(ENV_CM.format(env="dev"))
+    same = run_cmhash(["patches", "--no-config", "."], cwd=tmp_path)
+    assert same.code == 0, same.stderr
+    assert len(_docs(same.out)) == 1
+    alone = run_cmhash(["patches", "--no-config", "dev"], cwd=tmp_path)
+    assert alone.out == same.out
+
+
 # -- the real kustomize ----------------------------------------------------------------
 
 

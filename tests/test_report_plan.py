@@ -644,3 +644,29 @@ def test_renamed_jobs_pair_within_their_namespace_only(tmp_path: Path) -> None:
     data = json.loads(res.out)
     assert [w["namespace"] for w in data["added"]] == ["store"]
     assert [w["namespace"] for w in data["removed"]] == ["shop"]
+
+
+def test_a_job_renamed_on_both_sides_runs_again(tmp_path: Path) -> None:
+    """Both sides already cmhash's --jobs=rename output (a repository kept current by the
+    pre-commit hook): migrate-<one> in OLD and migrate-<other> in NEW are one Job that
+    runs again, not one added and one removed; unchanged, nothing is listed."""
+    text = (ROOT / "examples" / "migrate-job.yaml").read_text()
+    for name, body in (("old", text), ("new", text.replace("TARGET: v42", "TARGET: v43"))):
+        res = run_cmhash(["--no-config", "--jobs=rename", "-"], stdin=body.encode())
+        assert res.code == 0, res.stderr
+        (tmp_path / f"{name}.yaml").write_bytes(res.stdout)
+    res = run_cmhash(
+        ["report", "--no-config", "--jobs=rename", "--format", "json", "old.yaml", "new.yaml"],
+        cwd=tmp_path,
+    )
+    assert res.code == 0, res.stderr
+    data = json.loads(res.out)
+    assert data["added"] == [] and data["removed"] == [], data
+    (job,) = [w for w in data["notRestarting"] if w["kind"] == "Job"]
+    assert job["rule"] == "job-runs-again", job
+    same = run_cmhash(
+        ["report", "--no-config", "--jobs=rename", "--format", "json", "old.yaml", "old.yaml"],
+        cwd=tmp_path,
+    )
+    quiet = json.loads(same.out)
+    assert quiet["added"] == [] and quiet["removed"] == [] and quiet["notRestarting"] == []

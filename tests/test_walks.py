@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import run_cmhash
+from conftest import git, git_init, run_cmhash
 from conftest import write_tree as tree
 
 CM = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: "1"\n'
@@ -156,3 +156,19 @@ def test_selectors_kubectl_accepts(
     )
     res = run_cmhash(["--check", "k8s"], cwd=root)
     assert res.code == (0 if ignored else 1), res.stderr
+
+
+# ------------------------------------------------------------------ --diff labels
+
+
+@pytest.mark.parametrize("arg", [".", "./", "./k8s", "k8s//"])
+def test_a_diff_of_a_walk_applies_with_git(tmp_path: Path, arg: str) -> None:
+    """``cmhash --diff .`` labels files as git does (``a/k8s/dep.yaml``, not
+    ``a/./k8s/dep.yaml``, which ``git apply`` refuses as an invalid path)."""
+    root = git_init(tree(tmp_path, {"k8s/cm.yaml": CM, "k8s/dep.yaml": DEP.format(labels="{}")}))
+    res = run_cmhash(["--diff", arg], cwd=root)
+    assert res.code == 0, res.stderr
+    assert res.stdout.decode().startswith("--- a/k8s/dep.yaml\n+++ b/k8s/dep.yaml\n")
+    (root / "fix.patch").write_bytes(res.stdout)
+    git(root, "apply", "fix.patch")
+    assert run_cmhash(["--check", "k8s"], cwd=root).code == 0

@@ -25,7 +25,7 @@ from cmhash.model import Level, ResourceId
 from cmhash.parse.events import backend, ctree_available
 from cmhash.plan import scopes
 from cmhash.plan.helm import Namespaces, is_helm_source, release_namespaces
-from cmhash.plan.index import ConfigEntry, ConfigIndex, build_index
+from cmhash.plan.index import ConfigEntry, ConfigIndex, Place, build_index, defined_in
 from cmhash.plan.resolve import WorkloadPlan, counts, plan_workload
 from cmhash.progress import Progress
 from cmhash.read.source import SourceText
@@ -199,11 +199,16 @@ def _run(
         )
     findings: list[Finding] = []
     releases = _release_namespaces(sources, docs, settings, findings, notes)
+    place = Place(
+        releases.render_of if releases is not None and releases.several else None,
+        is_helm_source,  # a committed render never affects the other files (plan/helm.py)
+    )
     index = build_index(
         [(s, c) for s, per in zip(sources, docs, strict=True) for d in per for c in d.configs],
         settings,
         findings,
         releases.of if releases else None,
+        place,
     )
     index.prepare_patterns(
         (ref.target_kind, ref.namespace or w.namespace or settings.namespace or "", ref.name)
@@ -213,7 +218,7 @@ def _run(
         for ref in w.refs
         if ref.pattern
     )  # every Reloader pattern matched in one pass per kind and namespace
-    scoping = scopes.scoping(index, settings.scopes)
+    scoping = scopes.scoping(index, settings.scopes, place)
     secret_spans = SecretSpans(sources, docs)
     planner = _Planner(scoping, releases, settings)
     versioning = _versioning(sources, docs, index, planner, settings, findings, secret_spans, notes)
@@ -282,11 +287,11 @@ def _versioning(
         per = index.by_directory.get(key)
         if per:  # one new name per id: environments would share it (plan/scopes.py)
             entry = index.objects[key]
-            files = " and ".join(e.source.display for e in per.values())
+            files = defined_in(per)
             raise entry.source.error(
                 f"{entry.info.label} is defined in several directories ({files}): versioned "
                 "names are decided per run, so run cmhash --versioned on each "
-                "environment's directory",
+                "environment's directory, or each Helm release's render",
                 entry.info.offset,
             )
     edits.edits(decided, first)
@@ -329,10 +334,11 @@ class _Planner:
         # the tie check after the selection: a workload cmhash leaves alone (opted out,
         # ignored, not included, a Job or Pod not opted in) never fails the run
         own: list[Finding] = []
-        plan = plan_workload(src, w, self.scoping.index_for(src), settings, own, renames)
+        index = self.scoping.index_for(src, w.offset)
+        plan = plan_workload(src, w, index, settings, own, renames)
         if plan.skip is None:
             ns = w.namespace or settings.namespace or ""
-            self.scoping.check(src, w.refs, ns, w.label, _hashed(plan, settings))
+            self.scoping.check(src, w.refs, ns, w.label, _hashed(plan, settings), w.offset)
         findings.extend(own)
         return plan
 

@@ -107,6 +107,22 @@ def _kustomize(inputs: Inputs, mode: Mode, *, quiet: bool) -> Inputs:
     )
 
 
+def _run(inputs: Inputs, settings: Settings, **how: Any) -> app.RunResult:
+    """``app.run``, then the refusal of linked environments; a tie that a link may have
+    made (a linked ConfigMap is read once, where its target is) is that refusal too,
+    which says what to do about it."""
+    from cmhash import app
+    from cmhash.errors import TieError
+
+    try:
+        result = app.run(inputs.sources, settings, **how)
+    except TieError:
+        _refuse_links(inputs)
+        raise
+    _linked_environments(inputs, result)
+    return result
+
+
 def _linked_environments(inputs: Inputs, result: app.RunResult) -> None:
     """A repository whose environments share files through symbolic links: a file is
     read once, by its real path, so the environment a linked copy stands in cannot be
@@ -114,6 +130,10 @@ def _linked_environments(inputs: Inputs, result: app.RunResult) -> None:
     index = result.config_index
     if index is None or not index.by_directory:
         return  # no object that several directories define: no environment to tell
+    _refuse_links(inputs)
+
+
+def _refuse_links(inputs: Inputs) -> None:
     linked = [s.path for s in inputs.skipped if "read already" in s.why]
     linked += [
         src.path
@@ -182,7 +202,6 @@ def inject(
 ) -> None:
     """Read manifests (files, directories, or - for stdin; none = stdin), inject checksum
     annotations, write the whole stream to stdout (or --in-place / --check / --diff)."""
-    from cmhash import app
     from cmhash.deliver import deliver
     from cmhash.read.inputs import Mode
     from cmhash.settings import layered
@@ -201,8 +220,7 @@ def inject(
 
         check_usage(keep_versions, previous, mode.name, settings)
         settings = settings.merged(keep_versions=keep_versions)
-    result = app.run(inputs.sources, settings, allow_empty=_empty_allowed(inputs, settings, mode))
-    _linked_environments(inputs, result)
+    result = _run(inputs, settings, allow_empty=_empty_allowed(inputs, settings, mode))
     _warn_if_empty(result, inputs, settings)
     if keep_versions is not None and previous is not None:
         from cmhash.plan.history import with_history
@@ -236,7 +254,7 @@ def explain(paths: tuple[str, ...], fmt: str, **opts: Any) -> None:
     """Show, for every workload, what it references (kind, name, how, keys, optional),
     whether each target is in the input, and the checksum cmhash would write.
     Writes nothing; findings are listed too."""
-    from cmhash import app, lifetime
+    from cmhash import lifetime
     from cmhash.explain import FORMATS, build
     from cmhash.output import report_notes, write_stdout
     from cmhash.read.inputs import Mode
@@ -245,11 +263,8 @@ def explain(paths: tuple[str, ...], fmt: str, **opts: Any) -> None:
     settings = layered(opts)
     inputs = _inputs(paths, settings, Mode.STREAM)
     allow_empty = _empty_allowed(inputs, settings, Mode.STREAM)
-    result = app.run(
-        inputs.sources, settings, keep_plans=True, allow_empty=allow_empty, output=False
-    )
+    result = _run(inputs, settings, keep_plans=True, allow_empty=allow_empty, output=False)
     _warn_if_empty(result, inputs, settings)
-    _linked_environments(inputs, result)
     report_notes(result.notes, quiet=settings.quiet)
     data = build(result, settings.annotation_key)
     lifetime.keep(data)  # (a dict per workload, config and reference: not freed one by one)

@@ -58,6 +58,10 @@ class InputError(CmhashError):
     """Bad input: YAML syntax, unreadable file, invalid object, unsafe edit."""
 
 
+class TieError(InputError):
+    """A reference to an object two directories define equally near (plan/scopes.py)."""
+
+
 class UsageError(CmhashError):
     """Bad command line or option combination."""
 

@@ -62,25 +62,26 @@ def explain_graph(data: dict[str, Any]) -> str:
         | {r["namespace"] for w in data["workloads"] for r in w["references"]}
     )
     for w in data["workloads"]:
-        # environments (definedIn: several directories define an object): one node per file
+        # environments (definedIn: several directories or Helm releases define an object):
+        # one node per definition (file and line: two releases may share a file)
         env = any(r.get("definedIn") for r in w["references"])
-        where = (w["file"],) if env else ()
+        where = (w["file"], str(w["line"])) if env else ()
         group = (w["component"],) if w.get("component") else ()  # one of its pod groups
         wid = mermaid_id("w", w["kind"], w["namespace"], w["name"], *group, *where)
         if wid not in declared:
             declared.add(wid)
             shown = label_of(w["kind"], w["namespace"], w["name"])
             shown += f" ({group[0]})" if group else ""
-            shown += f" ({w['file']})" if env else ""
+            shown += f" ({w['file']}:{w['line']})" if env else ""
             lines.append(f'  {wid}["{q(shown)}"]')
         for r in w["references"]:
             defined = r.get("definedIn")
-            cwhere = (defined.rpartition(":")[0],) if defined else ()
-            cid = mermaid_id("c", r["kind"], r["namespace"], r["name"], *cwhere)
+            at = (defined,) if defined else ()
+            cid = mermaid_id("c", r["kind"], r["namespace"], r["name"], *at)
             if cid not in declared:
                 declared.add(cid)
                 name = label_of(r["kind"], r["namespace"], r["name"])
-                name = q(name + (f" ({cwhere[0]})" if cwhere else ""))
+                name = q(name + (f" ({defined})" if defined else ""))
                 shape = (
                     f'{cid}[("{name}")]'
                     if r["target"] == TargetState.IN_STREAM

@@ -18,6 +18,7 @@ from cmhash.analyze.content import config_content, is_immutable
 from cmhash.analyze.declared import config_excluded, declared_references, reloader_match
 from cmhash.analyze.jobs import plan_rename
 from cmhash.analyze.kinds import KindTable, Policy, WorkloadKind
+from cmhash.analyze.operators import INJECTED
 from cmhash.analyze.refs import (
     Reference,
     aliased_spot,
@@ -218,6 +219,10 @@ def analyze_workload(
     referenced = _template_ref(res, wk)
     if referenced is not None:
         info.skip, info.skip_detail = SkipReason.WORKLOAD_REF, referenced
+        return info
+    injected = INJECTED.get((wk.group, wk.kind))
+    if injected is not None and scalar(get_path(res.node, injected[0])) == injected[1]:
+        info.skip = SkipReason.INJECTED  # (its references would roll nothing)
         return info
     template, template_key = pod_template(res, wk, owned=True)
     if template is None:

@@ -251,6 +251,16 @@ OPENTELEMETRY_OPERATOR: tuple[dict[str, Any], ...] = (
     ),
 )
 
+# Resources that run no pods of their own in some mode, so that their annotation rolls
+# nothing: (group, kind) -> (the field, its value in that mode). A sidecar-mode
+# OpenTelemetryCollector is injected by the operator's webhook into the pods that ask
+# for it (sidecar.opentelemetry.io/inject), when they are created; a change to the
+# collector restarts none of them, by design (open-telemetry/opentelemetry-operator
+# issues 553 and 2078; internal/webhook/podmutation).
+INJECTED: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {
+    ("opentelemetry.io", "OpenTelemetryCollector"): (("spec", "mode"), "sidecar"),
+}
+
 OPERATOR_PROFILES = (
     PROMETHEUS_OPERATOR
     + VICTORIAMETRICS_OPERATOR

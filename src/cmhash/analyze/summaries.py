@@ -34,6 +34,12 @@ class SkipReason(TextEnum):
     )
     JOB = "Job pod templates are immutable (--jobs to opt in)"
     POD = "bare Pods are not annotated (--pods to opt in)"
+    INJECTED = (
+        "a sidecar-mode collector runs no pods of its own: the operator injects it into "
+        "the pods that ask for it when they are created, and a change to it restarts none "
+        "of them (declare its ConfigMaps/Secrets on those workloads: "
+        "cmhash.io/extra-configmaps, cmhash.io/extra-secrets)"
+    )
     IGNORED = "ignored by a rule of the configuration"
     NOT_INCLUDED = "not matched by include.workloads of the configuration"
     NOT_OPTED_IN = (

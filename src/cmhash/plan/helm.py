@@ -198,6 +198,7 @@ class Namespaces:
 
     def __init__(self) -> None:
         self._renders: dict[int, tuple[Renders, dict[str, str]]] = {}
+        self._several: dict[int, Renders] = {}  # sources holding several releases
         self.notes: list[str] = []
 
     def add(self, src: SourceText, renders: Renders, chosen: dict[str, str]) -> None:
@@ -206,6 +207,16 @@ class Namespaces:
 
     def __bool__(self) -> bool:
         return bool(self._renders)
+
+    def render_of(self, src: SourceText, offset: int) -> str | None:
+        """The render at ``offset`` when ``src`` holds several releases of one chart
+        (``helmfile template``), else None: each is a place of its own (plan/index.py)."""
+        renders = self._several.get(id(src))
+        return None if renders is None else renders.unit_at(offset)
+
+    @property
+    def several(self) -> bool:
+        return bool(self._several)
 
     def of(self, src: SourceText, offset: int) -> str | None:
         got = self._renders.get(id(src))
@@ -243,4 +254,6 @@ def release_namespaces(
             if release.note is not None:
                 out.notes.append(release.note)
         out.add(src, renders, chosen)
+        if renders.several:
+            out._several[id(src)] = renders
     return out

@@ -2,7 +2,10 @@
 References never cross namespaces; an object without one is in ``--namespace`` (or in
 none). An id that files in several directories define is kept per directory
 (``by_directory``): environments of one repository, which plan/scopes.py tells apart;
-only definitions in one directory are duplicates."""
+only definitions in one directory are duplicates. Several Helm releases in one stream
+(``helmfile template``, plan/renders.py) are told apart the same way: each render is a
+place of its own below the source's directory (``Place``), as its objects, which name
+no namespace, are deployed into its own release namespace."""
 
 from __future__ import annotations
 
@@ -125,19 +128,68 @@ def source_directory(src: SourceText) -> str:
     return "" if src.is_stdin else os.path.dirname(os.path.abspath(src.path))
 
 
+RENDER_MARK = "\0"  # starts the path segment of a render (never a directory name)
+FILE_MARK = "\1"  # starts the path segment of a source that is a place of its own
+MARKS = (RENDER_MARK, FILE_MARK)
+Render = Callable[[SourceText, int], "str | None"]  # the render at an offset, if several
+
+
+class Place:
+    """Where a definition or a workload is, for plan/scopes.py: its source's directory;
+    for a file that is a render of its own (``apart``: Helm output, plan/helm.py), the
+    file as a segment below it; inside a Helm stream of several releases (``render``),
+    its render as a segment below that. So a release's workloads use their own
+    release's objects first (the nearest place), and a definition in two releases (two
+    committed renders in one directory, or two in one stream) is no duplicate."""
+
+    def __init__(
+        self, render: Render | None = None, apart: Callable[[SourceText], bool] | None = None
+    ) -> None:
+        self.render = render
+        self.apart = apart
+        self._dirs: dict[int, str] = {}
+
+    def __call__(self, src: SourceText, offset: int) -> str:
+        where = self._dirs.get(id(src))
+        if where is None:
+            where = source_directory(src)
+            if self.apart is not None and not src.is_stdin and self.apart(src):
+                where = os.path.join(where, f"{FILE_MARK}{os.path.basename(src.path)}")
+            self._dirs[id(src)] = where
+        unit = self.render(src, offset) if self.render is not None else None
+        return where if unit is None else os.path.join(where, f"{RENDER_MARK}{unit}")
+
+
+def defined_in(per: dict[str, ConfigEntry]) -> str:
+    """The places of ``per`` (place -> definition) as messages name them: the files, and
+    for a Helm render of several in one file, which one (``s.yaml (render demo#2)``)."""
+    return " and ".join(
+        entry.source.display
+        + (
+            f" (render {last[1:]})"
+            if (last := os.path.basename(where)).startswith(RENDER_MARK)
+            else ""
+        )
+        for where, entry in per.items()
+    )
+
+
 def build_index(
     configs: list[tuple[SourceText, ConfigInfo]],
     settings: Settings,
     findings: list[Finding],
     default_namespace: Callable[[SourceText, int], str | None] | None = None,
+    place: Place | None = None,
 ) -> ConfigIndex:
     """``default_namespace``: the namespace of an object that names none, by source and
     offset (a Helm render's release namespace, plan/helm.py), instead of
-    ``settings.namespace``."""
+    ``settings.namespace``. ``place``: where each definition is (by default its
+    source's directory)."""
     index = ConfigIndex()
     objects = index.objects
     by_directory = index.by_directory
-    dirs: dict[int, str] = {}
+    place = Place() if place is None else place
+    renders = place.render is not None
     default = settings.namespace or ""
     rules = settings.ignore_configs
     for src, info in configs:
@@ -155,13 +207,12 @@ def build_index(
         key = make_id(("", info.kind, namespace, info.name))  # entry.id, without frames
         prev = objects.get(key)
         per = None
+        where = ""
         if prev is not None:
-            where = dirs.get(id(src))
-            if where is None:
-                where = dirs[id(src)] = source_directory(src)
+            where = place(src, info.offset)
             per = by_directory.get(key)
-            if per is None and prev.source is not src:
-                pdir = source_directory(prev.source)
+            if per is None and (renders or prev.source is not src):
+                pdir = place(prev.source, prev.info.offset)
                 if pdir != where:
                     per = by_directory[key] = {pdir: prev}
             if per is not None:
@@ -188,7 +239,7 @@ def build_index(
             )
         objects[key] = entry
         if per is not None:
-            per[dirs[id(src)]] = entry
+            per[where] = entry
     if any(e.info.depends for e in objects.values()):
         _copy_dependencies(index)
     return index

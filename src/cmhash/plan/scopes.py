@@ -27,17 +27,22 @@ Definitions in one directory are one scope: the later one is used, with the
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
 from fnmatch import fnmatchcase
+from typing import TypeVar
 
 from cmhash.analyze import patterns
 from cmhash.analyze.refs import Reference
+from cmhash.errors import TieError
 from cmhash.model import ResourceId, make_id
-from cmhash.plan.index import ConfigEntry, ConfigIndex, source_directory
+from cmhash.plan.index import MARKS, ConfigEntry, ConfigIndex, Place, defined_in
 from cmhash.read.source import SourceText
 
+K = TypeVar("K")
+V = TypeVar("V")
 _TIE = object()  # several definitions equally near: an error when referenced
-Ties = dict[ResourceId, list[ConfigEntry]]  # id -> its definitions equally near
+Ties = dict[ResourceId, dict[str, ConfigEntry]]  # id -> its definitions equally near, by place
 Counts = Callable[[Reference, ConfigEntry], bool]  # whether the reference would hash it
 
 
@@ -67,7 +72,7 @@ class Scopes:
         found = self._cache.get(path, ())
         if found != ():
             return found
-        parts = _parts(path)
+        parts = tuple(p for p in _parts(path) if not p.startswith(MARKS))
         scope = None
         for n in range(len(parts), 0, -1):
             if any(_matches(parts[:n], p) for p in self._patterns):
@@ -77,34 +82,47 @@ class Scopes:
         return scope
 
 
-def _nearest(where: tuple[str, ...], dirs: Sequence[str]) -> list[str]:
-    """The directories among ``dirs`` nearest to ``where`` (rule 1): one, or a tie."""
-    best: tuple[int, int] | None = None
-    chosen: list[str] = []
-    for d in dirs:
-        parts = _parts(d)
-        common = 0
-        for a, b in zip(parts, where, strict=False):
-            if a != b:
-                break
-            common += 1
-        score = (1 if common == len(parts) else 0, common)  # on the way up first
-        if best is None or score > best:
-            best, chosen = score, [d]
-        elif score == best:
-            chosen.append(d)
-    return chosen
+class _Near:
+    """The directories that define one id, for ``nearest`` in time of the depth of the
+    workload's directory, not of the number of directories (a repository with a
+    directory per application, each defining ConfigMap ``config``, asks once per
+    directory)."""
+
+    def __init__(self, dirs: Iterable[str]) -> None:
+        self.dirs: dict[tuple[str, ...], str] = {}
+        self.under: dict[tuple[str, ...], list[str]] = {}  # prefix -> the dirs below it
+        for d in dirs:
+            parts = _parts(d)
+            self.dirs[parts] = d
+            for n in range(len(parts) + 1):
+                self.under.setdefault(parts[:n], []).append(d)
+
+    def nearest(self, where: tuple[str, ...]) -> list[str]:
+        """On the way up, the deepest directory that defines it; else the ones sharing
+        the deepest common directory with ``where`` (several: a tie)."""
+        for n in range(len(where), -1, -1):
+            d = self.dirs.get(where[:n])
+            if d is not None:
+                return [d]
+        for n in range(len(where), -1, -1):
+            below = self.under.get(where[:n])
+            if below:
+                return below
+        return []
 
 
 class Scoping:
     """The index each workload sees: ``index.objects`` with the contested ids (defined in
     several directories, or inside a scope) replaced by the definition nearest to the
     workload's directory. Views are shared by the directories that choose alike, so a
-    repository without contested ids pays nothing."""
+    repository without contested ids pays nothing; only the last few are kept (each is
+    a copy of the index, and workloads come file by file: a directory per application
+    each choosing its own ConfigMap app kept one copy per directory, 475 MB for 3,000)."""
 
-    def __init__(self, index: ConfigIndex, scopes: Scopes) -> None:
+    def __init__(self, index: ConfigIndex, scopes: Scopes, place: Place | None = None) -> None:
         self.index = index
         self.scopes = scopes
+        self.place = Place() if place is None else place
         self._contested = {
             key: per
             for key, per in index.by_directory.items()
@@ -113,32 +131,42 @@ class Scoping:
         if scopes:  # an object inside a scope is hidden from the others: contested too
             for key, entry in index.objects.items():
                 if key not in self._contested:
-                    where = source_directory(entry.source)
+                    where = self.place(entry.source, entry.info.offset)
                     if scopes.of(where) is not None:
                         self._contested[key] = {where: entry}
-        self._views: dict[tuple[object, ...], tuple[ConfigIndex, Ties]] = {}
-        self._by_dir: dict[str, tuple[ConfigIndex, Ties]] = {}
+        self._views: OrderedDict[tuple[object, ...], tuple[ConfigIndex, Ties]] = OrderedDict()
+        self._by_dir: OrderedDict[str, tuple[ConfigIndex, Ties]] = OrderedDict()
+        self._near: dict[tuple[ResourceId, tuple[str, ...] | None], _Near] = {}
 
     @property
     def contested(self) -> bool:
         """Whether any id is resolved per directory."""
         return bool(self._contested)
 
-    def _choose(self, where: str, per: dict[str, ConfigEntry]) -> ConfigEntry | object | None:
+    def _nearest(self, where: str, key: ResourceId) -> list[str]:
+        """The directories defining ``key`` that ``where`` sees (its scope's and the
+        shared ones) nearest to it: one, a tie, or none."""
         scope = self.scopes.of(where) if self.scopes else None
-        dirs = [d for d in per if not self.scopes or self.scopes.of(d) in (None, scope)]
-        if not dirs:
+        near = self._near.get((key, scope))
+        if near is None:
+            per = self._contested[key]
+            dirs = [d for d in per if not self.scopes or self.scopes.of(d) in (None, scope)]
+            near = self._near[(key, scope)] = _Near(dirs)
+        return near.nearest(_parts(where))
+
+    def _choose(self, where: str, key: ResourceId) -> ConfigEntry | object | None:
+        near = self._nearest(where, key)
+        if not near:
             return None
-        near = _nearest(_parts(where), dirs)
-        return per[near[0]] if len(near) == 1 else _TIE
+        return self._contested[key][near[0]] if len(near) == 1 else _TIE
 
     def _view(self, where: str) -> tuple[ConfigIndex, Ties]:
-        got = self._by_dir.get(where)
+        got = _recent(self._by_dir, where)
         if got is not None:
             return got
-        choices = {key: self._choose(where, per) for key, per in self._contested.items()}
+        choices = {key: self._choose(where, key) for key in self._contested}
         signature = tuple(id(c) for c in choices.values())
-        got = self._views.get(signature)
+        got = _recent(self._views, signature)
         if got is None:
             view = ConfigIndex()
             view.objects = dict(self.index.objects)
@@ -150,17 +178,17 @@ class Scoping:
                 del view.objects[key]
                 if choice is _TIE:
                     per = self._contested[key]
-                    near = _nearest(_parts(where), list(per))
-                    ties[key] = [per[d] for d in near]
+                    ties[key] = {d: per[d] for d in self._nearest(where, key)}
             got = (view, ties)
-            self._views[signature] = got
-        self._by_dir[where] = got
+            _keep(self._views, signature, got)
+        _keep(self._by_dir, where, got)
         return got
 
-    def index_for(self, src: SourceText) -> ConfigIndex:
+    def index_for(self, src: SourceText, offset: int = 0) -> ConfigIndex:
+        """The index a workload at ``offset`` of ``src`` sees."""
         if not self._contested:
             return self.index
-        return self._view(source_directory(src))[0]
+        return self._view(self.place(src, offset))[0]
 
     def check(
         self,
@@ -169,6 +197,7 @@ class Scoping:
         namespace: str,
         label: str,
         counts: Counts | None = None,
+        offset: int = 0,
     ) -> None:
         """Stop at the first reference to an id that two directories define equally near
         (rule 2): file, line and column of the reference, both files named. A Reloader
@@ -180,20 +209,23 @@ class Scoping:
         tie: whichever is deployed, the checksum is the same."""
         if not self._contested:
             return
-        ties = self._view(source_directory(src))[1]
+        ties = self._view(self.place(src, offset))[1]
         if not ties:
             return
         for ref in refs:
             key, named = _tied(ref, ref.namespace or namespace, ties, counts)
             if key is None:
                 continue
-            raise src.error(
+            line, column = src.position(ref.offset)
+            raise TieError(
                 f"{label} references {ref.target_kind} {named}, which "
-                f"{' and '.join(e.source.display for e in ties[key])} both define, equally "
+                f"{defined_in(ties[key])} both define, equally "
                 "near to this file: cmhash cannot tell which one it is deployed with (run "
                 "cmhash on each environment's directory, move the workload into one of "
                 "them, or declare the environments with scopes: in .cmhash.yaml)",
-                ref.offset,
+                path=src.display,
+                line=line,
+                column=column,
             )
 
 
@@ -204,7 +236,7 @@ def _tied(
     matches), and how the message names it."""
     if not ref.pattern:
         key = make_id(("", ref.target_kind, ns, ref.name))
-        hit = key in ties and (counts is None or any(counts(ref, e) for e in ties[key]))
+        hit = key in ties and (counts is None or any(counts(ref, e) for e in ties[key].values()))
         return (key if hit else None), repr(ref.name)
     hits = sorted(
         (k for k in ties if k.kind == ref.target_kind and k.namespace == ns),
@@ -213,11 +245,27 @@ def _tied(
     for k in hits:
         one = ref._replace(name=k.name, pattern=False)
         if patterns.matches(ref.name, k.name) and (
-            counts is None or any(counts(one, e) for e in ties[k])
+            counts is None or any(counts(one, e) for e in ties[k].values())
         ):
             return k, f"{k.name!r} (matched by {ref.declared_by}: {ref.name!r})"
     return None, ""
 
 
-def scoping(index: ConfigIndex, patterns: Sequence[str]) -> Scoping:
-    return Scoping(index, Scopes(patterns))
+_KEPT = 8  # views kept (plan/scopes.py Scoping): enough for the files of a directory
+
+
+def _recent(cache: OrderedDict[K, V], key: K) -> V | None:
+    got = cache.get(key)
+    if got is not None:
+        cache.move_to_end(key)
+    return got
+
+
+def _keep(cache: OrderedDict[K, V], key: K, value: V) -> None:
+    cache[key] = value
+    if len(cache) > _KEPT:
+        cache.popitem(last=False)
+
+
+def scoping(index: ConfigIndex, patterns: Sequence[str], place: Place | None = None) -> Scoping:
+    return Scoping(index, Scopes(patterns), place)

@@ -162,11 +162,29 @@ def _named(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
 
 def find(directory: str) -> str | None:
     """The kustomization file in ``directory``, if there is one."""
-    for name in FILE_NAMES:
-        path = os.path.join(directory, name)
-        if os.path.isfile(path):
-            return path
-    return None
+    found = find_all(directory)
+    return found[0] if found else None
+
+
+def find_all(directory: str) -> list[str]:
+    """Every kustomization file in ``directory``: more than one, kustomize builds none
+    ("Found multiple kustomization files", api/konfig FileNameKustomization...)."""
+    return [
+        path
+        for path in (os.path.join(directory, name) for name in FILE_NAMES)
+        if os.path.isfile(path)
+    ]
+
+
+def several(paths: list[str]) -> Broken:
+    """The second of several kustomization files in one directory, as a broken one."""
+    return Broken(
+        paths[1],
+        1,
+        1,
+        f"{os.path.basename(paths[0])} is a kustomization file of this directory too, and "
+        "kustomize builds none when it finds several (keep one)",
+    )
 
 
 def _broken(path: str, mark: Any, problem: str) -> Broken:

@@ -75,11 +75,11 @@ def _load(directories: Iterable[str]) -> tuple[list[Kustomization], list[Broken]
     broken: list[Broken] = []
     read: set[str] = set()
     for d in directories:
-        path = kustfile.find(d)
-        if path is None or os.path.realpath(path) in read:
+        paths = kustfile.find_all(d)
+        if not paths or os.path.realpath(paths[0]) in read:
             continue
-        read.add(os.path.realpath(path))
-        got = kustfile.read(d, path)
+        read.add(os.path.realpath(paths[0]))
+        got = kustfile.several(paths) if len(paths) > 1 else kustfile.read(d, paths[0])
         if isinstance(got, Broken):
             broken.append(got)
         else:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from cmhash.errors import UsageError
 from cmhash.findings import Code, Finding, finding
 from cmhash.model import Level, ResourceId
-from cmhash.plan.index import ConfigEntry
+from cmhash.plan.index import ConfigEntry, defined_in
 from cmhash.plan.resolve import WorkloadPlan
 from cmhash.plan.versioning.names import shown
 from cmhash.report.changes import DATA_CHANGED, ConfigChange, config_changes
@@ -276,11 +276,12 @@ def _one_environment(r: RunResult, side: str) -> None:
     per = r.config_index.by_directory if r.config_index else {}
     for key, dirs in per.items():
         entry = next(iter(dirs.values()))
-        files = " and ".join(e.source.display for e in dirs.values())
+        files = defined_in(dirs)
         raise UsageError(
             f"{side}: {key.kind} {key.name!r} is defined in several directories ({files}): "
             "report compares one environment at a time; run it on each environment's "
-            f"directory (e.g. {entry.source.display.rpartition('/')[0] or '.'})"
+            f"directory (e.g. {entry.source.display.rpartition('/')[0] or '.'}), or on "
+            "each Helm release's render"
         )
 
 

@@ -4,7 +4,6 @@ never shows a line holding Secret data. Its hunks are built from the edits
 
 from __future__ import annotations
 
-import posixpath
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
@@ -61,17 +60,17 @@ def unified_diff(
             withheld.append(group[0][1] + 1)
             continue
         if not out:
-            label = _label(path)
-            out += [f"--- a/{label}\n", f"+++ b/{label}\n"]
+            out += [f"--- a/{label(path)}\n", f"+++ b/{label(path)}\n"]
         _hunk(out, group, lines)
     return Diff("".join(out), withheld)
 
 
-def _label(path: str) -> str:
-    """The path as git writes it after ``a/`` and ``b/``: a relative path normalised
-    (``./dev/app.yaml`` from a walk of ``.`` is ``dev/app.yaml``; ``git apply`` refuses
-    ``a/./dev/app.yaml``), any other as given."""
-    return posixpath.normpath(path) if path and not path.startswith("/") else path
+def label(path: str) -> str:
+    """``path`` as git writes it after ``a/`` and ``b/``: without ``.`` segments, empty
+    segments or a leading ``/`` (a walk of ``.`` gives ``./dev/app.yaml``, which
+    ``git apply`` refuses as ``a/./dev/app.yaml``). ``..`` is kept: it names another
+    place."""
+    return "/".join(part for part in path.split("/") if part not in ("", "."))
 
 
 def _hunk(out: list[str], group: list[Opcode], lines: Lines) -> None:
