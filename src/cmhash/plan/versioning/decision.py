@@ -184,18 +184,7 @@ def decide(
                 "its Secrets are made only for pods that mount it: under a new name, "
                 "nothing would create this one"
             )
-            if e.info.versioned:
-                raise error(e.source, e.info.offset, f"cannot version {label}: {message}")
-            findings.append(
-                finding(
-                    e.source,
-                    e.info.offset,
-                    Code.NOT_VERSIONED,
-                    f"{label} is not versioned: {message}",
-                    resource=key,
-                    api_version="v1",
-                )
-            )
+            findings.append(_not_versioned(e, key, label, message))
             continue
         both = [(u, "it") for u in mine]
         if spc is not None:
@@ -205,38 +194,12 @@ def decide(
         if frozen:
             plan, why, what = frozen[0]
             message = f"{plan.label} references {what} and {why}"
-            if e.info.versioned:
-                raise error(e.source, e.info.offset, f"cannot version {label}: {message}")
-            findings.append(
-                finding(
-                    e.source,
-                    e.info.offset,
-                    Code.NOT_VERSIONED,
-                    f"{label} is not versioned: {message}",
-                    resource=key,
-                    api_version="v1",
-                )
-            )
+            findings.append(_not_versioned(e, key, label, message))
             continue
         writer = index.writers.get(key)
         if writer is not None:  # renamed, it would still write the old name
             message = f"{writer} in the input also writes it and would go on writing this name"
-            if e.info.versioned:
-                raise error(
-                    e.source,
-                    e.info.offset,
-                    f"cannot version {label}: {message}; drop cmhash.io/versioned",
-                )
-            findings.append(
-                finding(
-                    e.source,
-                    e.info.offset,
-                    Code.NOT_VERSIONED,
-                    f"{label} is not versioned: {message}",
-                    resource=key,
-                    api_version="v1",
-                )
-            )
+            findings.append(_not_versioned(e, key, label, message, "; drop cmhash.io/versioned"))
             continue
         reason = by_name.reasons.get(key) if by_name is not None else None
         if reason is not None and not e.info.versioned:
@@ -364,3 +327,20 @@ def _kept_references(by_name: ByName, key: ResourceId, e: ConfigEntry, new: str)
         )
         for at in by_name.refs.get(key, [])
     ]
+
+
+def _not_versioned(
+    e: ConfigEntry, key: ResourceId, label: str, message: str, hint: str = ""
+) -> Finding:
+    """The not-versioned finding of an object that cannot take a new name; an error
+    (exit 2 at the object) when it asks for one itself (cmhash.io/versioned)."""
+    if e.info.versioned:
+        raise error(e.source, e.info.offset, f"cannot version {label}: {message}{hint}")
+    return finding(
+        e.source,
+        e.info.offset,
+        Code.NOT_VERSIONED,
+        f"{label} is not versioned: {message}",
+        resource=key,
+        api_version="v1",
+    )
