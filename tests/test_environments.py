@@ -325,6 +325,40 @@ def test_report_compares_one_environment_at_a_time(tmp_path: Path) -> None:
     assert "StatefulSet/mysql" in res.out
 
 
+_RENDER = (
+    "---\n# Source: demo/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n"
+    "  name: web-config\ndata:\n  LOG_LEVEL: {level}\n---\n# Source: demo/templates/dep.yaml\n"
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n"
+    "    spec:\n      containers:\n      - name: app\n        image: nginx\n"
+    "        envFrom:\n        - configMapRef:\n            name: web-config\n"
+)
+
+
+def test_helm_renders_defining_one_object_are_named_renders_not_directories(
+    tmp_path: Path,
+) -> None:
+    """Two committed renders side by side (one directory) or two releases in one stream:
+    the refusal says Helm renders and points at a render, not at 'each environment's
+    directory', which is the directory that was just refused."""
+    for side, level in (("old", "info"), ("new", "debug")):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "a.yaml").write_text(_RENDER.format(level="info"))
+        (tmp_path / side / "b.yaml").write_text(_RENDER.format(level=level))
+    res = run_cmhash(["report", "--no-config", "old", "new"], cwd=tmp_path)
+    assert res.code == 2
+    assert "ConfigMap 'web-config' is defined in several Helm renders (old/a.yaml and" in (
+        res.stderr
+    )
+    assert "run it on each Helm release's render (e.g. old/a.yaml)" in res.stderr
+    assert "directory" not in res.stderr
+    stream = _RENDER.format(level="info") + _RENDER.format(level="debug")
+    res = run_cmhash(["--no-config", "--versioned", "-"], stdin=stream.encode())
+    assert res.code == 2
+    assert "ConfigMap 'web-config' is defined in several Helm renders" in res.stderr
+    assert res.stderr.count("\n") == 1
+    assert run_cmhash(["report", "--no-config", "old/b.yaml", "new/b.yaml"], cwd=tmp_path).code == 0
+
+
 @pytest.mark.parametrize("link", ["file", "directory", "workload"])
 def test_environments_sharing_files_through_links_are_refused(tmp_path: Path, link: str) -> None:
     """A file read once by its real path cannot say which environment it stands in: a

@@ -235,6 +235,28 @@ def test_committed_renders_in_one_directory_never_affect_each_other(
     assert run_cmhash(["--no-config", "--check", "."], cwd=tmp_path).code == 0
 
 
+def test_a_vendored_file_with_a_source_url_comment_is_no_helm_render(tmp_path: Path) -> None:
+    """ "# Source: https://..." heads many vendored manifests; Helm writes a chart path
+    there, never a URL. Such a file is no render of its own: its ConfigMap beside another
+    definition in the directory is a duplicate (warned, the later one used), not a
+    silently separate place, and no release namespace is inferred for it."""
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: {v}\n"
+    (tmp_path / "a-cm.yaml").write_text(cm.format(v="b"))
+    (tmp_path / "b-vendored.yaml").write_text(
+        "# Source: https://raw.githubusercontent.com/example/app/v1/cm.yaml\n" + cm.format(v="c")
+    )
+    (tmp_path / "dep.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n"
+        "    spec:\n      containers:\n      - name: c\n        envFrom:\n"
+        "        - configMapRef: {name: cfg}\n"
+    )
+    res = run_cmhash(["explain", "--no-config", "."], cwd=tmp_path)
+    assert res.code == 0, res.stderr
+    said = res.out + res.stderr
+    assert "b-vendored.yaml:2:1: warning: ConfigMap 'cfg' is also defined at" in said
+    assert "[duplicate-object]" in said and "Helm output" not in said
+
+
 def test_another_chart_using_an_object_of_two_releases_is_a_tie() -> None:
     """A third render (another chart) uses cfg, which both releases of demo define and
     neither is nearer: exit 2, naming the two renders (not the file twice)."""

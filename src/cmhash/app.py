@@ -25,7 +25,14 @@ from cmhash.model import Level, ResourceId
 from cmhash.parse.events import backend, ctree_available
 from cmhash.plan import scopes
 from cmhash.plan.helm import Namespaces, is_helm_source, release_namespaces
-from cmhash.plan.index import ConfigEntry, ConfigIndex, Place, build_index, defined_in
+from cmhash.plan.index import (
+    ConfigEntry,
+    ConfigIndex,
+    Place,
+    build_index,
+    defined_in,
+    several_places,
+)
 from cmhash.plan.resolve import WorkloadPlan, counts, plan_workload
 from cmhash.progress import Progress
 from cmhash.read.source import SourceText
@@ -289,7 +296,7 @@ def _versioning(
             entry = index.objects[key]
             files = defined_in(per)
             raise entry.source.error(
-                f"{entry.info.label} is defined in several directories ({files}): versioned "
+                f"{entry.info.label} is defined in {several_places(per)[0]} ({files}): versioned "
                 "names are decided per run, so run cmhash --versioned on each "
                 "environment's directory, or each Helm release's render",
                 entry.info.offset,

@@ -47,7 +47,12 @@ from cmhash.findings import Code, Finding, finding
 from cmhash.plan.renders import Renders
 from cmhash.read.source import SourceText
 
-_HELM_MARKS = re.compile(r"^# Source: |postrenderer\.helm\.sh/postrender-filename", re.MULTILINE)
+# Helm's ``# Source: CHART/templates/FILE`` (a path in the chart, never a URL: a
+# vendored manifest's "# Source: https://..." header is no Helm output)
+_HELM_MARKS = re.compile(
+    r"^# Source: (?![A-Za-z][A-Za-z0-9+.-]*://)|postrenderer\.helm\.sh/postrender-filename",
+    re.MULTILINE,
+)
 ENV = "HELM_NAMESPACE"
 
 

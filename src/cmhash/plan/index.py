@@ -160,6 +160,21 @@ class Place:
         return where if unit is None else os.path.join(where, f"{RENDER_MARK}{unit}")
 
 
+def several_places(per: dict[str, ConfigEntry]) -> tuple[str, str]:
+    """What the places of ``per`` are, for a message: ("several directories", one of
+    them), or for Helm renders (committed render files side by side, releases in one
+    stream: a directory is no way to pick one) ("several Helm renders", a file to run
+    on, or "" inside one stream)."""
+    rendered = [w for w in per if os.path.basename(w).startswith(MARKS)]
+    if not rendered:
+        entry = next(iter(per.values()))
+        return "several directories", entry.source.display.rpartition("/")[0] or "."
+    what = "several Helm renders" if len(rendered) == len(per) else "several places"
+    where, entry = next((w, e) for w, e in per.items() if w in rendered)
+    in_stream = os.path.basename(where).startswith(RENDER_MARK)
+    return what, "" if in_stream else entry.source.display
+
+
 def defined_in(per: dict[str, ConfigEntry]) -> str:
     """The places of ``per`` (place -> definition) as messages name them: the files, and
     for a Helm render of several in one file, which one (``s.yaml (render demo#2)``)."""

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from cmhash.errors import UsageError
 from cmhash.findings import Code, Finding, finding
 from cmhash.model import Level, ResourceId
-from cmhash.plan.index import ConfigEntry, defined_in
+from cmhash.plan.index import ConfigEntry, defined_in, several_places
 from cmhash.plan.resolve import WorkloadPlan
 from cmhash.plan.versioning.names import shown
 from cmhash.report.changes import DATA_CHANGED, ConfigChange, config_changes
@@ -275,13 +275,14 @@ def _one_environment(r: RunResult, side: str) -> None:
     directories define, plan/scopes.py) would match one environment's against another's."""
     per = r.config_index.by_directory if r.config_index else {}
     for key, dirs in per.items():
-        entry = next(iter(dirs.values()))
-        files = defined_in(dirs)
+        what, example = several_places(dirs)
+        if what == "several directories":
+            hint = f"run it on each environment's directory (e.g. {example})"
+        else:
+            hint = "run it on each Helm release's render" + (f" (e.g. {example})" * bool(example))
         raise UsageError(
-            f"{side}: {key.kind} {key.name!r} is defined in several directories ({files}): "
-            "report compares one environment at a time; run it on each environment's "
-            f"directory (e.g. {entry.source.display.rpartition('/')[0] or '.'}), or on "
-            "each Helm release's render"
+            f"{side}: {key.kind} {key.name!r} is defined in {what} ({defined_in(dirs)}): "
+            f"report compares one environment at a time; {hint}"
         )
 
 
