@@ -43,6 +43,7 @@ class OptIn(NamedTuple):
     skip: SkipReason
     code: Code
     message: str
+    hook_message: str | None = None  # for a Helm or Argo CD hook, which its tool re-creates
 
 
 OPT_IN: dict[Policy, OptIn] = {
@@ -52,6 +53,9 @@ OPT_IN: dict[Policy, OptIn] = {
         Code.JOB_NOT_ANNOTATED,
         "uses in-stream config but is not annotated: a Job's pod template is "
         "immutable and kubectl apply would fail (--jobs to opt in)",
+        "uses in-stream config but is not annotated: a Helm or Argo CD hook is deleted and "
+        "created again by its tool, and reads the configuration it finds then (--jobs to "
+        "annotate it anyway)",
     ),
     Policy.POD: OptIn(
         lambda s: s.pods,
@@ -519,7 +523,11 @@ def _plan(
         if plan.in_stream:
             findings.append(
                 finding(
-                    src, info.offset, gate.code, f"{info.label} {gate.message}", about=info.about
+                    src,
+                    info.offset,
+                    gate.code,
+                    f"{info.label} {(info.hook and gate.hook_message) or gate.message}",
+                    about=info.about,
                 )
             )
         return plan
