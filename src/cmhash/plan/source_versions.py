@@ -36,15 +36,17 @@ def refusal(e: ConfigEntry) -> str | None:
     return p.why if p is not None and p.how == KEEP else None
 
 
+def not_versioned(e: ConfigEntry, key: ResourceId, text: str) -> Finding:
+    """The not-versioned finding of an object that keeps its name, at the object."""
+    return finding(
+        e.source, e.info.offset, Code.NOT_VERSIONED, text, resource=key, api_version="v1"
+    )
+
+
 def kept(e: ConfigEntry, key: ResourceId, why: str) -> Finding:
     """The not-versioned note of a produced Secret whose source forbids a new name."""
-    return finding(
-        e.source,
-        e.info.offset,
-        Code.NOT_VERSIONED,
-        f"{e.info.label} is not versioned: {why}; its references keep the name",
-        resource=key,
-        api_version="v1",
+    return not_versioned(
+        e, key, f"{e.info.label} is not versioned: {why}; its references keep the name"
     )
 
 

@@ -204,14 +204,11 @@ def decide(
         reason = by_name.reasons.get(key) if by_name is not None else None
         if reason is not None and not e.info.versioned:
             findings.append(
-                finding(
-                    e.source,
-                    e.info.offset,
-                    Code.NOT_VERSIONED,
+                source_versions.not_versioned(
+                    e,
+                    key,
                     f"{label} is not versioned: {reason}; "
                     'cmhash.io/versioned: "true" on it renames it anyway',
-                    resource=key,
-                    api_version="v1",
                 )
             )
             continue
@@ -299,16 +296,13 @@ def _unpinned(e: ConfigEntry, key: ResourceId) -> Finding:
 def _keep_original(e: ConfigEntry, key: ResourceId) -> Finding:
     """kapp's versioned-keep-original asks for both names; cmhash writes one object per
     document, so the object keeps the name others may read (analyze/versioned.py)."""
-    return finding(
-        e.source,
-        e.info.offset,
-        Code.NOT_VERSIONED,
+    return source_versions.not_versioned(
+        e,
+        key,
         f"{e.info.kind} {e.info.name!r} is not versioned: {e.info.keep_original} asks "
         "for the original-named object beside the versioned one, which cmhash cannot "
         "write offline; it keeps its name and its users roll by checksum. "
         'cmhash.io/versioned: "true" versions it (without the original-named copy)',
-        resource=key,
-        api_version="v1",
     )
 
 
@@ -336,11 +330,4 @@ def _not_versioned(
     (exit 2 at the object) when it asks for one itself (cmhash.io/versioned)."""
     if e.info.versioned:
         raise error(e.source, e.info.offset, f"cannot version {label}: {message}{hint}")
-    return finding(
-        e.source,
-        e.info.offset,
-        Code.NOT_VERSIONED,
-        f"{label} is not versioned: {message}",
-        resource=key,
-        api_version="v1",
-    )
+    return source_versions.not_versioned(e, key, f"{label} is not versioned: {message}")
