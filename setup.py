@@ -1,7 +1,7 @@
 """The compiled parts: libyaml straight to the position tree, the self-check and the
-readers of the tree that measurably pay (src/cmhash/parse/_ctree.c; ARCHITECTURE.md has
+readers of the tree that measurably pay (src/cmhash/native/_ctree.c; ARCHITECTURE.md has
 what each one saves), which make a large run about 2.5 times faster; and explain's and
-report's JSON writer (src/cmhash/_cjson.c). Everything else is in pyproject.toml.
+report's JSON writer (src/cmhash/native/_cjson.c). Everything else is in pyproject.toml.
 
 The extension is optional: without a C compiler or libyaml's headers (Debian and Ubuntu:
 ``libyaml-dev``; Fedora: ``libyaml-devel``; Homebrew: ``libyaml``) the build goes on
@@ -14,23 +14,23 @@ from setuptools import Extension, setup
 setup(
     ext_modules=[
         Extension(
-            "cmhash.parse._ctree",
-            sources=["src/cmhash/parse/_ctree.c"],
+            "cmhash.native._ctree",
+            sources=["src/cmhash/native/_ctree.c"],
             libraries=["yaml"],
             optional=True,
         ),
         # explain's and report's JSON (jsonout.py), needs only Python's headers
         Extension(
-            "cmhash._cjson",
-            sources=["src/cmhash/_cjson.c"],
-            depends=["src/cmhash/_buffer.h"],  # (so that an sdist carries it)
+            "cmhash.native._cjson",
+            sources=["src/cmhash/native/_cjson.c"],
+            depends=["src/cmhash/native/_buffer.h"],  # (so that an sdist carries it)
             optional=True,
         ),
         # the forked workers' results, packed for the pipe (analyze/transport.py)
         Extension(
-            "cmhash._cpack",
-            sources=["src/cmhash/_cpack.c"],
-            depends=["src/cmhash/_buffer.h"],
+            "cmhash.native._cpack",
+            sources=["src/cmhash/native/_cpack.c"],
+            depends=["src/cmhash/native/_buffer.h"],
             optional=True,
         ),
     ]

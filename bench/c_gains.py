@@ -24,17 +24,17 @@ from pathlib import Path
 from run import DEFAULT_GENERATOR, cmhash_cmd, compile_bytecode, generate
 
 # every C entry point, as CMHASH_C_OFF names it, and the Python reference that runs
-# instead (each one binds in one place, parse/cext.py)
+# instead (each one binds in one place, native/cext.py)
 # (cext.NAMES: any other name is refused, exit 2; tests/test_cext_off.py holds them alike)
 ENTRIES = {
     "Node": "the whole of _ctree (each entry point reads C nodes): parse/tree.py _PyNode",
     "build": "parse/events.py _Builder (libyaml's events through PyYAML)",
-    "check_edit": "write/verify.py (a second parse and a tree comparison)",
+    "check_edit": "edit/verify.py (a second parse and a tree comparison)",
     "collect": "analyze/refs.py walk",
     "find_refs": "analyze/refs.py find_references' body",
     "site_refs": "analyze/refs.py _py_site_refs",
     "resolve_plain": "plan/resolve.py _py_resolve",
-    "document_resources": "analyze/resources.py resources_of",
+    "document_resources": "parse/resources.py resources_of",
     "cuts": "read/split.py cut loop",
     "top_level": "read/classify.py top-level scan",
     "line_numbers": "read/source.py _py_line_numbers",

@@ -191,7 +191,7 @@ def main() -> int:
             docs = sum(1 for line in open(path, encoding="utf-8") if line.startswith("---"))
             # in turn, run by run, so that a change in the machine's load moves every
             # figure alike: automatic workers, one worker with and without the C tree
-            # builder (parse/_ctree.c), the C loader
+            # builder (native/_ctree.c), the C loader
             auto, one, one_py, cload = interleaved(
                 [[*cm, str(path)],
                  [*cm, "--workers", "1", str(path)],

@@ -48,9 +48,9 @@ INCLUDE=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 SUFFIX=$("$PY" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
 FLAGS=(-shared -fPIC -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined
        -fno-sanitize-recover=all -Wall -Werror -I"$INCLUDE" -Isrc/cmhash)
-gcc "${FLAGS[@]}" src/cmhash/parse/_ctree.c -lyaml -o "$BUILD/src/cmhash/parse/_ctree$SUFFIX"
-gcc "${FLAGS[@]}" src/cmhash/_cjson.c -o "$BUILD/src/cmhash/_cjson$SUFFIX"
-gcc "${FLAGS[@]}" src/cmhash/_cpack.c -o "$BUILD/src/cmhash/_cpack$SUFFIX"
+gcc "${FLAGS[@]}" src/cmhash/native/_ctree.c -lyaml -o "$BUILD/src/cmhash/native/_ctree$SUFFIX"
+gcc "${FLAGS[@]}" src/cmhash/native/_cjson.c -o "$BUILD/src/cmhash/native/_cjson$SUFFIX"
+gcc "${FLAGS[@]}" src/cmhash/native/_cpack.c -o "$BUILD/src/cmhash/native/_cpack$SUFFIX"
 
 ASAN_LIB=$(gcc -print-file-name=libasan.so)
 sanitized() {
@@ -63,11 +63,11 @@ sanitized "$PY" - "$BUILD" <<'EOF'
 import sys
 from pathlib import Path
 
-import cmhash._cjson, cmhash._cpack, cmhash.parse._ctree
+import cmhash.native._cjson, cmhash.native._cpack, cmhash.native._ctree
 
-for m in (cmhash._cjson, cmhash._cpack, cmhash.parse._ctree):
+for m in (cmhash.native._cjson, cmhash.native._cpack, cmhash.native._ctree):
     assert Path(m.__file__).resolve().is_relative_to(Path(sys.argv[1]).resolve()), m.__file__
-print("sanitized modules:", ", ".join(m.__name__ for m in (cmhash._cjson, cmhash._cpack, cmhash.parse._ctree)))
+print("sanitized modules:", ", ".join(m.__name__ for m in (cmhash.native._cjson, cmhash.native._cpack, cmhash.native._ctree)))
 EOF
 # (less one test that times a pipe against a sleeping parent, the depth-limit test,
 # whose 1,000-level comparison runs out of recursion under the sanitizers, and the one

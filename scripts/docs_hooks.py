@@ -27,7 +27,7 @@ def cli_reference() -> str:
     """Each command's help text, as ``cmhash COMMAND --help`` prints it."""
     import click
 
-    from cmhash.cli import cli
+    from cmhash.cli.main import cli
 
     out: list[str] = []
     root = click.Context(cli, info_name="cmhash", terminal_width=WIDTH, max_content_width=WIDTH)

@@ -213,10 +213,10 @@ def check_pack(text: str) -> str | None:
     """The analysis summaries of ``text`` through _cpack come back equal to pickle's."""
     from cmhash.analyze import transport
     from cmhash.analyze.chunk import analyze_source
-    from cmhash.app import kind_table
+    from cmhash.app.pipeline import kind_table
     from cmhash.errors import InputError
     from cmhash.read.source import SourceText
-    from cmhash.settings import Settings
+    from cmhash.settings.values import Settings
 
     settings = Settings()
     try:

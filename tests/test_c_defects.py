@@ -38,7 +38,7 @@ def test_check_edit_holds_what_it_walks_while_a_handler_changes_the_tree() -> No
     """check_edit runs signal handlers every 4,096 events. A handler that drops the very
     list the walk is in (and the nodes in it) must not free them under the walk: the walk
     goes on over what it was given (True), it does not read freed memory."""
-    pytest.importorskip("cmhash.parse._ctree")
+    pytest.importorskip("cmhash.native._ctree")
     out = _ok(
         _child(
             """
@@ -84,7 +84,7 @@ def test_site_refs_with_a_deleted_style_slot_hands_the_site_to_python() -> None:
     """``del node.style`` leaves the slot empty; the C site walk read it as an object.
     Now the site goes to refs.py, which says what is wrong (AttributeError), as the
     Python path alone does."""
-    pytest.importorskip("cmhash.parse._ctree")
+    pytest.importorskip("cmhash.native._ctree")
     out = _ok(
         _child(
             """
@@ -118,11 +118,11 @@ def test_the_packer_memo_holds_what_it_has_seen() -> None:
     """A record whose slots are read through __getattribute__ gets a fresh object per
     read, freed once written; the next fresh object may take its address. The memo,
     keyed by address, must hold what it has seen or the second is packed as the first."""
-    pytest.importorskip("cmhash._cpack")
+    pytest.importorskip("cmhash.native._cpack")
     out = _ok(
         _child(
             """
-            from cmhash import _cpack
+            from cmhash.native import _cpack
 
             class Fresh:
                 __slots__ = ("a", "b", "c", "d")
@@ -162,11 +162,11 @@ def test_the_packer_memo_holds_what_it_has_seen() -> None:
 def test_pack_and_unpack_check_the_registry(entries: str) -> None:
     """pack() and unpack() refuse a registry that is not the shape transport.registry()
     makes (TypeError) instead of reading memory by it."""
-    pytest.importorskip("cmhash._cpack")
+    pytest.importorskip("cmhash.native._cpack")
     out = _ok(
         _child(
             f"""
-            from cmhash import _cpack
+            from cmhash.native import _cpack
 
             class Rec:
                 __slots__ = ("a",)
@@ -195,11 +195,11 @@ def test_pack_and_unpack_check_the_registry(entries: str) -> None:
 
 
 def test_pack_refuses_an_index_that_disagrees_with_the_entries() -> None:
-    pytest.importorskip("cmhash._cpack")
+    pytest.importorskip("cmhash.native._cpack")
     out = _ok(
         _child(
             """
-            from cmhash import _cpack
+            from cmhash.native import _cpack
 
             class Rec:
                 __slots__ = ("a",)
@@ -226,14 +226,15 @@ def test_a_memory_error_in_the_c_is_not_taken_for_text_that_is_not_utf8(entry: s
     """Every allocation fails while the C encodes non-ASCII text: the MemoryError comes
     out, instead of the "not UTF-8" answer (None) that sent the text down another path."""
     pytest.importorskip("_testcapi")
-    pytest.importorskip("cmhash.parse._ctree")
-    pytest.importorskip("cmhash._cjson")
+    pytest.importorskip("cmhash.native._ctree")
+    pytest.importorskip("cmhash.native._cjson")
     out = _ok(
         _child(
             f"""
             import _testcapi
-            from cmhash import _cjson
-            from cmhash.parse import events, _ctree
+            from cmhash.native import _cjson
+            from cmhash.native import _ctree
+            from cmhash.parse import events
             from cmhash.parse.tree import Node, SCALAR, SEQ, MAP
 
             text = "a: \\u00e9t\\u00e9\\n" * 1000

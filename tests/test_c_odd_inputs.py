@@ -1,4 +1,4 @@
-"""The C helpers of parse/_ctree.c on what a parser never makes: Nodes whose slots were
+"""The C helpers of native/_ctree.c on what a parser never makes: Nodes whose slots were
 never filled, entries that are not (Node, Node) pairs, keys with Python-level __eq__ or
 __hash__. None of it may crash the interpreter or read freed memory; each hands the
 case back ("cannot tell" / the Python path), as an adversarial review found they did
@@ -13,7 +13,7 @@ from conftest import run_cmhash
 
 from cmhash.parse.tree import MAP, SCALAR, SEQ, Node, get
 
-_ctree: Any = pytest.importorskip("cmhash.parse._ctree")
+_ctree: Any = pytest.importorskip("cmhash.native._ctree")
 K = (SCALAR, SEQ, MAP)
 
 

@@ -1,5 +1,5 @@
 """``CMHASH_C_OFF``, the developer switch that leaves pieces of C to their Python
-references (parse/cext.py): every name it takes gives the same output as all C on, and
+references (native/cext.py): every name it takes gives the same output as all C on, and
 any other value is a one-line usage error (exit 2), never an internal error (exit 3)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import NamedTuple
 import pytest
 from conftest import ROOT
 
-from cmhash.parse import cext
+from cmhash.native import cext
 
 STREAM = (
     "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n"
@@ -68,7 +68,7 @@ def test_node_turns_the_whole_tree_builder_off(monkeypatch: pytest.MonkeyPatch) 
     assert cext.ctree() is None
     assert cext.function("cuts") is None
     monkeypatch.setenv("CMHASH_C_OFF", "cuts")
-    assert (cext.ctree() is None) == (importlib.util.find_spec("cmhash.parse._ctree") is None)
+    assert (cext.ctree() is None) == (importlib.util.find_spec("cmhash.native._ctree") is None)
 
 
 def test_all_names_together(tmp_path: Path, all_on: _Res) -> None:
@@ -104,13 +104,13 @@ def test_another_value_is_a_usage_error(value: str, hint: str, tmp_path: Path) -
 
 
 def test_the_names_are_what_the_code_consults() -> None:
-    """NAMES is exactly the names parse/cext.py's callers ask for, and bench/c_gains.py
+    """NAMES is exactly the names native/cext.py's callers ask for, and bench/c_gains.py
     measures each of them (a name it lists that nothing consults is refused now)."""
     asked = set()
     for path in (ROOT / "src" / "cmhash").rglob("*.py"):
         text = path.read_text()
         asked |= set(re.findall(r"(?:cext\.)?(?:function|off)\(\s*\"(\w+)\"", text))
-        asked |= set(re.findall(r"optional\(\"cmhash\.(\w+)\"\)", text))
+        asked |= set(re.findall(r"optional\(\"cmhash\.native\.(\w+)\"\)", text))
     asked.discard("name")  # (cext.py's own docstring)
     assert asked == set(cext.NAMES)
     sys.path.insert(0, str(ROOT / "bench"))

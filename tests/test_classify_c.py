@@ -1,4 +1,4 @@
-"""classify._top_level in C (parse/_ctree.c's top_level): the same values, or the same
+"""classify._top_level in C (native/_ctree.c's top_level): the same values, or the same
 None, as classify._py_top_level, its reference; text that is not ASCII goes to Python."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from cmhash.read import classify
 from cmhash.read.split import split_chunks
 
-_ctree = pytest.importorskip("cmhash.parse._ctree")
+_ctree = pytest.importorskip("cmhash.native._ctree")
 
 
 def test_the_module_uses_the_c_walk() -> None:

@@ -189,12 +189,12 @@ def test_python_dash_m_andcmhash_command() -> None:
 
 
 def test_internal_error_exit_3(monkeypatch: pytest.MonkeyPatch) -> None:
-    import cmhash.app
+    import cmhash.app.pipeline
 
     def boom(*a: object, **k: object) -> None:
         raise RuntimeError("secret-ish detail")
 
-    monkeypatch.setattr(cmhash.app, "run", boom)
+    monkeypatch.setattr(cmhash.app.pipeline, "run", boom)
     res = run_cmhash(["--no-config"], stdin=STREAM)
     assert res.code == 3
     assert "internal error (RuntimeError" in res.stderr and "Traceback" not in res.stderr
@@ -282,7 +282,7 @@ def test_plain_run_imports_only_what_it_needs(tmp_path: Path) -> None:
     """Start-up time matters for hooks and post-renderers: jinja2, jsonschema and the
     pure-Python parser load only for the commands and options that use them."""
     code = (
-        "import sys\nfrom cmhash.cli import main\n"
+        "import sys\nfrom cmhash.cli.main import main\n"
         "try:\n    main(['--no-config', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
         "heavy = sorted(m for m in ('jinja2', 'jsonschema', 'ruamel.yaml', 'difflib',"
         " 'tempfile', 'hashlib') if m in sys.modules)\n"
@@ -295,7 +295,7 @@ def test_plain_run_imports_only_what_it_needs(tmp_path: Path) -> None:
 
 
 def test_settings_repr_hides_the_secret_key() -> None:
-    from cmhash.settings import Settings
+    from cmhash.settings.values import Settings
 
     text = repr(Settings(secret_key=b"hunter2-secret"))
     assert "hunter2" not in text and "<hidden>" in text

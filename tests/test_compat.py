@@ -1,4 +1,4 @@
-"""Reloader's and Wave's decision tables (analyze/compat.py), each row against the
+"""Reloader's and Wave's decision tables (knowledge/compat.py), each row against the
 upstream code or test it mirrors: stakater/Reloader at 655a2b38 (pkg/common/common.go
 ShouldReload; test/e2e/...), wave-k8s/wave at b4e8d70c (pkg/core)."""
 
@@ -8,8 +8,8 @@ import pytest
 from conftest import run_cmhash
 from test_declared import CM, DEP, ENV_FROM, SECRET, ann, checksums, stream
 
-from cmhash.analyze import compat
-from cmhash.analyze.compat import Case, ReloaderView, decide, go_parse_bool, split_wave
+from cmhash.knowledge import compat
+from cmhash.knowledge.compat import Case, ReloaderView, decide, go_parse_bool, split_wave
 
 SECRET_REF = "        - secretRef: {{name: {target}}}\n"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from cmhash.analyze.content import config_content
-from cmhash.analyze.resources import resources_of
 from cmhash.errors import NodeError
 from cmhash.parse.events import backend, parse_chunk
+from cmhash.parse.resources import resources_of
 from cmhash.read.source import SourceText
 
 

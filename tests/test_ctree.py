@@ -1,4 +1,4 @@
-"""The C tree builder (parse/_ctree.c) against the Python builder of parse/events.py.
+"""The C tree builder (native/_ctree.c) against the Python builder of parse/events.py.
 
 Both read libyaml's events over the same text; the C one makes the tree nodes directly.
 For every text, the C builder either hands the text back (``None``: events.py parses it
@@ -31,7 +31,7 @@ from cmhash.parse.limits import MAX_DEPTH, MAX_SCALAR
 from cmhash.parse.tree import MAP, SCALAR, SEQ, Node, entries
 
 try:
-    from cmhash.parse import _ctree  # type: ignore[attr-defined]
+    from cmhash.native import _ctree  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - depends on the install
     if IN_CI:
         raise  # CI installs a compiler and libyaml-dev: the extension must be there

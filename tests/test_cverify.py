@@ -1,4 +1,4 @@
-"""The C++ self-check (write/cverify.py): it accepts exactly our annotation, sends
+"""The C++ self-check (edit/cverify.py): it accepts exactly our annotation, sends
 everything else to the Python verifier, and cmhash's output is the same with it, without
 it, and without rapidyaml at all."""
 
@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from manifests import Stream, Style, big_stream, render, streams, styles
 
-from cmhash.analyze.kinds import DEFAULT_TABLE
-from cmhash.write import cverify
+from cmhash.edit import cverify
+from cmhash.knowledge.kinds import DEFAULT_TABLE
 
 ryml = pytest.importorskip("ryml")
 DEPLOYMENT = DEFAULT_TABLE.lookup("apps/v1", "Deployment")

@@ -87,7 +87,7 @@ def test_console_example_prints_what_the_page_says(
 
 
 def test_cli_reference_holds_every_command_and_option() -> None:
-    from cmhash.cli import cli
+    from cmhash.cli.main import cli
 
     page = _hooks().cli_reference()
     for name, command in cli.commands.items():

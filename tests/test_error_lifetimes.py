@@ -12,7 +12,7 @@ import pytest
 from conftest import ROOT
 
 from cmhash.errors import NodeError
-from cmhash.signals import HELD
+from cmhash.runtime.signals import HELD
 
 EDIT_ERROR = ROOT / "tests" / "fixtures" / "edit-error.yaml"
 
@@ -42,7 +42,7 @@ def test_an_edit_error_from_a_worker_process_is_reported_not_hung() -> None:
 
 def test_quiet_holds_signals_while_stderr_is_redirected() -> None:
     pytest.importorskip("ryml")
-    from cmhash.write.cverify import quiet
+    from cmhash.edit.cverify import quiet
 
     with quiet():
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, [])
@@ -55,9 +55,9 @@ def test_a_kept_edit_error_holds_no_traceback() -> None:
     frames it held the document's whole parse tree (3,000 such workloads: 583 MB peak,
     42 MB without)."""
     from cmhash.analyze.chunk import analyze_source
-    from cmhash.analyze.kinds import DEFAULT_TABLE
+    from cmhash.knowledge.kinds import DEFAULT_TABLE
     from cmhash.read.source import SourceText
-    from cmhash.settings import Settings
+    from cmhash.settings.values import Settings
 
     src = SourceText(str(EDIT_ERROR), EDIT_ERROR.read_text())
     infos = analyze_source(src, DEFAULT_TABLE, Settings())

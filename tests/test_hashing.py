@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cmhash.plan.hashing import Content, Use, canonical, digest, py_canonical
+from cmhash.analyze.hashing import Content, Use, canonical, digest, py_canonical
 
 EMPTY_CM = Content("ConfigMap", "cfg", {})
 

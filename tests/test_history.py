@@ -13,7 +13,7 @@ from conftest import ROOT, report_json, run_cmhash, tool
 from manifests import load_objects
 
 from cmhash.analyze.versioned import KEEP_RULES, KeepRule, keep_rules
-from cmhash.settings import Settings
+from cmhash.settings.values import Settings
 
 CM = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  namespace: shop\ndata:\n  v: "{v}"\n'
 SECRET = (

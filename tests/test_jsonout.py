@@ -59,7 +59,7 @@ def test_the_document_is_written_by_c_as_bytes() -> None:
 
 
 def test_the_c_writer() -> None:
-    """src/cmhash/_cjson.c: what it writes itself, and what it leaves to json.dumps."""
+    """src/cmhash/native/_cjson.c: what it writes itself, and what it leaves to json.dumps."""
     import pytest
 
     if jsonout._C_WRITE is None:
@@ -100,12 +100,12 @@ def test_the_optional_extensions_load_through_one_place() -> None:
     import importlib.util
 
     from cmhash.analyze import transport
-    from cmhash.parse import cext
+    from cmhash.native import cext
 
     assert cext.optional("cmhash._not_an_extension") is None
     for name, users in (
-        ("cmhash._cjson", [jsonout._C_WRITE, jsonout._C_DOCUMENT]),
-        ("cmhash._cpack", [transport.packer]),
+        ("cmhash.native._cjson", [jsonout._C_WRITE, jsonout._C_DOCUMENT]),
+        ("cmhash.native._cpack", [transport.packer]),
     ):
         built = importlib.util.find_spec(name) is not None
         assert (cext.optional(name) is not None) == built

@@ -1,6 +1,6 @@
 """Every path reads the same YAML whatever libyaml is installed (parse/libyaml.py).
 
-Three readers: the C tree builder (parse/_ctree.c, the system's libyaml), the event path
+Three readers: the C tree builder (native/_ctree.c, the system's libyaml), the event path
 (PyYAML's libyaml: 0.2.5 in PyYAML 6.0.3, 0.2.6 in 6.0.4) and the reference (ruamel).
 Where libyaml's releases differ (``[ ? ] ]``, the nesting limit), all three must give the
 same tree or the same refusal, and cmhash's own limits must decide with cmhash's message.

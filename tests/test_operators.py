@@ -1,4 +1,4 @@
-"""Operators' resources (analyze/operators.py): every built-in profile's fields checked
+"""Operators' resources (knowledge/operators.py): every built-in profile's fields checked
 against the operator's published CRD schema (tests/crds, vendored and attributed), what
 rolls and what does not (metamorphic), user profiles from .cmhash.yaml, and the C paths
 (workers, both parsers) agreeing."""
@@ -16,8 +16,8 @@ import pytest
 import yaml
 from conftest import ROOT, SHARED_CORPUS, run_cmhash
 
-from cmhash.analyze.kinds import OPERATOR_KINDS
-from cmhash.analyze.sites import Site
+from cmhash.knowledge.kinds import OPERATOR_KINDS
+from cmhash.knowledge.sites import Site
 
 CRDS = ROOT / "tests" / "crds"
 CASES = ROOT / "tests" / "cases"

@@ -120,8 +120,8 @@ def test_batches_of_any_sources_are_contiguous_and_at_most_count(
 def _analyze(data: bytes, n: int) -> tuple[list[Any], list[tuple[int, int]]]:
     """analyze_parallel over ``data`` with ``n`` processes: its results and what it told
     the progress bar."""
-    from cmhash.app import kind_table
-    from cmhash.settings import Settings
+    from cmhash.app.pipeline import kind_table
+    from cmhash.settings.values import Settings
 
     sources = [SourceText("<stdin>", data.decode())]
     told: list[tuple[int, int]] = []

@@ -31,8 +31,8 @@ def big(tmp: Path, n: int = 40000) -> Path:
 AT_ONCE = [
     sys.executable,
     "-c",
-    "import sys; from cmhash import progress; progress.DELAY = 0; "
-    "from cmhash.cli import entry; sys.argv[0] = 'cmhash'; entry()",
+    "import sys; from cmhash.runtime import progress; progress.DELAY = 0; "
+    "from cmhash.cli.main import entry; sys.argv[0] = 'cmhash'; entry()",
 ]
 
 
@@ -106,7 +106,7 @@ def test_the_first_frame_shows_the_work_done_and_the_bytes(
     from its first frame; it read 0 % there and showed no bytes."""
     import io
 
-    from cmhash import progress
+    from cmhash.runtime import progress
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from manifests import Stream, Style, render, streams, styles
 
 from cmhash.analyze import refs
-from cmhash.analyze.kinds import DEFAULT_TABLE
-from cmhash.analyze.resources import document_resources, pod_template
 from cmhash.errors import NodeError
+from cmhash.knowledge.kinds import DEFAULT_TABLE
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.parse.k8syaml import FALSE_WORDS, TRUE_WORDS
+from cmhash.parse.resources import document_resources, pod_template
 from cmhash.parse.tree import Node, get, items, scalar
 from cmhash.read.source import SourceText
 from cmhash.read.split import split_chunks
@@ -127,7 +127,7 @@ def _python_matches(node: Node, trie: refs._Trie, field: str, count: int) -> ref
 
 
 def test_the_c_walk_is_the_python_walk_on_the_corpus() -> None:
-    """parse/_ctree.c's collect against refs._collect, its reference: the same nodes (the
+    """native/_ctree.c's collect against refs._collect, its reference: the same nodes (the
     same objects) with the same field paths, on every pod spec and container of the
     corpus; and it really walks them (it hands back only aliases and merges)."""
     from cmhash.parse.events import ctree_collect
@@ -195,7 +195,7 @@ def test_the_c_walk_hands_back_what_it_does_not_read(spec: str, c_walks: bool) -
 
 def _c_site_refs() -> Callable[..., object]:
     """The C walk alone: NotImplemented where it hands the site to refs.py."""
-    _ctree = pytest.importorskip("cmhash.parse._ctree")
+    _ctree = pytest.importorskip("cmhash.native._ctree")
     if refs._site_refs is refs._py_site_refs:
         pytest.skip("without the C extension")
     saved = refs._py_site_refs

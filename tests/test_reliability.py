@@ -120,7 +120,7 @@ def test_file_changed_on_disk_meanwhile_is_not_overwritten(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     make_tree(tmp_path / "m")
-    import cmhash.app as app
+    import cmhash.app.pipeline as app
 
     real_run = app.run
 

@@ -1,4 +1,4 @@
-"""plan/resolve.py's _resolve in C (parse/_ctree.c resolve_plain): for a workload whose
+"""plan/resolve.py's _resolve in C (native/_ctree.c resolve_plain): for a workload whose
 references are all plain, the same Resolved and Use as _py_resolve, its reference;
 anything else (a pattern, a missing or excluded object, an unhashed imagePullSecret, a
 source, a missing key, an odd type) is handed back, and Python does the workload."""
@@ -12,13 +12,13 @@ from conftest import CORPUS, IN_CI, ROOT
 from hypothesis import HealthCheck, given, settings
 from manifests import Stream, Style, render, streams, styles
 
-from cmhash import app
 from cmhash.analyze.refs import Reference
+from cmhash.app import pipeline as app
 from cmhash.errors import CmhashError
 from cmhash.plan import resolve
 from cmhash.plan.resolve import WorkloadPlan
 from cmhash.read.source import SourceText
-from cmhash.settings import Settings
+from cmhash.settings.values import Settings
 
 if resolve._C_RESOLVE is None:  # pragma: no cover - depends on the install
     if IN_CI:

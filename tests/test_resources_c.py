@@ -1,4 +1,4 @@
-"""analyze/resources.py's document_resources in C (parse/_ctree.c): the same Resources
+"""parse/resources.py's document_resources in C (native/_ctree.c): the same Resources
 as resources_of, its reference, or NotImplemented (then the reference reads the whole
 document, raising what it raises)."""
 
@@ -11,13 +11,12 @@ from conftest import CORPUS
 from hypothesis import HealthCheck, given, settings
 from manifests import Stream, Style, render, streams, styles
 
-from cmhash.analyze import resources
 from cmhash.errors import NodeError
-from cmhash.parse import events
+from cmhash.parse import events, resources
 from cmhash.read.source import SourceText
 from cmhash.read.split import split_chunks
 
-_ctree: Any = pytest.importorskip("cmhash.parse._ctree")
+_ctree: Any = pytest.importorskip("cmhash.native._ctree")
 
 
 def _outcome_of(call: Any) -> Any:

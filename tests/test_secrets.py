@@ -110,9 +110,9 @@ def test_secret_spans_are_worked_out_only_when_asked() -> None:
     """A run finds where its Secrets are only for what needs it (a diff's context, the
     mention scan of versioning): a plain inject does not pay for it; asked, every
     Secret's span is there, and a ConfigMap's is not."""
-    from cmhash import app
+    from cmhash.app import pipeline as app
     from cmhash.read.source import SourceText
-    from cmhash.settings import Settings
+    from cmhash.settings.values import Settings
 
     text = SECRET + "---\n" + DEP + "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
     src = SourceText("x.yaml", text)

@@ -66,7 +66,7 @@ if step == "rename":
 else:
     w._stage = after(w._stage)
 sys.argv = ["cmhash", "--no-config", "-i", sys.argv[4]]
-from cmhash.cli import entry
+from cmhash.cli.main import entry
 entry()
 """
 
@@ -165,7 +165,7 @@ sig, point = int(sys.argv[1]), sys.argv[2]
 sys.argv = ["cmhash", *sys.argv[3:]]
 real_import = builtins.__import__
 if point == "after-main":
-    import cmhash.cli as cli
+    import cmhash.cli.main as cli
     real_main = cli.main
     def main(argv=None):
         try:
@@ -187,8 +187,8 @@ entry()
 EARLY_POINTS = [
     "gc",  # the first import after __main__ put its handlers in place
     "click",  # cli's imports: about 70 ms of a small run, once a traceback
-    "cmhash.options",
-    "cmhash.exits",  # main(): the run's handlers are in, outcome() is not running yet
+    "cmhash.cli.options",
+    "cmhash.cli.exits",  # main(): the run's handlers are in, outcome() is not running yet
     "cmhash.deliver",  # inside the run
     "after-main",  # the exit code is known; the flush
 ]
@@ -264,7 +264,7 @@ def test_signals_right_after_the_start(tmp_path: Path, sig: signal.Signals) -> N
             # line ran: the import machinery's frames under ``from cmhash import early``)
             assert proc.returncode in (-sig, 1, 0), text
             assert "in entry" not in text and "early.install()" not in text, text
-            assert "cmhash/cli.py" not in text and "cmhash/early.py" not in text, text
+            assert "cmhash/cli/main.py" not in text and "cmhash/runtime/early.py" not in text, text
         else:  # killed before Python ran anything, or the run was over before it came
             assert proc.returncode in (-sig, 0)
         seen.add(proc.returncode)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from cmhash.errors import ConfigError
 from cmhash.read import split
 from cmhash.read.split import split_chunks
-from cmhash.settings import load_config_file, settings_from_mapping, validate_annotation_key
+from cmhash.settings.values import load_config_file, settings_from_mapping, validate_annotation_key
 
 
 def pieces(text: str) -> list[str]:
@@ -107,8 +107,8 @@ def test_split_percent_after_document_end_and_content() -> None:
 
 def test_plain_keys_are_settings_schema_keys_and_options() -> None:
     """Each plain setting is one row: a Settings field, a schema key, an inject option."""
-    from cmhash.cli import cli
-    from cmhash.settings import PLAIN_KEYS, Settings, schema
+    from cmhash.cli.main import cli
+    from cmhash.settings.values import PLAIN_KEYS, Settings, schema
 
     options = {p.name for p in cli.commands["inject"].params}
     properties = schema()["properties"]
@@ -139,7 +139,7 @@ def test_markers_are_found_where_a_line_starts_with_one(pieces: list[str]) -> No
 
 
 def test_the_split_uses_the_c_cuts() -> None:
-    pytest.importorskip("cmhash.parse._ctree")
+    pytest.importorskip("cmhash.native._ctree")
     assert split._C_CUTS is not None
 
 
@@ -167,7 +167,7 @@ def test_the_split_uses_the_c_cuts() -> None:
     )
 )
 def test_the_c_cuts_are_the_reference_cuts(pieces: list[str]) -> None:
-    """parse/_ctree.c's cuts make the documents _py_cuts makes (directives after "...",
+    """native/_ctree.c's cuts make the documents _py_cuts makes (directives after "...",
     a '%' that is text, CRLF, every str width), strictly increasing from 0 to the end."""
     text = "".join(pieces)
     want = split._py_cuts(text)

@@ -11,10 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cmhash.analyze.chunk import analyze_chunk
-from cmhash.analyze.kinds import DEFAULT_TABLE
 from cmhash.analyze.summaries import DocInfo, SkipReason
+from cmhash.edit.splice import PLACEHOLDER, Edit, annotation_edit, apply_edits, with_value
+from cmhash.edit.verify import verify_edits
 from cmhash.errors import NodeError
 from cmhash.findings import Code, Finding
+from cmhash.knowledge.kinds import DEFAULT_TABLE
 from cmhash.model import ResourceId
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.plan.index import build_index
@@ -22,9 +24,7 @@ from cmhash.plan.resolve import plan_workload
 from cmhash.read import source as source_module
 from cmhash.read.source import SourceText
 from cmhash.read.split import Chunk
-from cmhash.settings import Settings
-from cmhash.write.edit import PLACEHOLDER, Edit, annotation_edit, apply_edits, with_value
-from cmhash.write.verify import verify_edits
+from cmhash.settings.values import Settings
 
 
 def doc(*lines: str) -> str:
@@ -416,14 +416,14 @@ def test_positions_as_from_every_line_start(pieces: list[str], offsets: list[int
         assert src.position(offset) == _old_position(text, offset), offset
     # many at once, in one pass (explain), in any order and with repeats
     assert src.lines(every) == {o: src.position(o)[0] for o in every}
-    ordered = sorted(set(every))  # the C pass (parse/_ctree.c) is its reference's twin
+    ordered = sorted(set(every))  # the C pass (native/_ctree.c) is its reference's twin
     assert source_module._line_numbers(text, ordered) == source_module._py_line_numbers(
         text, ordered
     )
 
 
 def test_line_numbers_are_counted_in_c() -> None:
-    pytest.importorskip("cmhash.parse._ctree")
+    pytest.importorskip("cmhash.native._ctree")
     assert source_module._line_numbers is not source_module._py_line_numbers
     with pytest.raises(ValueError, match="sorted"):
         source_module._line_numbers("a\nb\n", [3, 1])
@@ -436,7 +436,7 @@ def test_tuples_made_without_a_frame_have_every_field() -> None:
     run over examples and the corpus is whole."""
     from conftest import CORPUS, ROOT
 
-    from cmhash import app
+    from cmhash.app import pipeline as app
     from cmhash.read.source import SourceText as Src
 
     files = [ROOT / "examples" / "app.yaml", *sorted(CORPUS.rglob("*.yaml"))[:15]]
@@ -465,8 +465,8 @@ def test_tuples_made_without_a_frame_have_every_field() -> None:
 def test_rendered_files_keep_the_documents_text_in_the_source() -> None:
     """render_files: the edited documents' text between the edits stays a range of the
     source (no copy of each document); the result is the edits spliced in."""
-    from cmhash import app
-    from cmhash.settings import Settings
+    from cmhash.app import pipeline as app
+    from cmhash.settings.values import Settings
 
     text = (
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: '1'}\n---\n"

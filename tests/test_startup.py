@@ -45,7 +45,7 @@ def _imported(code: str) -> set[str]:
 def test_an_inject_run_imports_only_what_it_needs() -> None:
     baseline = _imported("import click, yaml")  # whatever our dependencies import
     run = _imported(
-        "import sys; from cmhash.cli import main; sys.argv = ['cmhash', '--no-config', "
+        "import sys; from cmhash.cli.main import main; sys.argv = ['cmhash', '--no-config', "
         "'examples/app.yaml']\ntry:\n    main()\nexcept SystemExit:\n    pass"
     )
     loaded = {m for m in run - baseline if m.split(".")[0] in {n.split(".")[0] for n in LAZY}}
@@ -58,27 +58,27 @@ def test_an_inject_run_imports_only_what_it_needs() -> None:
 
 
 def test_with_the_c_tree_builder_pyyaml_is_not_imported() -> None:
-    """The C tree builder (parse/_ctree.c) builds every document of a plain chart, and
-    the tree self-check (write/treecheck.py) verifies its edits: PyYAML (~10 ms) is left
+    """The C tree builder (native/_ctree.c) builds every document of a plain chart, and
+    the tree self-check (edit/treecheck.py) verifies its edits: PyYAML (~10 ms) is left
     for the documents and checks that need its events."""
     import pytest
 
-    pytest.importorskip("cmhash.parse._ctree")
+    pytest.importorskip("cmhash.native._ctree")
     run = _imported(
-        "import sys; from cmhash.cli import main; sys.argv = ['cmhash', '--no-config', "
+        "import sys; from cmhash.cli.main import main; sys.argv = ['cmhash', '--no-config', "
         "'examples/app.yaml']\ntry:\n    main()\nexcept SystemExit:\n    pass"
     )
     assert "yaml" not in run
-    assert "cmhash.parse._ctree" in run
+    assert "cmhash.native._ctree" in run
 
 
 def test_with_the_c_tree_builder_a_big_input_does_not_import_rapidyaml(tmp_path: Path) -> None:
-    """rapidyaml's self-check (write/cverify.py) is the fallback for installs without the
+    """rapidyaml's self-check (edit/cverify.py) is the fallback for installs without the
     C tree builder; with it, treecheck.py checks every plain edit, faster, and neither
     rapidyaml nor PyYAML is imported even for a big input."""
     import pytest
 
-    pytest.importorskip("cmhash.parse._ctree")
+    pytest.importorskip("cmhash.native._ctree")
     pytest.importorskip("ryml")
     big = tmp_path / "big.yaml"
     deployment = (
@@ -89,11 +89,11 @@ def test_with_the_c_tree_builder_a_big_input_does_not_import_rapidyaml(tmp_path:
     big.write_bytes(big_stream(3000, "x" * 300) + b"\n---\n" + deployment.encode())
     assert big.stat().st_size >= 1 << 20  # the size where rapidyaml used to be imported
     run = _imported(
-        "import sys; from cmhash.cli import main; sys.argv = ['cmhash', '--no-config', "
+        "import sys; from cmhash.cli.main import main; sys.argv = ['cmhash', '--no-config', "
         f"'--workers', '1', {str(big)!r}]\ntry:\n    main()\nexcept SystemExit:\n    pass"
     )
     assert "ryml" not in run and "yaml" not in run
-    assert "cmhash.parse._ctree" in run
+    assert "cmhash.native._ctree" in run
 
 
 def test_the_console_script_holds_a_run_to_the_exit(tmp_path: Path) -> None:
@@ -103,7 +103,7 @@ def test_the_console_script_holds_a_run_to_the_exit(tmp_path: Path) -> None:
     manifest.write_text((ROOT / "examples" / "app.yaml").read_text())
     code = (
         "import os, sys\n"
-        "from cmhash import cli, lifetime\n"
+        "from cmhash.cli import main as cli\nfrom cmhash.runtime import lifetime\n"
         "exit = os._exit\n"
         "def report(code):\n"
         "    sys.stderr.write(f'held {len(lifetime._held)}\\n'); sys.stderr.flush(); exit(code)\n"
@@ -120,7 +120,8 @@ def test_the_console_script_holds_a_run_to_the_exit(tmp_path: Path) -> None:
 def test_main_in_process_holds_nothing() -> None:
     from click.testing import CliRunner
 
-    from cmhash import cli, lifetime
+    from cmhash.cli import main as cli
+    from cmhash.runtime import lifetime
 
     assert lifetime._held is None
     res = CliRunner().invoke(cli.cli, [str(ROOT / "examples" / "app.yaml")])
@@ -140,11 +141,11 @@ def test_the_console_script_turns_the_collector_off_before_importing() -> None:
         "import gc, sys\n"
         "class Spy:\n"
         "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name in ('click', 'cmhash.cli'):\n"
+        "        if name in ('click', 'cmhash.cli.main'):\n"
         "            print(name, 'gc', gc.isenabled())\n"
         "sys.meta_path.insert(0, Spy())\n"
         "import cmhash.__main__ as m\n"
-        "print('after import', 'click' in sys.modules, 'cmhash.cli' in sys.modules)\n"
+        "print('after import', 'click' in sys.modules, 'cmhash.cli.main' in sys.modules)\n"
         "sys.argv = ['cmhash', '--version']\n"
         "m.entry()\n"
     )
@@ -152,5 +153,5 @@ def test_the_console_script_turns_the_collector_off_before_importing() -> None:
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
     assert lines[0] == "after import False False"
-    assert "cmhash.cli gc False" in lines and "click gc False" in lines
+    assert "cmhash.cli.main gc False" in lines and "click gc False" in lines
     assert "cmhash, version" in res.stdout

@@ -16,14 +16,14 @@ from manifests import Stream, Style, render, streams, styles
 from cmhash.analyze import transport
 from cmhash.analyze.chunk import analyze_source
 from cmhash.analyze.summaries import DocInfo, SkipReason
-from cmhash.app import kind_table
+from cmhash.app.pipeline import kind_table
 from cmhash.errors import InputError
 from cmhash.read.source import SourceText
 from cmhash.record import Record
-from cmhash.settings import Settings
+from cmhash.settings.values import Settings
 
 try:
-    from cmhash import _cpack  # type: ignore[attr-defined]  # noqa: F401
+    from cmhash.native import _cpack  # type: ignore[attr-defined]  # noqa: F401
 except ImportError:  # pragma: no cover - depends on the install
     if IN_CI:
         raise  # CI installs a compiler: the extension must be there

@@ -1,4 +1,4 @@
-"""The self-check in C (write/treecheck.py, parse/_ctree.c's check_edit): it accepts
+"""The self-check in C (edit/treecheck.py, native/_ctree.c's check_edit): it accepts
 exactly the original plus our annotation, hands anything else to verify.py, and never
 accepts an edited text that verify.py refuses."""
 
@@ -10,14 +10,14 @@ from hypothesis import strategies as st
 from manifests import stops_on_a_signal
 from test_cverify import CASES, DEPLOYMENT, KEY, MUTATIONS, POD, V, doc
 
-from cmhash.analyze.kinds import DEFAULT_TABLE, WorkloadKind
+from cmhash.edit import treecheck
+from cmhash.edit.verify import verify_edits
 from cmhash.errors import NodeError
+from cmhash.knowledge.kinds import DEFAULT_TABLE, WorkloadKind
 from cmhash.parse import events
 from cmhash.read.source import SourceText
-from cmhash.write import treecheck
-from cmhash.write.verify import verify_edits
 
-pytest.importorskip("cmhash.parse._ctree")
+pytest.importorskip("cmhash.native._ctree")
 
 BE = events.backend("fast")
 CRONJOB = DEFAULT_TABLE.lookup("batch/v1", "CronJob")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from conftest import run_cmhash
 
-from cmhash.analyze.kinds import DEFAULT_TABLE
+from cmhash.edit.verify import verify_edits
 from cmhash.errors import NodeError
+from cmhash.knowledge.kinds import DEFAULT_TABLE
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.read.source import SourceText
-from cmhash.write.verify import verify_edits
 
 DEP = (
     "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  template:\n"
@@ -68,10 +68,10 @@ def test_compares_tags_anchors_and_aliases_not_flow_style() -> None:
 
 
 def test_failed_self_check_exits_3(monkeypatch: pytest.MonkeyPatch) -> None:
-    import cmhash.write.edit
+    import cmhash.edit.splice
 
-    real = cmhash.write.edit._q
-    monkeypatch.setattr(cmhash.write.edit, "_q", lambda s: real(s) + " # }")  # a corrupting edit
+    real = cmhash.edit.splice._q
+    monkeypatch.setattr(cmhash.edit.splice, "_q", lambda s: real(s) + " # }")  # a corrupting edit
     stream = (
         b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: b}\n---\n"
         b"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n"

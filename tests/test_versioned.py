@@ -509,7 +509,7 @@ def test_keep_and_immutable_leave_correct_marks_alone() -> None:
 
 
 def test_newcomer_regressions(tmp_path: Path) -> None:
-    from cmhash.cli import cli
+    from cmhash.cli.main import cli
     from cmhash.read.inputs import COMMANDS
 
     assert set(cli.commands) - {"inject"} == COMMANDS

@@ -17,10 +17,10 @@ import pytest
 from conftest import CORPUS, SHARED_CORPUS, report_json, run_cmhash, shared_params, tool
 from manifests import load_objects
 
-from cmhash.analyze.resources import document_resources
+from cmhash.analyze.hashing import Content
 from cmhash.parse.events import backend, parse_chunk
+from cmhash.parse.resources import document_resources
 from cmhash.plan import kustomized
-from cmhash.plan.hashing import Content
 from cmhash.plan.namesites import SITES, Site, references
 from cmhash.read.source import SourceText
 

@@ -5,7 +5,7 @@ cmhash's modules are imported, also spares the collections that importing them t
 (about 4 ms of a small chart's 60). So this module imports nothing itself, but
 ``early``, which makes a signal during those imports one line and its exit code."""
 
-from cmhash import early
+from cmhash.runtime import early
 
 early.install()  # a signal during the imports: one line and its exit code, no traceback
 
@@ -14,7 +14,7 @@ def entry() -> None:
     import gc
 
     gc.disable()
-    from cmhash.cli import entry as run
+    from cmhash.cli.main import entry as run
 
     run()
 

@@ -12,8 +12,8 @@ from cmhash.output import err, report_findings, report_notes, write_stdout
 from cmhash.read.inputs import Mode
 
 if TYPE_CHECKING:
-    from cmhash.app import RunResult
-    from cmhash.settings import Settings
+    from cmhash.app.pipeline import RunResult
+    from cmhash.settings.values import Settings
 
 
 def _plural(n: int, word: str) -> str:
@@ -36,7 +36,7 @@ def _renamed(result: RunResult) -> list[tuple[str, int, str]]:
     suffix is not shown (it is derived from its values)."""
     if result.versioning is None:
         return []
-    from cmhash.plan.versioning.names import shown
+    from cmhash.analyze.versioned_names import shown
 
     out = []
     for r in result.versioning.renamed.values():

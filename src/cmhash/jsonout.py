@@ -4,7 +4,7 @@ With ``indent`` the standard library leaves its C encoder for a generic pure-Pyt
 (generators yielding every piece); on ``explain --format json`` for 5,000 apps that
 took a fifth of the run. The documents cmhash writes hold only dicts with string keys,
 lists and tuples, strings (text enums among them), ints, bools and None, so one small
-recursion does it, with the C string escaper: in C (src/cmhash/_cjson.c) when it was
+recursion does it, with the C string escaper: in C (src/cmhash/native/_cjson.c) when it was
 compiled at install, else here. Anything else (a float, a non-string key)
 takes the standard library's path, so the output is always what ``json.dumps`` gives
 (pinned in tests/test_jsonout.py).
@@ -17,15 +17,15 @@ from collections.abc import Callable
 from json.encoder import encode_basestring  # the C escaper
 from typing import Any
 
-from cmhash.parse.cext import optional
+from cmhash.native.cext import optional
 
 
 class _Other(Exception):
     """A value this writer leaves to the standard library."""
 
 
-# the same writer in C (src/cmhash/_cjson.c), when it was compiled at install
-_CJSON = optional("cmhash._cjson")
+# the same writer in C (src/cmhash/native/_cjson.c), when it was compiled at install
+_CJSON = optional("cmhash.native._cjson")
 _C_WRITE: Callable[[Any], str | None] | None = getattr(_CJSON, "write", None)
 _C_DOCUMENT: Callable[[Any], bytes | None] | None = getattr(_CJSON, "document", None)
 

@@ -1,13 +1,15 @@
 """Which of a workload's references count, by its annotations: cmhash's own
 (``cmhash.io/enabled``, ``cmhash.io/sources``) and, read where those tools read them,
-Reloader's and Wave's (their decision tables: analyze/compat.py)."""
+Reloader's and Wave's (their decision tables: knowledge/compat.py)."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
 from cmhash.analyze.annotations import TRUE, Annotations, metadata, template, text_of
-from cmhash.analyze.compat import (
+from cmhash.errors import NodeError
+from cmhash.findings import Code
+from cmhash.knowledge.compat import (
     RELOADER_AUTO,
     RELOADER_KINDS,
     RELOADER_SEARCH,
@@ -18,8 +20,6 @@ from cmhash.analyze.compat import (
     go_parse_bool,
     split_reloader,
 )
-from cmhash.errors import NodeError
-from cmhash.findings import Code
 
 ENABLED = "cmhash.io/enabled"
 SOURCES = "cmhash.io/sources"
@@ -52,7 +52,7 @@ class Selection(NamedTuple):
     sources_by: str | None = None
     count_all: str | None = None  # counts every pod-spec reference (enabled, Wave)
     # Reloader's view per kind, where its rules do not simply count every pod-spec
-    # reference of that kind (analyze/compat.py)
+    # reference of that kind (knowledge/compat.py)
     reloader: tuple[ReloaderView, ...] = ()
     acknowledged: tuple[str, ...] = ()  # cmhash.io/acknowledge: finding codes (findings.py)
 

@@ -16,24 +16,14 @@ from cmhash.analyze.annotations import Annotations, read_annotations
 from cmhash.analyze.choice import selection
 from cmhash.analyze.content import config_content, is_immutable
 from cmhash.analyze.declared import config_excluded, declared_references, reloader_match
+from cmhash.analyze.hashing import Content
 from cmhash.analyze.jobs import plan_rename
-from cmhash.analyze.kinds import KindTable, Policy, WorkloadKind
-from cmhash.analyze.operators import INJECTED
 from cmhash.analyze.refs import (
     Reference,
     aliased_spot,
     find_references,
     find_subpath_mounts,
     resource_references,
-)
-from cmhash.analyze.resources import (
-    SKIP_ANNOTATION,
-    Resource,
-    bool_field,
-    document_resources,
-    flag_on,
-    pod_template,
-    require_name,
 )
 from cmhash.analyze.shapes import misshapen
 from cmhash.analyze.sources import (
@@ -53,18 +43,28 @@ from cmhash.analyze.versioned import (
 )
 from cmhash.analyze.versioned_sources import aliased_producer, keep_edits, unversioned
 from cmhash.analyze.versioned_sources import producer as source_producer
+from cmhash.edit import treecheck
+from cmhash.edit.splice import PLACEHOLDER, Edit, annotation_edit, apply_edits, inside_aliased
+from cmhash.edit.verify import verify_edits
 from cmhash.errors import NodeError
+from cmhash.knowledge.kinds import KindTable, Policy, WorkloadKind
+from cmhash.knowledge.operators import INJECTED
 from cmhash.parse.events import Roots, backend, parse_chunk, route
+from cmhash.parse.resources import (
+    SKIP_ANNOTATION,
+    Resource,
+    bool_field,
+    document_resources,
+    flag_on,
+    pod_template,
+    require_name,
+)
 from cmhash.parse.tree import MAP, Node, entries, get, get_path, items, scalar
-from cmhash.plan.hashing import Content
 from cmhash.read.classify import classify, may_hold_secret, refuse_ambiguous
 from cmhash.read.source import SourceText, newline_at
 from cmhash.read.split import Chunk, cuts
 from cmhash.read.split import chunk as split_chunk
-from cmhash.settings import Settings
-from cmhash.write import treecheck
-from cmhash.write.edit import PLACEHOLDER, Edit, annotation_edit, apply_edits, inside_aliased
-from cmhash.write.verify import verify_edits
+from cmhash.settings.values import Settings
 
 # ------------------------------------------------------------------ per resource
 
@@ -425,7 +425,7 @@ def _verify(
         if treecheck.verify(roots, new_text, kind, key, PLACEHOLDER, be.check_edit):
             return  # verified in C; anything it cannot tell goes on
         if settings.cpp_verify:  # without the C tree builder, rapidyaml's check
-            from cmhash.write import cverify
+            from cmhash.edit import cverify
 
             if cverify.verify(text, new_text, kind, key, PLACEHOLDER):
                 return  # verified in C++; anything it cannot tell goes to verify.py

@@ -7,11 +7,11 @@ from __future__ import annotations
 import base64
 import binascii
 
-from cmhash.analyze.resources import Resource, bool_field, require_name, str_field
+from cmhash.analyze.hashing import Content
 from cmhash.errors import NodeError
 from cmhash.parse.k8syaml import resolves_to_non_string
+from cmhash.parse.resources import Resource, bool_field, require_name, str_field
 from cmhash.parse.tree import MAP, SCALAR, Node, deref, entries, get, scalar
-from cmhash.plan.hashing import Content
 
 
 def _non_string_plain(node: Node) -> bool:

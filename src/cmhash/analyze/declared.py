@@ -10,7 +10,7 @@ name another namespace):
 * ``cmhash.io/extra-configmaps``, ``cmhash.io/extra-secrets``: ``"a, b, other-ns/c"``;
 * Reloader: ``configmap.reloader.stakater.com/reload``, ``secret.…`` and
   ``secretproviderclass.…``: comma lists of Go regular expressions (analyze/patterns.py),
-  read where Reloader reads them (analyze/compat.py);
+  read where Reloader reads them (knowledge/compat.py);
 * Wave: ``wave.pusher.com/extra-configmaps``, ``wave.pusher.com/extra-secrets``, on the
   workload's own metadata, items as Wave splits them (one it skips is a finding);
 * kapp: ``kapp.k14s.io/versioned-explicit-ref`` (and ``….<suffix>``): a YAML mapping
@@ -19,7 +19,7 @@ name another namespace):
 Selection (they select, they do not add): ``cmhash.io/enabled: "true"`` selects the
 workload in ``optIn`` mode and counts every pod-spec reference, ``"false"`` opts it out;
 ``cmhash.io/sources: configmaps|secrets|all`` says which kinds of pod-spec references
-count. Reloader's and Wave's annotations select as those tools do (analyze/compat.py):
+count. Reloader's and Wave's annotations select as those tools do (knowledge/compat.py):
 Reloader's rules decide each pod-spec reference (``--opt-in`` is Reloader's default
 mode, the default mode its ``--auto-reload-all``), Wave's
 ``update-on-config-change: "true"`` counts every one. In ``optIn`` mode a workload is
@@ -38,9 +38,9 @@ from typing import NamedTuple
 from cmhash.analyze import patterns
 from cmhash.analyze.annotations import TRUE, Annotations, gate_on, metadata
 from cmhash.analyze.choice import reloader_source
-from cmhash.analyze.compat import RELOAD_LISTS, RELOADER_IGNORE, RELOADER_MATCH, split_wave
 from cmhash.analyze.refs import Reference, Spot
 from cmhash.errors import NodeError
+from cmhash.knowledge.compat import RELOAD_LISTS, RELOADER_IGNORE, RELOADER_MATCH, split_wave
 
 COMPAT_ALL = frozenset(("reloader", "wave", "kapp"))
 

@@ -21,12 +21,12 @@ import re
 from typing import TYPE_CHECKING, NamedTuple
 
 from cmhash.analyze.refs import Spot, spot_of
+from cmhash.edit.splice import Edit, annotations_edits
 from cmhash.errors import NodeError
 from cmhash.parse.tree import entries, get, get_path, scalar, to_python
-from cmhash.write.edit import Edit, annotations_edits
 
 if TYPE_CHECKING:
-    from cmhash.analyze.resources import Resource
+    from cmhash.parse.resources import Resource
     from cmhash.parse.tree import Node
 
 BASE_NAME = "cmhash.io/job-base-name"

@@ -26,13 +26,13 @@ from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 from cmhash.analyze.chunk import analyze_source
-from cmhash.analyze.kinds import KindTable
 from cmhash.analyze.summaries import DocInfo
 from cmhash.errors import CmhashError
+from cmhash.knowledge.kinds import KindTable
 from cmhash.read.source import SourceText
 from cmhash.read.split import cuts
 from cmhash.record import Record
-from cmhash.settings import Settings
+from cmhash.settings.values import Settings
 
 PARALLEL_MIN_BYTES = 4 * 1024 * 1024
 BATCHES_PER_PROCESS = 16  # enough for a slowed process to take fewer, few enough to be cheap
@@ -198,7 +198,7 @@ def _worker(out: int, mask: set[int | signal.Signals], encode: Encode) -> NoRetu
     code = 0
     backlog = bytearray()  # frames the pipe has not taken yet
     try:
-        from cmhash.signals import reset_in_child
+        from cmhash.runtime.signals import reset_in_child
 
         reset_in_child()  # signals are the parent's to handle (exit 130/143, one line)
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # held by _fork_worker

@@ -12,12 +12,12 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
-from cmhash.analyze.resources import bool_field
-from cmhash.analyze.sites import Site
 from cmhash.errors import NodeError
-from cmhash.parse import cext
+from cmhash.knowledge.sites import Site
+from cmhash.native import cext
 from cmhash.parse.events import Found, ctree_collect
 from cmhash.parse.k8syaml import FALSE_WORDS, TRUE_WORDS
+from cmhash.parse.resources import bool_field
 from cmhash.parse.tree import ALIAS, MAP, SCALAR, Node, entries, get, items, scalar, walk
 
 CONTAINER_LISTS = ("initContainers", "containers")
@@ -203,7 +203,7 @@ def _py_site_refs(
     site: Site, matches: list[tuple[Node, str]], container: str | None
 ) -> list[Reference]:
     """The References of one site's nodes. (``_site_refs``: this, or the same in C from
-    parse/_ctree.c, which hands anything but the common case back to this.)"""
+    native/_ctree.c, which hands anything but the common case back to this.)"""
     refs = []
     for node, f in matches:
         if not site.name_field:  # the node is the name (a list of names)
@@ -310,7 +310,7 @@ def find_references(
 def _py_find_references(
     pod_spec: Node | None, field: str, *, image_pull_secrets: bool = False
 ) -> list[Reference]:
-    """find_references in Python: the reference for parse/_ctree.c's find_refs."""
+    """find_references in Python: the reference for native/_ctree.c's find_refs."""
     refs: list[Reference] = []
     for list_name in CONTAINER_LISTS:
         for i, container in enumerate(items(get(pod_spec, list_name))):
@@ -323,7 +323,7 @@ def _py_find_references(
     return refs
 
 
-# parse/_ctree.c's find_refs: the body of find_references over a C-built tree, None from
+# native/_ctree.c's find_refs: the body of find_references over a C-built tree, None from
 # it for anything else (an alias, a merge...): then the Python body reads it
 _C_FIND: Callable[[Node, str, bool], list[Reference] | None] | None = cext.function(
     "find_refs",

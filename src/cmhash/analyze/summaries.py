@@ -8,18 +8,18 @@ from typing import NamedTuple
 
 from cmhash.analyze.choice import Selection
 from cmhash.analyze.declared import Skipped
+from cmhash.analyze.hashing import Content
 from cmhash.analyze.jobs import JobRename
-from cmhash.analyze.kinds import WorkloadKind
 from cmhash.analyze.refs import Reference, Spot, SubPathMount
 from cmhash.analyze.sources import Depends
 from cmhash.analyze.versioned_sources import Producer
+from cmhash.edit.splice import Edit
 from cmhash.errors import NodeError
 from cmhash.findings import About
+from cmhash.knowledge.kinds import WorkloadKind
 from cmhash.model import ResourceId, TextEnum
-from cmhash.plan.hashing import Content
 from cmhash.read.split import Chunk
 from cmhash.record import Record
-from cmhash.write.edit import Edit
 
 
 class SkipReason(TextEnum):

@@ -15,19 +15,19 @@ import pickle
 from typing import Any
 
 from cmhash.analyze.choice import Selection
-from cmhash.analyze.compat import ReloaderView
 from cmhash.analyze.declared import Skipped
+from cmhash.analyze.hashing import Content
 from cmhash.analyze.jobs import JobRename
-from cmhash.analyze.kinds import Policy, WorkloadKind
 from cmhash.analyze.refs import Reference, Spot, SubPathMount
-from cmhash.analyze.sites import Site
 from cmhash.analyze.summaries import ConfigInfo, DocInfo, SkipReason, WorkloadInfo
 from cmhash.analyze.versioned_sources import Producer
-from cmhash.parse.cext import optional
-from cmhash.plan.hashing import Content
+from cmhash.edit.splice import Edit
+from cmhash.knowledge.compat import ReloaderView
+from cmhash.knowledge.kinds import Policy, WorkloadKind
+from cmhash.knowledge.sites import Site
+from cmhash.native.cext import optional
 from cmhash.read.split import Chunk
 from cmhash.record import Record
-from cmhash.write.edit import Edit
 
 PACKED, PICKLED = b"c", b"p"
 
@@ -79,7 +79,7 @@ def registry() -> Registry:
     return {cls: i for i, (cls, _, _) in enumerate(entries)}, entries
 
 
-packer = optional("cmhash._cpack")
+packer = optional("cmhash.native._cpack")
 
 
 def encode(result: object) -> bytes:

@@ -8,11 +8,11 @@ from typing import NamedTuple
 
 from cmhash.analyze.annotations import Annotations
 from cmhash.analyze.refs import Spot, spot_of
-from cmhash.analyze.resources import Resource
+from cmhash.edit.splice import Edit, annotations_edits, pair_edit
 from cmhash.errors import NodeError
+from cmhash.parse.resources import Resource
 from cmhash.parse.tree import entries
-from cmhash.settings import Settings
-from cmhash.write.edit import Edit, annotations_edits, pair_edit
+from cmhash.settings.values import Settings
 
 VERSIONED = "cmhash.io/versioned"
 RESOURCE_POLICY = "helm.sh/resource-policy"

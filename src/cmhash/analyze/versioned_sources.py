@@ -37,13 +37,13 @@ from typing import Any, NamedTuple
 
 from cmhash.analyze.annotations import Annotations
 from cmhash.analyze.refs import Spot, aliased_spot, spot_of
-from cmhash.analyze.resources import Resource
 from cmhash.analyze.sources import SecretSource
 from cmhash.analyze.versioned import keep_rules, keep_values
+from cmhash.edit.splice import PLACEHOLDER, Edit, annotations_edits, inside_aliased
 from cmhash.errors import NodeError
+from cmhash.parse.resources import Resource
 from cmhash.parse.tree import MAP, Node, entries, get_path, scalar, walk
-from cmhash.settings import Settings
-from cmhash.write.edit import PLACEHOLDER, Edit, annotations_edits, inside_aliased
+from cmhash.settings.values import Settings
 
 # sealed-secrets pkg/apis/sealedsecrets/v1alpha1/sealedsecret_types.go
 # (SealedSecretNamespaceWideAnnotation, SealedSecretClusterWideAnnotation, annoNs
@@ -92,7 +92,7 @@ def _name_spots(res: Resource, row: SecretSource) -> dict[str, Spot | None]:
 
 
 def _insertion(message: str) -> str:
-    """Why spec.target.name cannot be inserted: write/edit.py's words are about the
+    """Why spec.target.name cannot be inserted: edit/splice.py's words are about the
     annotation it usually inserts."""
     return message.removeprefix("cannot add the annotation: ").replace(
         "cannot add the annotation", "it cannot be inserted"
@@ -173,7 +173,7 @@ def aliased_producer(p: Producer | None, aliased: Sequence[tuple[Node, Node]]) -
 
 
 def _base_names(value: Any, path: tuple[str, ...]) -> Any:
-    from cmhash.plan.versioning.names import base_name  # (the one suffix rule)
+    from cmhash.analyze.versioned_names import base_name  # (the one suffix rule)
 
     if not path:
         return base_name(value) if isinstance(value, str) else value

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
+from cmhash.edit.verify import count_check
 from cmhash.errors import EXIT_INPUT, EXIT_OK, CmhashError, ConfigError, NodeError
 from cmhash.findings import Finding
 from cmhash.output import err, report_findings, report_notes, write_stdout
@@ -20,7 +21,6 @@ from cmhash.parse.events import backend, parse_chunk
 from cmhash.parse.tree import MAP, SEQ, Node, deref, get, items, scalar
 from cmhash.read.source import SourceText, newline_at
 from cmhash.read.split import split_chunks
-from cmhash.write.verify import count_check
 
 API_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1")
 PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
@@ -82,7 +82,7 @@ def _from_configmap_data(data: dict[str, Any], schema: dict[str, Any]) -> dict[s
 def function_options(rl: ResourceList) -> dict[str, Any]:
     """Config-file keys from functionConfig: the object itself, or a ConfigMap's data."""
     from cmhash.parse.tree import to_python
-    from cmhash.settings import schema, validate
+    from cmhash.settings.values import schema, validate
 
     fc = rl.function_config
     if fc is None or fc.is_null:
@@ -207,8 +207,8 @@ def _line_end(text: str, offset: int) -> int:
 def run(rl: ResourceList, options: dict[str, Any]) -> int:
     """KRM function mode: options from functionConfig (between the config file and the
     command line), findings and errors as ``results`` in the ResourceList written back."""
-    from cmhash import app
-    from cmhash.settings import layered
+    from cmhash.app import pipeline as app
+    from cmhash.settings.values import layered
 
     src = rl.source
     try:

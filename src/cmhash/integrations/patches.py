@@ -30,7 +30,7 @@ from cmhash.errors import UsageError
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from cmhash.app import RunResult
+    from cmhash.app.pipeline import RunResult
     from cmhash.plan.resolve import WorkloadPlan
 
 HEADER = (

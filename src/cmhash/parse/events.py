@@ -18,7 +18,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from cmhash.errors import NodeError
-from cmhash.parse import cext, libyaml
+from cmhash.native import cext
+from cmhash.parse import libyaml
 from cmhash.parse.limits import MAX_DEPTH, MAX_SCALAR, check_expansion
 from cmhash.parse.tree import ALIAS, MAP, SCALAR, SEQ, Node
 
@@ -55,7 +56,7 @@ class _Backend:
         check_edit: CheckEdit | None = None,
     ) -> None:
         self.name = name
-        self.ctree = ctree  # (text, base) -> roots built in C (parse/_ctree.c), or None
+        self.ctree = ctree  # (text, base) -> roots built in C (native/_ctree.c), or None
         self.check_edit = check_edit  # the self-check in C on those trees (treecheck.py)
         self._load: Callable[[], _Parts] | None = load
 
@@ -115,12 +116,12 @@ def _fast_backend() -> _Backend | None:
 
 
 def ctree_available() -> bool:
-    """Whether the fast backend builds its trees in C (parse/_ctree.c)."""
+    """Whether the fast backend builds its trees in C (native/_ctree.c)."""
     return backend("fast").ctree is not None
 
 
 def _ctree_build() -> Callable[[str, int], list[Node] | None] | None:
-    """parse/_ctree.c's ``build`` for our Node class and limits: (text, base) -> the
+    """native/_ctree.c's ``build`` for our Node class and limits: (text, base) -> the
     roots, or None to parse on the event path. None when the extension was not built (no
     C compiler or libyaml headers at install) or ``CMHASH_CTREE=0``."""
     _ctree = cext.ctree()
@@ -141,9 +142,9 @@ CheckEdit = Callable[[Node, str, tuple[str, ...], str, str], bool | None]
 
 @functools.cache
 def ctree_check_edit() -> CheckEdit | None:
-    """parse/_ctree.c's ``check_edit`` for our Node class: (original root, edited text,
+    """native/_ctree.c's ``check_edit`` for our Node class: (original root, edited text,
     template path, key, value) -> True when the edited text's events are the original
-    tree plus our annotation, None when it cannot tell (write/treecheck.py). None without
+    tree plus our annotation, None when it cannot tell (edit/treecheck.py). None without
     the extension."""
     _ctree = cext.ctree()
     if _ctree is None or cext.off("check_edit"):
@@ -166,7 +167,7 @@ Collect = Callable[[Node, Any, str, int], Found | None]
 
 @functools.cache
 def ctree_collect() -> Collect | None:
-    """parse/_ctree.c's ``collect`` for our Node class: analyze/refs.py's walk of a trie
+    """native/_ctree.c's ``collect`` for our Node class: analyze/refs.py's walk of a trie
     of reference sites, over trees the C builder made (None from it: walk in Python).
     None without the extension."""
     _ctree = cext.ctree()

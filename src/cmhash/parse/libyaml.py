@@ -1,6 +1,6 @@
 """Where libyaml reads YAML otherwise than the reference parser (ruamel) or than another
 libyaml release, and how cmhash reads the same YAML on every path whatever libyaml is
-installed: the system's, which ``parse/_ctree.c`` links, or the one PyYAML's wheel
+installed: the system's, which ``native/_ctree.c`` links, or the one PyYAML's wheel
 bundles (0.2.5 in PyYAML 6.0.3, 0.2.6 in 6.0.4). Found by running libyaml 0.2.5, 0.2.6
 and ruamel over generated flow texts and comparing their events
 (``tests/test_libyaml.py`` holds the generator):

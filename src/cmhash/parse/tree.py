@@ -9,7 +9,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from cmhash.errors import NodeError
-from cmhash.parse import cext
+from cmhash.native import cext
 
 SCALAR, SEQ, MAP, ALIAS = "scalar", "seq", "map", "alias"
 
@@ -24,12 +24,12 @@ class _PyNode:
     collections, True when written in flow style. ``start``/``end`` are absolute
     character offsets in the source text.
 
-    (``Node``: this, or the same class in C from parse/_ctree.c, which the cyclic
+    (``Node``: this, or the same class in C from native/_ctree.c, which the cyclic
     collector does not track and which keeps its offsets as C integers; this one stays
     its reference.)
     """
 
-    # parse/_ctree.c fills exactly these slots without calling __init__ (it refuses a
+    # native/_ctree.c fills exactly these slots without calling __init__ (it refuses a
     # class with other slots): keep __init__ to these plain assignments
     __slots__ = ("_dict", "anchor", "end", "kind", "start", "style", "tag", "value")
 
@@ -179,7 +179,7 @@ def scalar(node: Node | None) -> str | None:
     return str(node.value)
 
 
-# the Node class and kinds parse/_ctree.c's readers of the tree (refs.py's site walk,
+# the Node class and kinds native/_ctree.c's readers of the tree (refs.py's site walk,
 # resolve.py's plain references...) work with, bound once
 _ctree = cext.ctree()
 if _ctree is not None:

@@ -27,10 +27,10 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
-from cmhash.analyze.resources import Resource, document_resources, pod_template
 from cmhash.errors import NodeError
 from cmhash.model import ResourceId
 from cmhash.parse.events import backend, parse_chunk
+from cmhash.parse.resources import Resource, document_resources, pod_template
 from cmhash.parse.tree import Node, get, items, scalar
 from cmhash.plan.namesites import RBAC_RESOURCES, VERSIONABLE, WANTED, NameRef, references
 from cmhash.plan.resolve import WorkloadPlan
@@ -223,7 +223,7 @@ def read_by_name(
                 )
     # 2b. an operator mounts what its resource lists at a path that holds the name
     # (the Prometheus operator: /etc/prometheus/secrets/<name>/): the configuration that
-    # reads the files names them (analyze/operators.py)
+    # reads the files names them (knowledge/operators.py)
     for plan in plans:
         if plan.info.kind.operator is None:
             continue

@@ -27,21 +27,21 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
-from cmhash.analyze.resources import document_resources
 from cmhash.analyze.sources import BUILTIN_SOURCES
+from cmhash.analyze.versioned_names import VERSIONABLE, base_name, own_names, shown
 from cmhash.errors import NodeError, UsageError
 from cmhash.model import ResourceId
 from cmhash.parse.events import backend, parse_chunk
+from cmhash.parse.resources import document_resources
 from cmhash.plan.source_versions import with_suffix
 from cmhash.plan.versioning.decision import Versioning
-from cmhash.plan.versioning.names import VERSIONABLE, base_name, own_names, shown
 from cmhash.read.source import SourceText, decode, read_file
 from cmhash.read.split import split_chunks
-from cmhash.settings import Settings
+from cmhash.settings.values import Settings
 from cmhash.write.emit import FileResult
 
 if TYPE_CHECKING:
-    from cmhash.app import RunResult
+    from cmhash.app.pipeline import RunResult
     from cmhash.parse.tree import Node
 
 MARK = "cmhash.io/kept-version"

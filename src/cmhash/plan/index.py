@@ -20,7 +20,7 @@ from cmhash.findings import Code, Finding, finding
 from cmhash.model import ResourceId, make_id
 from cmhash.plan.selection import first_match
 from cmhash.read.source import SourceText
-from cmhash.settings import Settings
+from cmhash.settings.values import Settings
 
 
 class ConfigEntry(NamedTuple):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import base64
 import hashlib
 
-from cmhash.plan.hashing import Content
+from cmhash.analyze.hashing import Content
 
 _ENCODE = str.maketrans("013ae", "ghkmt")
 # Go's encoding/json escapes these in strings (encode.go: htmlSafeSet, and U+2028/9)

@@ -15,10 +15,10 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping
 
+from cmhash.analyze.versioned_names import base_name, shown
 from cmhash.findings import Code, Finding, finding
 from cmhash.plan.resolve import WorkloadPlan
 from cmhash.plan.versioning.decision import Renamed, Versioning
-from cmhash.plan.versioning.names import base_name, shown
 from cmhash.read.source import SourceText
 
 _KEY = re.compile(r"secret|config[-_]?map", re.IGNORECASE)

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from cmhash.analyze.resources import Resource
+from cmhash.parse.resources import Resource
 from cmhash.parse.tree import Node, items, scalar, walk
 
 VERSIONABLE = ("ConfigMap", "Secret")

@@ -9,7 +9,14 @@ from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
 from cmhash.analyze import patterns
-from cmhash.analyze.compat import (
+from cmhash.analyze.hashing import Use, digest
+from cmhash.analyze.jobs import new_name, rename_edits
+from cmhash.analyze.refs import Reference, SubPathMount
+from cmhash.analyze.sources import BUILTIN_SOURCES, SecretSource, secret_kinds
+from cmhash.analyze.summaries import SkipReason, WorkloadInfo
+from cmhash.edit.splice import Edit, with_value
+from cmhash.findings import Code, Finding, finding
+from cmhash.knowledge.compat import (
     RELOAD_LISTS,
     RELOADER_BY_KIND,
     RELOADER_RULES,
@@ -18,22 +25,15 @@ from cmhash.analyze.compat import (
     decide,
     why,
 )
-from cmhash.analyze.jobs import new_name, rename_edits
-from cmhash.analyze.kinds import Policy
-from cmhash.analyze.refs import Reference, SubPathMount
-from cmhash.analyze.sources import BUILTIN_SOURCES, SecretSource, secret_kinds
-from cmhash.analyze.summaries import SkipReason, WorkloadInfo
-from cmhash.findings import Code, Finding, finding
+from cmhash.knowledge.kinds import Policy
 from cmhash.model import Level, ResourceId, make_id
-from cmhash.parse import cext
+from cmhash.native import cext
 from cmhash.parse.k8syaml import resolves_to_non_string
-from cmhash.plan.hashing import Use, digest
 from cmhash.plan.index import ConfigEntry, ConfigIndex
 from cmhash.plan.selection import first_match
 from cmhash.read.source import SourceText
 from cmhash.record import Record
-from cmhash.settings import Settings
-from cmhash.write.edit import Edit, with_value
+from cmhash.settings.values import Settings
 
 
 class OptIn(NamedTuple):
@@ -389,7 +389,7 @@ def _resolve_one(
 _resolved = functools.partial(tuple.__new__, Resolved)
 _use = functools.partial(tuple.__new__, Use)
 
-# _resolve for plain references in C (parse/_ctree.c), when it was compiled: (resolved,
+# _resolve for plain references in C (native/_ctree.c), when it was compiled: (resolved,
 # uses), or None for anything _py_resolve must do
 _C_RESOLVE: (
     Callable[

@@ -13,12 +13,12 @@ produced name itself: a second run finds the same name.
 
 from __future__ import annotations
 
+from cmhash.analyze.hashing import Content
 from cmhash.analyze.sources import Path
+from cmhash.edit.splice import Edit, with_value
 from cmhash.findings import Code, Finding, finding
 from cmhash.model import ResourceId
-from cmhash.plan.hashing import Content
 from cmhash.plan.index import ConfigEntry, ConfigIndex
-from cmhash.write.edit import Edit, with_value
 
 RENAME, KEEP = "rename", "keep"
 
@@ -60,7 +60,7 @@ def name_at(e: ConfigEntry) -> int:
 
 def with_suffix(name: str, base: str, new: str) -> str:
     """``name`` (a source's own) given the suffix that ``new`` (``base-suffix``) has."""
-    from cmhash.plan.versioning.names import base_name
+    from cmhash.analyze.versioned_names import base_name
 
     return f"{base_name(name)}{new[len(base) :]}"
 
@@ -68,7 +68,7 @@ def with_suffix(name: str, base: str, new: str) -> str:
 def suffix_content(e: ConfigEntry) -> tuple[str, Content]:
     """What a source's suffix is computed from: its own base name and its content (the
     produced names in it read as base names: analyze/versioned_sources.py)."""
-    from cmhash.plan.versioning.names import base_name
+    from cmhash.analyze.versioned_names import base_name
 
     p = e.info.producer
     return base_name(p.own_name if p is not None else e.info.name), e.info.content
@@ -104,7 +104,7 @@ def moved(
 def edits_of(e: ConfigEntry, old: str, new: str) -> list[tuple[Edit, str | None, Path]]:
     """The edits that rename a produced Secret from ``old`` to ``new``: (edit, the new
     scalar value when it renames one, the path of the pair it inserts or ())."""
-    from cmhash.plan.versioning.names import MAX_NAME, base_name
+    from cmhash.analyze.versioned_names import MAX_NAME, base_name
 
     p = e.info.producer
     assert p is not None
@@ -156,7 +156,7 @@ def produced_by(e: ConfigEntry, new: str | None) -> str | None:
     source, p = e.info.source, e.info.producer
     if source is None or new is None or p is None or p.own is None:
         return source
-    from cmhash.plan.versioning.names import base_name
+    from cmhash.analyze.versioned_names import base_name
 
     kind = source.partition("/")[0]
     return f"{kind}/{with_suffix(p.own_name, base_name(e.info.name), new)}"

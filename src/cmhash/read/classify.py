@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from cmhash.analyze.kinds import KindTable, is_list
 from cmhash.errors import NodeError
-from cmhash.parse import cext
+from cmhash.knowledge.kinds import KindTable, is_list
+from cmhash.native import cext
 
 _VALUE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789./-")
 
@@ -17,7 +17,7 @@ _VALUE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 def _py_top_level(text: str, key: str) -> list[str] | None:
     """Values of column-0 ``key:`` lines; None if one is not a simple (optionally quoted)
     value with at most a trailing comment. (``_top_level``: this, or the same in C from
-    parse/_ctree.c for ASCII text.)"""
+    native/_ctree.c for ASCII text.)"""
     head = key + ":"
     needle = "\n" + head
     found = []
@@ -37,7 +37,7 @@ def _py_top_level(text: str, key: str) -> list[str] | None:
 
 
 TopLevel = Callable[[str, str], list[str] | None]
-# parse/_ctree.c's top_level: _py_top_level over ASCII text (NotImplemented for the rest)
+# native/_ctree.c's top_level: _py_top_level over ASCII text (NotImplemented for the rest)
 _C_TOP_LEVEL: TopLevel | None = cext.function("top_level")
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from typing import BinaryIO
 
 from cmhash.errors import InputError, printable
-from cmhash.parse import cext
+from cmhash.native import cext
 from cmhash.record import Record
 
 STDIN = "-"
@@ -23,7 +23,7 @@ _OTHER_BOMS = {
 
 def _py_line_numbers(text: str, offsets: list[int]) -> list[int]:
     """The 1-based line of each of the sorted ``offsets``. (``_line_numbers``: this, or
-    the same in C from parse/_ctree.c.)"""
+    the same in C from native/_ctree.c.)"""
     out = []
     line, at = 1, 0
     for offset in offsets:

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
-from cmhash.parse import cext
+from cmhash.native import cext
 
 # A marker: '---' or '...' followed by a blank, a line break or the end of the text; or
 # '%'. At the text's start, or matched from the line break before it: a pattern that
@@ -46,7 +46,7 @@ def only_comments(text: str) -> bool:
 
 
 def _py_markers(text: str) -> Iterator[int]:
-    """Where each marker line starts, in order. (The reference for parse/_ctree.c's scan
+    """Where each marker line starts, in order. (The reference for native/_ctree.c's scan
     in ``cuts``.)"""
     if _FIRST.match(text):
         yield 0
@@ -60,7 +60,7 @@ _markers: Callable[[str], Iterable[int]] = _py_markers  # (a C copy saved under 
 def _py_cuts(text: str) -> list[int]:
     """Where each document starts, then the text's length: strictly increasing, so
     consecutive cuts are the chunks. (``cuts``: this, or the same in C from
-    parse/_ctree.c.)"""
+    native/_ctree.c.)"""
     out = [0]
 
     def cut(at: int) -> None:

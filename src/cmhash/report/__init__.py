@@ -15,7 +15,7 @@ from cmhash.report.compare import build
 from cmhash.report.render import FORMATS, _code, _md, fails, formatted, render
 
 if TYPE_CHECKING:
-    from cmhash.settings import Settings
+    from cmhash.settings.values import Settings
 
 __all__ = [
     "FORMATS",
@@ -36,9 +36,10 @@ __all__ = [
 def data_of(old: str, new: str, settings: Settings, values: bool = True) -> dict[str, Any]:
     """Both sides (paths, or ``-`` for one) through the normal pipeline, and the report
     as plain data."""
-    from cmhash import app, lifetime
+    from cmhash.app import pipeline as app
     from cmhash.errors import UsageError
     from cmhash.read.inputs import Mode, select
+    from cmhash.runtime import lifetime
 
     if old == "-" and new == "-":
         raise UsageError("OLD and NEW cannot both be - (stdin)")

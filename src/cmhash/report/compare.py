@@ -15,12 +15,12 @@ from collections.abc import Iterable
 from hashlib import sha256
 from typing import TYPE_CHECKING, Any
 
+from cmhash.analyze.versioned_names import shown
 from cmhash.errors import UsageError
 from cmhash.findings import Code, Finding, finding
 from cmhash.model import Level, ResourceId
 from cmhash.plan.index import ConfigEntry, defined_in, several_places
 from cmhash.plan.resolve import WorkloadPlan
-from cmhash.plan.versioning.names import shown
 from cmhash.report.changes import DATA_CHANGED, ConfigChange, config_changes
 from cmhash.report.objects import Objects
 from cmhash.report.redact import mask_names, redact, secret_names, secret_texts
@@ -38,7 +38,7 @@ from cmhash.report.workloads import (
 )
 
 if TYPE_CHECKING:
-    from cmhash.app import RunResult
+    from cmhash.app.pipeline import RunResult
 
 FORMAT_VERSION = 3  # 2: template causes, outcome/rule/how, valueDiffs, budget; 3: added/removed
 

@@ -12,12 +12,12 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from cmhash.analyze.resources import document_resources
 from cmhash.errors import NodeError
 from cmhash.model import ResourceId
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.parse.k8syaml import plain_value
 from cmhash.parse.limits import MAX_DEPTH
+from cmhash.parse.resources import document_resources
 from cmhash.parse.tree import SCALAR, SEQ, Node, deref, entries, to_python
 from cmhash.plan.resolve import WorkloadPlan
 from cmhash.read.source import SourceText

@@ -9,7 +9,7 @@ characters, is replaced by ``***`` in the template causes' values and the Config
 value diffs. Shorter ones would blank common words (``true``, ``admin``) all over the
 report: a value that short is no secret worth the name. A Secret name with a content
 hash suffix (kustomize's secretGenerator) is shown without it everywhere, as cmhash's
-own --versioned names are (plan/versioning/names.py ``shown``).
+own --versioned names are (analyze/versioned_names.py ``shown``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cmhash.app import RunResult
+    from cmhash.app.pipeline import RunResult
 
 MIN_CHARS = 6
 MASK = "***"
@@ -53,7 +53,7 @@ def secret_names(*runs: RunResult) -> dict[str, str]:
     """Secret names with a content-hash suffix (kustomize's secretGenerator, cmhash's
     --versioned: ``creds-5f46k2f562``) -> as the report shows them (``creds-…``): the
     suffix is a hash of the Secret's values."""
-    from cmhash.plan.versioning.names import shown
+    from cmhash.analyze.versioned_names import shown
 
     names: set[str] = set()
     for run in runs:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Set
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from cmhash.analyze.kinds import Policy
 from cmhash.explain import workload_fields
+from cmhash.knowledge.kinds import Policy
 from cmhash.model import ResourceId
 from cmhash.plan.resolve import WorkloadPlan
 from cmhash.report.changes import REMOVED, ConfigChange
@@ -16,7 +16,7 @@ from cmhash.report.podtemplate import TemplateCause
 from cmhash.report.rollout import RESTARTS, Context, Decision, Takeover, decide
 
 if TYPE_CHECKING:
-    from cmhash.app import RunResult
+    from cmhash.app.pipeline import RunResult
 
 Users = dict[ResourceId, list[str]]  # changed object -> the workloads that read it
 
@@ -46,8 +46,8 @@ def _annotation_cause(plan: WorkloadPlan, before: str | None, after: str | None)
 def unversioned(key: ResourceId, own: Set[ResourceId] = frozenset()) -> ResourceId:
     """A ConfigMap/Secret by its base name: how report matches objects when versioned
     names are in play (``app-5kd...`` in OLD, ``app-7bc...`` in NEW are one object).
-    ``own``: names that only look versioned (plan/versioning/names.py ``own_names``)."""
-    from cmhash.plan.versioning.names import VERSIONABLE, base_name
+    ``own``: names that only look versioned (analyze/versioned_names.py ``own_names``)."""
+    from cmhash.analyze.versioned_names import VERSIONABLE, base_name
 
     if key.kind not in VERSIONABLE or key in own:
         return key

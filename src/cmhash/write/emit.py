@@ -8,11 +8,11 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
 from cmhash.analyze.summaries import DocInfo
+from cmhash.edit.splice import Edit, apply_edits
 from cmhash.errors import InternalError, NodeError
 from cmhash.plan.resolve import WorkloadPlan
 from cmhash.read.source import SourceText
-from cmhash.settings import Settings
-from cmhash.write.edit import Edit, apply_edits
+from cmhash.settings.values import Settings
 from cmhash.write.hunks import Replacement
 
 if TYPE_CHECKING:
@@ -232,7 +232,7 @@ def _renames(
 def job_marks(p: WorkloadPlan) -> dict[str, tuple[str, str | None]]:
     """The base-name annotation a renamed Job carries (any style when it was there)."""
     from cmhash.analyze.jobs import BASE_NAME
-    from cmhash.write.verify import ANY_STYLE
+    from cmhash.edit.verify import ANY_STYLE
 
     assert p.info.job is not None
     return {BASE_NAME: (p.info.job.base, ANY_STYLE)}
@@ -241,7 +241,7 @@ def job_marks(p: WorkloadPlan) -> dict[str, tuple[str, str | None]]:
 def _marked(d: DocInfo, versioning: Versioning, settings: Settings) -> list[Marked]:
     """The versioned objects of the document that got their keep/immutable edits."""
     from cmhash.analyze.versioned import keep_rules
-    from cmhash.plan.versioning.names import VERSIONABLE
+    from cmhash.analyze.versioned_names import VERSIONABLE
     from cmhash.write.recheck import Marked
 
     return [

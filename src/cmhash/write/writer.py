@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from cmhash.errors import InputError
 from cmhash.read.source import STDIN
-from cmhash.signals import held
+from cmhash.runtime.signals import held
 
 if TYPE_CHECKING:
     from cmhash.write.emit import FileResult

@@ -22,6 +22,15 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from cmhash.analyze.summaries import SkipReason
+from cmhash.analyze.versioned_names import (
+    MAX_NAME,
+    VERSIONABLE,
+    base_name,
+    own_names,
+    shown,
+    suffix,
+)
+from cmhash.edit.splice import Edit
 from cmhash.errors import InputError
 from cmhash.findings import Code, Finding, finding
 from cmhash.model import ResourceId
@@ -29,10 +38,8 @@ from cmhash.plan import kustomized, source_versions
 from cmhash.plan.byname import ByName
 from cmhash.plan.index import ConfigEntry, ConfigIndex
 from cmhash.plan.resolve import Resolved, WorkloadPlan
-from cmhash.plan.versioning.names import MAX_NAME, VERSIONABLE, base_name, own_names, shown, suffix
 from cmhash.read.source import SourceText
-from cmhash.settings import Settings
-from cmhash.write.edit import Edit
+from cmhash.settings.values import Settings
 
 
 class Renamed(NamedTuple):

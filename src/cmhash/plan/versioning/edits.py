@@ -9,12 +9,12 @@ import re
 
 from cmhash.analyze import patterns
 from cmhash.analyze.refs import Spot
+from cmhash.edit.splice import Edit
 from cmhash.errors import InputError
 from cmhash.plan import source_versions
 from cmhash.plan.resolve import Resolved, WorkloadPlan
 from cmhash.plan.versioning.decision import Renamed, Versioning, error
 from cmhash.read.source import SourceText
-from cmhash.write.edit import Edit
 
 
 def _written(spot: Spot, new: str) -> str:

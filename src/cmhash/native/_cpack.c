@@ -1,4 +1,4 @@
-/* cmhash._cpack: the forked workers' results, packed for the pipe (analyze/transport.py).
+/* cmhash.native._cpack: the forked workers' results, packed for the pipe (analyze/transport.py).
  *
  * pickle spends about a microsecond and a half on each of our small objects (a
  * NamedTuple is rebuilt through its Python __new__, a slots record through a state
@@ -219,7 +219,7 @@ check_registry(PyObject *index, PyObject *entries)
     }
     return 0;
 bad:
-    PyErr_SetString(PyExc_TypeError, "cmhash._cpack: the registry is not ({cls: position}, "
+    PyErr_SetString(PyExc_TypeError, "cmhash.native._cpack: the registry is not ({cls: position}, "
                                      "((cls, how, extra), ...)) as transport.registry() makes it");
     return -1;
 }
@@ -404,7 +404,7 @@ static int
 take(reader_t *r, void *into, size_t n)
 {
     if ((size_t)(r->end - r->at) < n) {
-        PyErr_SetString(PyExc_ValueError, "cmhash._cpack: truncated data");
+        PyErr_SetString(PyExc_ValueError, "cmhash.native._cpack: truncated data");
         return -1;
     }
     memcpy(into, r->at, n);
@@ -433,7 +433,7 @@ unpack_object(reader_t *r, int depth)
     if (take(r, &code, 2) < 0)
         return NULL;
     if (code >= PyTuple_GET_SIZE(r->entries)) {
-        PyErr_SetString(PyExc_ValueError, "cmhash._cpack: unknown class");
+        PyErr_SetString(PyExc_ValueError, "cmhash.native._cpack: unknown class");
         return NULL;
     }
     PyObject *entry = PyTuple_GET_ITEM(r->entries, code);
@@ -445,7 +445,7 @@ unpack_object(reader_t *r, int depth)
         if (take(r, &member, 2) < 0)
             return NULL;
         if (member >= PyTuple_GET_SIZE(extra)) {
-            PyErr_SetString(PyExc_ValueError, "cmhash._cpack: unknown member");
+            PyErr_SetString(PyExc_ValueError, "cmhash.native._cpack: unknown member");
             return NULL;
         }
         return Py_NewRef(PyTuple_GET_ITEM(extra, member));
@@ -457,7 +457,7 @@ unpack_object(reader_t *r, int depth)
         if (take(r, &tag, 1) < 0 || take(r, &n, 4) < 0)
             return NULL;
         if (tag != T_TUPLE || n > (size_t)(r->end - r->at)) {
-            PyErr_SetString(PyExc_ValueError, "cmhash._cpack: bad tuple");
+            PyErr_SetString(PyExc_ValueError, "cmhash.native._cpack: bad tuple");
             return NULL;
         }
         PyObject *obj = cls->tp_alloc(cls, n);
@@ -471,7 +471,7 @@ unpack_object(reader_t *r, int depth)
     }
     /* a record: made as object.__new__(cls), then its slots set in order */
     if (cls->tp_new == NULL) {
-        PyErr_SetString(PyExc_TypeError, "cmhash._cpack: a record class that cannot be made");
+        PyErr_SetString(PyExc_TypeError, "cmhash.native._cpack: a record class that cannot be made");
         return NULL;
     }
     PyObject *empty = PyTuple_New(0);
@@ -502,7 +502,7 @@ unpack_value(reader_t *r, int depth)
 {
     char tag;
     if (depth > MAX_DEPTH) {
-        PyErr_SetString(PyExc_ValueError, "cmhash._cpack: nested too deep");
+        PyErr_SetString(PyExc_ValueError, "cmhash.native._cpack: nested too deep");
         return NULL;
     }
     if (take(r, &tag, 1) < 0)
@@ -525,7 +525,7 @@ unpack_value(reader_t *r, int depth)
         if (take(r, &i, 4) < 0)
             return NULL;
         if (i >= (size_t)PyList_GET_SIZE(r->seen)) {
-            PyErr_SetString(PyExc_ValueError, "cmhash._cpack: unknown object");
+            PyErr_SetString(PyExc_ValueError, "cmhash.native._cpack: unknown object");
             return NULL;
         }
         return Py_NewRef(PyList_GET_ITEM(r->seen, i));
@@ -549,7 +549,7 @@ unpack_new(reader_t *r, char tag, int depth)
         return NULL;
     if (tag == T_STR || tag == T_BYTES) {
         if (n > (size_t)(r->end - r->at)) {
-            PyErr_SetString(PyExc_ValueError, "cmhash._cpack: truncated data");
+            PyErr_SetString(PyExc_ValueError, "cmhash.native._cpack: truncated data");
             return NULL;
         }
         const char *data = r->at;
@@ -558,7 +558,7 @@ unpack_new(reader_t *r, char tag, int depth)
                             : PyBytes_FromStringAndSize(data, (Py_ssize_t)n);
     }
     if (n > (size_t)(r->end - r->at)) { /* every item takes a byte at least */
-        PyErr_SetString(PyExc_ValueError, "cmhash._cpack: truncated data");
+        PyErr_SetString(PyExc_ValueError, "cmhash.native._cpack: truncated data");
         return NULL;
     }
     if (tag == T_TUPLE || tag == T_LIST) {
@@ -597,7 +597,7 @@ unpack_new(reader_t *r, char tag, int depth)
         }
         return obj;
     }
-    PyErr_SetString(PyExc_ValueError, "cmhash._cpack: unknown tag");
+    PyErr_SetString(PyExc_ValueError, "cmhash.native._cpack: unknown tag");
     return NULL;
 }
 
@@ -621,7 +621,7 @@ unpack(PyObject *self, PyObject *args)
     if (out != NULL && r.at != r.end) {
         Py_DECREF(out);
         out = NULL;
-        PyErr_SetString(PyExc_ValueError, "cmhash._cpack: trailing data");
+        PyErr_SetString(PyExc_ValueError, "cmhash.native._cpack: trailing data");
     }
     PyBuffer_Release(&data);
     return out;

@@ -9,7 +9,6 @@ import sys
 
 import click
 
-from cmhash import signals
 from cmhash.errors import (
     EXIT_INPUT,
     EXIT_INTERNAL,
@@ -20,6 +19,7 @@ from cmhash.errors import (
     OutputClosed,
 )
 from cmhash.output import err
+from cmhash.runtime import signals
 
 
 def outcome(command: click.Command, args: list[str]) -> int:

@@ -11,25 +11,25 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cmhash import __version__
-from cmhash.errors import (
-    EXIT_INPUT,
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    UsageError,
-)
-from cmhash.options import (
+from cmhash.cli.options import (
     DefaultGroup,
     comment_options,
     common_options,
     settings_options,
     verdict_options,
 )
+from cmhash.errors import (
+    EXIT_INPUT,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    UsageError,
+)
 from cmhash.output import err, log
 
 if TYPE_CHECKING:
-    from cmhash import app
+    from cmhash.app import pipeline as app
     from cmhash.read.inputs import Inputs, Mode
-    from cmhash.settings import Settings
+    from cmhash.settings.values import Settings
 
 EXIT_CODES_HELP = """\b
 Exit codes:
@@ -53,7 +53,7 @@ def cli() -> None:
     Without a command, `inject` runs: `cmhash [OPTIONS] [PATH...]` reads files,
     directories or - (stdin; also when no PATH is given) and writes the stream to stdout.
     """
-    from cmhash.parse import cext
+    from cmhash.native import cext
 
     cext.check_off()  # the developer switch, before anything binds the C
 
@@ -111,7 +111,7 @@ def _run(inputs: Inputs, settings: Settings, **how: Any) -> app.RunResult:
     """``app.run``, then the refusal of linked environments; a tie that a link may have
     made (a linked ConfigMap is read once, where its target is) is that refusal too,
     which says what to do about it."""
-    from cmhash import app
+    from cmhash.app import pipeline as app
     from cmhash.errors import TieError
 
     try:
@@ -204,7 +204,7 @@ def inject(
     annotations, write the whole stream to stdout (or --in-place / --check / --diff)."""
     from cmhash.deliver import deliver
     from cmhash.read.inputs import Mode
-    from cmhash.settings import layered
+    from cmhash.settings.values import layered
 
     mode = Mode.from_flags(in_place=in_place, check=check, diff=show_diff)
     settings = layered(opts)
@@ -254,11 +254,11 @@ def explain(paths: tuple[str, ...], fmt: str, **opts: Any) -> None:
     """Show, for every workload, what it references (kind, name, how, keys, optional),
     whether each target is in the input, and the checksum cmhash would write.
     Writes nothing; findings are listed too."""
-    from cmhash import lifetime
     from cmhash.explain import FORMATS, build
     from cmhash.output import report_notes, write_stdout
     from cmhash.read.inputs import Mode
-    from cmhash.settings import layered
+    from cmhash.runtime import lifetime
+    from cmhash.settings.values import layered
 
     settings = layered(opts)
     inputs = _inputs(paths, settings, Mode.STREAM)
@@ -328,7 +328,7 @@ def report(
 
     Secrets are described by key names only: never a value, never a hash of one."""
     from cmhash import report as rep
-    from cmhash.settings import layered
+    from cmhash.settings.values import layered
 
     budget = rep.Budget(max_restarts, max_restarts_per_namespace)
     raise SystemExit(
@@ -387,11 +387,11 @@ def patches(
     """Print, for every workload cmhash would annotate, a kustomize strategic-merge patch
     that sets exactly that annotation: for engines that run no post-renderer (Flux,
     Argo CD Helm applications). Reads a render (files, directories or -) like inject."""
-    from cmhash import app
+    from cmhash.app import pipeline as app
     from cmhash.deliver import report_run
     from cmhash.integrations import patches as gen
     from cmhash.read.inputs import Mode
-    from cmhash.settings import layered
+    from cmhash.settings.values import layered
 
     if kustomization_dir and helmrelease:
         raise UsageError("--kustomization and --helmrelease: give one")
@@ -475,7 +475,7 @@ def ci_report(
     --summary, and create or update the merge-request comment."""
     from cmhash import report as rep
     from cmhash.integrations.cireport import Job, run
-    from cmhash.settings import layered
+    from cmhash.settings.values import layered
 
     job = Job(render, base, output_dir, comment, token_env, summary)
     budget = rep.Budget(max_restarts, max_restarts_per_namespace)
@@ -535,12 +535,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Console entry point: run, log the exit code, exit with it."""
     args = list(sys.argv[1:] if argv is None else argv)
     log("run: cmhash " + " ".join(args))
-    from cmhash.exits import outcome
+    from cmhash.cli.exits import outcome
 
     code = outcome(cli, args)
     if code:
         log(f"exit {code}")
-    from cmhash import signals
+    from cmhash.runtime import signals
 
     signals.release()
     sys.exit(code)
@@ -561,7 +561,7 @@ def entry() -> None:
     the end instead of being freed object by object just before the exit (lifetime.py)."""
     import gc
 
-    from cmhash import early, lifetime, signals
+    from cmhash.runtime import early, lifetime, signals
 
     early.install()  # (already, when started from __main__)
     gc.disable()

@@ -7,9 +7,9 @@ import sys
 from collections.abc import Callable
 from typing import NamedTuple
 
-from cmhash.analyze.kinds import WorkloadKind, group_of, is_list
 from cmhash.errors import NodeError
-from cmhash.parse import cext
+from cmhash.knowledge.kinds import WorkloadKind, group_of, is_list
+from cmhash.native import cext
 from cmhash.parse.k8syaml import plain_bool
 from cmhash.parse.tree import (
     ALIAS,
@@ -142,7 +142,7 @@ def resources_of(source: SourceText, doc: int, root: Node) -> list[Resource]:
 
 def document_resources(source: SourceText, doc: int, roots: list[Node]) -> list[Resource]:
     """Every resource of one document chunk, in order (its position is its index here).
-    (In C from parse/_ctree.c for the common case; resources_of is the reference.)"""
+    (In C from native/_ctree.c for the common case; resources_of is the reference.)"""
     if _C_RESOURCES is not None:
         found: list[Resource] = _C_RESOURCES(source, doc, roots)
         if found is not NotImplemented:

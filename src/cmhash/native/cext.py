@@ -1,7 +1,7 @@
-"""The C extension (parse/_ctree.c), or None: not compiled at install (no C compiler or
+"""The C extension (native/_ctree.c), or None: not compiled at install (no C compiler or
 libyaml's headers), or turned off with ``CMHASH_CTREE=0`` (for comparing). The one place
 that decides; the modules it mirrors bind its functions (``function``). The two that need
-only the compiler (``cmhash._cjson``, ``cmhash._cpack``) load through ``optional``.
+only the compiler (``cmhash.native._cjson``, ``cmhash.native._cpack``) load through ``optional``.
 
 ``CMHASH_C_OFF=name,name``, for measuring what each piece of C saves (bench/c_gains.py):
 those entry points (:data:`NAMES`: ``build``, ``check_edit``, ``collect``, ...; ``Node``
@@ -63,7 +63,7 @@ def check_off() -> None:
 
 
 def optional(name: str) -> Any | None:
-    """The C extension module ``name`` (``cmhash._cjson``, ``cmhash._cpack``), or None
+    """The C extension module ``name`` (``cmhash.native._cjson``, ``cmhash.native._cpack``), or None
     when it was not compiled at install: its Python reference does the work then."""
     if off(name.rpartition(".")[2]):
         return None
@@ -78,7 +78,7 @@ def ctree() -> Any | None:
     if os.environ.get("CMHASH_CTREE") == "0" or off("Node"):
         return None
     try:
-        from cmhash.parse import _ctree  # type: ignore[attr-defined]
+        from cmhash.native import _ctree  # type: ignore[attr-defined]
     except ImportError:
         return None
     return _ctree

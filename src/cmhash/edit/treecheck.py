@@ -2,7 +2,7 @@
 tree plus our annotation. The same promise as verify.py, without a second tree and
 without PyYAML (small inputs never import it).
 
-``_ctree.check_edit`` (parse/_ctree.c) walks the edited text's libyaml events against the
+``_ctree.check_edit`` (native/_ctree.c) walks the edited text's libyaml events against the
 original tree, node by node: kinds, values, styles and the order of entries must be the
 same; no anchors, aliases or tags (the tree must come from the C builder). Only plain
 cases take this path: one document holding one object (the workload itself, not a List
@@ -17,9 +17,9 @@ this check to never accept what verify.py refuses.
 
 from __future__ import annotations
 
-from cmhash.analyze.kinds import WorkloadKind
+from cmhash.edit.splice import ANNOTATIONS
+from cmhash.knowledge.kinds import WorkloadKind
 from cmhash.parse.events import CheckEdit, Roots
-from cmhash.write.edit import ANNOTATIONS
 
 
 def verify(

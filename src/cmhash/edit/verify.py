@@ -13,10 +13,10 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from cmhash.analyze.kinds import WorkloadKind
-from cmhash.analyze.resources import document_resources, pod_template
 from cmhash.errors import NodeError
+from cmhash.knowledge.kinds import WorkloadKind
 from cmhash.parse.events import TAB_RETRIES, backend, route, separating_tab, spaced
+from cmhash.parse.resources import document_resources, pod_template
 from cmhash.parse.tree import ALIAS, MAP, SCALAR, SEQ, Node, own
 from cmhash.read.source import SourceText
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import enum
 from typing import TYPE_CHECKING, NamedTuple
 
-from cmhash.analyze.operators import OPERATOR_PROFILES
+from cmhash.knowledge.operators import OPERATOR_PROFILES
 
 if TYPE_CHECKING:
-    from cmhash.analyze.sites import Site
+    from cmhash.knowledge.sites import Site
 from cmhash.analyze.sources import BUILTIN_SOURCES, SecretSource
 
 

@@ -26,8 +26,8 @@ import re
 import signal
 from typing import Any, ClassVar
 
-from cmhash.analyze.kinds import WorkloadKind
-from cmhash.signals import HELD
+from cmhash.knowledge.kinds import WorkloadKind
+from cmhash.runtime.signals import HELD
 
 MIN_INPUT = 1 << 20  # below this, importing rapidyaml costs more than it saves
 _module: Any = False  # not tried yet

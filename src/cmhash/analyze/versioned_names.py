@@ -15,8 +15,8 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from cmhash.analyze.hashing import Content, Use, entry, sha256_hex
 from cmhash.model import ResourceId
-from cmhash.plan.hashing import Content, Use, entry, sha256_hex
 
 if TYPE_CHECKING:
     from cmhash.plan.index import ConfigEntry

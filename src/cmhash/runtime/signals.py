@@ -53,7 +53,7 @@ def release() -> None:
     from now on ends it at once with one line (``early``), instead of an exception that
     nothing is left to catch."""
     if _installed:
-        from cmhash import early
+        from cmhash.runtime import early
 
         early.install()
 

@@ -14,13 +14,13 @@ import gc
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
-from cmhash import lifetime
 from cmhash.analyze.chunk import analyze_source
-from cmhash.analyze.kinds import DEFAULT_TABLE, KindTable
 from cmhash.analyze.refs import Reference
 from cmhash.analyze.summaries import DocInfo, WorkloadInfo
+from cmhash.edit import cverify  # light: rapidyaml itself is imported only when used
 from cmhash.errors import CmhashError, InputError
 from cmhash.findings import Finding, acknowledged
+from cmhash.knowledge.kinds import DEFAULT_TABLE, KindTable
 from cmhash.model import Level, ResourceId
 from cmhash.parse.events import backend, ctree_available
 from cmhash.plan import scopes
@@ -34,10 +34,10 @@ from cmhash.plan.index import (
     several_places,
 )
 from cmhash.plan.resolve import WorkloadPlan, counts, plan_workload
-from cmhash.progress import Progress
 from cmhash.read.source import SourceText
-from cmhash.settings import Settings
-from cmhash.write import cverify  # light: rapidyaml itself is imported only when used
+from cmhash.runtime import lifetime
+from cmhash.runtime.progress import Progress
+from cmhash.settings.values import Settings
 from cmhash.write.emit import Change, FileResult, render_files
 
 if TYPE_CHECKING:

@@ -7,16 +7,16 @@ import os
 import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from cmhash.analyze.kinds import Policy, WorkloadKind
 from cmhash.analyze.sources import SecretSource, sources_from_config
 from cmhash.errors import ConfigError, NodeError, UsageError
 from cmhash.findings import Acknowledgement, acknowledgements
+from cmhash.knowledge.kinds import Policy, WorkloadKind
 from cmhash.plan.selection import Rule, SelectorError, rules_from
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from cmhash.analyze.sites import Site
+    from cmhash.knowledge.sites import Site
     from cmhash.parse.tree import Node
     from cmhash.read.source import SourceText
 
@@ -76,7 +76,7 @@ class Settings(NamedTuple):
     versioned_keep: bool = False  # mark versioned objects so Helm and Argo CD keep old ones
     versioned_immutable: bool = False  # set immutable: true on versioned objects
     keep_versions: int | None = None  # --keep-versions: a bounded history (plan/history.py)
-    cpp_verify: bool = False  # the self-check in C++ (write/cverify.py): big inputs
+    cpp_verify: bool = False  # the self-check in C++ (edit/cverify.py): big inputs
     acknowledge: tuple[Acknowledgement, ...] = ()  # known findings (findings.py)
 
     def merged(self, **overrides: Any) -> Settings:
@@ -187,7 +187,7 @@ def _check_profiles(
     Argo Rollout: their rows carry rules a profile cannot say) or a second row for one
     kind: an error at the row's ``kind``. An operator's kind may be replaced (a note
     under -v: ``overridden_profiles``)."""
-    from cmhash.analyze.kinds import BUILTIN_KINDS
+    from cmhash.knowledge.kinds import BUILTIN_KINDS
 
     core = {(k.group, k.kind) for k in BUILTIN_KINDS}
     # (group, kind) -> (row index, component) of each row so far
@@ -219,8 +219,8 @@ def _check_profiles(
 
 def overridden_profiles(data: dict[str, Any], origin: str) -> tuple[str, ...]:
     """Notes (shown under -v) for ``workloadKinds`` rows that replace a built-in
-    operator profile (analyze/operators.py): the user's row is the one read."""
-    from cmhash.analyze.kinds import OPERATOR_KINDS
+    operator profile (knowledge/operators.py): the user's row is the one read."""
+    from cmhash.knowledge.kinds import OPERATOR_KINDS
 
     builtin = {(k.group, k.kind): k for k in OPERATOR_KINDS}
     out = []
@@ -277,7 +277,7 @@ PLAIN_KEYS = (
 def workload_kind(row: dict[str, Any]) -> WorkloadKind:
     """A ``workloadKinds`` row (schema-checked) -> its WorkloadKind: a pod template at
     ``templatePath``, or an operator's resource (``annotationPath``, ``references``)."""
-    from cmhash.analyze.operators import key_ref, named, names
+    from cmhash.knowledge.operators import key_ref, named, names
 
     def dotted(text: str) -> tuple[str, ...]:
         return tuple(p for p in text.split(".") if p)
@@ -451,6 +451,6 @@ def layered(options: dict[str, Any], function_config: dict[str, Any] | None = No
                 f"line (Jobs: {_jobs_mode(settings)})",
             )
         )
-    from cmhash.progress import wanted
+    from cmhash.runtime.progress import wanted
 
     return settings._replace(progress=function_config is None and wanted(quiet=settings.quiet))

@@ -1,4 +1,4 @@
-/* cmhash.parse._ctree: the position tree of parse/events.py, built in C from libyaml.
+/* cmhash.native._ctree: the position tree of parse/events.py, built in C from libyaml.
  *
  * The libyaml path of events.py makes a Python event object and two Mark objects for
  * every YAML event and then turns them into tree nodes; that crossing is most of a large
@@ -17,7 +17,7 @@
  * build(text, base, node_type, kinds, max_depth, max_scalar) -> list[Node] | None
  *   kinds: the (scalar, seq, map) kind strings of parse/tree.py.
  *
- * It also holds the self-check of write/treecheck.py (check_edit, below): the edited
+ * It also holds the self-check of edit/treecheck.py (check_edit, below): the edited
  * document's events walked against the original tree, with no second tree made. That
  * one does decide, but only "the same": anything else is "cannot tell", and verify.py,
  * the reference, decides.
@@ -159,7 +159,7 @@ static PyGetSetDef node_getset[] = {
 
 static PyTypeObject NodeType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "cmhash.parse._ctree.Node",
+    .tp_name = "cmhash.native._ctree.Node",
     .tp_basicsize = sizeof(NodeObject),
     .tp_dealloc = node_dealloc,
     .tp_repr = node_repr,
@@ -187,7 +187,7 @@ read_layout(PyTypeObject *type)
 {
     if (type != &NodeType) {
         PyErr_SetString(PyExc_TypeError,
-                        "_ctree: builds and reads its own Node (cmhash.parse._ctree.Node) only");
+                        "_ctree: builds and reads its own Node (cmhash.native._ctree.Node) only");
         return -1;
     }
     if (layout.type == NULL) {
@@ -638,7 +638,7 @@ build(PyObject *Py_UNUSED(self), PyObject *args)
 
 /* ---- check_edit: the self-check without a second tree -------------------------------
  *
- * write/treecheck.py's promise (the edited document, parsed again, is the original tree
+ * edit/treecheck.py's promise (the edited document, parsed again, is the original tree
  * plus our annotation) checked by walking the edited text's libyaml events against the
  * original tree in step: no Node is made for the edited document. Keys must stay in
  * place, as verify.py wants; our key, and a level the edit created (metadata,
@@ -2144,7 +2144,7 @@ find_refs(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
 
 /* ---------------------------------------------------------------- resources.document_resources
  *
- * analyze/resources.py's document_resources for the common case (resources_of, its
+ * parse/resources.py's document_resources for the common case (resources_of, its
  * reference, step by step): each root a mapping with its key index, whose kind,
  * apiVersion and metadata name, namespace and generateName are plain strings (or
  * absent), and whose kind is not a list kind. Anything else -- a List, a missing kind, a

@@ -1,4 +1,4 @@
-/* cmhash._cjson: jsonout.dumps in C.
+/* cmhash.native._cjson: jsonout.dumps in C.
  *
  * json.dumps(data, indent=2, ensure_ascii=False), exactly, for the documents cmhash
  * writes (explain, report): dicts with string keys, lists and tuples, strings (text
@@ -144,7 +144,7 @@ write_value(buffer_t *o, PyObject *value, int depth)
         Py_ssize_t n = is_dict ? PyDict_GET_SIZE(value) : PySequence_Fast_GET_SIZE(value);
         if (n == 0)
             return put(o, is_dict ? "{}" : "[]", 2) < 0 ? -1 : 1;
-        if (Py_EnterRecursiveCall(" in cmhash._cjson.write"))
+        if (Py_EnterRecursiveCall(" in cmhash.native._cjson.write"))
             return -1;
         int r = write_items(o, value, depth, is_dict);
         Py_LeaveRecursiveCall();
