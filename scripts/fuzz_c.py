@@ -216,11 +216,14 @@ def check_pack(text: str) -> str | None:
     from cmhash.app.pipeline import kind_table
     from cmhash.errors import InputError
     from cmhash.read.source import SourceText
+    from cmhash.settings.stages import stages
     from cmhash.settings.values import Settings
 
     settings = Settings()
     try:
-        infos = analyze_source(SourceText("x", text), kind_table(settings), settings)
+        infos = analyze_source(
+            SourceText("x", text), kind_table(settings), stages(settings).analyze
+        )
     except InputError:
         return None
     packed = transport.encode(infos)

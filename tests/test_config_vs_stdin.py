@@ -129,7 +129,8 @@ def test_in_process_stdin_rule() -> None:
     """The rule on its own (inputs.select), without a subprocess."""
     import io
 
-    from cmhash.read.inputs import Mode, select
+    from cmhash.read.inputs import select
+    from cmhash.read.mode import Mode
     from cmhash.read.stdin import Stdin
 
     def pick(data: bytes, tty: bool, mode: Mode = Mode.STREAM) -> list[str]:

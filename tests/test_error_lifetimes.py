@@ -55,12 +55,12 @@ def test_a_kept_edit_error_holds_no_traceback() -> None:
     frames it held the document's whole parse tree (3,000 such workloads: 583 MB peak,
     42 MB without)."""
     from cmhash.analyze.chunk import analyze_source
+    from cmhash.analyze.options import AnalyzeOptions
     from cmhash.knowledge.kinds import DEFAULT_TABLE
     from cmhash.read.source import SourceText
-    from cmhash.settings.values import Settings
 
     src = SourceText(str(EDIT_ERROR), EDIT_ERROR.read_text())
-    infos = analyze_source(src, DEFAULT_TABLE, Settings())
+    infos = analyze_source(src, DEFAULT_TABLE, AnalyzeOptions())
     errors = [w.edit_error for d in infos for w in d.workloads if w.edit_error is not None]
     assert errors
     assert all(e.__traceback__ is None for e in errors)

@@ -13,7 +13,6 @@ from conftest import ROOT, report_json, run_cmhash, tool
 from manifests import load_objects
 
 from cmhash.analyze.versioned import KEEP_RULES, KeepRule, keep_rules
-from cmhash.settings.values import Settings
 
 CM = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  namespace: shop\ndata:\n  v: "{v}"\n'
 SECRET = (
@@ -520,13 +519,13 @@ def test_each_keep_rule_is_written_where_it_applies(tmp_path: Path, rule: KeepRu
 
 
 def test_keep_rules_are_chosen_by_the_mode() -> None:
-    assert keep_rules(Settings()) == ()
-    assert {r.engine for r in keep_rules(Settings(versioned_keep=True))} == {
+    assert keep_rules(False, None) == ()
+    assert {r.engine for r in keep_rules(True, None)} == {
         "helm",
         "argocd",
         "flux",
     }
-    assert [r.value for r in keep_rules(Settings(keep_versions=2))] == ["PruneLast=true"]
+    assert [r.value for r in keep_rules(False, 2)] == ["PruneLast=true"]
 
 
 def test_a_carried_version_keeps_its_marks_as_they_were(tmp_path: Path) -> None:

@@ -121,6 +121,7 @@ def _analyze(data: bytes, n: int) -> tuple[list[Any], list[tuple[int, int]]]:
     """analyze_parallel over ``data`` with ``n`` processes: its results and what it told
     the progress bar."""
     from cmhash.app.pipeline import kind_table
+    from cmhash.settings.stages import stages
     from cmhash.settings.values import Settings
 
     sources = [SourceText("<stdin>", data.decode())]
@@ -129,7 +130,12 @@ def _analyze(data: bytes, n: int) -> tuple[list[Any], list[tuple[int, int]]]:
     conf = Settings()
     got = list(
         pool.analyze_parallel(
-            sources, kind_table(conf), conf, cut_lists, n, lambda b, d: told.append((b, d))
+            sources,
+            kind_table(conf),
+            stages(conf).analyze,
+            cut_lists,
+            n,
+            lambda b, d: told.append((b, d)),
         )
     )
     return got, told

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from cmhash.errors import ConfigError
 from cmhash.read import split
 from cmhash.read.split import split_chunks
-from cmhash.settings.values import load_config_file, settings_from_mapping, validate_annotation_key
+from cmhash.settings.config import load_config_file, settings_from_mapping
+from cmhash.settings.values import validate_annotation_key
 
 
 def pieces(text: str) -> list[str]:
@@ -108,7 +109,8 @@ def test_split_percent_after_document_end_and_content() -> None:
 def test_plain_keys_are_settings_schema_keys_and_options() -> None:
     """Each plain setting is one row: a Settings field, a schema key, an inject option."""
     from cmhash.cli.main import cli
-    from cmhash.settings.values import PLAIN_KEYS, Settings, schema
+    from cmhash.settings.config import PLAIN_KEYS, schema
+    from cmhash.settings.values import Settings
 
     options = {p.name for p in cli.commands["inject"].params}
     properties = schema()["properties"]

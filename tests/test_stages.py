@@ -24,6 +24,7 @@ from cmhash.plan.resolve import plan_workload
 from cmhash.read import source as source_module
 from cmhash.read.source import SourceText
 from cmhash.read.split import Chunk
+from cmhash.settings.stages import stages
 from cmhash.settings.values import Settings
 
 
@@ -33,7 +34,9 @@ def doc(*lines: str) -> str:
 
 def analyze(text: str, **settings: Any) -> DocInfo:
     src = SourceText("t.yaml", text)
-    return analyze_chunk(src, 0, Chunk(0, len(text)), DEFAULT_TABLE, Settings(**settings), "\n")
+    return analyze_chunk(
+        src, 0, Chunk(0, len(text)), DEFAULT_TABLE, stages(Settings(**settings)).analyze, "\n"
+    )
 
 
 CM = doc(
@@ -139,7 +142,7 @@ def test_analyze_candidate_edit_carries_the_placeholder() -> None:
 
 
 def plan(*texts: str, **settings: Any) -> tuple[list[Any], list[Finding]]:
-    s = Settings(**settings)
+    s = stages(Settings(**settings)).plan
     infos = [(SourceText(f"{i}.yaml", t), analyze(t, **settings)) for i, t in enumerate(texts)]
     findings: list[Finding] = []
     index = build_index([(src, c) for src, d in infos for c in d.configs], s, findings)

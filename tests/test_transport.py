@@ -20,6 +20,7 @@ from cmhash.app.pipeline import kind_table
 from cmhash.errors import InputError
 from cmhash.read.source import SourceText
 from cmhash.record import Record
+from cmhash.settings.stages import stages
 from cmhash.settings.values import Settings
 
 try:
@@ -35,7 +36,9 @@ VERSIONED = Settings(versioned=True, versioned_keep=True, versioned_immutable=Tr
 
 def _infos(text: str, settings: Settings = DEFAULT) -> list[DocInfo]:
     try:
-        return analyze_source(SourceText("x.yaml", text), kind_table(settings), settings)
+        return analyze_source(
+            SourceText("x.yaml", text), kind_table(settings), stages(settings).analyze
+        )
     except InputError:
         return []
 

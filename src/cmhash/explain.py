@@ -22,7 +22,7 @@ from cmhash.read.source import SourceText
 from cmhash.visible import visible_data
 
 if TYPE_CHECKING:
-    from cmhash.app.pipeline import RunResult
+    from cmhash.app.result import RunResult
 
 FORMAT_VERSION = 1
 

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from cmhash.model import Level, ResourceId, TextEnum
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
-
-    from cmhash.read.source import SourceText
 
 # kept as names for the modules and templates that use the level text
 ERROR, WARNING, INFO = Level.ERROR, Level.WARNING, Level.INFO
@@ -159,6 +157,16 @@ class Finding(NamedTuple):
         return "/".join((self.api_version or "", r.kind, r.name, r.namespace))
 
 
+class Positions(Protocol):
+    """What a finding needs of its input (``read.source.SourceText``): the name it is
+    shown by and 1-based positions."""
+
+    @property
+    def display(self) -> str: ...
+
+    def position(self, offset: int) -> tuple[int, int]: ...
+
+
 class About(NamedTuple):
     """The workload a finding is about (what findings need of it)."""
 
@@ -168,7 +176,7 @@ class About(NamedTuple):
 
 
 def finding(
-    source: SourceText,
+    source: Positions,
     offset: int,
     code: Code,
     message: str,

@@ -71,3 +71,6 @@ class WorkloadStatus(TextEnum):
     ANNOTATED = "annotated"
     SKIPPED = "skipped"
     NO_CONFIG = "no-in-stream-config"
+
+
+DEFAULT_KEY = "checksum/config"  # the annotation cmhash writes, unless told another

@@ -18,6 +18,7 @@ from cmhash.analyze.content import config_content, is_immutable
 from cmhash.analyze.declared import config_excluded, declared_references, reloader_match
 from cmhash.analyze.hashing import Content
 from cmhash.analyze.jobs import plan_rename
+from cmhash.analyze.options import AnalyzeOptions
 from cmhash.analyze.refs import (
     Reference,
     aliased_spot,
@@ -27,7 +28,6 @@ from cmhash.analyze.refs import (
 )
 from cmhash.analyze.shapes import misshapen
 from cmhash.analyze.sources import (
-    SecretSource,
     produced_names,
     source_content,
     source_dependencies,
@@ -49,6 +49,7 @@ from cmhash.edit.verify import verify_edits
 from cmhash.errors import NodeError
 from cmhash.knowledge.kinds import KindTable, Policy, WorkloadKind
 from cmhash.knowledge.operators import INJECTED
+from cmhash.knowledge.sources import SecretSource
 from cmhash.parse.events import Roots, backend, parse_chunk, route
 from cmhash.parse.resources import (
     SKIP_ANNOTATION,
@@ -64,7 +65,6 @@ from cmhash.read.classify import classify, may_hold_secret, refuse_ambiguous
 from cmhash.read.source import SourceText, newline_at
 from cmhash.read.split import Chunk, cuts
 from cmhash.read.split import chunk as split_chunk
-from cmhash.settings.values import Settings
 
 # ------------------------------------------------------------------ per resource
 
@@ -116,27 +116,27 @@ def _pod_spec(res: Resource, template: Node | None, wk: WorkloadKind) -> Node | 
 
 
 def _references(
-    res: Resource, template: Node | None, wk: WorkloadKind, settings: Settings
+    res: Resource, template: Node | None, wk: WorkloadKind, options: AnalyzeOptions
 ) -> tuple[str, tuple[Reference, ...]]:
     """The pod spec's field path and its ConfigMap/Secret references (an operator's
     resource: and those of its other fields, operators.py)."""
     field = ".".join(wk.pod_spec_path)
     # versioning renames what imagePullSecrets name too, even when they are not hashed
-    pull = settings.image_pull_secrets or settings.versioned
+    pull = options.image_pull_secrets or options.versioned
     refs = find_references(_pod_spec(res, template, wk), field, image_pull_secrets=pull)
     if wk.sites or wk.defaults:
         refs += resource_references(res.node, wk.sites, wk.defaults, res.name or "")
     return field, tuple(refs)
 
 
-def _current(template: Node | None, wk: WorkloadKind, settings: Settings) -> Node | None:
-    return get(get_path(template, wk.level), settings.annotation_key)
+def _current(template: Node | None, wk: WorkloadKind, options: AnalyzeOptions) -> Node | None:
+    return get(get_path(template, wk.level), options.annotation_key)
 
 
 def _skipped(
     res: Resource,
     wk: WorkloadKind,
-    settings: Settings,
+    options: AnalyzeOptions,
     info: WorkloadInfo,
     annotations: list[Annotations],
 ) -> None:
@@ -145,12 +145,12 @@ def _skipped(
     template cmhash cannot edit."""
     template, _ = pod_template(res, wk)
     try:
-        declared, _ = declared_references(annotations, settings.compat)
-        info.refs = _references(res, template, wk, settings)[1] + tuple(declared)
+        declared, _ = declared_references(annotations, options.compat)
+        info.refs = _references(res, template, wk, options)[1] + tuple(declared)
     except NodeError:
         info.refs = ()
     # what stays in the output (report: a checksum that disappears rolls the pods)
-    info.current = scalar(_current(template, wk, settings))
+    info.current = scalar(_current(template, wk, options))
     info.no_restart = _no_restart(res, wk)
 
 
@@ -190,7 +190,7 @@ def labels_of(node: Node | None) -> Labels:
 
 
 def analyze_workload(
-    res: Resource, wk: WorkloadKind, settings: Settings, default_nl: str
+    res: Resource, wk: WorkloadKind, options: AnalyzeOptions, default_nl: str
 ) -> WorkloadInfo:
     generated = res.generate_name is not None
     name = res.generate_name if res.generate_name is not None else require_name(res)
@@ -207,14 +207,14 @@ def analyze_workload(
         generated=generated,
         hook=hook_phase(written),
         labels=labels_of(get(meta, "labels")),
-        selection=selection(annotations, settings.compat, settings.opt_in),
+        selection=selection(annotations, options.compat, options.opt_in),
     )
     skipped = flag_on(written, SKIP_ANNOTATION)  # (res.skipped, from what was read above)
     opted_out = SKIP_ANNOTATION if skipped else info.selection.opted_out
     if opted_out or (generated and not res.opted_in):
         info.skip = SkipReason.OPTED_OUT if opted_out else SkipReason.GENERATED
         info.skip_detail = opted_out
-        _skipped(res, wk, settings, info, annotations)
+        _skipped(res, wk, options, info, annotations)
         return info
     referenced = _template_ref(res, wk)
     if referenced is not None:
@@ -228,13 +228,13 @@ def analyze_workload(
     if template is None:
         info.skip = SkipReason.NO_TEMPLATE
         return info
-    spec_field, info.refs = _references(res, template, wk, settings)
-    declared, dropped = declared_references(annotations, settings.compat)
+    spec_field, info.refs = _references(res, template, wk, options)
+    declared, dropped = declared_references(annotations, options.compat)
     info.refs += tuple(declared)
     if wk.sites:
         dropped = misshapen(res.node, wk.sites, wk.operator) + dropped
     info.skipped_items = tuple(dropped)
-    cur = _current(template, wk, settings)
+    cur = _current(template, wk, options)
     info.current = scalar(cur)
     info.current_style = cur.style if cur is not None else None
     info.no_restart = _no_restart(res, wk)
@@ -246,7 +246,7 @@ def analyze_workload(
             res.source.text,
             template,
             template_key,
-            settings.annotation_key,
+            options.annotation_key,
             PLACEHOLDER,
             default_nl,
             wk.level,
@@ -255,16 +255,18 @@ def analyze_workload(
             # the value written is the placeholder itself (64 zeros): the candidate
             # edit rewrites it as it is, so that the real value can replace it
             info.edit = Edit(cur.start, cur.end, f'"{PLACEHOLDER}"')
-        if settings.jobs_rename and wk.policy is Policy.JOB and not generated and not info.hook:
+        if options.jobs_rename and wk.policy is Policy.JOB and not generated and not info.hook:
             info.job = plan_rename(
-                res, template, settings.annotation_key, default_nl, res.source.text
+                res, template, options.annotation_key, default_nl, res.source.text
             )
     except NodeError as exc:
         info.edit_error = exc.with_traceback(None)  # kept: never the parse tree via frames
     return info
 
 
-def _config(res: Resource, settings: Settings, default_nl: str, secret: bool) -> ConfigInfo | None:
+def _config(
+    res: Resource, options: AnalyzeOptions, default_nl: str, secret: bool
+) -> ConfigInfo | None:
     if res.name is None and res.generate_name is not None:
         # a name only the API server picks: nothing can reference it, but a Secret
         # stays a Secret: its data is checked like any Secret's, and its span goes to
@@ -278,9 +280,9 @@ def _config(res: Resource, settings: Settings, default_nl: str, secret: bool) ->
     versioned = versioned_flag(annotations)
     edits: tuple[Edit, ...] = ()
     error = None
-    if settings.versioned or versioned:
+    if options.versioned or versioned:
         try:
-            edits = version_edits(res, annotations, settings, default_nl)
+            edits = version_edits(res, annotations, options, default_nl)
         except NodeError as exc:
             error = (exc.public if secret else exc.message, exc.offset)
     node = res.node
@@ -291,12 +293,12 @@ def _config(res: Resource, settings: Settings, default_nl: str, secret: bool) ->
             res.namespace,
             content,
             is_immutable(res),
-            config_excluded(annotations, settings.compat),
+            config_excluded(annotations, options.compat),
             node.start,
             res.doc,
             node.end,
             labels_of(get(meta, "labels")),
-            reloader_match(annotations, settings.compat),
+            reloader_match(annotations, options.compat),
             None,
             versioned,
             name_spot(res),
@@ -315,7 +317,7 @@ _config_info = functools.partial(tuple.__new__, ConfigInfo)
 
 
 def _source_configs(
-    res: Resource, row: SecretSource, settings: Settings, default_nl: str
+    res: Resource, row: SecretSource, options: AnalyzeOptions, default_nl: str
 ) -> list[ConfigInfo]:
     """What a source object stands for: the objects it produces, and itself when pods
     reference it by its own kind. Its content is its content fields, never metadata."""
@@ -325,7 +327,7 @@ def _source_configs(
     annotations = read_annotations(res.annotations(), "metadata.annotations")
     # cmhash.io/versioned (or a peer's annotation) on the source: for what it produces
     flag = versioned_flag(annotations) if row.versioning else None
-    versioning = bool(row.versioning) and (settings.versioned or bool(flag))
+    versioning = bool(row.versioning) and (options.versioned or bool(flag))
     if versioning:
         entries_ = unversioned(entries_, row.names)
     produced = (
@@ -335,12 +337,10 @@ def _source_configs(
     )
     # its own annotations, and those the produced Secret is written with (a Reloader
     # match/ignore there is the Secret's)
-    excluded = config_excluded(annotations, settings.compat) or config_excluded(
-        produced, settings.compat
+    excluded = config_excluded(annotations, options.compat) or config_excluded(
+        produced, options.compat
     )
-    match = reloader_match(annotations, settings.compat) or reloader_match(
-        produced, settings.compat
-    )
+    match = reloader_match(annotations, options.compat) or reloader_match(produced, options.compat)
     labels = labels_of(get_path(res.node, ("metadata", "labels")))
     targets = [(row.produces, n) for n in produced_names(res.node, row, res.name)]
     depends = source_dependencies(res.node, row)
@@ -350,7 +350,7 @@ def _source_configs(
     via = f"{res.kind}/{res.name}"
     keep: tuple[tuple[Edit, ...], tuple[str, int] | None] = ((), None)
     if versioning:  # on the first: one set per document
-        keep = keep_edits(res, annotations, settings, default_nl)
+        keep = keep_edits(res, annotations, options, default_nl)
     return [
         ConfigInfo(
             kind,
@@ -388,14 +388,14 @@ def _source_configs(
 def _workload(
     res: Resource,
     wk: WorkloadKind,
-    settings: Settings,
+    options: AnalyzeOptions,
     default_nl: str,
     roots: Roots,
     secret: bool,
 ) -> WorkloadInfo:
     """A workload's summary, with its candidate edit refused when it would land inside a
     node an alias repeats, and its error message stripped of text in a Secret doc."""
-    winfo = analyze_workload(res, wk, settings, default_nl)
+    winfo = analyze_workload(res, wk, options, default_nl)
     if winfo.edit is not None and roots.aliased:
         problem = inside_aliased(winfo.edit, roots.aliased)
         if problem is not None:
@@ -411,7 +411,7 @@ def _verify(
     text: str,
     roots: Roots,
     candidates: list[tuple[int, WorkloadInfo]],
-    settings: Settings,
+    options: AnalyzeOptions,
     secret: bool,
 ) -> None:
     """Apply every candidate edit of the document and verify the result (verify.py); a
@@ -419,12 +419,12 @@ def _verify(
     edits = [w.edit for _, w in candidates if w.edit is not None]
     new_text = apply_edits(text, edits, base=info.chunk.start)
     # (the reader parse_chunk took for the original)
-    be = backend("exact") if roots.exact else route(new_text, backend(settings.parser))
+    be = backend("exact") if roots.exact else route(new_text, backend(options.parser))
     if len(candidates) == 1 and candidates[0][0] == 0:
-        kind, key = candidates[0][1].kind, settings.annotation_key
+        kind, key = candidates[0][1].kind, options.annotation_key
         if treecheck.verify(roots, new_text, kind, key, PLACEHOLDER, be.check_edit):
             return  # verified in C; anything it cannot tell goes on
-        if settings.cpp_verify:  # without the C tree builder, rapidyaml's check
+        if options.cpp_verify:  # without the C tree builder, rapidyaml's check
             from cmhash.edit import cverify
 
             if cverify.verify(text, new_text, kind, key, PLACEHOLDER):
@@ -437,7 +437,7 @@ def _verify(
             roots,
             new_text,
             [(pos, w.kind, PLACEHOLDER) for pos, w in candidates],
-            settings.annotation_key,
+            options.annotation_key,
             be,
         )
     except NodeError as exc:
@@ -449,7 +449,7 @@ def analyze_chunk(
     index: int,
     chunk: Chunk,
     table: KindTable,
-    settings: Settings,
+    options: AnalyzeOptions,
     default_nl: str,
 ) -> DocInfo:
     text = src.text[chunk.start : chunk.end]
@@ -457,7 +457,7 @@ def analyze_chunk(
     if wanted is not True:
         return DocInfo(index, chunk, wanted is False)
     refuse_ambiguous(text, chunk.start)
-    roots = parse_chunk(text, chunk.start, backend(settings.parser))
+    roots = parse_chunk(text, chunk.start, backend(options.parser))
     info = DocInfo(
         index, chunk, not roots[0].is_null if len(roots) == 1 else any(not r.is_null for r in roots)
     )
@@ -468,7 +468,7 @@ def analyze_chunk(
     unnamed: list[tuple[int, int]] = []  # Secrets named by generateName: (start, end)
     for pos, res in enumerate(document_resources(src, index, roots)):
         if res.kind in ("ConfigMap", "Secret") and res.group == "":
-            config = _config(res, settings, default_nl, secret)
+            config = _config(res, options, default_nl, secret)
             if config is not None:
                 configs.append(config)
             elif res.kind == "Secret":
@@ -478,12 +478,12 @@ def analyze_chunk(
         if not groups:
             row = table.source(res.api_version, res.kind)
             if row is not None:
-                configs.extend(_source_configs(res, row, settings, default_nl))
+                configs.extend(_source_configs(res, row, options, default_nl))
             continue
         for wk in groups:
             if wk.component is not None and _absent(get_path(res.node, wk.template_path)):
                 continue  # a pod group the resource does not run (a VMCluster without vmselect)
-            winfo = _workload(res, wk, settings, default_nl, roots, secret)
+            winfo = _workload(res, wk, options, default_nl, roots, secret)
             workloads.append(winfo)
             if winfo.edit is not None:
                 candidates.append((pos, winfo))
@@ -500,14 +500,14 @@ def analyze_chunk(
     info.configs, info.workloads = tuple(configs), tuple(workloads)
     info.unnamed_secrets = tuple(unnamed)
     if candidates:
-        _verify(src, info, text, roots, candidates, settings, secret)
+        _verify(src, info, text, roots, candidates, options, secret)
     return info
 
 
 def analyze_source(
     src: SourceText,
     table: KindTable,
-    settings: Settings,
+    options: AnalyzeOptions,
     docs: tuple[list[int], int, int] | None = None,
     *,
     progress: Callable[[int, int], None] | None = None,
@@ -524,7 +524,7 @@ def analyze_source(
     for index in range(first, end):
         chunk = split_chunk(cut_list, index)
         try:
-            out.append(analyze_chunk(src, index, chunk, table, settings, nl))
+            out.append(analyze_chunk(src, index, chunk, table, options, nl))
         except NodeError as exc:
             secret = may_hold_secret(src.text[chunk.start : chunk.end])
             raise src.error(exc.public if secret else exc.message, exc.offset) from None

@@ -26,13 +26,13 @@ from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 from cmhash.analyze.chunk import analyze_source
+from cmhash.analyze.options import AnalyzeOptions
 from cmhash.analyze.summaries import DocInfo
 from cmhash.errors import CmhashError
 from cmhash.knowledge.kinds import KindTable
 from cmhash.read.source import SourceText
 from cmhash.read.split import cuts
 from cmhash.record import Record
-from cmhash.settings.values import Settings
 
 PARALLEL_MIN_BYTES = 4 * 1024 * 1024
 BATCHES_PER_PROCESS = 16  # enough for a slowed process to take fewer, few enough to be cheap
@@ -61,21 +61,21 @@ class _Shared(Record):
     out batch numbers. (A Record, not a NamedTuple: a NamedTuple is compiled when the
     module is imported, and every run imports this module, small ones too.)"""
 
-    __slots__ = ("claims", "cuts", "settings", "sources", "table", "todo")
+    __slots__ = ("claims", "cuts", "options", "sources", "table", "todo")
 
     def __init__(
         self,
         sources: list[SourceText],
         cut_lists: Cuts,
         table: KindTable,
-        settings: Settings,
+        options: AnalyzeOptions,
         todo: list[Batch],
         claims: int,  # read end of a pipe holding every batch number (_CLAIM), then EOF
     ) -> None:
         self.sources = sources
         self.cuts = cut_lists
         self.table = table
-        self.settings = settings
+        self.options = options
         self.todo = todo
         self.claims = claims
 
@@ -95,9 +95,10 @@ class _Worker(Record):
 _WORK: _Shared | None = None
 
 
-def worker_count(settings: Settings, total_bytes: int) -> int:
-    if settings.workers:
-        return settings.workers
+def worker_count(workers: int, total_bytes: int) -> int:
+    """``workers`` (0: automatic) -> how many processes map ``total_bytes``."""
+    if workers:
+        return workers
     if total_bytes < PARALLEL_MIN_BYTES:
         return 1
     try:
@@ -150,12 +151,12 @@ def batch_count(processes: int, total_bytes: int) -> int:
 
 def _analyze_batch(batch: Batch) -> BatchResult:
     assert _WORK is not None
-    sources, table, settings = _WORK.sources, _WORK.table, _WORK.settings
+    sources, table, options = _WORK.sources, _WORK.table, _WORK.options
     out: list[tuple[int, DocInfo]] = []
     content = False
     try:
         for si, first, end in batch:
-            for info in analyze_source(sources[si], table, settings, (_WORK.cuts[si], first, end)):
+            for info in analyze_source(sources[si], table, options, (_WORK.cuts[si], first, end)):
                 content = content or info.has_content
                 if info.kept:
                     out.append((si, info))
@@ -296,7 +297,7 @@ def _fork_worker(workers: dict[int, _Worker], encode: Encode) -> None:
 def analyze_parallel(
     sources: list[SourceText],
     table: KindTable,
-    settings: Settings,
+    options: AnalyzeOptions,
     cut_lists: Cuts,
     n: int,
     advance: Callable[[int, int], None],
@@ -309,7 +310,7 @@ def analyze_parallel(
 
     A worker that cannot be started (a container's pids limit: fork fails with EAGAIN;
     no memory; no file descriptor for its pipe) is one process fewer: those started and
-    the parent do the work (with ``-v``, a note in ``notes`` says so)."""
+    the parent do the work (a note in ``notes``, when given, says so: ``-v``)."""
     global _WORK
     # imported here, before the fork (the workers inherit it), and only by big runs
     from cmhash.analyze.transport import decode, encode
@@ -318,7 +319,7 @@ def analyze_parallel(
     todo = batches(cut_lists, batch_count(n, total))
     n = min(n, len(todo))  # a process more than there are batches would only wait
     claims = _claims(len(todo))
-    _WORK = _Shared(sources, cut_lists, table, settings, todo, claims)
+    _WORK = _Shared(sources, cut_lists, table, options, todo, claims)
     results: list[BatchResult | None] = [None] * len(todo)
     workers: dict[int, _Worker] = {}
     shown = [0, 0]
@@ -335,7 +336,7 @@ def analyze_parallel(
             try:
                 _fork_worker(workers, encode)
             except OSError as exc:
-                if notes is not None and settings.verbose:
+                if notes is not None:
                     notes.append(_not_started(exc, len(workers) + 1))
                 break
         while (i := _claim()) is not None:

@@ -11,12 +11,12 @@ from cmhash.analyze.declared import Skipped
 from cmhash.analyze.hashing import Content
 from cmhash.analyze.jobs import JobRename
 from cmhash.analyze.refs import Reference, Spot, SubPathMount
-from cmhash.analyze.sources import Depends
 from cmhash.analyze.versioned_sources import Producer
 from cmhash.edit.splice import Edit
 from cmhash.errors import NodeError
 from cmhash.findings import About
 from cmhash.knowledge.kinds import WorkloadKind
+from cmhash.knowledge.sources import Depends
 from cmhash.model import ResourceId, TextEnum
 from cmhash.read.split import Chunk
 from cmhash.record import Record

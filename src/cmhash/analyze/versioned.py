@@ -7,12 +7,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from cmhash.analyze.annotations import Annotations
+from cmhash.analyze.options import AnalyzeOptions
 from cmhash.analyze.refs import Spot, spot_of
 from cmhash.edit.splice import Edit, annotations_edits, pair_edit
 from cmhash.errors import NodeError
 from cmhash.parse.resources import Resource
 from cmhash.parse.tree import entries
-from cmhash.settings.values import Settings
 
 VERSIONED = "cmhash.io/versioned"
 RESOURCE_POLICY = "helm.sh/resource-policy"
@@ -55,10 +55,10 @@ KEEP_RULES: tuple[KeepRule, ...] = (
 )
 
 
-def keep_rules(settings: Settings) -> tuple[KeepRule, ...]:
+def keep_rules(versioned_keep: bool, keep_versions: int | None) -> tuple[KeepRule, ...]:
     """The rules this run writes on versioned objects."""
-    when = {"keep"} if settings.versioned_keep else set()
-    if settings.keep_versions:
+    when = {"keep"} if versioned_keep else set()
+    if keep_versions:
         when.add("window")
     return tuple(r for r in KEEP_RULES if r.when in when)
 
@@ -240,13 +240,13 @@ def keep_values(annotations: Annotations | None, rules: tuple[KeepRule, ...]) ->
 
 
 def version_edits(
-    res: Resource, annotations: Annotations | None, settings: Settings, default_nl: str
+    res: Resource, annotations: Annotations | None, options: AnalyzeOptions, default_nl: str
 ) -> tuple[Edit, ...]:
     """The candidate edits of a ConfigMap/Secret that may be versioned (NodeError when
     they cannot be made safely)."""
     text = res.source.text
     edits: list[Edit] = []
-    rules = keep_rules(settings)
+    rules = keep_rules(options.versioned_keep, options.keep_versions)
     if rules:
         edits += annotations_edits(
             text,
@@ -257,7 +257,7 @@ def version_edits(
             what="the object",
             any_style=True,
         )
-    if settings.versioned_immutable:
+    if options.versioned_immutable:
         edit = pair_edit(text, res.node, "immutable", "true", default_nl)
         if edit is not None:
             edits.append(edit)

@@ -13,13 +13,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from cmhash.analyze.hashing import Content, Use, entry, sha256_hex
 from cmhash.model import ResourceId
-
-if TYPE_CHECKING:
-    from cmhash.plan.index import ConfigEntry
 
 ALPHABET = "2456789bcdfghkmt"
 SUFFIX_LEN = 10
@@ -54,10 +50,9 @@ def own_names(keys: Iterable[ResourceId]) -> set[ResourceId]:
     return out
 
 
-def suffix(
-    entry_: ConfigEntry, base: str, secret_key: bytes | None, content: Content | None = None
-) -> str:
-    c = content if content is not None else entry_.info.content
+def suffix(content: Content, base: str, secret_key: bytes | None) -> str:
+    """The version suffix of an object of ``content`` under ``base``."""
+    c = content
     text = json.dumps(
         entry(Use(c.kind, base, c, None), secret_key),
         sort_keys=True,

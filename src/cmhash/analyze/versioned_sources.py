@@ -36,14 +36,14 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from cmhash.analyze.annotations import Annotations
+from cmhash.analyze.options import AnalyzeOptions
 from cmhash.analyze.refs import Spot, aliased_spot, spot_of
-from cmhash.analyze.sources import SecretSource
 from cmhash.analyze.versioned import keep_rules, keep_values
 from cmhash.edit.splice import PLACEHOLDER, Edit, annotations_edits, inside_aliased
 from cmhash.errors import NodeError
+from cmhash.knowledge.sources import SecretSource
 from cmhash.parse.resources import Resource
 from cmhash.parse.tree import MAP, Node, entries, get_path, scalar, walk
-from cmhash.settings.values import Settings
 
 # sealed-secrets pkg/apis/sealedsecrets/v1alpha1/sealedsecret_types.go
 # (SealedSecretNamespaceWideAnnotation, SealedSecretClusterWideAnnotation, annoNs
@@ -203,13 +203,13 @@ def unversioned(entries: dict[str, bytes], names: tuple[str, ...] | None) -> dic
 
 
 def keep_edits(
-    res: Resource, annotations: Annotations | None, settings: Settings, nl: str
+    res: Resource, annotations: Annotations | None, options: AnalyzeOptions, nl: str
 ) -> tuple[tuple[Edit, ...], tuple[str, int] | None]:
     """The engines' keep marks (analyze/versioned.py KEEP_RULES) on a versioned source:
     an old producer must stay as long as the Secret it makes, so it is kept (or pruned
     last) like a versioned Secret. Never ``immutable``: a source has no such field at its
     top. (edits, or the error that forbids them)"""
-    rules = keep_rules(settings)
+    rules = keep_rules(options.versioned_keep, options.keep_versions)
     if not rules:
         return (), None
     values = keep_values(annotations, rules)

@@ -27,8 +27,9 @@ from cmhash.errors import (
 from cmhash.output import err, log
 
 if TYPE_CHECKING:
-    from cmhash.app import pipeline as app
-    from cmhash.read.inputs import Inputs, Mode
+    from cmhash.app.result import RunResult
+    from cmhash.read.inputs import Inputs
+    from cmhash.read.mode import Mode
     from cmhash.settings.values import Settings
 
 EXIT_CODES_HELP = """\b
@@ -107,7 +108,7 @@ def _kustomize(inputs: Inputs, mode: Mode, *, quiet: bool) -> Inputs:
     )
 
 
-def _run(inputs: Inputs, settings: Settings, **how: Any) -> app.RunResult:
+def _run(inputs: Inputs, settings: Settings, **how: Any) -> RunResult:
     """``app.run``, then the refusal of linked environments; a tie that a link may have
     made (a linked ConfigMap is read once, where its target is) is that refusal too,
     which says what to do about it."""
@@ -123,7 +124,7 @@ def _run(inputs: Inputs, settings: Settings, **how: Any) -> app.RunResult:
     return result
 
 
-def _linked_environments(inputs: Inputs, result: app.RunResult) -> None:
+def _linked_environments(inputs: Inputs, result: RunResult) -> None:
     """A repository whose environments share files through symbolic links: a file is
     read once, by its real path, so the environment a linked copy stands in cannot be
     told (the checksum could be another environment's). Refused, never guessed."""
@@ -153,14 +154,14 @@ def _empty_allowed(inputs: Inputs, settings: Settings, mode: Mode) -> bool:
     """An input without objects is a result, not an error: files left after the walk
     rules in the modes about files, and stdin in the stream mode (a render of nothing:
     empty in, empty out, a warning; ``--strict`` keeps it an error)."""
-    from cmhash.read.inputs import Mode
+    from cmhash.read.mode import Mode
 
     if mode.on_files and bool(inputs.skipped):
         return True
     return mode is Mode.STREAM and inputs.stdin_only and not settings.strict
 
 
-def _warn_if_empty(result: app.RunResult, inputs: Inputs, settings: Settings) -> None:
+def _warn_if_empty(result: RunResult, inputs: Inputs, settings: Settings) -> None:
     if result.empty and inputs.stdin_only and not settings.quiet:
         err(
             f"{inputs.sources[0].display}:1:1: warning: no Kubernetes objects in the input "
@@ -203,8 +204,8 @@ def inject(
     """Read manifests (files, directories, or - for stdin; none = stdin), inject checksum
     annotations, write the whole stream to stdout (or --in-place / --check / --diff)."""
     from cmhash.deliver import deliver
-    from cmhash.read.inputs import Mode
-    from cmhash.settings.values import layered
+    from cmhash.read.mode import Mode
+    from cmhash.settings.layering import layered
 
     mode = Mode.from_flags(in_place=in_place, check=check, diff=show_diff)
     settings = layered(opts)
@@ -216,14 +217,14 @@ def inject(
         if resource_list is not None:
             raise SystemExit(krm.run(resource_list, opts))
     if keep_versions is not None or previous is not None:
-        from cmhash.plan.history import check_usage
+        from cmhash.app.history import check_usage
 
         check_usage(keep_versions, previous, mode.name, settings)
         settings = settings.merged(keep_versions=keep_versions)
     result = _run(inputs, settings, allow_empty=_empty_allowed(inputs, settings, mode))
     _warn_if_empty(result, inputs, settings)
     if keep_versions is not None and previous is not None:
-        from cmhash.plan.history import with_history
+        from cmhash.app.history import with_history
 
         result, warning = with_history(result, previous, keep_versions, settings)
         if warning is not None and not settings.quiet:
@@ -256,9 +257,9 @@ def explain(paths: tuple[str, ...], fmt: str, **opts: Any) -> None:
     Writes nothing; findings are listed too."""
     from cmhash.explain import FORMATS, build
     from cmhash.output import report_notes, write_stdout
-    from cmhash.read.inputs import Mode
+    from cmhash.read.mode import Mode
     from cmhash.runtime import lifetime
-    from cmhash.settings.values import layered
+    from cmhash.settings.layering import layered
 
     settings = layered(opts)
     inputs = _inputs(paths, settings, Mode.STREAM)
@@ -328,7 +329,7 @@ def report(
 
     Secrets are described by key names only: never a value, never a hash of one."""
     from cmhash import report as rep
-    from cmhash.settings.values import layered
+    from cmhash.settings.layering import layered
 
     budget = rep.Budget(max_restarts, max_restarts_per_namespace)
     raise SystemExit(
@@ -390,8 +391,9 @@ def patches(
     from cmhash.app import pipeline as app
     from cmhash.deliver import report_run
     from cmhash.integrations import patches as gen
-    from cmhash.read.inputs import Mode
-    from cmhash.settings.values import layered
+    from cmhash.integrations import patchout
+    from cmhash.read.mode import Mode
+    from cmhash.settings.layering import layered
 
     if kustomization_dir and helmrelease:
         raise UsageError("--kustomization and --helmrelease: give one")
@@ -404,7 +406,7 @@ def patches(
         raise SystemExit(EXIT_INPUT)
     found = gen.collect(result, settings.annotation_key, hooks=helmrelease is None)
     raise SystemExit(
-        gen.deliver(
+        patchout.deliver(
             found,
             kustomization_dir,
             helmrelease,
@@ -475,7 +477,7 @@ def ci_report(
     --summary, and create or update the merge-request comment."""
     from cmhash import report as rep
     from cmhash.integrations.cireport import Job, run
-    from cmhash.settings.values import layered
+    from cmhash.settings.layering import layered
 
     job = Job(render, base, output_dir, comment, token_env, summary)
     budget = rep.Budget(max_restarts, max_restarts_per_namespace)

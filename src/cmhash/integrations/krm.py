@@ -82,7 +82,7 @@ def _from_configmap_data(data: dict[str, Any], schema: dict[str, Any]) -> dict[s
 def function_options(rl: ResourceList) -> dict[str, Any]:
     """Config-file keys from functionConfig: the object itself, or a ConfigMap's data."""
     from cmhash.parse.tree import to_python
-    from cmhash.settings.values import schema, validate
+    from cmhash.settings.config import schema, validate
 
     fc = rl.function_config
     if fc is None or fc.is_null:
@@ -208,7 +208,7 @@ def run(rl: ResourceList, options: dict[str, Any]) -> int:
     """KRM function mode: options from functionConfig (between the config file and the
     command line), findings and errors as ``results`` in the ResourceList written back."""
     from cmhash.app import pipeline as app
-    from cmhash.settings.values import layered
+    from cmhash.settings.layering import layered
 
     src = rl.source
     try:

@@ -30,7 +30,7 @@ from cmhash.errors import UsageError
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from cmhash.app.pipeline import RunResult
+    from cmhash.app.result import RunResult
     from cmhash.plan.resolve import WorkloadPlan
 
 HEADER = (
@@ -188,53 +188,9 @@ def inline_entries(patches: Iterable[Patch], indent: str) -> str:
     return "".join(out)
 
 
-def deliver(
-    patches: list[Patch],
-    kustomization_dir: str | None,
-    helmrelease: str | None,
-    patch_name: str,
-    check: bool,
-    field: str = "patches",
-    given: set[tuple[str, str]] | None = None,
-) -> int:
-    """Print the patches, or keep a kustomization's or a HelmRelease's copy current;
-    the exit code."""
-    from cmhash.errors import EXIT_CHANGED, EXIT_OK
-    from cmhash.output import err, write_stdout
-
-    if kustomization_dir is None and helmrelease is None:
-        write_stdout(patch_file(patches))
-        return EXIT_OK
-    if kustomization_dir is not None:
-        from cmhash.integrations import kustomization
-
-        _check_name(patch_name)
-        plan = kustomization.plan(
-            kustomization_dir, patch_name, patch_file(patches) if patches else None, field
-        )
-        stale = plan.stale
-        if check:
-            for what in stale:
-                err(f"cmhash: stale: {what}")
-            return EXIT_CHANGED if stale else EXIT_OK
-        kustomization.apply(plan)
-        for what in stale:
-            err(f"cmhash: updated {what}")
-        return EXIT_OK
-    from cmhash.integrations import helmrelease as hr
-
-    assert helmrelease is not None
-    return hr.deliver(patches, helmrelease, check, given)
-
-
 def config_names(result: RunResult) -> set[tuple[str, str]]:
     """(kind, name) of every ConfigMap and Secret among the inputs."""
     index = result.config_index
     if index is None:
         return set()
     return {(e.info.kind, e.info.name) for e in index.objects.values()}
-
-
-def _check_name(name: str) -> None:
-    if not name or "/" in name or "\\" in name or name in (".", ".."):
-        raise UsageError(f"--patch-file {name!r}: a file name in the kustomization's directory")

@@ -39,6 +39,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
+# the tools whose annotations cmhash reads (``compat:``; all by default)
+COMPAT_NAMES = ("reloader", "wave", "kapp")
+
 RELOADER_AUTO = "reloader.stakater.com/auto"
 RELOADER_SEARCH = "reloader.stakater.com/search"
 RELOADER_MATCH = "reloader.stakater.com/match"

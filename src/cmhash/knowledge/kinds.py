@@ -13,7 +13,7 @@ from cmhash.knowledge.operators import OPERATOR_PROFILES
 
 if TYPE_CHECKING:
     from cmhash.knowledge.sites import Site
-from cmhash.analyze.sources import BUILTIN_SOURCES, SecretSource
+from cmhash.knowledge.sources import BUILTIN_SOURCES, SecretSource
 
 
 class Policy(enum.Enum):

@@ -18,9 +18,9 @@ from cmhash.analyze import patterns
 from cmhash.analyze.summaries import ConfigInfo
 from cmhash.findings import Code, Finding, finding
 from cmhash.model import ResourceId, make_id
+from cmhash.plan.options import PlanOptions
 from cmhash.plan.selection import first_match
 from cmhash.read.source import SourceText
-from cmhash.settings.values import Settings
 
 
 class ConfigEntry(NamedTuple):
@@ -191,22 +191,22 @@ def defined_in(per: dict[str, ConfigEntry]) -> str:
 
 def build_index(
     configs: list[tuple[SourceText, ConfigInfo]],
-    settings: Settings,
+    options: PlanOptions,
     findings: list[Finding],
     default_namespace: Callable[[SourceText, int], str | None] | None = None,
     place: Place | None = None,
 ) -> ConfigIndex:
     """``default_namespace``: the namespace of an object that names none, by source and
     offset (a Helm render's release namespace, plan/helm.py), instead of
-    ``settings.namespace``. ``place``: where each definition is (by default its
+    ``options.namespace``. ``place``: where each definition is (by default its
     source's directory)."""
     index = ConfigIndex()
     objects = index.objects
     by_directory = index.by_directory
     place = Place() if place is None else place
     renders = place.render is not None
-    default = settings.namespace or ""
-    rules = settings.ignore_configs
+    default = options.namespace or ""
+    rules = options.ignore_configs
     for src, info in configs:
         namespace = info.namespace or (
             default_namespace(src, info.offset) or "" if default_namespace else default

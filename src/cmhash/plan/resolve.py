@@ -12,7 +12,6 @@ from cmhash.analyze import patterns
 from cmhash.analyze.hashing import Use, digest
 from cmhash.analyze.jobs import new_name, rename_edits
 from cmhash.analyze.refs import Reference, SubPathMount
-from cmhash.analyze.sources import BUILTIN_SOURCES, SecretSource, secret_kinds
 from cmhash.analyze.summaries import SkipReason, WorkloadInfo
 from cmhash.edit.splice import Edit, with_value
 from cmhash.findings import Code, Finding, finding
@@ -26,20 +25,21 @@ from cmhash.knowledge.compat import (
     why,
 )
 from cmhash.knowledge.kinds import Policy
+from cmhash.knowledge.sources import BUILTIN_SOURCES, SecretSource, secret_kinds
 from cmhash.model import Level, ResourceId, make_id
 from cmhash.native import cext
 from cmhash.parse.k8syaml import resolves_to_non_string
 from cmhash.plan.index import ConfigEntry, ConfigIndex
+from cmhash.plan.options import PlanOptions
 from cmhash.plan.selection import first_match
 from cmhash.read.source import SourceText
 from cmhash.record import Record
-from cmhash.settings.values import Settings
 
 
 class OptIn(NamedTuple):
     """A kind left alone unless a setting opts in, and what to tell the user."""
 
-    enabled: Callable[[Settings], bool]
+    enabled: Callable[[PlanOptions], bool]
     skip: SkipReason
     code: Code
     message: str
@@ -181,8 +181,10 @@ def _missing_declared(plan: WorkloadPlan, ref: Reference, level: Level | None) -
     )
 
 
-def _missing(plan: WorkloadPlan, ref: Reference, index: ConfigIndex, settings: Settings) -> Finding:
-    level = Level.ERROR if settings.strict else None
+def _missing(
+    plan: WorkloadPlan, ref: Reference, index: ConfigIndex, options: PlanOptions
+) -> Finding:
+    level = Level.ERROR if options.strict else None
     if ref.how == "declared":
         return _missing_declared(plan, ref, level)
     ns = plan.namespace
@@ -191,11 +193,11 @@ def _missing(plan: WorkloadPlan, ref: Reference, index: ConfigIndex, settings: S
         where = ", ".join(repr(o) if o else "(none)" for o in sorted(others))
         here = f"namespace {ns!r}" if ns else "no namespace"
         named = sorted(o for o in others if o)
-        if settings.namespace is None:
+        if options.namespace is None:
             hint = f"pass --namespace {ns if ns else named[0]} if they land in the same one"
         else:  # -n (or the release namespace) is applied already: only manifests can agree
             hint = (
-                f"objects without metadata.namespace land in {settings.namespace!r} "
+                f"objects without metadata.namespace land in {options.namespace!r} "
                 "already, so make the namespaces agree in the manifests"
             )
         return finding(
@@ -229,21 +231,21 @@ def _keyset(ref: Reference) -> frozenset[str] | None:
     return None if ref.keys is None else frozenset(ref.keys)
 
 
-def counts(plan: WorkloadPlan, ref: Reference, entry: ConfigEntry, settings: Settings) -> bool:
+def counts(plan: WorkloadPlan, ref: Reference, entry: ConfigEntry, options: PlanOptions) -> bool:
     """Whether ``ref`` would put ``entry`` into the workload's checksum (plan/scopes.py:
     a tie between definitions none of which would count is no tie)."""
-    return _not_counted(plan, ref, entry, settings) is None
+    return _not_counted(plan, ref, entry, options) is None
 
 
 def _not_counted(
-    plan: WorkloadPlan, ref: Reference, entry: ConfigEntry | None, settings: Settings
+    plan: WorkloadPlan, ref: Reference, entry: ConfigEntry | None, options: PlanOptions
 ) -> str | None:
     """Why a reference does not enter the checksum: the object is excluded, or the
     workload's selection leaves that kind (or unmatched objects) out. Declared
     dependencies always count, but for --exclude-secrets."""
-    if ref.how == "imagePullSecret" and not settings.image_pull_secrets:
+    if ref.how == "imagePullSecret" and not options.image_pull_secrets:
         return "imagePullSecrets are not hashed (--image-pull-secrets to hash them)"
-    if settings.exclude_secrets and ref.target_kind in _secret_kinds(settings.extra_sources):
+    if options.exclude_secrets and ref.target_kind in _secret_kinds(options.extra_sources):
         kinds = ref.target_kind + ("es" if ref.target_kind.endswith("s") else "s")
         return f"{kinds} are left out of checksums (--exclude-secrets)"
     if entry is not None and entry.excluded is not None:
@@ -265,7 +267,7 @@ def _not_counted(
             _listed(plan, view, ref.name),
             entry is not None and entry.info.match,
             False,  # (ignored objects are left out above: entry.excluded)
-            not settings.opt_in,
+            not options.opt_in,
         )
     )
     return None if rule.reloads else why(rule, view)
@@ -301,7 +303,7 @@ def _targets(plan: WorkloadPlan, ref: Reference, index: ConfigIndex) -> list[Ref
 def _resolve(
     plan: WorkloadPlan,
     index: ConfigIndex,
-    settings: Settings,
+    options: PlanOptions,
     findings: list[Finding],
     renames: Mapping[ResourceId, str],
 ) -> list[Use]:
@@ -309,23 +311,21 @@ def _resolve(
     if (
         _C_RESOLVE is not None
         and not renames
-        and not settings.exclude_secrets
+        and not options.exclude_secrets
         and sel.sources is None
         and not sel.reloader
     ):  # the common case, in C: every reference to an object of the input that counts
-        made = _C_RESOLVE(
-            plan.info.refs, plan.namespace, index.objects, settings.image_pull_secrets
-        )
+        made = _C_RESOLVE(plan.info.refs, plan.namespace, index.objects, options.image_pull_secrets)
         if made is not None:
             plan.resolved.extend(made[0])
             return made[1]
-    return _py_resolve(plan, index, settings, findings, renames)
+    return _py_resolve(plan, index, options, findings, renames)
 
 
 def _py_resolve(
     plan: WorkloadPlan,
     index: ConfigIndex,
-    settings: Settings,
+    options: PlanOptions,
     findings: list[Finding],
     renames: Mapping[ResourceId, str],
 ) -> list[Use]:
@@ -333,7 +333,7 @@ def _py_resolve(
     for written in plan.info.refs:
         for ref in _targets(plan, written, index) if written.pattern else (written,):
             key = plan.target(ref)
-            use = _resolve_one(plan, ref, key, index, settings, findings)
+            use = _resolve_one(plan, ref, key, index, options, findings)
             if use is not None and renames:  # a versioned object: hashed by its new name
                 new = renames.get(key)
                 use = use._replace(name=new) if new is not None else use
@@ -347,12 +347,12 @@ def _resolve_one(
     ref: Reference,
     key: ResourceId,
     index: ConfigIndex,
-    settings: Settings,
+    options: PlanOptions,
     findings: list[Finding],
 ) -> Use | None:
     """``key``: the id of the object ``ref`` names (``plan.target(ref)``)."""
     entry = index.objects.get(key)
-    why = _not_counted(plan, ref, entry, settings)
+    why = _not_counted(plan, ref, entry, options)
     other_ns = ref.namespace if ref.namespace not in (None, plan.namespace) else None
     if why is not None:
         plan.resolved.append(Resolved(ref, entry, excluded=why))
@@ -360,7 +360,7 @@ def _resolve_one(
     if entry is None:
         plan.resolved.append(Resolved(ref, None))
         if not ref.optional:
-            findings.append(_missing(plan, ref, index, settings))
+            findings.append(_missing(plan, ref, index, options))
         return Use(ref.target_kind, ref.name, None, _keyset(ref), other_ns)
     content = entry.info.content
     if content.source is not None:  # what a source produces has no keys to check
@@ -430,12 +430,12 @@ def plan_workload(
     src: SourceText,
     info: WorkloadInfo,
     index: ConfigIndex,
-    settings: Settings,
+    options: PlanOptions,
     findings: list[Finding],
     renames: Mapping[ResourceId, str] | None = None,
 ) -> WorkloadPlan:
     """``renames``: the new names of versioned objects (plan/versioning/)."""
-    plan = _plan(src, info, index, settings, findings, renames or {})
+    plan = _plan(src, info, index, options, findings, renames or {})
     if info.subpaths:
         findings.extend(_subpath_finding(plan, mount, index) for mount in info.subpaths)
     return plan
@@ -472,28 +472,28 @@ def _plan(
     src: SourceText,
     info: WorkloadInfo,
     index: ConfigIndex,
-    settings: Settings,
+    options: PlanOptions,
     findings: list[Finding],
     renames: Mapping[ResourceId, str],
 ) -> WorkloadPlan:
     plan = WorkloadPlan(
         src,
         info,
-        info.namespace or settings.namespace or "",
+        info.namespace or options.namespace or "",
         skip=info.skip,
         skip_detail=info.skip_detail,
     )
     if plan.skip is None and (
-        settings.ignore_workloads or settings.include_workloads or settings.opt_in
+        options.ignore_workloads or options.include_workloads or options.opt_in
     ):
-        plan.skip, plan.skip_detail, plan.selected_by = _selected(plan, settings)
+        plan.skip, plan.skip_detail, plan.selected_by = _selected(plan, options)
     findings.extend(
         finding(
             src,
             item.offset,
             Code.REFERENCE_SHAPE if item.shape else Code.SKIPPED_ITEM,
             f"{info.label}: {item.message}",
-            level=Level.ERROR if item.shape and settings.strict else None,
+            level=Level.ERROR if item.shape and options.strict else None,
             about=info.about,
         )
         for item in info.skipped_items
@@ -511,14 +511,14 @@ def _plan(
                     about=info.about,
                 )
             )
-        _resolve(plan, index, settings, [], renames)  # opted out: no findings, but explain and
+        _resolve(plan, index, options, [], renames)  # opted out: no findings, but explain and
         return plan  # report show what it uses
-    uses = _resolve(plan, index, settings, findings, renames)
+    uses = _resolve(plan, index, options, findings, renames)
     if plan.in_stream:
-        plan.value = digest(uses, settings.secret_key)
+        plan.value = digest(uses, options.secret_key)
     gate = OPT_IN.get(info.kind.policy)
     # a generateName object that opted in is created anew each time: no gate applies
-    if gate is not None and not info.generated and not gate.enabled(settings):
+    if gate is not None and not info.generated and not gate.enabled(options):
         plan.skip = gate.skip
         if plan.in_stream:
             findings.append(
@@ -538,14 +538,14 @@ def _plan(
                     src,
                     info.offset,
                     Code.STALE_ANNOTATION,
-                    f"{info.label} carries {settings.annotation_key} but uses no in-stream "
+                    f"{info.label} carries {options.annotation_key} but uses no in-stream "
                     "ConfigMap/Secret; left untouched",
                     about=info.about,
                 )
             )
         return plan
-    _finish(plan, plan.value, settings, findings)
-    if settings.jobs_rename and info.kind.policy is Policy.JOB:
+    _finish(plan, plan.value, options, findings)
+    if options.jobs_rename and info.kind.policy is Policy.JOB:
         _rename_job(plan, plan.value, findings)
     return plan
 
@@ -574,30 +574,30 @@ def _rename_job(plan: WorkloadPlan, value: str, findings: list[Finding]) -> None
 
 
 def _selected(
-    plan: WorkloadPlan, settings: Settings
+    plan: WorkloadPlan, options: PlanOptions
 ) -> tuple[SkipReason | None, str | None, str | None]:
     """The configuration's workload rules and opt-in mode: (why it is left alone, which
     rule; or what selected it)."""
     info = plan.info
     labels = dict(info.labels)
     ident = (info.kind.kind, plan.namespace, info.name, labels)
-    rule = first_match(settings.ignore_workloads, *ident)
+    rule = first_match(options.ignore_workloads, *ident)
     if rule is not None:
         return SkipReason.IGNORED, rule.where, None
     selected = []
-    if settings.include_workloads:
-        rule = first_match(settings.include_workloads, *ident)
+    if options.include_workloads:
+        rule = first_match(options.include_workloads, *ident)
         if rule is None:
             return SkipReason.NOT_INCLUDED, None, None
         selected.append(rule.where)
-    if settings.opt_in:
+    if options.opt_in:
         if info.selection.opted_in is None:
             return SkipReason.NOT_OPTED_IN, None, None
         selected.append(info.selection.opted_in)
     return None, None, ", ".join(selected) or None
 
 
-def _finish(plan: WorkloadPlan, value: str, settings: Settings, findings: list[Finding]) -> None:
+def _finish(plan: WorkloadPlan, value: str, options: PlanOptions, findings: list[Finding]) -> None:
     """A workload that gets the annotation: its last findings and its final edit."""
     info, src = plan.info, plan.source
     if info.no_restart:
@@ -618,7 +618,7 @@ def _finish(plan: WorkloadPlan, value: str, settings: Settings, findings: list[F
                 src,
                 info.offset,
                 Code.REPLACED_ANNOTATION,
-                f"{info.label}: replaced a {settings.annotation_key} value cmhash did not write "
+                f"{info.label}: replaced a {options.annotation_key} value cmhash did not write "
                 "(the chart's own checksum?); whatever it covered beyond the ConfigMaps/Secrets "
                 "the pod spec references is no longer covered: declare those "
                 "(cmhash.io/extra-configmaps, cmhash.io/extra-secrets), or give cmhash "

@@ -14,9 +14,9 @@ produced name itself: a second run finds the same name.
 from __future__ import annotations
 
 from cmhash.analyze.hashing import Content
-from cmhash.analyze.sources import Path
 from cmhash.edit.splice import Edit, with_value
 from cmhash.findings import Code, Finding, finding
+from cmhash.knowledge.sources import Path
 from cmhash.model import ResourceId
 from cmhash.plan.index import ConfigEntry, ConfigIndex
 

@@ -14,7 +14,7 @@ from cmhash.errors import UsageError
 from cmhash.read.source import STDIN
 
 if TYPE_CHECKING:
-    from cmhash.read.inputs import Mode
+    from cmhash.read.mode import Mode
 
 TERMINAL_HINT = (
     "reading manifests from the terminal: paste them and end with Ctrl-D, or name "

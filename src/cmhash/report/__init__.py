@@ -38,7 +38,8 @@ def data_of(old: str, new: str, settings: Settings, values: bool = True) -> dict
     as plain data."""
     from cmhash.app import pipeline as app
     from cmhash.errors import UsageError
-    from cmhash.read.inputs import Mode, select
+    from cmhash.read.inputs import select
+    from cmhash.read.mode import Mode
     from cmhash.runtime import lifetime
 
     if old == "-" and new == "-":

@@ -38,7 +38,7 @@ from cmhash.report.workloads import (
 )
 
 if TYPE_CHECKING:
-    from cmhash.app.pipeline import RunResult
+    from cmhash.app.result import RunResult
 
 FORMAT_VERSION = 3  # 2: template causes, outcome/rule/how, valueDiffs, budget; 3: added/removed
 

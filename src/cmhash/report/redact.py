@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cmhash.app.pipeline import RunResult
+    from cmhash.app.result import RunResult
 
 MIN_CHARS = 6
 MASK = "***"

@@ -16,7 +16,7 @@ from cmhash.report.podtemplate import TemplateCause
 from cmhash.report.rollout import RESTARTS, Context, Decision, Takeover, decide
 
 if TYPE_CHECKING:
-    from cmhash.app.pipeline import RunResult
+    from cmhash.app.result import RunResult
 
 Users = dict[ResourceId, list[str]]  # changed object -> the workloads that read it
 

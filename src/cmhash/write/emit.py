@@ -12,8 +12,8 @@ from cmhash.edit.splice import Edit, apply_edits
 from cmhash.errors import InternalError, NodeError
 from cmhash.plan.resolve import WorkloadPlan
 from cmhash.read.source import SourceText
-from cmhash.settings.values import Settings
 from cmhash.write.hunks import Replacement
+from cmhash.write.options import WriteOptions
 
 if TYPE_CHECKING:
     from cmhash.plan.versioning.decision import Versioning
@@ -82,7 +82,7 @@ def render_files(
     sources: list[SourceText],
     docs: list[list[DocInfo]],
     plans: list[WorkloadPlan],
-    settings: Settings,
+    options: WriteOptions,
     versioning: Versioning | None = None,
     *,
     splice: bool = True,
@@ -112,7 +112,7 @@ def render_files(
                 all_edits.sort(key=_span)
             if _unchanged(text, d, all_edits):
                 continue
-            _check(src, d, all_edits, edited, settings, versioning)
+            _check(src, d, all_edits, edited, options, versioning)
             if not splice:
                 continue
             # the document's text between the edits stays in the source: no copy of it
@@ -128,7 +128,7 @@ def render_files(
                     (
                         src,
                         p.info.label,
-                        settings.annotation_key,
+                        options.annotation_key,
                         p.info.current,
                         p.value or "",
                         p.info.offset,
@@ -173,7 +173,7 @@ def _check(
     d: DocInfo,
     edits: list[Edit],
     edited: list[WorkloadPlan],
-    settings: Settings,
+    options: WriteOptions,
     versioning: Versioning | None,
 ) -> None:
     """The map stage verified every candidate edit of the document; verify again when
@@ -197,9 +197,9 @@ def _check(
                 old_text,
                 apply_edits(old_text, edits, base=d.chunk.start),
                 [(p.info.offset, p.info.kind, p.value or "") for p in annotated],
-                settings.annotation_key,
-                settings.parser,
-                marked=_marked(d, versioning, settings) if versioning is not None else None,
+                options.annotation_key,
+                options.parser,
+                marked=_marked(d, versioning, options) if versioning is not None else None,
                 renames=_renames(versioning.renames.get(key) if versioning else None, jobs),
                 annotated=[(p.info.offset, job_marks(p)) for p in jobs],
                 inserted=versioning.inserted.get(key) if versioning is not None else None,
@@ -238,7 +238,7 @@ def job_marks(p: WorkloadPlan) -> dict[str, tuple[str, str | None]]:
     return {BASE_NAME: (p.info.job.base, ANY_STYLE)}
 
 
-def _marked(d: DocInfo, versioning: Versioning, settings: Settings) -> list[Marked]:
+def _marked(d: DocInfo, versioning: Versioning, options: WriteOptions) -> list[Marked]:
     """The versioned objects of the document that got their keep/immutable edits."""
     from cmhash.analyze.versioned import keep_rules
     from cmhash.analyze.versioned_names import VERSIONABLE
@@ -247,8 +247,8 @@ def _marked(d: DocInfo, versioning: Versioning, settings: Settings) -> list[Mark
     return [
         Marked(
             c.offset,
-            keep_rules(settings),
-            settings.versioned_immutable and c.kind in VERSIONABLE and c.source is None,
+            keep_rules(options.versioned_keep, options.keep_versions),
+            options.versioned_immutable and c.kind in VERSIONABLE and c.source is None,
         )
         for c in d.configs
         if c.version_edits and any(r.entry.info is c for r in versioning.renamed.values())

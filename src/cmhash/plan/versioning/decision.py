@@ -37,9 +37,9 @@ from cmhash.model import ResourceId
 from cmhash.plan import kustomized, source_versions
 from cmhash.plan.byname import ByName
 from cmhash.plan.index import ConfigEntry, ConfigIndex
+from cmhash.plan.options import PlanOptions
 from cmhash.plan.resolve import Resolved, WorkloadPlan
 from cmhash.read.source import SourceText
-from cmhash.settings.values import Settings
 
 
 class Renamed(NamedTuple):
@@ -111,7 +111,7 @@ def error(src: SourceText, offset: int, message: str) -> InputError:
     return src.error(message, offset)
 
 
-def _wanted(e: ConfigEntry, settings: Settings, used: bool) -> bool:
+def _wanted(e: ConfigEntry, options: PlanOptions, used: bool) -> bool:
     info = e.info
     if info.source is not None and not source_versions.renamable(e):
         return False  # a source's Secret: only when its source may be renamed
@@ -119,15 +119,15 @@ def _wanted(e: ConfigEntry, settings: Settings, used: bool) -> bool:
         return False
     if e.excluded is not None:
         return False
-    if info.kind == "Secret" and settings.exclude_secrets and info.versioned is not True:
+    if info.kind == "Secret" and options.exclude_secrets and info.versioned is not True:
         return False
-    return bool(info.versioned) or (settings.versioned and used)
+    return bool(info.versioned) or (options.versioned and used)
 
 
 def decide(
     index: ConfigIndex,
     plans: list[WorkloadPlan],
-    settings: Settings,
+    options: PlanOptions,
     findings: list[Finding],
     by_name: ByName | None = None,
 ) -> Versioning:
@@ -140,16 +140,16 @@ def decide(
     for key, e in index.objects.items():
         mine = users.get(key, [])
         here = (id(e.source), e.info.offset)
-        if settings.versioned and mine and e.info.unpinned and here not in told:
+        if options.versioned and mine and e.info.unpinned and here not in told:
             told.add(here)
             findings.append(_unpinned(e, key))
         # an imagePullSecrets reference is renamed, but only makes an object versioned
         # when it is hashed (--image-pull-secrets): rotating registry credentials
         # should not roll pods
         counting = [u for u in mine if u.resolved.ref.how != "imagePullSecret"] or (
-            mine if settings.image_pull_secrets else []
+            mine if options.image_pull_secrets else []
         )
-        if e.info.keep_original is not None and settings.versioned and counting:
+        if e.info.keep_original is not None and options.versioned and counting:
             findings.append(_keep_original(e, key))
         why = source_versions.refusal(e)
         if why is not None and e.info.versioned:
@@ -158,13 +158,13 @@ def decide(
                 e.info.offset,
                 f"cannot version {e.info.label}: {why}; drop cmhash.io/versioned",
             )
-        if why is not None and settings.versioned and counting:
+        if why is not None and options.versioned and counting:
             findings.append(source_versions.kept(e, key, why))
-        if not _wanted(e, settings, bool(counting)):
+        if not _wanted(e, options, bool(counting)):
             continue
         label = f"{e.info.kind} {e.info.name!r}"
         if not mine:
-            if settings.strict:
+            if options.strict:
                 raise error(
                     e.source,
                     e.info.offset,
@@ -227,9 +227,9 @@ def decide(
             continue
         if e.info.producer is not None:  # one suffix for all a source makes
             own_base, content = source_versions.suffix_content(e)
-            new = f"{base}-{suffix(e, own_base, settings.secret_key, content)}"
+            new = f"{base}-{suffix(content, own_base, options.secret_key)}"
         else:
-            new = f"{base}-{suffix(e, base, settings.secret_key)}"
+            new = f"{base}-{suffix(e.info.content, base, options.secret_key)}"
         at = source_versions.name_at(e)
         if len(new) > MAX_NAME:
             raise error(

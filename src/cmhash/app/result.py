@@ -1,0 +1,71 @@
+"""What a run gives the views and commands: ``RunResult`` (and the Secrets' spans, worked
+out when first asked)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, NamedTuple
+
+from cmhash.analyze.summaries import DocInfo
+from cmhash.findings import Finding
+from cmhash.model import Level
+from cmhash.plan.index import ConfigIndex
+from cmhash.plan.resolve import WorkloadPlan
+from cmhash.read.source import SourceText
+from cmhash.write.emit import Change, FileResult
+
+if TYPE_CHECKING:
+    from cmhash.plan.versioning.decision import Versioning
+
+
+class SecretSpans(Mapping[int, list[tuple[int, int]]]):
+    """id(source) -> the (start, end) of its Secrets: worked out when first asked (a diff
+    keeps their lines out of its context, versioning's mention scan skips them), so a
+    run that needs none of it (a plain inject of 50,000 apps) does not pay for it."""
+
+    def __init__(self, sources: list[SourceText], docs: list[list[DocInfo]]) -> None:
+        self._sources = sources
+        self._docs = docs
+        self._spans: dict[int, list[tuple[int, int]]] | None = None
+
+    def _all(self) -> dict[int, list[tuple[int, int]]]:
+        if self._spans is None:
+            self._spans = {
+                id(src): [
+                    *(
+                        (c.offset, c.end)
+                        for d in per
+                        for c in d.configs
+                        if c.kind == "Secret" and c.source is None
+                    ),
+                    *(span for d in per for span in d.unnamed_secrets),
+                ]
+                for src, per in zip(self._sources, self._docs, strict=True)
+            }
+        return self._spans
+
+    def __getitem__(self, key: int) -> list[tuple[int, int]]:
+        return self._all()[key]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+class RunResult(NamedTuple):
+    files: list[FileResult]
+    changes: list[Change]
+    findings: list[Finding]
+    plans: list[WorkloadPlan]
+    config_index: ConfigIndex | None
+    secret_spans: Mapping[int, list[tuple[int, int]]]  # id(source) -> Secrets' (start, end)
+    notes: list[str]  # what the run decided for the user (an inferred namespace)
+    versioning: Versioning | None = None  # versioned names, when any apply
+    empty: bool = False  # no document held an object (allowed with ``allow_empty``)
+    kept: int = 0  # earlier versions carried from --previous (plan/history.py)
+
+    @property
+    def has_errors(self) -> bool:
+        return any(f.level is Level.ERROR for f in self.findings)

@@ -1,0 +1,200 @@
+"""Objects that produce a Secret (or ConfigMap) in the cluster: a data table of source
+kinds, like the workload kinds (kinds.py) and reference sites (refs.py).
+
+In a GitOps repository the Secret is rarely in the stream; the object a controller turns
+into it is (a SealedSecret, an ExternalSecret, a SecretProviderClass). A source stands in
+for what it produces: references to the produced name resolve to it, and its *content* is
+the fields that decide what the controller writes (never its metadata). cmhash cannot see
+the values behind them (a secret store, a cloud vault): a change there rolls nothing
+offline.
+
+Each row says where the produced names are (default: the source's own name), which fields
+are its content, and whether pods reference the source object itself (a CSI volume names
+its SecretProviderClass). More rows come from ``secretSources`` in the config file.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+Path = tuple[str, ...]
+
+
+class Dependency(NamedTuple):
+    """Objects a source copies content from (ExternalSecret ``templateFrom``): each item at
+    ``path`` names one by ``name`` under one of ``kinds``' fields, optionally only some
+    of its keys."""
+
+    path: Path  # the items ("*" fans out)
+    kinds: tuple[tuple[str, str], ...]  # (field of an item, the kind it names)
+    name: str = "name"
+    keys: Path = ("items", "*", "key")  # none listed: the whole object
+
+
+# external-secrets apis/externalsecrets/v1/externalsecret_types.go: TemplateFrom
+# {configMap, secret: TemplateRef{name, items: [{key, templateAs}]}, target, literal};
+# the controller reads the listed keys of those objects, in the ExternalSecret's own
+# namespace, and renders them into the Secret: their change is the Secret's change
+TEMPLATE_FROM = Dependency(
+    ("spec", "target", "template", "templateFrom", "*"),
+    (("configMap", "ConfigMap"), ("secret", "Secret")),
+)
+
+# (kind, name, keys or None for all) of one object a source copies from
+Depends = tuple[tuple[str, str, tuple[str, ...] | None], ...]
+
+
+class Pin(NamedTuple):
+    """Items of a source that read a value from a store: pinned when ``field`` is set
+    (``None``: such an item can never be pinned)."""
+
+    path: Path  # the items ("*" fans out)
+    field: str | None
+
+
+# external-secrets apis/externalsecrets/v1/externalsecret_types.go:
+# ExternalSecretDataRemoteRef.Version ("Used to select a specific version of the
+# Provider value, if supported"), used by spec.data[].remoteRef and
+# spec.dataFrom[].extract; spec.dataFrom[].find (ExternalSecretFind) has no version:
+# whatever matches at refresh time is written
+EXTERNAL_SECRET_PINS = (
+    Pin(("spec", "data", "*", "remoteRef"), "version"),
+    Pin(("spec", "dataFrom", "*", "extract"), "version"),
+    Pin(("spec", "dataFrom", "*", "find"), None),
+)
+
+
+class SecretSource(NamedTuple):
+    group: str
+    kind: str
+    versions: tuple[str, ...]  # the served versions whose schema this row reads; () = any
+    produces: str  # "Secret" | "ConfigMap"
+    names: Path | None  # where the produced name(s) are ("*" fans out); None: own name
+    own_name_default: bool  # no name at ``names``: the source's own name
+    content: tuple[Path, ...]
+    referenced: bool = False  # pods reference the source object itself (by its kind)
+    # (path, values): a row that produces nothing when the field holds one of the values
+    produces_nothing: tuple[Path, tuple[str, ...]] | None = None
+    depends: Dependency | None = None  # objects whose content it copies in
+    # the produced object's annotations as the source writes them (its template's): a
+    # Reloader match/ignore there is the produced Secret's
+    template_annotations: Path | None = None
+    # store reads that a version may pin (an unpinned one changes with no Git change)
+    pins: tuple[Pin, ...] = ()
+    # how --versioned names what it produces (analyze/versioned_sources.py): "target",
+    # "names", "sealed"; "": never versioned
+    versioning: str = ""
+    # (path, values): the produced Secret is not the source's own (not renamed)
+    not_owned: tuple[Path, tuple[str, ...]] | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.group}/{self.kind}" if self.group else self.kind
+
+
+def _path(text: str) -> Path:
+    return tuple(text.split("."))
+
+
+def source_row(
+    group: str,
+    kind: str,
+    content: list[str],
+    *,
+    versions: tuple[str, ...] = (),
+    produces: str = "Secret",
+    name: str | None = None,
+    own_name_default: bool = True,
+    referenced: bool = False,
+) -> SecretSource:
+    return SecretSource(
+        group,
+        kind,
+        versions,
+        produces,
+        _path(name) if name else None,
+        own_name_default,
+        tuple(_path(c) for c in content),
+        referenced,
+    )
+
+
+BUILTIN_SOURCES: tuple[SecretSource, ...] = (
+    # The controller names the Secret after the SealedSecret, in its namespace, whatever
+    # spec.template.metadata says; re-sealing changes encryptedData, so it rolls the users.
+    # spec.data is the deprecated whole-Secret form (bitnami-labs/sealed-secrets
+    # pkg/apis/sealedsecrets/v1alpha1/sealedsecret_types.go: "Data is deprecated"), still
+    # unsealed by the controller: content too.
+    source_row(
+        "bitnami.com",
+        "SealedSecret",
+        ["spec.encryptedData", "spec.data", "spec.template.type", "spec.template.data"],
+        versions=("v1alpha1",),
+    )._replace(
+        # sealedsecret_expansion.go Unseal: the Secret's ObjectMeta is spec.template's
+        template_annotations=_path("spec.template.metadata.annotations"),
+        versioning="sealed",
+    ),
+    # spec.target.name, default its own name; creationPolicy None writes no Secret.
+    # The values in the backing store are invisible offline (refreshInterval, or a
+    # runtime reloader, is what picks those up).
+    *(
+        source_row(
+            "external-secrets.io",
+            "ExternalSecret",
+            ["spec.data", "spec.dataFrom", "spec.target.template", "spec.secretStoreRef"],
+            versions=(version,),
+            name="spec.target.name",
+        )._replace(
+            produces_nothing=(_path("spec.target.creationPolicy"), ("None",)),
+            depends=TEMPLATE_FROM,
+            # ExternalSecretTemplateMetadata: the annotations the Secret is written with
+            template_annotations=_path("spec.target.template.metadata.annotations"),
+            pins=EXTERNAL_SECRET_PINS,
+            versioning="target",
+            # externalsecret_controller.go Reconcile: Merge patches a Secret that must
+            # exist, None writes nothing; only Owner (the default) and Orphan create it
+            not_owned=(_path("spec.target.creationPolicy"), ("Merge", "None")),
+        )
+        for version in ("v1", "v1beta1")
+    ),
+    # Pods name it in a CSI volume (volumeAttributes.secretProviderClass); its
+    # secretObjects are synced into Secrets that env references may use.
+    source_row(
+        "secrets-store.csi.x-k8s.io",
+        "SecretProviderClass",
+        ["spec.parameters", "spec.secretObjects"],
+        versions=("v1", "v1alpha1"),
+        name="spec.secretObjects.*.secretName",
+        own_name_default=False,
+        referenced=True,
+    )._replace(versioning="names"),
+)
+
+
+def secret_kinds(rows: tuple[SecretSource, ...]) -> frozenset[str]:
+    """The kinds a pod references that are Secrets or stand for them (--exclude-secrets):
+    Secret, and each source object pods reference by its own kind when it produces
+    Secrets (a SecretProviderClass in a CSI volume)."""
+    return frozenset(("Secret", *(r.kind for r in rows if r.referenced and r.produces == "Secret")))
+
+
+def sources_from_config(data: list[dict[str, Any]]) -> tuple[SecretSource, ...]:
+    """``secretSources`` entries of the config file (schema-validated) -> rows."""
+    rows = []
+    for k in data:
+        api = str(k.get("apiVersion", ""))
+        group = str(k["group"]) if "group" in k else api.rpartition("/")[0]
+        version = api.rpartition("/")[2] if api else ""
+        rows.append(
+            source_row(
+                group,
+                str(k["kind"]),
+                list(k["content"]),
+                versions=(version,) if version and "group" not in k else (),
+                produces=str(k.get("produces", "Secret")),
+                name=k.get("name"),
+                own_name_default=bool(k.get("ownNameDefault", True)),
+            )
+        )
+    return tuple(rows)

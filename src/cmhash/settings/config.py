@@ -1,0 +1,309 @@
+"""The config file (``.cmhash.yaml``, a KRM functionConfig): found, read, validated with
+its JSON schema (and what a schema cannot say), and turned into Settings."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING, Any
+
+from cmhash.errors import ConfigError, NodeError, UsageError
+from cmhash.findings import acknowledgements
+from cmhash.knowledge.compat import COMPAT_NAMES
+from cmhash.knowledge.kinds import Policy, WorkloadKind
+from cmhash.knowledge.sources import sources_from_config
+from cmhash.plan.selection import SelectorError, rules_from
+from cmhash.settings.values import CONFIG_NAME, DEFAULT_MAX_INPUT, Settings
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from cmhash.knowledge.sites import Site
+    from cmhash.parse.tree import Node
+    from cmhash.read.source import SourceText
+
+
+def find_config(start: str | None = None) -> str | None:
+    d = os.path.abspath(start or os.getcwd())
+    while True:
+        candidate = os.path.join(d, CONFIG_NAME)
+        if os.path.isfile(candidate):
+            return candidate
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+
+
+def schema() -> dict[str, Any]:
+    from importlib import resources  # 10 ms of imports: only when a config is used
+
+    text = resources.files("cmhash").joinpath("schemas/config.schema.json").read_text("utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def _at(root: Node | None, source: SourceText | None, path: list[str | int]) -> dict[str, int]:
+    """line/column of the node at ``path`` in the config's tree (as far as it goes)."""
+    from cmhash.parse.tree import get, items
+
+    if root is None or source is None:
+        return {}
+    node: Node | None = root
+    last = root
+    for step in path:
+        node = (
+            items(node)[step]
+            if isinstance(step, int) and step < len(items(node))
+            else (get(node, step) if isinstance(step, str) else None)
+        )
+        if node is None:
+            break
+        last = node
+    line, column = source.position(last.start)
+    return {"line": line, "column": column}
+
+
+def validate(
+    data: Any, origin: str, root: Node | None = None, source: SourceText | None = None
+) -> None:
+    """Validate with jsonschema (imported only when a config is used), then what a schema
+    cannot say (label selectors); errors point at the offending node when the config's
+    tree is given."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(schema())
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    if errors:
+        err = errors[0]
+        where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
+        raise ConfigError(
+            f"invalid configuration at {where}: {err.message}",
+            path=origin,
+            **_at(root, source, list(err.absolute_path)),
+        )
+    from cmhash.read.inputs import exclude_problem
+
+    for i, pattern in enumerate(data.get("exclude") or ()):
+        problem = exclude_problem(pattern)
+        if problem:
+            raise ConfigError(
+                f"invalid configuration at exclude/{i}: {pattern!r} is {problem}",
+                path=origin,
+                **_at(root, source, ["exclude", i]),
+            )
+    for group, key in RULE_GROUPS:
+        rules = (data.get(group) or {}).get(key) or []
+        for i, rule in enumerate(rules):
+            try:
+                rules_from([rule], f"{group}.{key}")
+            except SelectorError as exc:
+                at = _at(root, source, [group, key, i, "selector"])
+                if at and "\n" not in rule["selector"]:
+                    at["column"] += exc.column  # inside a plain one-line selector
+                raise ConfigError(
+                    f"invalid configuration at {group}/{key}/{i}/selector: {exc.message}",
+                    path=origin,
+                    **at,
+                ) from None
+
+    _check_profiles(data, origin, root, source)
+
+
+RULE_GROUPS = (("ignore", "configs"), ("ignore", "workloads"), ("include", "workloads"))
+
+
+def _check_profiles(
+    data: dict[str, Any], origin: str, root: Node | None, source: SourceText | None
+) -> None:
+    """A ``workloadKinds`` row for a kind cmhash reads itself (a Deployment, a Job, an
+    Argo Rollout: their rows carry rules a profile cannot say) or a second row for one
+    kind: an error at the row's ``kind``. An operator's kind may be replaced (a note
+    under -v: ``overridden_profiles``)."""
+    from cmhash.knowledge.kinds import BUILTIN_KINDS
+
+    core = {(k.group, k.kind) for k in BUILTIN_KINDS}
+    # (group, kind) -> (row index, component) of each row so far
+    seen: dict[tuple[str, str], list[tuple[int, str | None]]] = {}
+    for i, row in enumerate(data.get("workloadKinds") or ()):
+        key = (_group(row), row["kind"])
+        shown = f"{key[0]}/{key[1]}" if key[0] else key[1]
+        component = row.get("component")
+        rows = seen.setdefault(key, [])
+        problem = None
+        if key in core:
+            problem = (
+                f"{shown} is a built-in kind, read with rules a profile cannot replace: "
+                "remove this row"
+            )
+        elif rows and (component is None or any(c in (None, component) for _, c in rows)):
+            problem = (
+                f"{shown} is already profiled by workloadKinds/{rows[0][0]}: keep one row, "
+                "or one row per pod group, each with its own component"
+            )
+        if problem is not None:
+            raise ConfigError(
+                f"invalid configuration at workloadKinds/{i}/kind: {problem}",
+                path=origin,
+                **_at(root, source, ["workloadKinds", i, "kind"]),
+            )
+        rows.append((i, component))
+
+
+def overridden_profiles(data: dict[str, Any], origin: str) -> tuple[str, ...]:
+    """Notes (shown under -v) for ``workloadKinds`` rows that replace a built-in
+    operator profile (knowledge/operators.py): the user's row is the one read."""
+    from cmhash.knowledge.kinds import OPERATOR_KINDS
+
+    builtin = {(k.group, k.kind): k for k in OPERATOR_KINDS}
+    out = []
+    for i, row in enumerate(data.get("workloadKinds") or ()):
+        known = builtin.get((_group(row), row["kind"]))
+        if known is not None:
+            out.append(
+                f"{origin}: workloadKinds/{i} replaces the built-in profile of "
+                f"{known.group}/{known.kind} ({known.operator})"
+            )
+    return tuple(out)
+
+
+def load_config_file(path: str) -> dict[str, Any]:
+    from cmhash.parse.events import backend, parse_chunk
+    from cmhash.parse.tree import to_python
+    from cmhash.read.source import decode
+
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file: {exc.strerror}", path=path) from None
+    src = decode(path, raw, max_bytes=DEFAULT_MAX_INPUT)
+    try:
+        roots = parse_chunk(src.text, 0, backend("fast"))
+        data = to_python(roots[0]) if roots else {}
+    except NodeError as exc:
+        err = src.error(exc.message, exc.offset)
+        raise ConfigError(err.message, path=err.path, line=err.line, column=err.column) from None
+    if data is None:
+        data = {}
+    validate(data, path, roots[0] if roots else None, src)
+    assert isinstance(data, dict)
+    return data
+
+
+# settings the config file and the command line give as they are: config-file key ->
+# Settings field (the command-line option's name is the field's)
+PLAIN_KEYS = (
+    ("annotationKey", "annotation_key"),
+    ("namespace", "namespace"),
+    ("strict", "strict"),
+    ("pods", "pods"),
+    ("imagePullSecrets", "image_pull_secrets"),
+    ("excludeSecrets", "exclude_secrets"),
+    ("optIn", "opt_in"),
+    ("versioned", "versioned"),
+    ("versionedKeep", "versioned_keep"),
+    ("versionedImmutable", "versioned_immutable"),
+)
+
+
+def workload_kind(row: dict[str, Any]) -> WorkloadKind:
+    """A ``workloadKinds`` row (schema-checked) -> its WorkloadKind: a pod template at
+    ``templatePath``, or an operator's resource (``annotationPath``, ``references``)."""
+    from cmhash.knowledge.operators import key_ref, named, names
+
+    def dotted(text: str) -> tuple[str, ...]:
+        return tuple(p for p in text.split(".") if p)
+
+    forms: dict[str, Callable[..., Site]] = {"names": names, "name": named, "ref": key_ref}
+    sites = tuple(
+        forms[r["form"]](*dotted(r["path"]), target=r["kind"]) for r in row.get("references", ())
+    )
+    spec_path = dotted(row["podSpecPath"]) if "podSpecPath" in row else None
+    if "annotationPath" in row:
+        path = dotted(row["annotationPath"])
+        return WorkloadKind(
+            _group(row),
+            row["kind"],
+            path[:1],
+            level=path[1:],
+            spec_path=spec_path if spec_path is not None else path[:1],
+            sites=sites,
+            operator=row.get("operator", "its operator"),
+            component=row.get("component"),
+        )
+    return WorkloadKind(
+        _group(row),
+        row["kind"],
+        dotted(row.get("templatePath", "spec.template")),
+        Policy.ANNOTATE,
+        spec_path=spec_path,
+        sites=sites,
+        operator=row.get("operator"),
+        component=row.get("component"),
+    )
+
+
+def settings_from_mapping(data: dict[str, Any], base: Settings | None = None) -> Settings:
+    """Config-file keys (camelCase, validated by the schema) -> Settings."""
+    extra = tuple(workload_kind(k) for k in data.get("workloadKinds", ()))
+    base = Settings() if base is None else base
+    secret_key = None
+    env = data.get("secretKeyEnv")
+    if env:
+        secret_key = secret_key_from_env(env)
+    jobs = data.get("jobs")  # true, false or "rename"
+    return base.merged(
+        **{field: data.get(key) for key, field in PLAIN_KEYS},
+        jobs=None if jobs is None else jobs is not False,
+        jobs_rename=None if jobs is None else jobs == "rename",
+        quiet=data.get("quiet"),
+        secret_key=secret_key,
+        extra_kinds=extra or None,
+        extra_sources=sources_from_config(data["secretSources"])
+        if data.get("secretSources")
+        else None,
+        paths=tuple(data["paths"]) if "paths" in data else None,
+        exclude=tuple(data["exclude"]) if "exclude" in data else None,
+        scopes=tuple(data["scopes"]) if "scopes" in data else None,
+        compat=parse_compat(data["compat"]) if "compat" in data else None,
+        ignore_configs=rules_from((data.get("ignore") or {}).get("configs"), "ignore.configs")
+        or None,
+        ignore_workloads=rules_from((data.get("ignore") or {}).get("workloads"), "ignore.workloads")
+        or None,
+        acknowledge=acknowledgements(data.get("acknowledge")) or None,
+        include_workloads=rules_from(
+            (data.get("include") or {}).get("workloads"), "include.workloads"
+        )
+        or None,
+    )
+
+
+def parse_compat(value: str | list[str]) -> frozenset[str]:
+    """``all``, ``none``, or names (a list, or a comma-separated string)."""
+    names = [v.strip() for v in (value.split(",") if isinstance(value, str) else value)]
+    if names == ["all"]:
+        return frozenset(COMPAT_NAMES)
+    if names in (["none"], [""], []):
+        return frozenset()
+    unknown = [n for n in names if n not in COMPAT_NAMES]
+    if unknown:
+        raise UsageError(
+            f"compat: unknown {', '.join(unknown)} (use all, none, or any of "
+            f"{', '.join(COMPAT_NAMES)})"
+        )
+    return frozenset(names)
+
+
+def _group(k: dict[str, Any]) -> str:
+    if "group" in k:
+        return str(k["group"])
+    api = str(k.get("apiVersion", ""))
+    return api.rpartition("/")[0] if "/" in api else ""
+
+
+def secret_key_from_env(var: str) -> bytes:
+    value = os.environ.get(var)
+    if not value:
+        raise UsageError(f"--secret-key-env: environment variable {var} is not set or empty")
+    return value.encode("utf-8")
