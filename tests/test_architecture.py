@@ -5,6 +5,7 @@
 - no import cycle between modules of cmhash, nor between packages (grimp's graph, every
   import counted: inside functions and under ``TYPE_CHECKING`` too);
 - no module over 400 lines, and ``src/cmhash`` no bigger than before the redesign;
+- ARCHITECTURE.md's diagram is the one the code draws (``scripts/architecture.py``).
 
 import-linter and grimp come with the ``test`` extra: without them the tests that need
 them skip, except in CI, where they fail (as a missing tool does: conftest.py ``tool``).
@@ -189,3 +190,17 @@ def test_no_module_over_400_lines() -> None:
 def test_src_is_no_bigger_than_before_the_redesign() -> None:
     total = sum(lines_of(p) for p in python_files())
     assert total <= MAX_TOTAL_LINES, f"src/cmhash: {total:,} lines > {MAX_TOTAL_LINES:,}"
+
+
+def test_the_diagram_is_current() -> None:
+    """ARCHITECTURE.md's package diagram is the one the import graph draws now."""
+    needed("grimp")
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "architecture.py"), "--check"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
