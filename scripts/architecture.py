@@ -3,8 +3,7 @@
 
 The nodes are the members of the ``layers`` import contract in pyproject.toml
 (``[tool.importlinter]``: the packages and top-level modules of cmhash), in the contract's
-order from top to bottom, each with its number of modules and lines of Python. An arrow
-``A --> B`` says that a module of A imports a module of B, every import counted (inside
+order from top to bottom. An arrow ``A --> B`` says that a module of A imports a module of B, every import counted (inside
 functions and under ``TYPE_CHECKING`` too, as lint-imports counts them), read by grimp
 from this checkout's ``src/cmhash``. Only the arrows that no longer path already implies
 are drawn (the transitive reduction: ``cli --> plan`` is left out when ``cli --> app``
@@ -66,10 +65,6 @@ def module_path(module: str) -> Path:
     return package if package.exists() else base.with_suffix(".py")
 
 
-def line_count(path: Path) -> int:
-    return path.read_bytes().count(b"\n")
-
-
 def member_of(module: str, members: Iterable[str]) -> str | None:
     """The layer member that holds ``module`` (``cli`` for ``cmhash.cli.main``), or None
     (the root package's own ``__init__``)."""
@@ -110,17 +105,14 @@ def node_id(name: str) -> str:
 
 
 def label(name: str, modules: list[str]) -> str:
-    """``cli/`` with its modules and lines (and its C, for native/), or ``deliver.py``
-    with its lines."""
+    """``cli/`` for a package (``native/ + C`` for the one with the C extensions), or
+    ``deliver.py``. Only names: the picture changes when the graph does, not with every
+    line of code (the sizes are ``tests/test_architecture.py``'s business)."""
     files = [module_path(m) for m in modules]
-    size = sum(line_count(p) for p in files)
     if not any(p.name == "__init__.py" for p in files):
-        return f"<b>{name}.py</b><br>{size:,} lines"
-    text = f"<b>{name}/</b><br>{len(files)} modules, {size:,} lines"
-    c_files = sorted(p for p in SRC.joinpath(PACKAGE, name).rglob("*") if p.suffix in (".c", ".h"))
-    if c_files:
-        text += f"<br>and {sum(line_count(p) for p in c_files):,} lines of C"
-    return text
+        return f"{name}.py"
+    c_files = [p for p in SRC.joinpath(PACKAGE, name).rglob("*") if p.suffix in (".c", ".h")]
+    return f"{name}/ + C" if c_files else f"{name}/"
 
 
 def diagram() -> str:
@@ -165,12 +157,7 @@ def diagram() -> str:
     for upper, lower in itertools.pairwise(order):
         lines += [f"  {node_id(a)} ~~~ {node_id(b)}" for a in upper for b in lower]
     lines.append("```")
-    size = sum(line_count(module_path(m)) for m in graph.modules)
-    lines += [
-        "",
-        f"*{len(graph.modules)} modules, {size:,} lines of Python in `src/cmhash`; drawn by"
-        " `python scripts/architecture.py`.*",
-    ]
+    lines += ["", "*Drawn by `python scripts/architecture.py` from the import graph.*"]
     return "\n".join(lines)
 
 
