@@ -2,12 +2,13 @@
 """ARCHITECTURE.md's package diagram, drawn from the code.
 
 The nodes are the members of the ``layers`` import contract in pyproject.toml
-(``[tool.importlinter]``: the packages and top-level modules of cmhash), in the contract's
-order from top to bottom. An arrow ``A --> B`` says that a module of A imports a module of B, every import counted (inside
-functions and under ``TYPE_CHECKING`` too, as lint-imports counts them), read by grimp
-from this checkout's ``src/cmhash``. Only the arrows that no longer path already implies
-are drawn (the transitive reduction: ``cli --> plan`` is left out when ``cli --> app``
-and ``app --> plan`` are there), so the picture stays readable; the modules inside a
+(``[tool.importlinter]``: the packages and top-level modules of cmhash), in the
+contract's order from top to bottom. An arrow ``A --> B`` says that a module of A
+imports a module of B, every import counted (inside functions and under
+``TYPE_CHECKING`` too, as lint-imports counts them), read by grimp from this checkout's
+``src/cmhash``. Only the arrows that no longer path already implies are drawn (the
+transitive reduction: ``cli --> plan`` is left out when ``cli --> app`` and
+``app --> plan`` are there), so the picture stays readable; the modules inside a
 package are not drawn (their docstrings say what they own).
 
     python scripts/architecture.py          # rewrite the diagram in ARCHITECTURE.md
