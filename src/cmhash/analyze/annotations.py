@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from cmhash.analyze.refs import Spot, spot_of
+from cmhash.analyze.spots import Spot, spot_of
 from cmhash.parse.tree import MAP, Node, entries, scalar
 
 TRUE = "true"

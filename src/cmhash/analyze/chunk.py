@@ -21,7 +21,6 @@ from cmhash.analyze.jobs import plan_rename
 from cmhash.analyze.options import AnalyzeOptions
 from cmhash.analyze.refs import (
     Reference,
-    aliased_spot,
     find_references,
     find_subpath_mounts,
     resource_references,
@@ -33,6 +32,7 @@ from cmhash.analyze.sources import (
     source_dependencies,
     unpinned,
 )
+from cmhash.analyze.spots import aliased_spot
 from cmhash.analyze.summaries import ConfigInfo, DocInfo, Labels, SkipReason, WorkloadInfo
 from cmhash.analyze.versioned import (
     name_spot,

@@ -38,7 +38,8 @@ from typing import NamedTuple
 from cmhash.analyze import patterns
 from cmhash.analyze.annotations import TRUE, Annotations, gate_on, metadata
 from cmhash.analyze.choice import reloader_source
-from cmhash.analyze.refs import Reference, Spot
+from cmhash.analyze.refs import Reference
+from cmhash.analyze.spots import Spot
 from cmhash.errors import NodeError
 from cmhash.knowledge.compat import RELOAD_LISTS, RELOADER_IGNORE, RELOADER_MATCH, split_wave
 

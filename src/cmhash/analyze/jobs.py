@@ -20,7 +20,7 @@ import json
 import re
 from typing import TYPE_CHECKING, NamedTuple
 
-from cmhash.analyze.refs import Spot, spot_of
+from cmhash.analyze.spots import Spot, spot_of
 from cmhash.edit.splice import Edit, annotations_edits
 from cmhash.errors import NodeError
 from cmhash.parse.tree import entries, get, get_path, scalar, to_python

@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 from cmhash.analyze.annotations import Annotations
 from cmhash.analyze.options import AnalyzeOptions
-from cmhash.analyze.refs import Spot, spot_of
+from cmhash.analyze.spots import Spot, spot_of
 from cmhash.edit.splice import Edit, annotations_edits, pair_edit
 from cmhash.errors import NodeError
 from cmhash.parse.resources import Resource

@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 from cmhash.analyze.annotations import Annotations
 from cmhash.analyze.options import AnalyzeOptions
-from cmhash.analyze.refs import Spot, aliased_spot, spot_of
+from cmhash.analyze.spots import Spot, aliased_spot, spot_of
 from cmhash.analyze.versioned import keep_rules, keep_values
 from cmhash.edit.splice import PLACEHOLDER, Edit, annotations_edits, inside_aliased
 from cmhash.errors import NodeError
