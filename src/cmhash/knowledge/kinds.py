@@ -100,8 +100,6 @@ BUILTIN_KINDS: tuple[WorkloadKind, ...] = (
     _row("serving.knative.dev", "Service", "spec.template"),
 )
 
-CONFIG_KINDS = frozenset({("", "ConfigMap"), ("", "Secret")})
-
 # Documents that wrap others in ``items``: only core ``v1`` ``List``, the ``*List`` kinds
 # that the Kubernetes API groups serve (``ConfigMapList``, ``apps/v1`` ``DeploymentList``)
 # and the KRM ``ResourceList``. A custom resource whose kind merely ends in ``List``
