@@ -434,7 +434,7 @@ def helm_rank(kind: str) -> tuple[int, str]:
     InstallOrder, unknown kinds last by name): the ``# Source:`` style is Helm output,
     and the order of a stream of several renders is what tells them apart
     (plan/renders.py)."""
-    from cmhash.plan.renders import INSTALL_ORDER
+    from cmhash.knowledge.helm import INSTALL_ORDER
 
     return (INSTALL_ORDER.index(kind), "") if kind in INSTALL_ORDER else (len(INSTALL_ORDER), kind)
 

@@ -89,13 +89,14 @@ def test_site_refs_with_a_deleted_style_slot_hands_the_site_to_python() -> None:
         _child(
             """
             from cmhash.analyze import refs
+            from cmhash.knowledge.podspec import POD_SITES
             from cmhash.parse import events
             from cmhash.parse.tree import get, items
 
             spec = events.parse_chunk(
                 "volumes:\\n- {name: v, configMap: {name: x}}\\n", 0, events.backend("fast")
             )[0]
-            site = refs.POD_SITES[0]
+            site = POD_SITES[0]
             matches = refs.walk(spec, site.path, "spec")
             name = get(get(items(get(spec, "volumes"))[0], "configMap"), "name")
             del name.style

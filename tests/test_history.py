@@ -12,7 +12,7 @@ import pytest
 from conftest import ROOT, report_json, run_cmhash, tool
 from manifests import load_objects
 
-from cmhash.analyze.versioned import KEEP_RULES, KeepRule, keep_rules
+from cmhash.knowledge.versioning import KEEP_RULES, KeepRule, keep_rules
 
 CM = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  namespace: shop\ndata:\n  v: "{v}"\n'
 SECRET = (
@@ -492,7 +492,7 @@ def test_three_renders_of_a_corpus_chart(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("rule", KEEP_RULES, ids=lambda r: f"{r.engine}-{r.value}")
 def test_each_keep_rule_is_written_where_it_applies(tmp_path: Path, rule: KeepRule) -> None:
-    """Each row of analyze/versioned.py's KEEP_RULES, on a versioned object: a plain value
+    """Each row of knowledge/versioning.py's KEEP_RULES, on a versioned object: a plain value
     set, an option merged into the object's own options."""
     own = "    argocd.argoproj.io/sync-options: ServerSideApply=true\n"
     data = render(1).replace(

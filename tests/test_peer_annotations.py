@@ -1,5 +1,5 @@
 """The peers' versioning annotations on a ConfigMap/Secret, each read as its tool reads
-it (analyze/versioned.py PEER_ANNOTATIONS): kustomize needs-hash ("true" only; kustomize
+it (knowledge/versioning.py PEER_ANNOTATIONS): kustomize needs-hash ("true" only; kustomize
 api/resource/resource.go NeedHashSuffix), kapp versioned (any value, "Value is ignored":
 carvel-dev/kapp pkg/kapp/diff/change_set_with_versioned_rs.go), Spinnaker versioned
 ("true" only: homedepot/go-clouddriver pkg/kubernetes IsVersioned), and kapp
@@ -15,7 +15,8 @@ import pytest
 from conftest import run_cmhash
 
 from cmhash.analyze.annotations import Annotations
-from cmhash.analyze.versioned import PEER_ANNOTATIONS, peer_keep_original, versioned_flag
+from cmhash.analyze.versioned import peer_keep_original, versioned_flag
+from cmhash.knowledge.versioning import PEER_ANNOTATIONS
 
 DEP = (
     "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n"

@@ -1,5 +1,5 @@
-"""The reference sites are found in one walk over a trie of their paths
-(analyze/refs.py); it must find exactly what walking each site's path alone finds, in
+"""The reference sites (knowledge/podspec.py) are found in one walk over a trie of their
+paths (analyze/refs.py); it must find exactly what walking each site's path alone finds, in
 the same order, on every pod spec of the corpus and of generated streams."""
 
 from __future__ import annotations
@@ -12,8 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from manifests import Stream, Style, render, streams, styles
 
 from cmhash.analyze import refs
+from cmhash.analyze.spots import Spot
 from cmhash.errors import NodeError
+from cmhash.knowledge import podspec
 from cmhash.knowledge.kinds import DEFAULT_TABLE
+from cmhash.knowledge.sites import Site
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.parse.k8syaml import FALSE_WORDS, TRUE_WORDS
 from cmhash.parse.resources import document_resources, pod_template
@@ -44,20 +47,22 @@ def _same(spec: Node) -> None:
     def ids(found: list[tuple[Node, str]]) -> list[tuple[int, str]]:
         return [(id(n), f) for n, f in found]
 
-    got = refs._matches(spec, refs._POD_TRIE, "spec", len(refs.POD_SITES))
-    assert [ids(g) for g in got] == [ids(refs.walk(spec, s.path, "spec")) for s in refs.POD_SITES]
+    got = refs._matches(spec, refs._POD_TRIE, "spec", len(podspec.POD_SITES))
+    assert [ids(g) for g in got] == [
+        ids(refs.walk(spec, s.path, "spec")) for s in podspec.POD_SITES
+    ]
     for volume in items(get(spec, "volumes")):  # subPath mounts: what backs each volume
         want_targets = [
             (site.target, name)
-            for site in refs.POD_SITES
-            if site.how in refs.FILE_SITES
+            for site in podspec.POD_SITES
+            if site.how in podspec.FILE_SITES
             for node, _ in refs.walk(volume, site.path[2:], "")
             if (name := scalar(get(node, site.name_field)))
         ]
         assert refs._volume_targets(volume) == tuple(want_targets)
     for container in items(get(spec, "containers")) + items(get(spec, "initContainers")):
-        got = refs._matches(container, refs._CONTAINER_TRIE, "c", len(refs.CONTAINER_SITES))
-        want = [refs.walk(container, s.path, "c") for s in refs.CONTAINER_SITES]
+        got = refs._matches(container, refs._CONTAINER_TRIE, "c", len(podspec.CONTAINER_SITES))
+        want = [refs.walk(container, s.path, "c") for s in podspec.CONTAINER_SITES]
         assert [ids(g) for g in got] == [ids(w) for w in want]
 
 
@@ -82,10 +87,10 @@ def _per_site(spec: Node) -> list[refs.Reference]:
     """What find_references gave before the trie: one walk per site."""
     out = []
     for i, container in enumerate(items(get(spec, "containers"))):
-        for site in refs.CONTAINER_SITES:
+        for site in podspec.CONTAINER_SITES:
             found = refs.walk(container, site.path, f"spec.containers[{i}]")
             out += refs._site_refs(site, found, scalar(get(container, "name")))
-    for site in refs.POD_SITES:
+    for site in podspec.POD_SITES:
         out += refs._site_refs(site, refs.walk(spec, site.path, "spec"), None)
     return out
 
@@ -138,8 +143,8 @@ def test_the_c_walk_is_the_python_walk_on_the_corpus() -> None:
     walked = 0
     for f in sorted(CORPUS.rglob("*.yaml")):
         for spec in _pod_specs(f.read_text()):
-            nodes = [(spec, refs._POD_TRIE, len(refs.POD_SITES))] + [
-                (c, refs._CONTAINER_TRIE, len(refs.CONTAINER_SITES))
+            nodes = [(spec, refs._POD_TRIE, len(podspec.POD_SITES))] + [
+                (c, refs._CONTAINER_TRIE, len(podspec.CONTAINER_SITES))
                 for c in items(get(spec, "containers")) + items(get(spec, "initContainers"))
             ]
             for node, trie, count in nodes:
@@ -179,14 +184,15 @@ def test_the_c_walk_hands_back_what_it_does_not_read(spec: str, c_walks: bool) -
     text = "spec:\n" + "".join("  " + line + "\n" for line in spec.splitlines())
     node = get(parse_chunk(text, 0, backend("fast"))[0], "spec")
     assert node is not None
-    got = fast(node, refs._POD_TRIE, "spec", len(refs.POD_SITES))
+    got = fast(node, refs._POD_TRIE, "spec", len(podspec.POD_SITES))
     assert (got is not None) is c_walks
     if got is not None:
-        assert got == _python_matches(node, refs._POD_TRIE, "spec", len(refs.POD_SITES))
+        assert got == _python_matches(node, refs._POD_TRIE, "spec", len(podspec.POD_SITES))
     # whoever walks, _matches gives what the Python walk gives (or raises what it raises)
-    want = _outcome(lambda: _python_matches(node, refs._POD_TRIE, "spec", len(refs.POD_SITES)))
+    want = _outcome(lambda: _python_matches(node, refs._POD_TRIE, "spec", len(podspec.POD_SITES)))
     assert (
-        _outcome(lambda: refs._matches(node, refs._POD_TRIE, "spec", len(refs.POD_SITES))) == want
+        _outcome(lambda: refs._matches(node, refs._POD_TRIE, "spec", len(podspec.POD_SITES)))
+        == want
     )
 
 
@@ -200,35 +206,33 @@ def _c_site_refs() -> Callable[..., object]:
         pytest.skip("without the C extension")
     saved = refs._py_site_refs
 
-    def c(site: refs.Site, matches: list[tuple[Node, str]], container: str | None) -> object:
-        _ctree.bind_refs(
-            refs.Reference, refs.Spot, TRUE_WORDS, FALSE_WORDS, lambda *a: NotImplemented
-        )
+    def c(site: Site, matches: list[tuple[Node, str]], container: str | None) -> object:
+        _ctree.bind_refs(refs.Reference, Spot, TRUE_WORDS, FALSE_WORDS, lambda *a: NotImplemented)
         try:
             return _ctree.site_refs(site, matches, container)
         finally:
-            _ctree.bind_refs(refs.Reference, refs.Spot, TRUE_WORDS, FALSE_WORDS, saved)
+            _ctree.bind_refs(refs.Reference, Spot, TRUE_WORDS, FALSE_WORDS, saved)
 
     return c
 
 
-def _site_cases(spec: Node) -> list[tuple[refs.Site, list[tuple[Node, str]], str | None]]:
+def _site_cases(spec: Node) -> list[tuple[Site, list[tuple[Node, str]], str | None]]:
     containers = items(get(spec, "containers")) + items(get(spec, "initContainers"))
     cases = [
         (site, refs.walk(container, site.path, f"c[{i}]"), scalar(get(container, "name")))
         for i, container in enumerate(containers)
-        for site in refs.CONTAINER_SITES
+        for site in podspec.CONTAINER_SITES
     ]
     cases += [
         (site, refs.walk(spec, site.path, "spec"), None)
-        for site in (*refs.POD_SITES, refs.IMAGE_PULL_SITE)
+        for site in (*podspec.POD_SITES, podspec.IMAGE_PULL_SITE)
     ]
     return [c for c in cases if c[1]]
 
 
 def _same_refs(
     c: Callable[..., object],
-    site: refs.Site,
+    site: Site,
     matches: list[tuple[Node, str]],
     container: str | None,
 ) -> bool:
@@ -458,7 +462,7 @@ def test_the_c_site_refs_read_a_block_style_by_its_value() -> None:
         entries(site)  # the key index C reads
         matches = [(site, "spec.volumes[0].configMap")]
         volume_site = next(
-            s for s in refs.POD_SITES if s.how == "volume" and s.target == "ConfigMap"
+            s for s in podspec.POD_SITES if s.how == "volume" and s.target == "ConfigMap"
         )
         assert c(volume_site, matches, None) is NotImplemented
         got = refs._site_refs(volume_site, matches, None)

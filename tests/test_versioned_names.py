@@ -1,6 +1,6 @@
 """--versioned never renames what an application reads by name: declared dependencies
 without a pod spec reference, objects named by fields outside pod specs (one test per
-row of plan/namesites.py's table), objects a workload may read through the API (RBAC in
+row of knowledge/namesites.py's table), objects a workload may read through the API (RBAC in
 the input); names that only look versioned; names a kustomize generator made; and the
 pinned list of what is and is not renamed on the real-manifest corpus."""
 
@@ -18,10 +18,11 @@ from conftest import CORPUS, SHARED_CORPUS, report_json, run_cmhash, shared_para
 from manifests import load_objects
 
 from cmhash.analyze.hashing import Content
+from cmhash.knowledge.namesites import SITES, Site
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.parse.resources import document_resources
 from cmhash.plan import kustomized
-from cmhash.plan.namesites import SITES, Site, references
+from cmhash.plan.namerefs import references
 from cmhash.read.source import SourceText
 
 FORCE = '  annotations:\n    cmhash.io/versioned: "true"\n'

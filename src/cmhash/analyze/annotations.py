@@ -1,11 +1,12 @@
 """A workload's or object's annotations as cmhash reads them: one mapping at a time,
-with where each value is written, and the few helpers every reader shares."""
+with where each value is written, and the few helpers every reader shares; and its
+labels, as they are written."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from cmhash.analyze.refs import Spot, spot_of
+from cmhash.analyze.spots import Spot, spot_of
 from cmhash.parse.tree import MAP, Node, entries, scalar
 
 TRUE = "true"
@@ -48,3 +49,12 @@ def template(annotations: list[Annotations]) -> Annotations | None:
 def text_of(ann: Annotations | None, key: str) -> str:
     hit = ann.values.get(key) if ann is not None else None
     return hit[0] if hit is not None else ""
+
+
+def labels_of(node: Node | None) -> tuple[tuple[str, str], ...]:
+    out = []
+    for key, (_, v) in entries(node).items() if node is not None and node.kind == MAP else ():
+        value = scalar(v)
+        if value is not None:
+            out.append((key, value))
+    return tuple(out)

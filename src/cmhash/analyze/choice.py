@@ -10,6 +10,7 @@ from cmhash.analyze.annotations import TRUE, Annotations, metadata, template, te
 from cmhash.errors import NodeError
 from cmhash.findings import Code
 from cmhash.knowledge.compat import (
+    KEY_PARTS,
     RELOADER_AUTO,
     RELOADER_KINDS,
     RELOADER_SEARCH,
@@ -109,7 +110,7 @@ def _reloader_opt_in(annotations: list[Annotations]) -> str | None:
 _NOTHING = Selection()
 # every key a reader here looks at contains one of these (a workload without any is
 # selected as cmhash's own default: the common case, decided without the tables)
-_TOOL_KEYS = ("cmhash.io/", "reloader.stakater.com/", "wave.pusher.com/")
+_TOOL_KEYS = ("cmhash.io/", *KEY_PARTS)
 
 
 def selection(

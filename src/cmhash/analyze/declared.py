@@ -5,7 +5,7 @@ rolled when it changes; an app that hot-reloads one does not. Annotations say so
 the workload's ``metadata`` or its pod template's (read, never written):
 
 Declared dependencies (each hashed like a whole-object reference, ``namespace/name`` may
-name another namespace):
+name another namespace; the table: knowledge/declarations.py):
 
 * ``cmhash.io/extra-configmaps``, ``cmhash.io/extra-secrets``: ``"a, b, other-ns/c"``;
 * Reloader: ``configmap.reloader.stakater.com/reload``, ``secret.…`` and
@@ -38,37 +38,11 @@ from typing import NamedTuple
 from cmhash.analyze import patterns
 from cmhash.analyze.annotations import TRUE, Annotations, gate_on, metadata
 from cmhash.analyze.choice import reloader_source
-from cmhash.analyze.refs import Reference, Spot
+from cmhash.analyze.refs import Reference
+from cmhash.analyze.spots import Spot
 from cmhash.errors import NodeError
-from cmhash.knowledge.compat import RELOAD_LISTS, RELOADER_IGNORE, RELOADER_MATCH, split_wave
-
-COMPAT_ALL = frozenset(("reloader", "wave", "kapp"))
-
-
-class Declaration(NamedTuple):
-    annotation: str
-    target: str  # ConfigMap | Secret
-    compat: str | None  # None: cmhash's own, always read
-    regex: bool = False  # items are anchored regular expressions (Reloader)
-
-
-DECLARATIONS: tuple[Declaration, ...] = (
-    Declaration("cmhash.io/extra-configmaps", "ConfigMap", None),
-    Declaration("cmhash.io/extra-secrets", "Secret", None),
-    Declaration("configmap.reloader.stakater.com/reload", "ConfigMap", "reloader", regex=True),
-    Declaration("secret.reloader.stakater.com/reload", "Secret", "reloader", regex=True),
-    Declaration(
-        "secretproviderclass.reloader.stakater.com/reload",
-        "SecretProviderClass",
-        "reloader",
-        regex=True,
-    ),
-    Declaration("wave.pusher.com/extra-configmaps", "ConfigMap", "wave"),
-    Declaration("wave.pusher.com/extra-secrets", "Secret", "wave"),
-)
-KAPP_REF = "kapp.k14s.io/versioned-explicit-ref"
-
-CONFIG_EXCLUDED = {"cmhash.io/skip": None, RELOADER_IGNORE: "reloader"}
+from cmhash.knowledge.compat import RELOAD_LISTS, RELOADER_MATCH, split_wave
+from cmhash.knowledge.declarations import CONFIG_EXCLUDED, DECLARATIONS, KAPP_REF, Declaration
 
 _NAME = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
 

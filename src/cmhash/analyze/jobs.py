@@ -20,9 +20,10 @@ import json
 import re
 from typing import TYPE_CHECKING, NamedTuple
 
-from cmhash.analyze.refs import Spot, spot_of
+from cmhash.analyze.spots import Spot, spot_of
 from cmhash.edit.splice import Edit, annotations_edits
 from cmhash.errors import NodeError
+from cmhash.knowledge.jobs import MAX_NAME, MUTABLE
 from cmhash.parse.tree import entries, get, get_path, scalar, to_python
 
 if TYPE_CHECKING:
@@ -33,7 +34,6 @@ BASE_NAME = "cmhash.io/job-base-name"
 ALPHABET = "2456789bcdfghkmt"  # as versioned names: no vowels, no look-alikes
 _TRANSLATE = str.maketrans("0123456789abcdef", ALPHABET)
 SUFFIX_LEN = 10
-MAX_NAME = 63
 
 
 class JobRename(NamedTuple):
@@ -43,11 +43,6 @@ class JobRename(NamedTuple):
     spot: Spot  # metadata.name as written
     digest: str  # the Job's spec (its template without cmhash's annotation; no mutable field)
     marker: tuple[Edit, ...]  # the BASE_NAME annotation, when the Job lacks it
-
-
-# Job spec fields the API server lets change on an existing Job (ValidateJobSpecUpdate):
-# a change to them is applied to the Job, it is no reason to run it again
-MUTABLE = ("parallelism", "suspend", "activeDeadlineSeconds", "ttlSecondsAfterFinished")
 
 
 def _spec_digest(spec: Node | None, key: str) -> str:

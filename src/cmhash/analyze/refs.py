@@ -1,121 +1,30 @@
-"""Where a PodSpec names ConfigMaps and Secrets: a data table of reference sites.
-
-Sites are walked in ``initContainers`` and ``containers`` (never
-``ephemeralContainers``: they exist only on live Pods) and in ``volumes``.
-A site that names keys (``configMapKeyRef.key``, ``items[].key``) depends on
-those keys only; ``envFrom`` and whole volumes depend on every key.
-"""
+"""The ConfigMaps and Secrets a PodSpec names, as References: the walk of the reference
+sites (knowledge/podspec.py; an operator's resource: knowledge/operators.py), one trie
+walk per container and pod spec (in C when the tree is C-built), and the subPath mounts
+of ConfigMap and Secret volumes."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import NamedTuple
 
+from cmhash.analyze.spots import Spot, spot_of
 from cmhash.errors import NodeError
+from cmhash.knowledge.podspec import (
+    CONTAINER_LISTS,
+    CONTAINER_SITES,
+    FILE_SITES,
+    IMAGE_PULL_SITE,
+    POD_SITES,
+    SUBPATH_FIELDS,
+)
 from cmhash.knowledge.sites import Site
 from cmhash.native import cext
 from cmhash.parse.events import Found, ctree_collect
 from cmhash.parse.k8syaml import FALSE_WORDS, TRUE_WORDS
 from cmhash.parse.resources import bool_field
-from cmhash.parse.tree import ALIAS, MAP, SCALAR, Node, entries, get, items, scalar, walk
-
-CONTAINER_LISTS = ("initContainers", "containers")
-
-
-CONTAINER_SITES: tuple[Site, ...] = (
-    Site(("env", "*", "valueFrom", "configMapKeyRef"), "ConfigMap", "env", key_field="key"),
-    Site(("env", "*", "valueFrom", "secretKeyRef"), "Secret", "env", key_field="key"),
-    Site(("envFrom", "*", "configMapRef"), "ConfigMap", "envFrom"),
-    Site(("envFrom", "*", "secretRef"), "Secret", "envFrom"),
-)
-
-POD_SITES: tuple[Site, ...] = (
-    Site(("volumes", "*", "configMap"), "ConfigMap", "volume", items_field="items"),
-    Site(
-        ("volumes", "*", "secret"), "Secret", "volume", name_field="secretName", items_field="items"
-    ),
-    Site(
-        ("volumes", "*", "projected", "sources", "*", "configMap"),
-        "ConfigMap",
-        "projected",
-        items_field="items",
-    ),
-    Site(
-        ("volumes", "*", "projected", "sources", "*", "secret"),
-        "Secret",
-        "projected",
-        items_field="items",
-    ),
-    # read when the volume is mounted (credentials for the driver), never by the app;
-    # a missing one still keeps the pod from starting
-    Site(("volumes", "*", "csi", "nodePublishSecretRef"), "Secret", "csi", optional_field=None),
-    # the Secrets Store CSI driver mounts what its SecretProviderClass fetches (sources.py)
-    Site(
-        ("volumes", "*", "csi", "volumeAttributes"),
-        "SecretProviderClass",
-        "csi",
-        name_field="secretProviderClass",
-        optional_field=None,
-    ),
-    *(
-        Site(("volumes", "*", plugin, "secretRef"), "Secret", "volume-plugin", optional_field=None)
-        for plugin in ("cephfs", "rbd", "iscsi", "flexVolume", "scaleIO", "storageos")
-    ),
-    Site(
-        ("volumes", "*", "azureFile"),
-        "Secret",
-        "volume-plugin",
-        name_field="secretName",
-        optional_field=None,
-    ),
-)
-
-# the sites whose files a container reads (what a subPath mount can freeze)
-FILE_SITES = frozenset(("volume", "projected"))
-
-IMAGE_PULL_SITE = Site(("imagePullSecrets", "*"), "Secret", "imagePullSecret", optional_field=None)
-
-
-class Spot(NamedTuple):
-    """Where a name is written (a scalar's span and style), for renaming it in place
-    (versioned names); ``problem`` says why it cannot be."""
-
-    start: int
-    end: int
-    style: str | None
-    problem: str | None = None
-
-
-def spot_of(raw: Node | None) -> Spot | None:
-    """The spot of a name's scalar as written (``raw``: not through an alias)."""
-    if raw is None:
-        return None
-    problem = None
-    if raw.kind == ALIAS:
-        problem = "the name is an alias; write the name out in full"
-    elif raw.kind != SCALAR:
-        return None
-    elif raw.style in ("|", ">"):
-        problem = "the name is a block scalar; write it on one line"
-    elif raw.anchor is not None:
-        problem = "the name carries an anchor that aliases may repeat; write the name out in full"
-    elif raw.tag is not None:
-        problem = "the name has an explicit tag; remove it"
-    return Spot(raw.start, raw.end, raw.style, problem)
-
-
-def aliased_spot(spot: Spot | None, aliased: Sequence[tuple[Node, Node]]) -> Spot | None:
-    """A spot inside a node an alias repeats (or a ``<<`` merge pulls in) cannot be
-    renamed: the copy would change too."""
-    if spot is None or spot.problem is not None:
-        return spot
-    for target, _ in aliased:
-        if target.start <= spot.start < target.end:
-            return spot._replace(
-                problem="the name is inside a node an alias repeats; write that part out in full"
-            )
-    return spot
+from cmhash.parse.tree import MAP, Node, entries, get, items, scalar, walk
 
 
 class Reference(NamedTuple):
@@ -377,7 +286,7 @@ def find_subpath_mounts(pod_spec: Node | None, field: str) -> list[SubPathMount]
     for list_name in CONTAINER_LISTS:
         for i, container in enumerate(items(get(pod_spec, list_name))):
             for j, m in enumerate(items(get(container, "volumeMounts"))):
-                if scalar(get(m, "subPath")) or scalar(get(m, "subPathExpr")):
+                if any(scalar(get(m, f)) for f in SUBPATH_FIELDS):
                     where = f"{field}.{list_name}[{i}].volumeMounts[{j}]"
                     found.append((container, scalar(get(m, "name")), m, where))
     if not found:

@@ -18,7 +18,8 @@ from cmhash.analyze.choice import Selection
 from cmhash.analyze.declared import Skipped
 from cmhash.analyze.hashing import Content
 from cmhash.analyze.jobs import JobRename
-from cmhash.analyze.refs import Reference, Spot, SubPathMount
+from cmhash.analyze.refs import Reference, SubPathMount
+from cmhash.analyze.spots import Spot
 from cmhash.analyze.summaries import ConfigInfo, DocInfo, SkipReason, WorkloadInfo
 from cmhash.analyze.versioned_sources import Producer
 from cmhash.edit.splice import Edit

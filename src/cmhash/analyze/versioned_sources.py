@@ -3,7 +3,7 @@ Secret a source produces, how ``--versioned`` may give it a content-suffixed nam
 the names to rewrite are written, and the insertion of a produced name the source does
 not write.
 
-How each source kind is versioned is its row's ``versioning`` (analyze/sources.py):
+How each source kind is versioned is its row's ``versioning`` (knowledge/sources.py):
 
 - ``target`` (ExternalSecret): the ExternalSecret itself is renamed ``<name>-<suffix>``
   and ``spec.target.name`` is set to ``<produced>-<suffix>`` (inserted when absent). The
@@ -37,20 +37,14 @@ from typing import Any, NamedTuple
 
 from cmhash.analyze.annotations import Annotations
 from cmhash.analyze.options import AnalyzeOptions
-from cmhash.analyze.refs import Spot, aliased_spot, spot_of
-from cmhash.analyze.versioned import keep_rules, keep_values
+from cmhash.analyze.spots import Spot, aliased_spot, spot_of
+from cmhash.analyze.versioned import keep_values
 from cmhash.edit.splice import PLACEHOLDER, Edit, annotations_edits, inside_aliased
 from cmhash.errors import NodeError
-from cmhash.knowledge.sources import SecretSource
+from cmhash.knowledge.sources import SEALED_WIDE, SecretSource
+from cmhash.knowledge.versioning import keep_rules
 from cmhash.parse.resources import Resource
 from cmhash.parse.tree import MAP, Node, entries, get_path, scalar, walk
-
-# sealed-secrets pkg/apis/sealedsecrets/v1alpha1/sealedsecret_types.go
-# (SealedSecretNamespaceWideAnnotation, SealedSecretClusterWideAnnotation, annoNs
-# "sealedsecrets.bitnami.com/"); sealedsecret_expansion.go SecretScope: either one
-# "true" lifts the name binding of the strict scope (EncryptionLabel: the label is the
-# namespace only, or empty)
-SEALED_WIDE = ("sealedsecrets.bitnami.com/cluster-wide", "sealedsecrets.bitnami.com/namespace-wide")
 
 
 class Producer(NamedTuple):
@@ -205,7 +199,7 @@ def unversioned(entries: dict[str, bytes], names: tuple[str, ...] | None) -> dic
 def keep_edits(
     res: Resource, annotations: Annotations | None, options: AnalyzeOptions, nl: str
 ) -> tuple[tuple[Edit, ...], tuple[str, int] | None]:
-    """The engines' keep marks (analyze/versioned.py KEEP_RULES) on a versioned source:
+    """The engines' keep marks (knowledge/versioning.py KEEP_RULES) on a versioned source:
     an old producer must stay as long as the Secret it makes, so it is kept (or pruned
     last) like a versioned Secret. Never ``immutable``: a source has no such field at its
     top. (edits, or the error that forbids them)"""

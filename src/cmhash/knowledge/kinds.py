@@ -37,7 +37,7 @@ class WorkloadKind(NamedTuple):
     # the pod-spec-like block (containers, initContainers, volumes), from the object's
     # root; None: the template's ``spec``
     spec_path: tuple[str, ...] | None = None
-    # other fields that name ConfigMaps/Secrets (refs.Site rows, paths from the root)
+    # other fields that name ConfigMaps/Secrets (sites.Site rows, paths from the root)
     sites: tuple[Site, ...] = ()
     # the operator that copies the annotation to the pods (None: a built-in controller)
     operator: str | None = None
@@ -99,8 +99,6 @@ BUILTIN_KINDS: tuple[WorkloadKind, ...] = (
     _row("", "DeploymentConfig", "spec.template", trigger_gated=True),
     _row("serving.knative.dev", "Service", "spec.template"),
 )
-
-CONFIG_KINDS = frozenset({("", "ConfigMap"), ("", "Secret")})
 
 # Documents that wrap others in ``items``: only core ``v1`` ``List``, the ``*List`` kinds
 # that the Kubernetes API groups serve (``ConfigMapList``, ``apps/v1`` ``DeploymentList``)

@@ -1,5 +1,5 @@
 """A reference site: where a pod spec (or an operator's resource) names a ConfigMap or
-Secret. The rows are in refs.py (pod specs) and operators.py (operators' resources)."""
+Secret. The rows are in podspec.py (pod specs) and operators.py (operators' resources)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Objects that produce a Secret (or ConfigMap) in the cluster: a data table of source
-kinds, like the workload kinds (kinds.py) and reference sites (refs.py).
+kinds, like the workload kinds (kinds.py) and reference sites (podspec.py).
 
 In a GitOps repository the Secret is rarely in the stream; the object a controller turns
 into it is (a SealedSecret, an ExternalSecret, a SecretProviderClass). A source stands in
@@ -170,6 +170,15 @@ BUILTIN_SOURCES: tuple[SecretSource, ...] = (
         referenced=True,
     )._replace(versioning="names"),
 )
+
+
+# sealed-secrets pkg/apis/sealedsecrets/v1alpha1/sealedsecret_types.go
+# (SealedSecretNamespaceWideAnnotation, SealedSecretClusterWideAnnotation, annoNs
+# "sealedsecrets.bitnami.com/"); sealedsecret_expansion.go SecretScope: either one
+# "true" lifts the name binding of the strict scope (EncryptionLabel: the label is the
+# namespace only, or empty), so a SealedSecret may be renamed (versioning "sealed":
+# analyze/versioned_sources.py)
+SEALED_WIDE = ("sealedsecrets.bitnami.com/cluster-wide", "sealedsecrets.bitnami.com/namespace-wide")
 
 
 def secret_kinds(rows: tuple[SecretSource, ...]) -> frozenset[str]:

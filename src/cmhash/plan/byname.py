@@ -3,7 +3,7 @@ not rename them (plan/versioning/decision.py asks ``read_by_name``).
 
 An object is read by name when
 
-- a field outside pod specs names it (plan/namesites.py: a Role's ``resourceNames``, an
+- a field outside pod specs names it (knowledge/namesites.py: a Role's ``resourceNames``, an
   Ingress's TLS Secret, Flux ``valuesFrom``, a Gateway's certificate, cert-manager's CA
   injection, ...): whatever reads that field looks for the old name;
 - a workload declares it (``cmhash.io/extra-configmaps``, Wave, Reloader lists, kapp) and
@@ -28,16 +28,23 @@ from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from cmhash.errors import NodeError
+from cmhash.knowledge.rbac import (
+    ALL_SERVICE_ACCOUNTS_GROUP,
+    BUILTIN_CLUSTER_ROLES,
+    RBAC_RESOURCES,
+    READ_VERBS,
+    SERVICE_ACCOUNT_GROUP_PREFIX,
+    SERVICE_ACCOUNT_USER_PREFIX,
+)
 from cmhash.model import ResourceId
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.parse.resources import Resource, document_resources, pod_template
 from cmhash.parse.tree import Node, get, items, scalar
-from cmhash.plan.namesites import RBAC_RESOURCES, VERSIONABLE, WANTED, NameRef, references
+from cmhash.plan.namerefs import WANTED, NameRef, references
 from cmhash.plan.resolve import WorkloadPlan
 from cmhash.read.source import SourceText
 from cmhash.read.split import Chunk, split_chunks
 
-READ_VERBS = frozenset(("get", "list", "watch", "*"))
 _RBAC = re.compile(r"^\s*[\"']?kind[\"']?\s*:\s*[\"']?(?:Cluster)?Role(?:Binding)?[\"']?\s*$", re.M)
 
 
@@ -92,30 +99,19 @@ def _read_kinds(role: Node) -> list[str]:
     out: list[str] = []
     for rule in items(get(role, "rules")):
         if items(get(rule, "resourceNames")):
-            continue  # only named objects: namesites.py
+            continue  # only named objects: plan/namerefs.py
         if not _strings(get(rule, "verbs")) & READ_VERBS:
             continue
         if not _strings(get(rule, "apiGroups")) & {"", "*"}:
             continue
         resources = _strings(get(rule, "resources"))
         kinds = (
-            VERSIONABLE
+            list(RBAC_RESOURCES.values())
             if "*" in resources
             else [RBAC_RESOURCES[r] for r in resources if r in RBAC_RESOURCES]
         )
         out += [k for k in kinds if k not in out]
     return out
-
-
-# the ClusterRoles every cluster has (Kubernetes' default RBAC, plugin/pkg/auth/authorizer/
-# rbac/bootstrappolicy/policy.go): view reads ConfigMaps (not Secrets), edit and admin
-# read both, cluster-admin everything; bound by name, they are not in the input
-BUILTIN_CLUSTER_ROLES = {
-    "view": ["ConfigMap"],
-    "edit": ["ConfigMap", "Secret"],
-    "admin": ["ConfigMap", "Secret"],
-    "cluster-admin": ["ConfigMap", "Secret"],
-}
 
 
 def _subjects(subject: Node | None, here: str | None, default_ns: str) -> list[tuple[str, str]]:
@@ -125,12 +121,12 @@ def _subjects(subject: Node | None, here: str | None, default_ns: str) -> list[t
     kind, name = scalar(get(subject, "kind")), scalar(get(subject, "name")) or ""
     if kind == "ServiceAccount":
         return [(scalar(get(subject, "namespace")) or here or default_ns, name)]
-    if kind == "User" and name.startswith("system:serviceaccount:"):
-        ns, _, sa = name.removeprefix("system:serviceaccount:").partition(":")
+    if kind == "User" and name.startswith(SERVICE_ACCOUNT_USER_PREFIX):
+        ns, _, sa = name.removeprefix(SERVICE_ACCOUNT_USER_PREFIX).partition(":")
         return [(ns, sa)] if sa else []
-    if kind == "Group" and name.startswith("system:serviceaccounts:"):
-        return [(name.removeprefix("system:serviceaccounts:"), "*")]
-    if kind == "Group" and name == "system:serviceaccounts":
+    if kind == "Group" and name.startswith(SERVICE_ACCOUNT_GROUP_PREFIX):
+        return [(name.removeprefix(SERVICE_ACCOUNT_GROUP_PREFIX), "*")]
+    if kind == "Group" and name == ALL_SERVICE_ACCOUNTS_GROUP:
         return [("*", "*")]
     return []
 

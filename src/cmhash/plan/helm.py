@@ -44,16 +44,20 @@ from typing import NamedTuple
 
 from cmhash.analyze.summaries import DocInfo
 from cmhash.findings import Code, Finding, finding
+from cmhash.knowledge.helm import NAMESPACE_ENV, POSTRENDER_FILENAME, SOURCE_COMMENT
 from cmhash.plan.renders import Renders
 from cmhash.read.source import SourceText
 
 # Helm's ``# Source: CHART/templates/FILE`` (a path in the chart, never a URL: a
-# vendored manifest's "# Source: https://..." header is no Helm output)
+# vendored manifest's "# Source: https://..." header is no Helm output), or Helm 4's
+# post-renderer annotation
 _HELM_MARKS = re.compile(
-    r"^# Source: (?![A-Za-z][A-Za-z0-9+.-]*://)|postrenderer\.helm\.sh/postrender-filename",
+    "^"
+    + re.escape(SOURCE_COMMENT)
+    + r"(?![A-Za-z][A-Za-z0-9+.-]*://)|"
+    + re.escape(POSTRENDER_FILENAME),
     re.MULTILINE,
 )
-ENV = "HELM_NAMESPACE"
 
 
 def is_helm_output(texts: Iterable[str]) -> bool:
@@ -147,7 +151,7 @@ def _decide(
             return Release(
                 exported,
                 f"Helm output {where}: objects without a namespace are in "
-                f"{exported!r} (from {ENV}; -n overrides)",
+                f"{exported!r} (from {NAMESPACE_ENV}; -n overrides)",
             )
         return Release(None, None)
     common = frozenset.intersection(*(e.namespaces for e in evidence))
@@ -160,8 +164,8 @@ def _decide(
                     first.src,
                     first.offset,
                     Code.HELM_NAMESPACE,
-                    f"{ENV}={exported!r} is not the release namespace of this render: "
-                    f"{first.text}, so the release is in {ns!r} (a stale {ENV}? unset it "
+                    f"{NAMESPACE_ENV}={exported!r} is not the release namespace of this render: "
+                    f"{first.text}, so the release is in {ns!r} (a stale {NAMESPACE_ENV}? unset it "
                     "or pass -n)",
                 )
             )
@@ -180,20 +184,20 @@ def _decide(
                     b.src,
                     b.offset,
                     Code.HELM_NAMESPACE,
-                    f"{ENV}={exported!r} is taken as the release namespace of every object "
-                    f"without one, but {b.text}, and {a.text}{twice}",
+                    f"{NAMESPACE_ENV}={exported!r} is taken as the release namespace of every "
+                    f"object without one, but {b.text}, and {a.text}{twice}",
                 )
             )
         return Release(
             exported,
             f"Helm output {where}: objects without a namespace are in {exported!r} "
-            f"(from {ENV}; the chart's own references do not agree on one; -n overrides)",
+            f"(from {NAMESPACE_ENV}; the chart's own references do not agree on one; -n overrides)",
         )
     raise b.src.error(
         f"Helm output{f' ({label})' if label else ''}: the release namespace cannot be "
         f"told: {b.text}, but {a.text} "
         f"(line {a.src.position(a.offset)[0]}){twice}; pass -n NAMESPACE (the release's, "
-        f"e.g. as a post-renderer argument), namespace: in .cmhash.yaml, or export {ENV}",
+        f"e.g. as a post-renderer argument), namespace: in .cmhash.yaml, or export {NAMESPACE_ENV}",
         b.offset,
     )
 
@@ -239,7 +243,7 @@ def release_namespaces(
 ) -> Namespaces:
     """The release namespace of every render of the Helm sources (rules in the module
     docstring); ``findings`` gets the stale-``HELM_NAMESPACE`` warnings."""
-    exported = (os.environ if env is None else env).get(ENV) or None
+    exported = (os.environ if env is None else env).get(NAMESPACE_ENV) or None
     out = Namespaces()
     for src, per in zip(sources, docs, strict=True):
         if not per or not is_helm_source(src):

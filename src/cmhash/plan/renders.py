@@ -12,7 +12,8 @@ the order ``helm template`` prints one render in (helm ``pkg/action/action.go``
 1. the chart's CRDs (``CHART/crds/...``, with ``--include-crds``), each file once;
 2. the manifests, sorted by kind in ``InstallOrder``, unknown kinds last and by kind name
    among themselves, the documents of one file next to each other
-   (``pkg/release/v1/util/kind_sorter.go``: ``sortManifestsByKind`` is a stable sort);
+   (``pkg/release/v1/util/kind_sorter.go``: ``sortManifestsByKind`` is a stable sort;
+   the order: knowledge/helm.py);
 3. the hooks (documents with a ``helm.sh/hook`` annotation).
 
 A new render of the same chart starts at a document that breaks that order: a CRD or a
@@ -36,11 +37,13 @@ import bisect
 import re
 from typing import NamedTuple
 
-_SOURCE = "# Source: "
+from cmhash.knowledge.helm import INSTALL_ORDER, INSTANCE_LABEL, SOURCE_COMMENT
+from cmhash.knowledge.hooks import HELM_HOOK
+
 _KIND = re.compile(r"kind:[ \t]*[\"']?([A-Za-z0-9]+)")
-_HOOK = re.compile(r"[ \t]+[\"']?helm\.sh/hook[\"']?[ \t]*:")
+_HOOK = re.compile(r"[ \t]+[\"']?" + re.escape(HELM_HOOK) + r"[\"']?[ \t]*:")
 _INSTANCE = re.compile(
-    r"[ \t]+[\"']?app\.kubernetes\.io/instance[\"']?[ \t]*:[ \t]*[\"']?([^\"'\s#]+)"
+    r"[ \t]+[\"']?" + re.escape(INSTANCE_LABEL) + r"[\"']?[ \t]*:[ \t]*[\"']?([^\"'\s#]+)"
 )
 
 
@@ -59,47 +62,6 @@ def _line_match(
     return None
 
 
-# helm pkg/release/v1/util/kind_sorter.go InstallOrder
-INSTALL_ORDER = [
-    "PriorityClass",
-    "Namespace",
-    "NetworkPolicy",
-    "ResourceQuota",
-    "LimitRange",
-    "PodSecurityPolicy",
-    "PodDisruptionBudget",
-    "ServiceAccount",
-    "Secret",
-    "SecretList",
-    "ConfigMap",
-    "StorageClass",
-    "PersistentVolume",
-    "PersistentVolumeClaim",
-    "CustomResourceDefinition",
-    "ClusterRole",
-    "ClusterRoleList",
-    "ClusterRoleBinding",
-    "ClusterRoleBindingList",
-    "Role",
-    "RoleList",
-    "RoleBinding",
-    "RoleBindingList",
-    "Service",
-    "DaemonSet",
-    "Pod",
-    "ReplicationController",
-    "ReplicaSet",
-    "Deployment",
-    "HorizontalPodAutoscaler",
-    "StatefulSet",
-    "Job",
-    "CronJob",
-    "IngressClass",
-    "Ingress",
-    "APIService",
-    "MutatingWebhookConfiguration",
-    "ValidatingWebhookConfiguration",
-]
 _RANK = {kind: i for i, kind in enumerate(INSTALL_ORDER)}
 
 _CRDS, _MANIFESTS, _HOOKS = 0, 1, 2
@@ -170,13 +132,13 @@ def _doc(text: str, path: str, start: int, end: int) -> _Doc | None:
     if kind is None:
         return None  # empty, or a Secret --hide-secret left out: says nothing
     chart, _, rest = path.partition("/")
-    if _line_match(_HOOK, "helm.sh/hook", text, start, end) is not None:
+    if _line_match(_HOOK, HELM_HOOK, text, start, end) is not None:
         phase = _HOOKS
     elif _is_crd_file(rest):
         phase = _CRDS
     else:
         phase = _MANIFESTS
-    instance = _line_match(_INSTANCE, "app.kubernetes.io/instance", text, start, end)
+    instance = _line_match(_INSTANCE, INSTANCE_LABEL, text, start, end)
     return _Doc(chart, path, kind.group(1), phase, instance.group(1) if instance else None)
 
 
@@ -184,12 +146,12 @@ def _source_lines(text: str) -> list[tuple[int, int]]:
     """Where each ``# Source:`` line starts and its path ends (``str.find``: a regex
     over a 13 MB stream costs ten times as much)."""
     found = []
-    at = text.find(_SOURCE)
+    at = text.find(SOURCE_COMMENT)
     while at != -1:
         if at == 0 or text[at - 1] == "\n":
             eol = text.find("\n", at)
             found.append((at, len(text) if eol == -1 else eol))
-        at = text.find(_SOURCE, at + len(_SOURCE))
+        at = text.find(SOURCE_COMMENT, at + len(SOURCE_COMMENT))
     return found
 
 
@@ -238,7 +200,7 @@ class Renders:
         of_line: list[int] = []
         for i, (start, path_end) in enumerate(lines):
             end = lines[i + 1][0] if i + 1 < len(lines) else len(text)
-            path = text[start + len(_SOURCE) : path_end].strip()
+            path = text[start + len(SOURCE_COMMENT) : path_end].strip()
             doc = _doc(text, path, path_end, end)
             if doc is not None and (render is None or render.breaks(doc)):
                 render = _Render(doc)

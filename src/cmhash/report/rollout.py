@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from cmhash.analyze.chunk import HOOK_ANNOTATIONS
+from cmhash.knowledge.hooks import HOOK_ANNOTATIONS
 from cmhash.model import ResourceId, TextEnum
 from cmhash.report.objects import path_get
 from cmhash.report.podtemplate import CONTAINERS, TemplateCause

@@ -240,8 +240,8 @@ def job_marks(p: WorkloadPlan) -> dict[str, tuple[str, str | None]]:
 
 def _marked(d: DocInfo, versioning: Versioning, options: WriteOptions) -> list[Marked]:
     """The versioned objects of the document that got their keep/immutable edits."""
-    from cmhash.analyze.versioned import keep_rules
     from cmhash.analyze.versioned_names import VERSIONABLE
+    from cmhash.knowledge.versioning import keep_rules
     from cmhash.write.recheck import Marked
 
     return [

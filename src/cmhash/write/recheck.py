@@ -8,10 +8,11 @@ from collections.abc import Iterator, Mapping
 from typing import NamedTuple
 
 from cmhash.analyze.annotations import read_annotations
-from cmhash.analyze.versioned import KeepRule, keep_values
+from cmhash.analyze.versioned import keep_values
 from cmhash.edit.verify import ANY_STYLE, Pairs, Slot, check_document, slots_for
 from cmhash.errors import NodeError
 from cmhash.knowledge.kinds import WorkloadKind
+from cmhash.knowledge.versioning import KeepRule
 from cmhash.parse.k8syaml import plain_bool
 from cmhash.parse.resources import Resource, document_resources, pod_template
 from cmhash.parse.tree import ALIAS, MAP, SCALAR, SEQ, Node, own

@@ -1,0 +1,212 @@
+"""The map stage's summary of one workload (WorkloadInfo): its pod spec's references and
+those its annotations declare, its selection, its hook phase, what keeps it from
+rolling, and its candidate edit (edit/splice.py: value ``PLACEHOLDER``; chunk.py
+verifies it with the document's others). An opted-out or generateName workload keeps
+what it references, for report and explain."""
+
+from __future__ import annotations
+
+from cmhash.analyze.annotations import Annotations, labels_of, read_annotations
+from cmhash.analyze.choice import selection
+from cmhash.analyze.declared import declared_references
+from cmhash.analyze.jobs import plan_rename
+from cmhash.analyze.options import AnalyzeOptions
+from cmhash.analyze.refs import (
+    Reference,
+    find_references,
+    find_subpath_mounts,
+    resource_references,
+)
+from cmhash.analyze.shapes import misshapen
+from cmhash.analyze.summaries import SkipReason, WorkloadInfo
+from cmhash.edit.splice import PLACEHOLDER, Edit, annotation_edit
+from cmhash.errors import NodeError
+from cmhash.knowledge.hooks import HOOK_ANNOTATIONS, PRE_HOOKS
+from cmhash.knowledge.kinds import Policy, WorkloadKind
+from cmhash.knowledge.operators import INJECTED
+from cmhash.parse.resources import (
+    SKIP_ANNOTATION,
+    Resource,
+    bool_field,
+    flag_on,
+    pod_template,
+    require_name,
+)
+from cmhash.parse.tree import Node, get, get_path, items, scalar
+
+
+def hook_phase(annotations: Node | None) -> str | None:
+    """ "pre" for a hook that runs before the other objects exist, "post" for any other
+    hook, None for an ordinary object (``annotations``: its metadata.annotations)."""
+    if annotations is None:
+        return None  # (most objects)
+    written = [scalar(get(annotations, key)) or "" for key in HOOK_ANNOTATIONS]
+    phases = [p.strip() for value in written for p in value.split(",") if p.strip()]
+    if not phases:
+        return None
+    return "pre" if any(p in PRE_HOOKS for p in phases) else "post"
+
+
+def _no_restart(res: Resource, wk: WorkloadKind) -> str | None:
+    spec = get(res.node, "spec")
+    if not wk.rolls and wk.policy is Policy.ANNOTATE:
+        return f"a {res.kind} does not replace existing pods when its template changes"
+    if scalar(get_path(spec, ("updateStrategy", "type"))) == "OnDelete":
+        return "updateStrategy OnDelete: pods pick up the change only when deleted"
+    if bool_field(spec, "paused", "spec."):
+        return f"the {res.kind} is paused: nothing rolls until it is resumed"
+    if wk.trigger_gated:
+        triggers = get(spec, "triggers")
+        if (
+            triggers is not None
+            and not triggers.is_null
+            and not any(scalar(get(t, "type")) == "ConfigChange" for t in items(triggers))
+        ):
+            return (
+                f"the {res.kind}'s spec.triggers have no ConfigChange trigger: a template "
+                "change starts no new deployment"
+            )
+    return None
+
+
+def _pod_spec(res: Resource, template: Node | None, wk: WorkloadKind) -> Node | None:
+    """The pod spec (an operator's resource: its pod-spec-like block)."""
+    if wk.spec_path is None:
+        return get(template, "spec")
+    return get_path(res.node, wk.spec_path)
+
+
+def _references(
+    res: Resource, template: Node | None, wk: WorkloadKind, options: AnalyzeOptions
+) -> tuple[str, tuple[Reference, ...]]:
+    """The pod spec's field path and its ConfigMap/Secret references (an operator's
+    resource: and those of its other fields, operators.py)."""
+    field = ".".join(wk.pod_spec_path)
+    # versioning renames what imagePullSecrets name too, even when they are not hashed
+    pull = options.image_pull_secrets or options.versioned
+    refs = find_references(_pod_spec(res, template, wk), field, image_pull_secrets=pull)
+    if wk.sites or wk.defaults:
+        refs += resource_references(res.node, wk.sites, wk.defaults, res.name or "")
+    return field, tuple(refs)
+
+
+def _current(template: Node | None, wk: WorkloadKind, options: AnalyzeOptions) -> Node | None:
+    return get(get_path(template, wk.level), options.annotation_key)
+
+
+def _skipped(
+    res: Resource,
+    wk: WorkloadKind,
+    options: AnalyzeOptions,
+    info: WorkloadInfo,
+    annotations: list[Annotations],
+) -> None:
+    """An opted-out or generateName workload: what it references and what it carries,
+    for report and explain only. Never an error: opting out is also how users get past a
+    template cmhash cannot edit."""
+    template, _ = pod_template(res, wk)
+    try:
+        declared, _ = declared_references(annotations, options.compat)
+        info.refs = _references(res, template, wk, options)[1] + tuple(declared)
+    except NodeError:
+        info.refs = ()
+    # what stays in the output (report: a checksum that disappears rolls the pods)
+    info.current = scalar(_current(template, wk, options))
+    info.no_restart = _no_restart(res, wk)
+
+
+def _annotations(res: Resource, wk: WorkloadKind, written: Node | None) -> list[Annotations]:
+    """The workload's annotations (``written``: its metadata.annotations node) and its pod
+    template's (one mapping for a bare Pod)."""
+    out = [read_annotations(written, "metadata.annotations")]
+    if wk.template_path:
+        template, _ = pod_template(res, wk)
+        out.append(read_annotations(get_path(template, wk.level), wk.annotation_field))
+    return [a for a in out if a is not None]
+
+
+def _template_ref(res: Resource, wk: WorkloadKind) -> str | None:
+    """The workload whose template this one uses (``kind 'name'``), when it names one."""
+    if not wk.template_ref:
+        return None
+    ref = get_path(res.node, wk.template_ref)
+    if ref is None or ref.is_null:
+        return None
+    kind = scalar(get(ref, "kind")) or "workload"
+    name = scalar(get(ref, "name"))
+    return f"{kind} {name!r}" if name else kind
+
+
+def analyze_workload(
+    res: Resource, wk: WorkloadKind, options: AnalyzeOptions, default_nl: str
+) -> WorkloadInfo:
+    generated = res.generate_name is not None
+    name = res.generate_name if res.generate_name is not None else require_name(res)
+    meta = get(res.node, "metadata")
+    written = get(meta, "annotations")  # (read once here: hooks, opt-outs, selection)
+    annotations = _annotations(res, wk, written)
+    info = WorkloadInfo(
+        wk,
+        res.api_version,
+        name,
+        res.namespace,
+        res.node.start,
+        res.doc,
+        generated=generated,
+        hook=hook_phase(written),
+        labels=labels_of(get(meta, "labels")),
+        selection=selection(annotations, options.compat, options.opt_in),
+    )
+    skipped = flag_on(written, SKIP_ANNOTATION)  # (res.skipped, from what was read above)
+    opted_out = SKIP_ANNOTATION if skipped else info.selection.opted_out
+    if opted_out or (generated and not res.opted_in):
+        info.skip = SkipReason.OPTED_OUT if opted_out else SkipReason.GENERATED
+        info.skip_detail = opted_out
+        _skipped(res, wk, options, info, annotations)
+        return info
+    referenced = _template_ref(res, wk)
+    if referenced is not None:
+        info.skip, info.skip_detail = SkipReason.WORKLOAD_REF, referenced
+        return info
+    injected = INJECTED.get((wk.group, wk.kind))
+    if injected is not None and scalar(get_path(res.node, injected[0])) == injected[1]:
+        info.skip = SkipReason.INJECTED  # (its references would roll nothing)
+        return info
+    template, template_key = pod_template(res, wk, owned=True)
+    if template is None:
+        info.skip = SkipReason.NO_TEMPLATE
+        return info
+    spec_field, info.refs = _references(res, template, wk, options)
+    declared, dropped = declared_references(annotations, options.compat)
+    info.refs += tuple(declared)
+    if wk.sites:
+        dropped = misshapen(res.node, wk.sites, wk.operator) + dropped
+    info.skipped_items = tuple(dropped)
+    cur = _current(template, wk, options)
+    info.current = scalar(cur)
+    info.current_style = cur.style if cur is not None else None
+    info.no_restart = _no_restart(res, wk)
+    if not info.refs:
+        return info
+    info.subpaths = tuple(find_subpath_mounts(_pod_spec(res, template, wk), spec_field))
+    try:
+        info.edit = annotation_edit(
+            res.source.text,
+            template,
+            template_key,
+            options.annotation_key,
+            PLACEHOLDER,
+            default_nl,
+            wk.level,
+        )
+        if info.edit is None and cur is not None and cur.value == PLACEHOLDER:
+            # the value written is the placeholder itself (64 zeros): the candidate
+            # edit rewrites it as it is, so that the real value can replace it
+            info.edit = Edit(cur.start, cur.end, f'"{PLACEHOLDER}"')
+        if options.jobs_rename and wk.policy is Policy.JOB and not generated and not info.hook:
+            info.job = plan_rename(
+                res, template, options.annotation_key, default_nl, res.source.text
+            )
+    except NodeError as exc:
+        info.edit_error = exc.with_traceback(None)  # kept: never the parse tree via frames
+    return info
