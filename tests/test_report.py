@@ -605,7 +605,7 @@ WORKLOADS = (
         (
             ("--jobs", "--pods"),
             {
-                # report/rollout.py: job-immutable, pod-updated
+                # knowledge/rollout.py: job-immutable, pod-updated
                 "job": "a Job's spec.template is immutable: kubectl apply is refused while the "
                 "Job exists; delete and re-create it (or give it a new name)",
                 "pod": "a bare Pod is updated in place (its annotations): no container restarts",

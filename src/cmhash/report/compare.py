@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING, Any
 from cmhash.analyze.versioned_names import shown
 from cmhash.errors import UsageError
 from cmhash.findings import Code, Finding, finding
+from cmhash.knowledge.rollout_rule import ROLLOUT
 from cmhash.model import Level, ResourceId
 from cmhash.plan.index import ConfigEntry, defined_in, several_places
 from cmhash.plan.resolve import WorkloadPlan
 from cmhash.report.changes import DATA_CHANGED, ConfigChange, config_changes
 from cmhash.report.objects import Objects
 from cmhash.report.redact import mask_names, redact, secret_names, secret_texts
-from cmhash.report.rollout import ROLLOUT, rollouts_by_workload
+from cmhash.report.rollout import rollouts_by_workload
 from cmhash.report.values import DiffBudget, value_diffs
 from cmhash.report.workloads import (
     Names,

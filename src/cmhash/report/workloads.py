@@ -7,13 +7,15 @@ from collections.abc import Iterable, Mapping, Set
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cmhash.explain import workload_fields
-from cmhash.knowledge.kinds import Policy
+from cmhash.knowledge.rollout import NEVER_ROLLS
+from cmhash.knowledge.rollout_rule import RESTARTS, Takeover
+from cmhash.knowledge.rollout_tools import HOOK_RUNS_AGAIN
 from cmhash.model import ResourceId
 from cmhash.plan.resolve import WorkloadPlan
 from cmhash.report.changes import REMOVED, ConfigChange
 from cmhash.report.objects import Objects
 from cmhash.report.podtemplate import TemplateCause
-from cmhash.report.rollout import RESTARTS, Context, Decision, Takeover, decide
+from cmhash.report.rollout import Context, Decision, decide
 
 if TYPE_CHECKING:
     from cmhash.app.result import RunResult
@@ -190,24 +192,6 @@ def _unhashed(
     return out
 
 
-# kinds whose pods an annotation never restarts, even when cmhash writes it (--jobs, --pods)
-NEVER_ROLLS: dict[Policy, str] = {
-    Policy.JOB: (
-        "annotated (--jobs), but a Job is never restarted: only a re-created Job "
-        "runs with the new configuration"
-    ),
-    Policy.POD: ("annotated (--pods), but a bare Pod is never restarted: delete and re-create it"),
-}
-
-
-# a hook Job or Pod its tool re-creates each time (rollout.py hook-recreated): it reads
-# the changed configuration when it runs next, annotated or not
-HOOK_RUNS_AGAIN = (
-    "a hook: Helm or Argo CD re-creates it when it runs next, and it reads the changed "
-    "configuration then"
-)
-
-
 def _not_rolling_reason(plan: WorkloadPlan, unhashed: Mapping[ResourceId, str]) -> str | None:
     if plan.info.hook is not None and plan.info.kind.policy in NEVER_ROLLS:
         return HOOK_RUNS_AGAIN
@@ -256,7 +240,8 @@ class Templates(NamedTuple):
     def causes(self, plan: WorkloadPlan, prev: WorkloadPlan) -> tuple[TemplateCause, ...]:
         """The pod template's changes from ``prev`` (OLD's plan: its name differs for a
         renamed Job, ``pair_key``) to ``plan``."""
-        from cmhash.report.objects import deep, path_get
+        from cmhash.knowledge.plain import path_get
+        from cmhash.report.objects import deep
         from cmhash.report.podtemplate import template_causes
 
         if self.old is None or self.new is None:
