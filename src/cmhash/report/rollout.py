@@ -32,7 +32,7 @@ class Context(NamedTuple):
     runs_again_as: str | None = None  # --jobs=rename: the Job's new name (analyze/jobs.py)
     old: Mapping[str, Any] | None = None  # the OLD object (a bare Pod's update is judged on both)
     # the name in OLD, when it is not ``id``'s: a --jobs=rename Job in cmhash's own
-    # output on both sides (report/workloads.py pair_key)
+    # output on both sides (report/pairing.py pair_key)
     was: str | None = None
 
     @property
