@@ -3,8 +3,10 @@ condition on the workload under which it holds, the outcome, the text that says 
 where Kubernetes (or the controller that owns the kind) defines it.
 
 A rule reads a ``Workload``: the NEW object (and the OLD one) as plain data, with what
-the report works out about it (report/rollout.py Context). The kind groups the rules
-name are here too.
+the report works out about it (report/rollout.py Context). A new rule is a row, with its
+predicate beside it when plain data answers it; a fact plain data does not give (another
+object of NEW, a comparison) is a member of ``Workload`` that Context provides. The kind
+groups the rules name are here too.
 """
 
 from __future__ import annotations
