@@ -338,7 +338,7 @@ def test_output_file(tmp_path: Path) -> None:
 
 def test_markdown_cells_are_escaped() -> None:
     """A message with a pipe or markup cannot break the table."""
-    from cmhash.report import _code, _md
+    from cmhash.report.render import _code, _md
 
     assert _md("a|b *c* <x>") == r"a\|b \*c\* \<x\>"
     assert _code("k|v") == r"`k\|v`"
@@ -541,7 +541,7 @@ def test_exclude_secrets_and_opted_out_config(tmp_path: Path) -> None:
 
 
 def test_mermaid_labels_cannot_break_out() -> None:
-    from cmhash.report import to_mermaid
+    from cmhash.mermaid import report_graph as to_mermaid
 
     data = {
         "configs": [
@@ -605,7 +605,7 @@ WORKLOADS = (
         (
             ("--jobs", "--pods"),
             {
-                # report/rollout.py: job-immutable, pod-updated
+                # knowledge/rollout.py: job-immutable, pod-updated
                 "job": "a Job's spec.template is immutable: kubectl apply is refused while the "
                 "Job exists; delete and re-create it (or give it a new name)",
                 "pod": "a bare Pod is updated in place (its annotations): no container restarts",

@@ -1,5 +1,5 @@
 """cmhash report on the odd cases a review found: bare Pods updated field by field
-(report/podupdate.py), init-container images, duplicate workloads in one render,
+(knowledge/podupdate.py), init-container images, duplicate workloads in one render,
 control characters in what the report prints, workloads renamed between OLD and NEW,
 StatefulSet partitions and strategies. Each through the CLI, on manifests written here."""
 
@@ -187,7 +187,7 @@ def test_an_init_image_rolls_a_deployment(tmp_path: Path) -> None:
 
 
 def _pod_fields_table() -> str:
-    from cmhash.report.podupdate import POD_FIELDS
+    from cmhash.knowledge.podupdate import POD_FIELDS
 
     rows = ["| Field | Allowed when | Defined in |", "|---|---|---|"]
     for f in POD_FIELDS:

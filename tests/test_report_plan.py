@@ -1,5 +1,5 @@
 """cmhash report as a rollout plan: every pod-template cause, the rollout rules (one
-fixture workload per row of report/rollout.py RULES), ConfigMap value diffs, the restart
+fixture workload per row of knowledge/rollout.py RULES), ConfigMap value diffs, the restart
 budget, and on real renders an independent check that the restart list is exactly the
 set of workloads whose pod template (as applied, with cmhash's annotation) differs.
 
@@ -20,7 +20,8 @@ import yaml
 from conftest import CORPUS, ROOT, SHARED_CORPUS, run_cmhash, shared_params
 from test_report import assert_no_secret
 
-from cmhash.report.rollout import RULES, Outcome
+from cmhash.knowledge.rollout import RULES
+from cmhash.knowledge.rollout_rule import Outcome
 
 CASE = ROOT / "tests" / "fixtures" / "report-plan"
 SECRETS = ["plan-old-password", "plan-new-password"]

@@ -9,28 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from cmhash.mermaid import report_graph as to_mermaid
 from cmhash.report.budget import NO_BUDGET, Budget
 from cmhash.report.compare import build
-from cmhash.report.render import FORMATS, _code, _md, fails, formatted, render
+from cmhash.report.render import FORMATS, fails, formatted
 
 if TYPE_CHECKING:
     from cmhash.settings.values import Settings
 
-__all__ = [
-    "FORMATS",
-    "Budget",
-    "_code",
-    "_md",
-    "build",
-    "data_of",
-    "fails",
-    "formatted",
-    "render",
-    "run",
-    "to_mermaid",
-    "verdict",
-]
+__all__ = ["Budget", "data_of", "formatted", "run", "verdict"]
 
 
 def data_of(old: str, new: str, settings: Settings, values: bool = True) -> dict[str, Any]:

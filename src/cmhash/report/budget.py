@@ -3,7 +3,7 @@
 Counts the workloads whose pods the change replaces (the report's ``restart`` list:
 rolling, partial and in-place restarts; not CronJobs' next run, nor refused changes).
 Workloads only NEW has (``added``: new pods) or only OLD has (``removed``) are not
-restarts and are not counted; a workload defined twice counts once (workloads.py)."""
+restarts and are not counted; a workload defined twice counts once (pairing.py)."""
 
 from __future__ import annotations
 

@@ -22,20 +22,12 @@ from cmhash.model import Level, ResourceId
 from cmhash.plan.index import ConfigEntry, defined_in, several_places
 from cmhash.plan.resolve import WorkloadPlan
 from cmhash.report.changes import DATA_CHANGED, ConfigChange, config_changes
-from cmhash.report.objects import Objects
+from cmhash.report.pairing import duplicates, sides
 from cmhash.report.redact import mask_names, redact, secret_names, secret_texts
-from cmhash.report.rollout import ROLLOUT, rollouts_by_workload
+from cmhash.report.templates import templates_of
+from cmhash.report.usage import Names, UsedBy, Users, unversioned
 from cmhash.report.values import DiffBudget, value_diffs
-from cmhash.report.workloads import (
-    Names,
-    Templates,
-    UsedBy,
-    Users,
-    compare_workloads,
-    duplicates,
-    sides,
-    unversioned,
-)
+from cmhash.report.workloads import compare_workloads
 
 if TYPE_CHECKING:
     from cmhash.app.result import RunResult
@@ -286,29 +278,6 @@ def _one_environment(r: RunResult, side: str) -> None:
         )
 
 
-def _templates(
-    old: RunResult, new: RunResult, annotation_key: str, parser: str, names: Names
-) -> Templates:
-    """Both sides' workload objects (read when asked for), and the workloads NEW's Argo
-    Rollouts take over with workloadRef."""
-    new_objects = Objects(new.plans, parser)
-    rollouts = {
-        p.id: new_objects.get(p.id)
-        for p in new.plans
-        if (p.info.kind.group, p.info.kind.kind) in ROLLOUT
-    }
-    return Templates(
-        Objects(old.plans, parser),
-        new_objects,
-        rollouts_by_workload({k: v for k, v in rollouts.items() if v is not None}),
-        annotation_key,
-        (
-            {v: k.name for k, v in names.old.items() if v != k.name},
-            {v: k.name for k, v in names.new.items() if v != k.name},
-        ),
-    )
-
-
 def by_namespace(restart: list[dict[str, Any]]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for w in restart:
@@ -334,7 +303,7 @@ def build(
         for c in config_changes(_objects(old, names), _objects(new, names))
     ]
     used = UsedBy(names.versioned, names.own)
-    templates = _templates(old, new, annotation_key, parser, names)
+    templates = templates_of(old, new, annotation_key, parser, names)
     groups, users = compare_workloads(old, new, {c.key: c for c in configs}, names, used, templates)
     findings, counts = _findings(old, new, configs)
     config_items, unused = _configs(old, new, configs, users, names, used, values)

@@ -109,12 +109,3 @@ def plain(node: Node | None) -> Any:
     if node.kind == SEQ:
         return [plain(x) for x in node.value]
     return {k: plain(v[1]) for k, v in entries(node).items()}
-
-
-def path_get(obj: Any, path: tuple[str, ...]) -> Any:
-    """``obj[path[0]][path[1]]...``, or None where a step is missing or not a mapping."""
-    for step in path:
-        if not isinstance(obj, dict):
-            return None
-        obj = obj.get(step)
-    return obj

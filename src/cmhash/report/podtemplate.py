@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
-CONTAINERS = ("containers", "initContainers", "ephemeralContainers")
+from cmhash.knowledge.defaults import CONTAINERS, matches
+
 _MAX_VALUE = 120  # characters of a value shown in a cause
 
 
@@ -78,17 +79,8 @@ class TemplateCause(NamedTuple):
         return out
 
 
-def _matches(pattern: tuple[str, ...], path: tuple[str, ...]) -> bool:
-    if len(pattern) != len(path):
-        return False
-    return all(
-        p == "*" or p == s or (p == "<c>" and s in CONTAINERS)
-        for p, s in zip(pattern, path, strict=True)
-    )
-
-
 def _unit(path: tuple[str, ...]) -> Unit | None:
-    return next((u for u in UNITS if _matches(u.pattern, path)), None)
+    return next((u for u in UNITS if matches(u.pattern, path)), None)
 
 
 def shown(value: Any) -> str:

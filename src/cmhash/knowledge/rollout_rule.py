@@ -1,0 +1,92 @@
+"""What a rollout rule is (knowledge/rollout.py RULES): the kinds it applies to, the
+condition on the workload under which it holds, the outcome, the text that says why, and
+where Kubernetes (or the controller that owns the kind) defines it.
+
+A rule reads a ``Workload``: the NEW object (and the OLD one) as plain data, with what
+the report works out about it (report/rollout.py Context). A new rule is a row, with its
+predicate beside it when plain data answers it; a fact plain data does not give (another
+object of NEW, a comparison) is a member of ``Workload`` that Context provides. The kind
+groups the rules name are here too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple, Protocol
+
+from cmhash.knowledge.plain import path_get
+from cmhash.knowledge.podupdate import Effect
+from cmhash.model import ResourceId, TextEnum
+
+
+class Outcome(TextEnum):
+    ROLLS = "rolls"  # every pod is replaced
+    PARTIAL = "partial"  # some pods are replaced (a StatefulSet partition)
+    IN_PLACE = "in place"  # a bare Pod's containers restart with a new image
+    NONE = "none"  # applied, but no pod is replaced
+    NEXT_RUN = "next run"  # a CronJob: the next Job uses it
+    REFUSED = "refused"  # the API server refuses the change: kubectl apply fails
+
+
+RESTARTS = frozenset({Outcome.ROLLS, Outcome.PARTIAL, Outcome.IN_PLACE})
+
+
+class Takeover(NamedTuple):
+    """The Argo Rollout that runs a workload's template (``spec.workloadRef``)."""
+
+    name: str  # "Rollout/name (strategy)"
+    obj: Mapping[str, Any]  # the Rollout (plain data): whether it is paused, its replicas
+
+    def spec(self, *path: str) -> Any:
+        return path_get(self.obj, ("spec", *path))
+
+
+class Workload(Protocol):
+    """What a rule reads of a workload whose pod template changed."""
+
+    @property
+    def id(self) -> ResourceId: ...
+    @property
+    def obj(self) -> Mapping[str, Any]: ...  # the NEW object
+    @property
+    def old(self) -> Mapping[str, Any] | None: ...  # the OLD object
+    @property
+    def rollouts(self) -> Mapping[ResourceId, Takeover]: ...  # workload -> its Argo Rollout
+    @property
+    def runs_again_as(self) -> str | None: ...  # --jobs=rename: the Job's new name
+    @property
+    def old_name(self) -> str: ...  # its name in OLD (a renamed Job's differs)
+    def spec(self, *path: str) -> Any: ...  # a field of NEW's spec (None: absent)
+    def true(self, value: Any) -> bool: ...  # a boolean as kubectl reads it (yes, on...)
+    def fixed(self) -> list[str]: ...  # immutable fields that changed (immutable.py)
+    def pod(self) -> tuple[Effect, str]: ...  # a bare Pod's update, why (podupdate.py)
+    def hook(self) -> bool: ...  # a Helm or Argo CD hook (helm.sh/hook, argocd.../hook)
+
+
+class Rule(NamedTuple):
+    name: str  # stable id (JSON "rule")
+    kinds: tuple[tuple[str, str], ...]  # (group, kind)
+    when: Callable[[Workload], bool]
+    condition: str  # ``when`` in words (docs/report.md)
+    outcome: Outcome
+    text: Callable[[Workload], str]
+    source: str  # where Kubernetes (or the controller) defines it
+
+
+def always(c: Workload) -> bool:
+    return True
+
+
+def replicas(c: Workload) -> Any:
+    """spec.replicas, 1 when absent (the API server's default)."""
+    r = c.spec("replicas")
+    return 1 if r is None else r
+
+
+DEPLOYMENT = (("apps", "Deployment"), ("extensions", "Deployment"))
+DAEMONSET = (("apps", "DaemonSet"), ("extensions", "DaemonSet"))
+STATEFULSET = (("apps", "StatefulSet"),)
+REPLICASET = (("apps", "ReplicaSet"), ("extensions", "ReplicaSet"), ("", "ReplicationController"))
+ROLLOUT = (("argoproj.io", "Rollout"),)
+DEPLOYMENTCONFIG = (("apps.openshift.io", "DeploymentConfig"), ("", "DeploymentConfig"))
+KNATIVE = (("serving.knative.dev", "Service"),)
