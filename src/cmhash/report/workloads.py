@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from cmhash.explain import workload_fields
 from cmhash.knowledge.kinds import Policy
 from cmhash.model import ResourceId
-from cmhash.plan.resolve import WorkloadPlan
+from cmhash.plan.workplan import WorkloadPlan
 from cmhash.report.changes import REMOVED, ConfigChange
 from cmhash.report.objects import Objects
 from cmhash.report.podtemplate import TemplateCause
