@@ -50,7 +50,8 @@ from cmhash.errors import NodeError
 from cmhash.knowledge.kinds import KindTable, Policy, WorkloadKind
 from cmhash.knowledge.operators import INJECTED
 from cmhash.knowledge.sources import SecretSource
-from cmhash.parse.events import Roots, backend, parse_chunk, route
+from cmhash.parse.builder import Roots
+from cmhash.parse.events import backend, parse_chunk, route
 from cmhash.parse.resources import (
     SKIP_ANNOTATION,
     Resource,
