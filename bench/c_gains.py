@@ -28,7 +28,7 @@ from run import DEFAULT_GENERATOR, cmhash_cmd, compile_bytecode, generate
 # (cext.NAMES: any other name is refused, exit 2; tests/test_cext_off.py holds them alike)
 ENTRIES = {
     "Node": "the whole of _ctree (each entry point reads C nodes): parse/tree.py _PyNode",
-    "build": "parse/events.py _Builder (libyaml's events through PyYAML)",
+    "build": "parse/builder.py _Builder (libyaml's events through PyYAML)",
     "check_edit": "edit/verify.py (a second parse and a tree comparison)",
     "collect": "analyze/refs.py walk",
     "find_refs": "analyze/refs.py find_references' body",

@@ -4,8 +4,8 @@ Mutated manifests (from the corpus: deleted, doubled and swapped lines and chara
 YAML's special tokens, odd characters and escapes) go through
 
 * the entry points, in-process: ``_ctree.build`` against the Python tree builder
-  (events.py over libyaml's events): the same tree node for node, or the C hands back
-  (None) -- it must never accept what the Python path refuses; the fast path (libyaml,
+  (parse/builder.py over libyaml's events): the same tree node for node, or the C hands
+  back (None) -- it must never accept what the Python path refuses; the fast path (libyaml,
   the C builder) against the exact one (ruamel): the same tree without offsets, or both
   refuse (parse/libyaml.py); and ``_cpack``'s
   pack/unpack of the analysis summaries against pickle's round trip;
@@ -153,11 +153,12 @@ def _dump(node: Any) -> Any:
 def check_build(text: str) -> str | None:
     """None when the C builder and the Python one agree on ``text``, else what differs."""
     from cmhash.errors import NodeError
-    from cmhash.parse import events
+    from cmhash.native import cext
+    from cmhash.parse import builder, events
     from cmhash.parse.limits import MAX_DEPTH, MAX_SCALAR
     from cmhash.parse.tree import MAP, SCALAR, SEQ, Node
 
-    c = events.cext.ctree()
+    c = cext.ctree()
     built = c.build(text, 0, Node, (SCALAR, SEQ, MAP), MAX_DEPTH, MAX_SCALAR)
     py = copy.copy(events.backend("fast"))  # libyaml's events, without the C tree
     py.ctree = None
@@ -165,7 +166,7 @@ def check_build(text: str) -> str | None:
         # (not parse_chunk: it sends what libyaml misreads, a tab, ``?:``, to the
         # reference parser before either builder sees it: parse/libyaml.py)
         want = [_dump(r) for r in events._parse_fast(text, 0, py)]
-    except events._Misread:
+    except builder.Misread:
         return None if built is None else "C built a single-pair flow mapping"
     except NodeError as exc:
         return None if built is None else f"C built what Python refuses ({exc.message})"

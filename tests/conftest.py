@@ -138,11 +138,11 @@ def run_cmhash(
 
 
 def _forget_backends() -> None:
-    from cmhash.parse import events
+    from cmhash.parse import ctree, events
 
     events._BACKENDS.clear()
-    events.ctree_check_edit.cache_clear()
-    events.ctree_collect.cache_clear()
+    ctree.ctree_check_edit.cache_clear()
+    ctree.ctree_collect.cache_clear()
 
 
 def report_json(tmp: Path, old: bytes, new: bytes, *args: str) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The C tree builder (native/_ctree.c) against the Python builder of parse/events.py.
+"""The C tree builder (native/_ctree.c) against the Python builder of parse/builder.py.
 
 Both read libyaml's events over the same text; the C one makes the tree nodes directly.
 For every text, the C builder either hands the text back (``None``: events.py parses it
@@ -26,7 +26,7 @@ from manifests import Stream, Style, big_stream, render, stops_on_a_signal, stre
 from test_bad_inputs import CATALOGUE
 
 from cmhash.errors import NodeError
-from cmhash.parse import events, tree
+from cmhash.parse import backends, builder, events, tree
 from cmhash.parse.limits import MAX_DEPTH, MAX_SCALAR
 from cmhash.parse.tree import MAP, SCALAR, SEQ, Node, entries
 
@@ -40,7 +40,7 @@ except ImportError:  # pragma: no cover - depends on the install
 KINDS = (SCALAR, SEQ, MAP)
 
 
-def _python_backend() -> events._Backend:
+def _python_backend() -> backends.Backend:
     be = copy.copy(events.backend("fast"))
     assert be.name == "fast" and be.ctree is not None
     be.ctree = None
@@ -83,7 +83,7 @@ def same(text: str, base: int = 0) -> bool:
     built = c_build(text, base)
     try:
         expected = [_dump(r) for r in events._parse_fast(text, base, PY)]
-    except events._Misread:  # a single-pair flow mapping: handed back by C too
+    except builder.Misread:  # a single-pair flow mapping: handed back by C too
         assert built is None, f"C built a single-pair flow mapping: {text[:200]!r}"
         return False
     except (NodeError, UnicodeEncodeError):  # (lone surrogates: never out of a decoder)

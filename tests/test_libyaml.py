@@ -23,7 +23,7 @@ import pytest
 from conftest import IN_CI, ROOT, run_cmhash
 
 from cmhash.errors import NodeError
-from cmhash.parse import events, libyaml
+from cmhash.parse import backends, events, libyaml
 from cmhash.parse.limits import MAX_DEPTH
 from cmhash.parse.tree import MAP, SEQ, Node
 
@@ -142,7 +142,7 @@ DIRECTIVES = [
 REFUSED_BY_LIBYAML = ["k: {:}\n", "k: [:a]\n", "k: {a:}\n", "k: [::]\n", "k: {:a}\n"]
 
 
-def _python(be_name: str = "fast") -> events._Backend:
+def _python(be_name: str = "fast") -> backends.Backend:
     be = copy.copy(events.backend(be_name))
     be.ctree = None
     return be
@@ -158,7 +158,7 @@ def _dump(node: Node, offsets: bool = True) -> Any:
     return (node.kind, *where, value, node.style, node.tag, node.anchor)
 
 
-def _read(text: str, be: events._Backend, offsets: bool = True) -> Any:
+def _read(text: str, be: backends.Backend, offsets: bool = True) -> Any:
     try:
         return [_dump(r, offsets) for r in events.parse_chunk(text, 0, be)]
     except NodeError as exc:
@@ -170,7 +170,7 @@ def _distinct(readings: list[Any]) -> int:
     return sum(1 for i, r in enumerate(readings) if all(r != q for q in readings[:i]))
 
 
-def _paths() -> dict[str, events._Backend]:
+def _paths() -> dict[str, backends.Backend]:
     return {
         "fast": events.backend("fast"),  # with the C tree builder when it was compiled
         "fast without C": _python(),
@@ -193,7 +193,7 @@ def test_the_fast_path_gives_the_reference_verdict_and_message(text: str) -> Non
     """Where libyaml and ruamel disagreed, the fast path (with and without C) now reads
     what the exact path reads, or refuses with its message at its place."""
 
-    def outcome(be: events._Backend) -> Any:
+    def outcome(be: backends.Backend) -> Any:
         try:
             return ("read", [_dump(r) for r in events.parse_chunk(text, 0, be)])
         except NodeError as exc:
@@ -375,7 +375,7 @@ def test_lifted_limit_is_restored() -> None:
 def test_the_cli_agrees_on_both_parsers(tmp_path: Path) -> None:
     """Through the command line: the shapes libyaml took and ruamel refuses are refused by
     both parsers, the ones libyaml refused are read by both, and a tab between tokens is
-    read as a space by both (as libyaml and Kubernetes read it: events.separating_tab)."""
+    read as a space by both (as libyaml and Kubernetes read it: parse/syntax.py separating_tab)."""
     deployment = (
         "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n  labels:\n"
         "    x: {shape}\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n"

@@ -1,4 +1,4 @@
-"""plan/resolve.py's _resolve in C (native/_ctree.c resolve_plain): for a workload whose
+"""plan/resolve.py's resolve_workload in C (native/_ctree.c resolve_plain): for a workload whose
 references are all plain, the same Resolved and Use as _py_resolve, its reference;
 anything else (a pattern, a missing or excluded object, an unhashed imagePullSecret, a
 source, a missing key, an odd type) is handed back, and Python does the workload."""
@@ -16,7 +16,7 @@ from cmhash.analyze.refs import Reference
 from cmhash.app import pipeline as app
 from cmhash.errors import CmhashError
 from cmhash.plan import resolve
-from cmhash.plan.resolve import WorkloadPlan
+from cmhash.plan.workplan import WorkloadPlan
 from cmhash.read.source import SourceText
 from cmhash.settings.values import Settings
 

@@ -20,7 +20,7 @@ from cmhash.knowledge.kinds import DEFAULT_TABLE
 from cmhash.model import ResourceId
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.plan.index import build_index
-from cmhash.plan.resolve import plan_workload
+from cmhash.plan.workload import plan_workload
 from cmhash.read import source as source_module
 from cmhash.read.source import SourceText
 from cmhash.read.split import Chunk

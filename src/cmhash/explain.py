@@ -16,8 +16,8 @@ from cmhash.mermaid import mermaid_id as mermaid_id  # the names tests have used
 from cmhash.mermaid import mermaid_label as mermaid_label
 from cmhash.model import ResourceId, TargetState, WorkloadStatus
 from cmhash.plan.index import ConfigEntry
-from cmhash.plan.resolve import Resolved, WorkloadPlan
 from cmhash.plan.source_versions import produced_by
+from cmhash.plan.workplan import Resolved, WorkloadPlan
 from cmhash.read.source import SourceText
 from cmhash.visible import visible_data
 

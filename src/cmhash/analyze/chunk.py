@@ -24,7 +24,8 @@ from cmhash.edit.splice import PLACEHOLDER, apply_edits, inside_aliased
 from cmhash.edit.verify import verify_edits
 from cmhash.errors import NodeError
 from cmhash.knowledge.kinds import KindTable, WorkloadKind
-from cmhash.parse.events import Roots, backend, parse_chunk, route
+from cmhash.parse.builder import Roots
+from cmhash.parse.events import backend, parse_chunk, route
 from cmhash.parse.resources import Resource, document_resources
 from cmhash.parse.tree import Node, get_path
 from cmhash.read.classify import classify, may_hold_secret, refuse_ambiguous

@@ -25,7 +25,7 @@ from cmhash.plan import scopes
 from cmhash.plan.helm import Namespaces, is_helm_source, release_namespaces
 from cmhash.plan.index import Place, build_index
 from cmhash.plan.planner import Planner
-from cmhash.plan.resolve import WorkloadPlan
+from cmhash.plan.workplan import WorkloadPlan
 from cmhash.read.source import SourceText
 from cmhash.runtime import lifetime
 from cmhash.settings.stages import stages

@@ -10,7 +10,7 @@ from cmhash.analyze.summaries import DocInfo
 from cmhash.findings import Finding
 from cmhash.model import Level
 from cmhash.plan.index import ConfigIndex
-from cmhash.plan.resolve import WorkloadPlan
+from cmhash.plan.workplan import WorkloadPlan
 from cmhash.read.source import SourceText
 from cmhash.write.emit import Change, FileResult
 

@@ -2262,7 +2262,7 @@ document_resources(PyObject *Py_UNUSED(self), PyObject *args)
 }
 
 
-/* ---- resolve_plain: plan/resolve.py's _resolve, for plain references ----------------
+/* ---- resolve_plain: plan/resolve.py's resolve_workload, for plain references --------
  *
  * A workload's references, each to an object of the input that counts whole or with all
  * the keys it names: (resolved, uses) as _resolve would make them, or None for

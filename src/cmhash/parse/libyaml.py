@@ -37,7 +37,7 @@ and ruamel over generated flow texts and comparing their events
   scanner's state, so :func:`misread` sends every chunk with a tab to the reference
   parser (a ``memchr``: none of the 801 corpus documents holds one; a tab inside a
   quoted or block scalar is read alike, only more slowly). There, a tab ruamel refuses
-  after the line's indentation is read as a space (``events.separating_tab``), as
+  after the line's indentation is read as a space (``syntax.separating_tab``), as
   libyaml and Kubernetes read it; one inside a plain scalar becomes a space too.
 * **NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR** (U+0085, U+2028, U+2029): line breaks in
   YAML 1.1, which libyaml reads, not in YAML 1.2, which ruamel reads (``reader.py``,
@@ -58,7 +58,7 @@ and ruamel over generated flow texts and comparing their events
 * **a ``%YAML`` directive**: ruamel reads the document in the version it names, and its
   YAML 1.1 is neither libyaml's nor its own 1.2 (under ``%YAML 1.1``, ``{? a ? b}`` is a
   plain ``a ? b`` for libyaml, refused by ruamel); ``%YAML 1.0`` or ``1.3``, which
-  libyaml refuses, ruamel's version setter asserts on (``events._ruamel_parts`` turns
+  libyaml refuses, ruamel's version setter asserts on (``backends.ruamel_parts`` turns
   that into libyaml's refusal). :func:`misread` sends a chunk with ``%YAML`` to the
   reference parser (no manifest of the corpus has a directive).
 * **what libyaml refuses and ruamel reads** (a ``:`` next to a flow indicator, ``{:}``,

@@ -1,4 +1,4 @@
-"""A light, position-carrying YAML tree (built by events.py) and the accessors every stage
+"""A light, position-carrying YAML tree (built by builder.py) and the accessors every stage
 reads it with. Aliases are ``ALIAS`` nodes pointing at their anchor, never expanded, so
 an alias bomb costs nothing until something reads through it; ``get`` and friends read
 through aliases and ``<<`` merges, ``own`` only what a mapping itself writes."""

@@ -41,7 +41,7 @@ from cmhash.parse.events import backend, parse_chunk
 from cmhash.parse.resources import Resource, document_resources, pod_template
 from cmhash.parse.tree import Node, get, items, scalar
 from cmhash.plan.namerefs import WANTED, NameRef, references
-from cmhash.plan.resolve import WorkloadPlan
+from cmhash.plan.workplan import WorkloadPlan
 from cmhash.read.source import SourceText
 from cmhash.read.split import Chunk, split_chunks
 

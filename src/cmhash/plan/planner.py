@@ -13,7 +13,9 @@ from cmhash.plan import scopes
 from cmhash.plan.helm import Namespaces
 from cmhash.plan.index import ConfigEntry
 from cmhash.plan.options import PlanOptions
-from cmhash.plan.resolve import WorkloadPlan, counts, plan_workload
+from cmhash.plan.resolve import counts
+from cmhash.plan.workload import plan_workload
+from cmhash.plan.workplan import WorkloadPlan
 from cmhash.read.source import SourceText
 
 

@@ -20,7 +20,7 @@ from cmhash.errors import UsageError
 from cmhash.findings import Code, Finding, finding
 from cmhash.model import Level, ResourceId
 from cmhash.plan.index import ConfigEntry, defined_in, several_places
-from cmhash.plan.resolve import WorkloadPlan
+from cmhash.plan.workplan import WorkloadPlan
 from cmhash.report.changes import DATA_CHANGED, ConfigChange, config_changes
 from cmhash.report.pairing import duplicates, sides
 from cmhash.report.redact import mask_names, redact, secret_names, secret_texts

@@ -19,7 +19,7 @@ from cmhash.parse.k8syaml import plain_value
 from cmhash.parse.limits import MAX_DEPTH
 from cmhash.parse.resources import document_resources
 from cmhash.parse.tree import SCALAR, SEQ, Node, deref, entries, to_python
-from cmhash.plan.resolve import WorkloadPlan
+from cmhash.plan.workplan import WorkloadPlan
 from cmhash.read.source import SourceText
 from cmhash.read.split import chunk, cuts
 

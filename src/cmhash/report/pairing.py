@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from cmhash.explain import workload_fields
 from cmhash.model import ResourceId
-from cmhash.plan.resolve import WorkloadPlan
+from cmhash.plan.workplan import WorkloadPlan
 
 if TYPE_CHECKING:
     from cmhash.app.result import RunResult

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from cmhash.knowledge.plain import path_get
 from cmhash.knowledge.rollout_rule import ROLLOUT, Takeover
 from cmhash.model import ResourceId
-from cmhash.plan.resolve import WorkloadPlan
+from cmhash.plan.workplan import WorkloadPlan
 from cmhash.report.immutable import changed
 from cmhash.report.objects import Objects, deep
 from cmhash.report.podtemplate import TemplateCause, shown, template_causes

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Set
 from typing import NamedTuple
 
 from cmhash.model import ResourceId
-from cmhash.plan.resolve import WorkloadPlan
+from cmhash.plan.workplan import WorkloadPlan
 from cmhash.report.changes import REMOVED, ConfigChange
 
 Users = dict[ResourceId, list[str]]  # changed object -> the workloads that read it

@@ -12,7 +12,7 @@ from cmhash.knowledge.rollout import NEVER_ROLLS
 from cmhash.knowledge.rollout_rule import RESTARTS
 from cmhash.knowledge.rollout_tools import HOOK_RUNS_AGAIN
 from cmhash.model import ResourceId
-from cmhash.plan.resolve import WorkloadPlan
+from cmhash.plan.workplan import WorkloadPlan
 from cmhash.report.changes import ConfigChange
 from cmhash.report.pairing import last_of, pair_key
 from cmhash.report.templates import NO_TEMPLATES, Templates

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from cmhash.analyze.summaries import DocInfo
 from cmhash.edit.splice import Edit, apply_edits
 from cmhash.errors import InternalError, NodeError
-from cmhash.plan.resolve import WorkloadPlan
+from cmhash.plan.workplan import WorkloadPlan
 from cmhash.read.source import SourceText
 from cmhash.write.hunks import Replacement
 from cmhash.write.options import WriteOptions

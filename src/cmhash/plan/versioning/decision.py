@@ -38,7 +38,7 @@ from cmhash.plan import kustomized, source_versions
 from cmhash.plan.byname import ByName
 from cmhash.plan.index import ConfigEntry, ConfigIndex
 from cmhash.plan.options import PlanOptions
-from cmhash.plan.resolve import Resolved, WorkloadPlan
+from cmhash.plan.workplan import Resolved, WorkloadPlan
 from cmhash.read.source import SourceText
 
 

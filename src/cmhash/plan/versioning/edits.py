@@ -12,8 +12,8 @@ from cmhash.analyze.spots import Spot
 from cmhash.edit.splice import Edit
 from cmhash.errors import InputError
 from cmhash.plan import source_versions
-from cmhash.plan.resolve import Resolved, WorkloadPlan
 from cmhash.plan.versioning.decision import Renamed, Versioning, error
+from cmhash.plan.workplan import Resolved, WorkloadPlan
 from cmhash.read.source import SourceText
 
 

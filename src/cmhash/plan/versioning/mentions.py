@@ -17,8 +17,8 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from cmhash.analyze.versioned_names import base_name, shown
 from cmhash.findings import Code, Finding, finding
-from cmhash.plan.resolve import WorkloadPlan
 from cmhash.plan.versioning.decision import Renamed, Versioning
+from cmhash.plan.workplan import WorkloadPlan
 from cmhash.read.source import SourceText
 
 _KEY = re.compile(r"secret|config[-_]?map", re.IGNORECASE)

@@ -1,0 +1,162 @@
+"""The two event sources the builder reads (builder.py), and how to run each:
+
+* ``exact``: ruamel.yaml's pure-Python parser, the reference path;
+* ``fast``: libyaml through PyYAML's C binding (about 50x faster), with the C tree
+  builder (native/_ctree.c, ctree.py) in front of it when it was compiled.
+
+A backend's event machinery is loaded on first use (``Backend``); events.py picks and
+caches the backend of a run (``backend``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from cmhash.parse.ctree import CheckEdit, ctree_build, ctree_check_edit
+from cmhash.parse.tree import Node
+
+_Parts = tuple[Callable[[str], Any], Any, type[BaseException], type[BaseException]]
+
+
+class Backend:
+    """Event classes of one parser library, and how to run it. ``load`` returns them:
+    (run, events module, error, reader error); it is called on first use, so a run
+    whose documents the C tree builder all builds never imports the event parser."""
+
+    run: Callable[[str], Any]  # text -> a zero-argument callable: the next event or None
+    error: type[BaseException]
+    reader_error: type[BaseException]
+    scalar: type
+    mstart: type
+    sstart: type
+    mend: type
+    send: type
+    alias: type
+    framing: frozenset[type]
+
+    def __init__(
+        self,
+        name: str,
+        load: Callable[[], _Parts],
+        ctree: Callable[[str, int], list[Node] | None] | None = None,
+        check_edit: CheckEdit | None = None,
+    ) -> None:
+        self.name = name
+        self.ctree = ctree  # (text, base) -> roots built in C (native/_ctree.c), or None
+        self.check_edit = check_edit  # the self-check in C on those trees (treecheck.py)
+        self._load: Callable[[], _Parts] | None = load
+
+    def __getattr__(self, attr: str) -> Any:
+        """The event machinery, loaded when first asked for."""
+        load = self.__dict__.get("_load")
+        if load is None or attr.startswith("__"):
+            raise AttributeError(attr)
+        self._load = None
+        run, module, self.error, self.reader_error = load()
+        self.run = run
+        self.scalar = module.ScalarEvent
+        self.mstart = module.MappingStartEvent
+        self.sstart = module.SequenceStartEvent
+        self.mend = module.MappingEndEvent
+        self.send = module.SequenceEndEvent
+        self.alias = module.AliasEvent
+        self.framing = frozenset(
+            (
+                module.StreamStartEvent,
+                module.StreamEndEvent,
+                module.DocumentStartEvent,
+                module.DocumentEndEvent,
+            )
+        )
+        return getattr(self, attr)
+
+
+def libyaml_parts() -> _Parts | None:
+    try:
+        import yaml
+        from yaml import events
+
+        loader_cls = yaml.CSafeLoader
+    except (ImportError, AttributeError):  # PyYAML without libyaml
+        return None
+
+    def run(text: str) -> Callable[[], Any]:
+        return loader_cls(text).get_event
+
+    return run, events, yaml.MarkedYAMLError, yaml.reader.ReaderError
+
+
+def fast_backend() -> Backend | None:
+    ctree = ctree_build()
+    if ctree is not None:
+        # PyYAML is imported only for a document the C builder hands back (or for
+        # verify.py); without libyaml in PyYAML, those take ruamel's events
+        return Backend("fast", lambda: libyaml_parts() or ruamel_parts(), ctree, ctree_check_edit())
+    parts = libyaml_parts()
+    return None if parts is None else Backend("fast", lambda: parts)
+
+
+# a %YAML directive: its version (what ruamel's scanner reads: digits, a dot, digits)
+_DIRECTIVE = re.compile(r"^%YAML[ \t]+([0-9]+)\.([0-9]+)", re.MULTILINE)
+
+
+def ruamel_parts() -> _Parts:
+    from ruamel.yaml import YAML, events
+    from ruamel.yaml.error import MarkedYAMLError, StreamMark
+    from ruamel.yaml.parser import ParserError
+    from ruamel.yaml.reader import ReaderError
+    from ruamel.yaml.scanner import Scanner
+
+    class _Scanner(Scanner):
+        def scan_block_scalar_indentation(self) -> Any:
+            """ruamel's, without its refusal of a first blank line shorter than the next
+            one (``|``, a line of 4 spaces, then ``      x``: exit 0 on the fast path, 2
+            here): YAML 1.2 (8.1.1.1) refuses only a leading empty line longer than the
+            first non-empty one, which ends the scalar in libyaml and here alike."""
+            peek, forward = self.reader.peek, self.reader.forward
+            chunks = []
+            max_indent = 0
+            end_mark = self.reader.get_mark()
+            while peek() in " \r\n\x85\u2028\u2029":
+                if peek() != " ":
+                    chunks.append(self.scan_line_break())
+                    end_mark = self.reader.get_mark()
+                else:
+                    forward()
+                    max_indent = max(max_indent, self.reader.column)
+            return chunks, max_indent, end_mark
+
+    def run(text: str) -> Callable[[], Any]:
+        reader = YAML(typ="safe", pure=True)
+        reader.Scanner = _Scanner
+        events = iter(reader.parse(text))
+
+        def next_event() -> Any:
+            try:
+                return next(events, None)
+            except AssertionError:
+                # ruamel asserts on ``%YAML 1.0`` or ``1.3`` (its version setter takes 1.1
+                # and 1.2 only); libyaml refuses them: an error at the directive
+                bad = next((m for m in _DIRECTIVE.finditer(text) if _unread(m)), None)
+                if bad is None:
+                    raise
+                at = bad.start()
+                line = text.count("\n", 0, at)
+                mark = StreamMark("<text>", at, line, at - (text.rfind("\n", 0, at) + 1))
+                raise ParserError(
+                    None, None, "found incompatible YAML document (version 1.* is required)", mark
+                ) from None
+
+        return next_event
+
+    return run, events, MarkedYAMLError, ReaderError
+
+
+def _unread(directive: re.Match[str]) -> bool:
+    """Whether a ``%YAML`` directive names a version ruamel does not read (1.1, 1.2)."""
+    return int(directive.group(1)) == 1 and int(directive.group(2)) not in (1, 2)
+
+
+def exact_backend() -> Backend:
+    return Backend("exact", ruamel_parts)

@@ -1,0 +1,122 @@
+"""Findings about a workload's references: an object that is not in the input (or only
+in another namespace), a key its object does not have, a subPath mount (whose file is
+never updated in place). Made by plan/resolve.py and plan/workload.py."""
+
+from __future__ import annotations
+
+from cmhash.analyze.refs import Reference, SubPathMount
+from cmhash.findings import Code, Finding, finding
+from cmhash.model import Level, ResourceId
+from cmhash.plan.index import ConfigIndex
+from cmhash.plan.options import PlanOptions
+from cmhash.plan.workplan import WorkloadPlan
+
+
+def _missing_declared(plan: WorkloadPlan, ref: Reference, level: Level | None) -> Finding:
+    ns = ref.namespace or plan.namespace
+    if ref.pattern:
+        what = (
+            f"{ref.target_kind} names matching {ref.name!r} ({ref.declared_by}), but no "
+            f"{ref.target_kind} {'in namespace ' + repr(ns) if ns else 'without a namespace'}"
+            " in the input matches"
+        )
+    else:
+        shown = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
+        what = f"{ref.target_kind} {shown!r} ({ref.declared_by}), which is not in the input"
+    return finding(
+        plan.source,
+        ref.offset,
+        Code.MISSING_REFERENCE,
+        f"{plan.label} declares a dependency on {what} (add it, or ignore this "
+        "if it lives elsewhere)",
+        level=level,
+        about=plan.info.about,
+        field=ref.field,
+    )
+
+
+def missing(
+    plan: WorkloadPlan, ref: Reference, index: ConfigIndex, options: PlanOptions
+) -> Finding:
+    """``ref`` names an object the input does not have (or has only in another
+    namespace)."""
+    level = Level.ERROR if options.strict else None
+    if ref.how == "declared":
+        return _missing_declared(plan, ref, level)
+    ns = plan.namespace
+    others = index.other_namespaces(ref.target_kind, ref.name, ns)
+    if others:
+        where = ", ".join(repr(o) if o else "(none)" for o in sorted(others))
+        here = f"namespace {ns!r}" if ns else "no namespace"
+        named = sorted(o for o in others if o)
+        if options.namespace is None:
+            hint = f"pass --namespace {ns if ns else named[0]} if they land in the same one"
+        else:  # -n (or the release namespace) is applied already: only manifests can agree
+            hint = (
+                f"objects without metadata.namespace land in {options.namespace!r} "
+                "already, so make the namespaces agree in the manifests"
+            )
+        return finding(
+            plan.source,
+            ref.offset,
+            Code.NAMESPACE_MISMATCH,
+            f"{plan.label} ({here}) references {ref.target_kind} {ref.name!r}, which "
+            f"the input only has with namespace {where}; references never cross "
+            f"namespaces: {hint}",
+            level=level,
+            about=plan.info.about,
+            field=ref.field,
+        )
+    return finding(
+        plan.source,
+        ref.offset,
+        Code.MISSING_REFERENCE,
+        f"{plan.label} references {ref.target_kind} {ref.name!r}, which is not in "
+        "the input (add it, mark the reference optional, or ignore this if it "
+        "lives elsewhere)",
+        level=level,
+        about=plan.info.about,
+        field=ref.field,
+    )
+
+
+def missing_keys(plan: WorkloadPlan, ref: Reference, keys: frozenset[str]) -> Finding:
+    """``ref`` uses ``keys`` of an object that does not have them."""
+    return finding(
+        plan.source,
+        ref.offset,
+        Code.MISSING_KEY,
+        f"{plan.label} uses key {', '.join(sorted(keys))} of {ref.target_kind} "
+        f"{ref.name!r}, which does not have it (the pod would not start)",
+        about=plan.info.about,
+        field=ref.field,
+    )
+
+
+def subpath(plan: WorkloadPlan, mount: SubPathMount, index: ConfigIndex) -> Finding:
+    """A subPath mount of a ConfigMap/Secret: its file is never updated in place; whether
+    the checksum restarts the pods instead."""
+    objs = ", ".join(f"{k} {n!r}" for k, n in mount.targets)
+    where = f" at {mount.mount_path}" if mount.mount_path else ""
+    who = f" (container {mount.container})" if mount.container else ""
+    seen = [index.get(ResourceId.config(k, plan.namespace, n)) for k, n in mount.targets]
+    if not any(e is not None and e.excluded is None for e in seen):
+        then = "cmhash cannot see it in the input, so restart the pods yourself when it changes"
+    elif plan.skip is None and plan.value is not None:
+        then = (
+            "the checksum annotation restarts the pods when it changes"
+            if not plan.info.no_restart
+            else "the checksum annotation changes with it, but this workload does not replace "
+            "its pods on its own"
+        )
+    else:
+        then = "cmhash does not restart this workload (see its other findings)"
+    return finding(
+        plan.source,
+        mount.offset,
+        Code.SUBPATH_MOUNT,
+        f"{plan.label} mounts {objs}{where}{who} with subPath: such a file is never "
+        f"updated in place, only a new pod sees changes; {then}",
+        about=plan.info.about,
+        field=mount.field,
+    )

@@ -1,0 +1,222 @@
+"""The reduce stage for one workload: its references against the index -> its value
+(the hash of what it uses), its final edit and its findings (``plan_workload``). Which
+workloads are left alone and why (the configuration's selection, plan/workplan.py; a
+kind that needs an opt-in, knowledge/optin.py), what its references resolve to
+(plan/resolve.py), whether an existing value is cmhash's own, and --jobs=rename's new
+name."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from cmhash.analyze.hashing import digest
+from cmhash.analyze.jobs import new_name, rename_edits
+from cmhash.analyze.summaries import SkipReason, WorkloadInfo
+from cmhash.edit.splice import with_value
+from cmhash.findings import Code, Finding, finding
+from cmhash.knowledge.kinds import Policy
+from cmhash.knowledge.optin import OPT_IN
+from cmhash.model import Level, ResourceId
+from cmhash.parse.k8syaml import resolves_to_non_string
+from cmhash.plan.index import ConfigIndex
+from cmhash.plan.options import PlanOptions
+from cmhash.plan.ref_findings import subpath
+from cmhash.plan.resolve import resolve_workload
+from cmhash.plan.workplan import WorkloadPlan, selected
+from cmhash.read.source import SourceText
+
+# skip reasons that come with a finding: code, message after the workload's label
+SKIP_FINDINGS: dict[SkipReason, tuple[Code, str]] = {
+    SkipReason.WORKLOAD_REF: (
+        Code.WORKLOAD_REF,
+        "takes its pod template from {detail} (spec.workloadRef): annotate that one instead; "
+        "Argo rejects a Rollout whose own template beside workloadRef has labels or "
+        "annotations",
+    ),
+    SkipReason.NO_TEMPLATE: (
+        Code.NO_TEMPLATE,
+        "has no pod template (a patch or a partial manifest?); not annotated",
+    ),
+}
+
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+def _is_string(info: WorkloadInfo) -> bool:
+    """Whether the existing value reaches the API server as this string: any quoted or
+    block scalar, and a plain one that go-yaml does not read as a number, boolean or
+    null. kustomize and yq re-serialise our double-quoted value as a plain scalar
+    (kyaml writes a string plain unless it would resolve to another type)."""
+    if info.current is None:
+        return False
+    return info.current_style is not None or not resolves_to_non_string(info.current)
+
+
+def _written_by_cmhash(src: SourceText, info: WorkloadInfo) -> bool:
+    """Whether an existing value under our key looks like cmhash's own (a 64-hex digest
+    in any scalar style, not in Helm output): a chart's ``sha256sum`` line is rendered
+    fresh on every ``helm template``, so in Helm output any existing value is the
+    chart's."""
+    if not _HEX64.fullmatch(info.current or "") or not _is_string(info):
+        return False
+    from cmhash.plan.helm import is_helm_source
+
+    return not is_helm_source(src)
+
+
+def plan_workload(
+    src: SourceText,
+    info: WorkloadInfo,
+    index: ConfigIndex,
+    options: PlanOptions,
+    findings: list[Finding],
+    renames: Mapping[ResourceId, str] | None = None,
+) -> WorkloadPlan:
+    """``renames``: the new names of versioned objects (plan/versioning/)."""
+    plan = _plan(src, info, index, options, findings, renames or {})
+    if info.subpaths:
+        findings.extend(subpath(plan, mount, index) for mount in info.subpaths)
+    return plan
+
+
+def _plan(
+    src: SourceText,
+    info: WorkloadInfo,
+    index: ConfigIndex,
+    options: PlanOptions,
+    findings: list[Finding],
+    renames: Mapping[ResourceId, str],
+) -> WorkloadPlan:
+    plan = WorkloadPlan(
+        src,
+        info,
+        info.namespace or options.namespace or "",
+        skip=info.skip,
+        skip_detail=info.skip_detail,
+    )
+    if plan.skip is None and (
+        options.ignore_workloads or options.include_workloads or options.opt_in
+    ):
+        plan.skip, plan.skip_detail, plan.selected_by = selected(plan, options)
+    findings.extend(
+        finding(
+            src,
+            item.offset,
+            Code.REFERENCE_SHAPE if item.shape else Code.SKIPPED_ITEM,
+            f"{info.label}: {item.message}",
+            level=Level.ERROR if item.shape and options.strict else None,
+            about=info.about,
+        )
+        for item in info.skipped_items
+    )
+    if plan.skip is not None:
+        about = SKIP_FINDINGS.get(plan.skip)
+        if about is not None:
+            findings.append(
+                finding(
+                    src,
+                    info.offset,
+                    about[0],
+                    f"{info.label} "
+                    + about[1].format(detail=plan.skip_detail or "another workload"),
+                    about=info.about,
+                )
+            )
+        # opted out: no findings, but explain and report show what it uses
+        resolve_workload(plan, index, options, [], renames)
+        return plan
+    uses = resolve_workload(plan, index, options, findings, renames)
+    if plan.in_stream:
+        plan.value = digest(uses, options.secret_key)
+    gate = OPT_IN.get(info.kind.policy)
+    # a generateName object that opted in is created anew each time: no gate applies
+    if gate is not None and not info.generated and not getattr(options, gate.option):
+        plan.skip = SkipReason[gate.skip]
+        if plan.in_stream:
+            findings.append(
+                finding(
+                    src,
+                    info.offset,
+                    gate.code,
+                    f"{info.label} {(info.hook and gate.hook_message) or gate.message}",
+                    about=info.about,
+                )
+            )
+        return plan
+    if plan.value is None:
+        if info.current is not None:
+            findings.append(
+                finding(
+                    src,
+                    info.offset,
+                    Code.STALE_ANNOTATION,
+                    f"{info.label} carries {options.annotation_key} but uses no in-stream "
+                    "ConfigMap/Secret; left untouched",
+                    about=info.about,
+                )
+            )
+        return plan
+    _finish(plan, plan.value, options, findings)
+    if options.jobs_rename and info.kind.policy is Policy.JOB:
+        _rename_job(plan, plan.value, findings)
+    return plan
+
+
+def _rename_job(plan: WorkloadPlan, value: str, findings: list[Finding]) -> None:
+    """--jobs=rename: the Job's name from its template and checksum (analyze/jobs.py);
+    hook and generateName Jobs are made anew by their tool anyway: left as they are."""
+    info = plan.info
+    if info.job is None:
+        if info.hook or info.generated:
+            what = "a Helm or Argo CD hook" if info.hook else "named by generateName"
+            findings.append(
+                finding(
+                    plan.source,
+                    info.offset,
+                    Code.JOB_NOT_RENAMED,
+                    f"{info.label} is {what}: not renamed (its tool makes a new Job each "
+                    "time), only annotated",
+                    about=info.about,
+                )
+            )
+        return
+    new = new_name(info.job, value)
+    plan.job_edits = rename_edits(info.job, new) if new != info.name else list(info.job.marker)
+    plan.runs_again_as = new
+
+
+def _finish(plan: WorkloadPlan, value: str, options: PlanOptions, findings: list[Finding]) -> None:
+    """A workload that gets the annotation: its last findings and its final edit."""
+    info, src = plan.info, plan.source
+    if info.no_restart:
+        findings.append(
+            finding(
+                src,
+                info.offset,
+                Code.NO_RESTART,
+                f"{info.label}: {info.no_restart}",
+                about=info.about,
+            )
+        )
+    if info.current == value and _is_string(info):
+        return  # ours and current, in whatever style another tool left it
+    if info.current is not None and not _written_by_cmhash(src, info):
+        findings.append(
+            finding(
+                src,
+                info.offset,
+                Code.REPLACED_ANNOTATION,
+                f"{info.label}: replaced a {options.annotation_key} value cmhash did not write "
+                "(the chart's own checksum?); whatever it covered beyond the ConfigMaps/Secrets "
+                "the pod spec references is no longer covered: declare those "
+                "(cmhash.io/extra-configmaps, cmhash.io/extra-secrets), or give cmhash "
+                "another key (--annotation-key) to keep both",
+                about=info.about,
+            )
+        )
+    if info.edit_error is not None:
+        raise src.error(info.edit_error.message, info.edit_error.offset)
+    assert info.edit is not None
+    plan.edit = with_value(info.edit, value)
