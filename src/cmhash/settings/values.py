@@ -3,6 +3,7 @@ can say (``layering.py``), before each stage takes its part (``stages.py``)."""
 
 from __future__ import annotations
 
+import os
 import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -17,6 +18,35 @@ if TYPE_CHECKING:
 
 CONFIG_NAME = ".cmhash.yaml"
 DEFAULT_MAX_INPUT = 256 * 1024 * 1024
+
+# settings the config file and the command line give as they are: config-file key ->
+# Settings field (the command-line option's name is the field's)
+PLAIN_KEYS = (
+    ("annotationKey", "annotation_key"),
+    ("namespace", "namespace"),
+    ("strict", "strict"),
+    ("pods", "pods"),
+    ("imagePullSecrets", "image_pull_secrets"),
+    ("excludeSecrets", "exclude_secrets"),
+    ("optIn", "opt_in"),
+    ("versioned", "versioned"),
+    ("versionedKeep", "versioned_keep"),
+    ("versionedImmutable", "versioned_immutable"),
+)
+
+
+def find_config(start: str | None = None) -> str | None:
+    """The .cmhash.yaml of ``start`` (the working directory) or its nearest parent."""
+    d = os.path.abspath(start or os.getcwd())
+    while True:
+        candidate = os.path.join(d, CONFIG_NAME)
+        if os.path.isfile(candidate):
+            return candidate
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+
 
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
