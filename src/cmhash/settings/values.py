@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from cmhash.findings import Acknowledgement
 from cmhash.knowledge.kinds import WorkloadKind
 from cmhash.knowledge.sources import SecretSource
 from cmhash.model import DEFAULT_KEY
 from cmhash.plan.selection import Rule
-
-if TYPE_CHECKING:
-    pass
 
 CONFIG_NAME = ".cmhash.yaml"
 DEFAULT_MAX_INPUT = 256 * 1024 * 1024
@@ -48,8 +45,9 @@ def find_config(start: str | None = None) -> str | None:
         d = parent
 
 
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+# (patterns, compiled by re's cache when a key is given: most runs give none)
+_DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+_NAME = r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
 
 
 def validate_annotation_key(key: str) -> str | None:
@@ -57,9 +55,9 @@ def validate_annotation_key(key: str) -> str | None:
     prefix, slash, name = key.rpartition("/")
     if slash and not prefix:
         return "the prefix before '/' is empty"
-    if slash and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix.lower())):
+    if slash and (len(prefix) > 253 or not re.match(_DNS_SUBDOMAIN, prefix.lower())):
         return f"prefix {prefix!r} is not a DNS subdomain (lower-case, dots, dashes; <= 253)"
-    if not name or len(name) > 63 or not _NAME.match(name):
+    if not name or len(name) > 63 or not re.match(_NAME, name):
         return (
             f"name {name!r} must be 1-63 characters of [A-Za-z0-9-_.], "
             "starting and ending with a letter or digit"
