@@ -1,6 +1,6 @@
-"""The option groups more than one command takes: the options that make Settings
-(shared by inject, explain, report, patches and ci-report), report's verdict options,
-and the FILE and token of the commands that post a comment."""
+"""What more than one command takes: the options that make Settings (inject, explain,
+report, patches, ci-report), report's verdict options, the FILE and token of the
+commands that post a comment, and the exit codes of the group and inject."""
 
 from __future__ import annotations
 
@@ -10,6 +10,13 @@ from typing import Any, TypeVar
 import click
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+EXIT_CODES_HELP = """\b
+Exit codes:
+  0  success (nothing to change, or changes written)
+  1  changes needed (--check, --diff --check)
+  2  bad input or usage: YAML syntax, unreadable file, invalid config,
+     unsafe edit, --strict finding
+  3  internal error (a bug: please report it)"""
 
 
 def common_options(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -8,8 +8,8 @@ from typing import Any
 
 import click
 
+from cmhash.cli.inject import empty_allowed, run_pipeline, select_inputs, warn_if_empty
 from cmhash.cli.options import common_options, settings_options, verdict_options
-from cmhash.cli.runs import empty_allowed, run_pipeline, select_inputs, warn_if_empty
 from cmhash.errors import EXIT_INPUT
 
 EXPLAIN_EXIT_CODES_HELP = """\b

@@ -66,7 +66,7 @@ def layered(options: dict[str, Any], function_config: dict[str, Any] | None = No
     if secret_env or compat:
         from cmhash.settings.config import parse_compat, secret_key_from_env
     jobs, rename = options.get("jobs"), options.get("rename_jobs")
-    # the command line's Job mode over the config file's ``jobs:`` (cli/group.py refuses
+    # the command line's Job mode over the config file's ``jobs:`` (cli/main.py refuses
     # two contradictory options): --jobs=annotate turns a configured rename off, a plain
     # --jobs keeps the configured mode
     if options.get("annotate_jobs"):
