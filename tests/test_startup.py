@@ -1,6 +1,7 @@
 """Start-up is most of a small chart's run (the pre-commit hook, the Helm post-renderer):
 an inject run imports only what it needs. Modules that cost milliseconds and serve
-other paths stay out (measured: bench/run.py, "small chart")."""
+other paths stay out (measured: bench/run.py, "small chart"); the set a plain run loads
+is pinned below, so that a new import on that path is a decision, not an accident."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import ROOT
 from manifests import big_stream
 
@@ -16,53 +18,223 @@ LAZY = {
     "dataclasses": "generated methods cost 0.5-1.5 ms a class; see cmhash/record.py",
     "ryml": "rapidyaml: inputs of 1 MiB and more only",
     "ruamel": "the exact parser: --parser exact only",
+    "re2": "Reloader reload-list patterns (analyze/patterns.py)",
     "jinja2": "report templates",
     "jsonschema": "config files and KRM functionConfig",
     "pathspec": "directory walks with exclude patterns",
     "multiprocessing": "inputs of 4 MiB and more",
+    "cmhash.settings.config": "config files, --compat, --secret-key-env",
     "cmhash.plan.versioning": "versioned names",
     "cmhash.explain": "cmhash explain",
     "cmhash.report": "cmhash report",
+    "cmhash.integrations": "KRM, patches, CI, plugins",
+    "cmhash.mermaid": "explain --format mermaid",
+    "cmhash.jsonout": "JSON outputs",
     "cmhash.write.writer": "--in-place",
 }
 
+# Every cmhash module a plain run imports: ``cmhash app.yaml`` through the console
+# script, no config file, no Reloader pattern. A change here is on purpose: say why in
+# the commit (what the plain path now needs), or import the new module where it is used.
+PLAIN = {
+    "cmhash",
+    "cmhash.__main__",
+    "cmhash.analyze",
+    "cmhash.analyze.annotations",
+    "cmhash.analyze.choice",
+    "cmhash.analyze.chunk",
+    "cmhash.analyze.content",
+    "cmhash.analyze.declared",
+    "cmhash.analyze.hashing",
+    "cmhash.analyze.jobs",
+    "cmhash.analyze.options",
+    "cmhash.analyze.patterns",
+    "cmhash.analyze.pool",
+    "cmhash.analyze.refs",
+    "cmhash.analyze.shapes",
+    "cmhash.analyze.sources",
+    "cmhash.analyze.stage",
+    "cmhash.analyze.summaries",
+    "cmhash.analyze.versioned",
+    "cmhash.analyze.versioned_sources",
+    "cmhash.app",
+    "cmhash.app.pipeline",
+    "cmhash.app.result",
+    "cmhash.cli",
+    "cmhash.cli.exits",
+    "cmhash.cli.inject",
+    "cmhash.cli.main",
+    "cmhash.cli.options",
+    "cmhash.deliver",
+    "cmhash.edit",
+    "cmhash.edit.cverify",
+    "cmhash.edit.splice",
+    "cmhash.edit.treecheck",
+    "cmhash.edit.verify",
+    "cmhash.errors",
+    "cmhash.findings",
+    "cmhash.knowledge",
+    "cmhash.knowledge.compat",
+    "cmhash.knowledge.kinds",
+    "cmhash.knowledge.operators",
+    "cmhash.knowledge.sites",
+    "cmhash.knowledge.sources",
+    "cmhash.model",
+    "cmhash.native",
+    "cmhash.native._ctree",
+    "cmhash.native.cext",
+    "cmhash.output",
+    "cmhash.parse",
+    "cmhash.parse.events",
+    "cmhash.parse.k8syaml",
+    "cmhash.parse.libyaml",
+    "cmhash.parse.limits",
+    "cmhash.parse.resources",
+    "cmhash.parse.tree",
+    "cmhash.plan",
+    "cmhash.plan.helm",
+    "cmhash.plan.index",
+    "cmhash.plan.options",
+    "cmhash.plan.planner",
+    "cmhash.plan.resolve",
+    "cmhash.plan.scopes",
+    "cmhash.plan.selection",
+    "cmhash.read",
+    "cmhash.read.classify",
+    "cmhash.read.inputs",
+    "cmhash.read.kustfile",
+    "cmhash.read.kustomize",
+    "cmhash.read.mode",
+    "cmhash.read.source",
+    "cmhash.read.split",
+    "cmhash.read.stdin",
+    "cmhash.record",
+    "cmhash.runtime",
+    "cmhash.runtime.early",
+    "cmhash.runtime.lifetime",
+    "cmhash.runtime.progress",
+    "cmhash.runtime.signals",
+    "cmhash.settings",
+    "cmhash.settings.layering",
+    "cmhash.settings.stages",
+    "cmhash.settings.values",
+    "cmhash.write",
+    "cmhash.write.emit",
+    "cmhash.write.options",
+}
+
+# The console script (cmhash.__main__:entry), with os._exit wrapped to list the loaded
+# modules on stderr: it imports nothing of its own (not even json) that would hide one.
+_CONSOLE = """
+import os, sys
+_exit = os._exit
+def _listed(code):
+    sys.stderr.write("\\nmodules: " + " ".join(sorted(sys.modules)) + "\\n")
+    sys.stderr.flush()
+    _exit(code)
+os._exit = _listed
+sys.argv[0] = "cmhash"
+from cmhash.__main__ import entry
+entry()
+"""
+
+
+def _loaded(args: list[str], cwd: Path, stdin: bytes = b"") -> set[str]:
+    """Every module in sys.modules at the end of a console-script run."""
+    res = subprocess.run(
+        [sys.executable, "-c", _CONSOLE, *args], input=stdin, capture_output=True, cwd=cwd
+    )
+    assert res.returncode in (0, 1), res.stderr
+    last = res.stderr.decode().rstrip("\n").rsplit("\n", 1)[-1]
+    assert last.startswith("modules: "), res.stderr
+    return set(last.split()[1:])
+
 
 def _imported(code: str) -> set[str]:
+    """Every module in sys.modules after ``code`` ran (a run through cli.main.main)."""
     res = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", code],
+        [sys.executable, "-c", code + "\nsys.stderr.write(' '.join(sorted(sys.modules)))"],
         capture_output=True,
         text=True,
         check=True,
         cwd=ROOT,
     )
+    return set(res.stderr.rsplit("\n", 1)[-1].split())
+
+
+def _lazy_ones(modules: set[str]) -> dict[str, str]:
     return {
-        line.rsplit("|", 1)[1].strip()
-        for line in res.stderr.splitlines()
-        if line.startswith("import time:") and "|" in line
-    }
-
-
-def test_an_inject_run_imports_only_what_it_needs() -> None:
-    baseline = _imported("import click, yaml")  # whatever our dependencies import
-    run = _imported(
-        "import sys; from cmhash.cli.main import main; sys.argv = ['cmhash', '--no-config', "
-        "'examples/app.yaml']\ntry:\n    main()\nexcept SystemExit:\n    pass"
-    )
-    loaded = {m for m in run - baseline if m.split(".")[0] in {n.split(".")[0] for n in LAZY}}
-    unexpected = {
         name: why
         for name, why in LAZY.items()
-        if any(m == name or m.startswith(name + ".") for m in loaded)
+        if any(m == name or m.startswith(name + ".") for m in modules)
     }
-    assert not unexpected, unexpected
+
+
+@pytest.fixture
+def chart(tmp_path: Path) -> Path:
+    """examples/app.yaml in a directory with no .cmhash.yaml up to the root."""
+    from cmhash.settings.values import find_config
+
+    assert find_config(str(tmp_path)) is None, "a .cmhash.yaml above the temporary directory"
+    (tmp_path / "app.yaml").write_bytes((ROOT / "examples" / "app.yaml").read_bytes())
+    return tmp_path
+
+
+def test_a_plain_run_imports_the_pinned_set(chart: Path) -> None:
+    """``cmhash app.yaml``: exactly these cmhash modules, none of the lazy ones."""
+    loaded = _loaded(["app.yaml"], chart)
+    cmhash = {m for m in loaded if m.split(".")[0] == "cmhash"}
+    assert sorted(cmhash - PLAIN) == [], "new on the plain path: import where it is used"
+    assert sorted(PLAIN - cmhash) == [], "no longer imported: take it out of PLAIN"
+    assert not _lazy_ones(loaded)
+
+
+# Each mode of a plain run against the plain set: what it adds, what it leaves out, and
+# which of LAZY it may load (write/writer.py still builds its _Job with dataclasses)
+MODES = {
+    "stdin": (["-"], set(), {"cmhash.read.kustomize", "cmhash.read.kustfile"}, set()),
+    "--in-place": (
+        ["-i", "app.yaml"],
+        {"cmhash.write.writer", "cmhash.visible"},
+        set(),
+        {"cmhash.write.writer", "dataclasses"},
+    ),
+    "--check": (["--check", "app.yaml"], {"cmhash.visible"}, set(), set()),
+    "--diff": (["--diff", "app.yaml"], {"cmhash.write.diff", "cmhash.write.hunks"}, set(), set()),
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_each_mode_of_a_plain_run_imports_its_own_few(chart: Path, mode: str) -> None:
+    args, added, left_out, lazy = MODES[mode]
+    stdin = (chart / "app.yaml").read_bytes() if args == ["-"] else b""
+    loaded = _loaded(args, chart, stdin)
+    cmhash = {m for m in loaded if m.split(".")[0] == "cmhash"}
+    assert cmhash - PLAIN == added
+    assert PLAIN - cmhash == left_out
+    assert set(_lazy_ones(loaded)) <= lazy
+
+
+def test_a_reload_list_imports_re2_and_a_config_file_jsonschema(chart: Path) -> None:
+    """What the plain path leaves out still loads when a run needs it."""
+    text = (chart / "app.yaml").read_text()
+    (chart / "app.yaml").write_text(
+        text.replace(
+            "  name: web\n  namespace: shop\n",
+            "  name: web\n  namespace: shop\n  annotations:\n"
+            '    configmap.reloader.stakater.com/reload: "web-.*"\n',
+        )
+    )
+    assert "configmap.reloader" in (chart / "app.yaml").read_text()
+    assert "re2" in _loaded(["app.yaml"], chart)
+    (chart / ".cmhash.yaml").write_text("strict: false\n")
+    assert {"jsonschema", "cmhash.settings.config"} <= _loaded(["app.yaml"], chart)
 
 
 def test_with_the_c_tree_builder_pyyaml_is_not_imported() -> None:
     """The C tree builder (native/_ctree.c) builds every document of a plain chart, and
     the tree self-check (edit/treecheck.py) verifies its edits: PyYAML (~10 ms) is left
     for the documents and checks that need its events."""
-    import pytest
-
     pytest.importorskip("cmhash.native._ctree")
     run = _imported(
         "import sys; from cmhash.cli.main import main; sys.argv = ['cmhash', '--no-config', "
@@ -76,8 +248,6 @@ def test_with_the_c_tree_builder_a_big_input_does_not_import_rapidyaml(tmp_path:
     """rapidyaml's self-check (edit/cverify.py) is the fallback for installs without the
     C tree builder; with it, treecheck.py checks every plain edit, faster, and neither
     rapidyaml nor PyYAML is imported even for a big input."""
-    import pytest
-
     pytest.importorskip("cmhash.native._ctree")
     pytest.importorskip("ryml")
     big = tmp_path / "big.yaml"

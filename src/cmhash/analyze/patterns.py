@@ -14,6 +14,9 @@ refuses and Go accepts, or the other way round, is listed in ``_GO_ONLY``.
 
 Matching many patterns against many names goes through one ``re2.Set`` per
 (kind, namespace): each name is scanned once for every pattern (``match_all``).
+
+RE2 is imported when the first pattern is read (``_re2``): most runs hold no reload
+list, and importing it is about 2 ms of a small chart's start-up.
 """
 
 from __future__ import annotations
@@ -23,17 +26,22 @@ import re
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-import re2
-
-_OPTIONS: Any = re2.Options()
-_OPTIONS.log_errors = False  # RE2 would print its own copy of the error to stderr
-_OPTIONS.max_mem = 64 << 20  # the DFA's budget (default 8 MiB)
-
 # Where Go's regexp/syntax and RE2 (C++) part: \C (any byte) is RE2 only; a repeat count
 # of 100,000,000 or more is "invalid repeat size" to Go (parseInt caps it at -1) while
 # RE2 reads the whole brace as literal text.
 _ANY_BYTE = "\\C (any byte) is not Go regexp syntax"
 _BIG_REPEAT = re.compile(r"\{([0-9]+)(?:,([0-9]*))?\}")
+
+
+@functools.cache
+def _re2() -> tuple[Any, Any]:
+    """The ``re2`` module and the options every pattern is compiled with."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print its own copy of the error to stderr
+    options.max_mem = 64 << 20  # the DFA's budget (default 8 MiB)
+    return re2, options
 
 
 class PatternError(ValueError):
@@ -92,8 +100,9 @@ def compile_item(item: str) -> Any:
     refused = _go_refuses(item)
     if refused is not None:
         raise PatternError(refused)
+    re2, options = _re2()
     try:
-        return re2.compile(anchored(item), _OPTIONS)
+        return re2.compile(anchored(item), options)
     except re2.error as exc:
         raise PatternError(_reason(exc)) from None
 
@@ -114,7 +123,8 @@ def check(item: str) -> None:
     refused = _go_refuses(item)
     if refused is not None:
         raise PatternError(refused)
-    if re2.Set.SearchSet(_OPTIONS)._set.Add(anchored(item).encode("utf-8")) < 0:
+    re2, options = _re2()
+    if re2.Set.SearchSet(options)._set.Add(anchored(item).encode("utf-8")) < 0:
         compile_item(item)  # raises with the reason
         raise PatternError("refused by RE2's parser")  # (compiles, yet did not parse)
 
@@ -159,8 +169,9 @@ _SET_SIZE = 512
 
 
 def _set(items: list[str]) -> _Batch:
+    re2, options = _re2()
     try:
-        regexps = re2.Set.SearchSet(_OPTIONS)
+        regexps = re2.Set.SearchSet(options)
         for item in items:
             regexps.Add(anchored(item))
         regexps.Add("(?s).*")  # the sentinel, index len(items)

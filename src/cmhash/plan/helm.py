@@ -40,13 +40,15 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from cmhash.analyze.summaries import DocInfo
 from cmhash.findings import Code, Finding, finding
 from cmhash.knowledge.helm import NAMESPACE_ENV, POSTRENDER_FILENAME, SOURCE_COMMENT
-from cmhash.plan.renders import Renders
 from cmhash.read.source import SourceText
+
+if TYPE_CHECKING:
+    from cmhash.plan.renders import Renders
 
 # Helm's ``# Source: CHART/templates/FILE`` (a path in the chart, never a URL: a
 # vendored manifest's "# Source: https://..." header is no Helm output), or Helm 4's
@@ -252,6 +254,8 @@ def release_namespaces(
             w.namespace is not None for d in per for w in d.workloads
         ):
             continue  # every object names its namespace: nothing to infer
+        from cmhash.plan.renders import Renders  # (only here: a render to read)
+
         renders = Renders(src.text)
         evidence = _evidence(src, per, renders)
         chosen: dict[str, str] = {}

@@ -13,7 +13,7 @@ from cmhash.knowledge.compat import COMPAT_NAMES
 from cmhash.knowledge.kinds import Policy, WorkloadKind
 from cmhash.knowledge.sources import sources_from_config
 from cmhash.plan.selection import SelectorError, rules_from
-from cmhash.settings.values import CONFIG_NAME, DEFAULT_MAX_INPUT, Settings
+from cmhash.settings.values import DEFAULT_MAX_INPUT, PLAIN_KEYS, Settings
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -21,18 +21,6 @@ if TYPE_CHECKING:
     from cmhash.knowledge.sites import Site
     from cmhash.parse.tree import Node
     from cmhash.read.source import SourceText
-
-
-def find_config(start: str | None = None) -> str | None:
-    d = os.path.abspath(start or os.getcwd())
-    while True:
-        candidate = os.path.join(d, CONFIG_NAME)
-        if os.path.isfile(candidate):
-            return candidate
-        parent = os.path.dirname(d)
-        if parent == d:
-            return None
-        d = parent
 
 
 def schema() -> dict[str, Any]:
@@ -189,22 +177,6 @@ def load_config_file(path: str) -> dict[str, Any]:
     validate(data, path, roots[0] if roots else None, src)
     assert isinstance(data, dict)
     return data
-
-
-# settings the config file and the command line give as they are: config-file key ->
-# Settings field (the command-line option's name is the field's)
-PLAIN_KEYS = (
-    ("annotationKey", "annotation_key"),
-    ("namespace", "namespace"),
-    ("strict", "strict"),
-    ("pods", "pods"),
-    ("imagePullSecrets", "image_pull_secrets"),
-    ("excludeSecrets", "exclude_secrets"),
-    ("optIn", "opt_in"),
-    ("versioned", "versioned"),
-    ("versionedKeep", "versioned_keep"),
-    ("versionedImmutable", "versioned_immutable"),
-)
 
 
 def workload_kind(row: dict[str, Any]) -> WorkloadKind:

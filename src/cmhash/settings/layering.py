@@ -1,25 +1,14 @@
 """Settings from their layers: defaults < config file < a KRM functionConfig < the
-command line."""
+command line. The config file's module (config.py) is imported only when there is a
+config file or a functionConfig to read, or --secret-key-env or --compat to parse."""
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cmhash.errors import UsageError
-from cmhash.settings.config import (
-    PLAIN_KEYS,
-    find_config,
-    load_config_file,
-    overridden_profiles,
-    parse_compat,
-    secret_key_from_env,
-    settings_from_mapping,
-)
-from cmhash.settings.values import Settings, validate_annotation_key
-
-if TYPE_CHECKING:
-    pass
+from cmhash.settings.values import PLAIN_KEYS, Settings, find_config, validate_annotation_key
 
 
 def _jobs_mode(settings: Settings) -> str:
@@ -35,6 +24,12 @@ def layered(options: dict[str, Any], function_config: dict[str, Any] | None = No
     if config_path is None and not options.get("no_config"):
         config_path = find_config()
     if config_path:
+        from cmhash.settings.config import (
+            load_config_file,
+            overridden_profiles,
+            settings_from_mapping,
+        )
+
         data = load_config_file(config_path)
         settings = settings_from_mapping(data, settings)
         settings = settings._replace(notes=overridden_profiles(data, config_path))
@@ -51,6 +46,8 @@ def layered(options: dict[str, Any], function_config: dict[str, Any] | None = No
             ),
         )
     if function_config:
+        from cmhash.settings.config import overridden_profiles, settings_from_mapping
+
         settings = settings_from_mapping(function_config, settings)
         notes = overridden_profiles(function_config, "functionConfig")
         settings = settings._replace(notes=settings.notes + notes)
@@ -65,9 +62,11 @@ def layered(options: dict[str, Any], function_config: dict[str, Any] | None = No
         problem = exclude_problem(pattern)
         if problem:
             raise UsageError(f"--exclude {pattern!r}: {problem}")
-    secret_env = options.get("secret_key_env")
+    secret_env, compat = options.get("secret_key_env"), options.get("compat")
+    if secret_env or compat:
+        from cmhash.settings.config import parse_compat, secret_key_from_env
     jobs, rename = options.get("jobs"), options.get("rename_jobs")
-    # the command line's Job mode over the config file's ``jobs:`` (options.py refuses
+    # the command line's Job mode over the config file's ``jobs:`` (cli/main.py refuses
     # two contradictory options): --jobs=annotate turns a configured rename off, a plain
     # --jobs keeps the configured mode
     if options.get("annotate_jobs"):
@@ -81,7 +80,7 @@ def layered(options: dict[str, Any], function_config: dict[str, Any] | None = No
         parser=options.get("parser"),
         max_input_bytes=options.get("max_input_bytes"),
         workers=options.get("workers"),
-        compat=parse_compat(options["compat"]) if options.get("compat") else None,
+        compat=parse_compat(compat) if compat else None,
         exclude=settings.exclude + tuple(options.get("exclude") or ()) or None,
         verbose=options.get("verbose") or None,
         quiet=options.get("quiet"),

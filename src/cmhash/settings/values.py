@@ -3,8 +3,9 @@ can say (``layering.py``), before each stage takes its part (``stages.py``)."""
 
 from __future__ import annotations
 
+import os
 import re
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from cmhash.findings import Acknowledgement
 from cmhash.knowledge.kinds import WorkloadKind
@@ -12,14 +13,41 @@ from cmhash.knowledge.sources import SecretSource
 from cmhash.model import DEFAULT_KEY
 from cmhash.plan.selection import Rule
 
-if TYPE_CHECKING:
-    pass
-
 CONFIG_NAME = ".cmhash.yaml"
 DEFAULT_MAX_INPUT = 256 * 1024 * 1024
 
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+# settings the config file and the command line give as they are: config-file key ->
+# Settings field (the command-line option's name is the field's)
+PLAIN_KEYS = (
+    ("annotationKey", "annotation_key"),
+    ("namespace", "namespace"),
+    ("strict", "strict"),
+    ("pods", "pods"),
+    ("imagePullSecrets", "image_pull_secrets"),
+    ("excludeSecrets", "exclude_secrets"),
+    ("optIn", "opt_in"),
+    ("versioned", "versioned"),
+    ("versionedKeep", "versioned_keep"),
+    ("versionedImmutable", "versioned_immutable"),
+)
+
+
+def find_config(start: str | None = None) -> str | None:
+    """The .cmhash.yaml of ``start`` (the working directory) or its nearest parent."""
+    d = os.path.abspath(start or os.getcwd())
+    while True:
+        candidate = os.path.join(d, CONFIG_NAME)
+        if os.path.isfile(candidate):
+            return candidate
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+
+
+# (patterns, compiled by re's cache when a key is given: most runs give none)
+_DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+_NAME = r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
 
 
 def validate_annotation_key(key: str) -> str | None:
@@ -27,9 +55,9 @@ def validate_annotation_key(key: str) -> str | None:
     prefix, slash, name = key.rpartition("/")
     if slash and not prefix:
         return "the prefix before '/' is empty"
-    if slash and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix.lower())):
+    if slash and (len(prefix) > 253 or not re.match(_DNS_SUBDOMAIN, prefix.lower())):
         return f"prefix {prefix!r} is not a DNS subdomain (lower-case, dots, dashes; <= 253)"
-    if not name or len(name) > 63 or not _NAME.match(name):
+    if not name or len(name) > 63 or not re.match(_NAME, name):
         return (
             f"name {name!r} must be 1-63 characters of [A-Za-z0-9-_.], "
             "starting and ending with a letter or digit"

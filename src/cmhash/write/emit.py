@@ -12,11 +12,11 @@ from cmhash.edit.splice import Edit, apply_edits
 from cmhash.errors import InternalError, NodeError
 from cmhash.plan.workplan import WorkloadPlan
 from cmhash.read.source import SourceText
-from cmhash.write.hunks import Replacement
 from cmhash.write.options import WriteOptions
 
 if TYPE_CHECKING:
     from cmhash.plan.versioning.decision import Versioning
+    from cmhash.write.hunks import Replacement
     from cmhash.write.recheck import Marked
 
 
@@ -48,6 +48,8 @@ class FileResult(NamedTuple):
     def replacements(self) -> list[Replacement]:
         """The edits as (start, end, text) of the source, in order: what the source
         between two kept ranges became (what ``--diff`` is built from)."""
+        from cmhash.write.hunks import Replacement
+
         out: list[Replacement] = []
         pos = 0  # the end of the last kept range
         new: list[str] = []
