@@ -17,7 +17,7 @@ import yaml
 from conftest import ROOT, SHARED_CORPUS, run_cmhash
 
 from cmhash.knowledge.kinds import OPERATOR_KINDS
-from cmhash.knowledge.sites import Site
+from cmhash.knowledge.podspec import Site
 
 CRDS = ROOT / "tests" / "crds"
 CASES = ROOT / "tests" / "cases"

@@ -16,7 +16,7 @@ from cmhash.analyze.spots import Spot
 from cmhash.errors import NodeError
 from cmhash.knowledge import podspec
 from cmhash.knowledge.kinds import DEFAULT_TABLE
-from cmhash.knowledge.sites import Site
+from cmhash.knowledge.podspec import Site
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.parse.k8syaml import FALSE_WORDS, TRUE_WORDS
 from cmhash.parse.resources import document_resources, pod_template

@@ -5,7 +5,7 @@ rolled when it changes; an app that hot-reloads one does not. Annotations say so
 the workload's ``metadata`` or its pod template's (read, never written):
 
 Declared dependencies (each hashed like a whole-object reference, ``namespace/name`` may
-name another namespace; the table: knowledge/declarations.py):
+name another namespace; the table: knowledge/compat.py DECLARATIONS):
 
 * ``cmhash.io/extra-configmaps``, ``cmhash.io/extra-secrets``: ``"a, b, other-ns/c"``;
 * Reloader: ``configmap.reloader.stakater.com/reload``, ``secret.…`` and
@@ -41,8 +41,15 @@ from cmhash.analyze.choice import reloader_source
 from cmhash.analyze.refs import Reference
 from cmhash.analyze.spots import Spot
 from cmhash.errors import NodeError
-from cmhash.knowledge.compat import RELOAD_LISTS, RELOADER_MATCH, split_wave
-from cmhash.knowledge.declarations import CONFIG_EXCLUDED, DECLARATIONS, KAPP_REF, Declaration
+from cmhash.knowledge.compat import (
+    CONFIG_EXCLUDED,
+    DECLARATIONS,
+    KAPP_REF,
+    RELOAD_LISTS,
+    RELOADER_MATCH,
+    Declaration,
+    split_wave,
+)
 
 _NAME = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from cmhash.analyze.spots import Spot, spot_of
 from cmhash.edit.splice import Edit, annotations_edits
 from cmhash.errors import NodeError
-from cmhash.knowledge.jobs import MAX_NAME, MUTABLE
+from cmhash.knowledge.optin import MAX_NAME, MUTABLE
 from cmhash.parse.tree import entries, get, get_path, scalar, to_python
 
 if TYPE_CHECKING:

@@ -18,8 +18,8 @@ from cmhash.knowledge.podspec import (
     IMAGE_PULL_SITE,
     POD_SITES,
     SUBPATH_FIELDS,
+    Site,
 )
-from cmhash.knowledge.sites import Site
 from cmhash.native import cext
 from cmhash.parse.ctree import Found, ctree_collect
 from cmhash.parse.k8syaml import FALSE_WORDS, TRUE_WORDS

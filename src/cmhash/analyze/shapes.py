@@ -17,7 +17,7 @@ from cmhash.analyze.declared import Skipped
 from cmhash.parse.tree import MAP, SCALAR, SEQ, deref, get, items
 
 if TYPE_CHECKING:
-    from cmhash.knowledge.sites import Site
+    from cmhash.knowledge.podspec import Site
     from cmhash.parse.tree import Node
 
 _WHAT = {SCALAR: "a string", SEQ: "a list", MAP: "a mapping"}

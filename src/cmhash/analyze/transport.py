@@ -25,7 +25,7 @@ from cmhash.analyze.versioned_sources import Producer
 from cmhash.edit.splice import Edit
 from cmhash.knowledge.compat import ReloaderView
 from cmhash.knowledge.kinds import Policy, WorkloadKind
-from cmhash.knowledge.sites import Site
+from cmhash.knowledge.podspec import Site
 from cmhash.native.cext import optional
 from cmhash.read.split import Chunk
 from cmhash.record import Record

@@ -21,7 +21,7 @@ from cmhash.analyze.shapes import misshapen
 from cmhash.analyze.summaries import SkipReason, WorkloadInfo
 from cmhash.edit.splice import PLACEHOLDER, Edit, annotation_edit
 from cmhash.errors import NodeError
-from cmhash.knowledge.hooks import HOOK_ANNOTATIONS, PRE_HOOKS
+from cmhash.knowledge.helm import HOOK_ANNOTATIONS, PRE_HOOKS
 from cmhash.knowledge.kinds import Policy, WorkloadKind
 from cmhash.knowledge.operators import INJECTED
 from cmhash.parse.resources import (

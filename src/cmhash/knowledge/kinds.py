@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from cmhash.knowledge.operators import OPERATOR_PROFILES
 
 if TYPE_CHECKING:
-    from cmhash.knowledge.sites import Site
+    from cmhash.knowledge.podspec import Site
 from cmhash.knowledge.sources import BUILTIN_SOURCES, SecretSource
 
 

@@ -5,6 +5,9 @@ user about one that uses in-stream configuration: one row per gated policy
 ``option`` names the plan option that opts in (a field of plan/options.py
 ``PlanOptions``, set by ``--jobs`` or ``--pods``); ``skip`` names the reason the
 workload is left alone (a member of analyze/summaries.py ``SkipReason``).
+
+And what the API server allows of a Job, for ``--jobs=rename`` (analyze/jobs.py): the
+spec fields that may change on an existing Job, and how long its name may be.
 """
 
 from __future__ import annotations
@@ -52,3 +55,13 @@ OPT_IN: dict[Policy, OptIn] = {
         "does not restart it (--pods to opt in)",
     ),
 }
+
+# Job spec fields the API server lets change on an existing Job (k8s.io/kubernetes
+# pkg/apis/batch/validation/validation.go ValidateJobSpecUpdate): a change to them is
+# applied to the Job, it is no reason to run it again
+MUTABLE = ("parallelism", "suspend", "activeDeadlineSeconds", "ttlSecondsAfterFinished")
+
+# the Job controller puts the Job's name in its pods' job-name label, whose values are
+# limited to 63 characters (k8s.io/apimachinery pkg/util/validation IsValidLabelValue,
+# LabelValueMaxLength)
+MAX_NAME = 63

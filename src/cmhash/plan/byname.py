@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from cmhash.errors import NodeError
-from cmhash.knowledge.rbac import (
+from cmhash.knowledge.namesites import (
     ALL_SERVICE_ACCOUNTS_GROUP,
     BUILTIN_CLUSTER_ROLES,
     RBAC_RESOURCES,

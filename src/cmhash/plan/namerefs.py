@@ -10,8 +10,7 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from cmhash.analyze.versioned_names import VERSIONABLE
-from cmhash.knowledge.namesites import ANNOTATIONS, SITES, Site
-from cmhash.knowledge.rbac import RBAC_RESOURCES
+from cmhash.knowledge.namesites import ANNOTATIONS, RBAC_RESOURCES, SITES, Site
 from cmhash.parse.resources import Resource
 from cmhash.parse.tree import Node, items, scalar, walk
 

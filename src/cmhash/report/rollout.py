@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from cmhash.knowledge.hooks import HOOK_ANNOTATIONS
+from cmhash.knowledge.helm import HOOK_ANNOTATIONS
 from cmhash.knowledge.plain import path_get
 from cmhash.knowledge.podupdate import Effect
 from cmhash.knowledge.rollout import OTHER_NONE, OTHER_ROLLS, RULES

@@ -18,7 +18,7 @@ from cmhash.settings.values import DEFAULT_MAX_INPUT, PLAIN_KEYS, Settings
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from cmhash.knowledge.sites import Site
+    from cmhash.knowledge.podspec import Site
     from cmhash.parse.tree import Node
     from cmhash.read.source import SourceText
 
