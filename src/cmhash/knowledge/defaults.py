@@ -5,7 +5,7 @@ The API server fills these in before it stores an object, so a field spelled out
 its default on one side and left out on the other is the same stored template: the
 Deployment controller finds its ReplicaSet unchanged and nothing rolls (the
 pod-template hash is computed on the stored, defaulted template). The report compares
-the two templates after filling them in (report/defaults.py).
+the two templates after filling them in (report/podtemplate.py).
 
 Paths are patterns (``matches``): ``"*"`` any key or list item, ``"<c>"`` a container
 list (``CONTAINERS``).

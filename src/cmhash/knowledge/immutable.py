@@ -6,7 +6,7 @@ the change does.
 Each row gives, for an object, its fixed fields as the server compares them
 (``apiequality.Semantic``: an empty list, map or string is as good as none; quantities
 by amount) after its defaults (pkg/apis/apps/v1/defaults.go, pkg/apis/core/v1/defaults.go);
-report/immutable.py compares OLD's with NEW's.
+report/rollout.py compares OLD's with NEW's.
 """
 
 from __future__ import annotations

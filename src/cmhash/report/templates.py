@@ -1,5 +1,5 @@
 """report: both sides' workload objects (objects.py), what changed in a workload's pod
-template (podtemplate.py) or its immutable fields (immutable.py), and the rollout rule
+template (podtemplate.py) or its immutable fields (rollout.py), and the rollout rule
 that decides the change (rollout.py)."""
 
 from __future__ import annotations
@@ -11,10 +11,9 @@ from cmhash.knowledge.plain import path_get
 from cmhash.knowledge.rollout_rule import ROLLOUT, Takeover
 from cmhash.model import ResourceId
 from cmhash.plan.workplan import WorkloadPlan
-from cmhash.report.immutable import changed
 from cmhash.report.objects import Objects, deep
 from cmhash.report.podtemplate import TemplateCause, shown, template_causes
-from cmhash.report.rollout import Context, Decision, decide, rollouts_by_workload
+from cmhash.report.rollout import Context, Decision, changed, decide, rollouts_by_workload
 from cmhash.report.usage import Names
 
 if TYPE_CHECKING:
@@ -55,7 +54,7 @@ class Templates(NamedTuple):
             return tuple(template_causes(before, after, self.annotation_key))
 
     def fixed(self, plan: WorkloadPlan, prev: WorkloadPlan) -> tuple[TemplateCause, ...]:
-        """The object's immutable fields that changed (immutable.py), as causes: a change
+        """The object's immutable fields that changed (rollout.py), as causes: a change
         the API server refuses even where the pod template stays the same."""
         both = self._objects(plan, prev)
         if both is None:
