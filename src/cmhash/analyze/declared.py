@@ -54,11 +54,37 @@ from cmhash.knowledge.compat import (
 _NAME = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
 
 
+def _declared(
+    kind: str,
+    name: str,
+    by: str,
+    field: str,
+    offset: int,
+    namespace: str | None,
+    spot: Spot | None,
+    pattern: bool = False,
+) -> Reference:
+    """A dependency the annotation ``by`` (in the mapping at ``field``) declares: the
+    whole object."""
+    return Reference(
+        kind,
+        name,
+        None,
+        False,
+        "declared",
+        f"{field}.{by}",
+        offset,
+        namespace=namespace,
+        pattern=pattern,
+        declared_by=by,
+        spot=spot,
+    )
+
+
 def _names(
     decl: Declaration, value: str, offset: int, field: str, spot: Spot | None
 ) -> list[Reference]:
     refs = []
-    where = f"{field}.{decl.annotation}"
     for raw in value.split(","):
         item = raw.strip()
         if not item:
@@ -83,21 +109,8 @@ def _names(
                 raise NodeError(
                     f"{decl.annotation}: {item!r} is not a name or namespace/name", offset
                 )
-        refs.append(
-            Reference(
-                decl.target,
-                name,
-                None,
-                False,
-                "declared",
-                where,
-                offset,
-                namespace=namespace,
-                pattern=decl.regex,
-                declared_by=decl.annotation,
-                spot=spot,
-            )
-        )
+        by = decl.annotation
+        refs.append(_declared(decl.target, name, by, field, offset, namespace, spot, decl.regex))
     return refs
 
 
@@ -119,25 +132,9 @@ def _kapp(key: str, value: str, offset: int, field: str) -> list[Reference]:
     ):
         return []  # a versioned object of another kind: not config, nothing to hash
     namespace = data.get("namespace") if isinstance(data.get("namespace"), str) else None
-    return [
-        Reference(
-            str(data["kind"]),
-            data["name"],
-            None,
-            False,
-            "declared",
-            f"{field}.{key}",
-            offset,
-            namespace=namespace,
-            declared_by=key,
-            spot=Spot(
-                offset,
-                offset,
-                None,
-                f"it is named in {key}; name it in cmhash.io/extra-configmaps or -secrets instead",
-            ),
-        )
-    ]
+    why = f"it is named in {key}; name it in cmhash.io/extra-configmaps or -secrets instead"
+    spot = Spot(offset, offset, None, why)
+    return [_declared(str(data["kind"]), data["name"], key, field, offset, namespace, spot)]
 
 
 class Skipped(NamedTuple):
@@ -202,17 +199,8 @@ def _wave(
                 )
             continue
         refs.append(
-            Reference(
-                decl.target,
-                item.name,
-                None,
-                False,
-                "declared",
-                f"{ann.field}.{decl.annotation}",
-                offset,
-                namespace=item.namespace,
-                declared_by=decl.annotation,
-                spot=spot,
+            _declared(
+                decl.target, item.name, decl.annotation, ann.field, offset, item.namespace, spot
             )
         )
     skipped.extend(

@@ -108,16 +108,16 @@ def merge_uses(uses: Iterable[Use]) -> list[Use]:
     return [merged[k] for k in sorted(merged)]
 
 
+def canonical_json(value: object) -> str:
+    """Compact, key-sorted JSON, not ASCII-escaped: the text every digest here hashes."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def py_canonical(uses: Iterable[Use], secret_key: bytes | None = None) -> str:
     """The encoding by its definition: ``entry`` dicts through ``json.dumps`` (the
     reference for ``canonical``)."""
     refs = [entry(u, secret_key) for u in merge_uses(uses)]
-    return json.dumps(
-        {"v": ENCODING_VERSION, "refs": refs},
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-    )
+    return canonical_json({"v": ENCODING_VERSION, "refs": refs})
 
 
 def _entry_json(use: Use, secret_key: bytes | None) -> str:

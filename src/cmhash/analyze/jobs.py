@@ -16,10 +16,10 @@ their next run takes the new template.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import TYPE_CHECKING, NamedTuple
 
+from cmhash.analyze.hashing import canonical_json, sha256_hex
 from cmhash.analyze.spots import Spot, spot_of
 from cmhash.edit.splice import Edit, annotations_edits
 from cmhash.errors import NodeError
@@ -61,10 +61,7 @@ def _spec_digest(spec: Node | None, key: str) -> str:
                 del meta["annotations"]
             if not meta and isinstance(template, dict):
                 del template["metadata"]
-    import hashlib  # (only --jobs=rename needs it: a plain run does not import it)
-
-    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_hex(canonical_json(data).encode("utf-8"))
 
 
 def _renamed_from(name: str, base: str) -> bool:
@@ -98,10 +95,8 @@ def plan_rename(res: Resource, template: Node, key: str, default_nl: str, text: 
 
 
 def suffix(rename: JobRename, checksum: str) -> str:
-    import hashlib
-
     text = f"{rename.base}\n{rename.digest}\n{checksum}".encode()
-    return hashlib.sha256(text).hexdigest()[:SUFFIX_LEN].translate(_TRANSLATE)
+    return sha256_hex(text)[:SUFFIX_LEN].translate(_TRANSLATE)
 
 
 def new_name(rename: JobRename, checksum: str) -> str:

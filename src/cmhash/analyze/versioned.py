@@ -68,6 +68,7 @@ def peer_keep_original(annotations: Annotations | None) -> str | None:
 
 
 def name_spot(res: Resource) -> Spot | None:
+    """Where the object's ``metadata.name`` is written (renamed with it), if it is."""
     meta = entries(res.node).get("metadata")
     if meta is None:
         return None
