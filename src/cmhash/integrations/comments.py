@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from cmhash.errors import UsageError
+from cmhash.knowledge.plain import path_get
 
 MARKER = "<!-- cmhash-report -->"
 
@@ -102,11 +103,20 @@ def find(api: Api) -> int | None:
     return None
 
 
-def field(item: Any, *path: str) -> Any:
-    """``item[path[0]][path[1]]...`` of a reply, or None."""
-    for step in path:
-        item = item.get(step) if isinstance(item, dict) else None
-    return item
+def token(env: Mapping[str, str], name: str, what: str) -> str:
+    """The token in the variable ``name`` (``what``: the token it must be)."""
+    value = env.get(name, "").strip()  # (a trailing newline of a pasted token)
+    if not value:
+        raise NoteError(f"the token variable {name} is empty or not set ({what})")
+    return value
+
+
+def whoami(api: Api, url: str, *path: str) -> Any:
+    """``path`` of the token's own user (GET ``url``), or None when it may not ask."""
+    try:
+        return path_get(request(api, "GET", url), path)
+    except NoteError:
+        return None
 
 
 TRUNCATED = "\n\n…(truncated: see the job's artifacts)\n"

@@ -11,7 +11,8 @@ import os
 import urllib.parse
 from collections.abc import Callable, Mapping
 
-from cmhash.integrations.comments import Api, Mine, NoteError, field, read_report, request, upsert
+from cmhash.integrations.comments import Api, Mine, NoteError, read_report, token, upsert, whoami
+from cmhash.knowledge.plain import path_get
 
 # GitHub's REST API: issue comments (a pull request is an issue for comments)
 # https://docs.github.com/en/rest/issues/comments (list, create, update: PATCH)
@@ -44,13 +45,10 @@ def _mine(user_url: str) -> Callable[[Api], Mine]:
     an app's token) may not ask (403): then its comments are a bot's."""
 
     def mine(api: Api) -> Mine:
-        try:
-            login = field(request(api, "GET", user_url), "login")
-        except NoteError:
-            login = None
+        login = whoami(api, user_url, "login")
         if isinstance(login, str) and login:
-            return lambda item: field(item, "user", "login") == login
-        return lambda item: field(item, "user", "type") == "Bot"
+            return lambda item: path_get(item, ("user", "login")) == login
+        return lambda item: path_get(item, ("user", "type")) == "Bot"
 
     return mine
 
@@ -63,12 +61,7 @@ def post_comment(
     repo = env.get("GITHUB_REPOSITORY", "")
     if repo.count("/") != 1:
         raise NoteError("GITHUB_REPOSITORY is not set to owner/name (not a GitHub Actions run?)")
-    token = env.get(token_env, "").strip()  # (a trailing newline of a pasted token)
-    if not token:
-        raise NoteError(
-            f"the token variable {token_env} is empty or not set (the job's GITHUB_TOKEN "
-            "with permissions: pull-requests: write)"
-        )
+    secret = token(env, token_env, "the job's GITHUB_TOKEN with permissions: pull-requests: write")
     number = _pr_number(env, pr)
     api_url = env.get("GITHUB_API_URL", "https://api.github.com").rstrip("/")
     owner, name = (urllib.parse.quote(p, safe="") for p in repo.split("/"))
@@ -79,7 +72,7 @@ def post_comment(
         lambda comment: f"{base}/comments/{comment}",
         "PATCH",
         {
-            "Authorization": f"Bearer {token}",
+            "Authorization": f"Bearer {secret}",
             "Accept": "application/vnd.github+json",
             "X-GitHub-Api-Version": API_VERSION,
         },

@@ -13,11 +13,12 @@ from cmhash.integrations.comments import (
     Api,
     Mine,
     NoteError,
-    field,
     read_report,
-    request,
+    token,
     upsert,
+    whoami,
 )
+from cmhash.knowledge.plain import path_get
 
 __all__ = ["MARKER", "MAX_BODY", "NoteError", "post_from_environment", "post_note"]
 
@@ -30,11 +31,8 @@ def _mine(user_url: str) -> Callable[[Api], Mine]:
     by author id; a token that may not ask owns no note (a new one is created)."""
 
     def mine(api: Api) -> Mine:
-        try:
-            me = field(request(api, "GET", user_url), "id")
-        except NoteError:
-            me = None
-        return lambda item: me is not None and field(item, "author", "id") == me
+        me = whoami(api, user_url, "id")
+        return lambda item: me is not None and path_get(item, ("author", "id")) == me
 
     return mine
 
@@ -48,12 +46,9 @@ def post_note(text: str, env: Mapping[str, str], token_env: str) -> tuple[str, i
             f"not a merge-request pipeline: {', '.join(missing)} not set "
             "(run the job with rules: - if: $CI_MERGE_REQUEST_IID)"
         )
-    token = env.get(token_env, "").strip()  # (a trailing newline of a pasted token)
-    if not token:
-        raise NoteError(
-            f"the token variable {token_env} is empty or not set (a project "
-            "access token with the api scope, as a masked CI/CD variable)"
-        )
+    secret = token(
+        env, token_env, "a project access token with the api scope, as a masked CI/CD variable"
+    )
     project = urllib.parse.quote(env["CI_PROJECT_ID"], safe="")
     base = (
         f"{env['CI_API_V4_URL'].rstrip('/')}/projects/{project}/merge_requests/"
@@ -64,7 +59,7 @@ def post_note(text: str, env: Mapping[str, str], token_env: str) -> tuple[str, i
         f"{base}?sort=asc",
         lambda note: f"{base}/{note}",
         "PUT",
-        {"PRIVATE-TOKEN": token},
+        {"PRIVATE-TOKEN": secret},
         MAX_BODY,
         "check the token's scope: api",
         _mine(f"{env['CI_API_V4_URL'].rstrip('/')}/user"),
