@@ -2,7 +2,7 @@
 
 A pod spec reference is rewritten when ``--versioned`` renames the object; these are not
 (their objects are not versioned, and old pods may still need the old name). Each row
-says where the name is written and cites where the field is defined; plan/namerefs.py
+says where the name is written and cites where the field is defined; plan/byname.py
 finds every one in the input. An object any of them names is read by name
 (plan/byname.py): ``--versioned`` leaves it alone unless the object opts in with
 ``cmhash.io/versioned: "true"``, and then each of these references gets an
@@ -10,7 +10,7 @@ finds every one in the input. An object any of them names is read by name
 
 And what Kubernetes RBAC says about reading ConfigMaps and Secrets: the resources that
 mean them, the verbs that read, the ClusterRoles every cluster has, and the user and
-group names the API server gives ServiceAccounts. Read by plan/namerefs.py (a Role's
+group names the API server gives ServiceAccounts. Read by plan/byname.py (a Role's
 ``resourceNames``) and plan/byname.py (who may read an object through the API).
 """
 

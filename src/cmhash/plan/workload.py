@@ -14,7 +14,7 @@ from cmhash.analyze.hashing import digest
 from cmhash.analyze.jobs import new_name, rename_edits
 from cmhash.analyze.summaries import SkipReason, WorkloadInfo
 from cmhash.edit.splice import with_value
-from cmhash.findings import Code, Finding, finding
+from cmhash.findings import Code, Finding
 from cmhash.knowledge.kinds import Policy
 from cmhash.knowledge.optin import OPT_IN
 from cmhash.model import Level, ResourceId
@@ -101,13 +101,11 @@ def _plan(
     ):
         plan.skip, plan.skip_detail, plan.selected_by = selected(plan, options)
     findings.extend(
-        finding(
-            src,
+        plan.finding(
             item.offset,
             Code.REFERENCE_SHAPE if item.shape else Code.SKIPPED_ITEM,
             f"{info.label}: {item.message}",
             level=Level.ERROR if item.shape and options.strict else None,
-            about=info.about,
         )
         for item in info.skipped_items
     )
@@ -115,13 +113,11 @@ def _plan(
         about = SKIP_FINDINGS.get(plan.skip)
         if about is not None:
             findings.append(
-                finding(
-                    src,
+                plan.finding(
                     info.offset,
                     about[0],
                     f"{info.label} "
                     + about[1].format(detail=plan.skip_detail or "another workload"),
-                    about=info.about,
                 )
             )
         # opted out: no findings, but explain and report show what it uses
@@ -136,25 +132,21 @@ def _plan(
         plan.skip = SkipReason[gate.skip]
         if plan.in_stream:
             findings.append(
-                finding(
-                    src,
+                plan.finding(
                     info.offset,
                     gate.code,
                     f"{info.label} {(info.hook and gate.hook_message) or gate.message}",
-                    about=info.about,
                 )
             )
         return plan
     if plan.value is None:
         if info.current is not None:
             findings.append(
-                finding(
-                    src,
+                plan.finding(
                     info.offset,
                     Code.STALE_ANNOTATION,
                     f"{info.label} carries {options.annotation_key} but uses no in-stream "
                     "ConfigMap/Secret; left untouched",
-                    about=info.about,
                 )
             )
         return plan
@@ -172,13 +164,11 @@ def _rename_job(plan: WorkloadPlan, value: str, findings: list[Finding]) -> None
         if info.hook or info.generated:
             what = "a Helm or Argo CD hook" if info.hook else "named by generateName"
             findings.append(
-                finding(
-                    plan.source,
+                plan.finding(
                     info.offset,
                     Code.JOB_NOT_RENAMED,
                     f"{info.label} is {what}: not renamed (its tool makes a new Job each "
                     "time), only annotated",
-                    about=info.about,
                 )
             )
         return
@@ -192,20 +182,13 @@ def _finish(plan: WorkloadPlan, value: str, options: PlanOptions, findings: list
     info, src = plan.info, plan.source
     if info.no_restart:
         findings.append(
-            finding(
-                src,
-                info.offset,
-                Code.NO_RESTART,
-                f"{info.label}: {info.no_restart}",
-                about=info.about,
-            )
+            plan.finding(info.offset, Code.NO_RESTART, f"{info.label}: {info.no_restart}")
         )
     if info.current == value and _is_string(info):
         return  # ours and current, in whatever style another tool left it
     if info.current is not None and not _written_by_cmhash(src, info):
         findings.append(
-            finding(
-                src,
+            plan.finding(
                 info.offset,
                 Code.REPLACED_ANNOTATION,
                 f"{info.label}: replaced a {options.annotation_key} value cmhash did not write "
@@ -213,7 +196,6 @@ def _finish(plan: WorkloadPlan, value: str, options: PlanOptions, findings: list
                 "the pod spec references is no longer covered: declare those "
                 "(cmhash.io/extra-configmaps, cmhash.io/extra-secrets), or give cmhash "
                 "another key (--annotation-key) to keep both",
-                about=info.about,
             )
         )
     if info.edit_error is not None:
