@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from cmhash.errors import EXIT_CHANGED, EXIT_INPUT, EXIT_OK
 from cmhash.model import Level
 from cmhash.output import err, report_findings, report_notes, write_stdout
-from cmhash.read.mode import Mode
+from cmhash.read.stdin import Mode
 
 if TYPE_CHECKING:
     from cmhash.app.result import RunResult

@@ -142,7 +142,7 @@ class Skipped(NamedTuple):
 
     offset: int
     message: str
-    # a reference field of an operator's resource in the wrong shape (shapes.py): a
+    # a reference field of an operator's resource in the wrong shape (workload.py): a
     # reference-shape finding, an error with --strict
     shape: bool = False
 

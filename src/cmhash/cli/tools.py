@@ -71,7 +71,7 @@ def patches(
     from cmhash.deliver import report_run
     from cmhash.integrations import patches as gen
     from cmhash.integrations import patchout
-    from cmhash.read.mode import Mode
+    from cmhash.read.stdin import Mode
     from cmhash.settings.layering import layered
 
     if kustomization_dir and helmrelease:

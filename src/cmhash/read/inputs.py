@@ -62,9 +62,8 @@ from collections.abc import Callable, Sequence
 from typing import BinaryIO, NamedTuple
 
 from cmhash.errors import InputError, UsageError, printable
-from cmhash.read.mode import Mode
 from cmhash.read.source import STDIN, SourceText, decode, read_file, read_limited
-from cmhash.read.stdin import TERMINAL_HINT, Stdin, choose
+from cmhash.read.stdin import TERMINAL_HINT, Mode, Stdin, choose
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 CHART_FILE = "Chart.yaml"

@@ -63,7 +63,7 @@ def data_of(old: str, new: str, settings: Settings, values: bool = True) -> dict
     from cmhash.app import pipeline as app
     from cmhash.errors import UsageError
     from cmhash.read.inputs import select
-    from cmhash.read.mode import Mode
+    from cmhash.read.stdin import Mode
     from cmhash.runtime import lifetime
 
     if old == "-" and new == "-":
