@@ -118,7 +118,7 @@ def _run(
     planner = Planner(scoping, releases, options.plan)
     versioning = None
     if options.plan.versioned or any(e.info.versioned for e in index.objects.values()):
-        from cmhash.plan.versioning import stage  # (imported only when it can apply)
+        from cmhash.plan import versioning as stage  # (imported only when it can apply)
 
         versioning = stage.versioning(
             sources, docs, index, planner, options.plan, findings, secret_spans
