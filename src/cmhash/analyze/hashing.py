@@ -113,13 +113,6 @@ def canonical_json(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def py_canonical(uses: Iterable[Use], secret_key: bytes | None = None) -> str:
-    """The encoding by its definition: ``entry`` dicts through ``json.dumps`` (the
-    reference for ``canonical``)."""
-    refs = [entry(u, secret_key) for u in merge_uses(uses)]
-    return canonical_json({"v": ENCODING_VERSION, "refs": refs})
-
-
 def _entry_json(use: Use, secret_key: bytes | None) -> str:
     """``entry(use)`` as ``json.dumps`` writes it: keys in sorted order (absent, data,
     kind, name, namespace, source, type), compact, not ASCII-escaped."""
@@ -149,7 +142,8 @@ def _entry_json(use: Use, secret_key: bytes | None) -> str:
 
 
 def canonical(uses: Iterable[Use], secret_key: bytes | None = None) -> str:
-    """The encoded text (``py_canonical``'s, written directly: no dicts, no encoder)."""
+    """The encoded text: ``{"v": 1, "refs": [entry, ...]}`` as ``canonical_json`` writes it
+    (tests/test_hashing.py holds the two equal), written directly: no dicts, no encoder."""
     refs = ",".join(_entry_json(u, secret_key) for u in merge_uses(uses))
     return f'{{"refs":[{refs}],"v":{ENCODING_VERSION}}}'
 

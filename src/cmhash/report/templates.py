@@ -48,9 +48,6 @@ class Objects:
     def __contains__(self, key: ResourceId) -> bool:
         return key in self._plans
 
-    def ids(self) -> Iterable[ResourceId]:
-        return self._plans.keys()
-
     def _chunk(self, plan: WorkloadPlan) -> tuple[int, int]:
         src: SourceText = plan.source
         if id(src) not in self._cuts:
