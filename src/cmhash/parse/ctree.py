@@ -14,22 +14,17 @@ from cmhash.native import cext
 from cmhash.parse.limits import MAX_DEPTH, MAX_SCALAR
 from cmhash.parse.tree import MAP, SCALAR, SEQ, Node
 
+KINDS = (SCALAR, SEQ, MAP)  # what the C code reads a node's kind by
+
 
 def ctree_build() -> Callable[[str, int], list[Node] | None] | None:
     """native/_ctree.c's ``build`` for our Node class and limits: (text, base) -> the
     roots, or None to parse on the event path. None when the extension was not built (no
     C compiler or libyaml headers at install) or ``CMHASH_CTREE=0``."""
-    _ctree = cext.ctree()
-    if _ctree is None or cext.off("build"):
+    c_build = cext.function("build")
+    if c_build is None:
         return None
-    c_build = _ctree.build
-    kinds = (SCALAR, SEQ, MAP)
-
-    def build(text: str, base: int) -> list[Node] | None:
-        built: list[Node] | None = c_build(text, base, Node, kinds, MAX_DEPTH, MAX_SCALAR)
-        return built
-
-    return build
+    return lambda text, base: c_build(text, base, Node, KINDS, MAX_DEPTH, MAX_SCALAR)
 
 
 CheckEdit = Callable[[Node, str, tuple[str, ...], str, str], bool | None]
@@ -41,19 +36,10 @@ def ctree_check_edit() -> CheckEdit | None:
     template path, key, value) -> True when the edited text's events are the original
     tree plus our annotation, None when it cannot tell (edit/treecheck.py). None without
     the extension."""
-    _ctree = cext.ctree()
-    if _ctree is None or cext.off("check_edit"):
+    c_check = cext.function("check_edit")
+    if c_check is None:
         return None
-    c_check = _ctree.check_edit
-    kinds = (SCALAR, SEQ, MAP)
-
-    def check_edit(
-        old: Node, text: str, path: tuple[str, ...], key: str, value: str
-    ) -> bool | None:
-        same: bool | None = c_check(old, text, Node, kinds, path, key, value)
-        return same
-
-    return check_edit
+    return lambda old, text, path, key, value: c_check(old, text, Node, KINDS, path, key, value)
 
 
 Found = list[list[tuple[Node, str]]]  # per reference site: (node, field path)
@@ -65,14 +51,7 @@ def ctree_collect() -> Collect | None:
     """native/_ctree.c's ``collect`` for our Node class: analyze/refs.py's walk of a trie
     of reference sites, over trees the C builder made (None from it: walk in Python).
     None without the extension."""
-    _ctree = cext.ctree()
-    if _ctree is None or cext.off("collect"):
+    c_collect = cext.function("collect")
+    if c_collect is None:
         return None
-    c_collect = _ctree.collect
-    kinds = (SCALAR, SEQ, MAP)
-
-    def collect(node: Node, trie: Any, field: str, count: int) -> Found | None:
-        found: Found | None = c_collect(node, trie, field, count, Node, kinds)
-        return found
-
-    return collect
+    return lambda node, trie, field, count: c_collect(node, trie, field, count, Node, KINDS)

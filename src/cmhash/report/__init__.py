@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from cmhash.output import plural
 from cmhash.report.compare import build
 from cmhash.report.render import FORMATS, fails, formatted
 from cmhash.visible import visible
@@ -34,7 +35,7 @@ class Budget(NamedTuple):
         s = data["summary"]
         n = s["restart"]
         if self.total is not None and n > self.total:
-            return f"{_workloads(n)} {_verb(n)} (budget {self.total})"
+            return f"{plural(n, 'workload')} {_verb(n)} (budget {self.total})"
         if self.per_namespace is None:
             return None
         over = {ns: k for ns, k in s["restartByNamespace"].items() if k > self.per_namespace}
@@ -43,15 +44,11 @@ class Budget(NamedTuple):
         ns, k = max(over.items(), key=lambda item: (item[1], item[0]))
         more = f"; {len(over)} namespaces over" if len(over) > 1 else ""
         where = f"namespace {visible(ns)}" if ns else "no namespace"
-        return f"{_workloads(k)} {_verb(k)} in {where} (budget {self.per_namespace}{more})"
+        return f"{plural(k, 'workload')} {_verb(k)} in {where} (budget {self.per_namespace}{more})"
 
 
 def _verb(n: int) -> str:
     return "restarts" if n == 1 else "restart"
-
-
-def _workloads(n: int) -> str:
-    return f"{n} workload{'' if n == 1 else 's'}"
 
 
 NO_BUDGET = Budget()
