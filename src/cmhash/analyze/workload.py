@@ -16,8 +16,7 @@ default applies), never a finding."""
 from __future__ import annotations
 
 from cmhash.analyze.annotations import Annotations, labels_of, read_annotations
-from cmhash.analyze.choice import selection
-from cmhash.analyze.declared import Skipped, declared_references
+from cmhash.analyze.declared import Skipped, declared_references, selection
 from cmhash.analyze.jobs import plan_rename
 from cmhash.analyze.options import AnalyzeOptions
 from cmhash.analyze.refs import (

@@ -55,7 +55,7 @@ RELOADER_IGNORE = "reloader.stakater.com/ignore"
 WAVE_ON = "wave.pusher.com/update-on-config-change"
 WAVE_TRUE = "true"  # requiredAnnotationValue (types.go)
 # every Reloader and Wave key here holds one of these (a workload with none is selected
-# without reading the tables: analyze/choice.py)
+# without reading the tables: analyze/declared.py)
 KEY_PARTS = ("reloader.stakater.com/", "wave.pusher.com/")
 
 
