@@ -11,8 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cmhash.native import cext
-from cmhash.parse.limits import MAX_DEPTH, MAX_SCALAR
-from cmhash.parse.tree import MAP, SCALAR, SEQ, Node
+from cmhash.parse.tree import MAP, MAX_DEPTH, MAX_SCALAR, SCALAR, SEQ, Node
 
 KINDS = (SCALAR, SEQ, MAP)  # what the C code reads a node's kind by
 

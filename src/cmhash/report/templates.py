@@ -20,9 +20,8 @@ from cmhash.knowledge.rollout_rule import ROLLOUT, Takeover
 from cmhash.model import ResourceId
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.parse.k8syaml import plain_value
-from cmhash.parse.limits import MAX_DEPTH
 from cmhash.parse.resources import document_resources
-from cmhash.parse.tree import SCALAR, SEQ, Node, deref, entries, to_python
+from cmhash.parse.tree import MAX_DEPTH, SCALAR, SEQ, Node, deref, entries, to_python
 from cmhash.plan.workplan import WorkloadPlan
 from cmhash.read.source import SourceText
 from cmhash.read.split import chunk, cuts
@@ -93,7 +92,7 @@ class Objects:
 
 @contextmanager
 def deep() -> Iterator[None]:
-    """Room for one frame or three a level: documents nest up to limits.MAX_DEPTH."""
+    """Room for one frame or three a level: documents nest up to tree.MAX_DEPTH."""
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 4 * MAX_DEPTH + 1000))
     try:
