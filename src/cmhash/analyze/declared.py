@@ -1,34 +1,16 @@
 """Dependencies the pod spec does not show, and selection, declared in annotations: which
-of a workload's references count, by its annotations (``selection``).
+of a workload's references count (``selection``), and which objects it depends on besides
+(``declared_references``), on the workload's ``metadata`` or its pod template's (read,
+never written). Every annotation and what it does, as users read it:
+docs/concepts/dependencies-and-selection.md; the tables: knowledge/compat.py.
 
 An app that reads a ConfigMap through the API (no mount, no env) still needs its pods
-rolled when it changes; an app that hot-reloads one does not. Annotations say so, on
-the workload's ``metadata`` or its pod template's (read, never written):
-
-Declared dependencies (each hashed like a whole-object reference, ``namespace/name`` may
-name another namespace; the table: knowledge/compat.py DECLARATIONS):
-
-* ``cmhash.io/extra-configmaps``, ``cmhash.io/extra-secrets``: ``"a, b, other-ns/c"``;
-* Reloader: ``configmap.reloader.stakater.com/reload``, ``secret.…`` and
-  ``secretproviderclass.…``: comma lists of Go regular expressions (analyze/patterns.py),
-  read where Reloader reads them (knowledge/compat.py);
-* Wave: ``wave.pusher.com/extra-configmaps``, ``wave.pusher.com/extra-secrets``, on the
-  workload's own metadata, items as Wave splits them (one it skips is a finding);
-* kapp: ``kapp.k14s.io/versioned-explicit-ref`` (and ``….<suffix>``): a YAML mapping
-  ``{apiVersion: v1, kind: ConfigMap|Secret, name}``.
-
-Selection (they select, they do not add): ``cmhash.io/enabled: "true"`` selects the
-workload in ``optIn`` mode and counts every pod-spec reference, ``"false"`` opts it out;
-``cmhash.io/sources: configmaps|secrets|all`` says which kinds of pod-spec references
-count. Reloader's and Wave's annotations select as those tools do (knowledge/compat.py):
-Reloader's rules decide each pod-spec reference (``--opt-in`` is Reloader's default
-mode, the default mode its ``--auto-reload-all``), Wave's
-``update-on-config-change: "true"`` counts every one. In ``optIn`` mode a workload is
-selected by ``cmhash.io/enabled``, a Reloader reload list, ``auto``, typed ``auto`` or
-``search``, or Wave's ``update-on-config-change``.
-
-Declared dependencies count whatever the selection says about pod-spec ones (but for
-Reloader's exclude lists, which come first in Reloader too).
+rolled when it changes; an app that hot-reloads one does not. Each tool's annotations are
+read where that tool reads them (Reloader's lists are Go regular expressions:
+analyze/patterns.py; Wave's items as Wave splits them, one it skips a finding; kapp's a
+YAML mapping). Selection selects, it does not add: declared dependencies count whatever
+it says about pod-spec ones (but for Reloader's exclude lists, which come first in
+Reloader too).
 """
 
 from __future__ import annotations

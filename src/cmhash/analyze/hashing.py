@@ -1,25 +1,13 @@
-"""The canonical content hash (encoding version 1). See docs/hash-encoding.md.
+"""The canonical content hash (encoding version 1), as docs/hash-encoding.md pins it and
+tests/test_hashing.py holds it (known answers: a change rolls every user's pods).
 
-What a workload's value covers, for each ConfigMap/Secret it references:
-
-* ``kind`` and ``name`` of the object (namespace is implied: pod-spec references never
-  cross namespaces; a declared dependency in another namespace adds ``namespace``);
-* the *used* content: every key for whole-object references (``envFrom``,
-  volumes without ``items``), only the named keys otherwise; a named key the
-  object lacks is recorded as ``null`` so that adding it later changes the value;
-* the bytes the pod sees, in standard base64: ConfigMap ``data`` as UTF-8 and
-  ``binaryData`` decoded; Secret ``data`` decoded with ``stringData`` laid over it;
-* for Secrets, the ``type`` (empty means ``Opaque``);
-* an object that is not in the input (optional, or missing) as ``"absent": true``;
-* an object produced by a source in the input (a SealedSecret, an ExternalSecret...):
-  the source's content fields as ``data`` (every one, whatever keys the reference
-  names) and ``"source": "<group>/<kind>"``.
-
-The entries are sorted by (kind, name) and serialised as compact, key-sorted
-JSON inside ``{"v": 1, "refs": [...]}``; the value is the SHA-256 of that UTF-8
-text in lower-case hex. Metadata, key order, quoting and base64 line wrapping
-never reach the encoding. With a secret key (``--secret-key-env``) each Secret
-value is replaced by its HMAC-SHA256 before it enters the encoding.
+Per referenced object an entry: its kind and name (and namespace, for a declared
+dependency in another one), the bytes the pod sees of the keys it uses (every key for a
+whole-object reference, a source's every content field; a missing key as ``null``) in
+standard base64, a Secret's type; ``"absent": true`` for an object not in the input. The
+entries sorted by (kind, name), as compact key-sorted JSON in ``{"v": 1, "refs": [...]}``;
+the value is its SHA-256 in lower-case hex. With a secret key (``--secret-key-env``) each
+Secret value is its HMAC-SHA256 first.
 """
 
 from __future__ import annotations
