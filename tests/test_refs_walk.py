@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from manifests import Stream, Style, render, streams, styles
 
 from cmhash.analyze import refs
-from cmhash.analyze.spots import Spot
+from cmhash.analyze.annotations import Spot
 from cmhash.errors import NodeError
 from cmhash.knowledge import podspec
 from cmhash.knowledge.kinds import DEFAULT_TABLE

@@ -51,7 +51,6 @@ PLAIN = {
     "cmhash.analyze.pool",
     "cmhash.analyze.refs",
     "cmhash.analyze.sources",
-    "cmhash.analyze.spots",
     "cmhash.analyze.stage",
     "cmhash.analyze.summaries",
     "cmhash.analyze.versioned",
@@ -206,7 +205,7 @@ MODES = {
         {"cmhash.write.writer", "dataclasses"},
     ),
     "--check": (["--check", "app.yaml"], {"cmhash.visible"}, set(), set()),
-    "--diff": (["--diff", "app.yaml"], {"cmhash.write.diff", "cmhash.write.hunks"}, set(), set()),
+    "--diff": (["--diff", "app.yaml"], {"cmhash.write.diff"}, set(), set()),
 }
 
 

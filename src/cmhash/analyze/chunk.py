@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from cmhash.analyze.annotations import aliased_spot
 from cmhash.analyze.configs import config_info, source_infos
 from cmhash.analyze.options import AnalyzeOptions
-from cmhash.analyze.spots import aliased_spot
 from cmhash.analyze.summaries import ConfigInfo, DocInfo, WorkloadInfo
 from cmhash.analyze.versioned import aliased_producer
 from cmhash.analyze.workload import analyze_workload

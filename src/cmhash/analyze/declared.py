@@ -19,9 +19,8 @@ import re
 from typing import NamedTuple
 
 from cmhash.analyze import patterns
-from cmhash.analyze.annotations import TRUE, Annotations, gate_on, metadata, template, text_of
+from cmhash.analyze.annotations import TRUE, Annotations, Spot, gate_on, metadata, template, text_of
 from cmhash.analyze.refs import Reference
-from cmhash.analyze.spots import Spot
 from cmhash.errors import NodeError
 from cmhash.findings import Code
 from cmhash.knowledge.compat import (

@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, NamedTuple
 
+from cmhash.analyze.annotations import Spot, spot_of
 from cmhash.analyze.hashing import canonical_json, sha256_hex
-from cmhash.analyze.spots import Spot, spot_of
 from cmhash.edit.splice import Edit, annotations_edits
 from cmhash.errors import NodeError
 from cmhash.knowledge.optin import MAX_NAME, MUTABLE

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import NamedTuple
 
-from cmhash.analyze.spots import Spot, spot_of
+from cmhash.analyze.annotations import Spot, spot_of
 from cmhash.errors import NodeError
 from cmhash.knowledge.podspec import (
     CONTAINER_LISTS,

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from cmhash.analyze.annotations import Spot
 from cmhash.analyze.declared import Selection, Skipped
 from cmhash.analyze.hashing import Content
 from cmhash.analyze.jobs import JobRename
 from cmhash.analyze.refs import Reference, SubPathMount
-from cmhash.analyze.spots import Spot
 from cmhash.analyze.versioned import Producer
 from cmhash.edit.splice import Edit
 from cmhash.errors import NodeError

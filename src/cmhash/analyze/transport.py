@@ -14,11 +14,11 @@ import functools
 import pickle
 from typing import Any
 
+from cmhash.analyze.annotations import Spot
 from cmhash.analyze.declared import Selection, Skipped
 from cmhash.analyze.hashing import Content
 from cmhash.analyze.jobs import JobRename
 from cmhash.analyze.refs import Reference, SubPathMount
-from cmhash.analyze.spots import Spot
 from cmhash.analyze.summaries import ConfigInfo, DocInfo, SkipReason, WorkloadInfo
 from cmhash.analyze.versioned import Producer
 from cmhash.edit.splice import Edit

@@ -38,10 +38,9 @@ import json
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from cmhash.analyze.annotations import Annotations
+from cmhash.analyze.annotations import Annotations, Spot, aliased_spot, spot_of
 from cmhash.analyze.hashing import canonical_json
 from cmhash.analyze.options import AnalyzeOptions
-from cmhash.analyze.spots import Spot, aliased_spot, spot_of
 from cmhash.edit.splice import PLACEHOLDER, Edit, annotations_edits, inside_aliased, pair_edit
 from cmhash.errors import NodeError
 from cmhash.knowledge.sources import SEALED_WIDE, SecretSource

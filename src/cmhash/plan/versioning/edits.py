@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from cmhash.analyze import patterns
-from cmhash.analyze.spots import Spot
+from cmhash.analyze.annotations import Spot
 from cmhash.edit.splice import Edit
 from cmhash.errors import InputError
 from cmhash.plan import source_versions
