@@ -76,7 +76,6 @@ PLAIN = {
     "cmhash.knowledge.helm",
     "cmhash.knowledge.kinds",
     "cmhash.knowledge.operators",
-    "cmhash.knowledge.optin",
     "cmhash.knowledge.podspec",
     "cmhash.knowledge.sources",
     "cmhash.knowledge.versioning",

@@ -23,7 +23,7 @@ from cmhash.analyze.annotations import Spot, spot_of
 from cmhash.analyze.hashing import canonical_json, sha256_hex
 from cmhash.edit.splice import Edit, annotations_edits
 from cmhash.errors import NodeError
-from cmhash.knowledge.optin import MAX_NAME, MUTABLE
+from cmhash.knowledge.kinds import MAX_NAME, MUTABLE
 from cmhash.parse.tree import entries, get, get_path, scalar, to_python
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from cmhash.errors import UsageError
-from cmhash.knowledge.plain import path_get
+from cmhash.knowledge.defaults import path_get
 
 MARKER = "<!-- cmhash-report -->"
 

@@ -12,7 +12,7 @@ import urllib.parse
 from collections.abc import Callable, Mapping
 
 from cmhash.integrations.comments import Api, Mine, NoteError, read_report, token, upsert, whoami
-from cmhash.knowledge.plain import path_get
+from cmhash.knowledge.defaults import path_get
 
 # GitHub's REST API: issue comments (a pull request is an issue for comments)
 # https://docs.github.com/en/rest/issues/comments (list, create, update: PATCH)

@@ -18,7 +18,7 @@ from cmhash.integrations.comments import (
     upsert,
     whoami,
 )
-from cmhash.knowledge.plain import path_get
+from cmhash.knowledge.defaults import path_get
 
 __all__ = ["MARKER", "MAX_BODY", "NoteError", "post_from_environment", "post_note"]
 

@@ -3,7 +3,10 @@ read, each row with its upstream citation beside it. A row changes here and nowh
 This package imports only its own modules and the vocabulary below it.
 
 - ``kinds``: the kinds that carry a pod template, and where (k8s.io/api apps, batch, core
-  v1; Argo Rollouts, OpenShift DeploymentConfig, Knative Service)
+  v1; Argo Rollouts, OpenShift DeploymentConfig, Knative Service); those left alone
+  unless a setting opts in (Jobs, bare Pods); a Job's mutable spec fields and name limit
+  (kubernetes pkg/apis/batch/validation ValidateJobSpecUpdate; apimachinery
+  IsValidLabelValue)
 - ``podspec``: the ``Site`` row type, and a PodSpec's reference sites (k8s.io/api core/v1
   types.go; the Secrets Store CSI driver's nodeserver.go)
 - ``operators``: operators' resources that run pods without a pod template (Prometheus
@@ -27,7 +30,4 @@ This package imports only its own modules and the vocabulary below it.
   pkg/release/v1/util/kind_sorter.go); Helm's and Argo CD's hook annotations and
   pre-install phases (helm pkg/release hook.go; argoproj/gitops-engine
   pkg/sync/common/types.go)
-- ``optin``: the kinds left alone unless a setting opts in (Jobs, bare Pods); a Job's
-  mutable spec fields and name limit (kubernetes pkg/apis/batch/validation
-  ValidateJobSpecUpdate; apimachinery IsValidLabelValue)
 """

@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from cmhash.knowledge.plain import path_get
+from cmhash.knowledge.defaults import path_get
 from cmhash.model import TextEnum
 
 VALIDATION = "kubernetes/kubernetes pkg/apis/core/validation/validation.go ValidatePodUpdate"

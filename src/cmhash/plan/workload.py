@@ -1,7 +1,7 @@
 """The reduce stage for one workload: its references against the index -> its value
 (the hash of what it uses), its final edit and its findings (``plan_workload``). Which
 workloads are left alone and why (the configuration's selection, plan/workplan.py; a
-kind that needs an opt-in, knowledge/optin.py), what its references resolve to
+kind that needs an opt-in, knowledge/kinds.py OPT_IN), what its references resolve to
 (plan/resolve.py), whether an existing value is cmhash's own, and --jobs=rename's new
 name."""
 
@@ -15,8 +15,7 @@ from cmhash.analyze.jobs import new_name, rename_edits
 from cmhash.analyze.summaries import SkipReason, WorkloadInfo
 from cmhash.edit.splice import with_value
 from cmhash.findings import Code, Finding
-from cmhash.knowledge.kinds import Policy
-from cmhash.knowledge.optin import OPT_IN
+from cmhash.knowledge.kinds import OPT_IN, Policy
 from cmhash.model import Level, ResourceId
 from cmhash.parse.k8syaml import resolves_to_non_string
 from cmhash.plan.index import ConfigIndex

@@ -2,7 +2,7 @@
 kind, the first that holds), and the ``Context`` a rule reads: the workload's objects as
 plain data, its template causes (podtemplate.py), the Argo Rollouts in NEW that take
 over a workload through ``workloadRef``, and what the report works out from them: the
-immutable fields that differ between OLD and NEW (knowledge/immutable.py FIXED: a change
+immutable fields that differ between OLD and NEW (knowledge/defaults.py FIXED: a change
 the API server refuses), a bare Pod's update (its changed fields walked through
 knowledge/podupdate.py POD_FIELDS, first match wins, a field no row matches refused),
 a hook.
@@ -14,9 +14,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from cmhash.knowledge.defaults import FIXED, path_get
 from cmhash.knowledge.helm import HOOK_ANNOTATIONS
-from cmhash.knowledge.immutable import FIXED
-from cmhash.knowledge.plain import path_get
 from cmhash.knowledge.podupdate import POD_FIELDS, Effect, Pods
 from cmhash.knowledge.rollout import OTHER_NONE, OTHER_ROLLS, RULES
 from cmhash.knowledge.rollout_rule import ROLLOUT, Outcome, Rule, Takeover

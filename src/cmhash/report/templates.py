@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cmhash.errors import NodeError
-from cmhash.knowledge.plain import path_get
+from cmhash.knowledge.defaults import path_get
 from cmhash.knowledge.rollout_rule import ROLLOUT, Takeover
 from cmhash.model import ResourceId
 from cmhash.parse.events import backend, parse_chunk
