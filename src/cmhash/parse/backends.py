@@ -44,7 +44,7 @@ class Backend:
     ) -> None:
         self.name = name
         self.ctree = ctree  # (text, base) -> roots built in C (native/_ctree.c), or None
-        self.check_edit = check_edit  # the self-check in C on those trees (treecheck.py)
+        self.check_edit = check_edit  # the self-check in C on those trees (verify.py)
         self._load: Callable[[], _Parts] | None = load
 
     def __getattr__(self, attr: str) -> Any:

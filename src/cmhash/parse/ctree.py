@@ -1,6 +1,6 @@
 """native/_ctree.c's entry points over our tree, bound for our ``Node`` class and limits
 (the extension says whether they are there: native/cext.py): ``build`` (the fast
-backend's trees, backends.py), ``check_edit`` (the self-check, edit/treecheck.py) and
+backend's trees, backends.py), ``check_edit`` (the self-check, edit/verify.py) and
 ``collect`` (the reference-site walk, analyze/refs.py). Each is None when the extension
 was not built or is turned off, and its Python reference does the work."""
 
@@ -33,7 +33,7 @@ CheckEdit = Callable[[Node, str, tuple[str, ...], str, str], bool | None]
 def ctree_check_edit() -> CheckEdit | None:
     """native/_ctree.c's ``check_edit`` for our Node class: (original root, edited text,
     template path, key, value) -> True when the edited text's events are the original
-    tree plus our annotation, None when it cannot tell (edit/treecheck.py). None without
+    tree plus our annotation, None when it cannot tell (edit/verify.py). None without
     the extension."""
     c_check = cext.function("check_edit")
     if c_check is None:
