@@ -135,7 +135,7 @@ def test_the_c_walk_is_the_python_walk_on_the_corpus() -> None:
     """native/_ctree.c's collect against refs._collect, its reference: the same nodes (the
     same objects) with the same field paths, on every pod spec and container of the
     corpus; and it really walks them (it hands back only aliases and merges)."""
-    from cmhash.parse.ctree import ctree_collect
+    from cmhash.parse.backends import ctree_collect
 
     fast = ctree_collect()
     if fast is None:
@@ -176,7 +176,7 @@ def test_the_c_walk_is_the_python_walk_on_the_corpus() -> None:
     ],
 )
 def test_the_c_walk_hands_back_what_it_does_not_read(spec: str, c_walks: bool) -> None:
-    from cmhash.parse.ctree import ctree_collect
+    from cmhash.parse.backends import ctree_collect
 
     fast = ctree_collect()
     if fast is None:

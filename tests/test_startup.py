@@ -86,7 +86,6 @@ PLAIN = {
     "cmhash.parse",
     "cmhash.parse.backends",
     "cmhash.parse.builder",
-    "cmhash.parse.ctree",
     "cmhash.parse.events",
     "cmhash.parse.k8syaml",
     "cmhash.parse.libyaml",

@@ -21,7 +21,7 @@ from cmhash.knowledge.podspec import (
     Site,
 )
 from cmhash.native import cext
-from cmhash.parse.ctree import Found, ctree_collect
+from cmhash.parse.backends import Found, ctree_collect
 from cmhash.parse.k8syaml import FALSE_WORDS, TRUE_WORDS
 from cmhash.parse.resources import bool_field
 from cmhash.parse.tree import MAP, Node, entries, get, items, scalar, walk

@@ -16,8 +16,8 @@ from typing import Any
 from cmhash.edit.splice import ANNOTATIONS
 from cmhash.errors import NodeError
 from cmhash.knowledge.kinds import WorkloadKind
+from cmhash.parse.backends import CheckEdit
 from cmhash.parse.builder import Roots
-from cmhash.parse.ctree import CheckEdit
 from cmhash.parse.events import TAB_RETRIES, backend, route, separating_tab, spaced
 from cmhash.parse.resources import document_resources, pod_template
 from cmhash.parse.tree import ALIAS, MAP, SCALAR, SEQ, Node, own

@@ -22,11 +22,16 @@ from cmhash.model import Level, ResourceId
 from cmhash.output import plural
 from cmhash.plan.index import ConfigEntry, defined_in, several_places
 from cmhash.plan.workplan import WorkloadPlan
-from cmhash.report.changes import DATA_CHANGED, ConfigChange, config_changes
+from cmhash.report.changes import (
+    DATA_CHANGED,
+    ConfigChange,
+    DiffBudget,
+    config_changes,
+    value_diffs,
+)
 from cmhash.report.redact import mask_names, redact, secret_names, secret_texts
 from cmhash.report.templates import templates_of
 from cmhash.report.usage import Names, UsedBy, Users, unversioned
-from cmhash.report.values import DiffBudget, value_diffs
 from cmhash.report.workloads import compare_workloads, duplicates, sides
 
 if TYPE_CHECKING:
