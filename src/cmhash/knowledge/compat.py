@@ -2,24 +2,14 @@
 
 **Reloader** (stakater/Reloader ``pkg/common/common.go`` ``ShouldReload``, constants in
 ``internal/pkg/options/flags.go``) decides per changed object of one kind (ConfigMap,
-Secret, SecretProviderClass) and per workload, in this order (``RELOADER_RULES``):
-
-1. the object says ``reloader.stakater.com/ignore: "true"`` (exactly): no;
-2. its name is in the kind's ``<kinds>.exclude.reloader.stakater.com/reload`` list
-   (comma-separated, trimmed, exact names; read from the workload's own metadata only):
-   no;
-3. a pattern of the kind's ``<kind>.reloader.stakater.com/reload`` list matches the name
-   (analyze/patterns.py): yes;
-4. ``reloader.stakater.com/search: "true"`` and the object says
-   ``reloader.stakater.com/match: "true"`` (both exactly): yes;
-5. ``reloader.stakater.com/auto`` or the kind's ``<kind>.reloader.stakater.com/auto``
-   is true to Go's ``strconv.ParseBool`` (1, t, T, TRUE, true, True): yes;
-6. both are empty or absent and Reloader runs with ``--auto-reload-all``: yes;
-7. otherwise no.
-
-The reload list, ``auto``, the typed ``auto`` and ``search`` are read from the workload's
-``metadata.annotations`` when any of the four is there, else all from its pod template's
-(per kind: ``found || foundAuto || foundTypedAuto || foundSearchAnn``).
+Secret, SecretProviderClass) and per workload, by the first of ``RELOADER_RULES`` that
+applies (ignore, exclude list, reload list, search and match, auto, auto-reload-all;
+each row says where ShouldReload decides it), else no. The exclude lists are read from
+the workload's own metadata only (trimmed, exact names); the reload list's items are
+Go regular expressions (analyze/patterns.py). The reload list, ``auto``, the typed
+``auto`` and ``search`` are read from the workload's ``metadata.annotations`` when any
+of the four is there, else all from its pod template's (per kind: ``found || foundAuto
+|| foundTypedAuto || foundSearchAnn``).
 
 cmhash's default mode (every workload) is Reloader's ``--auto-reload-all``; ``--opt-in``
 is Reloader's default. A pod-spec reference counts when Reloader would reload on its
