@@ -27,9 +27,8 @@ from cmhash.parse.builder import Roots
 from cmhash.parse.events import backend, parse_chunk, route
 from cmhash.parse.resources import Resource, document_resources
 from cmhash.parse.tree import Node, get_path
-from cmhash.read.classify import classify, may_hold_secret, refuse_ambiguous
 from cmhash.read.source import SourceText, newline_at
-from cmhash.read.split import Chunk, cuts
+from cmhash.read.split import Chunk, classify, cuts, may_hold_secret, refuse_ambiguous
 from cmhash.read.split import chunk as split_chunk
 
 

@@ -24,7 +24,7 @@ from cmhash.parse.events import backend, ctree_available
 from cmhash.plan import scopes
 from cmhash.plan.helm import Namespaces, is_helm_source, release_namespaces
 from cmhash.plan.index import Place, build_index
-from cmhash.plan.planner import Planner
+from cmhash.plan.workload import Planner
 from cmhash.plan.workplan import WorkloadPlan
 from cmhash.read.source import SourceText
 from cmhash.runtime import lifetime

@@ -3,7 +3,11 @@
 workloads are left alone and why (the configuration's selection, plan/workplan.py; a
 kind that needs an opt-in, knowledge/kinds.py OPT_IN), what its references resolve to
 (plan/resolve.py), whether an existing value is cmhash's own, and --jobs=rename's new
-name."""
+name.
+
+``Planner``: each workload's plan with what it sees, the objects of its scope (scopes.py:
+environments of one repository) and its Helm render's release namespace (helm.py).
+"""
 
 from __future__ import annotations
 
@@ -12,16 +16,19 @@ from collections.abc import Mapping
 
 from cmhash.analyze.hashing import digest
 from cmhash.analyze.jobs import new_name, rename_edits
+from cmhash.analyze.refs import Reference
 from cmhash.analyze.summaries import SkipReason, WorkloadInfo
 from cmhash.edit.splice import with_value
 from cmhash.findings import Code, Finding
 from cmhash.knowledge.kinds import OPT_IN, Policy
 from cmhash.model import Level, ResourceId
 from cmhash.parse.k8syaml import resolves_to_non_string
-from cmhash.plan.index import ConfigIndex
+from cmhash.plan import scopes
+from cmhash.plan.helm import Namespaces
+from cmhash.plan.index import ConfigEntry, ConfigIndex
 from cmhash.plan.options import PlanOptions
 from cmhash.plan.ref_findings import subpath
-from cmhash.plan.resolve import resolve_workload
+from cmhash.plan.resolve import counts, resolve_workload
 from cmhash.plan.workplan import WorkloadPlan, selected
 from cmhash.read.source import SourceText
 
@@ -201,3 +208,54 @@ def _finish(plan: WorkloadPlan, value: str, options: PlanOptions, findings: list
         raise src.error(info.edit_error.message, info.edit_error.offset)
     assert info.edit is not None
     plan.edit = with_value(info.edit, value)
+
+
+class Planner:
+    """plan_workload with what a workload sees: the objects of its scope (scopes.py) and
+    its render's release namespace (helm.py)."""
+
+    def __init__(self, scoping: scopes.Scoping, releases: Namespaces | None, options: PlanOptions):
+        self.scoping = scoping
+        self.releases = releases
+        self.options = options
+        self._by_namespace: dict[str, PlanOptions] = {}
+        self.simple = not releases and not scoping.contested
+
+    def plan(
+        self,
+        src: SourceText,
+        w: WorkloadInfo,
+        findings: list[Finding],
+        renames: Mapping[ResourceId, str] | None = None,
+    ) -> WorkloadPlan:
+        options = self.options
+        if self.simple:  # the common case: one index, one namespace rule
+            return plan_workload(src, w, self.scoping.index, options, findings, renames)
+        if self.releases:
+            ns = self.releases.of(src, w.offset)
+            if ns is not None:
+                got = self._by_namespace.get(ns)
+                if got is None:
+                    got = self._by_namespace[ns] = options._replace(namespace=ns)
+                options = got
+        if not self.scoping.contested:
+            return plan_workload(src, w, self.scoping.index, options, findings, renames)
+        # the tie check after the selection: a workload cmhash leaves alone (opted out,
+        # ignored, not included, a Job or Pod not opted in) never fails the run
+        own: list[Finding] = []
+        index = self.scoping.index_for(src, w.offset)
+        plan = plan_workload(src, w, index, options, own, renames)
+        if plan.skip is None:
+            ns = w.namespace or options.namespace or ""
+            self.scoping.check(src, w.refs, ns, w.label, _hashed(plan, options), w.offset)
+        findings.extend(own)
+        return plan
+
+
+def _hashed(plan: WorkloadPlan, options: PlanOptions) -> scopes.Counts:
+    """Whether a reference of ``plan`` would put a definition into its checksum."""
+
+    def hashed(ref: Reference, entry: ConfigEntry) -> bool:
+        return counts(plan, ref, entry, options)
+
+    return hashed

@@ -207,7 +207,7 @@ def _check(
                 inserted=versioning.inserted.get(key) if versioning is not None else None,
             )
     except NodeError as exc:
-        from cmhash.read.classify import may_hold_secret
+        from cmhash.read.split import may_hold_secret
 
         secret = may_hold_secret(src.text[d.chunk.start : d.chunk.end])
         message = exc.public if secret else exc.message

@@ -22,9 +22,9 @@ from cmhash.findings import Finding
 from cmhash.plan import byname
 from cmhash.plan.index import ConfigIndex, defined_in, several_places
 from cmhash.plan.options import PlanOptions
-from cmhash.plan.planner import Planner
 from cmhash.plan.versioning import decision, edits, mentions
 from cmhash.plan.versioning.decision import Versioning
+from cmhash.plan.workload import Planner
 from cmhash.read.source import SourceText
 
 
