@@ -127,20 +127,16 @@ def versions(
         chunk = prev.text[start:end]
         try:
             roots = parse_chunk(chunk, start, fast)
+            versionable = _KIND_LINE.search(chunk) is not None
+            resources = document_resources(prev, index, roots) if versionable else []
         except NodeError as exc:
             raise prev.error(
                 f"--previous: not a manifest stream cmhash can read ({exc.public})", exc.offset
             ) from None
         documents += sum(1 for root in roots if not root.is_null)
-        if not _KIND_LINE.search(chunk):
+        if not versionable:
             objects += _objects(prev, index, roots)
             continue
-        try:
-            resources = document_resources(prev, index, roots)
-        except NodeError as exc:
-            raise prev.error(
-                f"--previous: not a manifest stream cmhash can read ({exc.public})", exc.offset
-            ) from None
         objects += len(resources)
         if len(resources) != 1 or resources[0].node is not roots[0]:
             continue  # a List: its items cannot be copied as documents
