@@ -8,18 +8,12 @@ text. Never re-serialising anything.
    quotes like the placeholder, so the structure that was verified cannot change.
 3. ``apply_edits`` splices the edits into the document's text.
 
-Where the edit goes:
-
-The deepest existing mapping on ``template -> metadata -> annotations`` decides
-the edit:
-
-1. the key exists: replace its value scalar;
-2. ``annotations`` is a mapping: insert ``key: "value"`` (block: a new line at
-   the first key's column; flow: ``, "key": "value"`` after the last value);
-3. ``annotations`` (or ``metadata``) is null: write the missing levels after
-   its colon;
-4. ``annotations`` (or ``metadata``) is missing: insert the missing levels as
-   the first key of the parent mapping.
+Where the edit goes (docs/concepts/text-fidelity.md): the deepest existing mapping on
+``template -> metadata -> annotations`` decides. Our key's value scalar is replaced; or
+``key: "value"`` inserted in ``annotations`` (block: a new line at the first key's
+column; flow: ``, "key": "value"`` after the last value); or the missing levels written
+after the colon of a null ``annotations`` or ``metadata``, or inserted as the first key
+of the parent mapping where they are missing.
 
 Anything reached through an alias, a ``<<`` merge, an anchor or a tag is
 refused with the position of the offending node: an edit there would change
