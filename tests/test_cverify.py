@@ -99,7 +99,7 @@ def test_what_it_does_not_take() -> None:
 
 
 def _both(data: bytes, *args: str) -> None:
-    """Without the C tree builder (which has its own, faster check: edit/verify.py tree_check), with
+    """Without the C tree builder (which has its own, faster check: treecheck.py), with
     rapidyaml's check on every input size and without it."""
     runs = [
         run_cmhash(

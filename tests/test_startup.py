@@ -67,6 +67,7 @@ PLAIN = {
     "cmhash.edit",
     "cmhash.edit.cverify",
     "cmhash.edit.splice",
+    "cmhash.edit.treecheck",
     "cmhash.edit.verify",
     "cmhash.errors",
     "cmhash.findings",
@@ -233,7 +234,7 @@ def test_a_reload_list_imports_re2_and_a_config_file_jsonschema(chart: Path) -> 
 
 def test_with_the_c_tree_builder_pyyaml_is_not_imported() -> None:
     """The C tree builder (native/_ctree.c) builds every document of a plain chart, and
-    the tree self-check (edit/verify.py tree_check) verifies its edits: PyYAML (~10 ms) is left
+    the tree self-check (edit/treecheck.py) verifies its edits: PyYAML (~10 ms) is left
     for the documents and checks that need its events."""
     pytest.importorskip("cmhash.native._ctree")
     run = _imported(
@@ -246,7 +247,7 @@ def test_with_the_c_tree_builder_pyyaml_is_not_imported() -> None:
 
 def test_with_the_c_tree_builder_a_big_input_does_not_import_rapidyaml(tmp_path: Path) -> None:
     """rapidyaml's self-check (edit/cverify.py) is the fallback for installs without the
-    C tree builder; with it, tree_check checks every plain edit, faster, and neither
+    C tree builder; with it, treecheck.py checks every plain edit, faster, and neither
     rapidyaml nor PyYAML is imported even for a big input."""
     pytest.importorskip("cmhash.native._ctree")
     pytest.importorskip("ryml")

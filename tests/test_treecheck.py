@@ -1,4 +1,4 @@
-"""The self-check in C (edit/verify.py tree_check, native/_ctree.c's check_edit): it accepts
+"""The self-check in C (edit/treecheck.py, native/_ctree.c's check_edit): it accepts
 exactly the original plus our annotation, hands anything else to verify.py, and never
 accepts an edited text that verify.py refuses."""
 
@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from manifests import stops_on_a_signal
 from test_cverify import CASES, DEPLOYMENT, KEY, MUTATIONS, POD, V, doc
 
-from cmhash.edit.verify import tree_check, verify_edits
+from cmhash.edit import treecheck
+from cmhash.edit.verify import verify_edits
 from cmhash.errors import NodeError
 from cmhash.knowledge.kinds import DEFAULT_TABLE, WorkloadKind
 from cmhash.parse import backends, events
@@ -27,7 +28,7 @@ CHECK = backends.ctree_check_edit()
 
 def check(old: str, new: str, kind: WorkloadKind = DEPLOYMENT, value: str = V) -> bool | None:
     roots = events.parse_chunk(old, 0, BE)
-    return tree_check(roots, new, kind, KEY, value, CHECK)
+    return treecheck.verify(roots, new, kind, KEY, value, CHECK)
 
 
 def python_accepts(old: str, new: str, kind: WorkloadKind = DEPLOYMENT) -> bool:
@@ -108,8 +109,8 @@ def test_without_the_c_builder_it_does_not_decide() -> None:
     assert events.backend("exact").check_edit is None
     old, new = CASES[0]
     roots = events.parse_chunk(doc(old), 0, BE)
-    assert tree_check(roots, doc(new), DEPLOYMENT, KEY, V, None) is None
-    assert tree_check(roots, doc(new), DEPLOYMENT, KEY, V, BE.check_edit) is True
+    assert treecheck.verify(roots, doc(new), DEPLOYMENT, KEY, V, None) is None
+    assert treecheck.verify(roots, doc(new), DEPLOYMENT, KEY, V, BE.check_edit) is True
 
 
 _EDITS = st.tuples(st.integers(0, 10_000), st.sampled_from(["", "a", " ", "\n", "'", '"', "{"]))

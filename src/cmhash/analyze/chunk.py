@@ -19,8 +19,9 @@ from cmhash.analyze.options import AnalyzeOptions
 from cmhash.analyze.summaries import ConfigInfo, DocInfo, WorkloadInfo
 from cmhash.analyze.versioned import aliased_producer
 from cmhash.analyze.workload import analyze_workload
+from cmhash.edit import treecheck
 from cmhash.edit.splice import PLACEHOLDER, apply_edits, inside_aliased
-from cmhash.edit.verify import tree_check, verify_edits
+from cmhash.edit.verify import verify_edits
 from cmhash.errors import NodeError
 from cmhash.knowledge.kinds import KindTable, WorkloadKind
 from cmhash.parse.builder import Roots
@@ -73,7 +74,7 @@ def _verify(
     be = backend("exact") if roots.exact else route(new_text, backend(options.parser))
     if len(candidates) == 1 and candidates[0][0] == 0:
         kind, key = candidates[0][1].kind, options.annotation_key
-        if tree_check(roots, new_text, kind, key, PLACEHOLDER, be.check_edit):
+        if treecheck.verify(roots, new_text, kind, key, PLACEHOLDER, be.check_edit):
             return  # verified in C; anything it cannot tell goes on
         if options.cpp_verify:  # without the C tree builder, rapidyaml's check
             from cmhash.edit import cverify

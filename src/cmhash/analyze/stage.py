@@ -32,7 +32,7 @@ def analyze(
     per_source: list[list[DocInfo]] = [[] for _ in sources]
     content = False
     total = sum(len(s.text) for s in sources)
-    # rapidyaml's self-check only where the C tree builder is missing (edit/verify.py tree_check
+    # rapidyaml's self-check only where the C tree builder is missing (treecheck.py
     # does the same check faster on the trees it builds)
     cpp = backend(options.parser).ctree is None and cverify.wanted(total)
     options = options._replace(cpp_verify=cpp)

@@ -13,11 +13,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from cmhash.edit.splice import ANNOTATIONS
 from cmhash.errors import NodeError
 from cmhash.knowledge.kinds import WorkloadKind
-from cmhash.parse.backends import CheckEdit
-from cmhash.parse.builder import Roots
 from cmhash.parse.events import TAB_RETRIES, backend, route, separating_tab, spaced
 from cmhash.parse.resources import document_resources, pod_template
 from cmhash.parse.tree import ALIAS, MAP, SCALAR, SEQ, Node, own
@@ -325,28 +322,3 @@ def count_check(before: int, after: int, added: int, what: str) -> None:
     """A splice that adds ``added`` entries (KRM results) must add exactly those."""
     if after != before + added:
         raise NodeError(f"could not add {what} safely", 0)
-
-
-def tree_check(
-    roots: Roots,
-    new_text: str,
-    kind: WorkloadKind,
-    key: str,
-    value: str,
-    check: CheckEdit | None,
-) -> bool | None:
-    """The self-check in C (native/_ctree.c ``check_edit``; ``check``: None without it),
-    with the same promise as ``verify_edits``, without a second tree and without PyYAML
-    (small inputs never import it): the edited document's libyaml events, walked against
-    the original tree node by node, must be that tree plus our annotation (kinds, values,
-    styles and the order of entries the same; ours holding the planned value,
-    double-quoted, an existing value under our key dropped from the original; ours, and
-    a level the edit created holding nothing else, anywhere in their mapping). True when
-    they are; None when this path cannot tell: anything but a plain case (one document
-    holding the workload itself, built in C, no anchors, aliases or tags,
-    ``metadata``/``annotations`` mappings or absent) or any difference goes to
-    ``verify_edits``, whose message users see (the tests hold this check to never accept
-    what it refuses)."""
-    if check is None or len(roots) != 1 or roots.aliased or kind.level != ANNOTATIONS:
-        return None  # (the C walk knows pod templates' metadata.annotations only)
-    return check(roots[0], new_text, kind.template_path, key, value) or None

@@ -17,7 +17,7 @@
  * build(text, base, node_type, kinds, max_depth, max_scalar) -> list[Node] | None
  *   kinds: the (scalar, seq, map) kind strings of parse/tree.py.
  *
- * It also holds the self-check of edit/verify.py tree_check (check_edit, below): the edited
+ * It also holds the self-check of edit/treecheck.py (check_edit, below): the edited
  * document's events walked against the original tree, with no second tree made. That
  * one does decide, but only "the same": anything else is "cannot tell", and verify.py,
  * the reference, decides.
@@ -638,7 +638,7 @@ build(PyObject *Py_UNUSED(self), PyObject *args)
 
 /* ---- check_edit: the self-check without a second tree -------------------------------
  *
- * edit/verify.py tree_check's promise (the edited document, parsed again, is the original tree
+ * edit/treecheck.py's promise (the edited document, parsed again, is the original tree
  * plus our annotation) checked by walking the edited text's libyaml events against the
  * original tree in step: no Node is made for the edited document. Keys must stay in
  * place, as verify.py wants; our key, and a level the edit created (metadata,

@@ -9,7 +9,7 @@ caches the backend of a run (``backend``).
 
 And native/_ctree.c's entry points over our tree, bound for our ``Node`` class and limits
 (the extension says whether they are there: native/cext.py): ``build`` (the fast
-backend's trees), ``check_edit`` (the self-check, edit/verify.py) and ``collect`` (the
+backend's trees), ``check_edit`` (the self-check, edit/treecheck.py) and ``collect`` (the
 reference-site walk, analyze/refs.py). Each is None when the extension was not built or
 is turned off, and its Python reference does the work.
 """
@@ -44,7 +44,7 @@ CheckEdit = Callable[[Node, str, tuple[str, ...], str, str], bool | None]
 def ctree_check_edit() -> CheckEdit | None:
     """native/_ctree.c's ``check_edit`` for our Node class: (original root, edited text,
     template path, key, value) -> True when the edited text's events are the original
-    tree plus our annotation, None when it cannot tell (edit/verify.py). None without
+    tree plus our annotation, None when it cannot tell (edit/treecheck.py). None without
     the extension."""
     c_check = cext.function("check_edit")
     if c_check is None:
@@ -95,7 +95,7 @@ class Backend:
     ) -> None:
         self.name = name
         self.ctree = ctree  # (text, base) -> roots built in C (native/_ctree.c), or None
-        self.check_edit = check_edit  # the self-check in C on those trees (verify.py)
+        self.check_edit = check_edit  # the self-check in C on those trees (treecheck.py)
         self._load: Callable[[], _Parts] | None = load
 
     def __getattr__(self, attr: str) -> Any:
