@@ -54,6 +54,7 @@ PLAIN = {
     "cmhash.analyze.stage",
     "cmhash.analyze.summaries",
     "cmhash.analyze.versioned",
+    "cmhash.analyze.versioned_sources",
     "cmhash.analyze.workload",
     "cmhash.app",
     "cmhash.app.pipeline",

@@ -17,7 +17,7 @@ from cmhash.analyze.annotations import aliased_spot
 from cmhash.analyze.configs import config_info, source_infos
 from cmhash.analyze.options import AnalyzeOptions
 from cmhash.analyze.summaries import ConfigInfo, DocInfo, WorkloadInfo
-from cmhash.analyze.versioned import aliased_producer
+from cmhash.analyze.versioned_sources import aliased_producer
 from cmhash.analyze.workload import analyze_workload
 from cmhash.edit import treecheck
 from cmhash.edit.splice import PLACEHOLDER, apply_edits, inside_aliased

@@ -26,15 +26,14 @@ from cmhash.analyze.sources import (
 )
 from cmhash.analyze.summaries import ConfigInfo
 from cmhash.analyze.versioned import (
-    keep_edits,
     name_spot,
     peer_keep_original,
-    unversioned,
     version_edits,
     version_window,
     versioned_flag,
 )
-from cmhash.analyze.versioned import producer as source_producer
+from cmhash.analyze.versioned_sources import keep_edits, unversioned
+from cmhash.analyze.versioned_sources import producer as source_producer
 from cmhash.edit.splice import Edit
 from cmhash.errors import NodeError
 from cmhash.knowledge.sources import SecretSource

@@ -11,7 +11,7 @@ from cmhash.analyze.declared import Selection, Skipped
 from cmhash.analyze.hashing import Content
 from cmhash.analyze.jobs import JobRename
 from cmhash.analyze.refs import Reference, SubPathMount
-from cmhash.analyze.versioned import Producer
+from cmhash.analyze.versioned_sources import Producer
 from cmhash.edit.splice import Edit
 from cmhash.errors import NodeError
 from cmhash.findings import About
@@ -81,7 +81,7 @@ class ConfigInfo(NamedTuple):
     window: tuple[str, str, int] | None = None
     # where its source reads a store value no version pins (analyze/sources.py)
     unpinned: tuple[int, ...] = ()
-    # a produced Secret: how --versioned may rename it (analyze/versioned.py)
+    # a produced Secret: how --versioned may rename it (analyze/versioned_sources.py)
     producer: Producer | None = None
 
     @property

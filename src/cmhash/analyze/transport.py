@@ -20,7 +20,7 @@ from cmhash.analyze.hashing import Content
 from cmhash.analyze.jobs import JobRename
 from cmhash.analyze.refs import Reference, SubPathMount
 from cmhash.analyze.summaries import ConfigInfo, DocInfo, SkipReason, WorkloadInfo
-from cmhash.analyze.versioned import Producer
+from cmhash.analyze.versioned_sources import Producer
 from cmhash.edit.splice import Edit
 from cmhash.knowledge.compat import ReloaderView
 from cmhash.knowledge.kinds import Policy, WorkloadKind

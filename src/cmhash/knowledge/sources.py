@@ -81,7 +81,7 @@ class SecretSource(NamedTuple):
     template_annotations: Path | None = None
     # store reads that a version may pin (an unpinned one changes with no Git change)
     pins: tuple[Pin, ...] = ()
-    # how --versioned names what it produces (analyze/versioned.py): "target",
+    # how --versioned names what it produces (analyze/versioned_sources.py): "target",
     # "names", "sealed"; "": never versioned
     versioning: str = ""
     # (path, values): the produced Secret is not the source's own (not renamed)
@@ -177,7 +177,7 @@ BUILTIN_SOURCES: tuple[SecretSource, ...] = (
 # "sealedsecrets.bitnami.com/"); sealedsecret_expansion.go SecretScope: either one
 # "true" lifts the name binding of the strict scope (EncryptionLabel: the label is the
 # namespace only, or empty), so a SealedSecret may be renamed (versioning "sealed":
-# analyze/versioned.py)
+# analyze/versioned_sources.py)
 SEALED_WIDE = ("sealedsecrets.bitnami.com/cluster-wide", "sealedsecrets.bitnami.com/namespace-wide")
 
 

@@ -1,6 +1,6 @@
 """Versioned secret sources, the reduce side: a Secret an ExternalSecret, a
 SecretProviderClass or a namespace-wide SealedSecret produces gets the content suffix
-of its source (analyze/versioned.py says how each kind is renamed), its source
+of its source (analyze/versioned_sources.py says how each kind is renamed), its source
 is renamed with it where the old producer must stay for old pods, and references follow
 as for any versioned Secret (plan/versioning/).
 
@@ -77,7 +77,7 @@ def own_source(e: ConfigEntry, base: str, new: str) -> tuple[str, str] | None:
 
 def suffix_content(e: ConfigEntry) -> tuple[str, Content]:
     """What a source's suffix is computed from: its own base name and its content (the
-    produced names in it read as base names: analyze/versioned.py)."""
+    produced names in it read as base names: analyze/versioned_sources.py)."""
     from cmhash.analyze.versioned_names import base_name
 
     p = e.info.producer
