@@ -30,7 +30,7 @@ Declared dependencies count whatever the selection says about pod-spec ones (but
 Reloader's exclude lists, which come first in Reloader too).
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 import re
 from typing import NamedTuple

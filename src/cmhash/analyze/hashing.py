@@ -22,7 +22,7 @@ never reach the encoding. With a secret key (``--secret-key-env``) each Secret
 value is replaced by its HMAC-SHA256 before it enters the encoding.
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 import json
 from binascii import b2a_base64

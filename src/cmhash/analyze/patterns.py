@@ -19,7 +19,7 @@ RE2 is imported when the first pattern is read (``_re2``): most runs hold no rel
 list, and importing it is about 2 ms of a small chart's start-up.
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 import functools
 import re

@@ -2,7 +2,7 @@
 ConfigMap/Secret and per workload. A big run keeps tens of thousands of these after the
 parse trees are gone, so they hold plain values only."""
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 from typing import NamedTuple
 

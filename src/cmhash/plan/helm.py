@@ -35,7 +35,7 @@ The rule, when ``-n`` / ``namespace:`` is not given:
 What was inferred, and from what, is said in one note line.
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 import os
 import re
@@ -89,7 +89,7 @@ class Release(NamedTuple):
 
 
 def _evidence(
-    src: SourceText, docs: Sequence[DocInfo], renders: Renders
+    src: SourceText, docs: Sequence[DocInfo], renders: "Renders"
 ) -> dict[str, list[Evidence]]:
     """Per render, the references between an object with a namespace and one without."""
     configs: dict[tuple[str, str, str], set[str | None]] = {}
@@ -212,7 +212,7 @@ class Namespaces:
         self._several: dict[int, Renders] = {}  # sources holding several releases
         self.notes: list[str] = []
 
-    def add(self, src: SourceText, renders: Renders, chosen: dict[str, str]) -> None:
+    def add(self, src: SourceText, renders: "Renders", chosen: dict[str, str]) -> None:
         if chosen:
             self._renders[id(src)] = (renders, chosen)
 

@@ -7,7 +7,7 @@ only definitions in one directory are duplicates. Several Helm releases in one s
 place of its own below the source's directory (``Place``), as its objects, which name
 no namespace, are deployed into its own release namespace."""
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 import functools
 import os

@@ -17,7 +17,7 @@ requirements ``k``, ``!k``, ``k=v``, ``k==v``, ``k!=v``, ``k in (a,b)``, ``k not
 ``k>1``, ``k<1``; all must hold.
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 import re
 from collections.abc import Mapping

@@ -51,7 +51,7 @@ with its position, and stdin always is what it is.
 Everything else is a manifest, and a broken one stays an error (exit 2).
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 import json
 import os

@@ -10,7 +10,7 @@ document they introduce. Chunks cover the text exactly: joining their slices giv
 back every byte.
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 import functools
 import itertools
