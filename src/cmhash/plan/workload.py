@@ -41,7 +41,7 @@ SKIP_FINDINGS: dict[SkipReason, tuple[Code, str]] = {
 }
 
 
-_HEX64 = re.compile(r"[0-9a-f]{64}")
+_HEX64 = r"[0-9a-f]{64}"  # (compiled by re's cache when a workload has a value under the key)
 
 
 def _is_string(info: WorkloadInfo) -> bool:
@@ -59,7 +59,7 @@ def _written_by_cmhash(src: SourceText, info: WorkloadInfo) -> bool:
     in any scalar style, not in Helm output): a chart's ``sha256sum`` line is rendered
     fresh on every ``helm template``, so in Helm output any existing value is the
     chart's."""
-    if not _HEX64.fullmatch(info.current or "") or not _is_string(info):
+    if not re.fullmatch(_HEX64, info.current or "") or not _is_string(info):
         return False
     from cmhash.plan.helm import is_helm_source
 
