@@ -27,8 +27,6 @@ from cmhash.analyze.versioned import (
     version_window,
     versioned_flag,
 )
-from cmhash.analyze.versioned_sources import keep_edits, unversioned
-from cmhash.analyze.versioned_sources import producer as source_producer
 from cmhash.edit.splice import Edit
 from cmhash.errors import NodeError
 from cmhash.knowledge.sources import SecretSource
@@ -95,6 +93,9 @@ def source_infos(
 ) -> list[ConfigInfo]:
     """What a source object stands for: the objects it produces, and itself when pods
     reference it by its own kind. Its content is its content fields, never metadata."""
+    from cmhash.analyze.versioned_sources import keep_edits, unversioned
+    from cmhash.analyze.versioned_sources import producer as source_producer
+
     if res.name is None:
         return []  # generateName: nothing can reference a name only the API server picks
     entries_ = source_content(res.node, row)

@@ -35,7 +35,6 @@ Reloader's exclude lists, which come first in Reloader too).
 import re
 from typing import NamedTuple
 
-from cmhash.analyze import patterns
 from cmhash.analyze.annotations import TRUE, Annotations, gate_on, metadata
 from cmhash.analyze.choice import reloader_source
 from cmhash.analyze.refs import Reference
@@ -59,6 +58,8 @@ def _names(
         namespace = None
         name = item
         if decl.regex:
+            from cmhash.analyze import patterns  # (RE2: a run with a reload-list pattern)
+
             try:
                 patterns.check(item)
             except patterns.PatternError as exc:

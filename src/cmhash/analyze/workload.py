@@ -9,7 +9,6 @@ from __future__ import annotations
 from cmhash.analyze.annotations import Annotations, labels_of, read_annotations
 from cmhash.analyze.choice import selection
 from cmhash.analyze.declared import declared_references
-from cmhash.analyze.jobs import plan_rename
 from cmhash.analyze.options import AnalyzeOptions
 from cmhash.analyze.refs import (
     Reference,
@@ -204,6 +203,8 @@ def analyze_workload(
             # edit rewrites it as it is, so that the real value can replace it
             info.edit = Edit(cur.start, cur.end, f'"{PLACEHOLDER}"')
         if options.jobs_rename and wk.policy is Policy.JOB and not generated and not info.hook:
+            from cmhash.analyze.jobs import plan_rename
+
             info.job = plan_rename(
                 res, template, options.annotation_key, default_nl, res.source.text
             )

@@ -14,7 +14,6 @@ import os
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
-from cmhash.analyze import patterns
 from cmhash.analyze.summaries import ConfigInfo
 from cmhash.findings import Code, Finding, finding
 from cmhash.model import ResourceId, make_id
@@ -95,6 +94,10 @@ class ConfigIndex:
         for kind, namespace, pattern in wanted:
             if (kind, namespace, pattern) not in self._matched:
                 groups.setdefault((kind, namespace), []).append(pattern)
+        if not groups:
+            return  # no reload-list pattern: RE2 (patterns.py) is not imported
+        from cmhash.analyze import patterns
+
         for (kind, namespace), items in groups.items():
             entries = {
                 k.name: e

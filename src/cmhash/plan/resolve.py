@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping
 
-from cmhash.analyze import patterns
 from cmhash.analyze.hashing import Use
 from cmhash.analyze.refs import Reference
 from cmhash.findings import Finding
@@ -82,6 +81,8 @@ def _not_counted(
 
 def _listed(plan: WorkloadPlan, view: ReloaderView, name: str) -> bool:
     """Whether one of the workload's reload-list patterns for the view's kind matches."""
+    from cmhash.analyze import patterns  # (RE2: a run with a reload-list pattern)
+
     reload = RELOADER_BY_KIND[view.kind].reload
     return any(
         r.declared_by == reload and r.pattern and patterns.matches(r.name, name)

@@ -11,7 +11,6 @@ import re
 from collections.abc import Mapping
 
 from cmhash.analyze.hashing import digest
-from cmhash.analyze.jobs import new_name, rename_edits
 from cmhash.analyze.summaries import SkipReason, WorkloadInfo
 from cmhash.edit.splice import with_value
 from cmhash.findings import Code, Finding, finding
@@ -182,6 +181,8 @@ def _rename_job(plan: WorkloadPlan, value: str, findings: list[Finding]) -> None
                 )
             )
         return
+    from cmhash.analyze.jobs import new_name, rename_edits
+
     new = new_name(info.job, value)
     plan.job_edits = rename_edits(info.job, new) if new != info.name else list(info.job.marker)
     plan.runs_again_as = new
