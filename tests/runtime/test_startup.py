@@ -23,6 +23,7 @@ LAZY = {
     "jsonschema": "config files and KRM functionConfig",
     "pathspec": "directory walks with exclude patterns",
     "multiprocessing": "inputs of 4 MiB and more",
+    "json": "JSON outputs and inputs (analyze/hashing.py takes the C escaper from _json)",
     "cmhash.settings.config": "config files, --compat, --secret-key-env",
     "cmhash.analyze.patterns": "Reloader reload-list patterns",
     "cmhash.analyze.pool": "inputs of 4 MiB and more",

@@ -53,7 +53,6 @@ Everything else is a manifest, and a broken one stays an error (exit 2).
 
 # No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
-import json
 import os
 import re
 import stat
@@ -146,6 +145,8 @@ def is_manifest_text(text: str) -> bool:
     stream, broken JSON) by the patterns, so a broken manifest stays an error."""
     head = text.lstrip(" \t\r\n")
     if head[:1] in ("{", "["):
+        import json  # (a JSON text in a directory walk)
+
         try:
             data = json.loads(head)
         except (ValueError, RecursionError):
