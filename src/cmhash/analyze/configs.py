@@ -13,12 +13,6 @@ from cmhash.analyze.content import config_content, is_immutable
 from cmhash.analyze.declared import config_excluded, reloader_match
 from cmhash.analyze.hashing import Content
 from cmhash.analyze.options import AnalyzeOptions
-from cmhash.analyze.sources import (
-    produced_names,
-    source_content,
-    source_dependencies,
-    unpinned,
-)
 from cmhash.analyze.summaries import ConfigInfo
 from cmhash.analyze.versioned import (
     name_spot,
@@ -93,6 +87,13 @@ def source_infos(
 ) -> list[ConfigInfo]:
     """What a source object stands for: the objects it produces, and itself when pods
     reference it by its own kind. Its content is its content fields, never metadata."""
+    # (imported here: a source object is rare, and a plain chart has none)
+    from cmhash.analyze.sources import (
+        produced_names,
+        source_content,
+        source_dependencies,
+        unpinned,
+    )
     from cmhash.analyze.versioned_sources import keep_edits, unversioned
     from cmhash.analyze.versioned_sources import producer as source_producer
 
