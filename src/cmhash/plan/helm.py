@@ -52,18 +52,24 @@ if TYPE_CHECKING:
 
 # Helm's ``# Source: CHART/templates/FILE`` (a path in the chart, never a URL: a
 # vendored manifest's "# Source: https://..." header is no Helm output), or Helm 4's
-# post-renderer annotation
-_HELM_MARKS = re.compile(
+# post-renderer annotation (re.MULTILINE; compiled by re's cache for a text that holds
+# one of the two: most inputs are no Helm output)
+_HELM_MARKS = (
     "^"
     + re.escape(SOURCE_COMMENT)
     + r"(?![A-Za-z][A-Za-z0-9+.-]*://)|"
-    + re.escape(POSTRENDER_FILENAME),
-    re.MULTILINE,
+    + re.escape(POSTRENDER_FILENAME)
 )
 
 
+def _helm_marked(text: str) -> bool:
+    if SOURCE_COMMENT not in text and POSTRENDER_FILENAME not in text:
+        return False
+    return re.search(_HELM_MARKS, text, re.MULTILINE) is not None
+
+
 def is_helm_output(texts: Iterable[str]) -> bool:
-    return any(_HELM_MARKS.search(t) is not None for t in texts)
+    return any(_helm_marked(t) for t in texts)
 
 
 def is_helm_source(src: SourceText) -> bool:
