@@ -16,7 +16,6 @@ from cmhash.analyze.refs import (
     find_subpath_mounts,
     resource_references,
 )
-from cmhash.analyze.shapes import misshapen
 from cmhash.analyze.summaries import SkipReason, WorkloadInfo
 from cmhash.edit.splice import PLACEHOLDER, Edit, annotation_edit
 from cmhash.errors import NodeError
@@ -178,7 +177,9 @@ def analyze_workload(
     spec_field, info.refs = _references(res, template, wk, options)
     declared, dropped = declared_references(annotations, options.compat)
     info.refs += tuple(declared)
-    if wk.sites:
+    if wk.sites:  # (an operator's resource)
+        from cmhash.analyze.shapes import misshapen
+
         dropped = misshapen(res.node, wk.sites, wk.operator) + dropped
     info.skipped_items = tuple(dropped)
     cur = _current(template, wk, options)

@@ -27,7 +27,6 @@ from cmhash.model import ResourceId
 from cmhash.native import cext
 from cmhash.plan.index import ConfigEntry, ConfigIndex
 from cmhash.plan.options import PlanOptions
-from cmhash.plan.ref_findings import missing, missing_keys
 from cmhash.plan.workplan import Resolved, WorkloadPlan
 
 _NO_KEYS: frozenset[str] = frozenset()
@@ -170,6 +169,8 @@ def _resolve_one(
     if entry is None:
         plan.resolved.append(Resolved(ref, None))
         if not ref.optional:
+            from cmhash.plan.ref_findings import missing  # (findings: imported when any)
+
             findings.append(missing(plan, ref, index, options))
         return Use(ref.target_kind, ref.name, None, _keyset(ref), other_ns)
     content = entry.info.content
@@ -180,6 +181,8 @@ def _resolve_one(
     absent = keys.difference(content.entries) if keys else _NO_KEYS  # (a dict: no copy)
     plan.resolved.append(_resolved((ref, entry, absent, None)))
     if absent and not ref.optional:
+        from cmhash.plan.ref_findings import missing_keys
+
         findings.append(missing_keys(plan, ref, absent))
     return _use((ref.target_kind, ref.name, content, keys, other_ns))
 

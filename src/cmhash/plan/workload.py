@@ -20,7 +20,6 @@ from cmhash.model import Level, ResourceId
 from cmhash.parse.k8syaml import resolves_to_non_string
 from cmhash.plan.index import ConfigIndex
 from cmhash.plan.options import PlanOptions
-from cmhash.plan.ref_findings import subpath
 from cmhash.plan.resolve import resolve_workload
 from cmhash.plan.workplan import WorkloadPlan, selected
 from cmhash.read.source import SourceText
@@ -76,6 +75,8 @@ def plan_workload(
     """``renames``: the new names of versioned objects (plan/versioning/)."""
     plan = _plan(src, info, index, options, findings, renames or {})
     if info.subpaths:
+        from cmhash.plan.ref_findings import subpath  # (findings: imported when any)
+
         findings.extend(subpath(plan, mount, index) for mount in info.subpaths)
     return plan
 
