@@ -2,7 +2,7 @@
 with where each value is written, and the few helpers every reader shares; and its
 labels, as they are written."""
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 from typing import NamedTuple
 

@@ -2,7 +2,7 @@
 (``cmhash.io/enabled``, ``cmhash.io/sources``) and, read where those tools read them,
 Reloader's and Wave's (their decision tables: knowledge/compat.py)."""
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 from typing import NamedTuple
 

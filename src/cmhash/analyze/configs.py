@@ -13,12 +13,6 @@ from cmhash.analyze.content import config_content, is_immutable
 from cmhash.analyze.declared import config_excluded, reloader_match
 from cmhash.analyze.hashing import Content
 from cmhash.analyze.options import AnalyzeOptions
-from cmhash.analyze.sources import (
-    produced_names,
-    source_content,
-    source_dependencies,
-    unpinned,
-)
 from cmhash.analyze.summaries import ConfigInfo
 from cmhash.analyze.versioned import (
     name_spot,
@@ -27,8 +21,6 @@ from cmhash.analyze.versioned import (
     version_window,
     versioned_flag,
 )
-from cmhash.analyze.versioned_sources import keep_edits, unversioned
-from cmhash.analyze.versioned_sources import producer as source_producer
 from cmhash.edit.splice import Edit
 from cmhash.errors import NodeError
 from cmhash.knowledge.sources import SecretSource
@@ -95,6 +87,16 @@ def source_infos(
 ) -> list[ConfigInfo]:
     """What a source object stands for: the objects it produces, and itself when pods
     reference it by its own kind. Its content is its content fields, never metadata."""
+    # (imported here: a source object is rare, and a plain chart has none)
+    from cmhash.analyze.sources import (
+        produced_names,
+        source_content,
+        source_dependencies,
+        unpinned,
+    )
+    from cmhash.analyze.versioned_sources import keep_edits, unversioned
+    from cmhash.analyze.versioned_sources import producer as source_producer
+
     if res.name is None:
         return []  # generateName: nothing can reference a name only the API server picks
     entries_ = source_content(res.node, row)

@@ -4,7 +4,6 @@ Kubernetes reads them (k8syaml.py); no message ever quotes a value."""
 
 from __future__ import annotations
 
-import base64
 import binascii
 
 from cmhash.analyze.hashing import Content
@@ -48,6 +47,8 @@ def _decode_b64(text: str, node: Node, what: str) -> bytes:
     # Go's decoder, which the API server uses, skips only line breaks (encoding/base64:
     # decodeQuantum ignores '\r' and '\n'): a space or tab is an error there, and so
     # here. (A plain scalar wrapped over lines is folded with spaces: use a | block.)
+    import base64  # (binaryData and Secret data only)
+
     compact = text.replace("\r", "").replace("\n", "")
     try:
         return base64.b64decode(compact, validate=True)

@@ -22,21 +22,26 @@ never reach the encoding. With a secret key (``--secret-key-env``) each Secret
 value is replaced by its HMAC-SHA256 before it enters the encoding.
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
-import json
 from binascii import b2a_base64
 from collections.abc import Iterable, Mapping
-from json.encoder import encode_basestring  # the C escaper (json.dumps' with ensure_ascii=False)
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from hashlib import sha256
+    from json.encoder import encode_basestring
 else:
     try:  # the built-in module: importing hashlib loads OpenSSL, 5 ms of start-up
         from _sha256 import sha256
     except ImportError:  # pragma: no cover - other Python builds
         from hashlib import sha256
+    # the C escaper (json.dumps' with ensure_ascii=False), as json.encoder takes it, without
+    # importing the json package (its decoder and scanner: 1 ms of start-up)
+    try:
+        from _json import encode_basestring
+    except ImportError:  # pragma: no cover - other Python builds
+        from json.encoder import encode_basestring
 
 ENCODING_VERSION = 1
 
@@ -111,6 +116,8 @@ def merge_uses(uses: Iterable[Use]) -> list[Use]:
 def py_canonical(uses: Iterable[Use], secret_key: bytes | None = None) -> str:
     """The encoding by its definition: ``entry`` dicts through ``json.dumps`` (the
     reference for ``canonical``)."""
+    import json
+
     refs = [entry(u, secret_key) for u in merge_uses(uses)]
     return json.dumps(
         {"v": ENCODING_VERSION, "refs": refs},

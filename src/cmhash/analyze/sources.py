@@ -5,7 +5,6 @@ the objects it copies in, its store reads that no version pins."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from cmhash.errors import NodeError
@@ -36,6 +35,8 @@ def _canonical(node: Node | None, depth: int = 0) -> Any:
 
 def source_content(node: Node, row: SecretSource) -> dict[str, bytes]:
     """Content path -> its canonical JSON (absent paths are left out)."""
+    import json  # (source objects only)
+
     out = {}
     for path in row.content:
         if "*" in path:  # every item of a list

@@ -2,7 +2,7 @@
 (versioned names, --jobs=rename), and why one cannot be renamed (an alias, a block
 scalar, an anchor, a tag, a node an alias repeats)."""
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 from collections.abc import Sequence
 from typing import NamedTuple

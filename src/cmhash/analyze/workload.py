@@ -9,7 +9,6 @@ from __future__ import annotations
 from cmhash.analyze.annotations import Annotations, labels_of, read_annotations
 from cmhash.analyze.choice import selection
 from cmhash.analyze.declared import declared_references
-from cmhash.analyze.jobs import plan_rename
 from cmhash.analyze.options import AnalyzeOptions
 from cmhash.analyze.refs import (
     Reference,
@@ -17,7 +16,6 @@ from cmhash.analyze.refs import (
     find_subpath_mounts,
     resource_references,
 )
-from cmhash.analyze.shapes import misshapen
 from cmhash.analyze.summaries import SkipReason, WorkloadInfo
 from cmhash.edit.splice import PLACEHOLDER, Edit, annotation_edit
 from cmhash.errors import NodeError
@@ -179,7 +177,9 @@ def analyze_workload(
     spec_field, info.refs = _references(res, template, wk, options)
     declared, dropped = declared_references(annotations, options.compat)
     info.refs += tuple(declared)
-    if wk.sites:
+    if wk.sites:  # (an operator's resource)
+        from cmhash.analyze.shapes import misshapen
+
         dropped = misshapen(res.node, wk.sites, wk.operator) + dropped
     info.skipped_items = tuple(dropped)
     cur = _current(template, wk, options)
@@ -204,6 +204,8 @@ def analyze_workload(
             # edit rewrites it as it is, so that the real value can replace it
             info.edit = Edit(cur.start, cur.end, f'"{PLACEHOLDER}"')
         if options.jobs_rename and wk.policy is Policy.JOB and not generated and not info.hook:
+            from cmhash.analyze.jobs import plan_rename
+
             info.job = plan_rename(
                 res, template, options.annotation_key, default_nl, res.source.text
             )

@@ -34,7 +34,7 @@ are split on ``,`` (not trimmed) and on ``/``: one part is a name in the workloa
 namespace, two are ``namespace/name``, anything else is skipped without a word.
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 from collections.abc import Callable
 from typing import NamedTuple

@@ -4,7 +4,7 @@ tools' (Reloader, Wave, kapp), each gated by its tool's name in ``compat:`` (Non
 cmhash's own, always read). analyze/declared.py reads them where each tool reads them.
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 from typing import NamedTuple
 

@@ -4,15 +4,13 @@ Kinds match on (API group, kind), never kind alone: a CRD may reuse a name such
 as ``Deployment`` or ``Service``. Extra rows come from the config file.
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 import enum
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from cmhash.knowledge.operators import OPERATOR_PROFILES
-
-if TYPE_CHECKING:
-    from cmhash.knowledge.sites import Site
+from cmhash.knowledge.sites import Site
 from cmhash.knowledge.sources import BUILTIN_SOURCES, SecretSource
 
 
@@ -169,7 +167,7 @@ class KindTable:
 
     def with_extra(
         self, rows: tuple[WorkloadKind, ...], sources: tuple[SecretSource, ...] = ()
-    ) -> KindTable:
+    ) -> "KindTable":
         """This table with ``rows`` (the config file's): a row for a kind this table has
         replaces all of that kind's rows (settings.py refuses built-in kinds)."""
         replaced = {(r.group, r.kind) for r in rows}

@@ -7,7 +7,7 @@ user about one that uses in-stream configuration: one row per gated policy
 workload is left alone (a member of analyze/summaries.py ``SkipReason``).
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 from typing import NamedTuple
 

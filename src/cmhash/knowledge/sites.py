@@ -1,7 +1,7 @@
 """A reference site: where a pod spec (or an operator's resource) names a ConfigMap or
 Secret. The rows are in podspec.py (pod specs) and operators.py (operators' resources)."""
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 from typing import NamedTuple
 

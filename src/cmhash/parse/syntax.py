@@ -11,7 +11,7 @@ import re
 
 from cmhash.errors import NodeError
 
-_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+_QUOTED = r"'[^']*'|\"[^\"]*\""  # (compiled by re's cache on an error)
 
 
 def _at_end(text: str, index: int) -> bool:
@@ -63,7 +63,7 @@ def syntax_error(
     index = mark.index if mark is not None else 0
     tab = _tab_hint(text, index)
     # parsers quote what they found ("found undefined alias 'x'"): never in a Secret
-    public = _QUOTED.sub("'…'", msg)
+    public = re.sub(_QUOTED, "'…'", msg)
     return error(msg + tab, base + index, public=public + tab)
 
 

@@ -93,8 +93,9 @@ def classify(text: str, table: KindTable) -> bool | None:
 
 # Characters the two parsers read differently (libyaml and Kubernetes' go-yaml take NEL,
 # LS and PS as line breaks, ruamel does not; libyaml refuses a BOM that starts a later
-# document): refused in the documents cmhash reads, so both parsers always agree.
-_AMBIGUOUS = re.compile("[\ufeff\x85\u2028\u2029]")
+# document): refused in the documents cmhash reads, so both parsers always agree. (Compiled
+# by re's cache on first use: a text that is not ASCII.)
+_AMBIGUOUS = "[\ufeff\x85\u2028\u2029]"
 _AMBIGUOUS_NAMES = {
     "\ufeff": ("U+FEFF (a byte order mark)", "\\uFEFF"),
     "\x85": ("U+0085 (NEL)", "\\N"),
@@ -106,7 +107,7 @@ _AMBIGUOUS_NAMES = {
 def refuse_ambiguous(text: str, base: int) -> None:
     if text.isascii():  # (O(1) on a str; all four are non-ASCII)
         return
-    m = _AMBIGUOUS.search(text)
+    m = re.search(_AMBIGUOUS, text)
     if m is not None:
         name, escape = _AMBIGUOUS_NAMES[m.group()]
         raise NodeError(

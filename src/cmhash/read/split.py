@@ -10,7 +10,7 @@ document they introduce. Chunks cover the text exactly: joining their slices giv
 back every byte.
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 import functools
 import itertools
@@ -23,9 +23,10 @@ from cmhash.native import cext
 # A marker: '---' or '...' followed by a blank, a line break or the end of the text; or
 # '%'. At the text's start, or matched from the line break before it: a pattern that
 # starts with a literal lets the regex engine jump from line break to line break instead
-# of trying every character (most of the split's time on a big stream).
-_FIRST = re.compile(r"(?:---|\.\.\.)(?=[ \t\r\n]|\Z)|%")
-_MARKER = re.compile(r"\n(?:(?:---|\.\.\.)(?=[ \t\r\n]|\Z)|%)")
+# of trying every character (most of the split's time on a big stream). Compiled by re's
+# cache on first use: with the C scan (native/_ctree.c) a run never needs them.
+_FIRST = r"(?:---|\.\.\.)(?=[ \t\r\n]|\Z)|%"
+_MARKER = r"\n(?:(?:---|\.\.\.)(?=[ \t\r\n]|\Z)|%)"
 
 
 class Chunk(NamedTuple):
@@ -48,9 +49,9 @@ def only_comments(text: str) -> bool:
 def _py_markers(text: str) -> Iterator[int]:
     """Where each marker line starts, in order. (The reference for native/_ctree.c's scan
     in ``cuts``.)"""
-    if _FIRST.match(text):
+    if re.match(_FIRST, text):
         yield 0
-    for m in _MARKER.finditer(text):
+    for m in re.finditer(_MARKER, text):
         yield m.start() + 1
 
 

@@ -3,7 +3,7 @@ which setting. A new option touches the command line (``cli/``), the settings
 (``values.py``, ``config.py`` when the config file has it too), this table and the one
 stage that reads it."""
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 from typing import NamedTuple
 
