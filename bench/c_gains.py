@@ -25,7 +25,7 @@ from run import DEFAULT_GENERATOR, cmhash_cmd, compile_bytecode, generate
 
 # every C entry point, as CMHASH_C_OFF names it, and the Python reference that runs
 # instead (each one binds in one place, native/cext.py)
-# (cext.NAMES: any other name is refused, exit 2; tests/test_cext_off.py holds them alike)
+# (cext.NAMES: any other name is refused, exit 2; tests/native/test_cext_off.py holds them alike)
 ENTRIES = {
     "Node": "the whole of _ctree (each entry point reads C nodes): parse/tree.py _PyNode",
     "build": "parse/builder.py _Builder (libyaml's events through PyYAML)",

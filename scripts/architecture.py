@@ -16,7 +16,7 @@ package are not drawn (their docstrings say what they own).
 
 The diagram sits between the marker comments ``<!-- architecture:begin -->`` and
 ``<!-- architecture:end -->``; everything else in ARCHITECTURE.md is written by hand.
-tests/test_architecture.py runs the check. Needs grimp (the ``dev`` and ``test`` extras).
+tests/project/test_architecture.py runs the check. Needs grimp (the ``dev`` and ``test`` extras).
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def node_id(name: str) -> str:
 def label(name: str, modules: list[str]) -> str:
     """``cli/`` for a package (``native/ + C`` for the one with the C extensions), or
     ``deliver.py``. Only names: the picture changes when the graph does, not with every
-    line of code (the sizes are ``tests/test_architecture.py``'s business)."""
+    line of code (the sizes are ``tests/project/test_architecture.py``'s business)."""
     files = [module_path(m) for m in modules]
     if not any(p.name == "__init__.py" for p in files):
         return f"{name}.py"

@@ -23,20 +23,20 @@ PY=${PYTHON:-python}
 BUILD=${C_CHECKS_BUILD:-build/c-checks}
 FUZZ_SECONDS=${C_CHECKS_FUZZ_SECONDS:-40}
 TESTS=(
-    tests/test_c_defects.py
-    tests/test_c_api.py
-    tests/test_ctree.py
-    tests/test_tree_get.py
-    tests/test_treecheck.py
-    tests/test_transport.py
-    tests/test_resolve_c.py
-    tests/test_classify_c.py
-    tests/test_resources_c.py
-    tests/test_c_odd_inputs.py
-    tests/test_refs_walk.py
-    tests/test_jsonout.py
-    tests/test_pool.py
-    tests/test_libyaml.py
+    tests/native/test_c_defects.py
+    tests/native/test_c_api.py
+    tests/native/test_ctree.py
+    tests/parse/test_tree_get.py
+    tests/edit/test_treecheck.py
+    tests/native/test_transport.py
+    tests/native/test_resolve_c.py
+    tests/native/test_classify_c.py
+    tests/native/test_resources_c.py
+    tests/native/test_c_odd_inputs.py
+    tests/analyze/test_refs_walk.py
+    tests/native/test_jsonout.py
+    tests/analyze/test_pool.py
+    tests/parse/test_libyaml.py
 )
 
 echo "== C extensions under AddressSanitizer and UndefinedBehaviorSanitizer"
@@ -73,9 +73,9 @@ EOF
 # whose 1,000-level comparison runs out of recursion under the sanitizers, and the one
 # that installs two PyYAML releases with pip: the plain suite runs them)
 sanitized "$PY" -m pytest -q -p no:randomly -p no:cacheprovider \
-    --deselect tests/test_pool.py::test_a_worker_does_not_wait_for_the_parent_to_read \
-    --deselect tests/test_ctree.py::test_depth_limit \
-    --deselect tests/test_libyaml.py::test_under_both_pyyaml_releases \
+    --deselect tests/analyze/test_pool.py::test_a_worker_does_not_wait_for_the_parent_to_read \
+    --deselect tests/native/test_ctree.py::test_depth_limit \
+    --deselect tests/parse/test_libyaml.py::test_under_both_pyyaml_releases \
     "$@" "${TESTS[@]}"
 
 echo "== the C-facing tests on the other CPythons requires-python claims (>=3.10)"
@@ -104,9 +104,9 @@ for v in 3.10 3.12 3.13 3.14; do
     # (the depth-limit tests compare 1,000-level trees in Python, past the C recursion
     # limit 3.12+ keep of their own; the PyYAML releases test: as above)
     "$BUILD/venv-$v/bin/python" -m pytest -q -p no:randomly -p no:cacheprovider \
-        --deselect tests/test_ctree.py::test_depth_limit \
-        --deselect tests/test_libyaml.py::test_depth_limit_is_cmhashs_on_every_path \
-        --deselect tests/test_libyaml.py::test_under_both_pyyaml_releases "$@" "${TESTS[@]}"
+        --deselect tests/native/test_ctree.py::test_depth_limit \
+        --deselect tests/parse/test_libyaml.py::test_depth_limit_is_cmhashs_on_every_path \
+        --deselect tests/parse/test_libyaml.py::test_under_both_pyyaml_releases "$@" "${TESTS[@]}"
 done
 
 echo "== differential fuzz: the C (sanitized) against its Python references"

@@ -9,7 +9,7 @@ from it: a page holding one of the markers below gets the marker replaced.
 - ``<!-- cmhash:findings -->``: every finding code with its level and meaning, from
   ``cmhash.findings.CODES``.
 
-The generators are plain functions: ``tests/test_docs.py`` checks them without MkDocs.
+The generators are plain functions: ``tests/project/test_docs.py`` checks them without MkDocs.
 """
 
 from __future__ import annotations

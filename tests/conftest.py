@@ -14,9 +14,20 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 
 ROOT = Path(__file__).resolve().parent.parent
+# The test modules sit in one directory per package of src/cmhash they test (tests/read/,
+# tests/plan/, ...: CONTRIBUTING.md, "Where things go"); the data (cases/, corpus/, crds/,
+# fixtures/) and the shared helpers (this file, manifests.py, fake*.py) sit here.
+TESTS = ROOT / "tests"
+# There is no __init__.py: pytest imports each test module by its base name (unique in
+# the tree) with its own directory on sys.path, as it puts this one there for ``from
+# conftest import``. Some modules import from one in another directory (``from
+# test_declared import stream``), so every test directory is on sys.path from the start,
+# whichever file is collected first.
+TEST_DIRS = sorted({p.parent for p in TESTS.glob("*/test_*.py")})
+sys.path[:0] = [str(d) for d in TEST_DIRS if str(d) not in sys.path]
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 # A vendored subset of the public manifests (tests/corpus/SOURCES.md): always present.
-CORPUS = ROOT / "tests" / "corpus"
+CORPUS = TESTS / "corpus"
 # Next to the checkout, when present: the full corpus and the benchmark generator. Tests
 # that read it are marked ``shared``; CI runs next to it, so there they fail without it.
 SHARED = ROOT.parent / "shared"

@@ -1,14 +1,12 @@
 """Findings: stable code, level, message and the 1-based position they point at."""
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
+from collections.abc import Mapping
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from cmhash.model import Level, ResourceId, TextEnum
-
-if TYPE_CHECKING:
-    from collections.abc import Mapping
 
 # kept as names for the modules and templates that use the level text
 ERROR, WARNING, INFO = Level.ERROR, Level.WARNING, Level.INFO

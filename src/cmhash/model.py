@@ -1,7 +1,7 @@
 """The small shared vocabulary: one identity for objects, and the enums that status
 travels as (never bare strings that code compares)."""
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 import enum
 import functools
@@ -27,7 +27,7 @@ class ResourceId(NamedTuple):
     name: str
 
     @classmethod
-    def config(cls, kind: str, namespace: str, name: str) -> ResourceId:
+    def config(cls, kind: str, namespace: str, name: str) -> "ResourceId":
         """A ConfigMap or Secret (core group)."""
         return cls("", kind, namespace, name)
 

@@ -7,7 +7,7 @@ And where a name is written in the source (``Spot``), for the edits that rename 
 an anchor, a tag, a node an alias repeats).
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 from collections.abc import Sequence
 from typing import NamedTuple

@@ -17,11 +17,9 @@ from cmhash.analyze.annotations import aliased_spot
 from cmhash.analyze.configs import config_info, source_infos
 from cmhash.analyze.options import AnalyzeOptions
 from cmhash.analyze.summaries import ConfigInfo, DocInfo, WorkloadInfo
-from cmhash.analyze.versioned_sources import aliased_producer
 from cmhash.analyze.workload import analyze_workload
 from cmhash.edit import treecheck
 from cmhash.edit.splice import PLACEHOLDER, apply_edits, inside_aliased
-from cmhash.edit.verify import verify_edits
 from cmhash.errors import NodeError
 from cmhash.knowledge.kinds import KindTable, WorkloadKind
 from cmhash.parse.builder import Roots
@@ -81,6 +79,8 @@ def _verify(
 
             if cverify.verify(text, new_text, kind, key, PLACEHOLDER):
                 return  # verified in C++; anything it cannot tell goes to verify.py
+    from cmhash.edit.verify import verify_edits
+
     try:
         verify_edits(
             src,
@@ -140,6 +140,8 @@ def analyze_chunk(
             if winfo.edit is not None:
                 candidates.append((pos, winfo))
     if roots.aliased:  # a name inside a node an alias repeats cannot be renamed
+        from cmhash.analyze.versioned_sources import aliased_producer
+
         configs = [
             c._replace(
                 name_spot=aliased_spot(c.name_spot, roots.aliased),

@@ -10,7 +10,6 @@ Kubernetes reads them (k8syaml.py); no message ever quotes a value."""
 
 from __future__ import annotations
 
-import base64
 import binascii
 import functools
 
@@ -18,12 +17,6 @@ from cmhash.analyze.annotations import labels_of, read_annotations
 from cmhash.analyze.declared import config_excluded, reloader_match
 from cmhash.analyze.hashing import Content
 from cmhash.analyze.options import AnalyzeOptions
-from cmhash.analyze.sources import (
-    produced_names,
-    source_content,
-    source_dependencies,
-    unpinned,
-)
 from cmhash.analyze.summaries import ConfigInfo
 from cmhash.analyze.versioned import (
     name_spot,
@@ -32,8 +25,6 @@ from cmhash.analyze.versioned import (
     version_window,
     versioned_flag,
 )
-from cmhash.analyze.versioned_sources import keep_edits, unversioned
-from cmhash.analyze.versioned_sources import producer as source_producer
 from cmhash.edit.splice import Edit
 from cmhash.errors import NodeError
 from cmhash.knowledge.sources import SecretSource
@@ -76,6 +67,8 @@ def _decode_b64(text: str, node: Node, what: str) -> bytes:
     # Go's decoder, which the API server uses, skips only line breaks (encoding/base64:
     # decodeQuantum ignores '\r' and '\n'): a space or tab is an error there, and so
     # here. (A plain scalar wrapped over lines is folded with spaces: use a | block.)
+    import base64  # (binaryData and Secret data only)
+
     compact = text.replace("\r", "").replace("\n", "")
     try:
         return base64.b64decode(compact, validate=True)
@@ -169,6 +162,16 @@ def source_infos(
 ) -> list[ConfigInfo]:
     """What a source object stands for: the objects it produces, and itself when pods
     reference it by its own kind. Its content is its content fields, never metadata."""
+    # (imported here: a source object is rare, and a plain chart has none)
+    from cmhash.analyze.sources import (
+        produced_names,
+        source_content,
+        source_dependencies,
+        unpinned,
+    )
+    from cmhash.analyze.versioned_sources import keep_edits, unversioned
+    from cmhash.analyze.versioned_sources import producer as source_producer
+
     if res.name is None:
         return []  # generateName: nothing can reference a name only the API server picks
     entries_ = source_content(res.node, row)

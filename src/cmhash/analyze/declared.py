@@ -13,12 +13,11 @@ it says about pod-spec ones (but for Reloader's exclude lists, which come first 
 Reloader too).
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 import re
 from typing import NamedTuple
 
-from cmhash.analyze import patterns
 from cmhash.analyze.annotations import TRUE, Annotations, Spot, gate_on, metadata, template, text_of
 from cmhash.analyze.refs import Reference
 from cmhash.errors import NodeError
@@ -165,7 +164,7 @@ def selection(
     return sel
 
 
-_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
+_NAME = r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?"  # (compiled by re's cache when a name is declared)
 
 
 def _declared(
@@ -206,6 +205,8 @@ def _names(
         namespace = None
         name = item
         if decl.regex:
+            from cmhash.analyze import patterns  # (RE2: a run with a reload-list pattern)
+
             try:
                 patterns.check(item)
             except patterns.PatternError as exc:
@@ -217,8 +218,8 @@ def _names(
         else:
             if "/" in item:
                 namespace, _, name = item.partition("/")
-            if not _NAME.fullmatch(name) or (
-                namespace is not None and not _NAME.fullmatch(namespace)
+            if not re.fullmatch(_NAME, name) or (
+                namespace is not None and not re.fullmatch(_NAME, namespace)
             ):
                 raise NodeError(
                     f"{decl.annotation}: {item!r} is not a name or namespace/name", offset
@@ -297,8 +298,8 @@ def _wave(
     spot = ann.spots.get(decl.annotation)
     refs = []
     for item in used:
-        valid = _NAME.fullmatch(item.name) and (
-            item.namespace is None or _NAME.fullmatch(item.namespace)
+        valid = re.fullmatch(_NAME, item.name) and (
+            item.namespace is None or re.fullmatch(_NAME, item.namespace)
         )
         shown = item.name if item.namespace is None else f"{item.namespace}/{item.name}"
         if not valid:

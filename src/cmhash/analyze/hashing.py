@@ -10,21 +10,26 @@ the value is its SHA-256 in lower-case hex. With a secret key (``--secret-key-en
 Secret value is its HMAC-SHA256 first.
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
-import json
 from binascii import b2a_base64
 from collections.abc import Iterable, Mapping
-from json.encoder import encode_basestring  # the C escaper (json.dumps' with ensure_ascii=False)
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from hashlib import sha256
+    from json.encoder import encode_basestring
 else:
     try:  # the built-in module: importing hashlib loads OpenSSL, 5 ms of start-up
         from _sha256 import sha256
     except ImportError:  # pragma: no cover - other Python builds
         from hashlib import sha256
+    # the C escaper (json.dumps' with ensure_ascii=False), as json.encoder takes it, without
+    # importing the json package (its decoder and scanner: 1 ms of start-up)
+    try:
+        from _json import encode_basestring
+    except ImportError:  # pragma: no cover - other Python builds
+        from json.encoder import encode_basestring
 
 ENCODING_VERSION = 1
 
@@ -98,6 +103,8 @@ def merge_uses(uses: Iterable[Use]) -> list[Use]:
 
 def canonical_json(value: object) -> str:
     """Compact, key-sorted JSON, not ASCII-escaped: the text every digest here hashes."""
+    import json  # (source objects, versioned names, renamed Jobs: a plain run has none)
+
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 

@@ -14,7 +14,7 @@ by their tool: both are left alone (plan/resolve.py says so). CronJobs are not r
 their next run takes the new template.
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 import re
 from typing import TYPE_CHECKING, NamedTuple
@@ -45,7 +45,7 @@ class JobRename(NamedTuple):
     marker: tuple[Edit, ...]  # the BASE_NAME annotation, when the Job lacks it
 
 
-def _spec_digest(spec: Node | None, key: str) -> str:
+def _spec_digest(spec: "Node | None", key: str) -> str:
     """SHA-256 of the Job's spec as data: its pod template without ``key`` (cmhash's own
     annotation) and the levels that held only it, and every other field but the mutable
     ones (a change to ``completions`` or ``backoffLimit`` would be refused as well)."""
@@ -73,7 +73,9 @@ def _renamed_from(name: str, base: str) -> bool:
     )
 
 
-def plan_rename(res: Resource, template: Node, key: str, default_nl: str, text: str) -> JobRename:
+def plan_rename(
+    res: "Resource", template: "Node", key: str, default_nl: str, text: str
+) -> JobRename:
     """The map side: the base name, where the name is written, the template's digest and
     the base-name annotation's candidate edit. A name cmhash cannot rewrite in place (an
     alias, a block scalar) is an error at its position."""

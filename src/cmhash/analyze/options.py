@@ -1,7 +1,7 @@
 """What the map stage reads of the settings (``settings/stages.py`` builds it, once
 per run; worker processes receive it, not the settings)."""
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 from typing import NamedTuple
 

@@ -19,7 +19,7 @@ RE2 is imported when the first pattern is read (``_re2``): most runs hold no rel
 list, and importing it is about 2 ms of a small chart's start-up.
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 import functools
 import re
@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 # of 100,000,000 or more is "invalid repeat size" to Go (parseInt caps it at -1) while
 # RE2 reads the whole brace as literal text.
 _ANY_BYTE = "\\C (any byte) is not Go regexp syntax"
-_BIG_REPEAT = re.compile(r"\{([0-9]+)(?:,([0-9]*))?\}")
+_BIG_REPEAT = r"\{([0-9]+)(?:,([0-9]*))?\}"  # (compiled by re's cache when a pattern has "{")
 
 
 @functools.cache
@@ -87,7 +87,7 @@ def _go_refuses(item: str) -> str | None:
             i += item.startswith("]", i)  # a "]" first in a class is literal
             continue
         if ch == "{":
-            m = _BIG_REPEAT.match(item, i)
+            m = re.compile(_BIG_REPEAT).match(item, i)
             if m and any(n and n[0] != "0" and len(n) > 8 for n in m.groups()):
                 return f"invalid repeat count {m.group(0)} (at most 1000)"
         i += 1

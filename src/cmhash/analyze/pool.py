@@ -13,7 +13,7 @@ input order, so the first input error in input order wins, as in one process.
 What a worker sends is only ever a cache: a batch whose result does not come back (the
 worker died, was killed, met a bug, or its result would not pack) is done again by the
 parent, which then meets any bug itself, with its own traceback, exactly as with one
-process. Below ``PARALLEL_MIN_BYTES`` forking costs more than it saves."""
+process. Below ``PARALLEL_MIN_BYTES`` (stage.py) forking costs more than it saves."""
 
 from __future__ import annotations
 
@@ -34,7 +34,6 @@ from cmhash.read.source import SourceText
 from cmhash.read.split import cuts
 from cmhash.record import Record
 
-PARALLEL_MIN_BYTES = 4 * 1024 * 1024
 BATCHES_PER_PROCESS = 16  # enough for a slowed process to take fewer, few enough to be cheap
 # and no batch over this much input, so that the processes' last batches end close
 # together on big inputs too (131 MB in 32 batches: up to 0.2 s of one process waiting)
@@ -93,19 +92,6 @@ class _Worker(Record):
 
 
 _WORK: _Shared | None = None
-
-
-def worker_count(workers: int, total_bytes: int) -> int:
-    """``workers`` (0: automatic) -> how many processes map ``total_bytes``."""
-    if workers:
-        return workers
-    if total_bytes < PARALLEL_MIN_BYTES:
-        return 1
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        cpus = os.cpu_count() or 1
-    return max(1, min(cpus, 4))
 
 
 def can_fork() -> bool:

@@ -3,7 +3,7 @@ sites (knowledge/podspec.py; an operator's resource: knowledge/operators.py), on
 walk per container and pod spec (in C when the tree is C-built), and the subPath mounts
 of ConfigMap and Secret volumes."""
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 import sys
 from collections.abc import Callable
@@ -56,7 +56,7 @@ class _Trie(NamedTuple):
     site (instead of one walk per site): keys to follow, "*" to fan out over list
     items, and the sites whose path ends here (their index in the table)."""
 
-    children: dict[str, _Trie]
+    children: dict[str, "_Trie"]
     ends: list[int]
 
 

@@ -1,17 +1,33 @@
 """The map stage as a whole: every source's chunks to summaries, in this process or, for
-big inputs, in forked workers (``pool.py``), with the progress bar."""
+big inputs, in forked workers (``pool.py``, imported only then), with the progress bar."""
 
 from __future__ import annotations
+
+import os
 
 from cmhash.analyze.chunk import analyze_source
 from cmhash.analyze.options import AnalyzeOptions
 from cmhash.analyze.summaries import DocInfo
-from cmhash.edit import cverify  # light: rapidyaml itself is imported only when used
 from cmhash.errors import CmhashError
 from cmhash.knowledge.kinds import KindTable
 from cmhash.parse.events import backend
 from cmhash.read.source import SourceText
 from cmhash.runtime.progress import Progress
+
+PARALLEL_MIN_BYTES = 4 * 1024 * 1024  # below this, forking costs more than it saves
+
+
+def worker_count(workers: int, total_bytes: int) -> int:
+    """``workers`` (0: automatic) -> how many processes map ``total_bytes``."""
+    if workers:
+        return workers
+    if total_bytes < PARALLEL_MIN_BYTES:
+        return 1
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, 4))
 
 
 def analyze(
@@ -27,17 +43,23 @@ def analyze(
     ConfigMaps, Secrets or workloads; and whether any document had content at all. The
     first input error in input order wins. ``workers``: 0 decides from the input's size;
     ``progress``: a bar on stderr; ``notes``: a worker that could not start."""
-    from cmhash.analyze import pool
-
     per_source: list[list[DocInfo]] = [[] for _ in sources]
     content = False
     total = sum(len(s.text) for s in sources)
     # rapidyaml's self-check only where the C tree builder is missing (treecheck.py
     # does the same check faster on the trees it builds)
-    cpp = backend(options.parser).ctree is None and cverify.wanted(total)
+    cpp = False
+    if backend(options.parser).ctree is None:
+        from cmhash.edit import cverify  # (rapidyaml itself is imported only when used)
+
+        cpp = cverify.wanted(total)
     options = options._replace(cpp_verify=cpp)
-    n = pool.worker_count(workers, total)
-    if n <= 1 or not pool.can_fork():
+    n = worker_count(workers, total)
+    if n > 1:
+        from cmhash.analyze import pool
+
+        n = n if pool.can_fork() else 1
+    if n <= 1:
         bar = Progress(total, None, 1, progress)
         try:
             for si, src in enumerate(sources):  # chunked one source at a time

@@ -2,16 +2,14 @@
 ConfigMap/Secret and per workload. A big run keeps tens of thousands of these after the
 parse trees are gone, so they hold plain values only."""
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from cmhash.analyze.annotations import Spot
 from cmhash.analyze.declared import Selection, Skipped
 from cmhash.analyze.hashing import Content
-from cmhash.analyze.jobs import JobRename
 from cmhash.analyze.refs import Reference, SubPathMount
-from cmhash.analyze.versioned_sources import Producer
 from cmhash.edit.splice import Edit
 from cmhash.errors import NodeError
 from cmhash.findings import About
@@ -20,6 +18,10 @@ from cmhash.knowledge.sources import Depends
 from cmhash.model import ResourceId, TextEnum
 from cmhash.read.split import Chunk
 from cmhash.record import Record
+
+if TYPE_CHECKING:  # (--jobs=rename and source objects only: not imported by a plain run)
+    from cmhash.analyze.jobs import JobRename
+    from cmhash.analyze.versioned_sources import Producer
 
 
 class SkipReason(TextEnum):
@@ -82,7 +84,7 @@ class ConfigInfo(NamedTuple):
     # where its source reads a store value no version pins (analyze/sources.py)
     unpinned: tuple[int, ...] = ()
     # a produced Secret: how --versioned may rename it (analyze/versioned_sources.py)
-    producer: Producer | None = None
+    producer: "Producer | None" = None
 
     @property
     def label(self) -> str:
@@ -146,7 +148,7 @@ class WorkloadInfo(Record):
         no_restart: str | None = None,
         subpaths: tuple[SubPathMount, ...] = (),
         skipped_items: tuple[Skipped, ...] = (),
-        job: JobRename | None = None,
+        job: "JobRename | None" = None,
     ) -> None:
         self.kind = kind
         self.api_version = api_version

@@ -29,7 +29,7 @@ How each source kind is versioned is its row's ``versioning`` (knowledge/sources
   name is not bound, and the SealedSecret itself is renamed.
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 import json
 from collections.abc import Sequence

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from cmhash.analyze.annotations import Annotations, labels_of, read_annotations
 from cmhash.analyze.declared import Skipped, declared_references, selection
-from cmhash.analyze.jobs import plan_rename
 from cmhash.analyze.options import AnalyzeOptions
 from cmhash.analyze.refs import (
     Reference,
@@ -250,7 +249,7 @@ def analyze_workload(
     spec_field, info.refs = _references(res, template, wk, options)
     declared, dropped = declared_references(annotations, options.compat)
     info.refs += tuple(declared)
-    if wk.sites:
+    if wk.sites:  # (an operator's resource)
         dropped = misshapen(res.node, wk.sites, wk.operator) + dropped
     info.skipped_items = tuple(dropped)
     cur = _current(template, wk, options)
@@ -275,6 +274,8 @@ def analyze_workload(
             # edit rewrites it as it is, so that the real value can replace it
             info.edit = Edit(cur.start, cur.end, f'"{PLACEHOLDER}"')
         if options.jobs_rename and wk.policy is Policy.JOB and not generated and not info.hook:
+            from cmhash.analyze.jobs import plan_rename
+
             info.job = plan_rename(
                 res, template, options.annotation_key, default_nl, res.source.text
             )

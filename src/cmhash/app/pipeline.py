@@ -16,7 +16,6 @@ import gc
 from cmhash.analyze.stage import analyze
 from cmhash.analyze.summaries import DocInfo
 from cmhash.app.result import RunResult, SecretSpans
-from cmhash.edit import cverify  # light: rapidyaml itself is imported only when used
 from cmhash.errors import InputError
 from cmhash.findings import Finding, acknowledged
 from cmhash.knowledge.kinds import DEFAULT_TABLE, KindTable
@@ -161,6 +160,8 @@ def _run(
 
 def _slow_paths(sources: list[SourceText], parser: str) -> list[str]:
     """Notes (-v) for a big input read without the C tree builder or rapidyaml."""
+    from cmhash.edit import cverify  # (rapidyaml itself is imported only when used)
+
     notes = []
     big = sum(len(s.text) for s in sources) >= cverify.MIN_INPUT
     if big and parser == "fast" and not ctree_available():

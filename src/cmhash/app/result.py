@@ -1,7 +1,7 @@
 """What a run gives the views and commands: ``RunResult`` (and the Secrets' spans, worked
 out when first asked)."""
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, NamedTuple
@@ -62,7 +62,7 @@ class RunResult(NamedTuple):
     config_index: ConfigIndex | None
     secret_spans: Mapping[int, list[tuple[int, int]]]  # id(source) -> Secrets' (start, end)
     notes: list[str]  # what the run decided for the user (an inferred namespace)
-    versioning: Versioning | None = None  # versioned names, when any apply
+    versioning: "Versioning | None" = None  # versioned names, when any apply (lazy: a string)
     empty: bool = False  # no document held an object (allowed with ``allow_empty``)
     kept: int = 0  # earlier versions carried from --previous (plan/history.py)
 

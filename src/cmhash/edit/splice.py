@@ -20,7 +20,7 @@ refused with the position of the offending node: an edit there would change
 other nodes too, and falling back to re-dumping is never an option.
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 import functools
 from collections.abc import Sequence

@@ -30,7 +30,7 @@ name in ``compat:`` (None: cmhash's own, always read). analyze/declared.py reads
 where each tool reads them.
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 from collections.abc import Callable
 from typing import NamedTuple

@@ -12,16 +12,14 @@ what the API server allows of a Job, for ``--jobs=rename`` (analyze/jobs.py): th
 fields that may change on an existing Job, and how long its name may be.
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 import enum
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from cmhash.knowledge.operators import OPERATOR_PROFILES
-
-if TYPE_CHECKING:
-    from cmhash.knowledge.podspec import Site
 from cmhash.findings import Code
+from cmhash.knowledge.podspec import Site
 from cmhash.knowledge.sources import BUILTIN_SOURCES, SecretSource
 
 
@@ -178,7 +176,7 @@ class KindTable:
 
     def with_extra(
         self, rows: tuple[WorkloadKind, ...], sources: tuple[SecretSource, ...] = ()
-    ) -> KindTable:
+    ) -> "KindTable":
         """This table with ``rows`` (the config file's): a row for a kind this table has
         replaces all of that kind's rows (settings.py refuses built-in kinds)."""
         replaced = {(r.group, r.kind) for r in rows}

@@ -11,7 +11,7 @@ Each row cites its field in k8s.io/api ``core/v1/types.go`` (cited below as
 ``core/v1``), unless another project defines it.
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 from typing import NamedTuple
 

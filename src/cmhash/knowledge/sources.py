@@ -13,7 +13,7 @@ are its content, and whether pods reference the source object itself (a CSI volu
 its SecretProviderClass). More rows come from ``secretSources`` in the config file.
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 from typing import Any, NamedTuple
 

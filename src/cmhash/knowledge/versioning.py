@@ -5,7 +5,7 @@ for an object to be versioned (kustomize, kapp, Spinnaker), and those that bound
 many versions exist (kapp, Spinnaker). Each row cites where its tool defines it; read by
 analyze/versioned.py and written by write/."""
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 from typing import NamedTuple
 

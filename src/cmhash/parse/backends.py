@@ -148,8 +148,9 @@ def fast_backend() -> Backend | None:
     return None if parts is None else Backend("fast", lambda: parts)
 
 
-# a %YAML directive: its version (what ruamel's scanner reads: digits, a dot, digits)
-_DIRECTIVE = re.compile(r"^%YAML[ \t]+([0-9]+)\.([0-9]+)", re.MULTILINE)
+# a %YAML directive (a line's start: re.MULTILINE): its version (what ruamel's scanner reads:
+# digits, a dot, digits). Compiled by re's cache on the error that needs it.
+_DIRECTIVE = r"^%YAML[ \t]+([0-9]+)\.([0-9]+)"
 
 
 def ruamel_parts() -> _Parts:
@@ -189,7 +190,8 @@ def ruamel_parts() -> _Parts:
             except AssertionError:
                 # ruamel asserts on ``%YAML 1.0`` or ``1.3`` (its version setter takes 1.1
                 # and 1.2 only); libyaml refuses them: an error at the directive
-                bad = next((m for m in _DIRECTIVE.finditer(text) if _unread(m)), None)
+                directives = re.finditer(_DIRECTIVE, text, re.MULTILINE)
+                bad = next((m for m in directives if _unread(m)), None)
                 if bad is None:
                     raise
                 at = bad.start()

@@ -60,11 +60,11 @@ def _tag_before(text: str, at: int) -> int:
     return i if 0 <= i < end < at and text[i] == "!" else at
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-# an escape in a double-quoted scalar; group 1: one naming a surrogate, from its u or U
-_ESCAPE = re.compile(
-    r"\\(u[dD][89a-fA-F][0-9a-fA-F]{2}|U0000[dD][89a-fA-F][0-9a-fA-F]{2})|\\.", re.DOTALL
-)
+# (both compiled by re's cache on first use: a double-quoted scalar that is not ASCII)
+_SURROGATE = "[\ud800-\udfff]"
+# an escape in a double-quoted scalar (re.DOTALL); group 1: one naming a surrogate, from
+# its u or U
+_ESCAPE = r"\\(u[dD][89a-fA-F][0-9a-fA-F]{2}|U0000[dD][89a-fA-F][0-9a-fA-F]{2})|\\."
 _BAD_ESCAPE = (
     "YAML syntax error: found invalid Unicode character escape code (while parsing a quoted scalar)"
 )
@@ -110,7 +110,7 @@ class _Builder:
                 f"{MAX_SCALAR} (Kubernetes objects are at most 1.5 MiB)",
                 start,
             )
-        if ev.style == '"' and not value.isascii() and _SURROGATE.search(value):
+        if ev.style == '"' and not value.isascii() and re.search(_SURROGATE, value):
             self.lone_surrogate(ev)
         tag = self.tag(ev, start) if ev.tag is not None else None
         node = Node(
@@ -131,7 +131,8 @@ class _Builder:
         libyaml refuses it; ruamel makes a lone surrogate of it, which no UTF-8 output can
         hold. Refused here with libyaml's words, at libyaml's place (the escape's digits)."""
         at = ev.start_mark.index
-        for m in _ESCAPE.finditer(self.text, at, ev.end_mark.index):
+        escapes = re.compile(_ESCAPE, re.DOTALL)
+        for m in escapes.finditer(self.text, at, ev.end_mark.index):
             if m.group(1) is not None:
                 at = m.start(1) + 1  # (libyaml marks the first digit)
                 break

@@ -29,7 +29,7 @@ from cmhash.parse import libyaml
 from cmhash.parse.backends import Backend, exact_backend, fast_backend
 from cmhash.parse.builder import Misread, Roots, build
 
-_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+_QUOTED = r"'[^']*'|\"[^\"]*\""  # (compiled by re's cache on an error)
 
 
 def _at_end(text: str, index: int) -> bool:
@@ -81,7 +81,7 @@ def syntax_error(
     index = mark.index if mark is not None else 0
     tab = _tab_hint(text, index)
     # parsers quote what they found ("found undefined alias 'x'"): never in a Secret
-    public = _QUOTED.sub("'…'", msg)
+    public = re.sub(_QUOTED, "'…'", msg)
     return error(msg + tab, base + index, public=public + tab)
 
 

@@ -21,6 +21,7 @@ field (``optional``, ``paused``, ``immutable``) takes exactly the boolean spelli
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -47,10 +48,17 @@ _FLOAT_WORDS = frozenset(
 )
 
 # strconv.ParseInt(s, 0, 64) syntax (a too-big value still resolves, as a big.Int)
-_GO_INT = re.compile(r"[-+]?(?:0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)")
+_GO_INT = r"[-+]?(?:0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)"
 # go-yaml's yamlStyleFloat, then strconv.ParseFloat must give a finite value
-_YAML_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
-_DOT_FLOAT = re.compile(r"\.[0-9]+(?:[eE][-+]?[0-9]+)?")
+_YAML_FLOAT = r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+_DOT_FLOAT = r"\.[0-9]+(?:[eE][-+]?[0-9]+)?"
+
+
+@functools.cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    """``pattern`` compiled on first use (a plain run resolves no number), then nearly as
+    fast as a module-level pattern (a report resolves every scalar; re's cache is slower)."""
+    return re.compile(pattern)
 
 
 def _finite(text: str) -> bool:
@@ -69,13 +77,13 @@ def resolves_to_non_string(text: str) -> bool:
     if text in TRUE_WORDS or text in FALSE_WORDS or text in NULL_WORDS or text in _FLOAT_WORDS:
         return True
     if first == ".":
-        return bool(_DOT_FLOAT.fullmatch(text)) and _finite(text)
+        return bool(_compiled(_DOT_FLOAT).fullmatch(text)) and _finite(text)
     if not (first.isdigit() and first.isascii()) and first not in "+-":
         return False
     plain = text.replace("_", "")
-    if _GO_INT.fullmatch(plain):
+    if _compiled(_GO_INT).fullmatch(plain):
         return True
-    return bool(_YAML_FLOAT.fullmatch(plain)) and _finite(plain)
+    return bool(_compiled(_YAML_FLOAT).fullmatch(plain)) and _finite(plain)
 
 
 def plain_bool(text: str) -> bool | None:
@@ -111,6 +119,6 @@ def plain_value(text: str) -> str | int | float | bool | None:
     if not resolves_to_non_string(text):
         return text
     plain = text if text[0] == "." else text.replace("_", "")
-    if text[0] != "." and _GO_INT.fullmatch(plain):
+    if text[0] != "." and _compiled(_GO_INT).fullmatch(plain):
         return _go_int(plain)
     return float(plain)

@@ -83,13 +83,13 @@ from cmhash.parse.tree import MAX_DEPTH
 
 _SKIP = r"(?:\s|\ufeff|#[^\n\r]*(?=[\n\r]|\Z))*"  # what may stand between two tokens
 # ``?`` then ``]``, ``,`` or ``:`` (``_key_starts``: where a token may start)
-_KEY = re.compile(r"\?" + _SKIP + r"[\],:]")
+_KEY = r"\?" + _SKIP + r"[\],:]"  # (compiled by re's cache when a text has "?")
 _BREAKS = ("\x85", "\u2028", "\u2029")  # line breaks in YAML 1.1 only
 # an anchor's or alias's name for libyaml, then a character that ends it there but not in
 # YAML 1.2 (after a ``&`` or ``*``: ``_named_colon``)
 _NAME_COLON = re.compile(r"[0-9A-Za-z_-]+[:?%@`]")
 _TOKEN_END = frozenset(" \t\r\n\x85\u2028\u2029\ufeff[]{},:\"'")
-_LIMIT = re.compile(r"nesting (?:depth|level)", re.IGNORECASE)
+_LIMIT = r"nesting (?:depth|level)"  # (case-insensitive; compiled by re's cache on an error)
 # libyaml's scanner reads ahead while a simple key is possible, at most 1024 characters
 # (scanner.c, yaml_parser_stale_simple_keys): lifted this far above MAX_DEPTH, libyaml's
 # limit cannot come before ours.
@@ -105,7 +105,7 @@ def misread(text: str) -> bool:
         or "%YAML" in text
         or _named_colon(text, "*")
         or _named_colon(text, "&")
-        or ("?" in text and any(_key_starts(text, m.start()) for m in _KEY.finditer(text)))
+        or ("?" in text and any(_key_starts(text, m.start()) for m in re.finditer(_KEY, text)))
     )
 
 
@@ -145,7 +145,8 @@ def _named_colon(text: str, sigil: str) -> bool:
 def is_limit(exc: BaseException) -> bool:
     """Whether a parser error is libyaml's own nesting limit (0.2.6: "exceeded maximum
     nesting depth" from the scanner, "Maximum nesting level reached" from the parser)."""
-    return _LIMIT.search(str(getattr(exc, "problem", None) or "")) is not None
+    problem = str(getattr(exc, "problem", None) or "")
+    return re.search(_LIMIT, problem, re.IGNORECASE) is not None
 
 
 def _pyyaml_limit() -> tuple[Any, Any] | None:

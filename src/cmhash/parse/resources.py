@@ -1,7 +1,7 @@
 """Documents -> resources (List items unwrapped), and the two lookups every stage shares:
 the resources of a document, and a workload's pod template."""
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 import sys
 from collections.abc import Callable

@@ -199,7 +199,7 @@ def items(node: Node | None) -> list[Node]:
 
 
 _BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
-_INT = re.compile(r"^[-+]?[0-9]+$")
+_INT = r"^[-+]?[0-9]+$"  # (compiled by re's cache on first use: config files, Jobs)
 
 
 def to_python(node: Node | None, depth: int = 0) -> Any:
@@ -213,7 +213,7 @@ def to_python(node: Node | None, depth: int = 0) -> Any:
         if node.style is None and node.tag is None:
             if node.value in _BOOLS:
                 return _BOOLS[node.value]
-            if _INT.match(node.value):
+            if re.match(_INT, node.value):
                 return int(node.value)
         return node.value
     if node.kind == SEQ:

@@ -35,7 +35,7 @@ The rule, when ``-n`` / ``namespace:`` is not given:
 What was inferred, and from what, is said in one note line.
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 import os
 import re
@@ -52,18 +52,24 @@ if TYPE_CHECKING:
 
 # Helm's ``# Source: CHART/templates/FILE`` (a path in the chart, never a URL: a
 # vendored manifest's "# Source: https://..." header is no Helm output), or Helm 4's
-# post-renderer annotation
-_HELM_MARKS = re.compile(
+# post-renderer annotation (re.MULTILINE; compiled by re's cache for a text that holds
+# one of the two: most inputs are no Helm output)
+_HELM_MARKS = (
     "^"
     + re.escape(SOURCE_COMMENT)
     + r"(?![A-Za-z][A-Za-z0-9+.-]*://)|"
-    + re.escape(POSTRENDER_FILENAME),
-    re.MULTILINE,
+    + re.escape(POSTRENDER_FILENAME)
 )
 
 
+def _helm_marked(text: str) -> bool:
+    if SOURCE_COMMENT not in text and POSTRENDER_FILENAME not in text:
+        return False
+    return re.search(_HELM_MARKS, text, re.MULTILINE) is not None
+
+
 def is_helm_output(texts: Iterable[str]) -> bool:
-    return any(_HELM_MARKS.search(t) is not None for t in texts)
+    return any(_helm_marked(t) for t in texts)
 
 
 def is_helm_source(src: SourceText) -> bool:
@@ -89,7 +95,7 @@ class Release(NamedTuple):
 
 
 def _evidence(
-    src: SourceText, docs: Sequence[DocInfo], renders: Renders
+    src: SourceText, docs: Sequence[DocInfo], renders: "Renders"
 ) -> dict[str, list[Evidence]]:
     """Per render, the references between an object with a namespace and one without."""
     configs: dict[tuple[str, str, str], set[str | None]] = {}
@@ -212,7 +218,7 @@ class Namespaces:
         self._several: dict[int, Renders] = {}  # sources holding several releases
         self.notes: list[str] = []
 
-    def add(self, src: SourceText, renders: Renders, chosen: dict[str, str]) -> None:
+    def add(self, src: SourceText, renders: "Renders", chosen: dict[str, str]) -> None:
         if chosen:
             self._renders[id(src)] = (renders, chosen)
 

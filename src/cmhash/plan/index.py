@@ -7,14 +7,13 @@ only definitions in one directory are duplicates. Several Helm releases in one s
 place of its own below the source's directory (``Place``), as its objects, which name
 no namespace, are deployed into its own release namespace."""
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 import functools
 import os
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
-from cmhash.analyze import patterns
 from cmhash.analyze.summaries import ConfigInfo
 from cmhash.findings import Code, Finding, finding
 from cmhash.model import ResourceId, make_id
@@ -95,6 +94,10 @@ class ConfigIndex:
         for kind, namespace, pattern in wanted:
             if (kind, namespace, pattern) not in self._matched:
                 groups.setdefault((kind, namespace), []).append(pattern)
+        if not groups:
+            return  # no reload-list pattern: RE2 (patterns.py) is not imported
+        from cmhash.analyze import patterns
+
         for (kind, namespace), items in groups.items():
             entries = {
                 k.name: e

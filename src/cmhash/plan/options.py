@@ -1,7 +1,7 @@
 """What the plan stage reads of the settings (``settings/stages.py`` builds it, once per
 run; a Helm render's inferred namespace gives a copy with its ``namespace``)."""
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 from typing import Any, NamedTuple
 

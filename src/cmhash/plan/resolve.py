@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping
 
-from cmhash.analyze import patterns
 from cmhash.analyze.hashing import Use
 from cmhash.analyze.refs import Reference
 from cmhash.findings import Finding
@@ -28,7 +27,6 @@ from cmhash.model import ResourceId
 from cmhash.native import cext
 from cmhash.plan.index import ConfigEntry, ConfigIndex
 from cmhash.plan.options import PlanOptions
-from cmhash.plan.ref_findings import missing, missing_keys
 from cmhash.plan.workplan import Resolved, WorkloadPlan
 
 _NO_KEYS: frozenset[str] = frozenset()
@@ -82,6 +80,8 @@ def _not_counted(
 
 def _listed(plan: WorkloadPlan, view: ReloaderView, name: str) -> bool:
     """Whether one of the workload's reload-list patterns for the view's kind matches."""
+    from cmhash.analyze import patterns  # (RE2: a run with a reload-list pattern)
+
     reload = RELOADER_BY_KIND[view.kind].reload
     return any(
         r.declared_by == reload and r.pattern and patterns.matches(r.name, name)
@@ -169,6 +169,8 @@ def _resolve_one(
     if entry is None:
         plan.resolved.append(Resolved(ref, None))
         if not ref.optional:
+            from cmhash.plan.ref_findings import missing  # (findings: imported when any)
+
             findings.append(missing(plan, ref, index, options))
         return Use(ref.target_kind, ref.name, None, _keyset(ref), other_ns)
     content = entry.info.content
@@ -179,6 +181,8 @@ def _resolve_one(
     absent = keys.difference(content.entries) if keys else _NO_KEYS  # (a dict: no copy)
     plan.resolved.append(_resolved((ref, entry, absent, None)))
     if absent and not ref.optional:
+        from cmhash.plan.ref_findings import missing_keys
+
         findings.append(missing_keys(plan, ref, absent))
     return _use((ref.target_kind, ref.name, content, keys, other_ns))
 

@@ -25,7 +25,6 @@ from collections.abc import Callable, Iterable, Sequence
 from fnmatch import fnmatchcase
 from typing import TypeVar
 
-from cmhash.analyze import patterns
 from cmhash.analyze.refs import Reference
 from cmhash.errors import TieError
 from cmhash.model import ResourceId, make_id
@@ -231,6 +230,8 @@ def _tied(
         key = make_id(("", ref.target_kind, ns, ref.name))
         hit = key in ties and (counts is None or any(counts(ref, e) for e in ties[key].values()))
         return (key if hit else None), repr(ref.name)
+    from cmhash.analyze import patterns  # (RE2: a run with a reload-list pattern)
+
     hits = sorted(
         (k for k in ties if k.kind == ref.target_kind and k.namespace == ns),
         key=lambda k: k.name,

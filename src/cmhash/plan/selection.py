@@ -17,22 +17,23 @@ requirements ``k``, ``!k``, ``k=v``, ``k==v``, ``k!=v``, ``k in (a,b)``, ``k not
 ``k>1``, ``k<1``; all must hold.
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 import re
 from collections.abc import Mapping
 from fnmatch import fnmatchcase
 from typing import Any, NamedTuple
 
-_KEY = re.compile(
+# (the patterns: compiled by re's cache when the configuration has a selector)
+_KEY = (
     r"(?:[a-z0-9]([-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
     r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
 )
-_VALUE = re.compile(r"(?:[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?")
+_VALUE = r"(?:[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?"
 # As apimachinery's lexer (pkg/labels/selector.go: isSpecialSymbol, scanIDOrKeyword): an
 # identifier runs to whitespace or one of = ! ( ) , > <, and it is the keyword in/notin
 # only when it is that word whole, so 'in-cluster=true' and '(in-review)' are identifiers
-_TOKEN = re.compile(r"\s*(!=|==|=|!|,|\(|\)|<|>|[^\s!=,()<>]+)")
+_TOKEN = r"\s*(!=|==|=|!|,|\(|\)|<|>|[^\s!=,()<>]+)"
 
 
 class SelectorError(ValueError):
@@ -70,8 +71,9 @@ class _Tokens:
         self.text = text
         self.items: list[tuple[str, int]] = []
         pos = 0
+        token = re.compile(_TOKEN)
         while pos < len(text):
-            m = _TOKEN.match(text, pos)
+            m = token.match(text, pos)
             if m is None or not m.group(1):
                 if text[pos:].strip():
                     raise SelectorError("unexpected character", pos + 1)
@@ -97,7 +99,7 @@ class _Tokens:
 def _key(tokens: _Tokens) -> str:
     column = tokens.column()
     key = tokens.take()
-    if not _KEY.fullmatch(key):
+    if not re.fullmatch(_KEY, key):
         raise SelectorError(f"{key!r} is not a label key", column)
     return key
 
@@ -108,7 +110,7 @@ def _value(tokens: _Tokens) -> str:
     if value is None or value in (",", ")", "("):
         return ""  # "k=" selects an empty value, as in Kubernetes
     tokens.take()
-    if not _VALUE.fullmatch(value):
+    if not re.fullmatch(_VALUE, value):
         raise SelectorError(f"{value!r} is not a label value", column)
     return value
 

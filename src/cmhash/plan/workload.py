@@ -15,7 +15,6 @@ import re
 from collections.abc import Mapping
 
 from cmhash.analyze.hashing import digest
-from cmhash.analyze.jobs import new_name, rename_edits
 from cmhash.analyze.refs import Reference
 from cmhash.analyze.summaries import SkipReason, WorkloadInfo
 from cmhash.edit.splice import with_value
@@ -27,7 +26,6 @@ from cmhash.plan import scopes
 from cmhash.plan.helm import Namespaces
 from cmhash.plan.index import ConfigEntry, ConfigIndex
 from cmhash.plan.options import PlanOptions
-from cmhash.plan.ref_findings import subpath
 from cmhash.plan.resolve import counts, resolve_workload
 from cmhash.plan.workplan import WorkloadPlan, selected
 from cmhash.read.source import SourceText
@@ -47,7 +45,7 @@ SKIP_FINDINGS: dict[SkipReason, tuple[Code, str]] = {
 }
 
 
-_HEX64 = re.compile(r"[0-9a-f]{64}")
+_HEX64 = r"[0-9a-f]{64}"  # (compiled by re's cache when a workload has a value under the key)
 
 
 def _is_string(info: WorkloadInfo) -> bool:
@@ -65,7 +63,7 @@ def _written_by_cmhash(src: SourceText, info: WorkloadInfo) -> bool:
     in any scalar style, not in Helm output): a chart's ``sha256sum`` line is rendered
     fresh on every ``helm template``, so in Helm output any existing value is the
     chart's."""
-    if not _HEX64.fullmatch(info.current or "") or not _is_string(info):
+    if not re.fullmatch(_HEX64, info.current or "") or not _is_string(info):
         return False
     from cmhash.plan.helm import is_helm_source
 
@@ -83,6 +81,8 @@ def plan_workload(
     """``renames``: the new names of versioned objects (plan/versioning/)."""
     plan = _plan(src, info, index, options, findings, renames or {})
     if info.subpaths:
+        from cmhash.plan.ref_findings import subpath  # (findings: imported when any)
+
         findings.extend(subpath(plan, mount, index) for mount in info.subpaths)
     return plan
 
@@ -178,6 +178,8 @@ def _rename_job(plan: WorkloadPlan, value: str, findings: list[Finding]) -> None
                 )
             )
         return
+    from cmhash.analyze.jobs import new_name, rename_edits
+
     new = new_name(info.job, value)
     plan.job_edits = rename_edits(info.job, new) if new != info.name else list(info.job.marker)
     plan.runs_again_as = new

@@ -4,7 +4,7 @@ it, and its final edit; and the configuration's selection of workloads (``select
 the ignore and include rules, opt-in mode). Filled in by plan/workload.py; read by
 --versioned, explain, report and the writer."""
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 from typing import NamedTuple
 

@@ -24,9 +24,8 @@ else is a manifest, and a broken one stays an error (exit 2). A file name that i
 UTF-8 is shown escaped (``errors.printable``).
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
-import json
 import os
 import re
 import stat
@@ -40,8 +39,9 @@ from cmhash.read.stdin import TERMINAL_HINT, Mode, Stdin, choose
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 CHART_FILE = "Chart.yaml"
-# a top-level apiVersion or kind key, in YAML (column 0) or JSON (anywhere: one line)
-_MANIFEST_KEY = re.compile(r'^(?:apiVersion|kind)[ \t]*:|"(?:apiVersion|kind)"\s*:', re.MULTILINE)
+# a top-level apiVersion or kind key, in YAML (column 0: re.MULTILINE) or JSON (anywhere: one
+# line); compiled by re's cache when a directory is walked
+_MANIFEST_KEY = r'^(?:apiVersion|kind)[ \t]*:|"(?:apiVersion|kind)"\s*:'
 
 
 # cmhash's commands: a path named like one was most likely a command after options
@@ -117,13 +117,15 @@ def is_manifest_text(text: str) -> bool:
     stream, broken JSON) by the patterns, so a broken manifest stays an error."""
     head = text.lstrip(" \t\r\n")
     if head[:1] in ("{", "["):
+        import json  # (a JSON text in a directory walk)
+
         try:
             data = json.loads(head)
         except (ValueError, RecursionError):
             pass
         else:
             return isinstance(data, dict) and ("apiVersion" in data or "kind" in data)
-    return _MANIFEST_KEY.search(text) is not None
+    return re.search(_MANIFEST_KEY, text, re.MULTILINE) is not None
 
 
 def _raise_walk_error(exc: OSError) -> None:

@@ -9,7 +9,7 @@ itself refuses such a file (``kustomize build``: "invalid Kustomization"), and c
 cannot tell which files it names. Fields cmhash does not read are left to kustomize.
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 import os
 from collections.abc import Iterator

@@ -34,7 +34,7 @@ for an object. With no such file it changes nothing: a warning. Each kustomizati
 read once, by its real path, however many ways the walk reaches it.
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 import os
 from collections.abc import Iterable, Sequence

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
-from array import array
 from collections.abc import Callable, Iterable
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from cmhash.errors import InputError, printable
 from cmhash.native import cext
 from cmhash.record import Record
+
+if TYPE_CHECKING:
+    from array import array
 
 STDIN = "-"
 _UTF8_BOM = b"\xef\xbb\xbf"
@@ -110,6 +112,8 @@ def _line_index(text: str) -> LineIndex:
     the last of them is (-1: none). A few thousand entries even for a big input, counted
     by str.count and str.rfind (C); position() then counts within one block. (A list of
     every line start cost a Python step per line: most of explain's line numbers.)"""
+    from array import array  # (a position asked for: findings, errors, explain)
+
     lines, last = array("q"), array("q")
     count, prev = 0, -1
     for start in range(0, len(text) + 1, _BLOCK):

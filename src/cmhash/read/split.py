@@ -14,7 +14,7 @@ parsers would read differently, and which chunks may hold a Secret (whose text n
 message may quote). All on the text alone, and the same for both parsers.
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 import functools
 import itertools
@@ -29,9 +29,10 @@ from cmhash.native import cext
 # A marker: '---' or '...' followed by a blank, a line break or the end of the text; or
 # '%'. At the text's start, or matched from the line break before it: a pattern that
 # starts with a literal lets the regex engine jump from line break to line break instead
-# of trying every character (most of the split's time on a big stream).
-_FIRST = re.compile(r"(?:---|\.\.\.)(?=[ \t\r\n]|\Z)|%")
-_MARKER = re.compile(r"\n(?:(?:---|\.\.\.)(?=[ \t\r\n]|\Z)|%)")
+# of trying every character (most of the split's time on a big stream). Compiled by re's
+# cache on first use: with the C scan (native/_ctree.c) a run never needs them.
+_FIRST = r"(?:---|\.\.\.)(?=[ \t\r\n]|\Z)|%"
+_MARKER = r"\n(?:(?:---|\.\.\.)(?=[ \t\r\n]|\Z)|%)"
 
 
 class Chunk(NamedTuple):
@@ -54,9 +55,9 @@ def only_comments(text: str) -> bool:
 def _py_markers(text: str) -> Iterator[int]:
     """Where each marker line starts, in order. (The reference for native/_ctree.c's scan
     in ``cuts``.)"""
-    if _FIRST.match(text):
+    if re.match(_FIRST, text):
         yield 0
-    for m in _MARKER.finditer(text):
+    for m in re.finditer(_MARKER, text):
         yield m.start() + 1
 
 
@@ -201,8 +202,9 @@ def classify(text: str, table: KindTable) -> bool | None:
 
 # Characters the two parsers read differently (libyaml and Kubernetes' go-yaml take NEL,
 # LS and PS as line breaks, ruamel does not; libyaml refuses a BOM that starts a later
-# document): refused in the documents cmhash reads, so both parsers always agree.
-_AMBIGUOUS = re.compile("[\ufeff\x85\u2028\u2029]")
+# document): refused in the documents cmhash reads, so both parsers always agree. (Compiled
+# by re's cache on first use: a text that is not ASCII.)
+_AMBIGUOUS = "[\ufeff\x85\u2028\u2029]"
 _AMBIGUOUS_NAMES = {
     "\ufeff": ("U+FEFF (a byte order mark)", "\\uFEFF"),
     "\x85": ("U+0085 (NEL)", "\\N"),
@@ -214,7 +216,7 @@ _AMBIGUOUS_NAMES = {
 def refuse_ambiguous(text: str, base: int) -> None:
     if text.isascii():  # (O(1) on a str; all four are non-ASCII)
         return
-    m = _AMBIGUOUS.search(text)
+    m = re.search(_AMBIGUOUS, text)
     if m is not None:
         name, escape = _AMBIGUOUS_NAMES[m.group()]
         raise NodeError(

@@ -3,7 +3,7 @@ which setting. A new option touches the command line (``cli/``), the settings
 (``values.py``, ``config.py`` when the config file has it too), the options of the one
 stage that reads it (a field of the same name as the setting's) and that stage."""
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 from typing import NamedTuple, TypeVar
 

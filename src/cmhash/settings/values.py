@@ -1,7 +1,7 @@
 """``Settings``: every option of a run, frozen; what the command line and the config file
 can say (``layering.py``), before each stage takes its part (``stages.py``)."""
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 import os
 import re
@@ -101,7 +101,7 @@ class Settings(NamedTuple):
     keep_versions: int | None = None  # --keep-versions: a bounded history (plan/history.py)
     acknowledge: tuple[Acknowledgement, ...] = ()  # known findings (findings.py)
 
-    def merged(self, **overrides: Any) -> Settings:
+    def merged(self, **overrides: Any) -> "Settings":
         return self._replace(**{k: v for k, v in overrides.items() if v is not None})
 
     def __repr__(self) -> str:

@@ -1,7 +1,7 @@
 """What a run produces, as text: each file's new content as segments of its source (a
 100 MB stream is never copied), the changes made, and one stream from several files."""
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 import functools
 from collections.abc import Iterator, Mapping
@@ -45,7 +45,7 @@ class FileResult(NamedTuple):
     def text(self) -> str:
         return "".join(self.pieces())
 
-    def replacements(self) -> list[Replacement]:
+    def replacements(self) -> "list[Replacement]":
         """The edits as (start, end, text) of the source, in order: what the source
         between two kept ranges became (what ``--diff`` is built from)."""
         from cmhash.write.diff import Replacement
@@ -85,7 +85,7 @@ def render_files(
     docs: list[list[DocInfo]],
     plans: list[WorkloadPlan],
     options: WriteOptions,
-    versioning: Versioning | None = None,
+    versioning: "Versioning | None" = None,
     *,
     splice: bool = True,
 ) -> tuple[list[Change], list[FileResult]]:
@@ -176,7 +176,7 @@ def _check(
     edits: list[Edit],
     edited: list[WorkloadPlan],
     options: WriteOptions,
-    versioning: Versioning | None,
+    versioning: "Versioning | None",
 ) -> None:
     """The map stage verified every candidate edit of the document; verify again when
     only some were applied, or when versioning changed it too. Any difference is a bug:
@@ -240,7 +240,7 @@ def job_marks(p: WorkloadPlan) -> dict[str, tuple[str, str | None]]:
     return {BASE_NAME: (p.info.job.base, ANY_STYLE)}
 
 
-def _marked(d: DocInfo, versioning: Versioning, options: WriteOptions) -> list[Marked]:
+def _marked(d: DocInfo, versioning: "Versioning", options: WriteOptions) -> "list[Marked]":
     """The versioned objects of the document that got their keep/immutable edits."""
     from cmhash.analyze.versioned_names import VERSIONABLE
     from cmhash.knowledge.versioning import keep_rules

@@ -1,6 +1,6 @@
 """What the write stage reads of the settings (``settings/stages.py`` builds it)."""
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 from typing import NamedTuple
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORPUS, SHARED_CORPUS, report_json, run_cmhash, shared_params, tool
+from conftest import CORPUS, SHARED_CORPUS, TESTS, report_json, run_cmhash, shared_params, tool
 from manifests import load_objects
 
 from cmhash.analyze.hashing import Content
@@ -436,7 +436,7 @@ def test_kustomize_generated_names_are_kept() -> None:
 
 # ------------------------------------------------------ the corpus, pinned
 
-PINNED = Path(__file__).parent / "fixtures" / "versioned-corpus.json"
+PINNED = TESTS / "fixtures" / "versioned-corpus.json"
 CONFIG = re.compile(rb"^\s*kind:\s*(ConfigMap|Secret)\s*$", re.M)
 RENAME = re.compile(r"^would rename \S+: (ConfigMap|Secret) (\S+) -> ")
 KEPT = re.compile(r": info: (ConfigMap|Secret) '([^']+)' is not versioned: (.*) \[not-versioned\]$")

@@ -12,8 +12,9 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
-SRC = Path(__file__).resolve().parent.parent / "src" / "cmhash"
+SRC = ROOT / "src" / "cmhash"
 C_FILES = sorted([*SRC.rglob("*.c"), *SRC.rglob("*.h")])
 
 # what Py_DECREF, Py_None, Py_True, Py_False, Py_NotImplemented and the PY_SSIZE_T_CLEAN

@@ -26,7 +26,7 @@ def test_every_code_has_a_golden() -> None:
 
 def test_codes_are_documented() -> None:
     """The findings reference is generated from CODES (scripts/docs_hooks.py, checked in
-    tests/test_docs.py); every code's level is one the views order by."""
+    tests/project/test_docs.py); every code's level is one the views order by."""
     for code, (level, _) in CODES.items():
         assert isinstance(level, Level), code
 

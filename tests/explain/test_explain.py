@@ -211,7 +211,7 @@ def test_explain_mermaid_keeps_punctuation_twins_apart() -> None:
 
 def test_mermaid_labels_are_literal() -> None:
     """Entity codes, HTML and Markdown strings in names stay text (the real renderer
-    shows them as named: tests/test_mermaid.py)."""
+    shows them as named: tests/explain/test_mermaid.py)."""
     from cmhash.mermaid import mermaid_label
 
     assert mermaid_label('x#quot;y "<b>&amp;</b>" `md`\nz') == (

@@ -420,7 +420,7 @@ def test_a_tagged_name_is_refused_not_a_bug() -> None:
 
 def test_two_objects_that_would_share_a_name_are_refused() -> None:
     # two versions of cfg with the same content (no cfg itself: else each is its own
-    # name, tests/test_versioned_names.py)
+    # name, tests/plan/test_versioned_names.py)
     data = stream(
         cm(name="cfg-4444444444"),
         cm(name="cfg-2222222222"),

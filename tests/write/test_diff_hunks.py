@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORPUS, SHARED_CORPUS, run_cmhash, shared_params
+from conftest import CORPUS, SHARED_CORPUS, TESTS, run_cmhash, shared_params
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from manifests import Stream, Style, render, streams, styles
@@ -25,7 +25,7 @@ from manifests import Stream, Style, render, streams, styles
 from cmhash.write import diff as diff_module
 from cmhash.write.diff import Replacement
 
-CASES = Path(__file__).parent / "cases"
+CASES = TESTS / "cases"
 HEX = re.compile(r"[0-9a-f]{64}")
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import IN_CI, ROOT, run_cmhash
+from conftest import IN_CI, ROOT, TESTS, run_cmhash
 
 from cmhash.errors import NodeError
 from cmhash.parse import backends, events, libyaml
@@ -546,7 +546,8 @@ def test_under_both_pyyaml_releases(tmp_path: Path, release: str) -> None:
         if IN_CI:
             pytest.fail(f"pip could not install PyYAML {release}: {done.stderr[-500:]}")
         pytest.skip(f"PyYAML {release} not installable here")
-    path = f"{target}:{ROOT / 'tests'}:{ROOT / 'src'}"
+    # the child imports this module (its directory), which imports conftest (tests/)
+    path = f"{target}:{Path(__file__).parent}:{TESTS}:{ROOT / 'src'}"
     run = subprocess.run(
         [sys.executable, "-c", _CHECK],
         capture_output=True,

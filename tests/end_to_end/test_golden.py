@@ -13,9 +13,9 @@ import shlex
 from pathlib import Path
 
 import pytest
-from conftest import run_cmhash
+from conftest import TESTS, run_cmhash
 
-CASES = Path(__file__).parent / "cases"
+CASES = TESTS / "cases"
 NAMES = sorted(p.name for p in CASES.iterdir() if (p / "input.yaml").exists())
 
 

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, report_json, run_cmhash
+from conftest import CORPUS, ROOT, TESTS, report_json, run_cmhash
 
 CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n{meta}data:\n  k: {value}\n"
 SECRET = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {name}\nstringData:\n  k: {value}\n"
@@ -280,18 +280,14 @@ def valid_explain(text: str) -> dict:  # type: ignore[type-arg]
     """explain's JSON, checked against its schema (new fields included)."""
     import jsonschema
 
-    schema = json.loads(
-        (
-            Path(__file__).parent.parent / "src" / "cmhash" / "schemas" / "explain.schema.json"
-        ).read_text()
-    )
+    schema = json.loads((ROOT / "src" / "cmhash" / "schemas" / "explain.schema.json").read_text())
     data = json.loads(text)
     jsonschema.validate(data, schema)
     return data  # type: ignore[no-any-return]
 
 
 def test_explain_says_why(tmp_path: Path) -> None:
-    cases = Path(__file__).parent / "cases"
+    cases = TESTS / "cases"
     res = run_cmhash(
         [
             "explain",

@@ -1,6 +1,6 @@
 """Helm 3 post-renderer, with the real helm v3.19.0 binary (``helm3``): ``--post-renderer``
 takes any executable, so the ``cmhash`` console script on PATH is the post-renderer. Also
-what differs from Helm 4 (tests/test_helm.py), measured with both binaries."""
+what differs from Helm 4 (tests/integrations/test_helm.py), measured with both binaries."""
 
 from __future__ import annotations
 

@@ -133,7 +133,7 @@ CORPUS_HELM = [
 def test_corpus_helm_renders(path: str) -> None:
     text = (ROOT / "tests" / "corpus" / path).read_text()
     out = _versioned(text)
-    # objects a workload may read by name keep it (tests/test_versioned_names.py pins which)
+    # objects a workload may read by name keep it (tests/plan/test_versioned_names.py pins which)
     pinned = json.loads((ROOT / "tests" / "fixtures" / "versioned-corpus.json").read_text())
     assert (check_closure(text, out) > 0) == bool(pinned[f"tests/{path}"]["renamed"])
 

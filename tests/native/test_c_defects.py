@@ -6,23 +6,26 @@ failure."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
+from conftest import TESTS
 
 
 def _child(code: str) -> subprocess.CompletedProcess[str]:
+    # The children import test_cverify (tests/edit/), which imports conftest (tests/);
+    # PYTHONPATH keeps what it holds after them (scripts/c-checks.sh: the sanitized build).
+    path = [str(TESTS / "edit"), str(TESTS), *filter(None, [os.environ.get("PYTHONPATH")])]
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
         capture_output=True,
         text=True,
         timeout=300,
-        cwd=ROOT / "tests",
+        cwd=TESTS,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(path)},
     )
 
 

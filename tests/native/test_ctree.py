@@ -111,7 +111,7 @@ def test_the_fast_backend_uses_it(monkeypatch: pytest.MonkeyPatch) -> None:
     assert calls == ["a: [b]\n"]
     assert type(roots) is events.Roots and not roots.aliased
     assert [_dump(r) for r in roots] == [_dump(r) for r in events.parse_chunk("a: [b]\n", 7, PY)]
-    # (which libyaml it links is not pinned: tests/test_libyaml.py holds every path to
+    # (which libyaml it links is not pinned: tests/parse/test_libyaml.py holds every path to
     # the same reading whichever libyaml builds it or ships in PyYAML)
     assert _ctree.LIBYAML_VERSION.count(".") == 2
 

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import run_cmhash
+from conftest import TESTS, run_cmhash
 from manifests import load_objects
 
 # external-secrets.io's own example (docs/snippets/basic-external-secret.yaml, Apache-2.0),
@@ -325,7 +325,7 @@ def test_explain_names_the_source_as_it_is_renamed() -> None:
 def test_a_job_mounting_the_secret_provider_class_keeps_it_and_its_secrets() -> None:
     """The class is renamed with its Secrets and its CSI volumes follow: a Job (its
     template is immutable) that mounts it keeps both from being renamed."""
-    spc = Path(__file__).parent / "cases" / "versioned-source-secretproviderclass" / "input.yaml"
+    spc = TESTS / "cases" / "versioned-source-secretproviderclass" / "input.yaml"
     job = (
         "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: migrate\n  namespace: default\n"
         "spec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n"
@@ -344,7 +344,7 @@ def test_a_job_mounting_the_secret_provider_class_keeps_it_and_its_secrets() -> 
 def test_every_secret_of_a_renamed_class_gets_its_suffix() -> None:
     """A secretObject no pod reads is renamed with the class too: the new class must not
     sync a Secret under the name the old one syncs for old pods."""
-    spc = Path(__file__).parent / "cases" / "versioned-source-secretproviderclass" / "input.yaml"
+    spc = TESTS / "cases" / "versioned-source-secretproviderclass" / "input.yaml"
     data = spc.read_bytes().replace(
         b"          valueFrom:\n            secretKeyRef: {name: foosecret, key: username}\n",
         b"          value: plain\n",
@@ -471,7 +471,7 @@ def test_secrets_of_a_class_no_workload_mounts_keep_their_names() -> None:
     """The driver syncs a SecretProviderClass's Secrets only for pods that mount it:
     when none in the input does (the mounting pod is elsewhere), nothing would create
     the Secrets under new names, and the pods reading them would never start."""
-    spc = Path(__file__).parent / "cases" / "versioned-source-secretproviderclass" / "input.yaml"
+    spc = TESTS / "cases" / "versioned-source-secretproviderclass" / "input.yaml"
     text = spc.read_text()
     data = text[: text.index("        volumeMounts:")].encode()
     out, err = cmhash(["--versioned"], data)
