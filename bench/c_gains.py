@@ -36,7 +36,7 @@ ENTRIES = {
     "resolve_plain": "plan/resolve.py _py_resolve",
     "document_resources": "parse/resources.py resources_of",
     "cuts": "read/split.py cut loop",
-    "top_level": "read/classify.py top-level scan",
+    "top_level": "read/split.py top-level scan",
     "line_numbers": "read/source.py _py_line_numbers",
     "_cpack": "analyze/transport.py pickle",
     "_cjson": "jsonout.py / hashing.py Python writers",

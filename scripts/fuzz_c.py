@@ -155,8 +155,7 @@ def check_build(text: str) -> str | None:
     from cmhash.errors import NodeError
     from cmhash.native import cext
     from cmhash.parse import builder, events
-    from cmhash.parse.limits import MAX_DEPTH, MAX_SCALAR
-    from cmhash.parse.tree import MAP, SCALAR, SEQ, Node
+    from cmhash.parse.tree import MAP, MAX_DEPTH, MAX_SCALAR, SCALAR, SEQ, Node
 
     c = cext.ctree()
     built = c.build(text, 0, Node, (SCALAR, SEQ, MAP), MAX_DEPTH, MAX_SCALAR)

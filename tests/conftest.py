@@ -149,11 +149,11 @@ def run_cmhash(
 
 
 def _forget_backends() -> None:
-    from cmhash.parse import ctree, events
+    from cmhash.parse import backends, events
 
     events._BACKENDS.clear()
-    ctree.ctree_check_edit.cache_clear()
-    ctree.ctree_collect.cache_clear()
+    backends.ctree_check_edit.cache_clear()
+    backends.ctree_collect.cache_clear()
 
 
 def report_json(tmp: Path, old: bytes, new: bytes, *args: str) -> dict[str, Any]:

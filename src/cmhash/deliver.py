@@ -8,16 +8,12 @@ from typing import TYPE_CHECKING
 
 from cmhash.errors import EXIT_CHANGED, EXIT_INPUT, EXIT_OK
 from cmhash.model import Level
-from cmhash.output import err, report_findings, report_notes, write_stdout
-from cmhash.read.mode import Mode
+from cmhash.output import err, plural, report_findings, report_notes, write_stdout
+from cmhash.read.stdin import Mode
 
 if TYPE_CHECKING:
     from cmhash.app.result import RunResult
     from cmhash.settings.values import Settings
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 NOTHING = "nothing to change"
@@ -26,9 +22,9 @@ NOTHING = "nothing to change"
 def _summary(workloads: int, files: int, verb: str, renamed: int = 0) -> str:
     if not workloads and not renamed:
         return NOTHING
-    what = [_plural(workloads, "workload")] if workloads else []
-    what += [f"{_plural(renamed, 'object')} renamed"] if renamed else []
-    return f"{' and '.join(what)} in {_plural(files, 'file')} {verb}"
+    what = [plural(workloads, "workload")] if workloads else []
+    what += [f"{plural(renamed, 'object')} renamed"] if renamed else []
+    return f"{' and '.join(what)} in {plural(files, 'file')} {verb}"
 
 
 def _renamed(result: RunResult) -> list[tuple[str, int, str]]:
@@ -59,7 +55,7 @@ def report_run(result: RunResult, settings: Settings) -> bool:
     report_findings(result.findings, quiet=settings.quiet)
     if result.has_errors:
         n = sum(1 for f in result.findings if f.level is Level.ERROR)
-        err(f"cmhash: {_plural(n, 'error')}; nothing written")
+        err(f"cmhash: {plural(n, 'error')}; nothing written")
         return False
     return True
 
@@ -81,7 +77,7 @@ def deliver(mode: Mode, result: RunResult, roots: Sequence[str], settings: Setti
             files = len(changed) - (1 if result.kept else 0)  # not the history's own
             summary = _summary(len(result.changes), files, "would be updated", len(renamed))
             if result.kept:  # the history appended to the output (--keep-versions)
-                added = f"{_plural(result.kept, 'earlier version')} from --previous would be added"
+                added = f"{plural(result.kept, 'earlier version')} from --previous would be added"
                 summary = added if summary == NOTHING else f"{summary}; {added}"
             err(summary)
         return EXIT_CHANGED if changed else EXIT_OK
@@ -92,7 +88,7 @@ def deliver(mode: Mode, result: RunResult, roots: Sequence[str], settings: Setti
         if not settings.quiet:
             for f in changed:
                 n = sum(1 for c in result.changes if c.source is f.source)
-                err(f"updated {f.source.display} ({_plural(n, 'workload')})")
+                err(f"updated {f.source.display} ({plural(n, 'workload')})")
     elif mode is Mode.STREAM:
         _stream(result)
     return EXIT_OK

@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING, Any
 from cmhash import jsonout
 from cmhash.findings import Finding
 from cmhash.mermaid import explain_graph
-from cmhash.mermaid import mermaid_id as mermaid_id  # the names tests have used
-from cmhash.mermaid import mermaid_label as mermaid_label
 from cmhash.model import ResourceId, TargetState, WorkloadStatus
 from cmhash.plan.index import ConfigEntry
 from cmhash.plan.source_versions import produced_by
@@ -262,6 +260,3 @@ FORMATS: dict[str, Callable[[dict[str, Any]], str | bytes]] = {
     "json": to_json,
     "mermaid": lambda data: explain_graph(visible_data(data)),
 }
-
-# the names tests and templates have used
-to_mermaid = explain_graph

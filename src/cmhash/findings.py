@@ -10,7 +10,6 @@ from cmhash.model import Level, ResourceId, TextEnum
 
 # kept as names for the modules and templates that use the level text
 ERROR, WARNING, INFO = Level.ERROR, Level.WARNING, Level.INFO
-LEVEL_ORDER = {level: level.rank for level in Level}
 
 
 class Code(TextEnum):

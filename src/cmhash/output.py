@@ -18,6 +18,10 @@ if TYPE_CHECKING:
 LOG_ENV = "CMHASH_LOG"
 
 
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def err(line: str) -> None:
     """One message on stderr (and CMHASH_LOG); control and bidi characters a name from
     the input carries are shown as escapes (visible.py), never sent to the terminal."""

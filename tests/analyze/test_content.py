@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cmhash.analyze.content import config_content
+from cmhash.analyze.configs import config_content
 from cmhash.errors import NodeError
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.parse.resources import resources_of

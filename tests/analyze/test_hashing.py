@@ -12,9 +12,25 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cmhash.analyze.hashing import Content, Use, canonical, digest, py_canonical
+from cmhash.analyze.hashing import (
+    ENCODING_VERSION,
+    Content,
+    Use,
+    canonical,
+    canonical_json,
+    digest,
+    entry,
+    merge_uses,
+)
 
 EMPTY_CM = Content("ConfigMap", "cfg", {})
+
+
+def py_canonical(uses: list[Use], secret_key: bytes | None = None) -> str:
+    """The encoding by its definition: ``entry`` dicts through ``json.dumps`` (what
+    ``canonical`` writes directly)."""
+    refs = [entry(u, secret_key) for u in merge_uses(uses)]
+    return canonical_json({"v": ENCODING_VERSION, "refs": refs})
 
 
 def cm(entries: dict[str, bytes], name: str = "cfg") -> Content:

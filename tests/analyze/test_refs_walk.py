@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from manifests import Stream, Style, render, streams, styles
 
 from cmhash.analyze import refs
-from cmhash.analyze.spots import Spot
+from cmhash.analyze.annotations import Spot
 from cmhash.errors import NodeError
 from cmhash.knowledge import podspec
 from cmhash.knowledge.kinds import DEFAULT_TABLE
-from cmhash.knowledge.sites import Site
+from cmhash.knowledge.podspec import Site
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.parse.k8syaml import FALSE_WORDS, TRUE_WORDS
 from cmhash.parse.resources import document_resources, pod_template
@@ -135,7 +135,7 @@ def test_the_c_walk_is_the_python_walk_on_the_corpus() -> None:
     """native/_ctree.c's collect against refs._collect, its reference: the same nodes (the
     same objects) with the same field paths, on every pod spec and container of the
     corpus; and it really walks them (it hands back only aliases and merges)."""
-    from cmhash.parse.ctree import ctree_collect
+    from cmhash.parse.backends import ctree_collect
 
     fast = ctree_collect()
     if fast is None:
@@ -176,7 +176,7 @@ def test_the_c_walk_is_the_python_walk_on_the_corpus() -> None:
     ],
 )
 def test_the_c_walk_hands_back_what_it_does_not_read(spec: str, c_walks: bool) -> None:
-    from cmhash.parse.ctree import ctree_collect
+    from cmhash.parse.backends import ctree_collect
 
     fast = ctree_collect()
     if fast is None:

@@ -14,7 +14,7 @@ from cmhash.edit import treecheck
 from cmhash.edit.verify import verify_edits
 from cmhash.errors import NodeError
 from cmhash.knowledge.kinds import DEFAULT_TABLE, WorkloadKind
-from cmhash.parse import ctree, events
+from cmhash.parse import backends, events
 from cmhash.read.source import SourceText
 
 pytest.importorskip("cmhash.native._ctree")
@@ -23,7 +23,7 @@ BE = events.backend("fast")
 CRONJOB = DEFAULT_TABLE.lookup("batch/v1", "CronJob")
 
 
-CHECK = ctree.ctree_check_edit()
+CHECK = backends.ctree_check_edit()
 
 
 def check(old: str, new: str, kind: WorkloadKind = DEPLOYMENT, value: str = V) -> bool | None:
@@ -224,7 +224,7 @@ def test_the_event_walk_on_every_pair_of_variants(a: str) -> None:
 
 
 def _c_check(old: str, new: str, kind: WorkloadKind = DEPLOYMENT) -> bool | None:
-    c = ctree.ctree_check_edit()
+    c = backends.ctree_check_edit()
     assert c is not None
     roots = events.parse_chunk(old, 0, BE)
     return c(roots[0], new, kind.template_path, KEY, V)
@@ -280,7 +280,7 @@ def test_the_event_walk_lets_signal_handlers_run() -> None:
     old = doc("    metadata: {}\n    spec:\n      containers:\n" + items)
     new = old.replace("    metadata: {}\n", f'    metadata: {{annotations: {{{KEY}: "{V}"}}}}\n')
     roots = events.parse_chunk(old, 0, BE)
-    c = ctree.ctree_check_edit()
+    c = backends.ctree_check_edit()
     assert c is not None
     assert c(roots[0], new, DEPLOYMENT.template_path, KEY, V) is True
     taken, full = stops_on_a_signal(lambda: c(roots[0], new, DEPLOYMENT.template_path, KEY, V))

@@ -227,8 +227,7 @@ def test_diff_format_matches_difflib(seed: int) -> None:
     import difflib
     import random
 
-    from cmhash.write.diff import unified_diff
-    from cmhash.write.hunks import Replacement
+    from cmhash.write.diff import Replacement, unified_diff
 
     rnd = random.Random(seed)
     old = [f"line {rnd.randrange(8)}\n" for _ in range(rnd.randrange(0, 40))]

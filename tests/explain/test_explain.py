@@ -89,7 +89,7 @@ def test_explain_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_mermaid_labels_cannot_break_out() -> None:
-    from cmhash.explain import to_mermaid
+    from cmhash.mermaid import explain_graph as to_mermaid
 
     data = {
         "workloads": [
@@ -154,7 +154,7 @@ def test_mermaid_ids_are_unique_per_object() -> None:
     """Names that differ only by punctuation, and namespace/name splits that used to
     collapse into one id (app-config, app.config, app_config; ("a-b", "c"), ("a", "b-c")),
     get distinct ids made of [A-Za-z0-9_] only, and each id decodes back to its parts."""
-    from cmhash.explain import mermaid_id
+    from cmhash.mermaid import mermaid_id
 
     ids = [mermaid_id("c", *parts) for parts in COLLIDING]
     assert len(set(ids)) == len(ids), ids
@@ -167,7 +167,7 @@ def test_mermaid_ids_are_unique_per_object() -> None:
 
 @given(st.lists(st.text(max_size=6), min_size=1, max_size=4))
 def test_mermaid_id_round_trips(parts: list[str]) -> None:
-    from cmhash.explain import mermaid_id
+    from cmhash.mermaid import mermaid_id
 
     assert _decode_id(mermaid_id("w", *parts)) == ["w", *parts]
 
@@ -175,7 +175,8 @@ def test_mermaid_id_round_trips(parts: list[str]) -> None:
 def test_explain_mermaid_keeps_punctuation_twins_apart() -> None:
     """Three ConfigMaps whose names differ only by punctuation, each used by its own
     Deployment: three config nodes, each with its one edge."""
-    from cmhash.explain import mermaid_id, to_mermaid
+    from cmhash.mermaid import explain_graph as to_mermaid
+    from cmhash.mermaid import mermaid_id
 
     names = ["app-config", "app.config", "app_config"]
     data = {
@@ -211,7 +212,7 @@ def test_explain_mermaid_keeps_punctuation_twins_apart() -> None:
 def test_mermaid_labels_are_literal() -> None:
     """Entity codes, HTML and Markdown strings in names stay text (the real renderer
     shows them as named: tests/explain/test_mermaid.py)."""
-    from cmhash.explain import mermaid_label
+    from cmhash.mermaid import mermaid_label
 
     assert mermaid_label('x#quot;y "<b>&amp;</b>" `md`\nz') == (
         "x#35;quot;y #quot;#lt;b#gt;#amp;amp;#lt;/b#gt;#quot; #96;md#96; z"

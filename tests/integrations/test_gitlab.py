@@ -159,7 +159,7 @@ def mr_variables(env: dict[str, str], base: str) -> list[str]:
 def test_report_job_stores_artifacts_and_posts_one_note(tmp_path: Path) -> None:
     from fakegitlab import FakeGitLab
 
-    from cmhash.integrations.gitlab import MARKER
+    from cmhash.integrations.comments import MARKER
 
     repo, base = report_project(tmp_path)
     with FakeGitLab() as gl:

@@ -8,7 +8,7 @@ from pathlib import Path
 from conftest import run_cmhash
 from fakegitlab import TOKEN, FakeGitLab
 
-from cmhash.integrations.gitlab import MARKER
+from cmhash.integrations.comments import MARKER
 
 
 def _note(tmp_path: Path, text: str, env: dict[str, str]) -> tuple[int, str]:

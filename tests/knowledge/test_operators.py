@@ -17,7 +17,7 @@ import yaml
 from conftest import ROOT, SHARED_CORPUS, run_cmhash
 
 from cmhash.knowledge.kinds import OPERATOR_KINDS
-from cmhash.knowledge.sites import Site
+from cmhash.knowledge.podspec import Site
 
 CRDS = ROOT / "tests" / "crds"
 CASES = ROOT / "tests" / "cases"
@@ -382,7 +382,7 @@ SHAPES = ["x", "[x]", "{name: x}", "[[x]]", "[{name: x, key: k}]", "~", "1", "[~
 def test_any_shape_in_any_reference_field_is_never_a_crash(kind: Any, value: str) -> None:
     """Every reference field of every built-in profile, written in every shape: exit 0,
     and a reference-shape finding exactly where the shape is not the one the site reads."""
-    from cmhash.analyze.shapes import misshapen
+    from cmhash.analyze.workload import misshapen
     from cmhash.parse.events import backend, parse_chunk
 
     for site in kind.sites:

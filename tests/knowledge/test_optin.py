@@ -1,4 +1,4 @@
-"""knowledge/optin.py: each row names a plan option and a skip reason by name (the
+"""knowledge/kinds.py OPT_IN: each row names a plan option and a skip reason by name (the
 knowledge package sits below the stages that define them); both must exist."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cmhash.analyze.summaries import SkipReason
-from cmhash.knowledge.optin import OPT_IN, OptIn
+from cmhash.knowledge.kinds import OPT_IN, OptIn
 from cmhash.plan.options import PlanOptions
 
 

@@ -47,7 +47,7 @@ def test_check_edit_holds_what_it_walks_while_a_handler_changes_the_tree() -> No
             """
             import gc, signal
             from test_cverify import DEPLOYMENT, KEY, V, doc
-            from cmhash.parse import ctree, events
+            from cmhash.parse import backends, events
             from cmhash.parse.tree import get
 
             items = "        - a\\n" * 400_000
@@ -68,7 +68,7 @@ def test_check_edit_holds_what_it_walks_while_a_handler_changes_the_tree() -> No
             gc.disable()  # (a gc callback would run the handler outside the walk)
             signal.signal(signal.SIGALRM, handler)
             signal.setitimer(signal.ITIMER_REAL, 0.002, 0.002)
-            check = ctree.ctree_check_edit()
+            check = backends.ctree_check_edit()
             try:
                 got = check(roots[0], new, DEPLOYMENT.template_path, KEY, V)
             finally:

@@ -1,5 +1,5 @@
-"""classify._top_level in C (native/_ctree.c's top_level): the same values, or the same
-None, as classify._py_top_level, its reference; text that is not ASCII goes to Python."""
+"""split._top_level in C (native/_ctree.c's top_level): the same values, or the same
+None, as split._py_top_level, its reference; text that is not ASCII goes to Python."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ from conftest import CORPUS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cmhash.read import classify
+from cmhash.read import split
 from cmhash.read.split import split_chunks
 
 _ctree = pytest.importorskip("cmhash.native._ctree")
 
 
 def test_the_module_uses_the_c_walk() -> None:
-    assert classify._top_level is not classify._py_top_level
+    assert split._top_level is not split._py_top_level
 
 
 @pytest.mark.parametrize(
@@ -56,12 +56,12 @@ def test_the_module_uses_the_c_walk() -> None:
 )
 def test_the_same_as_python(text: str) -> None:
     for key in ("kind", "apiVersion", "k"):
-        assert _ctree.top_level(text, key) == classify._py_top_level(text, key), (text, key)
+        assert _ctree.top_level(text, key) == split._py_top_level(text, key), (text, key)
 
 
 def test_not_ascii_goes_to_python() -> None:
     assert _ctree.top_level("kind: Deployment\u3000\n", "kind") is NotImplemented
-    assert classify._top_level("kind: Deployment\u3000\n", "kind") == ["Deployment"]
+    assert split._top_level("kind: Deployment\u3000\n", "kind") == ["Deployment"]
     assert _ctree.top_level("kind: x\n", "kïnd") is NotImplemented
 
 
@@ -71,7 +71,7 @@ def test_the_same_on_the_corpus() -> None:
         whole = f.read_text(errors="replace")
         for chunk in [whole, *(whole[c.start : c.end] for c in split_chunks(whole))]:
             for key in ("kind", "apiVersion"):
-                assert classify._top_level(chunk, key) == classify._py_top_level(chunk, key), f
+                assert split._top_level(chunk, key) == split._py_top_level(chunk, key), f
                 checked += 1
     assert checked > 600
 
@@ -111,4 +111,4 @@ _LINE = st.lists(
 @given(_LINE)
 def test_the_same_on_generated_text(text: str) -> None:
     for key in ("kind", "apiVersion"):
-        assert _ctree.top_level(text, key) == classify._py_top_level(text, key), repr(text)
+        assert _ctree.top_level(text, key) == split._py_top_level(text, key), repr(text)

@@ -27,8 +27,7 @@ from test_bad_inputs import CATALOGUE
 
 from cmhash.errors import NodeError
 from cmhash.parse import backends, builder, events, tree
-from cmhash.parse.limits import MAX_DEPTH, MAX_SCALAR
-from cmhash.parse.tree import MAP, SCALAR, SEQ, Node, entries
+from cmhash.parse.tree import MAP, MAX_DEPTH, MAX_SCALAR, SCALAR, SEQ, Node, entries
 
 try:
     from cmhash.native import _ctree  # type: ignore[attr-defined]

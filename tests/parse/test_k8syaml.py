@@ -110,7 +110,7 @@ def test_resolution_table(plain: str, kind: str) -> None:
         assert plain_bool(plain) is (plain.lower() in ("y", "yes", "true", "on"))
     else:
         assert plain_bool(plain) is None
-    # the value the report compares (report/objects.py): the type go-yaml gives it
+    # the value the report compares (report/templates.py): the type go-yaml gives it
     value = plain_value(plain)
     types = {"bool": bool, "null": type(None), "int": int, "float": float, "str": str}
     want = str if plain.lower().endswith("nan") else types[kind]  # (NaN equals nothing)

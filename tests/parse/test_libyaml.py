@@ -24,8 +24,7 @@ from conftest import IN_CI, ROOT, TESTS, run_cmhash
 
 from cmhash.errors import NodeError
 from cmhash.parse import backends, events, libyaml
-from cmhash.parse.limits import MAX_DEPTH
-from cmhash.parse.tree import MAP, SEQ, Node
+from cmhash.parse.tree import MAP, MAX_DEPTH, SEQ, Node
 
 # Found by a differential run of PyYAML 6.0.3 against 6.0.4 over generated flow texts:
 # every text the two libyaml releases read differently, and their neighbours.
@@ -375,7 +374,7 @@ def test_lifted_limit_is_restored() -> None:
 def test_the_cli_agrees_on_both_parsers(tmp_path: Path) -> None:
     """Through the command line: the shapes libyaml took and ruamel refuses are refused by
     both parsers, the ones libyaml refused are read by both, and a tab between tokens is
-    read as a space by both (as libyaml and Kubernetes read it: parse/syntax.py separating_tab)."""
+    read as a space by both (as libyaml and Kubernetes read it: parse/events.py separating_tab)."""
     deployment = (
         "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n  labels:\n"
         "    x: {shape}\nspec:\n  template:\n    spec:\n      containers:\n      - name: c\n"

@@ -22,7 +22,7 @@ from cmhash.knowledge.namesites import SITES, Site
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.parse.resources import document_resources
 from cmhash.plan import kustomized
-from cmhash.plan.namerefs import references
+from cmhash.plan.byname import references
 from cmhash.read.source import SourceText
 
 FORCE = '  annotations:\n    cmhash.io/versioned: "true"\n'

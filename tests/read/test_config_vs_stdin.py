@@ -130,8 +130,7 @@ def test_in_process_stdin_rule() -> None:
     import io
 
     from cmhash.read.inputs import select
-    from cmhash.read.mode import Mode
-    from cmhash.read.stdin import Stdin
+    from cmhash.read.stdin import Mode, Stdin
 
     def pick(data: bytes, tty: bool, mode: Mode = Mode.STREAM) -> list[str]:
         return (

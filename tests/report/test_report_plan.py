@@ -543,7 +543,7 @@ def test_workload_ref_kinds_argo_resolves() -> None:
 
 
 def test_deeply_nested_templates_are_compared(tmp_path: Path) -> None:
-    """As deep as the parser allows (limits.MAX_DEPTH): the change at the bottom is named,
+    """As deep as the parser allows (tree.MAX_DEPTH): the change at the bottom is named,
     no recursion error, no crash."""
 
     def side(value: str) -> str:

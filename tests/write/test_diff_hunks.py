@@ -1,4 +1,4 @@
-"""``--diff`` builds its hunks from cmhash's edits (write/hunks.py) in linear time, and
+"""``--diff`` builds its hunks from cmhash's edits (write/diff.py) in linear time, and
 they are difflib's: every diff the CLI writes here (the corpus, the goldens, generated
 streams, stale values replaced) is compared with difflib's unified diff of the same two
 texts, both with the default trust and with the runs trusted from one line up (the
@@ -23,13 +23,13 @@ from hypothesis import strategies as st
 from manifests import Stream, Style, render, streams, styles
 
 from cmhash.write import diff as diff_module
-from cmhash.write.hunks import Replacement
+from cmhash.write.diff import Replacement
 
 CASES = TESTS / "cases"
 HEX = re.compile(r"[0-9a-f]{64}")
 
 
-# cmhash matches lines as SequenceMatcher(autojunk=False) does (write/hunks.py);
+# cmhash matches lines as SequenceMatcher(autojunk=False) does (write/diff.py);
 # difflib.unified_diff builds its matcher with the default autojunk=True, which, on 200
 # lines or more, treats a line standing in over 1 % of them (`---`, blank lines) as junk.
 MATCHER = functools.partial(difflib.SequenceMatcher, autojunk=False)

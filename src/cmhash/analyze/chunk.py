@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from cmhash.analyze.annotations import aliased_spot
 from cmhash.analyze.configs import config_info, source_infos
 from cmhash.analyze.options import AnalyzeOptions
-from cmhash.analyze.spots import aliased_spot
 from cmhash.analyze.summaries import ConfigInfo, DocInfo, WorkloadInfo
 from cmhash.analyze.workload import analyze_workload
 from cmhash.edit import treecheck
@@ -26,9 +26,8 @@ from cmhash.parse.builder import Roots
 from cmhash.parse.events import backend, parse_chunk, route
 from cmhash.parse.resources import Resource, document_resources
 from cmhash.parse.tree import Node, get_path
-from cmhash.read.classify import classify, may_hold_secret, refuse_ambiguous
 from cmhash.read.source import SourceText, newline_at
-from cmhash.read.split import Chunk, cuts
+from cmhash.read.split import Chunk, classify, cuts, may_hold_secret, refuse_ambiguous
 from cmhash.read.split import chunk as split_chunk
 
 

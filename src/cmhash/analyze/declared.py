@@ -1,33 +1,16 @@
-"""Dependencies the pod spec does not show, and selection, declared in annotations.
+"""Dependencies the pod spec does not show, and selection, declared in annotations: which
+of a workload's references count (``selection``), and which objects it depends on besides
+(``declared_references``), on the workload's ``metadata`` or its pod template's (read,
+never written). Every annotation and what it does, as users read it:
+docs/concepts/dependencies-and-selection.md; the tables: knowledge/compat.py.
 
 An app that reads a ConfigMap through the API (no mount, no env) still needs its pods
-rolled when it changes; an app that hot-reloads one does not. Annotations say so, on
-the workload's ``metadata`` or its pod template's (read, never written):
-
-Declared dependencies (each hashed like a whole-object reference, ``namespace/name`` may
-name another namespace; the table: knowledge/declarations.py):
-
-* ``cmhash.io/extra-configmaps``, ``cmhash.io/extra-secrets``: ``"a, b, other-ns/c"``;
-* Reloader: ``configmap.reloader.stakater.com/reload``, ``secret.…`` and
-  ``secretproviderclass.…``: comma lists of Go regular expressions (analyze/patterns.py),
-  read where Reloader reads them (knowledge/compat.py);
-* Wave: ``wave.pusher.com/extra-configmaps``, ``wave.pusher.com/extra-secrets``, on the
-  workload's own metadata, items as Wave splits them (one it skips is a finding);
-* kapp: ``kapp.k14s.io/versioned-explicit-ref`` (and ``….<suffix>``): a YAML mapping
-  ``{apiVersion: v1, kind: ConfigMap|Secret, name}``.
-
-Selection (they select, they do not add): ``cmhash.io/enabled: "true"`` selects the
-workload in ``optIn`` mode and counts every pod-spec reference, ``"false"`` opts it out;
-``cmhash.io/sources: configmaps|secrets|all`` says which kinds of pod-spec references
-count. Reloader's and Wave's annotations select as those tools do (knowledge/compat.py):
-Reloader's rules decide each pod-spec reference (``--opt-in`` is Reloader's default
-mode, the default mode its ``--auto-reload-all``), Wave's
-``update-on-config-change: "true"`` counts every one. In ``optIn`` mode a workload is
-selected by ``cmhash.io/enabled``, a Reloader reload list, ``auto``, typed ``auto`` or
-``search``, or Wave's ``update-on-config-change``.
-
-Declared dependencies count whatever the selection says about pod-spec ones (but for
-Reloader's exclude lists, which come first in Reloader too).
+rolled when it changes; an app that hot-reloads one does not. Each tool's annotations are
+read where that tool reads them (Reloader's lists are Go regular expressions:
+analyze/patterns.py; Wave's items as Wave splits them, one it skips a finding; kapp's a
+YAML mapping). Selection selects, it does not add: declared dependencies count whatever
+it says about pod-spec ones (but for Reloader's exclude lists, which come first in
+Reloader too).
 """
 
 # No "from __future__ import annotations": typing compiles string NamedTuple fields at import
@@ -35,22 +18,186 @@ Reloader's exclude lists, which come first in Reloader too).
 import re
 from typing import NamedTuple
 
-from cmhash.analyze.annotations import TRUE, Annotations, gate_on, metadata
-from cmhash.analyze.choice import reloader_source
+from cmhash.analyze.annotations import TRUE, Annotations, Spot, gate_on, metadata, template, text_of
 from cmhash.analyze.refs import Reference
-from cmhash.analyze.spots import Spot
 from cmhash.errors import NodeError
-from cmhash.knowledge.compat import RELOAD_LISTS, RELOADER_MATCH, split_wave
-from cmhash.knowledge.declarations import CONFIG_EXCLUDED, DECLARATIONS, KAPP_REF, Declaration
+from cmhash.findings import Code
+from cmhash.knowledge.compat import (
+    CONFIG_EXCLUDED,
+    DECLARATIONS,
+    KAPP_REF,
+    KEY_PARTS,
+    RELOAD_LISTS,
+    RELOADER_AUTO,
+    RELOADER_KINDS,
+    RELOADER_MATCH,
+    RELOADER_SEARCH,
+    WAVE_ON,
+    WAVE_TRUE,
+    Declaration,
+    ReloaderKind,
+    ReloaderView,
+    go_parse_bool,
+    split_reloader,
+    split_wave,
+)
+
+ENABLED = "cmhash.io/enabled"
+SOURCES = "cmhash.io/sources"
+ACKNOWLEDGE = "cmhash.io/acknowledge"  # finding codes known and fine on this workload
+CODE_VALUES = frozenset(c.value for c in Code)
+
+
+def _codes(value: str, offset: int) -> tuple[str, ...]:
+    """``cmhash.io/acknowledge: CODE[,CODE]``: finding codes (findings.py)."""
+    codes = tuple(c.strip() for c in value.split(",") if c.strip())
+    unknown = [c for c in codes if c not in CODE_VALUES]
+    if unknown or not codes:
+        raise NodeError(
+            f"{ACKNOWLEDGE} takes finding codes, comma-separated (the findings reference); "
+            f"{unknown[0]!r} is none"
+            if unknown
+            else f"{ACKNOWLEDGE} names no finding code",
+            offset,
+            public=f"{ACKNOWLEDGE}: not a list of finding codes",
+        )
+    return codes
+
+
+class Selection(NamedTuple):
+    """What a workload's annotations say about which of its references count."""
+
+    opted_in: str | None = None  # the annotation that selects it (optIn mode)
+    opted_out: str | None = None  # the annotation that opts it out
+    sources: str | None = None  # "configmaps" | "secrets": only that kind counts
+    sources_by: str | None = None
+    count_all: str | None = None  # counts every pod-spec reference (enabled, Wave)
+    # Reloader's view per kind, where its rules do not simply count every pod-spec
+    # reference of that kind (knowledge/compat.py)
+    reloader: tuple[ReloaderView, ...] = ()
+    acknowledged: tuple[str, ...] = ()  # cmhash.io/acknowledge: finding codes (findings.py)
+
+    def view(self, kind: str) -> ReloaderView | None:
+        for v in self.reloader:
+            if v.kind == kind:
+                return v
+        return None
+
+
+def reloader_source(annotations: list[Annotations], rk: ReloaderKind) -> Annotations | None:
+    """Where Reloader reads a kind's reload list, auto, typed auto and search: the
+    workload's metadata when any of them is there, else its pod template's."""
+    meta = metadata(annotations)
+    keys = (rk.reload, RELOADER_AUTO, rk.typed_auto, RELOADER_SEARCH)
+    if meta is not None and any(k in meta.values for k in keys):
+        return meta
+    return template(annotations)
+
+
+def reloader_view(
+    annotations: list[Annotations], rk: ReloaderKind, auto_reload_all: bool
+) -> ReloaderView | None:
+    """Reloader's view of one kind, None when its rules count every pod-spec reference
+    of that kind whatever the object (nothing excluded, and auto on, or absent in the
+    every-workload mode)."""
+    src = reloader_source(annotations, rk)
+    auto, typed = text_of(src, RELOADER_AUTO), text_of(src, rk.typed_auto)
+    # the exclude lists are read from the workload's own metadata only (ShouldReload
+    # reads them before it may switch to the pod template's annotations)
+    excluded = tuple(n for n in split_reloader(text_of(metadata(annotations), rk.exclude)) if n)
+    everything = go_parse_bool(auto) or go_parse_bool(typed)
+    if not excluded and (everything or (auto == typed == "" and auto_reload_all)):
+        return None
+    search = text_of(src, RELOADER_SEARCH)
+    return ReloaderView(rk.kind, auto, typed, search, excluded, src.field if src else "")
+
+
+def _reloader_opt_in(annotations: list[Annotations]) -> str | None:
+    for rk in RELOADER_KINDS:
+        src = reloader_source(annotations, rk)
+        if src is None:
+            continue
+        if any(split_reloader(text_of(src, rk.reload))):
+            return rk.reload
+        for key in (RELOADER_AUTO, rk.typed_auto):
+            if go_parse_bool(text_of(src, key)):
+                return key
+        if text_of(src, RELOADER_SEARCH) == "true":
+            return RELOADER_SEARCH
+    return None
+
+
+_NOTHING = Selection()
+# every key a reader here looks at contains one of these (a workload without any is
+# selected as cmhash's own default: the common case, decided without the tables)
+_TOOL_KEYS = ("cmhash.io/", *KEY_PARTS)
+
+
+def selection(
+    annotations: list[Annotations], compat: frozenset[str], opt_in: bool = False
+) -> Selection:
+    if not any(t in key for a in annotations for key in a.values for t in _TOOL_KEYS):
+        return _NOTHING  # Reloader's rules would count every pod-spec reference, or
+        # (under --opt-in) the workload is not selected at all
+    sel = _NOTHING
+    for ann in annotations:
+        for key, (text, offset) in ann.values.items():
+            low = text.strip().lower()
+            if key == ENABLED and low == TRUE:
+                sel = sel._replace(opted_in=sel.opted_in or key, count_all=key)
+            elif key == ENABLED and low == "false":
+                sel = sel._replace(opted_out=f'{key}: "false"')
+            elif key == SOURCES:
+                if low not in ("configmaps", "secrets", "all"):
+                    raise NodeError(f"{SOURCES} must be configmaps, secrets or all", offset)
+                sel = sel._replace(sources=None if low == "all" else low, sources_by=SOURCES)
+            elif key == ACKNOWLEDGE:
+                sel = sel._replace(acknowledged=sel.acknowledged + _codes(text, offset))
+    if "wave" in compat and text_of(metadata(annotations), WAVE_ON) == WAVE_TRUE:
+        sel = sel._replace(opted_in=sel.opted_in or WAVE_ON, count_all=sel.count_all or WAVE_ON)
+    if "reloader" in compat:
+        views = (reloader_view(annotations, rk, not opt_in) for rk in RELOADER_KINDS)
+        chosen = _reloader_opt_in(annotations)
+        sel = sel._replace(
+            opted_in=sel.opted_in or chosen, reloader=tuple(v for v in views if v is not None)
+        )
+    return sel
+
 
 _NAME = r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?"  # (compiled by re's cache when a name is declared)
+
+
+def _declared(
+    kind: str,
+    name: str,
+    by: str,
+    field: str,
+    offset: int,
+    namespace: str | None,
+    spot: Spot | None,
+    pattern: bool = False,
+) -> Reference:
+    """A dependency the annotation ``by`` (in the mapping at ``field``) declares: the
+    whole object."""
+    return Reference(
+        kind,
+        name,
+        None,
+        False,
+        "declared",
+        f"{field}.{by}",
+        offset,
+        namespace=namespace,
+        pattern=pattern,
+        declared_by=by,
+        spot=spot,
+    )
 
 
 def _names(
     decl: Declaration, value: str, offset: int, field: str, spot: Spot | None
 ) -> list[Reference]:
     refs = []
-    where = f"{field}.{decl.annotation}"
     for raw in value.split(","):
         item = raw.strip()
         if not item:
@@ -77,21 +224,8 @@ def _names(
                 raise NodeError(
                     f"{decl.annotation}: {item!r} is not a name or namespace/name", offset
                 )
-        refs.append(
-            Reference(
-                decl.target,
-                name,
-                None,
-                False,
-                "declared",
-                where,
-                offset,
-                namespace=namespace,
-                pattern=decl.regex,
-                declared_by=decl.annotation,
-                spot=spot,
-            )
-        )
+        by = decl.annotation
+        refs.append(_declared(decl.target, name, by, field, offset, namespace, spot, decl.regex))
     return refs
 
 
@@ -113,25 +247,9 @@ def _kapp(key: str, value: str, offset: int, field: str) -> list[Reference]:
     ):
         return []  # a versioned object of another kind: not config, nothing to hash
     namespace = data.get("namespace") if isinstance(data.get("namespace"), str) else None
-    return [
-        Reference(
-            str(data["kind"]),
-            data["name"],
-            None,
-            False,
-            "declared",
-            f"{field}.{key}",
-            offset,
-            namespace=namespace,
-            declared_by=key,
-            spot=Spot(
-                offset,
-                offset,
-                None,
-                f"it is named in {key}; name it in cmhash.io/extra-configmaps or -secrets instead",
-            ),
-        )
-    ]
+    why = f"it is named in {key}; name it in cmhash.io/extra-configmaps or -secrets instead"
+    spot = Spot(offset, offset, None, why)
+    return [_declared(str(data["kind"]), data["name"], key, field, offset, namespace, spot)]
 
 
 class Skipped(NamedTuple):
@@ -139,7 +257,7 @@ class Skipped(NamedTuple):
 
     offset: int
     message: str
-    # a reference field of an operator's resource in the wrong shape (shapes.py): a
+    # a reference field of an operator's resource in the wrong shape (workload.py): a
     # reference-shape finding, an error with --strict
     shape: bool = False
 
@@ -196,17 +314,8 @@ def _wave(
                 )
             continue
         refs.append(
-            Reference(
-                decl.target,
-                item.name,
-                None,
-                False,
-                "declared",
-                f"{ann.field}.{decl.annotation}",
-                offset,
-                namespace=item.namespace,
-                declared_by=decl.annotation,
-                spot=spot,
+            _declared(
+                decl.target, item.name, decl.annotation, ann.field, offset, item.namespace, spot
             )
         )
     skipped.extend(

@@ -1,25 +1,13 @@
-"""The canonical content hash (encoding version 1). See docs/hash-encoding.md.
+"""The canonical content hash (encoding version 1), as docs/hash-encoding.md pins it and
+tests/test_hashing.py holds it (known answers: a change rolls every user's pods).
 
-What a workload's value covers, for each ConfigMap/Secret it references:
-
-* ``kind`` and ``name`` of the object (namespace is implied: pod-spec references never
-  cross namespaces; a declared dependency in another namespace adds ``namespace``);
-* the *used* content: every key for whole-object references (``envFrom``,
-  volumes without ``items``), only the named keys otherwise; a named key the
-  object lacks is recorded as ``null`` so that adding it later changes the value;
-* the bytes the pod sees, in standard base64: ConfigMap ``data`` as UTF-8 and
-  ``binaryData`` decoded; Secret ``data`` decoded with ``stringData`` laid over it;
-* for Secrets, the ``type`` (empty means ``Opaque``);
-* an object that is not in the input (optional, or missing) as ``"absent": true``;
-* an object produced by a source in the input (a SealedSecret, an ExternalSecret...):
-  the source's content fields as ``data`` (every one, whatever keys the reference
-  names) and ``"source": "<group>/<kind>"``.
-
-The entries are sorted by (kind, name) and serialised as compact, key-sorted
-JSON inside ``{"v": 1, "refs": [...]}``; the value is the SHA-256 of that UTF-8
-text in lower-case hex. Metadata, key order, quoting and base64 line wrapping
-never reach the encoding. With a secret key (``--secret-key-env``) each Secret
-value is replaced by its HMAC-SHA256 before it enters the encoding.
+Per referenced object an entry: its kind and name (and namespace, for a declared
+dependency in another one), the bytes the pod sees of the keys it uses (every key for a
+whole-object reference, a source's every content field; a missing key as ``null``) in
+standard base64, a Secret's type; ``"absent": true`` for an object not in the input. The
+entries sorted by (kind, name), as compact key-sorted JSON in ``{"v": 1, "refs": [...]}``;
+the value is its SHA-256 in lower-case hex. With a secret key (``--secret-key-env``) each
+Secret value is its HMAC-SHA256 first.
 """
 
 # No "from __future__ import annotations": typing compiles string NamedTuple fields at import
@@ -113,18 +101,11 @@ def merge_uses(uses: Iterable[Use]) -> list[Use]:
     return [merged[k] for k in sorted(merged)]
 
 
-def py_canonical(uses: Iterable[Use], secret_key: bytes | None = None) -> str:
-    """The encoding by its definition: ``entry`` dicts through ``json.dumps`` (the
-    reference for ``canonical``)."""
-    import json
+def canonical_json(value: object) -> str:
+    """Compact, key-sorted JSON, not ASCII-escaped: the text every digest here hashes."""
+    import json  # (source objects, versioned names, renamed Jobs: a plain run has none)
 
-    refs = [entry(u, secret_key) for u in merge_uses(uses)]
-    return json.dumps(
-        {"v": ENCODING_VERSION, "refs": refs},
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-    )
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def _entry_json(use: Use, secret_key: bytes | None) -> str:
@@ -156,7 +137,8 @@ def _entry_json(use: Use, secret_key: bytes | None) -> str:
 
 
 def canonical(uses: Iterable[Use], secret_key: bytes | None = None) -> str:
-    """The encoded text (``py_canonical``'s, written directly: no dicts, no encoder)."""
+    """The encoded text: ``{"v": 1, "refs": [entry, ...]}`` as ``canonical_json`` writes it
+    (tests/test_hashing.py holds the two equal), written directly: no dicts, no encoder."""
     refs = ",".join(_entry_json(u, secret_key) for u in merge_uses(uses))
     return f'{{"refs":[{refs}],"v":{ENCODING_VERSION}}}'
 

@@ -16,14 +16,14 @@ their next run takes the new template.
 
 # No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
-import json
 import re
 from typing import TYPE_CHECKING, NamedTuple
 
-from cmhash.analyze.spots import Spot, spot_of
+from cmhash.analyze.annotations import Spot, spot_of
+from cmhash.analyze.hashing import canonical_json, sha256_hex
 from cmhash.edit.splice import Edit, annotations_edits
 from cmhash.errors import NodeError
-from cmhash.knowledge.jobs import MAX_NAME, MUTABLE
+from cmhash.knowledge.kinds import MAX_NAME, MUTABLE
 from cmhash.parse.tree import entries, get, get_path, scalar, to_python
 
 if TYPE_CHECKING:
@@ -61,10 +61,7 @@ def _spec_digest(spec: "Node | None", key: str) -> str:
                 del meta["annotations"]
             if not meta and isinstance(template, dict):
                 del template["metadata"]
-    import hashlib  # (only --jobs=rename needs it: a plain run does not import it)
-
-    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_hex(canonical_json(data).encode("utf-8"))
 
 
 def _renamed_from(name: str, base: str) -> bool:
@@ -100,10 +97,8 @@ def plan_rename(
 
 
 def suffix(rename: JobRename, checksum: str) -> str:
-    import hashlib
-
     text = f"{rename.base}\n{rename.digest}\n{checksum}".encode()
-    return hashlib.sha256(text).hexdigest()[:SUFFIX_LEN].translate(_TRANSLATE)
+    return sha256_hex(text)[:SUFFIX_LEN].translate(_TRANSLATE)
 
 
 def new_name(rename: JobRename, checksum: str) -> str:

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import NamedTuple
 
-from cmhash.analyze.spots import Spot, spot_of
+from cmhash.analyze.annotations import Spot, spot_of
 from cmhash.errors import NodeError
 from cmhash.knowledge.podspec import (
     CONTAINER_LISTS,
@@ -18,10 +18,10 @@ from cmhash.knowledge.podspec import (
     IMAGE_PULL_SITE,
     POD_SITES,
     SUBPATH_FIELDS,
+    Site,
 )
-from cmhash.knowledge.sites import Site
 from cmhash.native import cext
-from cmhash.parse.ctree import Found, ctree_collect
+from cmhash.parse.backends import Found, ctree_collect
 from cmhash.parse.k8syaml import FALSE_WORDS, TRUE_WORDS
 from cmhash.parse.resources import bool_field
 from cmhash.parse.tree import MAP, Node, entries, get, items, scalar, walk

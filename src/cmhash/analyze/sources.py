@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from cmhash.analyze.hashing import canonical_json
 from cmhash.errors import NodeError
 from cmhash.knowledge.sources import Depends, SecretSource
 from cmhash.parse.k8syaml import plain_bool, resolves_to_non_string
@@ -46,8 +47,7 @@ def source_content(node: Node, row: SecretSource) -> dict[str, bytes]:
             one = get_path(node, path)
             value = _canonical(one) if one is not None else None
         if value is not None:
-            text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-            out[".".join(path)] = text.encode("utf-8")
+            out[".".join(path)] = canonical_json(value).encode("utf-8")
     return out
 
 

@@ -6,11 +6,10 @@ parse trees are gone, so they hold plain values only."""
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from cmhash.analyze.choice import Selection
-from cmhash.analyze.declared import Skipped
+from cmhash.analyze.annotations import Spot
+from cmhash.analyze.declared import Selection, Skipped
 from cmhash.analyze.hashing import Content
 from cmhash.analyze.refs import Reference, SubPathMount
-from cmhash.analyze.spots import Spot
 from cmhash.edit.splice import Edit
 from cmhash.errors import NodeError
 from cmhash.findings import About

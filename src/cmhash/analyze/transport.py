@@ -14,18 +14,17 @@ import functools
 import pickle
 from typing import Any
 
-from cmhash.analyze.choice import Selection
-from cmhash.analyze.declared import Skipped
+from cmhash.analyze.annotations import Spot
+from cmhash.analyze.declared import Selection, Skipped
 from cmhash.analyze.hashing import Content
 from cmhash.analyze.jobs import JobRename
 from cmhash.analyze.refs import Reference, SubPathMount
-from cmhash.analyze.spots import Spot
 from cmhash.analyze.summaries import ConfigInfo, DocInfo, SkipReason, WorkloadInfo
 from cmhash.analyze.versioned_sources import Producer
 from cmhash.edit.splice import Edit
 from cmhash.knowledge.compat import ReloaderView
 from cmhash.knowledge.kinds import Policy, WorkloadKind
-from cmhash.knowledge.sites import Site
+from cmhash.knowledge.podspec import Site
 from cmhash.native.cext import optional
 from cmhash.read.split import Chunk
 from cmhash.record import Record

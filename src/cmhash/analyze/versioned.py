@@ -4,9 +4,8 @@ that ``--versioned-keep`` and ``--versioned-immutable`` would make to it."""
 
 from __future__ import annotations
 
-from cmhash.analyze.annotations import Annotations
+from cmhash.analyze.annotations import Annotations, Spot, spot_of
 from cmhash.analyze.options import AnalyzeOptions
-from cmhash.analyze.spots import Spot, spot_of
 from cmhash.edit.splice import Edit, annotations_edits, pair_edit
 from cmhash.errors import NodeError
 from cmhash.knowledge.versioning import (
@@ -68,6 +67,7 @@ def peer_keep_original(annotations: Annotations | None) -> str | None:
 
 
 def name_spot(res: Resource) -> Spot | None:
+    """Where the object's ``metadata.name`` is written (renamed with it), if it is."""
     meta = entries(res.node).get("metadata")
     if meta is None:
         return None

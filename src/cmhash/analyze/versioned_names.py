@@ -10,11 +10,10 @@ second run never stacks suffixes.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 
-from cmhash.analyze.hashing import Content, Use, entry, sha256_hex
+from cmhash.analyze.hashing import Content, Use, canonical_json, entry, sha256_hex
 from cmhash.model import ResourceId
 
 ALPHABET = "2456789bcdfghkmt"
@@ -52,11 +51,5 @@ def own_names(keys: Iterable[ResourceId]) -> set[ResourceId]:
 
 def suffix(content: Content, base: str, secret_key: bytes | None) -> str:
     """The version suffix of an object of ``content`` under ``base``."""
-    c = content
-    text = json.dumps(
-        entry(Use(c.kind, base, c, None), secret_key),
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-    )
+    text = canonical_json(entry(Use(content.kind, base, content, None), secret_key))
     return sha256_hex(text.encode("utf-8"))[:SUFFIX_LEN].translate(_TRANSLATE)

@@ -35,10 +35,10 @@ import json
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from cmhash.analyze.annotations import Annotations
+from cmhash.analyze.annotations import Annotations, Spot, aliased_spot, spot_of
+from cmhash.analyze.hashing import canonical_json
 from cmhash.analyze.options import AnalyzeOptions
-from cmhash.analyze.spots import Spot, aliased_spot, spot_of
-from cmhash.analyze.versioned import keep_values
+from cmhash.analyze.versioned import keep_values, name_spot
 from cmhash.edit.splice import PLACEHOLDER, Edit, annotations_edits, inside_aliased
 from cmhash.errors import NodeError
 from cmhash.knowledge.sources import SEALED_WIDE, SecretSource
@@ -58,14 +58,6 @@ class Producer(NamedTuple):
     insert: Edit | None  # else: its insertion, the value written as PLACEHOLDER
     error: tuple[str, int] | None = None  # why the insertion cannot be made
     names: tuple[str, ...] = ()  # the path of the produced names in the source
-
-
-def _own_spot(res: Resource) -> Spot | None:
-    meta = entries(res.node).get("metadata")
-    if meta is None or meta[1].kind != MAP:
-        return None
-    name = entries(meta[1]).get("name")
-    return spot_of(name[1]) if name else None
 
 
 def _name_spots(res: Resource, row: SecretSource) -> dict[str, Spot | None]:
@@ -96,7 +88,7 @@ def _insertion(message: str) -> str:
 def _target(res: Resource, row: SecretSource, name: str, nl: str) -> Producer:
     """An ExternalSecret's: its own name and its target name (written or inserted)."""
     assert row.names is not None
-    own = _own_spot(res)
+    own = name_spot(res)
     at = _name_spots(res, row).get(name)
     if at is not None:
         return Producer("rename", None, own, res.name or "", at, None, None, row.names)
@@ -143,7 +135,7 @@ def producer(
     if how == "sealed":
         given = annotations.values if annotations is not None else {}
         if any(given.get(a, ("", 0))[0] == "true" for a in SEALED_WIDE):
-            return Producer("rename", None, _own_spot(res), res.name or "", None, None)
+            return Producer("rename", None, name_spot(res), res.name or "", None, None)
         why = (
             f"{res.kind} {res.name!r} is sealed in the strict scope (the default), which "
             "binds the Secret's name and namespace into the encryption: a new name needs "
@@ -191,8 +183,7 @@ def unversioned(entries: dict[str, bytes], names: tuple[str, ...] | None) -> dic
         field = tuple(key.split("."))
         if names[: len(field)] == field and len(names) > len(field):
             value = _base_names(json.loads(raw), names[len(field) :])
-            text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-            out[key] = text.encode("utf-8")
+            out[key] = canonical_json(value).encode("utf-8")
     return out
 
 

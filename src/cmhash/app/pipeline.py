@@ -23,7 +23,7 @@ from cmhash.parse.events import backend, ctree_available
 from cmhash.plan import scopes
 from cmhash.plan.helm import Namespaces, is_helm_source, release_namespaces
 from cmhash.plan.index import Place, build_index
-from cmhash.plan.planner import Planner
+from cmhash.plan.workload import Planner
 from cmhash.plan.workplan import WorkloadPlan
 from cmhash.read.source import SourceText
 from cmhash.runtime import lifetime
@@ -117,7 +117,7 @@ def _run(
     planner = Planner(scoping, releases, options.plan)
     versioning = None
     if options.plan.versioned or any(e.info.versioned for e in index.objects.values()):
-        from cmhash.plan.versioning import stage  # (imported only when it can apply)
+        from cmhash.plan import versioning as stage  # (imported only when it can apply)
 
         versioning = stage.versioning(
             sources, docs, index, planner, options.plan, findings, secret_spans

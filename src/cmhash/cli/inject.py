@@ -20,7 +20,7 @@ from cmhash.output import err
 if TYPE_CHECKING:
     from cmhash.app.result import RunResult
     from cmhash.read.inputs import Inputs
-    from cmhash.read.mode import Mode
+    from cmhash.read.stdin import Mode
     from cmhash.settings.values import Settings
 
 
@@ -58,7 +58,7 @@ def inject(
     """Read manifests (files, directories, or - for stdin; none = stdin), inject checksum
     annotations, write the whole stream to stdout (or --in-place / --check / --diff)."""
     from cmhash.deliver import deliver
-    from cmhash.read.mode import Mode
+    from cmhash.read.stdin import Mode
     from cmhash.settings.layering import layered
 
     mode = Mode.from_flags(in_place=in_place, check=check, diff=show_diff)
@@ -186,7 +186,7 @@ def empty_allowed(inputs: Inputs, settings: Settings, mode: Mode) -> bool:
     """An input without objects is a result, not an error: files left after the walk
     rules in the modes about files, and stdin in the stream mode (a render of nothing:
     empty in, empty out, a warning; ``--strict`` keeps it an error)."""
-    from cmhash.read.mode import Mode
+    from cmhash.read.stdin import Mode
 
     if mode.on_files and bool(inputs.skipped):
         return True

@@ -71,7 +71,7 @@ def patches(
     from cmhash.deliver import report_run
     from cmhash.integrations import patches as gen
     from cmhash.integrations import patchout
-    from cmhash.read.mode import Mode
+    from cmhash.read.stdin import Mode
     from cmhash.settings.layering import layered
 
     if kustomization_dir and helmrelease:
@@ -186,9 +186,9 @@ def gitlab_note(file: str, token_env: str) -> None:
     """Post FILE (a Markdown report) as a note on the pipeline's merge request, or update
     the note an earlier pipeline posted. Reads CI_API_V4_URL, CI_PROJECT_ID and
     CI_MERGE_REQUEST_IID, as GitLab sets them in merge-request pipelines."""
-    from cmhash.integrations.gitlab import post_from_environment
+    from cmhash.integrations.comments import post_note_from_environment
 
-    how, note = post_from_environment(file, token_env)
+    how, note = post_note_from_environment(file, token_env)
     err(f"{how} merge-request note {note}")
 
 
@@ -206,7 +206,7 @@ def github_comment(file: str, token_env: str, pr: int | None) -> None:
     """Post FILE (a Markdown report) as a comment on the pull request, or update the
     comment an earlier run posted. Reads GITHUB_API_URL, GITHUB_REPOSITORY and the
     pull request from GITHUB_EVENT_PATH, as GitHub Actions sets them."""
-    from cmhash.integrations.github import post_from_environment
+    from cmhash.integrations.comments import post_comment_from_environment
 
-    how, comment = post_from_environment(file, token_env, pr)
+    how, comment = post_comment_from_environment(file, token_env, pr)
     err(f"{how} pull-request comment {comment}")

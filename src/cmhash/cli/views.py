@@ -37,7 +37,7 @@ def explain(paths: tuple[str, ...], fmt: str, **opts: Any) -> None:
     Writes nothing; findings are listed too."""
     from cmhash.explain import FORMATS, build
     from cmhash.output import report_notes, write_stdout
-    from cmhash.read.mode import Mode
+    from cmhash.read.stdin import Mode
     from cmhash.runtime import lifetime
     from cmhash.settings.layering import layered
 

@@ -8,18 +8,12 @@ text. Never re-serialising anything.
    quotes like the placeholder, so the structure that was verified cannot change.
 3. ``apply_edits`` splices the edits into the document's text.
 
-Where the edit goes:
-
-The deepest existing mapping on ``template -> metadata -> annotations`` decides
-the edit:
-
-1. the key exists: replace its value scalar;
-2. ``annotations`` is a mapping: insert ``key: "value"`` (block: a new line at
-   the first key's column; flow: ``, "key": "value"`` after the last value);
-3. ``annotations`` (or ``metadata``) is null: write the missing levels after
-   its colon;
-4. ``annotations`` (or ``metadata``) is missing: insert the missing levels as
-   the first key of the parent mapping.
+Where the edit goes (docs/concepts/text-fidelity.md): the deepest existing mapping on
+``template -> metadata -> annotations`` decides. Our key's value scalar is replaced; or
+``key: "value"`` inserted in ``annotations`` (block: a new line at the first key's
+column; flow: ``, "key": "value"`` after the last value); or the missing levels written
+after the colon of a null ``annotations`` or ``metadata``, or inserted as the first key
+of the parent mapping where they are missing.
 
 Anything reached through an alias, a ``<<`` merge, an anchor or a tag is
 refused with the position of the offending node: an edit there would change
@@ -115,7 +109,7 @@ def line_start(text: str, pos: int) -> int:
     return text.rfind("\n", 0, pos) + 1
 
 
-def _column(text: str, pos: int) -> int:
+def column(text: str, pos: int) -> int:
     return pos - line_start(text, pos)
 
 
@@ -159,13 +153,13 @@ def _step(text: str, mapping: Node, parent_key: Node | None) -> str:
     if mapping.kind == MAP and not mapping.style and mapping.value:
         first = mapping.value[0][0]
         if parent_key is not None:
-            diff = _column(text, first.start) - _column(text, parent_key.start)
+            diff = column(text, first.start) - column(text, parent_key.start)
             if diff > 0:
                 return " " * diff
-        elif _column(text, first.start) == 0:
+        elif column(text, first.start) == 0:
             for _, v in mapping.value:
                 if v.kind == MAP and not v.style and v.value:
-                    diff = _column(text, v.value[0][0].start)
+                    diff = column(text, v.value[0][0].start)
                     if diff > 0:
                         return " " * diff
     return " " * DEFAULT_STEP
@@ -220,7 +214,7 @@ def _fill_null(
     if rest.strip() and not rest.strip().startswith("#"):
         raise NodeError("cannot add the annotation: unexpected text after this key", key_node.start)
     nl = newline_at(text, colon, ctx.default_nl)
-    indent = " " * _column(text, key_node.start) + step
+    indent = " " * column(text, key_node.start) + step
     body = ctx.block_lines(levels, indent, step, nl)
     return Edit(colon + 1, line_end, rest.rstrip(" \t") + nl + body)
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from cmhash.edit.splice import ANNOTATIONS
 from cmhash.knowledge.kinds import WorkloadKind
+from cmhash.parse.backends import CheckEdit
 from cmhash.parse.builder import Roots
-from cmhash.parse.ctree import CheckEdit
 
 
 def verify(

@@ -15,9 +15,8 @@ from typing import Any
 
 from cmhash.errors import NodeError
 from cmhash.knowledge.kinds import WorkloadKind
-from cmhash.parse.events import backend, route
+from cmhash.parse.events import TAB_RETRIES, backend, route, separating_tab, spaced
 from cmhash.parse.resources import document_resources, pod_template
-from cmhash.parse.syntax import TAB_RETRIES, separating_tab, spaced
 from cmhash.parse.tree import ALIAS, MAP, SCALAR, SEQ, Node, own
 from cmhash.read.source import SourceText
 
@@ -283,7 +282,7 @@ def check_document(
     """The edited text must parse to ``old_roots`` with the ``slots`` filled in and the
     scalars of ``renames`` (id of the old scalar -> new value) renamed; nothing else.
     ``tabs``: how many more separating tabs the reference may read as spaces
-    (parse/syntax.py ``separating_tab``)."""
+    (parse/events.py ``separating_tab``)."""
     events = _Events(new_text, be)
     be = events.be
     matcher = _Matcher(events, slots, skip, renames)

@@ -172,11 +172,11 @@ def _in_merge_request(comment: str, env: Mapping[str, str]) -> bool:
 def _post(comment: str, text: str, env: Mapping[str, str], token_env: str | None) -> str:
     poster: Callable[..., tuple[str, int]]
     if comment == "gitlab":
-        from cmhash.integrations.gitlab import post_note as poster
+        from cmhash.integrations.comments import post_note as poster
 
         how, ident = poster(text, env, token_env or "CMHASH_GITLAB_TOKEN")
         return f"{how} merge-request note {ident}"
-    from cmhash.integrations.github import post_comment as poster
+    from cmhash.integrations.comments import post_comment as poster
 
     how, ident = poster(text, env, token_env or "GITHUB_TOKEN")
     return f"{how} pull-request comment {ident}"

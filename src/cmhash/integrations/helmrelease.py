@@ -19,11 +19,11 @@ and ``valuesFrom`` objects that are not among the inputs.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cmhash.errors import EXIT_CHANGED, EXIT_OK, InputError, NodeError
-from cmhash.integrations.patches import inline_entries
+from cmhash.edit.splice import column, line_start
+from cmhash.errors import EXIT_CHANGED, EXIT_OK, NodeError
+from cmhash.integrations.patches import file_error, inline_entries, read_file, without_bare_key
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.parse.tree import MAP, SEQ, Node, deref, entries, get_path, scalar
 
@@ -37,31 +37,11 @@ GROUP = "helm.toolkit.fluxcd.io"
 _EXACT = re.compile(r"v?\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?")
 
 
-def _position(text: str, offset: int) -> tuple[int, int]:
-    line = text.count("\n", 0, offset) + 1
-    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
-
-
-def _error(message: str, path: str, text: str = "", offset: int | None = None) -> InputError:
-    if offset is None:
-        return InputError(message, path=path)
-    line, column = _position(text, offset)
-    return InputError(message, path=path, line=line, column=column)
-
-
-def _column(text: str, offset: int) -> int:
-    return offset - (text.rfind("\n", 0, offset) + 1)
-
-
-def _line_start(text: str, offset: int) -> int:
-    return text.rfind("\n", 0, offset) + 1
-
-
 def _the_release(text: str, path: str) -> Node:
     try:
         roots = parse_chunk(text, 0, backend("exact"))
     except NodeError as exc:
-        raise _error(exc.public, path, text, exc.offset) from None
+        raise file_error(exc.public, path, text, exc.offset) from None
     found = []
     for root in roots:
         node = deref(root)
@@ -71,7 +51,7 @@ def _the_release(text: str, path: str) -> Node:
         if scalar(get_path(node, ("kind",))) == "HelmRelease" and api.startswith(GROUP + "/"):
             found.append(node)
     if len(found) != 1:
-        raise _error(
+        raise file_error(
             f"holds {len(found)} Flux HelmReleases ({GROUP}); give a file with exactly one",
             path,
         )
@@ -86,7 +66,7 @@ def check_reproducible(release: Node, text: str, path: str, given: set[tuple[str
         value = scalar(version)
         if value is None or not _EXACT.fullmatch(value.strip()):
             where = version.start if version is not None else chart.start
-            raise _error(
+            raise file_error(
                 "spec.chart.spec.version must name one chart version (e.g. 1.2.3): with a "
                 "range or none, Flux may render another chart than the one cmhash read",
                 path,
@@ -95,7 +75,7 @@ def check_reproducible(release: Node, text: str, path: str, given: set[tuple[str
             )
     chart_ref = get_path(release, ("spec", "chartRef"))
     if chart_ref is not None and not chart_ref.is_null:
-        raise _error(
+        raise file_error(
             "spec.chartRef: the chart's version is set in the OCIRepository or HelmChart it "
             "names, which cmhash does not read, so the render cannot be checked against "
             "Flux's; use spec.chart with one version, or keep the patches in a "
@@ -106,13 +86,13 @@ def check_reproducible(release: Node, text: str, path: str, given: set[tuple[str
         )
     values_from = deref(get_path(release, ("spec", "valuesFrom")))
     if values_from is not None and values_from.kind != SEQ and not values_from.is_null:
-        raise _error("spec.valuesFrom must be a list", path, text, values_from.start)
+        raise file_error("spec.valuesFrom must be a list", path, text, values_from.start)
     if values_from is not None and values_from.kind == SEQ:
         for item in values_from.value:
             kind = scalar(get_path(item, ("kind",))) or ""
             name = scalar(get_path(item, ("name",))) or ""
             if (kind, name) not in given:
-                raise _error(
+                raise file_error(
                     f"spec.valuesFrom names {kind}/{name}, which is not among the inputs: "
                     "render with it and give it to cmhash too, so that the render is the "
                     "one Flux makes",
@@ -151,7 +131,7 @@ def _ours(text: str, path: str, inside: tuple[int, int] | None) -> tuple[int, in
         or inside is None
         or not inside[0] <= begins[0].start() < inside[1]
     ):
-        raise _error(
+        raise file_error(
             "cmhash's post-renderer lines (# cmhash:begin … # cmhash:end) are repeated, "
             "edited or outside spec.postRenderers: remove them and run cmhash again",
             path,
@@ -169,12 +149,7 @@ def _drop_bare_key(text: str, path: str) -> str:
     pair = entries(spec).get("postRenderers") if spec is not None and spec.kind == MAP else None
     if pair is None or not (pair[1].kind == "scalar" and pair[1].is_null):
         return text
-    key = pair[0]
-    eol = text.find("\n", key.end)
-    eol = len(text) if eol < 0 else eol + 1
-    if text[key.end : eol].strip() != ":":
-        return text
-    return text[: _line_start(text, key.start)] + text[eol:]
+    return without_bare_key(text, pair[0])
 
 
 def updated(text: str, path: str, patches: list[Patch], given: set[tuple[str, str]]) -> str:
@@ -187,40 +162,40 @@ def updated(text: str, path: str, patches: list[Patch], given: set[tuple[str, st
     span = None
     if renderers is not None and spec is not None and spec.kind == MAP:
         pair = entries(spec).get("postRenderers")
-        key_start = _line_start(text, pair[0].start) if pair else renderers.start
+        key_start = line_start(text, pair[0].start) if pair else renderers.start
         span = (key_start, renderers.end + 1)
     ours = _ours(text, path, span)
     if ours is not None:
         start, end = ours
-        column = _column(text, text.find("#", start))
+        indent = column(text, text.find("#", start))
         if patches:
-            return text[:start] + _block(patches, column, nl) + text[end:]
+            return text[:start] + _block(patches, indent, nl) + text[end:]
         return _drop_bare_key(text[:start] + text[end:], path)
     if not patches:
         return text
     if spec is None or spec.kind != MAP or spec.style or not spec.value:
         where = spec.start if spec is not None else release.start
-        raise _error(
+        raise file_error(
             "cannot add cmhash's post-renderer: spec must be a block mapping", path, text, where
         )
     pair = entries(spec).get("postRenderers")
     if pair is None:
         first = spec.value[0][0]
-        column = _column(text, first.start)
-        at = _line_start(text, first.start)
-        key = f"{' ' * column}postRenderers:{nl}"
-        return text[:at] + key + _block(patches, column + 2, nl) + text[at:]
+        indent = column(text, first.start)
+        at = line_start(text, first.start)
+        key = f"{' ' * indent}postRenderers:{nl}"
+        return text[:at] + key + _block(patches, indent + 2, nl) + text[at:]
     seq = deref(pair[1])
     if seq is None or seq.kind != SEQ or seq.style:
-        raise _error(
+        raise file_error(
             "cannot add cmhash's post-renderer to spec.postRenderers written this way; "
             "write it as a block list",
             path,
             text,
             pair[1].start,
         )
-    at = _line_start(text, seq.start)
-    return text[:at] + _block(patches, _column(text, seq.start), nl) + text[at:]
+    at = line_start(text, seq.start)
+    return text[:at] + _block(patches, column(text, seq.start), nl) + text[at:]
 
 
 def _verify(new: str, path: str, patches: list[Patch]) -> None:
@@ -232,12 +207,12 @@ def _verify(new: str, path: str, patches: list[Patch]) -> None:
     try:
         docs = [d for d in yaml.safe_load_all(new) if isinstance(d, dict)]
     except yaml.YAMLError:
-        raise _error("cannot add cmhash's post-renderer to this file safely", path) from None
+        raise file_error("cannot add cmhash's post-renderer to this file safely", path) from None
     release = next(d for d in docs if d.get("kind") == "HelmRelease")
     items: list[Any] = (release.get("spec") or {}).get("postRenderers") or []
     want = {"kustomize": {"patches": [{"patch": document(p)} for p in patches]}}
     if patches and want not in items:
-        raise _error(
+        raise file_error(
             "cannot add cmhash's post-renderer to spec.postRenderers written this way (an "
             "anchor, a tag): write it as a plain block list",
             path,
@@ -250,13 +225,7 @@ def deliver(
     from cmhash.output import err
     from cmhash.write.writer import write_new_file
 
-    file = Path(path)
-    try:
-        text = file.read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise _error(f"cannot read: {exc.strerror}", path) from None
-    except UnicodeDecodeError:
-        raise _error("not UTF-8", path) from None
+    text = read_file(path)
     new = updated(text, path, patches, given or set())
     if new == text:
         return EXIT_OK

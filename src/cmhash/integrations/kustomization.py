@@ -17,8 +17,9 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
+from cmhash.edit.splice import column, line_start
 from cmhash.errors import InputError, NodeError
-from cmhash.integrations.patches import HEADER
+from cmhash.integrations.patches import HEADER, file_error, line_end, read_file, without_bare_key
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.parse.tree import MAP, SCALAR, SEQ, Node, deref, entries, scalar
 
@@ -60,37 +61,17 @@ def find(directory: str) -> Path:
     )
 
 
-def _error(message: str, path: Path, text: str = "", offset: int | None = None) -> InputError:
-    """An InputError at ``offset``'s 1-based line and column of ``text``."""
-    if offset is None:
-        return InputError(message, path=str(path))
-    line = text.count("\n", 0, offset) + 1
-    return InputError(message, path=str(path), line=line, column=_column(text, offset) + 1)
-
-
-def _newline(text: str) -> str:
-    return "\r\n" if "\r\n" in text else "\n"
-
-
-def _line_start(text: str, offset: int) -> int:
-    return text.rfind("\n", 0, offset) + 1
-
-
-def _column(text: str, offset: int) -> int:
-    return offset - _line_start(text, offset)
-
-
 def _root(text: str, path: Path) -> Node | None:
     try:
         roots = parse_chunk(text, 0, backend("exact"))
     except NodeError as exc:
-        raise _error(exc.public, path, text, exc.offset) from None
+        raise file_error(exc.public, path, text, exc.offset) from None
     docs = [r for r in roots if r is not None]
     if len(docs) > 1:
-        raise _error("a kustomization holds one document", path)
+        raise file_error("a kustomization holds one document", path)
     root = deref(docs[0]) if docs else None
     if root is not None and root.kind != MAP:
-        raise _error("a kustomization is a mapping", path, text, root.start)
+        raise file_error("a kustomization is a mapping", path, text, root.start)
     return root
 
 
@@ -145,16 +126,16 @@ def _item_path(item: Node, field: str) -> str | None:
 
 def with_entry(text: str, path: Path, name: str, wanted: bool, field: str = "patches") -> str:
     """``text`` with cmhash's item in ``field`` (``wanted``) or without it."""
-    nl = _newline(text)
+    nl = "\r\n" if "\r\n" in text else "\n"
     block, flow = (f.format(name=_scalar(name)) for f in FIELDS[field])
     root = _root(text, path)
     try:
         written = entries(root) if root is not None else {}
     except NodeError as exc:
-        raise _error(exc.public, path, text, exc.offset) from None
+        raise file_error(exc.public, path, text, exc.offset) from None
     for renaming in RENAMING:
         if wanted and renaming in written:
-            raise _error(
+            raise file_error(
                 f"this kustomization sets {renaming}: kustomize applies its patches before that, "
                 "to the objects as its resources name them, while the patches name the "
                 "built objects; keep cmhash's patches in a kustomization without "
@@ -168,7 +149,7 @@ def with_entry(text: str, path: Path, name: str, wanted: bool, field: str = "pat
         if not wanted:
             return text
         if root is not None and root.style:  # {…} or JSON
-            raise _error(
+            raise file_error(
                 f"the kustomization is written in flow style (JSON); add `{field}: {flow}` "
                 "to it by hand",
                 path,
@@ -185,28 +166,20 @@ def with_entry(text: str, path: Path, name: str, wanted: bool, field: str = "pat
         if wanted:
             if mine:
                 return text
-            first = _line_start(text, seq.start)
-            indent = " " * _column(text, seq.start)
+            first = line_start(text, seq.start)
+            indent = " " * column(text, seq.start)
             return f"{text[:first]}{indent}{block}{nl}{text[first:]}"
         out = text
         for item in reversed(mine):  # our own item: one line
-            start = _line_start(out, item.start)
-            end = out.find("\n", item.start)
-            end = len(out) if end < 0 else end + 1
-            out = out[:start] + out[end:]
+            out = out[: line_start(out, item.start)] + out[line_end(out, item.start) :]
         if len(mine) == len(items):  # nothing left: the key line too, if it is bare
-            line = _line_start(out, key.start)
-            eol = out.find("\n", key.end)
-            eol = len(out) if eol < 0 else eol + 1
-            if out[key.end : eol].strip() == ":":
-                out = out[:line] + out[eol:]
+            out = without_bare_key(out, key)
         return out
     if seq is None or (seq.kind == SCALAR and seq.is_null):
         if not wanted:
             return text
-        eol = text.find("\n", key.end)
-        eol = len(text) if eol < 0 else eol + 1
-        indent = " " * _column(text, key.start)
+        eol = line_end(text, key.end)
+        indent = " " * column(text, key.start)
         prefix = text[:eol] if text[:eol].endswith("\n") else text[:eol] + nl
         return f"{prefix}{indent}{block}{nl}{text[eol:]}"
     if seq.kind == SEQ and seq.style:  # patches: [...]
@@ -227,7 +200,7 @@ def with_entry(text: str, path: Path, name: str, wanted: bool, field: str = "pat
         if i + 1 < len(items):
             return text[: items[i].start] + text[items[i + 1].start :]
         return text[: items[i - 1].end] + text[items[i].end :]
-    raise _error(
+    raise file_error(
         f"cannot edit `{field}:` written this way; add `{block}` to it by hand",
         path,
         text,
@@ -238,11 +211,11 @@ def with_entry(text: str, path: Path, name: str, wanted: bool, field: str = "pat
 def plan(directory: str, name: str, patch_text: str | None, field: str = "patches") -> Plan:
     """What to write for ``patch_text`` (None: no workload needs a patch)."""
     kustomization = find(directory)
-    old_text = _read(kustomization)
+    old_text = read_file(kustomization)
     patch_path = kustomization.parent / name
-    old_patch = _read(patch_path) if patch_path.exists() else None
+    old_patch = read_file(patch_path) if patch_path.exists() else None
     if old_patch is not None and not old_patch.replace("\r\n", "\n").startswith(HEADER):
-        raise _error(
+        raise file_error(
             "exists and was not written by cmhash (no generated header); choose another "
             "name with --patch-file",
             patch_path,
@@ -280,22 +253,11 @@ def _verify(old: str, new: str, path: Path, name: str, wanted: bool, field: str)
         or sorted(map(repr, items(after))) != sorted(map(repr, expected))
         or rest(after) != rest(before if isinstance(before, dict) else {})
     ):
-        raise _error(
+        raise file_error(
             f"cannot edit `{field}:` written this way (an anchor, a tag, a null); add "
             f"`{ours if isinstance(ours, str) else '- path: ' + name}` to it by hand",
             path,
         )
-
-
-def _read(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise _error(f"cannot read: {exc.strerror}", path) from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise _error("not UTF-8", path) from None
 
 
 def apply(p: Plan) -> None:

@@ -23,14 +23,18 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from cmhash.errors import UsageError
+from cmhash.edit.splice import line_start
+from cmhash.errors import InputError, UsageError
+from cmhash.read.source import SourceText
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from cmhash.app.result import RunResult
+    from cmhash.parse.tree import Node
     from cmhash.plan.workplan import WorkloadPlan
 
 HEADER = (
@@ -186,6 +190,39 @@ def inline_entries(patches: Iterable[Patch], indent: str) -> str:
         body = "".join(f"{indent}    {line}\n" for line in document(p).splitlines())
         out.append(f"{indent}- patch: |\n{body}")
     return "".join(out)
+
+
+def file_error(
+    message: str, path: str | Path, text: str = "", offset: int | None = None
+) -> InputError:
+    """An InputError at ``offset``'s 1-based line and column of ``text``."""
+    return SourceText(str(path), text).error(message, offset)
+
+
+def read_file(path: str | Path) -> str:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise file_error(f"cannot read: {exc.strerror}", path) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise file_error("not UTF-8", path) from None
+
+
+def line_end(text: str, offset: int) -> int:
+    """The start of the line after the one holding ``offset`` (or the end of the text)."""
+    eol = text.find("\n", offset)
+    return len(text) if eol < 0 else eol + 1
+
+
+def without_bare_key(text: str, key: Node) -> str:
+    """``text`` without the line of ``key`` when nothing but its colon follows it (no
+    value, no comment): a list emptied of cmhash's items goes with them."""
+    eol = line_end(text, key.end)
+    if text[key.end : eol].strip() != ":":
+        return text
+    return text[: line_start(text, key.start)] + text[eol:]
 
 
 def config_names(result: RunResult) -> set[tuple[str, str]]:

@@ -2,24 +2,14 @@
 
 **Reloader** (stakater/Reloader ``pkg/common/common.go`` ``ShouldReload``, constants in
 ``internal/pkg/options/flags.go``) decides per changed object of one kind (ConfigMap,
-Secret, SecretProviderClass) and per workload, in this order (``RELOADER_RULES``):
-
-1. the object says ``reloader.stakater.com/ignore: "true"`` (exactly): no;
-2. its name is in the kind's ``<kinds>.exclude.reloader.stakater.com/reload`` list
-   (comma-separated, trimmed, exact names; read from the workload's own metadata only):
-   no;
-3. a pattern of the kind's ``<kind>.reloader.stakater.com/reload`` list matches the name
-   (analyze/patterns.py): yes;
-4. ``reloader.stakater.com/search: "true"`` and the object says
-   ``reloader.stakater.com/match: "true"`` (both exactly): yes;
-5. ``reloader.stakater.com/auto`` or the kind's ``<kind>.reloader.stakater.com/auto``
-   is true to Go's ``strconv.ParseBool`` (1, t, T, TRUE, true, True): yes;
-6. both are empty or absent and Reloader runs with ``--auto-reload-all``: yes;
-7. otherwise no.
-
-The reload list, ``auto``, the typed ``auto`` and ``search`` are read from the workload's
-``metadata.annotations`` when any of the four is there, else all from its pod template's
-(per kind: ``found || foundAuto || foundTypedAuto || foundSearchAnn``).
+Secret, SecretProviderClass) and per workload, by the first of ``RELOADER_RULES`` that
+applies (ignore, exclude list, reload list, search and match, auto, auto-reload-all;
+each row says where ShouldReload decides it), else no. The exclude lists are read from
+the workload's own metadata only (trimmed, exact names); the reload list's items are
+Go regular expressions (analyze/patterns.py). The reload list, ``auto``, the typed
+``auto`` and ``search`` are read from the workload's ``metadata.annotations`` when any
+of the four is there, else all from its pod template's (per kind: ``found || foundAuto
+|| foundTypedAuto || foundSearchAnn``).
 
 cmhash's default mode (every workload) is Reloader's ``--auto-reload-all``; ``--opt-in``
 is Reloader's default. A pod-spec reference counts when Reloader would reload on its
@@ -32,6 +22,12 @@ spec does not use the object, as Reloader reloads then too).
 ``extra-configmaps``/``extra-secrets`` items (``children.go`` ``getChildNamesByType``)
 are split on ``,`` (not trimmed) and on ``/``: one part is a name in the workload's
 namespace, two are ``namespace/name``, anything else is skipped without a word.
+
+**Declarations** (``DECLARATIONS``): annotations that declare a workload's dependencies
+the pod spec does not show, and those by which a ConfigMap or Secret leaves every
+checksum: cmhash's own and other tools' (Reloader, Wave, kapp), each gated by its tool's
+name in ``compat:`` (None: cmhash's own, always read). analyze/declared.py reads them
+where each tool reads them.
 """
 
 # No "from __future__ import annotations": typing compiles string NamedTuple fields at import
@@ -49,7 +45,7 @@ RELOADER_IGNORE = "reloader.stakater.com/ignore"
 WAVE_ON = "wave.pusher.com/update-on-config-change"
 WAVE_TRUE = "true"  # requiredAnnotationValue (types.go)
 # every Reloader and Wave key here holds one of these (a workload with none is selected
-# without reading the tables: analyze/choice.py)
+# without reading the tables: analyze/declared.py)
 KEY_PARTS = ("reloader.stakater.com/", "wave.pusher.com/")
 
 
@@ -225,3 +221,30 @@ def split_wave(value: str) -> tuple[list[WaveItem], list[str]]:
         else:
             skipped.append(item)
     return used, skipped
+
+
+class Declaration(NamedTuple):
+    annotation: str
+    target: str  # ConfigMap | Secret | SecretProviderClass
+    compat: str | None  # None: cmhash's own, always read
+    regex: bool = False  # items are anchored regular expressions (Reloader)
+
+
+DECLARATIONS: tuple[Declaration, ...] = (
+    Declaration("cmhash.io/extra-configmaps", "ConfigMap", None),
+    Declaration("cmhash.io/extra-secrets", "Secret", None),
+    # Reloader's reload lists, one per kind (RELOADER_KINDS: flags.go)
+    *(Declaration(k.reload, k.kind, "reloader", regex=True) for k in RELOADER_KINDS),
+    # wave-k8s/wave pkg/core/types.go ExtraConfigMapsAnnotation, ExtraSecretsAnnotation
+    Declaration("wave.pusher.com/extra-configmaps", "ConfigMap", "wave"),
+    Declaration("wave.pusher.com/extra-secrets", "Secret", "wave"),
+)
+
+# kapp's explicit reference to a versioned object, and any key with it as a prefix and
+# a "." (carvel-dev/kapp pkg/kapp/diff/explicit_versioned_ref.go explicitReferenceKey,
+# explicitReferenceKeyPrefix): a YAML mapping {apiVersion, kind, name}
+KAPP_REF = "kapp.k14s.io/versioned-explicit-ref"
+
+# a ConfigMap's or Secret's own annotations that leave it out of every checksum, and the
+# tool each belongs to (None: cmhash's own)
+CONFIG_EXCLUDED = {"cmhash.io/skip": None, RELOADER_IGNORE: "reloader"}

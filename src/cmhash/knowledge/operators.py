@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cmhash.knowledge.sites import Site
+from cmhash.knowledge.podspec import Site
 
 PODMETADATA = ("podMetadata", "annotations")
 

@@ -1,5 +1,6 @@
 """Where a PodSpec names ConfigMaps and Secrets: a data table of reference sites
-(``Site`` rows, sites.py), walked by analyze/refs.py.
+(``Site`` rows; an operator's resource has its own in operators.py), walked by
+analyze/refs.py.
 
 Sites are walked in ``initContainers`` and ``containers`` (never
 ``ephemeralContainers``: they exist only on live Pods) and in ``volumes``.
@@ -10,9 +11,27 @@ Each row cites its field in k8s.io/api ``core/v1/types.go`` (cited below as
 ``core/v1``), unless another project defines it.
 """
 
-from __future__ import annotations
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
-from cmhash.knowledge.sites import Site
+from typing import NamedTuple
+
+
+class Site(NamedTuple):
+    """A reference site: where a pod spec (or an operator's resource) names a ConfigMap or
+    Secret."""
+
+    path: tuple[str, ...]  # from a container (or the pod spec); "*" = every list item
+    target: str  # "ConfigMap" | "Secret" | "SecretProviderClass"
+    how: (
+        str  # env | envFrom | volume | projected | csi | volume-plugin | imagePullSecret | operator
+    )
+    # the name's field in the mapping at ``path``; "" when the node at ``path`` is the
+    # name itself (an item of a list of names: the Prometheus operator's spec.secrets)
+    name_field: str = "name"
+    key_field: str | None = None  # one named key
+    items_field: str | None = None  # a list of {key: ...}
+    optional_field: str | None = "optional"
+
 
 # core/v1 PodSpec.InitContainers, PodSpec.Containers (PodSpec.EphemeralContainers: left out)
 CONTAINER_LISTS = ("initContainers", "containers")

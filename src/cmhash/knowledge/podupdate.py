@@ -20,7 +20,7 @@ while a sidecar (an init container with ``restartPolicy: Always``) is restarted
 
 Each row: a field pattern of a template cause (report/podtemplate.py), whether the API
 server allows the change (given both Pods and the change: added, removed or changed), and
-what the allowed change does; report/podupdate.py walks it.
+what the allowed change does; report/rollout.py walks it.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from cmhash.knowledge.plain import path_get
+from cmhash.knowledge.defaults import path_get
 from cmhash.model import TextEnum
 
 VALIDATION = "kubernetes/kubernetes pkg/apis/core/validation/validation.go ValidatePodUpdate"

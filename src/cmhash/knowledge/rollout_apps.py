@@ -1,6 +1,6 @@
 """Rollout rules of Kubernetes' rolling controllers (apps/v1): Deployment, StatefulSet,
 DaemonSet; and first, for every apps/v1 workload, the fields the API server refuses to
-change (knowledge/immutable.py). knowledge/rollout.py puts them in RULES; each row cites
+change (knowledge/defaults.py FIXED). knowledge/rollout.py puts them in RULES; each row cites
 where Kubernetes defines the behaviour."""
 
 from __future__ import annotations

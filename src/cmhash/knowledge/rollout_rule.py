@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple, Protocol
 
-from cmhash.knowledge.plain import path_get
+from cmhash.knowledge.defaults import path_get
 from cmhash.knowledge.podupdate import Effect
 from cmhash.model import ResourceId, TextEnum
 
@@ -58,7 +58,7 @@ class Workload(Protocol):
     def old_name(self) -> str: ...  # its name in OLD (a renamed Job's differs)
     def spec(self, *path: str) -> Any: ...  # a field of NEW's spec (None: absent)
     def true(self, value: Any) -> bool: ...  # a boolean as kubectl reads it (yes, on...)
-    def fixed(self) -> list[str]: ...  # immutable fields that changed (immutable.py)
+    def fixed(self) -> list[str]: ...  # immutable fields that changed (defaults.py FIXED)
     def pod(self) -> tuple[Effect, str]: ...  # a bare Pod's update, why (podupdate.py)
     def hook(self) -> bool: ...  # a Helm or Argo CD hook (helm.sh/hook, argocd.../hook)
 

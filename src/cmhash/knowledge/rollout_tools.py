@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from cmhash.knowledge.plain import path_get
+from cmhash.knowledge.defaults import path_get
 from cmhash.knowledge.rollout_rule import (
     DEPLOYMENT,
     DEPLOYMENTCONFIG,

@@ -1363,7 +1363,7 @@ is_null_text(PyObject *value)
 
 /* ---------------------------------------------------------------- classify._top_level
  *
- * read/classify.py's _top_level over ASCII text (its reference, which this mirrors step
+ * read/split.py's _top_level over ASCII text (its reference, which this mirrors step
  * by step): the values of column-0 "key:" lines, or None when one is not a simple,
  * optionally quoted value. Text that is not ASCII returns NotImplemented (str.strip()
  * strips Unicode spaces too; Python decides). */

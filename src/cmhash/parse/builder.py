@@ -1,6 +1,6 @@
 """The event builder: one parser's events (backends.py) -> a chunk's document roots
 (``Roots``), each node with its character offsets. It enforces the resource bounds
-(depth, scalar size, alias expansion: limits.py), refuses tags it cannot interpret and
+(depth, scalar size, alias expansion: tree.py), refuses tags it cannot interpret and
 escapes that name no character, and hands a libyaml single-pair flow mapping to the
 reference parser (``Misread``: libyaml.py). ``build`` is the hot loop of the event path
 (native/_ctree.c builds the same tree in C for the common case)."""
@@ -14,8 +14,7 @@ from typing import Any
 from cmhash.errors import NodeError
 from cmhash.parse import libyaml
 from cmhash.parse.backends import Backend
-from cmhash.parse.limits import MAX_DEPTH, MAX_SCALAR, check_expansion
-from cmhash.parse.tree import ALIAS, MAP, SCALAR, SEQ, Node
+from cmhash.parse.tree import ALIAS, MAP, MAX_DEPTH, MAX_SCALAR, SCALAR, SEQ, Node, check_expansion
 
 _STANDARD_TAGS = frozenset(
     f"tag:yaml.org,2002:{t}"

@@ -10,23 +10,109 @@ Both report character offsets into the chunk, so the rest of cmhash works on one
 type and a differential test can compare the two paths. This module picks a run's
 backend (``backend``), routes a chunk to the parser that reads it as Kubernetes does
 (``route``, ``parse_chunk``: what libyaml misreads or refuses goes to the reference),
-retries ruamel past a separating tab and turns the parsers' errors into NodeErrors
-(syntax.py).
+retries ruamel past a separating tab and turns the parsers' errors into NodeErrors.
+
+What the parsers' errors become: a NodeError with a message and a place a user can act
+on (``syntax_error``: an unclosed quote or bracket where it opens, a tab's hint, what
+the parser quoted left out of the public text; ``control_character``), and the tab that
+ruamel refuses between tokens where libyaml and Kubernetes read a separator
+(``separating_tab``, read again as a space: ``spaced``).
 """
 
 from __future__ import annotations
+
+import functools
+import re
 
 from cmhash.errors import NodeError
 from cmhash.parse import libyaml
 from cmhash.parse.backends import Backend, exact_backend, fast_backend
 from cmhash.parse.builder import Misread, Roots, build
-from cmhash.parse.syntax import (
-    TAB_RETRIES,
-    control_character,
-    separating_tab,
-    spaced,
-    syntax_error,
-)
+
+_QUOTED = r"'[^']*'|\"[^\"]*\""  # (compiled by re's cache on an error)
+
+
+def _at_end(text: str, index: int) -> bool:
+    """Whether a parser's error mark is at the end of the input (past its last
+    non-blank character): the construct it was reading never ended."""
+    return index >= len(text.rstrip(" \t\r\n"))
+
+
+# ruamel's scanner takes only spaces between tokens on a line; YAML's s-separate-in-line,
+# libyaml and Kubernetes' parser (go-yaml) take tabs too: ``name:\tvalue``, ``value\t# note``.
+# A tab where ruamel looked for the next token, after the line's indentation, is such a
+# separator: the reference reads it as a space (one character for one: the offsets stay),
+# so that both parsers read the same documents. A bounded number per chunk.
+_TAB_PROBLEM = "found character '\\t' that cannot start any token"
+TAB_RETRIES = 64
+
+
+def separating_tab(text: str, exc: BaseException) -> int | None:
+    """Where ruamel's error ``exc`` stopped at a tab that separates tokens, or None."""
+    mark = getattr(exc, "problem_mark", None)
+    if mark is None or getattr(exc, "problem", None) != _TAB_PROBLEM:
+        return None
+    index: int = mark.index
+    line_start = text.rfind("\n", 0, index) + 1
+    if text[index : index + 1] != "\t" or not text[line_start:index].strip(" \t"):
+        return None  # indentation: refused, as by every parser
+    return index
+
+
+def spaced(text: str, index: int) -> str:
+    """``text`` with the separating tab at ``index`` read as a space."""
+    return f"{text[:index]} {text[index + 1 :]}"
+
+
+def syntax_error(
+    exc: BaseException, text: str, base: int, error: type[NodeError] = NodeError
+) -> NodeError:
+    """The parser's error ``exc`` on ``text`` (offsets shifted by ``base``) as ``error``."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    problem = getattr(exc, "problem", None) or "invalid YAML"
+    context = getattr(exc, "context", None)
+    msg = f"YAML syntax error: {problem}" + (f" ({context})" if context else "")
+    opened = getattr(exc, "context_mark", None)
+    if context and opened is not None and mark is not None and _at_end(text, mark.index):
+        # an unclosed quote, [ or {: where it opens, not the end of the input
+        mark = opened
+        what = context.removeprefix("while scanning ").removeprefix("while parsing ")
+        msg = f"YAML syntax error: {what} that starts here is never closed ({problem})"
+    index = mark.index if mark is not None else 0
+    tab = _tab_hint(text, index)
+    # parsers quote what they found ("found undefined alias 'x'"): never in a Secret
+    public = re.sub(_QUOTED, "'…'", msg)
+    return error(msg + tab, base + index, public=public + tab)
+
+
+def control_character(text: str, base: int) -> NodeError:
+    """The parser's reader refused a character of ``text``: which one, and where."""
+    bad = _non_printable().search(text)
+    index = bad.start() if bad else 0
+    char = f"U+{ord(bad.group()):04X}" if bad else "a character"
+    return NodeError(
+        f"control character {char} is not allowed in YAML; remove it, or "
+        "write it as an escape in a double-quoted string",
+        base + index,
+    )
+
+
+def _tab_hint(text: str, index: int) -> str:
+    """What to do about a tab the parser stopped at: in the indentation, or after
+    something on its line (``k: v<TAB>``, ``k: a<TAB>b``: parse/libyaml.py)."""
+    if text[index : index + 1] != "\t":
+        return ""
+    if text[text.rfind("\n", 0, index) + 1 : index].strip(" \t"):
+        return "; write a space instead of the tab (tabs are not read as spaces here)"
+    return "; YAML does not allow tabs for indentation"
+
+
+# What YAML 1.1 (5.1) allows in a stream; libyaml and ruamel refuse the rest. Compiled on
+# first use only: this pattern alone takes 3-5 ms to compile, and only errors need it.
+@functools.cache
+def _non_printable() -> re.Pattern[str]:
+    return re.compile("[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
 
 _BACKENDS: dict[str, Backend] = {}
 

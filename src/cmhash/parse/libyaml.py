@@ -37,7 +37,7 @@ and ruamel over generated flow texts and comparing their events
   scanner's state, so :func:`misread` sends every chunk with a tab to the reference
   parser (a ``memchr``: none of the 801 corpus documents holds one; a tab inside a
   quoted or block scalar is read alike, only more slowly). There, a tab ruamel refuses
-  after the line's indentation is read as a space (``syntax.separating_tab``), as
+  after the line's indentation is read as a space (``events.separating_tab``), as
   libyaml and Kubernetes read it; one inside a plain scalar becomes a space too.
 * **NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR** (U+0085, U+2028, U+2029): line breaks in
   YAML 1.1, which libyaml reads, not in YAML 1.2, which ruamel reads (``reader.py``,
@@ -66,7 +66,7 @@ and ruamel over generated flow texts and comparing their events
   (``events.parse_chunk``), so both parsers agree; refused by both, the reference's
   message and place, as on the exact path (libyaml words and may place an error otherwise).
 * **nesting**: 0.2.6 stops at its own limit of 1000 levels, counted otherwise than
-  ``limits.MAX_DEPTH`` (a block document exactly 1000 levels deep is refused, a flow one
+  ``tree.MAX_DEPTH`` (a block document exactly 1000 levels deep is refused, a flow one
   is not) and with its own message; 0.2.5 has no limit. cmhash's limits decide: on
   libyaml's limit error the chunk is read again with libyaml's limit lifted above ours
   (:func:`lifted_limit`, where PyYAML offers it), else by the reference parser.
@@ -79,7 +79,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from cmhash.parse.limits import MAX_DEPTH
+from cmhash.parse.tree import MAX_DEPTH
 
 _SKIP = r"(?:\s|\ufeff|#[^\n\r]*(?=[\n\r]|\Z))*"  # what may stand between two tokens
 # ``?`` then ``]``, ``,`` or ``:`` (``_key_starts``: where a token may start)

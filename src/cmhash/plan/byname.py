@@ -5,7 +5,8 @@ An object is read by name when
 
 - a field outside pod specs names it (knowledge/namesites.py: a Role's ``resourceNames``, an
   Ingress's TLS Secret, Flux ``valuesFrom``, a Gateway's certificate, cert-manager's CA
-  injection, ...): whatever reads that field looks for the old name;
+  injection, ...; ``references`` finds them in one object): whatever reads that field
+  looks for the old name;
 - a workload declares it (``cmhash.io/extra-configmaps``, Wave, Reloader lists, kapp) and
   does not reference it in its pod spec: declaring is how a chart says "the app reads
   this through the API" (the README's Argo CD ``argocd-cm``);
@@ -27,25 +28,108 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
+from cmhash.analyze.versioned_names import VERSIONABLE
 from cmhash.errors import NodeError
-from cmhash.knowledge.rbac import (
+from cmhash.knowledge.namesites import (
     ALL_SERVICE_ACCOUNTS_GROUP,
+    ANNOTATIONS,
     BUILTIN_CLUSTER_ROLES,
     RBAC_RESOURCES,
     READ_VERBS,
     SERVICE_ACCOUNT_GROUP_PREFIX,
     SERVICE_ACCOUNT_USER_PREFIX,
+    SITES,
+    Site,
 )
 from cmhash.model import ResourceId
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.parse.resources import Resource, document_resources, pod_template
-from cmhash.parse.tree import Node, get, items, scalar
-from cmhash.plan.namerefs import WANTED, NameRef, references
+from cmhash.parse.tree import Node, get, items, scalar, walk
 from cmhash.plan.workplan import WorkloadPlan
 from cmhash.read.source import SourceText
 from cmhash.read.split import Chunk, split_chunks
 
 _RBAC = re.compile(r"^\s*[\"']?kind[\"']?\s*:\s*[\"']?(?:Cluster)?Role(?:Binding)?[\"']?\s*$", re.M)
+
+_KINDS = sorted({k for s in SITES for k in s.kinds if k != "*"})
+# a document worth parsing for these: one of the kinds, or one of the annotations
+WANTED = re.compile(
+    r"^\s*[\"']?kind[\"']?\s*:\s*[\"']?(?:"
+    + "|".join(_KINDS)
+    + r")[\"']?\s*$|"
+    + "|".join(re.escape(s.name) for s in SITES if s.path == ANNOTATIONS),
+    re.MULTILINE,
+)
+
+
+class NameRef(NamedTuple):
+    """A field outside pod specs naming a ConfigMap or Secret."""
+
+    kind: str
+    namespace: str | None  # None: any namespace (a ClusterRole)
+    name: str
+    by: str  # ``Role/x`` and its field: what messages say
+    offset: int  # where the name is written
+    site: Site
+
+
+def _applies(site: Site, res: Resource) -> bool:
+    return ("*" in site.kinds or res.kind in site.kinds) and (
+        "*" in site.groups or res.group in site.groups
+    )
+
+
+def _targets(site: Site, item: Node) -> list[str]:
+    if site.target in VERSIONABLE:
+        return [site.target]
+    if site.target == "kind":
+        kind = scalar(get(item, "kind")) or site.default_kind
+        core = scalar(get(item, "group")) in (None, "", "core")
+        return [kind] if kind in VERSIONABLE and core else []
+    return _rbac_kinds(item)
+
+
+def _rbac_kinds(rule: Node) -> list[str]:
+    """The kinds an RBAC rule's resources name, when it is about the core group."""
+    if not _strings(get(rule, "apiGroups")) & {"", "*"}:
+        return []
+    resources = _strings(get(rule, "resources"))
+    if "*" in resources:
+        return list(RBAC_RESOURCES.values())
+    return [RBAC_RESOURCES[r] for r in sorted(resources) if r in RBAC_RESOURCES]
+
+
+def references(res: Resource, default_namespace: str) -> Iterator[NameRef]:
+    """Every name a non-pod field of ``res`` gives a ConfigMap or Secret."""
+    if res.kind == "Secret":
+        return  # nothing inside a Secret is ever read
+    own_ns = None if res.kind == "ClusterRole" else (res.namespace or default_namespace)
+    for site in SITES:
+        if not _applies(site, res):
+            continue
+        for item, field in walk(res.node, site.path):
+            kinds = _targets(site, item)
+            if not kinds:
+                continue
+            if site.name.endswith("[]"):
+                key = site.name[:-2]
+                nodes = [(n, f"{field}.{key}[{i}]") for i, n in enumerate(items(get(item, key)))]
+            else:
+                node = get(item, site.name)
+                nodes = [(node, f"{field}.{site.name}")] if node is not None else []
+            for node, where in nodes:
+                value = (scalar(node) or "").strip()
+                if not value:
+                    continue
+                ns, name = own_ns, value
+                if site.qualified:
+                    ns, _, name = value.rpartition("/")
+                    ns = ns or own_ns
+                elif site.namespace is not None:
+                    ns = scalar(get(item, site.namespace)) or own_ns
+                label = f"{res.kind}/{res.name or ''} {where}"
+                for kind in kinds:
+                    yield NameRef(kind, ns, name, label, node.start, site)
 
 
 class Located(NamedTuple):
@@ -99,18 +183,9 @@ def _read_kinds(role: Node) -> list[str]:
     out: list[str] = []
     for rule in items(get(role, "rules")):
         if items(get(rule, "resourceNames")):
-            continue  # only named objects: plan/namerefs.py
-        if not _strings(get(rule, "verbs")) & READ_VERBS:
-            continue
-        if not _strings(get(rule, "apiGroups")) & {"", "*"}:
-            continue
-        resources = _strings(get(rule, "resources"))
-        kinds = (
-            list(RBAC_RESOURCES.values())
-            if "*" in resources
-            else [RBAC_RESOURCES[r] for r in resources if r in RBAC_RESOURCES]
-        )
-        out += [k for k in kinds if k not in out]
+            continue  # only named objects: ``references``
+        if _strings(get(rule, "verbs")) & READ_VERBS:
+            out += [k for k in _rbac_kinds(rule) if k not in out]
     return out
 
 

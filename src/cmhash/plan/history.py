@@ -33,7 +33,7 @@ from cmhash.knowledge.sources import BUILTIN_SOURCES
 from cmhash.model import ResourceId
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.parse.resources import document_resources
-from cmhash.plan.source_versions import with_suffix
+from cmhash.plan.source_versions import own_source
 from cmhash.plan.versioning.decision import Versioning
 from cmhash.read.source import SourceText
 from cmhash.read.split import split_chunks
@@ -127,20 +127,16 @@ def versions(
         chunk = prev.text[start:end]
         try:
             roots = parse_chunk(chunk, start, fast)
+            versionable = _KIND_LINE.search(chunk) is not None
+            resources = document_resources(prev, index, roots) if versionable else []
         except NodeError as exc:
             raise prev.error(
                 f"--previous: not a manifest stream cmhash can read ({exc.public})", exc.offset
             ) from None
         documents += sum(1 for root in roots if not root.is_null)
-        if not _KIND_LINE.search(chunk):
+        if not versionable:
             objects += _objects(prev, index, roots)
             continue
-        try:
-            resources = document_resources(prev, index, roots)
-        except NodeError as exc:
-            raise prev.error(
-                f"--previous: not a manifest stream cmhash can read ({exc.public})", exc.offset
-            ) from None
         objects += len(resources)
         if len(resources) != 1 or resources[0].node is not roots[0]:
             continue  # a List: its items cannot be copied as documents
@@ -177,10 +173,9 @@ def current(versioning: Versioning) -> dict[Identity, str]:
         for key, r in versioning.renamed.items()
     }
     for key, r in versioning.renamed.items():
-        p, source = r.entry.info.producer, r.entry.info.source
-        if p is not None and p.own is not None and source is not None:
-            own = with_suffix(p.own_name, base_name(r.old), r.new)
-            out[Identity(source.partition("/")[0], key.namespace, base_name(own))] = own
+        src = own_source(r.entry, base_name(r.old), r.new)
+        if src is not None:
+            out[Identity(src[0], key.namespace, base_name(src[1]))] = src[1]
     return out
 
 
@@ -192,10 +187,9 @@ def _unwritten(versioning: Versioning) -> dict[tuple[str, str], str]:
         if r.entry.info.namespace is not None:
             continue
         out[(key.kind, base_name(r.new))] = key.namespace
-        p, source = r.entry.info.producer, r.entry.info.source
-        if p is not None and p.own is not None and source is not None:
-            own = with_suffix(p.own_name, base_name(r.old), r.new)
-            out[(source.partition("/")[0], base_name(own))] = key.namespace
+        src = own_source(r.entry, base_name(r.old), r.new)
+        if src is not None:
+            out[(src[0], base_name(src[1]))] = key.namespace
     return out
 
 
@@ -218,11 +212,9 @@ def windows(versioning: Versioning) -> dict[Identity, tuple[int, str]]:
                 offset,
             )
         out[Identity(key.kind, key.namespace, base_name(r.new))] = (int(text), annotation)
-        p, source = r.entry.info.producer, r.entry.info.source
-        if p is not None and p.own is not None and source is not None:  # on its source
-            own = with_suffix(p.own_name, base_name(r.old), r.new)
-            kind = source.partition("/")[0]
-            out[Identity(kind, key.namespace, base_name(own))] = (int(text), annotation)
+        src = own_source(r.entry, base_name(r.old), r.new)
+        if src is not None:  # on its source
+            out[Identity(src[0], key.namespace, base_name(src[1]))] = (int(text), annotation)
     return out
 
 

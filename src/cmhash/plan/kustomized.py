@@ -16,9 +16,8 @@ always ``""``: checked against kustomize 4.5.4's own output in tests/test_versio
 from __future__ import annotations
 
 import base64
-import hashlib
 
-from cmhash.analyze.hashing import Content
+from cmhash.analyze.hashing import Content, sha256_hex
 
 _ENCODE = str.maketrans("013ae", "ghkmt")
 # Go's encoding/json escapes these in strings (encode.go: htmlSafeSet, and U+2028/9)
@@ -49,8 +48,7 @@ def _go_json(value: object) -> str:
 
 
 def _hash(fields: dict[str, object]) -> str:
-    digest = hashlib.sha256(_go_json(fields).encode("utf-8")).hexdigest()
-    return digest[:10].translate(_ENCODE)
+    return sha256_hex(_go_json(fields).encode("utf-8"))[:10].translate(_ENCODE)
 
 
 def suffixes(content: Content) -> set[str]:

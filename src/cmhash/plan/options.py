@@ -3,7 +3,7 @@ run; a Helm render's inferred namespace gives a copy with its ``namespace``)."""
 
 # No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from cmhash.knowledge.sources import SecretSource
 from cmhash.model import DEFAULT_KEY
@@ -28,8 +28,13 @@ class PlanOptions(NamedTuple):
     versioned: bool = False  # every referenced ConfigMap/Secret gets a versioned name
 
     def __repr__(self) -> str:
-        shown = ", ".join(
-            f"{k}={'<hidden>' if k == 'secret_key' and v else repr(v)}"
-            for k, v in zip(self._fields, self, strict=True)
-        )
-        return f"PlanOptions({shown})"
+        return secret_hidden(self)
+
+
+def secret_hidden(options: Any) -> str:
+    """The repr of options (a NamedTuple) with their ``secret_key``, when set, hidden."""
+    shown = ", ".join(
+        f"{k}={'<hidden>' if k == 'secret_key' and v else repr(v)}"
+        for k, v in zip(options._fields, options, strict=True)
+    )
+    return f"{type(options).__name__}({shown})"

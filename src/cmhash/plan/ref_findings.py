@@ -5,7 +5,7 @@ never updated in place). Made by plan/resolve.py and plan/workload.py."""
 from __future__ import annotations
 
 from cmhash.analyze.refs import Reference, SubPathMount
-from cmhash.findings import Code, Finding, finding
+from cmhash.findings import Code, Finding
 from cmhash.model import Level, ResourceId
 from cmhash.plan.index import ConfigIndex
 from cmhash.plan.options import PlanOptions
@@ -23,14 +23,12 @@ def _missing_declared(plan: WorkloadPlan, ref: Reference, level: Level | None) -
     else:
         shown = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
         what = f"{ref.target_kind} {shown!r} ({ref.declared_by}), which is not in the input"
-    return finding(
-        plan.source,
+    return plan.finding(
         ref.offset,
         Code.MISSING_REFERENCE,
         f"{plan.label} declares a dependency on {what} (add it, or ignore this "
         "if it lives elsewhere)",
         level=level,
-        about=plan.info.about,
         field=ref.field,
     )
 
@@ -56,39 +54,33 @@ def missing(
                 f"objects without metadata.namespace land in {options.namespace!r} "
                 "already, so make the namespaces agree in the manifests"
             )
-        return finding(
-            plan.source,
+        return plan.finding(
             ref.offset,
             Code.NAMESPACE_MISMATCH,
             f"{plan.label} ({here}) references {ref.target_kind} {ref.name!r}, which "
             f"the input only has with namespace {where}; references never cross "
             f"namespaces: {hint}",
             level=level,
-            about=plan.info.about,
             field=ref.field,
         )
-    return finding(
-        plan.source,
+    return plan.finding(
         ref.offset,
         Code.MISSING_REFERENCE,
         f"{plan.label} references {ref.target_kind} {ref.name!r}, which is not in "
         "the input (add it, mark the reference optional, or ignore this if it "
         "lives elsewhere)",
         level=level,
-        about=plan.info.about,
         field=ref.field,
     )
 
 
 def missing_keys(plan: WorkloadPlan, ref: Reference, keys: frozenset[str]) -> Finding:
     """``ref`` uses ``keys`` of an object that does not have them."""
-    return finding(
-        plan.source,
+    return plan.finding(
         ref.offset,
         Code.MISSING_KEY,
         f"{plan.label} uses key {', '.join(sorted(keys))} of {ref.target_kind} "
         f"{ref.name!r}, which does not have it (the pod would not start)",
-        about=plan.info.about,
         field=ref.field,
     )
 
@@ -111,12 +103,10 @@ def subpath(plan: WorkloadPlan, mount: SubPathMount, index: ConfigIndex) -> Find
         )
     else:
         then = "cmhash does not restart this workload (see its other findings)"
-    return finding(
-        plan.source,
+    return plan.finding(
         mount.offset,
         Code.SUBPATH_MOUNT,
         f"{plan.label} mounts {objs}{where}{who} with subPath: such a file is never "
         f"updated in place, only a new pod sees changes; {then}",
-        about=plan.info.about,
         field=mount.field,
     )

@@ -37,8 +37,7 @@ import bisect
 import re
 from typing import NamedTuple
 
-from cmhash.knowledge.helm import INSTALL_ORDER, INSTANCE_LABEL, SOURCE_COMMENT
-from cmhash.knowledge.hooks import HELM_HOOK
+from cmhash.knowledge.helm import HELM_HOOK, INSTALL_ORDER, INSTANCE_LABEL, SOURCE_COMMENT
 
 _KIND = re.compile(r"kind:[ \t]*[\"']?([A-Za-z0-9]+)")
 _HOOK = re.compile(r"[ \t]+[\"']?" + re.escape(HELM_HOOK) + r"[\"']?[ \t]*:")

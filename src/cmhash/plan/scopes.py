@@ -2,23 +2,16 @@
 directory per environment (``dev/``, ``prod/``, same names, no namespaces) is the most
 common GitOps layout, and one environment's ConfigMap must never roll another's pods.
 
-The rules (docs/concepts/environments.md), for an object id (kind, namespace, name) that files in
-several directories define:
-
-1. **Nearest directory.** Walking up from the workload's file (its directory, then each
-   parent), the first directory that defines the object is the one used: ``dev/app.yaml``
-   uses ``dev/cm.yaml`` over ``prod/cm.yaml``, and a ``cm.yaml`` at the root, shared by
-   every environment below it, unless the environment defines its own. When no
-   directory on the way up defines it, the definition elsewhere sharing the deepest
-   common directory with the workload is used (``dev/deploy/app.yaml`` uses
-   ``dev/config/cm.yaml`` over ``prod/config/cm.yaml``).
-2. **A tie is an error.** Two definitions equally near (``app.yaml`` at the root, the
-   object in ``dev/`` and in ``prod/``): cmhash cannot tell which one the workload is
-   deployed with, and stops (exit 2) naming both files.
-3. **Scopes.** ``scopes:`` in ``.cmhash.yaml`` names directories (glob patterns relative to
-   the config file, ``*`` within one path segment) that are each one environment: an
-   object inside a scope is seen only by workloads in the same scope; objects outside
-   every scope are shared. Inside what a workload sees, rules 1 and 2 apply.
+The rules (docs/concepts/environments.md, with examples), for an object id (kind,
+namespace, name) that files in several directories define: walking up from the
+workload's file, the first directory that defines it is used (a root ``cm.yaml`` is
+shared by every environment below it that defines none), else the definition sharing the
+deepest common directory with the workload; two equally near are an error (exit 2)
+naming both files, as cmhash cannot tell which one the workload is deployed with.
+``scopes:`` in ``.cmhash.yaml`` names directories (glob patterns relative to the config
+file) that are each one environment: an object inside a scope is seen only by the
+workloads in it, objects outside every scope are shared, and the rules above apply
+inside what a workload sees.
 
 Definitions in one directory are one scope: the later one is used, with the
 ``duplicate-object`` warning (plan/index.py). Input on stdin is one directory.

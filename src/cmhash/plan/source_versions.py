@@ -65,6 +65,16 @@ def with_suffix(name: str, base: str, new: str) -> str:
     return f"{base_name(name)}{new[len(base) :]}"
 
 
+def own_source(e: ConfigEntry, base: str, new: str) -> tuple[str, str] | None:
+    """(kind, new name) of the source renamed with the produced Secret ``e`` when it is
+    named ``new`` (``base-suffix``): an ExternalSecret or a wide SealedSecret; None when
+    it keeps its name."""
+    p, source = e.info.producer, e.info.source
+    if p is None or p.own is None or source is None:
+        return None
+    return source.partition("/")[0], with_suffix(p.own_name, base, new)
+
+
 def suffix_content(e: ConfigEntry) -> tuple[str, Content]:
     """What a source's suffix is computed from: its own base name and its content (the
     produced names in it read as base names: analyze/versioned_sources.py)."""
@@ -90,10 +100,9 @@ def moved(
     renamed with the produced Secret ``e`` when it is named ``new`` (``base-suffix``):
     an ExternalSecret or a wide SealedSecret, a SecretProviderClass its users mount."""
     out = []
-    p, source = e.info.producer, e.info.source
-    if p is not None and p.own is not None and source is not None:
-        kind = source.partition("/")[0]
-        out.append((kind, p.own_name, with_suffix(p.own_name, base, new), p.own.start))
+    own, p = own_source(e, base, new), e.info.producer
+    if own is not None and p is not None and p.own is not None:
+        out.append((own[0], p.own_name, own[1], p.own.start))
     spc = referenced_source(index, e)
     if spc is not None:
         at = spc.info.name_spot.start if spc.info.name_spot is not None else spc.info.offset
@@ -153,10 +162,7 @@ def siblings(index: ConfigIndex, e: ConfigEntry) -> list[ConfigEntry]:
 def produced_by(e: ConfigEntry, new: str | None) -> str | None:
     """``Kind/name`` of the source that produces ``e``, under the name this run gives it
     (``new``: the produced Secret's new name, when it is renamed)."""
-    source, p = e.info.source, e.info.producer
-    if source is None or new is None or p is None or p.own is None:
-        return source
     from cmhash.analyze.versioned_names import base_name
 
-    kind = source.partition("/")[0]
-    return f"{kind}/{with_suffix(p.own_name, base_name(e.info.name), new)}"
+    own = None if new is None else own_source(e, base_name(e.info.name), new)
+    return e.info.source if own is None else "/".join(own)

@@ -1,9 +1,13 @@
 """The reduce stage for one workload: its references against the index -> its value
 (the hash of what it uses), its final edit and its findings (``plan_workload``). Which
 workloads are left alone and why (the configuration's selection, plan/workplan.py; a
-kind that needs an opt-in, knowledge/optin.py), what its references resolve to
+kind that needs an opt-in, knowledge/kinds.py OPT_IN), what its references resolve to
 (plan/resolve.py), whether an existing value is cmhash's own, and --jobs=rename's new
-name."""
+name.
+
+``Planner``: each workload's plan with what it sees, the objects of its scope (scopes.py:
+environments of one repository) and its Helm render's release namespace (helm.py).
+"""
 
 from __future__ import annotations
 
@@ -11,16 +15,18 @@ import re
 from collections.abc import Mapping
 
 from cmhash.analyze.hashing import digest
+from cmhash.analyze.refs import Reference
 from cmhash.analyze.summaries import SkipReason, WorkloadInfo
 from cmhash.edit.splice import with_value
-from cmhash.findings import Code, Finding, finding
-from cmhash.knowledge.kinds import Policy
-from cmhash.knowledge.optin import OPT_IN
+from cmhash.findings import Code, Finding
+from cmhash.knowledge.kinds import OPT_IN, Policy
 from cmhash.model import Level, ResourceId
 from cmhash.parse.k8syaml import resolves_to_non_string
-from cmhash.plan.index import ConfigIndex
+from cmhash.plan import scopes
+from cmhash.plan.helm import Namespaces
+from cmhash.plan.index import ConfigEntry, ConfigIndex
 from cmhash.plan.options import PlanOptions
-from cmhash.plan.resolve import resolve_workload
+from cmhash.plan.resolve import counts, resolve_workload
 from cmhash.plan.workplan import WorkloadPlan, selected
 from cmhash.read.source import SourceText
 
@@ -101,13 +107,11 @@ def _plan(
     ):
         plan.skip, plan.skip_detail, plan.selected_by = selected(plan, options)
     findings.extend(
-        finding(
-            src,
+        plan.finding(
             item.offset,
             Code.REFERENCE_SHAPE if item.shape else Code.SKIPPED_ITEM,
             f"{info.label}: {item.message}",
             level=Level.ERROR if item.shape and options.strict else None,
-            about=info.about,
         )
         for item in info.skipped_items
     )
@@ -115,13 +119,11 @@ def _plan(
         about = SKIP_FINDINGS.get(plan.skip)
         if about is not None:
             findings.append(
-                finding(
-                    src,
+                plan.finding(
                     info.offset,
                     about[0],
                     f"{info.label} "
                     + about[1].format(detail=plan.skip_detail or "another workload"),
-                    about=info.about,
                 )
             )
         # opted out: no findings, but explain and report show what it uses
@@ -136,25 +138,21 @@ def _plan(
         plan.skip = SkipReason[gate.skip]
         if plan.in_stream:
             findings.append(
-                finding(
-                    src,
+                plan.finding(
                     info.offset,
                     gate.code,
                     f"{info.label} {(info.hook and gate.hook_message) or gate.message}",
-                    about=info.about,
                 )
             )
         return plan
     if plan.value is None:
         if info.current is not None:
             findings.append(
-                finding(
-                    src,
+                plan.finding(
                     info.offset,
                     Code.STALE_ANNOTATION,
                     f"{info.label} carries {options.annotation_key} but uses no in-stream "
                     "ConfigMap/Secret; left untouched",
-                    about=info.about,
                 )
             )
         return plan
@@ -172,13 +170,11 @@ def _rename_job(plan: WorkloadPlan, value: str, findings: list[Finding]) -> None
         if info.hook or info.generated:
             what = "a Helm or Argo CD hook" if info.hook else "named by generateName"
             findings.append(
-                finding(
-                    plan.source,
+                plan.finding(
                     info.offset,
                     Code.JOB_NOT_RENAMED,
                     f"{info.label} is {what}: not renamed (its tool makes a new Job each "
                     "time), only annotated",
-                    about=info.about,
                 )
             )
         return
@@ -194,20 +190,13 @@ def _finish(plan: WorkloadPlan, value: str, options: PlanOptions, findings: list
     info, src = plan.info, plan.source
     if info.no_restart:
         findings.append(
-            finding(
-                src,
-                info.offset,
-                Code.NO_RESTART,
-                f"{info.label}: {info.no_restart}",
-                about=info.about,
-            )
+            plan.finding(info.offset, Code.NO_RESTART, f"{info.label}: {info.no_restart}")
         )
     if info.current == value and _is_string(info):
         return  # ours and current, in whatever style another tool left it
     if info.current is not None and not _written_by_cmhash(src, info):
         findings.append(
-            finding(
-                src,
+            plan.finding(
                 info.offset,
                 Code.REPLACED_ANNOTATION,
                 f"{info.label}: replaced a {options.annotation_key} value cmhash did not write "
@@ -215,10 +204,60 @@ def _finish(plan: WorkloadPlan, value: str, options: PlanOptions, findings: list
                 "the pod spec references is no longer covered: declare those "
                 "(cmhash.io/extra-configmaps, cmhash.io/extra-secrets), or give cmhash "
                 "another key (--annotation-key) to keep both",
-                about=info.about,
             )
         )
     if info.edit_error is not None:
         raise src.error(info.edit_error.message, info.edit_error.offset)
     assert info.edit is not None
     plan.edit = with_value(info.edit, value)
+
+
+class Planner:
+    """plan_workload with what a workload sees: the objects of its scope (scopes.py) and
+    its render's release namespace (helm.py)."""
+
+    def __init__(self, scoping: scopes.Scoping, releases: Namespaces | None, options: PlanOptions):
+        self.scoping = scoping
+        self.releases = releases
+        self.options = options
+        self._by_namespace: dict[str, PlanOptions] = {}
+        self.simple = not releases and not scoping.contested
+
+    def plan(
+        self,
+        src: SourceText,
+        w: WorkloadInfo,
+        findings: list[Finding],
+        renames: Mapping[ResourceId, str] | None = None,
+    ) -> WorkloadPlan:
+        options = self.options
+        if self.simple:  # the common case: one index, one namespace rule
+            return plan_workload(src, w, self.scoping.index, options, findings, renames)
+        if self.releases:
+            ns = self.releases.of(src, w.offset)
+            if ns is not None:
+                got = self._by_namespace.get(ns)
+                if got is None:
+                    got = self._by_namespace[ns] = options._replace(namespace=ns)
+                options = got
+        if not self.scoping.contested:
+            return plan_workload(src, w, self.scoping.index, options, findings, renames)
+        # the tie check after the selection: a workload cmhash leaves alone (opted out,
+        # ignored, not included, a Job or Pod not opted in) never fails the run
+        own: list[Finding] = []
+        index = self.scoping.index_for(src, w.offset)
+        plan = plan_workload(src, w, index, options, own, renames)
+        if plan.skip is None:
+            ns = w.namespace or options.namespace or ""
+            self.scoping.check(src, w.refs, ns, w.label, _hashed(plan, options), w.offset)
+        findings.extend(own)
+        return plan
+
+
+def _hashed(plan: WorkloadPlan, options: PlanOptions) -> scopes.Counts:
+    """Whether a reference of ``plan`` would put a definition into its checksum."""
+
+    def hashed(ref: Reference, entry: ConfigEntry) -> bool:
+        return counts(plan, ref, entry, options)
+
+    return hashed

@@ -11,7 +11,8 @@ from typing import NamedTuple
 from cmhash.analyze.refs import Reference
 from cmhash.analyze.summaries import SkipReason, WorkloadInfo
 from cmhash.edit.splice import Edit
-from cmhash.model import ResourceId, make_id
+from cmhash.findings import Code, Finding, finding
+from cmhash.model import Level, ResourceId, make_id
 from cmhash.plan.index import ConfigEntry
 from cmhash.plan.options import PlanOptions
 from cmhash.plan.selection import first_match
@@ -90,6 +91,19 @@ class WorkloadPlan(Record):
     def in_stream(self) -> bool:
         """Whether an in-stream object enters its checksum (one that is ``counted``)."""
         return any(r.counted for r in self.resolved)
+
+    def finding(
+        self,
+        offset: int,
+        code: Code,
+        message: str,
+        level: Level | None = None,
+        field: str | None = None,
+    ) -> Finding:
+        """A finding about this workload, at ``offset`` of its source."""
+        return finding(
+            self.source, offset, code, message, level=level, about=self.info.about, field=field
+        )
 
     def target(self, ref: Reference) -> ResourceId:
         """The object ``ref`` names: its namespace, or the workload's."""

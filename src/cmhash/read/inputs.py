@@ -1,54 +1,27 @@
 """What a run reads: the command line's paths, else stdin, else the config's ``paths``;
-and which files of a repository are manifests at all.
+and which files of a repository are manifests at all. The rules as users read them:
+docs/concepts/repositories.md ("Using cmhash in a repository").
 
 **Never guess the input.** What is piped is what gets processed, even when it is empty:
-a ``.cmhash.yaml`` with ``paths`` never replaces it. With no PATH argument it depends on
-what stdin is (``Stdin.of``) and on the mode:
+a ``.cmhash.yaml`` with ``paths`` never replaces it, so a failed render never turns into
+the repository's manifests. Without PATH arguments it depends on what stdin is
+(``Stdin.of``) and on the mode (``read/stdin.py`` ``choose``): a terminal, ``/dev/null``
+or closed stdin gives nothing (the config's ``paths``); a pipe, socket or file is the
+input in the stream mode, and with ``--check``, ``--diff`` or ``-i`` when it holds data
+(pre-commit runs every hook with an empty pipe on stdin; ``-i`` refuses piped data). A
+stream without objects (an empty render) passes through with a warning, exit 0
+(``--strict``: 2); a named file without one is exit 2 in the stream mode.
 
-* a terminal, ``/dev/null`` or closed (nothing is given): the config's ``paths``; without
-  them the stream mode reads stdin (on a terminal after a one-line hint, as it waits
-  for the user), and ``--check``, ``--diff``, ``-i`` stop with exit 2 ("nothing to
-  check": name the manifests or set ``paths``);
-* a pipe, socket or file, in the stream mode (stdout; also ``explain``, Helm 3 and 4
-  post-renderers, kustomize's exec transformer, a KRM function): stdin is the input,
-  even when empty. No objects in it (an empty render: a hooks-only chart under Helm 3,
-  values that turn every template off) passes it through unchanged with a warning
-  ``<stdin>:1:1``, exit 0; ``--strict`` makes that exit 2. The config's ``paths`` are
-  not read (a note under ``-v``), so a failed render never turns into the
-  repository's manifests;
-* a pipe, socket or file, with ``--check``, ``--diff`` or ``-i``: data in it is the
-  input (``-i`` refuses it, and refuses it next to config ``paths``: one of the two
-  would be ignored); an empty one means the config's ``paths`` (pre-commit runs every
-  hook with an empty pipe on stdin), and without ``paths`` exit 2 as above.
-
-A file named on the command line that holds no object stays an error (exit 2) in the
-stream mode; ``cmhash report`` takes an empty side as a render of nothing.
-
-**Walking a repository.** Directories are read recursively in sorted order, and these
-are skipped (each with one note under ``-v``):
-
-* hidden files and directories (``.git``, ``.github``, ``.gitlab-ci.yml``...);
-* paths matching an ``--exclude`` / ``exclude:`` pattern (gitignore syntax, relative to
-  the walked directory; for a file named on the command line, to the current one);
-* a Helm chart source: a directory holding ``Chart.yaml`` (its templates are not YAML
-  until rendered), and any named file inside one;
-* a file that is not a Kubernetes manifest: no document in it has a top-level
-  ``apiVersion`` or ``kind`` (``kustomization.yaml`` without them, ``values.yaml``, CI
-  files, ``docker-compose.yml``).
-  A JSON file is judged by its top-level object's keys (a Grafana dashboard holds
-  ``"kind"`` deeper down); text that is not JSON after all, by the YAML rule;
-* a link to a directory read already, by its real path (a loop, a base linked twice);
-  other links to directories are followed, with a note.
-
-An exclude pattern git would refuse is exit 2 (``exclude_problem``); a file name that
-is not UTF-8 is shown escaped (``errors.printable``).
-
-The last three rules also apply to files named on the command line with ``--check``,
-``--diff`` or ``-i`` (pre-commit's ``pass_filenames`` names every changed YAML file).
-Without them, a named file is read as given: a file that is not a manifest is an error
-with its position, and stdin always is what it is.
-
-Everything else is a manifest, and a broken one stays an error (exit 2).
+**Walking a repository** (``walk``), in sorted order, skips, each with one note under
+``-v``: hidden files and directories; ``--exclude`` / ``exclude:`` patterns (gitignore
+syntax; one git would refuse is exit 2: ``exclude_problem``); a Helm chart source (a
+directory holding ``Chart.yaml``: its templates are not YAML until rendered); a file
+none of whose documents has a top-level ``apiVersion`` or ``kind`` (a JSON file by its
+top-level object's keys); a link to a directory read already, by its real path (a loop).
+The last three rules also apply to files named with ``--check``, ``--diff`` or ``-i``
+(pre-commit's ``pass_filenames``); otherwise a named file is read as given. Everything
+else is a manifest, and a broken one stays an error (exit 2). A file name that is not
+UTF-8 is shown escaped (``errors.printable``).
 """
 
 # No "from __future__ import annotations": typing compiles string NamedTuple fields at import
@@ -61,9 +34,8 @@ from collections.abc import Callable, Sequence
 from typing import BinaryIO, NamedTuple
 
 from cmhash.errors import InputError, UsageError, printable
-from cmhash.read.mode import Mode
 from cmhash.read.source import STDIN, SourceText, decode, read_file, read_limited
-from cmhash.read.stdin import TERMINAL_HINT, Stdin, choose
+from cmhash.read.stdin import TERMINAL_HINT, Mode, Stdin, choose
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 CHART_FILE = "Chart.yaml"

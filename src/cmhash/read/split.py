@@ -8,6 +8,10 @@ of the next document; anywhere else it is text (e.g. a line of a quoted multi-li
 scalar), and the splitter never cuts inside a scalar. Directives stay with the
 document they introduce. Chunks cover the text exactly: joining their slices gives
 back every byte.
+
+And, before parsing: which document chunks need a parser at all, which characters the two
+parsers would read differently, and which chunks may hold a Secret (whose text no
+message may quote). All on the text alone, and the same for both parsers.
 """
 
 # No "from __future__ import annotations": typing compiles string NamedTuple fields at import
@@ -18,6 +22,8 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
+from cmhash.errors import NodeError
+from cmhash.knowledge.kinds import KindTable, is_list
 from cmhash.native import cext
 
 # A marker: '---' or '...' followed by a blank, a line break or the end of the text; or
@@ -112,3 +118,117 @@ def chunk(cut_list: list[int], i: int) -> Chunk:
 
 def split_chunks(text: str) -> list[Chunk]:
     return [_chunk(pair) for pair in itertools.pairwise(cuts(text))]
+
+
+_VALUE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789./-")
+
+
+def _py_top_level(text: str, key: str) -> list[str] | None:
+    """Values of column-0 ``key:`` lines; None if one is not a simple (optionally quoted)
+    value with at most a trailing comment. (``_top_level``: this, or the same in C from
+    native/_ctree.c for ASCII text.)"""
+    head = key + ":"
+    needle = "\n" + head
+    found = []
+    pos = 0 if text.startswith(head) else text.find(needle)
+    while pos >= 0:
+        start = pos + (len(head) if pos == 0 and text.startswith(head) else len(needle))
+        eol = text.find("\n", start)
+        line = text[start : len(text) if eol < 0 else eol]
+        value = line.split("#", 1)[0].strip() if " #" in line or "\t#" in line else line.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        if not value or not _VALUE_CHARS.issuperset(value):
+            return None
+        found.append(value)
+        pos = text.find(needle, start)
+    return found
+
+
+TopLevel = Callable[[str, str], list[str] | None]
+# native/_ctree.c's top_level: _py_top_level over ASCII text (NotImplemented for the rest)
+_C_TOP_LEVEL: TopLevel | None = cext.function("top_level")
+
+
+def _top_level(text: str, key: str) -> list[str] | None:
+    if _C_TOP_LEVEL is not None:
+        found = _C_TOP_LEVEL(text, key)
+        if found is not NotImplemented:
+            return found
+    return _py_top_level(text, key)
+
+
+def relevant_kind(text: str, table: KindTable) -> bool | None:
+    """True/False when the top-level kind is certain from the text alone, None when unsure."""
+    # (the C scan straight away for ASCII text, the common case: two calls less a chunk)
+    top = _C_TOP_LEVEL if _C_TOP_LEVEL is not None and text.isascii() else _top_level
+    kinds = top(text, "kind")
+    if not kinds or len(kinds) != 1:
+        return None
+    apis = top(text, "apiVersion")
+    if not apis or len(apis) != 1:
+        return None
+    kind, api = kinds[0], apis[0]
+    if is_list(api, kind):
+        return True
+    if api == "v1" and kind in ("ConfigMap", "Secret"):
+        return True
+    return table.lookup(api, kind) is not None or table.source(api, kind) is not None
+
+
+def _is_blank(text: str) -> bool:
+    for line in text.splitlines():
+        s = line.strip()
+        if (
+            s
+            and not s.startswith("#")
+            and s not in ("---", "...")
+            and not (s.startswith(("--- ", "... ")) and s[4:].lstrip().startswith("#"))
+        ):
+            return False
+    return True
+
+
+def classify(text: str, table: KindTable) -> bool | None:
+    """Whether a chunk must be parsed: False for a document that is certainly irrelevant
+    (passed through unread by both parsers), None for one with no content at all."""
+    rel = relevant_kind(text, table)
+    if rel is False:
+        return False
+    if rel is None and _is_blank(text):
+        return None
+    return True
+
+
+# Characters the two parsers read differently (libyaml and Kubernetes' go-yaml take NEL,
+# LS and PS as line breaks, ruamel does not; libyaml refuses a BOM that starts a later
+# document): refused in the documents cmhash reads, so both parsers always agree. (Compiled
+# by re's cache on first use: a text that is not ASCII.)
+_AMBIGUOUS = "[\ufeff\x85\u2028\u2029]"
+_AMBIGUOUS_NAMES = {
+    "\ufeff": ("U+FEFF (a byte order mark)", "\\uFEFF"),
+    "\x85": ("U+0085 (NEL)", "\\N"),
+    "\u2028": ("U+2028 (LS)", "\\L"),
+    "\u2029": ("U+2029 (PS)", "\\P"),
+}
+
+
+def refuse_ambiguous(text: str, base: int) -> None:
+    if text.isascii():  # (O(1) on a str; all four are non-ASCII)
+        return
+    m = re.search(_AMBIGUOUS, text)
+    if m is not None:
+        name, escape = _AMBIGUOUS_NAMES[m.group()]
+        raise NodeError(
+            f"character {name} in a manifest: YAML parsers disagree on what it means; "
+            f"remove it, or write it as {escape} in a double-quoted string",
+            base + m.start(),
+        )
+
+
+_SECRET = re.compile(r"""\bkind["']?\s*:\s*["']?Secret\b""")
+
+
+def may_hold_secret(text: str) -> bool:
+    """Whether a document's text could hold a Secret (conservatively: it names the kind)."""
+    return "Secret" in text and _SECRET.search(text) is not None  # (str.find is 10x faster)

@@ -1,5 +1,6 @@
 """Whether stdin is an input, and what a run reads without PATH arguments (the rules
-in ``read/inputs.py``'s docstring and the README's "Using cmhash in a repository")."""
+in ``read/inputs.py``'s docstring and the README's "Using cmhash in a repository"); and
+what a run does with its result (``Mode``), which decides both."""
 
 from __future__ import annotations
 
@@ -8,13 +9,48 @@ import io
 import os
 import stat
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, BinaryIO
+from typing import BinaryIO
 
 from cmhash.errors import UsageError
 from cmhash.read.source import STDIN
 
-if TYPE_CHECKING:
-    from cmhash.read.mode import Mode
+
+class Mode(enum.Enum):
+    """What a run does with its result; chosen once from the flags (black's WriteBack)."""
+
+    STREAM = "stream"  # the whole stream to stdout
+    CHECK = "check"  # exit 1 if anything would change
+    DIFF = "diff"  # a unified diff
+    CHECK_DIFF = "check-diff"  # both
+    IN_PLACE = "in-place"  # rewrite the files
+
+    @classmethod
+    def from_flags(cls, *, in_place: bool, check: bool, diff: bool) -> Mode:
+        if in_place and (check or diff):
+            raise UsageError("--in-place cannot be combined with --check or --diff")
+        if in_place:
+            return cls.IN_PLACE
+        if check and diff:
+            return cls.CHECK_DIFF
+        return cls.CHECK if check else cls.DIFF if diff else cls.STREAM
+
+    @property
+    def writes_files(self) -> bool:
+        return self is Mode.IN_PLACE
+
+    @property
+    def checks(self) -> bool:
+        return self in (Mode.CHECK, Mode.CHECK_DIFF)
+
+    @property
+    def diffs(self) -> bool:
+        return self in (Mode.DIFF, Mode.CHECK_DIFF)
+
+    @property
+    def on_files(self) -> bool:
+        """Modes about files in a repository (pre-commit, CI) rather than a stream."""
+        return self is not Mode.STREAM
+
 
 TERMINAL_HINT = (
     "reading manifests from the terminal: paste them and end with Ctrl-D, or name "

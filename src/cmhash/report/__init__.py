@@ -3,20 +3,55 @@
 ``compare`` builds the report as plain data from two normal runs (no I/O); ``render``
 formats it. It never puts a Secret's values or any hash of them in its output: Secrets
 are described by key names only, and workload checksums are left out altogether.
+
+The restart budget (``--max-restarts``, ``--max-restarts-per-namespace``) counts the
+workloads whose pods the change replaces (the report's ``restart`` list: rolling,
+partial and in-place restarts; not CronJobs' next run, nor refused changes). Workloads
+only NEW has (``added``: new pods) or only OLD has (``removed``) are not restarts and are
+not counted; a workload defined twice counts once (workloads.py pairs them).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from cmhash.report.budget import NO_BUDGET, Budget
+from cmhash.output import plural
 from cmhash.report.compare import build
 from cmhash.report.render import FORMATS, fails, formatted
+from cmhash.visible import visible
 
 if TYPE_CHECKING:
     from cmhash.settings.values import Settings
 
 __all__ = ["Budget", "data_of", "formatted", "run", "verdict"]
+
+
+class Budget(NamedTuple):
+    total: int | None = None  # --max-restarts
+    per_namespace: int | None = None  # --max-restarts-per-namespace
+
+    def over(self, data: dict[str, Any]) -> str | None:
+        """One line when the report's restarts exceed the budget, else None."""
+        s = data["summary"]
+        n = s["restart"]
+        if self.total is not None and n > self.total:
+            return f"{plural(n, 'workload')} {_verb(n)} (budget {self.total})"
+        if self.per_namespace is None:
+            return None
+        over = {ns: k for ns, k in s["restartByNamespace"].items() if k > self.per_namespace}
+        if not over:
+            return None
+        ns, k = max(over.items(), key=lambda item: (item[1], item[0]))
+        more = f"; {len(over)} namespaces over" if len(over) > 1 else ""
+        where = f"namespace {visible(ns)}" if ns else "no namespace"
+        return f"{plural(k, 'workload')} {_verb(k)} in {where} (budget {self.per_namespace}{more})"
+
+
+def _verb(n: int) -> str:
+    return "restarts" if n == 1 else "restart"
+
+
+NO_BUDGET = Budget()
 
 
 def data_of(old: str, new: str, settings: Settings, values: bool = True) -> dict[str, Any]:
@@ -25,7 +60,7 @@ def data_of(old: str, new: str, settings: Settings, values: bool = True) -> dict
     from cmhash.app import pipeline as app
     from cmhash.errors import UsageError
     from cmhash.read.inputs import select
-    from cmhash.read.mode import Mode
+    from cmhash.read.stdin import Mode
     from cmhash.runtime import lifetime
 
     if old == "-" and new == "-":

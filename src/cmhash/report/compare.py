@@ -19,15 +19,20 @@ from cmhash.analyze.versioned_names import shown
 from cmhash.errors import UsageError
 from cmhash.findings import Code, Finding, finding
 from cmhash.model import Level, ResourceId
+from cmhash.output import plural
 from cmhash.plan.index import ConfigEntry, defined_in, several_places
 from cmhash.plan.workplan import WorkloadPlan
-from cmhash.report.changes import DATA_CHANGED, ConfigChange, config_changes
-from cmhash.report.pairing import duplicates, sides
+from cmhash.report.changes import (
+    DATA_CHANGED,
+    ConfigChange,
+    DiffBudget,
+    config_changes,
+    value_diffs,
+)
 from cmhash.report.redact import mask_names, redact, secret_names, secret_texts
 from cmhash.report.templates import templates_of
 from cmhash.report.usage import Names, UsedBy, Users, unversioned
-from cmhash.report.values import DiffBudget, value_diffs
-from cmhash.report.workloads import compare_workloads
+from cmhash.report.workloads import compare_workloads, duplicates, sides
 
 if TYPE_CHECKING:
     from cmhash.app.result import RunResult
@@ -105,10 +110,6 @@ def _object(key: ResourceId) -> dict[str, str]:
     return {"kind": key.kind, "name": key.name, "namespace": key.namespace}
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
 def _summary(
     restart: int,
     not_restarting: int,
@@ -118,24 +119,24 @@ def _summary(
     sides: tuple[int, int] = (0, 0),
 ) -> str:
     parts = [
-        f"{_plural(restart, 'workload')} will restart" if restart else "No workload will restart"
+        f"{plural(restart, 'workload')} will restart" if restart else "No workload will restart"
     ]
     if not_restarting:
         verb = "is" if not_restarting == 1 else "are"
-        parts.append(f"{_plural(not_restarting, 'workload')} {verb} affected but will not restart")
+        parts.append(f"{plural(not_restarting, 'workload')} {verb} affected but will not restart")
     added, removed = sides
     if added or removed:
         first, then = (added, removed) if added else (removed, 0)
         verb = "added" if added else "removed"
         more = f" and {then} removed" if then else ""
-        parts.append(f"{_plural(first, 'workload')} {verb}{more}")
+        parts.append(f"{plural(first, 'workload')} {verb}{more}")
     if refused:
-        parts.append(f"{_plural(refused, 'change')} will be refused by the API server")
+        parts.append(f"{plural(refused, 'change')} will be refused by the API server")
     counts = {k: sum(1 for c in configs if c.key.kind == k) for k in ("ConfigMap", "Secret")}
-    changed = " and ".join(_plural(n, k) for k, n in counts.items() if n)
+    changed = " and ".join(plural(n, k) for k, n in counts.items() if n)
     parts.append(f"{changed} changed" if changed else "no ConfigMap or Secret changed")
     if errors:
-        parts.append(_plural(errors, "error"))
+        parts.append(plural(errors, "error"))
     return "; ".join(parts)
 
 

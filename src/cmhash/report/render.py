@@ -10,6 +10,7 @@ from cmhash import jsonout
 from cmhash.errors import UsageError
 from cmhash.mermaid import report_graph
 from cmhash.model import Level
+from cmhash.output import plural
 from cmhash.visible import visible, visible_data
 
 
@@ -76,7 +77,7 @@ def environment(template_dir: str | None = None) -> Any:
     )
     env.filters["md"] = _md
     env.filters["code"] = _code
-    env.filters["plural"] = _plural
+    env.filters["plural"] = plural
     env.filters["fence"] = _fence
     return env
 
@@ -87,10 +88,6 @@ def _fence(text: str) -> str:
 
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     return "`" * max(3, longest + 1)
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def render(data: dict[str, Any], template: str, template_file: str | None = None) -> str:

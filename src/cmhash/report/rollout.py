@@ -1,25 +1,90 @@
 """report: which rollout rule decides a changed workload (knowledge/rollout.py RULES: per
 kind, the first that holds), and the ``Context`` a rule reads: the workload's objects as
 plain data, its template causes (podtemplate.py), the Argo Rollouts in NEW that take
-over a workload through ``workloadRef``, and what the report works out from them
-(immutable fields changed, a bare Pod's update, a hook).
+over a workload through ``workloadRef``, and what the report works out from them: the
+immutable fields that differ between OLD and NEW (knowledge/defaults.py FIXED: a change
+the API server refuses), a bare Pod's update (its changed fields walked through
+knowledge/podupdate.py POD_FIELDS, first match wins, a field no row matches refused),
+a hook.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from cmhash.knowledge.hooks import HOOK_ANNOTATIONS
-from cmhash.knowledge.plain import path_get
-from cmhash.knowledge.podupdate import Effect
+from cmhash.knowledge.defaults import FIXED, path_get
+from cmhash.knowledge.helm import HOOK_ANNOTATIONS
+from cmhash.knowledge.podupdate import POD_FIELDS, Effect, Pods
 from cmhash.knowledge.rollout import OTHER_NONE, OTHER_ROLLS, RULES
 from cmhash.knowledge.rollout_rule import ROLLOUT, Outcome, Rule, Takeover
 from cmhash.knowledge.rollout_tools import WORKLOAD_REF_GROUPS, argo_strategy
 from cmhash.model import ResourceId
-from cmhash.report.immutable import changed
 from cmhash.report.podtemplate import TemplateCause
-from cmhash.report.podupdate import classify, describe
+
+
+def changed(kind: tuple[str, str], old: Any, new: Any) -> list[tuple[str, Any, Any]]:
+    """(field, old value, new value) of each immutable field that differs."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return []
+    out = []
+    for row in FIXED:
+        if kind not in row.kinds:
+            continue
+        before, after = row.fields(old), row.fields(new)
+        for field in sorted(set(before) | set(after)):
+            if before.get(field) != after.get(field):
+                path = tuple(field.split("."))
+                out.append((field, path_get(old, path), path_get(new, path)))
+    return out
+
+
+class PodChange(NamedTuple):
+    field: str
+    effect: Effect
+
+
+def classify(pods: Pods, causes: tuple[TemplateCause, ...]) -> list[PodChange]:
+    """What each changed field of a bare Pod does (causes: podtemplate.py)."""
+    out = []
+    for c in causes:
+        effect = Effect.REFUSED
+        for row in POD_FIELDS:
+            m = re.fullmatch(row.pattern, c.field)
+            if m is not None:
+                if row.allowed(pods, c.change, m):
+                    effect = row.does(pods, m)
+                break
+        out.append(PodChange(c.field, effect))
+    return out
+
+
+def _container(field: str) -> str:
+    m = re.fullmatch(r"spec\.(?:init)?[cC]ontainers\[(.+)\]\.image", field)
+    return m.group(1) if m else field
+
+
+def describe(changes: list[PodChange]) -> tuple[Effect, str]:
+    """The Pod's outcome (the API server refuses the update when one change is refused)
+    and a line saying why."""
+    refused = [c.field for c in changes if c.effect is Effect.REFUSED]
+    if refused:
+        return Effect.REFUSED, (
+            f"a bare Pod's {', '.join(refused)} cannot change (the API server allows only "
+            "images, activeDeadlineSeconds, added tolerations, removed scheduling gates): "
+            "kubectl apply is refused; delete and re-create the Pod"
+        )
+    restarts = sorted({_container(c.field) for c in changes if c.effect is Effect.RESTARTS})
+    if restarts:
+        which = ", ".join(restarts)
+        noun = "container" if len(restarts) == 1 else "containers"
+        return Effect.RESTARTS, (
+            f"a bare Pod's image changes: the kubelet restarts {noun} {which} in place "
+            "(the Pod stays)"
+        )
+    fields = ", ".join(c.field for c in changes) or "its annotations"
+    return Effect.APPLIED, f"a bare Pod is updated in place ({fields}): no container restarts"
 
 
 class Context(NamedTuple):
@@ -32,7 +97,7 @@ class Context(NamedTuple):
     runs_again_as: str | None = None  # --jobs=rename: the Job's new name (analyze/jobs.py)
     old: Mapping[str, Any] | None = None  # the OLD object (a bare Pod's update is judged on both)
     # the name in OLD, when it is not ``id``'s: a --jobs=rename Job in cmhash's own
-    # output on both sides (report/pairing.py pair_key)
+    # output on both sides (report/workloads.py pair_key)
     was: str | None = None
 
     @property
@@ -50,11 +115,11 @@ class Context(NamedTuple):
         return value is True or (isinstance(value, str) and value in TRUE_WORDS)
 
     def fixed(self) -> list[str]:
-        """The immutable fields of the object that changed (immutable.py)."""
+        """The immutable fields of the object that changed (``changed``)."""
         return [f for f, _, _ in changed((self.id.group, self.id.kind), self.old, self.obj)]
 
     def pod(self) -> tuple[Effect, str]:
-        """A bare Pod's update, field by field (podupdate.py)."""
+        """A bare Pod's update, field by field (``classify``)."""
         return describe(classify((self.old or {}, self.obj), self.causes))
 
     def hook(self) -> bool:

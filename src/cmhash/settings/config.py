@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from cmhash.errors import ConfigError, NodeError, UsageError
 from cmhash.findings import acknowledgements
 from cmhash.knowledge.compat import COMPAT_NAMES
-from cmhash.knowledge.kinds import Policy, WorkloadKind
+from cmhash.knowledge.kinds import Policy, WorkloadKind, group_of
 from cmhash.knowledge.sources import sources_from_config
 from cmhash.plan.selection import SelectorError, rules_from
 from cmhash.settings.values import DEFAULT_MAX_INPUT, PLAIN_KEYS, Settings
@@ -18,7 +18,7 @@ from cmhash.settings.values import DEFAULT_MAX_INPUT, PLAIN_KEYS, Settings
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from cmhash.knowledge.sites import Site
+    from cmhash.knowledge.podspec import Site
     from cmhash.parse.tree import Node
     from cmhash.read.source import SourceText
 
@@ -235,19 +235,14 @@ def settings_from_mapping(data: dict[str, Any], base: Settings | None = None) ->
         extra_sources=sources_from_config(data["secretSources"])
         if data.get("secretSources")
         else None,
-        paths=tuple(data["paths"]) if "paths" in data else None,
-        exclude=tuple(data["exclude"]) if "exclude" in data else None,
-        scopes=tuple(data["scopes"]) if "scopes" in data else None,
+        **{key: tuple(data[key]) for key in ("paths", "exclude", "scopes") if key in data},
         compat=parse_compat(data["compat"]) if "compat" in data else None,
-        ignore_configs=rules_from((data.get("ignore") or {}).get("configs"), "ignore.configs")
-        or None,
-        ignore_workloads=rules_from((data.get("ignore") or {}).get("workloads"), "ignore.workloads")
-        or None,
+        # ignore_configs, ignore_workloads, include_workloads
+        **{
+            f"{group}_{key}": rules_from((data.get(group) or {}).get(key), f"{group}.{key}") or None
+            for group, key in RULE_GROUPS
+        },
         acknowledge=acknowledgements(data.get("acknowledge")) or None,
-        include_workloads=rules_from(
-            (data.get("include") or {}).get("workloads"), "include.workloads"
-        )
-        or None,
     )
 
 
@@ -268,10 +263,7 @@ def parse_compat(value: str | list[str]) -> frozenset[str]:
 
 
 def _group(k: dict[str, Any]) -> str:
-    if "group" in k:
-        return str(k["group"])
-    api = str(k.get("apiVersion", ""))
-    return api.rpartition("/")[0] if "/" in api else ""
+    return str(k["group"]) if "group" in k else group_of(str(k.get("apiVersion", "")))
 
 
 def secret_key_from_env(var: str) -> bytes:

@@ -11,6 +11,7 @@ from cmhash.findings import Acknowledgement
 from cmhash.knowledge.kinds import WorkloadKind
 from cmhash.knowledge.sources import SecretSource
 from cmhash.model import DEFAULT_KEY
+from cmhash.plan.options import secret_hidden
 from cmhash.plan.selection import Rule
 
 CONFIG_NAME = ".cmhash.yaml"
@@ -104,8 +105,4 @@ class Settings(NamedTuple):
         return self._replace(**{k: v for k, v in overrides.items() if v is not None})
 
     def __repr__(self) -> str:
-        shown = ", ".join(
-            f"{k}={'<hidden>' if k == 'secret_key' and v else repr(v)}"
-            for k, v in zip(self._fields, self, strict=True)
-        )
-        return f"Settings({shown})"
+        return secret_hidden(self)

@@ -16,7 +16,7 @@ from cmhash.write.options import WriteOptions
 
 if TYPE_CHECKING:
     from cmhash.plan.versioning.decision import Versioning
-    from cmhash.write.hunks import Replacement
+    from cmhash.write.diff import Replacement
     from cmhash.write.recheck import Marked
 
 
@@ -48,7 +48,7 @@ class FileResult(NamedTuple):
     def replacements(self) -> "list[Replacement]":
         """The edits as (start, end, text) of the source, in order: what the source
         between two kept ranges became (what ``--diff`` is built from)."""
-        from cmhash.write.hunks import Replacement
+        from cmhash.write.diff import Replacement
 
         out: list[Replacement] = []
         pos = 0  # the end of the last kept range
@@ -207,7 +207,7 @@ def _check(
                 inserted=versioning.inserted.get(key) if versioning is not None else None,
             )
     except NodeError as exc:
-        from cmhash.read.classify import may_hold_secret
+        from cmhash.read.split import may_hold_secret
 
         secret = may_hold_secret(src.text[d.chunk.start : d.chunk.end])
         message = exc.public if secret else exc.message

@@ -2,10 +2,66 @@
 and every in-stream reference to it rewritten, so a rollback (``kubectl rollout undo``,
 the old ReplicaSet during a rollout) finds the old config instead of the new one.
 
-- names.py: the suffix rule (what a versioned name looks like, its base, its suffix);
+- analyze/versioned_names.py: the suffix rule (what a versioned name looks like, its base,
+  its suffix);
 - decision.py: which objects are renamed to what (the reduce stage's ``decide``);
-- edits.py: the edits that rename them and every pod-spec reference to them.
+- edits.py: the edits that rename them and every pod-spec reference to them;
+- mentions.py: the other fields that look like they name a renamed object;
+- here, ``versioning``: all of it in order (imported only when something is versioned).
 
 A Secret a source produces is versioned through its source (plan/source_versions.py);
 earlier versions are carried from a previous output by plan/history.py.
 """
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from cmhash.analyze.summaries import DocInfo
+from cmhash.findings import Finding
+from cmhash.plan import byname
+from cmhash.plan.index import ConfigIndex, defined_in, several_places
+from cmhash.plan.options import PlanOptions
+from cmhash.plan.versioning import decision, edits, mentions
+from cmhash.plan.versioning.decision import Versioning
+from cmhash.plan.workload import Planner
+from cmhash.read.source import SourceText
+
+
+def versioning(
+    sources: list[SourceText],
+    docs: list[list[DocInfo]],
+    index: ConfigIndex,
+    planner: Planner,
+    options: PlanOptions,
+    findings: list[Finding],
+    secret_spans: Mapping[int, list[tuple[int, int]]],
+) -> Versioning:
+    """Versioned names (``decision.py``), decided from a first pass over the workloads:
+    which object each one uses, and whether cmhash may edit it; then the rename edits
+    (``edits.py``) and the fields that look like they name a renamed object."""
+
+    first = [
+        planner.plan(src, w, [])
+        for src, per in zip(sources, docs, strict=True)
+        for d in per
+        for w in d.workloads
+    ]
+    by_name = byname.read_by_name(sources, index.objects, first, options.namespace or "")
+    decided = decision.decide(index, first, options, findings, by_name)
+    for key in decided.names:
+        per = index.by_directory.get(key)
+        if per:  # one new name per id: environments would share it (plan/scopes.py)
+            entry = index.objects[key]
+            files = defined_in(per)
+            raise entry.source.error(
+                f"{entry.info.label} is defined in {several_places(per)[0]} ({files}): versioned "
+                "names are decided per run, so run cmhash --versioned on each "
+                "environment's directory, or each Helm release's render",
+                entry.info.offset,
+            )
+    edits.edits(decided, first)
+    told = {(f.path, f.line, f.column) for f in findings}  # a field of namesites.py's table
+    found = mentions.scan(decided, sources, secret_spans, first)
+    findings.extend(f for f in found if (f.path, f.line, f.column) not in told)
+    return decided

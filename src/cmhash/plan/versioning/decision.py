@@ -31,7 +31,6 @@ from cmhash.analyze.versioned_names import (
     suffix,
 )
 from cmhash.edit.splice import Edit
-from cmhash.errors import InputError
 from cmhash.findings import Code, Finding, finding
 from cmhash.model import ResourceId
 from cmhash.plan import kustomized, source_versions
@@ -107,10 +106,6 @@ def _users(plans: Iterable[WorkloadPlan]) -> dict[ResourceId, list[User]]:
     return out
 
 
-def error(src: SourceText, offset: int, message: str) -> InputError:
-    return src.error(message, offset)
-
-
 def _wanted(e: ConfigEntry, options: PlanOptions, used: bool) -> bool:
     info = e.info
     if info.source is not None and not source_versions.renamable(e):
@@ -153,10 +148,8 @@ def decide(
             findings.append(_keep_original(e, key))
         why = source_versions.refusal(e)
         if why is not None and e.info.versioned:
-            raise error(
-                e.source,
-                e.info.offset,
-                f"cannot version {e.info.label}: {why}; drop cmhash.io/versioned",
+            raise e.source.error(
+                f"cannot version {e.info.label}: {why}; drop cmhash.io/versioned", e.info.offset
             )
         if why is not None and options.versioned and counting:
             findings.append(source_versions.kept(e, key, why))
@@ -165,12 +158,11 @@ def decide(
         label = f"{e.info.kind} {e.info.name!r}"
         if not mine:
             if options.strict:
-                raise error(
-                    e.source,
-                    e.info.offset,
+                raise e.source.error(
                     f"cannot version {label}: nothing in the input references it, so "
                     "something outside it may (--strict); reference it, or drop "
                     "cmhash.io/versioned",
+                    e.info.offset,
                 )
             findings.append(
                 finding(
@@ -232,42 +224,36 @@ def decide(
             new = f"{base}-{suffix(e.info.content, base, options.secret_key)}"
         at = source_versions.name_at(e)
         if len(new) > MAX_NAME:
-            raise error(
-                e.source,
-                at,
+            raise e.source.error(
                 f"cannot version {label}: {len(new)} characters with its suffix, over "
                 f'Kubernetes\' {MAX_NAME}; shorten it or opt it out (cmhash.io/versioned: "false")',
+                at,
             )
         slot = (e.info.kind, e.namespace, new)
         if new != e.info.name and slot in taken:
-            raise error(
-                e.source,
-                at,
-                f"cannot version {label}: the input already has a {e.info.kind} named {new!r}",
+            raise e.source.error(
+                f"cannot version {label}: the input already has a {e.info.kind} named {new!r}", at
             )
         if slot in assigned:
-            raise error(
-                e.source,
-                at,
+            raise e.source.error(
                 f"cannot version {label}: {e.info.kind} {assigned[slot]!r} has the same base "
                 f"name and content, so both would be named {new!r}; remove one of them",
+                at,
             )
         assigned[slot] = e.info.name
         for kind, was, own, spot in source_versions.moved(index, e, base, new):
             at_own = (kind, e.namespace, own)
             if own != was and (at_own in index.sources or at_own in taken):
-                raise error(
-                    e.source,
-                    spot,
+                raise e.source.error(
                     f"cannot version {e.info.label}: {kind} {was!r} would be renamed "
                     f"{own!r}, which the input already has; rename or remove one of them",
+                    spot,
                 )
             if assigned.setdefault(at_own, was) != was:
-                raise error(
-                    e.source,
-                    spot,
+                raise e.source.error(
                     f"cannot version {e.info.label}: {kind} {was!r} and "
                     f"{assigned[at_own]!r} would both be renamed {own!r}; remove one of them",
+                    spot,
                 )
         out.renamed[key] = Renamed(e, e.info.name, new)
         if spc is not None and spc.id not in out.renamed:  # renamed with what it makes
@@ -336,5 +322,5 @@ def _not_versioned(
     """The not-versioned finding of an object that cannot take a new name; an error
     (exit 2 at the object) when it asks for one itself (cmhash.io/versioned)."""
     if e.info.versioned:
-        raise error(e.source, e.info.offset, f"cannot version {label}: {message}{hint}")
+        raise e.source.error(f"cannot version {label}: {message}{hint}", e.info.offset)
     return source_versions.not_versioned(e, key, f"{label} is not versioned: {message}")

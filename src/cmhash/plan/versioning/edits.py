@@ -8,11 +8,11 @@ from __future__ import annotations
 import re
 
 from cmhash.analyze import patterns
-from cmhash.analyze.spots import Spot
+from cmhash.analyze.annotations import Spot
 from cmhash.edit.splice import Edit
 from cmhash.errors import InputError
 from cmhash.plan import source_versions
-from cmhash.plan.versioning.decision import Renamed, Versioning, error
+from cmhash.plan.versioning.decision import Renamed, Versioning
 from cmhash.plan.workplan import Resolved, WorkloadPlan
 from cmhash.read.source import SourceText
 
@@ -24,7 +24,7 @@ def _written(spot: Spot, new: str) -> str:
 
 def _spot_error(src: SourceText, spot: Spot | None, offset: int, what: str) -> InputError:
     why = spot.problem if spot is not None and spot.problem else "its name cannot be located"
-    return error(src, spot.start if spot is not None else offset, f"cannot rename {what}: {why}")
+    return src.error(f"cannot rename {what}: {why}", spot.start if spot is not None else offset)
 
 
 def edits(versioning: Versioning, plans: list[WorkloadPlan]) -> None:
@@ -33,7 +33,7 @@ def edits(versioning: Versioning, plans: list[WorkloadPlan]) -> None:
     for r in versioning.renamed.values():
         e, info = r.entry, r.entry.info
         if info.version_error is not None:
-            raise error(e.source, info.version_error[1], info.version_error[0])
+            raise e.source.error(info.version_error[0], info.version_error[1])
         for edit in info.version_edits:
             versioning.add(e.source, info.doc, edit)
         if r.new == r.old:
@@ -86,23 +86,21 @@ def _reference_edit(
     inner = raw[1:-1] if quote else raw
     escaped = {'"': "\\", "'": "''"}.get(quote)  # what would need unescaping
     if "\n" in inner or (escaped is not None and escaped in inner):
-        raise error(
-            src,
-            spot.start,
+        raise src.error(
             f"cannot rewrite {first.declared_by} for versioned names: write it as a "
             "one-line string without escapes",
+            spot.start,
         )
     items = inner.split(",")
     regex = first.pattern or bool(first.declared_by and first.declared_by.endswith("/reload"))
     for _, renamed in hits:
         items = [_rename_item(src, spot, plan, renamed, item, regex) for item in items]
     if quote == '"' and any("\\" in item for item in items):
-        raise error(
-            src,
-            spot.start,
+        raise src.error(
             f"cannot rewrite {first.declared_by} for versioned names: a double-quoted "
             "regular expression would need its backslashes doubled; write it unquoted or "
             "single-quoted",
+            spot.start,
         )
     text = quote + ",".join(items) + quote
     if text != raw:
@@ -141,11 +139,10 @@ def _rename_item(
     if _LITERAL.fullmatch(core) and core.replace("\\.", ".") == renamed.old:
         return lead + renamed.new.replace(".", "\\.") + trail
     widened = "(" + core + ")(-.*)?"
-    raise error(
-        src,
-        spot.start,
+    raise src.error(
         f"cannot version {renamed.entry.info.kind} {renamed.old!r}: "
         f"the Reloader pattern {core!r} names it but would not match {renamed.new!r}; "
         f"widen it (for example {widened!r}, or escape the dots of a literal name) or opt "
         "the object out",
+        spot.start,
     )
