@@ -36,7 +36,6 @@ def _canonical(node: Node | None, depth: int = 0) -> Any:
 
 def source_content(node: Node, row: SecretSource) -> dict[str, bytes]:
     """Content path -> its canonical JSON (absent paths are left out)."""
-    import json  # (source objects only)
 
     out = {}
     for path in row.content:

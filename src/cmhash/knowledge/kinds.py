@@ -17,8 +17,8 @@ fields that may change on an existing Job, and how long its name may be.
 import enum
 from typing import NamedTuple
 
-from cmhash.knowledge.operators import OPERATOR_PROFILES
 from cmhash.findings import Code
+from cmhash.knowledge.operators import OPERATOR_PROFILES
 from cmhash.knowledge.podspec import Site
 from cmhash.knowledge.sources import BUILTIN_SOURCES, SecretSource
 
