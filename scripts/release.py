@@ -129,7 +129,7 @@ def move_changelog(root: Path, new: str, today: datetime.date) -> None:
     end = len(text) if end < 0 else end + 1
     if not text[start:end].strip():
         raise Refused(f"{CHANGELOG}: the [Unreleased] section is empty: nothing to release")
-    released = f"\n## [{new}] - {today.isoformat()}\n"
+    released = f"\n## [{new}] - {today.isoformat()}\n\n"
     path.write_text(text[:start] + released + text[start:end].lstrip("\n") + text[end:], "utf-8")
 
 
