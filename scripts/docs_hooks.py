@@ -37,7 +37,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = ROOT / "src" / "cmhash" / "schemas" / "config.schema.json"
-WIDTH = 90
+WIDTH = 74  # the characters a code block holds at 1280 px: help lines never wrap twice
 
 
 def cli_reference() -> str:

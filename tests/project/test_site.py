@@ -234,6 +234,18 @@ async function check(path) {
     }
   }
   if (article.innerText.includes("\\\\|")) r.pipes.push(article.innerText.match(/.{0,40}\\\\\\|.{0,40}/)[0]);
+  if (path.endsWith("/reference/cli/")) {  // the help text, as wide as it is printed
+    for (const code of article.querySelectorAll("pre > code")) {
+      const text = code.textContent.replace(/\\n$/, "").split("\\n");
+      // a help line wider than the hooks' width (a verbatim paragraph) may wrap once
+      const lines = text.length + text.filter(t => t.length > __WIDTH__).length;
+      const cs = w.getComputedStyle(code), height = parseFloat(cs.lineHeight);
+      const inner = code.clientHeight - parseFloat(cs.paddingTop) - parseFloat(cs.paddingBottom);
+      if (inner > (lines + 0.5) * height) {
+        r.overflow.push("help lines wrap: " + Math.round(inner / height) + " rows for " + lines);
+      }
+    }
+  }
   for (const p of article.querySelectorAll("p")) {
     for (const line of p.innerText.split("\\n")) {
       const t = line.trim();
@@ -272,6 +284,14 @@ async function check(path) {
   document.body.setAttribute("data-results", JSON.stringify(out));
 })();
 </script></body></html>"""
+
+
+def _hooks_width() -> int:
+    """The width the CLI reference's help text is printed at (scripts/docs_hooks.py)."""
+    text = (ROOT / "scripts" / "docs_hooks.py").read_text(encoding="utf-8")
+    found = re.search(r"^WIDTH = (\d+)", text, re.MULTILINE)
+    assert found
+    return int(found.group(1))
 
 
 class _Pages(SimpleHTTPRequestHandler):
@@ -329,6 +349,7 @@ def test_every_page_renders_without_a_defect_in_chromium(site: Path, tmp_path: P
     _Pages.harness = (
         HARNESS.replace("__PAGES__", json.dumps(paths))
         .replace("__MISSING__", json.dumps(PREFIX + "no/such/page/"))
+        .replace("__WIDTH__", str(_hooks_width()))
         .encode()
     )
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Pages, directory=str(site)))
