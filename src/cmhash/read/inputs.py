@@ -55,6 +55,8 @@ COMMANDS = frozenset(
         "github-comment",
         "helm-plugin-dir",
         "install-kustomize-plugin",
+        "lock",
+        "restart",
     )
 )
 

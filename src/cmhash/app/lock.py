@@ -1,0 +1,104 @@
+"""``cmhash lock``: an export's fingerprints (analyze/export.py, analyze/fingerprint.py),
+kept, with ``--for``, to the objects the manifests use, as the lock file's text
+(plan/lockfile.py). Nothing here prints or exits."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from cmhash.analyze.export import export_objects
+from cmhash.analyze.fingerprint import LockEntry, lock_entries
+from cmhash.model import ResourceId
+from cmhash.plan.lockfile import lock_text
+from cmhash.read.source import SourceText
+from cmhash.settings.values import Settings
+
+
+class LockResult(NamedTuple):
+    text: str  # the lock file
+    entries: list[LockEntry]
+    notes: list[str]  # for the user: what is not locked, and why
+    warnings: list[str]
+
+
+def used_objects(
+    manifests: list[SourceText], settings: Settings
+) -> dict[ResourceId, ResourceId | None]:
+    """The objects whose fingerprint a checksum of ``manifests`` would take: what each
+    annotated workload uses that the manifests do not define themselves (a produced
+    Secret; an object created outside Git), each with its producer (whose entry it
+    takes when it has none of its own: plan/lock.py). Ids as the lock's."""
+    from cmhash.app.pipeline import run
+
+    result = run(
+        manifests,
+        settings._replace(lock=None, lock_file=None, verbose=False),
+        keep_plans=True,
+        allow_empty=True,
+        output=False,
+    )
+    out: dict[ResourceId, ResourceId | None] = {}
+    for plan in result.plans:
+        if plan.skip is not None:
+            continue
+        for r in plan.resolved:
+            if r.excluded is not None or (r.entry is not None and r.entry.info.source is None):
+                continue
+            key = plan.target(r.ref)
+            producer = None
+            if r.entry is not None and r.entry.info.source is not None:
+                kind, _, name = r.entry.info.source.partition("/")
+                producer = ResourceId.config(kind, key.namespace, name)
+            out[key] = producer
+    return out
+
+
+def make_lock(
+    exports: list[SourceText],
+    export_names: Sequence[str],
+    settings: Settings,
+    manifests: list[SourceText] | None = None,
+    manifest_names: Sequence[str] = (),
+) -> LockResult:
+    objects = export_objects(exports)
+    found = lock_entries(objects, settings.secret_key)
+    entries = found.entries
+    notes = [n for _, n in found.notes]
+    if manifests is not None:
+        used = used_objects(manifests, settings)
+        wanted = set(used) | {p for p in used.values() if p is not None}
+        entries = [e for e in entries if e.id in wanted]
+        notes = [n for key, n in found.notes if key in wanted]
+        have = {e.id for e in entries} | {key for key, _ in found.notes}
+        notes.extend(
+            f"{k.kind} {k.namespace}/{k.name} is used by the manifests and not in the export: "
+            "not locked"
+            for k, producer in sorted(used.items(), key=lambda kv: kv[0][1:])
+            if k not in have and producer not in have
+        )
+    kept = {e.id for e in entries}
+    warnings = [
+        f"{o.resource.source.display}:{o.resource.source.position(o.node.start)[0]}: "
+        f"Secret {o.namespace}/{o.name}: its data is not what its "
+        "reconcile.external-secrets.io/data-hash annotation says (changed outside External "
+        "Secrets, which will write it again): the lock holds the data as it is now"
+        for o in found.drifted
+        if o.id in kept
+    ]
+    unkeyed = 0
+    if settings.secret_key is None:
+        unkeyed = sum(1 for e in entries if e.kind == "Secret" and e.keys is not None)
+    if unkeyed:
+        warnings.append(
+            f"the lock holds fingerprints of {unkeyed} Secret(s)' data, not keyed: a short or "
+            "guessable value could be found from one by trying; give --secret-key-env "
+            "(docs: Security and guarantees)"
+        )
+    text = lock_text(
+        entries,
+        list(export_names),
+        list(manifest_names),
+        keyed=settings.secret_key is not None,
+    )
+    return LockResult(text, entries, notes, warnings)
