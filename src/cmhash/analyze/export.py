@@ -61,11 +61,11 @@ def _refuse_written_by_hand(root: Node) -> None:
         if node.kind == ALIAS or node.anchor is not None or node.tag is not None:
             what = "an alias" if node.kind == ALIAS else ("an anchor" if node.anchor else "a tag")
             raise NodeError(f"{what}: kubectl never writes one; {WHAT_TO_DO}", node.start)
-        if node.kind == SEQ:
-            stack.extend(node.value)
+        if node.kind == SEQ:  # (reversed: the first in the text is met first)
+            stack.extend(reversed(node.value))
         elif node.kind == MAP:
-            for k, v in node.value:
-                stack.extend((k, v))
+            for k, v in reversed(node.value):
+                stack.extend((v, k))
 
 
 def _object(src: SourceText, doc: int, node: Node, in_list: bool) -> list[ExportObject]:

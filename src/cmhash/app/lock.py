@@ -4,6 +4,7 @@ kept, with ``--for``, to the objects the manifests use, as the lock file's text
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -54,6 +55,40 @@ def used_objects(
     return out
 
 
+def needed_resources(manifests: list[SourceText], settings: Settings) -> list[str]:
+    """What to export for ``manifests`` (kubectl's resource names, sorted): for each
+    object their checksums would take a fingerprint of, the resource it is read from
+    (knowledge/lockfields.py EXPORTS)."""
+    from cmhash.knowledge.lockfields import EXPORTS
+
+    out = set()
+    for target, producer in used_objects(manifests, settings).items():
+        kind = producer.kind if producer is not None else target.kind
+        resource = EXPORTS.get(kind)
+        if resource is not None:
+            out.add(resource)
+    return sorted(out)
+
+
+def _attributed(entry: LockEntry, producer: ResourceId | None) -> LockEntry:
+    """An entry read from the object itself (ESO's annotation on its Secret) names the
+    producer the manifests give it: the rotation happened in that one's store."""
+    own = f"{entry.kind} {entry.namespace}/{entry.name}"
+    if producer is None or entry.source != own or entry.field == "data":
+        return entry
+    return entry._replace(
+        source=f"{producer.kind} {producer.namespace}/{producer.name}",
+        field=f"{entry.field} of {entry.kind} {entry.name}",
+    )
+
+
+def _names(paths: Sequence[str]) -> list[str]:
+    """The header's names of the exports and manifests: file names, not where a job
+    put them (a runner's temporary directory moves), so an unchanged store keeps the
+    lock byte-identical wherever the job runs."""
+    return [p if p == "-" else os.path.basename(os.path.normpath(p)) for p in paths]
+
+
 def make_lock(
     exports: list[SourceText],
     export_names: Sequence[str],
@@ -68,7 +103,7 @@ def make_lock(
     if manifests is not None:
         used = used_objects(manifests, settings)
         wanted = set(used) | {p for p in used.values() if p is not None}
-        entries = [e for e in entries if e.id in wanted]
+        entries = [_attributed(e, used.get(e.id)) for e in entries if e.id in wanted]
         notes = [n for key, n in found.notes if key in wanted]
         have = {e.id for e in entries} | {key for key, _ in found.notes}
         notes.extend(
@@ -96,9 +131,6 @@ def make_lock(
             "(docs: Security and guarantees)"
         )
     text = lock_text(
-        entries,
-        list(export_names),
-        list(manifest_names),
-        keyed=settings.secret_key is not None,
+        entries, _names(export_names), _names(manifest_names), keyed=settings.secret_key is not None
     )
     return LockResult(text, entries, notes, warnings)

@@ -20,7 +20,7 @@ Exit codes:
 
 
 @click.command(epilog=LOCK_EXIT_CODES_HELP)
-@click.argument("exports", nargs=-1, required=True, type=click.Path(allow_dash=True))
+@click.argument("exports", nargs=-1, type=click.Path(allow_dash=True))
 @click.option(
     "-o",
     "--output",
@@ -37,12 +37,19 @@ Exit codes:
     "what each annotated workload uses and the manifests do not define themselves.",
 )
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if the lock would change.")
+@click.option(
+    "--print-kinds",
+    is_flag=True,
+    help="Print what to export for the --for manifests (kubectl's resource names, "
+    "comma-separated, for kubectl get) and exit; reads no export.",
+)
 @settings_options
 def lock(
     exports: tuple[str, ...],
     output: str | None,
     manifests: tuple[str, ...],
     check: bool,
+    print_kinds: bool,
     **opts: Any,
 ) -> None:
     """Write a lock file of what the cluster holds: for every ConfigMap and Secret of the
@@ -58,6 +65,10 @@ def lock(
     from cmhash.settings.layering import layered
 
     settings = layered(opts, read_lock=False)
+    if print_kinds and (not manifests or exports):
+        raise UsageError("--print-kinds takes the manifests (--for) and no EXPORTS")
+    if not exports and not print_kinds:
+        raise UsageError("give the EXPORTS (kubectl get ... -o yaml; - for stdin)")
     if check and not output:
         raise UsageError("--check compares with the lock file: give it with -o FILE")
     if exports.count("-") + manifests.count("-") > 1:
@@ -73,6 +84,12 @@ def lock(
             max_bytes=settings.max_input_bytes,
         ).sources
 
+    if print_kinds:
+        from cmhash.app.lock import needed_resources
+
+        kinds = needed_resources(read(manifests), settings)
+        write_stdout(",".join(kinds) + "\n" if kinds else "")
+        return
     result = make_lock(
         read(exports),
         exports,
@@ -175,3 +192,68 @@ def restart(
         return
     write_files([result], list(paths))
     err(f'cmhash: {where}: {one.resource.label}: cmhash.io/restart: "{reason}"')
+
+
+@click.command(
+    epilog="""\b
+Exit codes:
+  0  opened or updated, or nothing to propose (the lock is current)
+  2  bad usage, or the forge refused (the message says why; the
+     token is never shown)
+  3  internal error (a bug: please report it)"""
+)
+@click.argument("lock_file", metavar="LOCK", type=click.Path(dir_okay=False, exists=True))
+@click.option("--forge", type=click.Choice(["gitlab", "github"]), required=True)
+@click.option(
+    "--description",
+    "description_file",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, exists=True),
+    required=True,
+    help="The request's description: the rollout plan (cmhash report -o FILE).",
+)
+@click.option("--path", help="The lock's path in the repository [default: LOCK as given].")
+@click.option("--branch", default="cmhash/lock", show_default=True, help="The request's branch.")
+@click.option("--target", help="The branch to merge into [default: the repository's default].")
+@click.option("--title", default="cmhash: secrets rotated in the store", show_default=True)
+@click.option(
+    "--token-env",
+    metavar="VAR",
+    help="The variable holding the token [default: CMHASH_GITLAB_TOKEN on GitLab, "
+    "GITHUB_TOKEN on GitHub].",
+)
+def lock_request(
+    lock_file: str,
+    forge: str,
+    description_file: str,
+    path: str | None,
+    branch: str,
+    target: str | None,
+    title: str,
+    token_env: str | None,
+) -> None:
+    """Propose LOCK (written by cmhash lock) for review: when it differs from the lock on
+    the target branch, set BRANCH to the target plus one commit that writes it, and open
+    a merge request (GitLab) or pull request (GitHub) from it, or update the open one's
+    description with the rollout plan. Through the forge's API: run it in the scheduled
+    job of the recipe (ci-templates/)."""
+    import os
+
+    from cmhash.integrations import lockrequest
+    from cmhash.integrations.comments import read_report
+    from cmhash.output import err
+
+    content = read_report(lock_file)
+    proposal = lockrequest.Proposal(
+        (path or lock_file).removeprefix("./"),
+        content,
+        read_report(description_file),
+        branch,
+        title,
+        target,
+    )
+    if forge == "gitlab":
+        said = lockrequest.gitlab(proposal, os.environ, token_env or "CMHASH_GITLAB_TOKEN")
+    else:
+        said = lockrequest.github(proposal, os.environ, token_env or "GITHUB_TOKEN")
+    err(f"cmhash: {said}")

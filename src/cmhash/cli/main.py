@@ -153,6 +153,7 @@ COMMANDS = {
     "github-comment": "cmhash.cli.tools",
     "lock": "cmhash.cli.lock",
     "restart": "cmhash.cli.lock",
+    "lock-request": "cmhash.cli.lock",
 }
 
 

@@ -213,6 +213,23 @@ FIELDS: tuple[StoreField, ...] = (
 )
 
 
+# What to export for an object a checksum takes a fingerprint of (``cmhash lock
+# --print-kinds``): by its producer's kind (the operator's resource the field is on, as
+# kubectl names it: plural.group, each CRD's spec.names.plural), or, for one made outside
+# Git, its own. An ExternalSecret's fingerprint is on the Secret it writes; a CSI class's
+# on its pods' SecretProviderClassPodStatuses.
+EXPORTS: dict[str, str] = {
+    "VaultStaticSecret": "vaultstaticsecrets.secrets.hashicorp.com",
+    "VaultDynamicSecret": "vaultdynamicsecrets.secrets.hashicorp.com",
+    "VaultPKISecret": "vaultpkisecrets.secrets.hashicorp.com",
+    "HCPVaultSecretsApp": "hcpvaultsecretsapps.secrets.hashicorp.com",
+    "ExternalSecret": "secrets",
+    "SecretProviderClass": "secretproviderclasspodstatuses.secrets-store.csi.x-k8s.io",
+    "Secret": "secrets",
+    "ConfigMap": "configmaps",
+}
+
+
 def field_rows(group: str, kind: str, version: str) -> tuple[StoreField, ...]:
     """The rows for an object of this apiVersion and kind, in order."""
     return tuple(r for r in FIELDS if r.group == group and r.kind == kind and version in r.versions)

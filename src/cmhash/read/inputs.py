@@ -56,6 +56,7 @@ COMMANDS = frozenset(
         "helm-plugin-dir",
         "install-kustomize-plugin",
         "lock",
+        "lock-request",
         "restart",
     )
 )
