@@ -118,6 +118,9 @@ ROTATIONS: list[tuple[str, dict[str, Any], set[str]]] = [
         },
         {"busybox-deployment"},
     ),
+    # the versions the pods mounted (what the CSI volume holds; no synced Secret moves)
+    ("csi-mounted-version-only", {"csi-0": "8a2d", "csi-1": "8a2d"}, {"busybox-deployment"}),
+    ("csi-one-pod-so-far", {"csi-1": "8a2d"}, {"busybox-deployment"}),
     (
         "outside-secret-one-key",
         {"values": _values(legacy={"extra": "VALUE-legacy-extra-2"})},

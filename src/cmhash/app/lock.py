@@ -44,8 +44,10 @@ def used_objects(
         if plan.skip is not None:
             continue
         for r in plan.resolved:
-            if r.excluded is not None or (r.entry is not None and r.entry.info.source is None):
+            if r.excluded is not None:
                 continue
+            if r.entry is not None and r.entry.info.content.source is None:
+                continue  # a ConfigMap or Secret of the manifests: Git holds its content
             key = plan.target(r.ref)
             producer = None
             if r.entry is not None and r.entry.info.source is not None:

@@ -45,10 +45,11 @@ def _wanted(plan: WorkloadPlan) -> dict[ResourceId, tuple[frozenset[str] | None,
 
 
 def _entry_for(key: ResourceId, entry: Any, lock: Lock) -> LockEntry | None:
-    if entry is not None and entry.info.source is None:
-        return None  # defined in the manifests: what they say is hashed
+    if entry is not None and entry.info.content.source is None:
+        return None  # a ConfigMap or Secret of the manifests: what they say is hashed
     found = lock.entries.get(key)
-    if found is None and entry is not None:  # produced: its producer's entry
+    if found is None and entry is not None and entry.info.source is not None:
+        # produced: its producer's entry
         kind, _, name = entry.info.source.partition("/")
         found = lock.entries.get(ResourceId.config(kind, key.namespace, name))
     return found
@@ -122,7 +123,7 @@ def lock_notes(
             continue
         defined = index.objects.get(key)
         what = f"{lock.path}: {entry.label}"
-        if defined is not None and defined.info.source is None:
+        if defined is not None and defined.info.content.source is None:
             notes.append(
                 f"{what} is defined in the manifests: what they say is hashed, not its lock entry"
             )
