@@ -111,6 +111,28 @@ LIST_IN_LIST = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Li
             "an object with no metadata",
         ),
         (
+            SECRET.replace("name: s", "name: HIDDEN-VALUE"),
+            ":4:9:",
+            "metadata.name is not a name the API server accepts",
+        ),
+        (
+            SECRET.replace("namespace: shop", "namespace: 'HIDDEN VALUE'"),
+            ":5:14:",
+            "metadata.namespace is not a name the API server accepts",
+        ),
+        (
+            SECRET.replace("  token:", "  'HIDDEN VALUE':"),
+            ":1:1:",
+            "Secret shop/s: a key of its data is not a key the API server accepts",
+        ),
+        (
+            "apiVersion: secrets.hashicorp.com/v1beta1\nkind: VaultStaticSecret\n"
+            "metadata: {name: v, namespace: shop, resourceVersion: '1'}\n"
+            "spec: {destination: {name: HIDDEN-VALUE}}\nstatus: {secretMAC: x}\n",
+            ":4:28:",
+            "VaultStaticSecret shop/v: the name of its Secret is not a name the API server accepts",
+        ),
+        (
             SECRET.replace(
                 "  token: SElEREVOLVZBTFVF", "  token: SElEREVOLVZBTFVF\n  token: SElEREVOLVZBTFVF"
             ),
@@ -129,6 +151,10 @@ LIST_IN_LIST = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Li
         "bad-base64",
         "not-a-string",
         "resource-list",
+        "bad-name",
+        "bad-namespace",
+        "bad-key",
+        "bad-target-name",
         "duplicate-key",
     ],
 )

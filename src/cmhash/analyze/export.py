@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from cmhash.errors import InputError, NodeError
 from cmhash.knowledge.kinds import group_of, is_list
+from cmhash.knowledge.lockfields import DNS_LABEL, DNS_SUBDOMAIN, valid
 from cmhash.model import ResourceId
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.parse.resources import Resource
@@ -23,6 +24,7 @@ from cmhash.read.source import SourceText
 from cmhash.read.split import refuse_ambiguous, split_chunks
 
 WHAT_TO_DO = "export with kubectl get ... -o yaml (a List, or one object per document)"
+_NOT_A_NAME = "{what} is not a name the API server accepts: not what the cluster holds"
 
 
 class ExportObject(NamedTuple):
@@ -88,9 +90,14 @@ def _object(src: SourceText, doc: int, node: Node, in_list: bool) -> list[Export
         raise NodeError(
             f"an object with no metadata: kubectl get writes it; {WHAT_TO_DO}", node.start
         )
-    name = _string(get(meta, "name"), "metadata.name", meta.start)
+    name_node = get(meta, "name")
+    name = _string(name_node, "metadata.name", meta.start)
     ns_node = get(meta, "namespace")
     namespace = scalar(ns_node) or "" if ns_node is not None else ""
+    if not valid(name, DNS_SUBDOMAIN) and (kind, api) in (("Secret", "v1"), ("ConfigMap", "v1")):
+        raise NodeError(_NOT_A_NAME.format(what="metadata.name"), name_node.start)  # type: ignore[union-attr]
+    if namespace and not valid(namespace, DNS_LABEL):
+        raise NodeError(_NOT_A_NAME.format(what="metadata.namespace"), ns_node.start)  # type: ignore[union-attr]
     rv = get(meta, "resourceVersion")
     if rv is None or not scalar(rv):
         raise NodeError(

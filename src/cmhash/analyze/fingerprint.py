@@ -27,7 +27,16 @@ from cmhash.analyze.configs import config_content
 from cmhash.analyze.export import ExportObject
 from cmhash.analyze.hashing import Use, canonical, canonical_json
 from cmhash.errors import NodeError
-from cmhash.knowledge.lockfields import DATA_HASH, StoreField, eso_data_hash, field_rows, shown
+from cmhash.knowledge.lockfields import (
+    CONFIG_KEY,
+    DATA_HASH,
+    DNS_SUBDOMAIN,
+    StoreField,
+    eso_data_hash,
+    field_rows,
+    shown,
+    valid,
+)
 from cmhash.model import ResourceId
 from cmhash.parse.k8syaml import plain_bool
 from cmhash.parse.tree import MAP, SEQ, Node, deref, entries, get_path, items, scalar
@@ -125,6 +134,12 @@ def _row_of(obj: ExportObject, by_id: Mapping[ResourceId, ExportObject]) -> _Fou
         fields = ", ".join(shown(p) for p in row.fields)
         if not name:
             return None, f"{what}: it names no {row.target}: not locked"
+        if not valid(name, DNS_SUBDOMAIN):
+            at = get_path(obj.node, row.name) if row.name is not None else obj.node
+            raise NodeError(
+                f"{what}: the name of its {row.target} is not a name the API server accepts",
+                at.start if at is not None else obj.node.start,
+            )
         target = ResourceId.config(row.target, obj.namespace, name)
         read = by_id.get(target) if row.on_target else obj
         values = _values(row, read.node if read is not None else None)
@@ -140,6 +155,13 @@ def _data(obj: ExportObject, secret_key: bytes | None) -> tuple[str, dict[str, s
     ESO's annotation on it says otherwise (its own drift check,
     externalsecret_controller.go:1299)."""
     content = config_content(obj.resource)
+    for key in content.entries:
+        if not valid(key, CONFIG_KEY):  # (the key is never shown: it could be anything)
+            raise NodeError(
+                f"{obj.kind} {obj.namespace}/{obj.name}: a key of its data is not a key the "
+                "API server accepts: not what the cluster holds",
+                obj.node.start,
+            )
 
     def one(keys: frozenset[str] | None) -> str:
         return fingerprint(canonical([Use(obj.kind, obj.name, content, keys)], secret_key), None)
@@ -150,14 +172,23 @@ def _data(obj: ExportObject, secret_key: bytes | None) -> tuple[str, dict[str, s
     return one(None), keys, drift
 
 
-def lock_entries(objects: list[ExportObject], secret_key: bytes | None) -> Locked:
-    """Every object's entry (see the module docstring for the precedence)."""
+def lock_entries(
+    objects: list[ExportObject],
+    secret_key: bytes | None,
+    wanted: set[ResourceId] | None = None,
+) -> Locked:
+    """Every object's entry (see the module docstring for the precedence); with
+    ``wanted``, only the data of those objects is fingerprinted (the rest is dropped
+    anyway: hashing it would only cost time)."""
     by_id = {o.id: o for o in objects}
     found: dict[ResourceId, _Found] = {}
     pods: dict[ResourceId, tuple[str, str, set[str]]] = {}  # CSI: per class, over its pods
     notes: list[Note] = []
     for obj in objects:
-        got = _row_of(obj, by_id)
+        try:
+            got = _row_of(obj, by_id)
+        except NodeError as exc:
+            raise obj.resource.source.error(exc.public, exc.offset) from None
         if got is None:
             continue
         if not isinstance(got, _Found):
@@ -179,7 +210,11 @@ def lock_entries(objects: list[ExportObject], secret_key: bytes | None) -> Locke
     }
     drifted = []
     for obj in objects:
-        if obj.group or obj.kind not in ("Secret", "ConfigMap") or not obj.has_data:
+        if obj.version != "v1" or obj.group or obj.kind not in ("Secret", "ConfigMap"):
+            continue
+        if not obj.has_data:
+            continue
+        if wanted is not None and obj.id not in wanted:
             continue
         try:
             whole, keys, drift = _data(obj, secret_key)

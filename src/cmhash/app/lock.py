@@ -99,12 +99,12 @@ def make_lock(
     manifest_names: Sequence[str] = (),
 ) -> LockResult:
     objects = export_objects(exports)
-    found = lock_entries(objects, settings.secret_key)
+    used = used_objects(manifests, settings) if manifests is not None else None
+    wanted = None if used is None else set(used) | {p for p in used.values() if p is not None}
+    found = lock_entries(objects, settings.secret_key, wanted)
     entries = found.entries
     notes = [n for _, n in found.notes]
-    if manifests is not None:
-        used = used_objects(manifests, settings)
-        wanted = set(used) | {p for p in used.values() if p is not None}
+    if used is not None and wanted is not None:
         entries = [_attributed(e, used.get(e.id)) for e in entries if e.id in wanted]
         notes = [n for key, n in found.notes if key in wanted]
         have = {e.id for e in entries} | {key for key, _ in found.notes}

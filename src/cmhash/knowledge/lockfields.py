@@ -230,6 +230,25 @@ EXPORTS: dict[str, str] = {
 }
 
 
+# What the API server accepts (kubernetes/apimachinery pkg/util/validation/
+# validation.go): a namespace is a DNS-1123 label (dns1123LabelFmt, at most 63); an
+# object's name a DNS-1123 subdomain (dns1123SubdomainFmt, at most 253; what ConfigMaps,
+# Secrets and the operators' kinds require); a ConfigMap's or Secret's key
+# configMapKeyFmt (IsConfigMapKey, at most 253, not "." or ".." nor starting with
+# ".."). An export names nothing else: anything else is not what the cluster holds.
+DNS_LABEL = (r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", 63)
+DNS_SUBDOMAIN = (r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*", 253)
+CONFIG_KEY = (r"[-._a-zA-Z0-9]+", 253)
+
+
+def valid(text: str, rule: tuple[str, int]) -> bool:
+    import re  # (compiled by re's cache: a lock run only)
+
+    if rule is CONFIG_KEY and (text in (".", "..") or text.startswith("..")):
+        return False
+    return len(text) <= rule[1] and re.fullmatch(rule[0], text) is not None
+
+
 def field_rows(group: str, kind: str, version: str) -> tuple[StoreField, ...]:
     """The rows for an object of this apiVersion and kind, in order."""
     return tuple(r for r in FIELDS if r.group == group and r.kind == kind and version in r.versions)
