@@ -122,3 +122,21 @@ def test_a_restart_requested_is_the_cause_and_counts(tmp_path: Path) -> None:
     assert "(restart requested: pick up the new CA)" in res.out
     # the same reason on both sides restarts nothing
     assert report_json(tmp_path, new, new)["restart"] == []
+
+
+def test_a_new_reason_on_a_configmap_is_one_cause(tmp_path: Path) -> None:
+    def side(reason: str | None) -> bytes:
+        ann = f'  annotations:\n    cmhash.io/restart: "{reason}"\n' if reason else ""
+        cm = f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: pool\n  namespace: shop\n{ann}"
+        app = DEP.format(ann="").replace(
+            "        image: web:1\n",
+            "        image: web:1\n        envFrom:\n        - configMapRef: {name: pool}\n",
+        )
+        return (cm + 'data:\n  size: "1"\n---\n' + app).encode()
+
+    [web] = report_json(tmp_path, side("first"), side("resize"))["restart"]
+    assert [c["change"] for c in web["causes"]] == ["restart requested: ConfigMap pool: resize"]
+    [web] = report_json(tmp_path, side("resize"), side(None))["restart"]
+    assert [c["change"] for c in web["causes"]] == [
+        "restart no longer requested: ConfigMap pool: resize"
+    ]

@@ -167,11 +167,18 @@ def _requested(plan: WorkloadPlan, prev: WorkloadPlan) -> list[Cause]:
         Cause(u.target.kind, u.target.name, f"no longer locked ({u.source})", ())
         for u in old.values()
     )
-    before, now = {r.text for r in prev.restarts}, {r.text for r in plan.restarts}
-    out.extend(Cause(None, None, f"restart requested: {t}", ()) for t in sorted(now - before))
-    out.extend(
-        Cause(None, None, f"restart no longer requested: {t}", ()) for t in sorted(before - now)
-    )
+    # per place that asks (the workload, or an object it uses): each new reason is a
+    # cause; a reason removed with none new in its place rolls too
+    places: dict[str | None, tuple[set[str], set[str]]] = {}
+    for side, restarts in ((0, prev.restarts), (1, plan.restarts)):
+        for r in restarts:
+            places.setdefault(r.where, (set(), set()))[side].add(r.text)
+    for where in sorted(places, key=lambda w: w or ""):
+        asked_before, asked_now = places[where]
+        added, gone = sorted(asked_now - asked_before), sorted(asked_before - asked_now)
+        out.extend(Cause(None, None, f"restart requested: {t}", ()) for t in added)
+        if not added:
+            out.extend(Cause(None, None, f"restart no longer requested: {t}", ()) for t in gone)
     return out
 
 
