@@ -256,8 +256,8 @@ def analyze_workload(
     info.current = scalar(cur)
     info.current_style = cur.style if cur is not None else None
     info.no_restart = _no_restart(res, wk)
-    if not info.refs:
-        return info
+    if not info.refs and not info.selection.restart and not options.edit_always:
+        return info  # (a restart asked for gives it a checksum of its own)
     info.subpaths = tuple(find_subpath_mounts(_pod_spec(res, template, wk), spec_field))
     try:
         info.edit = annotation_edit(

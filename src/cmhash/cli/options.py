@@ -85,6 +85,13 @@ SETTINGS_OPTIONS = [
         help="Hash Secret content with HMAC-SHA256 keyed by this env variable.",
     ),
     click.option(
+        "--lock",
+        metavar="FILE",
+        type=click.Path(dir_okay=False, allow_dash=False),
+        help="A lock file written by `cmhash lock`: each fingerprint of what the cluster "
+        "holds enters the checksums of the workloads that use that object.",
+    ),
+    click.option(
         "--config",
         "config_path",
         type=click.Path(dir_okay=False),

@@ -168,7 +168,7 @@ def _resolve_one(
         return None
     if entry is None:
         plan.resolved.append(Resolved(ref, None))
-        if not ref.optional:
+        if not ref.optional and (options.lock is None or key not in options.lock.entries):
             from cmhash.plan.ref_findings import missing  # (findings: imported when any)
 
             findings.append(missing(plan, ref, index, options))

@@ -55,6 +55,9 @@ COMMANDS = frozenset(
         "github-comment",
         "helm-plugin-dir",
         "install-kustomize-plugin",
+        "lock",
+        "lock-request",
+        "restart",
     )
 )
 
