@@ -43,6 +43,8 @@ VERSION_FILES = (
     "action.yml",
     "ci-templates/gitlab/cmhash.yml",
     "ci-templates/gitlab/cmhash-report.yml",
+    "ci-templates/gitlab/cmhash-lock.yml",
+    "ci-templates/github/cmhash-lock.yml",
     "ci-templates/argocd/Dockerfile",
     "ci-templates/argocd/sidecar.yaml",
     "docs/install.md",
@@ -51,6 +53,7 @@ VERSION_FILES = (
     "docs/integrations/github.md",
     "docs/integrations/argocd.md",
     "docs/report.md",
+    "docs/concepts/lock.md",
 )
 VERSION = re.compile(
     r"(?P<lead>cmhash[-:]v?|rev: v|ref: v|@v|/raw/v|/archive/v|CMHASH_VERSION=v|"
