@@ -38,6 +38,7 @@ class Code(TextEnum):
     UNPINNED_SOURCE = "unpinned-source"
     REFERENCE_SHAPE = "reference-shape"
     MISPLACED_ANNOTATION = "misplaced-annotation"
+    LIVE_RELOADED = "live-reloaded"
 
 
 # code -> (default level, one-line description)
@@ -124,6 +125,12 @@ CODES: dict[Code, tuple[Level, str]] = {
     Code.SKIPPED_ITEM: (
         WARNING,
         "an annotation item the tool that defines it skips (a Wave item with two '/')",
+    ),
+    Code.LIVE_RELOADED: (
+        INFO,
+        "an operator's own config reloader applies these objects without a restart (an "
+        "Alertmanager's configuration): left out of its checksum (--hash-live-reloaded "
+        "counts them)",
     ),
     Code.MISPLACED_ANNOTATION: (
         INFO,

@@ -137,6 +137,11 @@ def _plan(
         resolve_workload(plan, index, options, [], renames)
         return plan
     uses = resolve_workload(plan, index, options, findings, renames)
+    if info.kind.live and not options.hash_live_reloaded:
+        from cmhash.plan.ref_findings import live_reloaded  # (an operator's resource)
+
+        note = live_reloaded(plan)
+        findings.extend([note] if note is not None else [])
     if plan.in_stream:
         plan.value = digest(uses, options.secret_key)
     gate = OPT_IN.get(info.kind.policy)
