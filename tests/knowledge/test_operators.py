@@ -23,13 +23,21 @@ CRDS = ROOT / "tests" / "crds"
 CASES = ROOT / "tests" / "cases"
 
 
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader, reading a plain ``=`` as the string it is to Kubernetes
+    (the AlertmanagerConfig CRD has a property named ``=``: YAML 1.1's value tag)."""
+
+
+_Loader.add_constructor("tag:yaml.org,2002:value", yaml.SafeLoader.construct_yaml_str)
+
+
 @cache
 def _crds() -> dict[tuple[str, str], list[dict[str, Any]]]:
     """(group, kind) -> the openAPIV3Schema of each served version."""
     out: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for path in sorted(CRDS.glob("*.yaml.gz")):
         with gzip.open(path, "rt", encoding="utf-8") as fh:
-            for doc in yaml.safe_load_all(fh):
+            for doc in yaml.load_all(fh, Loader=_Loader):
                 if not doc or doc.get("kind") != "CustomResourceDefinition":
                     continue
                 key = (doc["spec"]["group"], doc["spec"]["names"]["kind"])
