@@ -303,7 +303,7 @@ def test_versioned_keeps_what_an_operator_mounts_by_name() -> None:
     out = res.out
     assert "secrets: [etcd-client-tls]" in out and "  - rules-extra\n" in out
     assert "name: additional-scrape-configs\n    key:" in out
-    assert "mounts at a path that holds its name" in res.stderr
+    assert "Prometheus/prometheus spec.secrets[0] names it" in res.stderr  # at the field
     assert "  podMetadata:\n    annotations:\n      checksum/config:" in out
     again = run_cmhash(["--no-config", "--versioned", "-"], stdin=res.stdout)
     assert again.code == 0 and again.stdout == res.stdout

@@ -123,6 +123,11 @@ def references(res: Resource, default_namespace: str) -> Iterator[NameRef]:
             else:
                 node = get(item, site.name)
                 nodes = [(node, f"{field}.{site.name}")] if node is not None else []
+                if site.default is not None and not (scalar(node) or "").strip():
+                    default = site.default.format(name=res.name or "")
+                    label = f"{res.kind}/{res.name or ''} {field}.{site.name} (absent: {default})"
+                    for kind in kinds:
+                        yield NameRef(kind, own_ns, default, label, res.node.start, site)
             for node, where in nodes:
                 value = (scalar(node) or "").strip()
                 if not value:
