@@ -157,7 +157,7 @@ class Grant(NamedTuple):
 
 
 def _resources(
-    sources: list[SourceText], cut: _Cuts, wanted: re.Pattern[str]
+    sources: list[SourceText], cut: _Cuts, wanted: re.Pattern[str] | selectors.Wanted
 ) -> Iterator[Resource]:
     """The resources of every document ``wanted`` finds something in (parsed again:
     the map stage keeps summaries of ConfigMaps, Secrets and workloads only)."""

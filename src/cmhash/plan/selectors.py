@@ -35,8 +35,38 @@ from cmhash.parse.tree import MAP, SCALAR, SEQ, Node, deref, entries, get, items
 from cmhash.plan.workplan import WorkloadPlan
 
 BOTH = ("ConfigMap", "Secret")
-# a document worth parsing: a key written as a mapping's key, or a CRD (its schemas)
-WANTED = re.compile(r"(?:^|[\s{,])[\"']?key[\"']?\s*:|CustomResourceDefinition", re.MULTILINE)
+_KEY = re.compile(r"(?:^|[\s{,])[\"']?key[\"']?\s*:|CustomResourceDefinition", re.MULTILINE)
+# one object of a kind whose fields outside its pod template never name another object
+# (Kubernetes' own workloads: apps, batch, core), or a ConfigMap or Secret
+_API = re.compile(r"^apiVersion:[ \t]*[\"']?(?:v1|apps/v1|batch/v1)[\"']?[ \t]*$", re.MULTILINE)
+_KIND = re.compile(r"^kind:[ \t]*[\"']?([A-Za-z]+)[\"']?[ \t]*$", re.MULTILINE)
+_PLAIN = frozenset(
+    (
+        *("ConfigMap", "Secret", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"),
+        *("CronJob", "Pod", "ReplicationController", "PodTemplate"),
+    )
+)
+
+
+class Wanted:
+    """Which documents are worth parsing for selectors: one with a key written as a
+    mapping's key, or a CRD (its schemas), but not one object of a kind that never names
+    another outside its pod template (``_PLAIN``: a run with thousands of Deployments
+    parses none of them again)."""
+
+    def search(self, text: str) -> bool:
+        first = _KIND.search(text)
+        if (
+            first is not None
+            and first.group(1) in _PLAIN
+            and _KIND.search(text, first.end()) is None
+            and _API.search(text) is not None
+        ):
+            return False  # (the common case: decided on two lines)
+        return _KEY.search(text) is not None
+
+
+WANTED = Wanted()
 _CRD = ("apiextensions.k8s.io", "CustomResourceDefinition")
 # kinds whose fields never name another object (their data is not read as references)
 _NEVER = frozenset((("", "ConfigMap"), ("", "Secret"), _CRD))
