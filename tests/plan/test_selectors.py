@@ -379,3 +379,86 @@ def test_an_alertmanagers_default_configuration_secret_keeps_its_name() -> None:
     out, said = _run(text, "--hash-live-reloaded")
     assert "name: alertmanager-main\n" in out
     assert "Alertmanager/main spec.configSecret (absent: alertmanager-main) names it" in said, said
+
+
+# the shapes of other operators' manifests, as their users write them (external-secrets
+# docs: a ClusterSecretStore's aws.auth.secretRef names a namespace; cert-manager: an
+# Issuer's route53 solver; k8up: a Schedule's backend)
+OTHERS = """apiVersion: external-secrets.io/v1
+kind: ClusterSecretStore
+metadata:
+  name: cluster-secret-store
+spec:
+  provider:
+    aws:
+      service: SecretsManager
+      region: eu-west-1
+      auth:
+        secretRef:
+          accessKeyIDSecretRef:
+            name: aws-creds
+            key: access-key-id
+            namespace: eso
+          secretAccessKeySecretRef:
+            name: aws-creds
+            key: secret-access-key
+            namespace: eso
+---
+apiVersion: cert-manager.io/v1
+kind: Issuer
+metadata:
+  name: letsencrypt-prod
+  namespace: web
+spec:
+  acme:
+    server: https://acme-v02.api.letsencrypt.org/directory
+    privateKeySecretRef:
+      name: letsencrypt-prod
+    solvers:
+    - dns01:
+        route53:
+          region: us-east-1
+          accessKeyIDSecretRef:
+            name: route53-creds
+            key: aws_access_key_id
+          secretAccessKeySecretRef:
+            name: route53-creds
+            key: aws_secret_access_key
+---
+apiVersion: backup.appuio.ch/v1alpha1
+kind: Schedule
+metadata:
+  name: schedule-test
+  namespace: web
+spec:
+  backend:
+    repoPasswordSecretRef:
+      name: backup-repo
+      key: password
+"""
+
+
+def _user(name: str, ns: str) -> str:
+    return (
+        f"---\napiVersion: v1\nkind: Secret\nmetadata: {{name: {name}, namespace: {ns}}}\n"
+        f"stringData: {{k: v}}\n---\napiVersion: apps/v1\nkind: Deployment\n"
+        f"metadata: {{name: uses-{name}, namespace: {ns}}}\nspec:\n  template:\n    spec:\n"
+        f"      containers:\n      - name: c\n        envFrom: [{{secretRef: {{name: {name}}}}}]\n"
+    )
+
+
+def test_other_operators_selectors_keep_their_secrets() -> None:
+    """A selector with its own namespace (external-secrets' SecretKeySelector) names the
+    object there, whatever namespace its resource is in (a cluster-scoped store)."""
+    text = OTHERS + _user("aws-creds", "eso") + _user("route53-creds", "web")
+    text += _user("backup-repo", "web") + _user("aws-creds", "other")
+    out, said = _run(text)
+    kept = {(m.group(5), m.group(1)) for m in map(NOTE.match, said.splitlines()) if m}
+    assert {name for name, _ in kept} == {"aws-creds", "route53-creds", "backup-repo"}, said
+    names = [
+        (d["metadata"]["namespace"], d["metadata"]["name"])
+        for d in yaml.safe_load_all(out)
+        if d["kind"] == "Secret"
+    ]
+    assert ("eso", "aws-creds") in names and ("web", "route53-creds") in names
+    assert ("other", "aws-creds") not in names  # another namespace's: versioned

@@ -3,10 +3,11 @@ one of its keys, read by name by whatever reconciles the object (an operator, a
 controller), never through a pod. ``--versioned`` must keep such an object's name
 (plan/selectors.py finds them; plan/byname.py says why).
 
-**The shape** (``SELECTOR``): a mapping with a string ``name`` and a string ``key`` and
-nothing else but ``optional`` (k8s.io/api core/v1 types.go ``SecretKeySelector``,
-``ConfigMapKeySelector``: ``LocalObjectReference`` inlined, ``Key``, ``Optional``; the
-prometheus-operator's v1beta1 ``SecretKeySelector``, name and key only). A
+**The shape** (``SELECTOR_KEYS``): a mapping with a string ``name`` and a string ``key``
+and nothing else but ``optional`` and ``namespace`` (k8s.io/api core/v1 types.go
+``SecretKeySelector``, ``ConfigMapKeySelector``: ``LocalObjectReference`` inlined,
+``Key``, ``Optional``; the prometheus-operator's v1beta1 ``SecretKeySelector``, name and
+key only; external-secrets' ``SecretKeySelector``, which may name another namespace). A
 ``SecretOrConfigMap`` (prometheus-operator v1 types.go) holds one under ``secret`` or
 ``configMap``, which says its kind; elsewhere the field's name may (``clientSecret``,
 ``configMapKeyRef``), or else both kinds are candidates.
@@ -27,7 +28,9 @@ Paths: ``*`` is each item of a list, ``{}`` each value of a mapping (``proxyConn
 
 from typing import NamedTuple
 
-SELECTOR_KEYS = frozenset(("name", "key", "optional"))  # the shape's keys
+# the shape's keys; ``namespace``: the object's namespace, where the selector may name
+# one in another (external-secrets apis/meta/v1 SecretKeySelector: name, namespace, key)
+SELECTOR_KEYS = frozenset(("name", "key", "optional", "namespace"))
 REQUIRED_KEYS = ("name", "key")
 ARMS = {"secret": "Secret", "configMap": "ConfigMap"}  # a SecretOrConfigMap's two arms
 EITHER = "either"  # a SecretOrConfigMap: its arm says which

@@ -312,7 +312,7 @@ def read_by_name(
     # 1b. {name, key} selectors outside pod specs, in the resource's own namespace
     if by_name:
         for res, f in selectors.all_found(_resources(sources, cut, selectors.WANTED), plans):
-            ns = res.namespace or default_ns
+            ns = f.namespace or res.namespace or default_ns
             for kind in f.targets:
                 for k in by_name.get((kind, f.name), []):
                     if _same_namespace(ns, k.namespace):

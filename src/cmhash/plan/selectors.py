@@ -12,13 +12,14 @@ A mapping is a selector when
   arms) or the prometheus-operator table does (knowledge/selectors.py): certain, and
   the schema or the table says which kind it names; or
 - it has the shape: a string ``name``, a string ``key`` and no other key but
-  ``optional``. Its kind is the one its field says (a ``secret``/``configMap`` arm, a
-  field named ``...Secret...`` or ``...ConfigMap...``); otherwise both are candidates.
+  ``optional`` and ``namespace`` (which then names the object's namespace). Its kind is
+  the one its field says (a ``secret``/``configMap`` arm, a field named ``...Secret...``
+  or ``...ConfigMap...``); otherwise both are candidates.
 
 Nothing comes of a selector whose name no ConfigMap or Secret of the input has in the
-resource's namespace (plan/byname.py matches them): that keeps the shape rule from
-reading meaning into an unrelated ``{name, key}``; and where both kinds have the name,
-both keep it (renaming either could break the reader)."""
+resource's namespace, or the one it names (plan/byname.py matches them): that keeps the
+shape rule from reading meaning into an unrelated ``{name, key}``; and where both kinds
+have the name, both keep it (renaming either could break the reader)."""
 
 from __future__ import annotations
 
@@ -88,6 +89,7 @@ class Found(NamedTuple):
     field: str  # spec.endpoints[0].basicAuth.password
     offset: int  # where the name is written
     how: str
+    namespace: str | None = None  # the selector's own namespace field, when it has one
 
 
 # -- CRD schemas ---------------------------------------------------------------------
@@ -194,13 +196,14 @@ def _shape(node: Node) -> bool:
     return all(v is not None and v.kind == SCALAR for v in values)
 
 
-def _name(node: Node) -> tuple[str, int] | None:
+def _name(node: Node) -> tuple[str, int, str | None] | None:
+    """The name a selector gives, where it is written, and its namespace field."""
     value = get(node, "name")
     name = (scalar(value) or "").strip()
     key = get(node, "key")
     if not name or key is None or key.kind != SCALAR or value is None:
         return None
-    return name, value.start
+    return name, value.start, (scalar(get(node, "namespace")) or "").strip() or None
 
 
 def find(res: Resource, skip: frozenset[tuple[str, ...]], schemas: list[Known]) -> Iterator[Found]:
@@ -238,7 +241,7 @@ def find(res: Resource, skip: frozenset[tuple[str, ...]], schemas: list[Known]) 
                 targets, how = (
                     (hit.targets, hit.how) if hit else (_by_field(path), "a {name, key} selector")
                 )
-                yield Found(named[0], targets or BOTH, field, named[1], how)
+                yield Found(named[0], targets or BOTH, field, named[1], how, named[2])
                 continue
         for key, (_, value) in reversed(pairs.items()):
             step = "{}" if path and path[-1] in maps_after else key
