@@ -18,7 +18,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cmhash, tool, tool_env
+from conftest import ROOT, TOOLS_BIN, run_cmhash, tool, tool_env
 
 TREE = ROOT / "tests" / "fixtures" / "kustomize-components"
 COMPONENTS = ("components/external_db", "components/ldap", "components/recaptcha")
@@ -37,8 +37,15 @@ def _advised(tree: Path, *args: str) -> tuple[set[str], str]:
     return set(ADVICE.findall(res.stderr)), res.stderr
 
 
+def _kustomize4() -> str:
+    """The standalone kustomize 4.5.4: ``kustomize4`` where both majors are installed,
+    else ``kustomize``."""
+    found = shutil.which("kustomize4") or shutil.which("kustomize4", path=str(TOOLS_BIN))
+    return found or tool("kustomize")
+
+
 def _build(binary: str, tree: Path, directory: str) -> subprocess.CompletedProcess[str]:
-    argv = [tool("kustomize"), "build"] if binary == "kustomize" else [tool("kubectl"), "kustomize"]
+    argv = [_kustomize4(), "build"] if binary == "kustomize" else [tool("kubectl"), "kustomize"]
     return subprocess.run(
         [*argv, directory], cwd=tree, capture_output=True, text=True, env=tool_env(), check=False
     )
