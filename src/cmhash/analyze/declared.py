@@ -265,9 +265,11 @@ class Skipped(NamedTuple):
 
     offset: int
     message: str
-    # a reference field of an operator's resource in the wrong shape (workload.py): a
-    # reference-shape finding, an error with --strict
-    shape: bool = False
+    # the finding's code (findings.py): a skipped item; a reference field of an
+    # operator's resource in the wrong shape (workload.py: reference-shape, an error
+    # with --strict); annotations written where they are not read (placement.py:
+    # misplaced-annotation, a warning with --strict)
+    code: str = Code.SKIPPED_ITEM.value
 
 
 def declared_references(
@@ -293,7 +295,11 @@ def declared_references(
                         refs.extend(_wave(decl, value, offset, ann, skipped))
                     continue
                 refs.extend(_names(decl, value, offset, ann.field, ann.spots.get(key)))
-            elif "kapp" in compat and (key == KAPP_REF or key.startswith(KAPP_REF + ".")):
+            elif (
+                "kapp" in compat
+                and (key == KAPP_REF or key.startswith(KAPP_REF + "."))
+                and ann is meta  # kapp reads a resource's own annotations only
+            ):
                 refs.extend(_kapp(key, value, offset, ann.field))
     return refs, skipped
 

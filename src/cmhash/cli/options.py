@@ -80,6 +80,12 @@ SETTINGS_OPTIONS = [
         help="Leave Secrets out of every checksum.",
     ),
     click.option(
+        "--hash-live-reloaded/--no-hash-live-reloaded",
+        default=None,
+        help="Also hash what an operator's own config reloader applies without a restart "
+        "(an Alertmanager's configuration), so that a change to it rolls the pods.",
+    ),
+    click.option(
         "--secret-key-env",
         metavar="VAR",
         help="Hash Secret content with HMAC-SHA256 keyed by this env variable.",

@@ -60,12 +60,15 @@ def _profile(
     defaults: tuple[tuple[str, str, str], ...] = (),
     component: str | None = None,
     pod: tuple[str, ...] | None = None,
+    live: tuple[tuple[str, str], ...] = (),
 ) -> dict[str, Any]:
     """A profile: the fields of its kinds.WorkloadKind row (made there, which imports
     this module). ``component``: one pod group of a resource that runs several, whose
     block (``spec.<component>``) holds its annotations, its pod-spec-like fields and the
     paths of ``sites`` (given from that block). ``pod``: the pod-spec-like block, from
-    the root, when it is not that block itself (Strimzi's ``spec.template.pod``)."""
+    the root, when it is not that block itself (Strimzi's ``spec.template.pod``).
+    ``live``: (field, how) for the fields whose objects the operator's own reloader
+    applies without a restart (see LIVE)."""
     block = ("spec",) if component is None else ("spec", component)
     if component is not None:
         sites = tuple(s._replace(path=(*block, *s.path)) for s in sites)
@@ -79,10 +82,37 @@ def _profile(
         "operator": operator,
         "defaults": defaults,
         "component": component,
+        "live": live,
     }
 
 
 _PROM = "the Prometheus operator"
+
+# What the Prometheus operator's config-reloader sidecar applies without a restart
+# (prometheus-operator at 6adcebc5076c; cmd/prometheus-config-reloader/main.go: it
+# watches --config-file and each --watched-dir and calls the reload URL). Left out of the
+# checksum by default (plan/resolve.py; --hash-live-reloaded counts them): a change
+# reaches the running pods without rolling them.
+# - Prometheus, PrometheusAgent: the operator reads the additional* Secrets' keys
+#   (pkg/prometheus/server/operator.go l.1610-1621 and pkg/prometheus/agent/
+#   operator.go l.974 k8s.LoadSecretRef; a Secret's change re-queues the resource, the
+#   informer at server/operator.go l.598) into the generated configuration Secret, the
+#   reloader's --config-file (pkg/prometheus/common.go BuildConfigReloader:
+#   operator.ConfigFile). Its spec.secrets and spec.configMaps are mounted into the
+#   prometheus container only, never watched: they stay counted.
+# - Alertmanager: configSecret (default alertmanager-<name>) is read by the operator
+#   (pkg/alertmanager/operator.go l.864-868) into alertmanager-<name>-generated, mounted
+#   at /etc/alertmanager/config, the first watched directory (pkg/alertmanager/
+#   statefulset.go l.514); every spec.secrets and spec.configMaps mount is a watched
+#   directory too (l.613, l.641).
+# - ThanosRuler: the reloader watches only the rule ConfigMaps the operator makes
+#   (pkg/thanos/statefulset.go l.356-415); its configuration Secrets are mounted
+#   unwatched: they stay counted.
+_GENERATED = (
+    "the Prometheus operator reads it into the configuration it generates, which its "
+    "config-reloader applies without a restart"
+)
+_WATCHED = "the Prometheus operator's config-reloader watches its mount and reloads"
 _MOUNTED = (
     names("spec", "secrets", target="Secret"),
     names("spec", "configMaps", target="ConfigMap"),
@@ -103,12 +133,18 @@ PROMETHEUS_OPERATOR: tuple[dict[str, Any], ...] = (
             key_ref("spec", "additionalAlertRelabelConfigs"),
             key_ref("spec", "additionalAlertManagerConfigs"),
         ),
+        live=(
+            ("spec.additionalScrapeConfigs", _GENERATED),
+            ("spec.additionalAlertRelabelConfigs", _GENERATED),
+            ("spec.additionalAlertManagerConfigs", _GENERATED),
+        ),
     ),
     _profile(
         "monitoring.coreos.com",
         "PrometheusAgent",
         _PROM,
         (*_MOUNTED, key_ref("spec", "additionalScrapeConfigs")),
+        live=(("spec.additionalScrapeConfigs", _GENERATED),),
     ),
     # the configuration Secret defaults to alertmanager-<name>
     # (alertmanager/statefulset.go defaultConfigSecretName: prefixedName(am.Name))
@@ -118,6 +154,11 @@ PROMETHEUS_OPERATOR: tuple[dict[str, Any], ...] = (
         _PROM,
         (*_MOUNTED, named("spec", "configSecret", target="Secret")),
         defaults=(("spec.configSecret", "Secret", "alertmanager-{name}"),),
+        live=(
+            ("spec.configSecret", _GENERATED),
+            ("spec.secrets", _WATCHED),
+            ("spec.configMaps", _WATCHED),
+        ),
     ),
     _profile(
         "monitoring.coreos.com",
@@ -307,3 +348,12 @@ OPERATOR_PROFILES = (
     + OPENTELEMETRY_OPERATOR
     + STRIMZI
 )
+
+
+def live_reload(live: tuple[tuple[str, str], ...], field: str) -> str | None:
+    """How the operator applies the object a reference at ``field`` names without a
+    restart (a profile's ``live`` row whose field it is, or an item of), else None."""
+    for prefix, how in live:
+        if field == prefix or field.startswith((prefix + "[", prefix + ".")):
+            return how
+    return None

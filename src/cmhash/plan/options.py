@@ -30,6 +30,9 @@ class PlanOptions(NamedTuple):
     include_workloads: tuple[Rule, ...] = ()  # when any: only matching workloads
     versioned: bool = False  # every referenced ConfigMap/Secret gets a versioned name
     lock: "Lock | None" = None  # --lock, lock: fingerprints of what the cluster holds
+    # what an operator's own reloader applies without a restart counts too
+    # (knowledge/operators.py: an Alertmanager's configuration)
+    hash_live_reloaded: bool = False
 
     def __repr__(self) -> str:
         return secret_hidden(self)

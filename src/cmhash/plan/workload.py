@@ -45,6 +45,13 @@ SKIP_FINDINGS: dict[SkipReason, tuple[Code, str]] = {
 }
 
 
+# the level of a map-stage finding under --strict, when it differs from its code's
+STRICT: dict[Code, Level] = {
+    Code.REFERENCE_SHAPE: Level.ERROR,  # a reference cmhash cannot read
+    Code.MISPLACED_ANNOTATION: Level.WARNING,  # an annotation that does nothing there
+}
+
+
 _HEX64 = r"[0-9a-f]{64}"  # (compiled by re's cache when a workload has a value under the key)
 
 
@@ -109,9 +116,9 @@ def _plan(
     findings.extend(
         plan.finding(
             item.offset,
-            Code.REFERENCE_SHAPE if item.shape else Code.SKIPPED_ITEM,
+            Code(item.code),
             f"{info.label}: {item.message}",
-            level=Level.ERROR if item.shape and options.strict else None,
+            level=STRICT.get(Code(item.code)) if options.strict else None,
         )
         for item in info.skipped_items
     )
@@ -135,6 +142,11 @@ def _plan(
     extra = None
     if options.lock is not None or info.selection.restart or index.restarts:
         extra = _extras(plan, options)  # what Git does not see (a lock, a restart asked for)
+    if info.kind.live and not options.hash_live_reloaded:
+        from cmhash.plan.ref_findings import live_reloaded  # (an operator's resource)
+
+        note = live_reloaded(plan)
+        findings.extend([note] if note is not None else [])
     if plan.in_stream or extra:
         plan.value = digest(uses, options.secret_key, extra)
     gate = OPT_IN.get(info.kind.policy)

@@ -33,6 +33,7 @@ PLAIN_KEYS = (
     ("versioned", "versioned"),
     ("versionedKeep", "versioned_keep"),
     ("versionedImmutable", "versioned_immutable"),
+    ("hashLiveReloaded", "hash_live_reloaded"),
 )
 
 
@@ -102,6 +103,8 @@ class Settings(NamedTuple):
     versioned_keep: bool = False  # mark versioned objects so Helm and Argo CD keep old ones
     versioned_immutable: bool = False  # set immutable: true on versioned objects
     keep_versions: int | None = None  # --keep-versions: a bounded history (plan/history.py)
+    # count what an operator's own reloader applies without a restart (plan/resolve.py)
+    hash_live_reloaded: bool = False
     acknowledge: tuple[Acknowledgement, ...] = ()  # known findings (findings.py)
     lock_file: str | None = None  # --lock, lock: (relative to the config file's directory)
     lock: "Lock | None" = None  # that file, read (plan/lockfile.py)
