@@ -11,10 +11,13 @@ clean-up runs and ``cli`` exits with 128 + the signal number and one line.
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import Any
 
 HANDLED = (signal.SIGTERM, signal.SIGHUP)
 HELD = (signal.SIGINT, *HANDLED)
@@ -39,8 +42,9 @@ _installed = False
 
 def install() -> None:
     """SIGTERM/SIGHUP -> Terminated, SIGINT -> KeyboardInterrupt (Python's own handler,
-    in place of ``early``'s), unless the parent made them ignored (``nohup``). Only the
-    console script calls it: the process is cmhash's."""
+    in place of ``early``'s), unless the parent made them ignored (``nohup``); and a
+    signal's exception that Python could not raise is not lost (``_unraisable``). Only
+    the console script calls it: the process is cmhash's."""
     global _installed
     _installed = True
     if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
@@ -48,6 +52,32 @@ def install() -> None:
     for sig in HANDLED:
         if signal.getsignal(sig) is not signal.SIG_IGN:
             signal.signal(sig, _raise)
+    sys.unraisablehook = _unraisable
+
+
+def _unraisable(info: Any) -> None:
+    """``sys.unraisablehook`` of the run: a handler runs wherever Python is when the
+    signal comes, and the exception it raises inside a weakref callback or a ``__del__``
+    cannot propagate: Python prints it ("Exception ignored in ...", a traceback) and goes
+    on, the signal lost (a Ctrl-C while a command's modules are imported: the import
+    system's module locks free themselves through a weakref callback). Such a signal is
+    sent again when the next Python function starts, where its exception propagates
+    (or, held, waits for the poll). Anything else: Python's own report."""
+    exc = info.exc_value
+    if isinstance(exc, KeyboardInterrupt):
+        again = int(signal.SIGINT)
+    elif isinstance(exc, Terminated):
+        again = exc.signum
+    else:
+        sys.__unraisablehook__(info)
+        return
+    previous = sys.gettrace()
+
+    def resend(frame: FrameType, event: str, arg: object) -> None:
+        sys.settrace(previous)
+        os.kill(os.getpid(), again)  # (the handler runs as this new frame starts)
+
+    sys.settrace(resend)
 
 
 def release() -> None:
