@@ -68,7 +68,7 @@ def test_none_and_other_objects() -> None:
     "text",
     [
         "a: ~\nb: null\nc: Null\nd: NULL\ne:\nf: ''\ng: 'null'\nh: \"~\"\ni: nulL\nj: nul\n",
-        "a: !!null x\nb: !!str null\nc: !!null\nd: !!str\ne: !!null ~\n",
+        "a: !!null ''\nb: !!str null\nc: !!null\nd: !!str\ne: !!null ~\n",
         "a: &x ~\nb: *x\nc: &y v\nd: *y\ne: &m {k: v}\nf: *m\n",
         "a: |\n  null\nb: >\n  ~\nc: [1, ~]\nd: {}\n",
         "a: héllo\nb: ∅\nc: 'ünï'\n",
