@@ -398,3 +398,24 @@ def test_the_c_tree_builder_hands_every_tag_to_the_event_builder(value: str, sen
         pytest.skip("the C tree builder was not compiled")
     assert build(value_doc(value), 0) is None
     assert build(value_doc('"plain"'), 0) is not None  # (the same document, untagged)
+
+
+@PARSERS
+def test_the_checksum_follows_what_the_pod_sees(parser: str) -> None:
+    """The issue's case: ``"aGVsbG8="`` to ``!!binary aGVsbG8=`` changes what the pod
+    sees (``aGVsbG8=`` to ``hello``), so it changes the checksum; ``!!binary aGVsbG8=``
+    and ``"hello"`` are the same to the pod, and so to the checksum."""
+    workload = (
+        "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n"
+        "  template:\n    spec:\n      containers:\n      - name: c\n"
+        "        envFrom: [{configMapRef: {name: c}}]\n"
+    )
+
+    def checksum(value: str) -> str:
+        res = run_cmhash(
+            ["--no-config", "--parser", parser, "-"], stdin=(value_doc(value) + workload).encode()
+        )
+        assert res.code == 0, res.stderr
+        return res.out.split("checksum/config: ")[1].split("\n")[0]
+
+    assert checksum('"aGVsbG8="') != checksum("!!binary aGVsbG8=") == checksum('"hello"')
