@@ -199,8 +199,8 @@ class _Builder:
 
     def unlink(self) -> None:
         """Aliases let go of their targets: a recursive alias (refused) closes a cycle,
-        and the C Node is not tracked by the cyclic collector, which would never free
-        it."""
+        which only the cyclic collector would free, and the console script runs with it
+        off."""
         for _, alias in self.aliased:
             alias.value = None
 

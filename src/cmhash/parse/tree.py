@@ -31,9 +31,8 @@ class _PyNode:
     collections, True when written in flow style. ``start``/``end`` are absolute
     character offsets in the source text.
 
-    (``Node``: this, or the same class in C from native/_ctree.c, which the cyclic
-    collector does not track and which keeps its offsets as C integers; this one stays
-    its reference.)
+    (``Node``: this, or the same class in C from native/_ctree.c, which keeps its
+    offsets as C integers; this one stays its reference.)
     """
 
     # native/_ctree.c fills exactly these slots without calling __init__ (it refuses a
