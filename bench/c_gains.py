@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
 """What each piece of C saves: the canonical stream (make_stream.py 5000) through
-``cmhash --workers 1`` (inject) and ``cmhash explain --format json``, with every C entry
-point on, and with each one left to its Python reference in turn (``CMHASH_C_OFF``).
+``cmhash --workers 1`` (inject), ``cmhash`` with its automatic workers, and ``cmhash
+explain --format json``, with every C entry point on, and with a group of them left to
+their Python references (``CMHASH_C_OFF``).
 
-    python bench/c_gains.py [--runs 7] [--apps 5000] [--only build,get]
+    python bench/c_gains.py [--runs 9] [--apps 5000] [--only refs,scan] [--off a,b]
 
-The runs are interleaved (all on, one off, all on, the next off, ...), so drift in the
-machine's load hits each alike; the gain of an entry point is the median, over runs, of
-(time with it off / time with all on) - 1, as a percentage of the run. Time here is the
-process's CPU time (user + system, from wait4): on a shared machine wall time swings by
-+-10 % from run to run, CPU time by far less, and with one worker a run is CPU-bound.
-``--off a,b`` measures entry points together (one row)."""
+Entry points are measured in groups: the ones that only pay together (``find_refs``
+calls ``site_refs`` and ``collect``) are one group, and each group is what would go back
+to Python together. The runs are interleaved (all on, the group off, all on, ...) so
+that drift in the machine's load hits each alike; the gain of a group is the median,
+over the pairs, of (time with it off / time with all on) - 1, as a percentage of the run,
+with the lowest and highest pair beside it. Time here is the processes' CPU time (user
++ system, from wait4, workers included): on a shared machine wall time swings by +-10 %
+from run to run, CPU time by far less. ``--off a,b`` measures any set of entry points
+together (one row)."""
 
 from __future__ import annotations
 
@@ -42,6 +46,20 @@ ENTRIES = {
     "_cjson": "jsonout.py / hashing.py Python writers",
 }
 
+# what goes back to Python together: a group's entry points only pay together, or share
+# a job (its name -> the entry points)
+GROUPS = {
+    "tree": ("build",),  # (Node itself: the whole of _ctree, every group below with it)
+    "self-check": ("check_edit",),
+    "refs": ("find_refs", "site_refs", "collect"),
+    "resources": ("document_resources",),
+    "resolve": ("resolve_plain",),
+    "scan": ("top_level", "cuts"),
+    "lines": ("line_numbers",),
+    "json": ("_cjson",),
+    "pack": ("_cpack",),
+}
+
 
 def cpu_seconds(cmd: list[str], out: str) -> float:
     """User + system seconds of one whole process (and any it waited for)."""
@@ -53,16 +71,30 @@ def cpu_seconds(cmd: list[str], out: str) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def gain(cmd: list[str], off: str, runs: int, out: str) -> str:
+    """The median gain over ``runs`` interleaved pairs, and its range."""
+    ratios = []
+    for _ in range(runs):
+        os.environ.pop("CMHASH_C_OFF", None)
+        on = cpu_seconds(cmd, out)
+        os.environ["CMHASH_C_OFF"] = off
+        ratios.append(cpu_seconds(cmd, out) / on - 1)
+    os.environ.pop("CMHASH_C_OFF", None)
+    median = 100 * statistics.median(ratios)
+    return f"{median:+.1f} % ({100 * min(ratios):+.1f}..{100 * max(ratios):+.1f})"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--apps", type=int, default=5000)
-    ap.add_argument("--runs", type=int, default=7)
-    ap.add_argument("--only", default="", help="comma-separated entry points [all]")
+    ap.add_argument("--runs", type=int, default=9)
+    ap.add_argument("--only", default="", help="comma-separated groups [all]")
     ap.add_argument("--off", action="append", default=[], help="entry points off together")
     ap.add_argument("--generator", type=Path, default=DEFAULT_GENERATOR)
     args = ap.parse_args()
-    names = [n for n in args.only.split(",") if n] or ([] if args.off else list(ENTRIES))
-    names += args.off
+    names = [n for n in args.only.split(",") if n] or ([] if args.off else list(GROUPS))
+    rows = [(n, ",".join(GROUPS[n])) for n in names]
+    rows += [(off, off) for off in args.off]
     cm = cmhash_cmd()
     compile_bytecode()
     with tempfile.TemporaryDirectory() as tmp:
@@ -70,24 +102,17 @@ def main() -> int:
         out = os.path.join(tmp, "out")
         runs = {
             "inject --workers 1": [*cm, "--no-config", "--workers", "1", stream],
+            "inject (automatic workers)": [*cm, "--no-config", stream],
             "explain --format json": [*cm, "explain", "--no-config", "--format", "json", stream],
         }
-        print(f"| entry point | {' | '.join(runs)} | Python reference |")
-        print("| --- | " + " | ".join("---" for _ in runs) + " | --- |")
-        for name in names:
-            cells = []
-            for cmd in runs.values():
-                ratios = []
-                for _ in range(args.runs):
-                    os.environ.pop("CMHASH_C_OFF", None)
-                    on = cpu_seconds(cmd, out)
-                    os.environ["CMHASH_C_OFF"] = name
-                    off = cpu_seconds(cmd, out)
-                    ratios.append(off / on - 1)
-                os.environ.pop("CMHASH_C_OFF", None)
-                cells.append(f"{100 * statistics.median(ratios):+.1f} %")
-            ref = "; ".join(ENTRIES.get(n, "?") for n in name.split(","))
-            print(f"| `{name}` | {' | '.join(cells)} | {ref} |", flush=True)
+        print(f"median and range of {args.runs} paired runs, CPU time")
+        print(f"| group | entry points | {' | '.join(runs)} | Python reference |")
+        print("| --- | --- | " + " | ".join("---" for _ in runs) + " | --- |")
+        for name, off in rows:
+            cells = [gain(cmd, off, args.runs, out) for cmd in runs.values()]
+            ref = "; ".join(ENTRIES.get(n, "?") for n in off.split(","))
+            shown = ", ".join(f"`{n}`" for n in off.split(","))
+            print(f"| {name} | {shown} | {' | '.join(cells)} | {ref} |", flush=True)
     return 0
 
 

@@ -82,13 +82,17 @@ def deliver(mode: Mode, result: RunResult, roots: Sequence[str], settings: Setti
             err(summary)
         return EXIT_CHANGED if changed else EXIT_OK
     if mode is Mode.IN_PLACE:
+        from cmhash.runtime.signals import held
         from cmhash.write.writer import write_files
 
-        write_files(changed, roots)
-        if not settings.quiet:
-            for f in changed:
-                n = sum(1 for c in result.changes if c.source is f.source)
-                err(f"updated {f.source.display} ({plural(n, 'workload')})")
+        # a signal that stops the write rolls it back and says so (RolledBack); one that
+        # comes after it waits for these lines, which are then true
+        with held():
+            write_files(changed, roots)
+            if not settings.quiet:
+                for f in changed:
+                    n = sum(1 for c in result.changes if c.source is f.source)
+                    err(f"updated {f.source.display} ({plural(n, 'workload')})")
     elif mode is Mode.STREAM:
         _stream(result)
     return EXIT_OK

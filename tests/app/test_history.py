@@ -534,3 +534,65 @@ def test_a_carried_version_keeps_its_marks_as_they_were(tmp_path: Path) -> None:
     o2 = run(tmp_path, render(2), o1)
     v1 = current(o1, "ConfigMap")
     assert documents(o2)[v1] == documents(o1)[v1]
+
+
+@pytest.mark.parametrize(
+    ("directives", "nl"),
+    [
+        ("%YAML 1.1\n", "\n"),
+        ("%YAML 1.2\n%TAG !e! tag:example.com,2000:\n", "\n"),
+        ("%YAML 1.1\n", "\r\n"),
+    ],
+    ids=["yaml", "yaml-and-tag", "crlf"],
+)
+def test_a_previous_document_after_directives_reads_back(
+    tmp_path: Path, directives: str, nl: str
+) -> None:
+    """A PREV document with directives (``%YAML 1.1`` then ``---``) was carried with
+    them after its marker and mark: the output, fed back as PREV, was not YAML (exit 2).
+    The directives now go before the marker, after a ``...`` (where YAML allows them);
+    the output reads back, as PREV and for every reader, and carries the document byte
+    for byte."""
+
+    def lines(text: str) -> bytes:
+        return text.replace("\n", nl).encode()
+
+    o1 = run(tmp_path, lines(render(1).decode()), b"")
+    first, rest = o1.decode().replace(nl, "\n").split("---\n", 1)
+    # the ConfigMap starts PREV after its directives, the Secret after a "..." in the middle
+    prev = lines(f"{directives}---\n{first}...\n{directives}---\n{rest}")
+    o2 = run(tmp_path, lines(render(2).decode()), prev)
+    o3 = run(tmp_path, lines(render(3).decode()), o2, 3)  # the output fed back as PREV reads
+    assert run(tmp_path, lines(render(3).decode()), o3, 3) == o3  # and again: nothing moves
+    o1, o2, o3 = (o.replace(b"\r\n", b"\n") for o in (o1, o2, o3))
+    assert marks(o2) == ["1 ConfigMap shop/app", "1 Secret shop/db"]
+    assert o2.decode().count(directives) == 2  # each carried document keeps its own
+    assert marks(o3) == [
+        "1 ConfigMap shop/app",
+        "2 ConfigMap shop/app",
+        "1 Secret shop/db",
+        "2 Secret shop/db",
+    ]
+    v1 = current(o1, "ConfigMap")  # (up to the "..." before the next one's directives)
+    assert documents(o3)[v1].split("\n...\n")[0] + "\n" == documents(o1)[v1]
+    assert len(load_objects(o2)) == 5 and len(load_objects(o3)) == 7  # YAML (PyYAML)
+    for parser in ("fast", "exact"):
+        res = run_cmhash(["--no-config", "--parser", parser, "-"], stdin=o3)
+        assert res.code == 0, res.stderr
+
+
+@pytest.mark.integration
+def test_a_carried_document_after_directives_is_read_by_kubectl(tmp_path: Path) -> None:
+    """kubectl cuts a stream at its ``---`` lines and hands each piece to go-yaml: a
+    directive must follow a ``...`` there (a stream that starts with one is refused)."""
+    o1 = run(tmp_path, render(1), b"")
+    first, rest = o1.decode().split("---\n", 1)
+    o2 = run(tmp_path, render(2), f"{first}...\n%YAML 1.1\n---\n{rest}".encode())
+    (tmp_path / "o2.yaml").write_bytes(o2)
+    proc = subprocess.run(
+        [tool("kubectl"), "label", "--local", "-f", str(tmp_path / "o2.yaml"), "x=y", "-o", "name"],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert len(proc.stdout.split()) == len(load_objects(o2)) == 5

@@ -49,7 +49,13 @@ TABLE = [
     ("-0b101", "int"),
     ("0x_1F", "int"),
     ("1__0", "int"),
-    ("99999999999999999999999", "int"),
+    # out of int64 and uint64: a decimal one is a float (kubectl sends 1e+23), a hex,
+    # octal or binary one a string (go-yaml v2 has no big integers)
+    ("99999999999999999999999", "float"),
+    ("18446744073709551615", "int"),
+    ("-9223372036854775809", "float"),
+    ("0x1FFFFFFFFFFFFFFFFFF", "str"),
+    ("0o7777777777777777777777", "str"),
     # floats: go-yaml's yamlStyleFloat, finite
     ("1.5", "float"),
     ("1.", "float"),
@@ -93,7 +99,10 @@ TABLE = [
     ("+", "str"),
     ("-", "str"),
     (".", "str"),
-    (".5_0", "str"),
+    (".5_0", "float"),  # (ParseFloat: an underscore between two digits; kubectl sends 0.5)
+    ("._5", "str"),
+    (".5__0", "str"),
+    (".5_e1", "str"),
     ("inf", "str"),
     ("nan", "str"),
     ("Infinity", "str"),

@@ -16,6 +16,7 @@ import json
 import random
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ import pytest
 from conftest import IN_CI, ROOT, TESTS, run_cmhash
 
 from cmhash.errors import NodeError
+from cmhash.native import cext
 from cmhash.parse import backends, events, libyaml
 from cmhash.parse.tree import MAP, MAX_DEPTH, SEQ, Node
 
@@ -142,9 +144,15 @@ REFUSED_BY_LIBYAML = ["k: {:}\n", "k: [:a]\n", "k: {a:}\n", "k: [::]\n", "k: {:a
 
 
 def _python(be_name: str = "fast") -> backends.Backend:
-    be = copy.copy(events.backend(be_name))
-    be.ctree = None
-    return be
+    """The fast path without the C tree builder: PyYAML's libyaml events (the fast
+    backend's own take ruamel's when PyYAML's libyaml is another release than the C
+    builder's: backends.py)."""
+    parts = backends.libyaml_parts()
+    if be_name != "fast" or parts is None:
+        be = copy.copy(events.backend(be_name))
+        be.ctree = None
+        return be
+    return backends.Backend("fast", lambda: parts)
 
 
 def _dump(node: Node, offsets: bool = True) -> Any:
@@ -558,3 +566,78 @@ def test_under_both_pyyaml_releases(tmp_path: Path, release: str) -> None:
     out = json.loads(run.stdout)
     assert out.pop("libyaml") == {"6.0.3": "0.2.5", "6.0.4": "0.2.6"}[release]
     assert set(out.values()) == {1}, out
+
+
+# The C tree builder links the system's libyaml; PyYAML's wheel bundles its own, maybe
+# another release. What the C builder hands on (tags, anchors, errors) and what its
+# self-check cannot tell go to PyYAML's libyaml only when it is the same release (one
+# libyaml reads a run, by construction); otherwise to the reference parser (ruamel),
+# with a -v note.
+TAGGED = (
+    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  k: !!str 3\n---\n"
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n"
+    "    spec:\n      containers:\n      - name: c\n        envFrom: [{configMapRef: {name: c}}]\n"
+)
+
+
+def _simulated(monkeypatch: pytest.MonkeyPatch, ours: str, theirs: str | None) -> None:
+    monkeypatch.setattr(backends, "libyaml_releases", lambda: (ours, theirs))
+    events._BACKENDS.clear()  # (a fresh fast backend: its events are chosen on first use)
+
+
+@pytest.fixture
+def fresh_backends() -> Iterator[None]:
+    yield
+    events._BACKENDS.clear()
+
+
+@pytest.mark.parametrize(
+    ("ours", "theirs", "reader"),
+    [
+        ("0.2.5", "0.2.5", "yaml.events"),
+        ("0.2.6", "0.2.6", "yaml.events"),
+        ("0.2.5", "0.2.6", "ruamel.yaml.events"),  # the system's 0.2.5, PyYAML 6.0.4's 0.2.6
+        ("0.2.6", "0.2.5", "ruamel.yaml.events"),
+        ("0.2.5", None, "ruamel.yaml.events"),  # PyYAML without libyaml
+    ],
+)
+def test_what_the_c_builder_hands_on_is_read_by_one_libyaml(
+    monkeypatch: pytest.MonkeyPatch,
+    fresh_backends: None,
+    ours: str,
+    theirs: str | None,
+    reader: str,
+) -> None:
+    if events.backend("fast").ctree is None:
+        pytest.skip("the C tree builder was not compiled")
+    _simulated(monkeypatch, ours, theirs)
+    be = events.backend("fast")
+    assert be.scalar.__module__ == reader
+    # the same output either way, and the note under -v only where releases differ
+    res = run_cmhash(["--no-config", "-v", "-"], stdin=TAGGED.encode())
+    assert res.code == 0, res.stderr
+    noted = "C tree builder reads with libyaml" in res.stderr
+    assert noted is (theirs is not None and ours != theirs), res.stderr
+    if noted:
+        assert f"libyaml {ours}, PyYAML with {theirs}" in res.stderr
+    events._BACKENDS.clear()
+    plain = run_cmhash(["--no-config", "--parser", "exact", "-"], stdin=TAGGED.encode())
+    assert res.stdout == plain.stdout
+
+
+def test_the_releases_compared_are_the_linked_ones() -> None:
+    releases = backends.libyaml_releases()
+    ctree = cext.ctree()
+    if ctree is None:
+        assert releases is None
+        return
+    import yaml
+
+    assert releases == (ctree.LIBYAML_VERSION, yaml._yaml.get_version_string())
+    # the real environment's choice (CI: Debian's libyaml 0.2.5 and PyYAML 6.0.4's 0.2.6)
+    events._BACKENDS.clear()
+    try:
+        want = "yaml.events" if releases[0] == releases[1] else "ruamel.yaml.events"
+        assert events.backend("fast").scalar.__module__ == want
+    finally:
+        events._BACKENDS.clear()

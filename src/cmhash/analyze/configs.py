@@ -10,7 +10,6 @@ Kubernetes reads them (k8syaml.py); no message ever quotes a value."""
 
 from __future__ import annotations
 
-import binascii
 import functools
 
 from cmhash.analyze.annotations import labels_of, read_annotations
@@ -28,7 +27,14 @@ from cmhash.analyze.versioned import (
 from cmhash.edit.splice import Edit
 from cmhash.errors import NodeError
 from cmhash.knowledge.sources import SecretSource
-from cmhash.parse.k8syaml import resolves_to_non_string
+from cmhash.parse.k8syaml import (
+    HINTED,
+    TagError,
+    go_base64,
+    key_string,
+    resolves_to_non_string,
+    tagged_value,
+)
 from cmhash.parse.resources import Resource, bool_field, require_name, str_field
 from cmhash.parse.tree import MAP, SCALAR, Node, deref, entries, get, get_path, scalar
 
@@ -38,18 +44,51 @@ def _non_string_plain(node: Node) -> bool:
     return node.style is None and node.tag is None and resolves_to_non_string(node.value)
 
 
-def _string_map(parent: Node, field: str, *, what: str) -> dict[str, tuple[str, Node]]:
+_BINARY_TAG = "tag:yaml.org,2002:binary"
+
+
+def _key(knode: Node, written: str, what: str, field: str) -> str:
+    """A data key as kubectl sends it: as written, unless it resolves to another type
+    (``yes`` is ``true``, ``0x1F`` is ``31``) or has a tag (k8syaml.key_string)."""
+    k = deref(knode) or knode
+    if k.tag is None and (k.style is not None or (written and written[0] not in HINTED)):
+        return written  # (most keys: no lookup)
+    try:
+        return key_string(k.tag, written, k.style is None)
+    except TagError as exc:
+        raise NodeError(f"{what} '{field}': {exc.message}", k.start) from None
+
+
+def _string_map(
+    parent: Node, field: str, *, what: str, base64: bool = False
+) -> dict[str, tuple[str, Node]]:
+    """A map of strings (``data``, ``stringData``; ``base64``: ``binaryData``, a Secret's
+    ``data``), key -> (the string kubectl sends, its node). A value or key with a tag is
+    read as kubectl reads it (k8syaml.py): ``!!binary`` decoded, ``!!str`` the text,
+    ``!!int`` a number (refused, as a plain 8080 is). ``!!binary`` where Kubernetes
+    expects base64 is refused: kubectl sends the decoded bytes there, which the API
+    server would decode again."""
     node = get(parent, field)
     if node is None or node.is_null:
         return {}
     if node.kind != MAP:
         raise NodeError(f"{what} '{field}' must be a mapping of strings", node.start)
-    out = {}
-    for key, (_, v) in entries(node).items():
+    out: dict[str, tuple[str, Node]] = {}
+    for written, (knode, v) in entries(node).items():
+        key = _key(knode, written, what, field)
+        if key in out:
+            raise NodeError(
+                f"{what} '{field}': {written!r} is the key {key!r} for Kubernetes, "
+                "which this mapping already has",
+                knode.start,
+            )
         val = v if v.kind == SCALAR else deref(v)
         assert val is not None
         if val.kind != SCALAR:
             raise NodeError(f"{what} '{field}.{key}' must be a string", v.start)
+        if val.tag is not None:
+            out[key] = (_tagged_string(val, f"{what} '{field}.{key}'", base64), val)
+            continue
         text = scalar(val)  # None: null
         if text is None:
             out[key] = ("", val)
@@ -63,19 +102,39 @@ def _string_map(parent: Node, field: str, *, what: str) -> dict[str, tuple[str, 
     return out
 
 
+def _tagged_string(val: Node, where: str, base64: bool) -> str:
+    """The string kubectl sends for a tagged value ("" for null, as the API server stores
+    it); a value that is no string, and ``!!binary`` in a base64 field, refused."""
+    if base64 and val.tag == _BINARY_TAG:
+        raise NodeError(
+            f"{where} is tagged !!binary: kubectl sends the decoded bytes where Kubernetes "
+            "expects base64, and the API server would decode them again; write the base64 "
+            "text without the tag",
+            val.start,
+        )
+    value = tagged_value(str(val.tag), str(val.value))
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        short = str(val.tag).rpartition(":")[2]
+        raise NodeError(
+            f"{where} is not a string in Kubernetes' YAML (tagged !!{short}); write it as a string",
+            val.start,
+        )
+    return value
+
+
 def _decode_b64(text: str, node: Node, what: str) -> bytes:
     # Go's decoder, which the API server uses, skips only line breaks (encoding/base64:
     # decodeQuantum ignores '\r' and '\n'): a space or tab is an error there, and so
     # here. (A plain scalar wrapped over lines is folded with spaces: use a | block.)
-    import base64  # (binaryData and Secret data only)
-
-    compact = text.replace("\r", "").replace("\n", "")
-    try:
-        return base64.b64decode(compact, validate=True)
-    except (binascii.Error, ValueError):
+    data = go_base64(text)
+    if data is None:
+        compact = text.replace("\r", "").replace("\n", "")
         blank = " " in compact or "\t" in compact
         why = " (it holds a space or tab; the API server allows only line breaks)" * blank
-        raise NodeError(f"{what} is not valid base64{why}", node.start) from None
+        raise NodeError(f"{what} is not valid base64{why}", node.start)
+    return data
 
 
 def config_content(res: Resource) -> Content:
@@ -86,12 +145,13 @@ def config_content(res: Resource) -> Content:
     if res.kind == "ConfigMap":
         for key, (text, _) in _string_map(node, "data", what="ConfigMap").items():
             entries_[key] = text.encode("utf-8")
-        for key, (text, vnode) in _string_map(node, "binaryData", what="ConfigMap").items():
+        binary = _string_map(node, "binaryData", what="ConfigMap", base64=True)
+        for key, (text, vnode) in binary.items():
             if key in entries_:
                 raise NodeError(f"key {key!r} is in both data and binaryData", vnode.start)
             entries_[key] = _decode_b64(text, vnode, f"binaryData key {key!r}")
         return Content("ConfigMap", name, entries_)
-    for key, (text, vnode) in _string_map(node, "data", what="Secret").items():
+    for key, (text, vnode) in _string_map(node, "data", what="Secret", base64=True).items():
         entries_[key] = _decode_b64(text, vnode, f"Secret data key {key!r}")
     for key, (text, _) in _string_map(node, "stringData", what="Secret").items():
         entries_[key] = text.encode("utf-8")  # stringData wins, as on the API server

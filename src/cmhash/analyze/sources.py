@@ -10,7 +10,7 @@ from typing import Any
 from cmhash.analyze.hashing import canonical_json
 from cmhash.errors import NodeError
 from cmhash.knowledge.sources import Depends, SecretSource
-from cmhash.parse.k8syaml import plain_bool, resolves_to_non_string
+from cmhash.parse.k8syaml import plain_bool, resolves_to_non_string, tagged_value
 from cmhash.parse.tree import SCALAR, SEQ, Node, deref, entries, get_path, items, scalar, walk
 
 
@@ -25,7 +25,10 @@ def _canonical(node: Node | None, depth: int = 0) -> Any:
         return None
     if node.kind == SCALAR:
         text = str(node.value)
-        if node.style is None and node.tag is None and resolves_to_non_string(text):
+        if node.tag is not None:  # as kubectl sends it (k8syaml.py): !!str 3 is "3"
+            value = tagged_value(node.tag, text)
+            return value if value is None or isinstance(value, str | bool) else ["plain", text]
+        if node.style is None and resolves_to_non_string(text):
             boolean = plain_bool(text)  # yes, True, on: one boolean to Kubernetes
             return boolean if boolean is not None else ["plain", text]
         return text

@@ -214,7 +214,9 @@ def _edits_for_restarted(
 
 
 def _slow_paths(sources: list[SourceText], parser: str) -> list[str]:
-    """Notes (-v) for a big input read without the C tree builder or rapidyaml."""
+    """Notes (-v) for a big input read without the C tree builder or rapidyaml, and for
+    documents the C tree builder handed on when its libyaml is another release than
+    PyYAML's."""
     from cmhash.edit import cverify  # (rapidyaml itself is imported only when used)
 
     notes = []
@@ -225,6 +227,18 @@ def _slow_paths(sources: list[SourceText], parser: str) -> list[str]:
             "and libyaml's headers, e.g. Debian's libyaml-dev), or CMHASH_CTREE=0: "
             "parsing goes through PyYAML, which is slower on big inputs"
         )
+    if parser == "fast" and backend(parser).ctree is not None and backend(parser).loaded:
+        from cmhash.parse.backends import libyaml_releases
+
+        releases = libyaml_releases()  # (the C builder handed something on: say how read)
+        if releases is not None and releases[1] is not None and releases[0] != releases[1]:
+            notes.append(
+                f"cmhash's C tree builder reads with libyaml {releases[0]}, PyYAML with "
+                f"{releases[1]}: what the C builder hands on (tags, anchors, errors) and "
+                "the self-check it cannot tell are read by the reference parser instead, "
+                "so that one libyaml release reads the run (matching releases are faster "
+                "on such documents)"
+            )
     if big and backend(parser).ctree is None and cverify.rapidyaml() is None:
         notes.append(
             "rapidyaml is not installed (or CMHASH_RAPIDYAML=0) and there is no C tree "

@@ -5,6 +5,7 @@ stderr): 0 ok, 1 would change, 2 bad input or usage, 3 internal error (a bug), 1
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 import click
@@ -42,6 +43,10 @@ def outcome(command: click.Command, args: list[str]) -> int:
         return EXIT_INTERRUPTED
     except signals.Terminated as exc:
         err(f"cmhash: terminated ({exc.name})")
+        return 128 + exc.signum
+    except signals.RolledBack as exc:
+        what = "interrupted" if exc.signum == signal.SIGINT else f"terminated ({exc.name})"
+        err(f"cmhash: {what} while writing: every file was rolled back, none changed")
         return 128 + exc.signum
     except (BrokenPipeError, OutputClosed):
         # the reader went away (cmhash big.yaml | head): stop quietly; later flushes of

@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 from cmhash.errors import NodeError
 from cmhash.parse.k8syaml import plain_bool
-from cmhash.parse.tree import ALIAS, MAP, SCALAR, Node, own
+from cmhash.parse.tree import ALIAS, MAP, SCALAR, Node, is_merge_key, own
 from cmhash.read.source import newline_at
 
 _MAP_TAG = "tag:yaml.org,2002:map"
@@ -97,7 +97,7 @@ def _check_owned(node: Node, what: str) -> None:
 
 def _check_no_merge(node: Node, what: str) -> None:
     for k, _ in node.value:
-        if k.kind == SCALAR and k.value == "<<" and k.style is None:
+        if k.kind == SCALAR and is_merge_key(k):
             raise NodeError(
                 f"cannot add the annotation: {what} uses a '<<' merge key; "
                 "write the annotations out in full",

@@ -52,14 +52,15 @@ static const char *const SLOT_NAMES[N_SLOTS] = {
 /* ---------------------------------------------------------------- Node
  *
  * tree.Node itself when this module is there (tree._PyNode, its reference, is the same
- * in Python): eight slots and is_null. Not tracked by the cyclic collector -- a tree is
- * acyclic (children never point up, an alias only back to an earlier node; events.py
- * unlinks the aliases of a tree it refuses for a recursive one) -- so making
- * and freeing the hundreds of thousands of nodes of a big run skips the collector's
- * bookkeeping, and freeing one is releasing its references. Its offsets are C integers
- * (Python ints only when read), not two int objects a node. Node(kind, start, end, value,
- * style, tag, anchor) sets _dict to None, as _PyNode.__init__ does; with no arguments
- * every other slot is unset (as _PyNode.__new__ leaves them) and the offsets are 0. */
+ * in Python): eight slots and is_null. Tracked by the cyclic collector (traverse, clear):
+ * a tree is acyclic (children never point up, an alias only back to an earlier node;
+ * events.py unlinks the aliases of a tree it refuses for a recursive one), but its slots
+ * and the lists in them can be written from Python, and a cycle made there is freed, as
+ * with any Python object. (The console script turns the collector off: what that costs
+ * a big run is the tracking, about 1 % of one.) Its offsets are C integers (Python ints
+ * only when read), not two int objects a node. Node(kind, start, end, value, style, tag,
+ * anchor) sets _dict to None, as _PyNode.__init__ does; with no arguments every other
+ * slot is unset (as _PyNode.__new__ leaves them) and the offsets are 0. */
 
 typedef struct {
     PyObject_HEAD
@@ -95,12 +96,29 @@ node_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     return (PyObject *)self;
 }
 
-static void
-node_dealloc(PyObject *self)
+static int
+node_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    NodeObject *n = (NodeObject *)self;
+    for (int i = 0; i < N_OBJECT_SLOTS; i++)
+        Py_VISIT(n->slots[i]);
+    return 0;
+}
+
+static int
+node_clear(PyObject *self)
 {
     NodeObject *n = (NodeObject *)self;
     for (int i = 0; i < N_OBJECT_SLOTS; i++)
         Py_CLEAR(n->slots[i]);
+    return 0;
+}
+
+static void
+node_dealloc(PyObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    node_clear(self);
     Py_TYPE(self)->tp_free(self);
 }
 
@@ -163,8 +181,10 @@ static PyTypeObject NodeType = {
     .tp_basicsize = sizeof(NodeObject),
     .tp_dealloc = node_dealloc,
     .tp_repr = node_repr,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "tree.Node in C: the same slots, untracked by the cyclic collector",
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "tree.Node in C: the same slots",
+    .tp_traverse = node_traverse,
+    .tp_clear = node_clear,
     .tp_members = node_members,
     .tp_getset = node_getset,
     .tp_new = node_new,

@@ -98,6 +98,11 @@ class Backend:
         self.check_edit = check_edit  # the self-check in C on those trees (treecheck.py)
         self._load: Callable[[], _Parts] | None = load
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the event machinery was loaded: something read on the event path."""
+        return "_load" in self.__dict__ and self.__dict__["_load"] is None
+
     def __getattr__(self, attr: str) -> Any:
         """The event machinery, loaded when first asked for."""
         load = self.__dict__.get("_load")
@@ -138,12 +143,41 @@ def libyaml_parts() -> _Parts | None:
     return run, events, yaml.MarkedYAMLError, yaml.reader.ReaderError
 
 
+def libyaml_releases() -> tuple[str, str | None] | None:
+    """(the libyaml release native/_ctree.c links, the one PyYAML's ``_yaml`` reads
+    with: None when PyYAML has none); None without the C tree builder. Imports PyYAML."""
+    ctree = cext.ctree()
+    if ctree is None:
+        return None
+    try:
+        from yaml import _yaml
+
+        theirs: str | None = _yaml.get_version_string()
+    except (ImportError, AttributeError):
+        theirs = None
+    return str(ctree.LIBYAML_VERSION), theirs
+
+
+def _events_behind_ctree() -> _Parts:
+    """The events of what the C builder hands back (tags, anchors, errors) and of
+    verify.py's self-check: PyYAML's libyaml when it is the release the C builder links,
+    so that one libyaml reads a run by construction; another release (the system's and
+    PyYAML's wheel's need not be the same: parse/libyaml.py), or none, and ruamel's: the
+    reference, the path parse/libyaml.py routes what the releases read differently to."""
+    releases = libyaml_releases()
+    if releases is not None and releases[0] == releases[1]:
+        parts = libyaml_parts()
+        if parts is not None:
+            return parts
+    return ruamel_parts()
+
+
 def fast_backend() -> Backend | None:
     ctree = ctree_build()
     if ctree is not None:
         # PyYAML is imported only for a document the C builder hands back (or for
-        # verify.py); without libyaml in PyYAML, those take ruamel's events
-        return Backend("fast", lambda: libyaml_parts() or ruamel_parts(), ctree, ctree_check_edit())
+        # verify.py), and its libyaml used only when it is the C builder's release
+        return Backend("fast", _events_behind_ctree, ctree, ctree_check_edit())
     parts = libyaml_parts()
     return None if parts is None else Backend("fast", lambda: parts)
 

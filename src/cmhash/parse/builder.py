@@ -1,9 +1,12 @@
 """The event builder: one parser's events (backends.py) -> a chunk's document roots
 (``Roots``), each node with its character offsets. It enforces the resource bounds
 (depth, scalar size, alias expansion: tree.py), refuses tags it cannot interpret and
-escapes that name no character, and hands a libyaml single-pair flow mapping to the
+escapes that name no character, reads a tagged scalar as kubectl does (k8syaml.py: a
+``!!binary`` one decoded, any other checked; the non-specific ``!`` kept on a scalar,
+where it makes a string), and hands a libyaml single-pair flow mapping to the
 reference parser (``Misread``: libyaml.py). ``build`` is the hot loop of the event path
-(native/_ctree.c builds the same tree in C for the common case)."""
+(native/_ctree.c builds the same tree in C for the common case, and hands anything
+tagged to it)."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from typing import Any
 from cmhash.errors import NodeError
 from cmhash.parse import libyaml
 from cmhash.parse.backends import Backend
+from cmhash.parse.k8syaml import NON_SPECIFIC, TagError, decode_tagged
 from cmhash.parse.tree import ALIAS, MAP, MAX_DEPTH, MAX_SCALAR, SCALAR, SEQ, Node, check_expansion
 
 _STANDARD_TAGS = frozenset(
@@ -112,7 +116,13 @@ class _Builder:
             )
         if ev.style == '"' and not value.isascii() and re.search(_SURROGATE, value):
             self.lone_surrogate(ev)
-        tag = self.tag(ev, start) if ev.tag is not None else None
+        tag = ev.tag
+        if tag is not None and tag != NON_SPECIFIC:  # (``! 3``: the string "3", kept "!")
+            _check_tag(tag, start)
+            try:
+                value = decode_tagged(tag, value)
+            except TagError as exc:
+                raise NodeError(exc.message, start, public=exc.public) from None
         node = Node(
             SCALAR,
             start,
@@ -189,8 +199,8 @@ class _Builder:
 
     def unlink(self) -> None:
         """Aliases let go of their targets: a recursive alias (refused) closes a cycle,
-        and the C Node is not tracked by the cyclic collector, which would never free
-        it."""
+        which only the cyclic collector would free, and the console script runs with it
+        off."""
         for _, alias in self.aliased:
             alias.value = None
 

@@ -38,8 +38,8 @@ def bool_field(parent: Node | None, key: str, where: str) -> bool:
     node = get(parent, key)
     if node is None or node.is_null:
         return False
-    if node.kind == SCALAR and node.style is None and node.tag in (None, _BOOL_TAG):
-        value = plain_bool(node.value)
+    if node.kind == SCALAR and (node.tag == _BOOL_TAG or (node.style is None and node.tag is None)):
+        value = plain_bool(node.value)  # (a !!bool one's text is a boolean word, quoted or not)
         if value is not None:
             return value
     raise NodeError(

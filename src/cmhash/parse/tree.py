@@ -18,6 +18,9 @@ from cmhash.native import cext
 SCALAR, SEQ, MAP, ALIAS = "scalar", "seq", "map", "alias"
 
 MERGE_KEY = "<<"
+# a key ``<<`` merges when plain, with the non-specific tag or ``!!merge`` (go-yaml v2
+# ``isMerge``: implicit, or the merge tag); quoted or ``!!str``, it is a key
+_MERGE_TAGS = (None, "!", "tag:yaml.org,2002:merge")
 _NULLS = frozenset(("", "~", "null", "Null", "NULL"))
 
 
@@ -28,9 +31,8 @@ class _PyNode:
     collections, True when written in flow style. ``start``/``end`` are absolute
     character offsets in the source text.
 
-    (``Node``: this, or the same class in C from native/_ctree.c, which the cyclic
-    collector does not track and which keeps its offsets as C integers; this one stays
-    its reference.)
+    (``Node``: this, or the same class in C from native/_ctree.c, which keeps its
+    offsets as C integers; this one stays its reference.)
     """
 
     # native/_ctree.c fills exactly these slots without calling __init__ (it refuses a
@@ -96,7 +98,7 @@ def entries(node: Node) -> dict[str, tuple[Node, Node]]:
         if key is None or key.kind != SCALAR:
             raise NodeError("complex mapping keys are not supported", k.start)
         name = key.value
-        if name == MERGE_KEY and key.style is None:
+        if name == MERGE_KEY and is_merge_key(key):
             _merge_into(merged, v)
             continue
         if name in result:
@@ -106,6 +108,11 @@ def entries(node: Node) -> dict[str, tuple[Node, Node]]:
         result.setdefault(name, pair)
     node._dict = result
     return result
+
+
+def is_merge_key(key: Node) -> bool:
+    """Whether a key scalar is a ``<<`` merge (go-yaml v2 ``isMerge``)."""
+    return key.value == MERGE_KEY and key.style is None and key.tag in _MERGE_TAGS
 
 
 def _merge_into(merged: dict[str, tuple[Node, Node]], value: Node) -> None:

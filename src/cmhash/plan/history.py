@@ -13,9 +13,12 @@ byte for byte from PREV after one comment line that marks it::
     kind: ConfigMap
     ...
 
-(age 1: the version just before the current one). Versions older than the window are
-left out: Helm, Argo CD and Flux (prune), and ``kubectl apply --prune``, delete exactly
-those, because they left the output. The age only grows when a new version appears:
+(age 1: the version just before the current one). A document written after directives
+(``%YAML 1.1``, ``%TAG``) keeps them, before its marker and after a ``...`` line: the
+only place YAML (and kubectl's stream splitter) takes them after another document, so
+that the output reads back as PREV. Versions older than the window are left out: Helm,
+Argo CD and Flux (prune), and ``kubectl apply --prune``, delete exactly those, because
+they left the output. The age only grows when a new version appears:
 the same input and PREV give the same output, and the output fed back as PREV adds
 nothing. A Secret is copied as text: never decoded, never shown (its marker names the
 base name only).
@@ -55,6 +58,10 @@ _KIND_LINE = re.compile(
     + r")\b"
 )
 _START = re.compile(r"---[ \t]*(?:#[^\n]*)?\r?\n")
+_END = re.compile(r"(?m)^\.\.\.[ \t]*(?:#[^\n]*)?\r?\n\Z")  # a document end marker, last
+_DIRECTIVES_END = re.compile(
+    r"(?m)^---(?=[ \t\r\n]|\Z)"
+)  # the marker after a document's directives
 
 
 class Identity(NamedTuple):
@@ -75,6 +82,7 @@ class Version(NamedTuple):
     age: int  # 0: the current version of that render
     body: str  # the document's text in PREV, without its document marker and mark
     offset: int
+    directives: str = ""  # its ``%YAML``/``%TAG`` lines, which go before its marker
 
 
 class History(NamedTuple):
@@ -85,24 +93,35 @@ class History(NamedTuple):
     def text(self) -> str:
         """The carried documents, marked, as a stream to append to the output."""
         out = []
+        ended = False  # the text so far ends with a document end marker (``...``)
         for v in self.carried:
             first = v.body.find("\n")  # the document's own line ends, for the lines around it
             nl = "\r\n" if first > 0 and v.body[first - 1] == "\r" else "\n"
             body = v.body if v.body.endswith("\n") else v.body + nl
-            out.append(f"---{nl}# {MARK}: {v.age} {v.identity.label}{nl}{body}")
+            # a document with directives: they come before its marker, and YAML allows
+            # them only at the stream's start or after a document end marker (``...``)
+            before = "" if not v.directives else v.directives if ended else f"...{nl}{v.directives}"
+            out.append(f"{before}---{nl}# {MARK}: {v.age} {v.identity.label}{nl}{body}")
+            ended = _END.search(body) is not None
         return "".join(out)
 
 
-def _split_body(text: str) -> tuple[int, str]:
-    """(age, body) of one PREV document: its ``---`` line and mark removed."""
-    rest = text
+def _split_body(text: str) -> tuple[int, str, str]:
+    """(age, body, directives) of one PREV document: its directives (the lines before its
+    ``---`` line: the splitter starts a document that has any at its first ``%``), its
+    ``---`` line and its mark removed."""
+    rest, directives = text, ""
+    if rest.startswith("%"):
+        m = _DIRECTIVES_END.search(rest)
+        if m is not None:
+            directives, rest = rest[: m.start()], rest[m.start() :]
     m = _START.match(rest)
     if m is not None:
         rest = rest[m.end() :]
     mark = _MARK.match(rest)
     if mark is None:
-        return 0, rest
-    return int(mark.group(1)), rest[mark.end() :]
+        return 0, rest, directives
+    return int(mark.group(1)), rest[mark.end() :], directives
 
 
 class Previous(NamedTuple):
@@ -121,7 +140,7 @@ def versions(
     render's release namespace, plan/helm.py); a PREV document that writes none either
     is in the same one."""
     fast = backend("fast")
-    found: list[tuple[str, str, str, int, str, int]] = []
+    found: list[tuple[str, str, str, int, str, int, str]] = []
     objects = documents = 0
     for index, (start, end) in enumerate(split_chunks(prev.text)):
         chunk = prev.text[start:end]
@@ -145,14 +164,14 @@ def versions(
             continue
         if res.group == "" and res.api_version != "v1":
             continue
-        age, body = _split_body(chunk)
+        age, body, directives = _split_body(chunk)
         ns = res.namespace or (unwritten or {}).get((res.kind, base_name(res.name)), default_ns)
-        found.append((res.kind, ns, res.name, age, body, start))
+        found.append((res.kind, ns, res.name, age, body, start, directives))
     own = own_names(ResourceId.config(k, n, name) for k, n, name, *_ in found)
     out = []
-    for kind, ns, name, age, body, offset in found:
+    for kind, ns, name, age, body, offset, directives in found:
         base = name if ResourceId.config(kind, ns, name) in own else base_name(name)
-        out.append(Version(Identity(kind, ns, base), name, age, body, offset))
+        out.append(Version(Identity(kind, ns, base), name, age, body, offset, directives))
     return Previous(out, objects, documents)
 
 

@@ -1,5 +1,7 @@
 """Signals: SIGTERM and SIGHUP end a run like Ctrl-C does, and a commit step can hold
-every one of them off until it is done or rolled back.
+every one of them off until it is done or rolled back (then :class:`RolledBack`). A signal
+the parent made ignored (``nohup``, a background job's SIGINT) stays ignored and stops
+nothing, held or not.
 
 ``timeout``, CI cancellation and container shutdown send SIGTERM; a closed terminal
 sends SIGHUP. Each becomes a :class:`Terminated` exception (like ``KeyboardInterrupt``
@@ -9,10 +11,13 @@ clean-up runs and ``cli`` exits with 128 + the signal number and one line.
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import Any
 
 HANDLED = (signal.SIGTERM, signal.SIGHUP)
 HELD = (signal.SIGINT, *HANDLED)
@@ -37,8 +42,9 @@ _installed = False
 
 def install() -> None:
     """SIGTERM/SIGHUP -> Terminated, SIGINT -> KeyboardInterrupt (Python's own handler,
-    in place of ``early``'s), unless the parent made them ignored (``nohup``). Only the
-    console script calls it: the process is cmhash's."""
+    in place of ``early``'s), unless the parent made them ignored (``nohup``); and a
+    signal's exception that Python could not raise is not lost (``_unraisable``). Only
+    the console script calls it: the process is cmhash's."""
     global _installed
     _installed = True
     if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
@@ -46,6 +52,32 @@ def install() -> None:
     for sig in HANDLED:
         if signal.getsignal(sig) is not signal.SIG_IGN:
             signal.signal(sig, _raise)
+    sys.unraisablehook = _unraisable
+
+
+def _unraisable(info: Any) -> None:
+    """``sys.unraisablehook`` of the run: a handler runs wherever Python is when the
+    signal comes, and the exception it raises inside a weakref callback or a ``__del__``
+    cannot propagate: Python prints it ("Exception ignored in ...", a traceback) and goes
+    on, the signal lost (a Ctrl-C while a command's modules are imported: the import
+    system's module locks free themselves through a weakref callback). Such a signal is
+    sent again when the next Python function starts, where its exception propagates
+    (or, held, waits for the poll). Anything else: Python's own report."""
+    exc = info.exc_value
+    if isinstance(exc, KeyboardInterrupt):
+        again = int(signal.SIGINT)
+    elif isinstance(exc, Terminated):
+        again = exc.signum
+    else:
+        sys.__unraisablehook__(info)
+        return
+    previous = sys.gettrace()
+
+    def resend(frame: FrameType, event: str, arg: object) -> None:
+        sys.settrace(previous)
+        os.kill(os.getpid(), again)  # (the handler runs as this new frame starts)
+
+    sys.settrace(resend)
 
 
 def release() -> None:
@@ -65,32 +97,62 @@ def reset_in_child() -> None:
         signal.signal(sig, signal.SIG_DFL)
 
 
+class RolledBack(BaseException):
+    """A held signal stopped a commit, which rolled everything back: ``cli`` says so and
+    exits with 128 + ``signum`` (like ``KeyboardInterrupt`` and :class:`Terminated`, no
+    ``except Exception`` swallows it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name
+
+
+def _stopping() -> list[int]:
+    """The held signals that wait and would stop the run: an ignored one (``nohup``, a
+    background job's SIGINT) stops nothing. Blocked, the kernel keeps even an ignored
+    signal pending (it drops it at the unblock): it is no stop."""
+    pending = signal.sigpending()
+    return [s for s in HELD if s in pending and signal.getsignal(s) is not signal.SIG_IGN]
+
+
 class Pending:
     """Inside :func:`held`: whether a held signal has arrived."""
 
     def arrived(self) -> bool:
-        return bool(signal.sigpending() & set(HELD))
+        return bool(_stopping())
 
     def check(self) -> None:
         """Raise (to start the roll-back) when a held signal waits."""
-        if self.arrived():
-            raise _Stop
+        waiting = _stopping()
+        if waiting:
+            raise _Stop(waiting[0])
 
 
 class _Stop(BaseException):
-    pass
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 @contextmanager
 def held() -> Iterator[Pending]:
     """Block SIGINT, SIGTERM and SIGHUP for the body: no exception can land between two
     of its steps. The body polls ``Pending.check()`` between steps; on a signal it
-    raises, the body rolls back, and on leaving the block the signal is delivered
-    (KeyboardInterrupt or Terminated, raised from here)."""
+    raises, the body rolls back, and leaving the block raises :class:`RolledBack` for
+    that signal (taken from the pending ones, with any other that waits: one stop, one
+    line). A signal that comes after the body's last check is delivered as usual when
+    the block ends (``KeyboardInterrupt`` or ``Terminated``); inside another ``held``
+    block, when that one ends."""
     old = signal.pthread_sigmask(signal.SIG_BLOCK, HELD)
     try:
         yield Pending()
-    except _Stop:
-        pass  # rolled back; the unblock below delivers the signal
+    except _Stop as stop:
+        for s in _stopping():
+            signal.sigwait({s})  # (pending: returns at once) taken, not delivered
+        raise RolledBack(stop.signum) from None
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)

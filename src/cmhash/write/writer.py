@@ -12,10 +12,11 @@ A failure in steps 1-2 removes the temp files: no file was touched. A failure in
 puts back the originals of the files already replaced, from memory and again by temp
 file + rename. Steps 2 and 3 run with SIGINT, SIGTERM and SIGHUP held off
 (``signals.held``) and check for one between files: a signal never lands between a
-rename and its bookkeeping, and one that arrives rolls everything back before it is
-delivered (exit 130, 143 or 129). Each file is at every moment either wholly old or
-wholly new, even if the process is killed; only SIGKILL can leave a hidden
-``.cmhash-*.tmp``.
+rename and its bookkeeping, and one that arrives rolls everything back, then stops the
+run as ``signals.RolledBack`` (one line that says so; exit 130, 143 or 129). A signal
+the parent made ignored (``nohup``, a background job) stops nothing. Each file is at
+every moment either wholly old or wholly new, even if the process is killed; only
+SIGKILL can leave a hidden ``.cmhash-*.tmp``.
 """
 
 from __future__ import annotations
