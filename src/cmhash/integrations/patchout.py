@@ -45,6 +45,8 @@ def deliver(
         kustomization.apply(plan)
         for what in stale:
             err(f"cmhash: updated {what}")
+        for note in plan.notes:
+            err(f"cmhash: note: {note}")
         return EXIT_OK
     from cmhash.integrations import helmrelease as hr
 
