@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import cmhash_command, run_cmhash
+from conftest import ROOT, cmhash_command, run_cmhash
 
 ITEMS = """items:
 - apiVersion: v1
@@ -217,3 +217,25 @@ def test_subpath_mount_is_an_info_result() -> None:
     assert result["severity"] == "info" and result["tags"] == {"code": "subpath-mount"}
     assert result["field"] == {"path": "spec.template.spec.containers[0].volumeMounts[0]"}
     assert "the checksum annotation restarts the pods" in result["message"]
+
+
+def test_a_reference_field_cmhash_cannot_read_fails_the_function() -> None:
+    """reference-shape: the field counts for nothing in the checksum; an error here,
+    with what to do, and the other findings keep their level."""
+    docs = [
+        d
+        for d in yaml.safe_load_all(
+            (ROOT / "tests/cases/op-reference-shape/input.yaml").read_text()
+        )
+        if d
+    ]
+    rl = {"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": docs}
+    code, out, _ = _run(yaml.safe_dump(rl))
+    assert code == 2
+    shapes = [r for r in out["results"] if r["tags"]["code"] == "reference-shape"]
+    assert len(shapes) == 7 and {r["severity"] for r in shapes} == {"error"}
+    assert shapes[0]["message"].endswith(
+        "an error as kustomize's KRM function, whose warnings kustomize does not show: "
+        "write the field as its operator reads it, or accept it with acknowledge: in "
+        "cmhash's config [reference-shape]"
+    )

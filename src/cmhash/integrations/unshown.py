@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from cmhash.findings import DROPS_A_REFERENCE
+from cmhash.findings import DROPS_A_REFERENCE, Code
 from cmhash.model import Level
 
 if TYPE_CHECKING:
@@ -36,6 +36,14 @@ def as_exec_plugin() -> bool:
     return any(name in os.environ for name in EXEC_PLUGIN_ENV)
 
 
+# what to do about each, said in the error
+_FIX = {
+    Code.NAMESPACE_MISMATCH: "give the namespace (namespace: in the kustomization, or in "
+    "cmhash's config)",
+    Code.REFERENCE_SHAPE: "write the field as its operator reads it",
+}
+
+
 def escalated(result: RunResult, route: str) -> RunResult:
     """``result`` with each warning that drops a reference made an error, saying why."""
     found = []
@@ -44,8 +52,8 @@ def escalated(result: RunResult, route: str) -> RunResult:
             f = f._replace(
                 level=Level.ERROR,
                 message=f"{f.message}; an error as {route}, whose warnings kustomize does "
-                "not show: give the namespace (namespace: in the kustomization, or in "
-                "cmhash's config), or accept it with acknowledge: in cmhash's config",
+                f"not show: {_FIX[f.code]}, or accept it with acknowledge: in cmhash's "
+                "config",
             )
         found.append(f)
     return result._replace(findings=found)
