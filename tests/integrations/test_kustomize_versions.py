@@ -12,28 +12,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import IN_CI, ROOT, Result, run_cmhash, tool
+from conftest import ROOT, Result, kustomize4, run_cmhash, tool
 
 APP = ROOT / "examples" / "app.yaml"  # a Deployment and a CronJob: two patches
 USER_PATCH = (
     "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: shop\n"
     "spec:\n  replicas: 3\n"
 )
-
-
-def kustomize4() -> str:
-    """The standalone kustomize v4 (``kustomize4`` when both versions are installed,
-    else ``kustomize`` when it is a v4)."""
-    for name in ("kustomize4", "kustomize"):
-        found = shutil.which(name) or shutil.which(name, path=str(ROOT / ".tools" / "bin"))
-        if found is None:
-            continue
-        version = subprocess.run([found, "version"], capture_output=True, text=True, check=False)
-        if "kustomize/v4." in version.stdout:
-            return found
-    if IN_CI:
-        pytest.fail("no kustomize v4 (kustomize4 or kustomize); scripts/get-tools.sh installs it")
-    pytest.skip("no kustomize v4 installed (scripts/get-tools.sh)")
 
 
 def _build(version: int, d: Path) -> subprocess.CompletedProcess[str]:

@@ -370,3 +370,41 @@ def test_without_the_namespace_a_dropped_reference_reaches_the_user(
         assert "give the namespace (namespace: in the kustomization, or in cmhash's config)" in (
             done.stderr
         )
+
+
+def test_a_charts_own_checksum_through_kustomize_enable_helm_is_the_charts(
+    tmp_path: Path,
+) -> None:
+    """kustomize's helmCharts renders loki-distributed, whose workloads carry the chart's
+    own ``checksum/config: {{ … | sha256sum }}``; kustomize keeps none of Helm's
+    ``# Source:`` lines, but the chart's labels: cmhash replaces each value and says so,
+    as on ``helm template``'s output, instead of taking it for its own."""
+    d = tmp_path / "k"
+    (d / "charts").mkdir(parents=True)
+    subprocess.run(
+        ["tar", "xzf", str(FIXTURES / "loki-distributed-0.80.6.tgz"), "-C", str(d / "charts")],
+        check=True,
+    )
+    (d / "kustomization.yaml").write_text(
+        "helmCharts:\n- name: loki-distributed\n  releaseName: loki\n  namespace: loki\n"
+        "helmGlobals:\n  chartHome: charts\n"
+    )
+    built = subprocess.run(
+        [tool("kubectl"), "kustomize", "--enable-helm", "--helm-command", tool("helm3"), str(d)],
+        capture_output=True,
+        text=True,
+        env=tool_env(),
+        check=False,
+    )
+    assert built.returncode == 0, built.stderr
+    assert "# Source:" not in built.stdout and built.stdout.count(f"{KEY}: ") == 5
+    res = run_cmhash(["--no-config", "-"], built.stdout.encode())
+    assert res.code == 0
+    assert res.stderr.count("[replaced-annotation]") == 5
+    assert checksums(res.out) == checksums(_pipe(_helm_plain(tmp_path, CHARTS[1])))
+
+
+def _helm_plain(tmp: Path, c: Chart) -> str:
+    done = _helm("helm", c.args(), tmp)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
