@@ -45,6 +45,13 @@ SKIP_FINDINGS: dict[SkipReason, tuple[Code, str]] = {
 }
 
 
+# the level of a map-stage finding under --strict, when it differs from its code's
+STRICT: dict[Code, Level] = {
+    Code.REFERENCE_SHAPE: Level.ERROR,  # a reference cmhash cannot read
+    Code.MISPLACED_ANNOTATION: Level.WARNING,  # an annotation that does nothing there
+}
+
+
 _HEX64 = r"[0-9a-f]{64}"  # (compiled by re's cache when a workload has a value under the key)
 
 
@@ -114,9 +121,9 @@ def _plan(
     findings.extend(
         plan.finding(
             item.offset,
-            Code.REFERENCE_SHAPE if item.shape else Code.SKIPPED_ITEM,
+            Code(item.code),
             f"{info.label}: {item.message}",
-            level=Level.ERROR if item.shape and options.strict else None,
+            level=STRICT.get(Code(item.code)) if options.strict else None,
         )
         for item in info.skipped_items
     )
@@ -133,10 +140,20 @@ def _plan(
             )
         # opted out: no findings, but explain and report show what it uses
         resolve_workload(plan, index, options, [], renames)
+        if options.lock is not None or info.selection.restart or index.restarts:
+            _extras(plan, options)
         return plan
     uses = resolve_workload(plan, index, options, findings, renames)
-    if plan.in_stream:
-        plan.value = digest(uses, options.secret_key)
+    extra = None
+    if options.lock is not None or info.selection.restart or index.restarts:
+        extra = _extras(plan, options)  # what Git does not see (a lock, a restart asked for)
+    if info.kind.live and not options.hash_live_reloaded:
+        from cmhash.plan.ref_findings import live_reloaded  # (an operator's resource)
+
+        note = live_reloaded(plan)
+        findings.extend([note] if note is not None else [])
+    if plan.in_stream or extra:
+        plan.value = digest(uses, options.secret_key, extra)
     gate = OPT_IN.get(info.kind.policy)
     # a generateName object that opted in is created anew each time: no gate applies
     if gate is not None and not info.generated and not getattr(options, gate.option):
@@ -165,6 +182,12 @@ def _plan(
     if options.jobs_rename and info.kind.policy is Policy.JOB:
         _rename_job(plan, plan.value, findings)
     return plan
+
+
+def _extras(plan: WorkloadPlan, options: PlanOptions) -> dict[str, object] | None:
+    from cmhash.plan.lock import extras  # (a lock, or a restart asked for: rare)
+
+    return extras(plan, options.lock)
 
 
 def _rename_job(plan: WorkloadPlan, value: str, findings: list[Finding]) -> None:
@@ -237,6 +260,8 @@ class Planner:
     ) -> WorkloadPlan:
         options = self.options
         if self.simple:  # the common case: one index, one namespace rule
+            if self.scoping.index.restarted:
+                operator_restarts(w, w.namespace or options.namespace or "", self.scoping.index)
             return plan_workload(src, w, self.scoping.index, options, findings, renames)
         if self.releases:
             ns = self.releases.of(src, w.offset)
@@ -245,6 +270,8 @@ class Planner:
                 if got is None:
                     got = self._by_namespace[ns] = options._replace(namespace=ns)
                 options = got
+        if self.scoping.index.restarted:
+            operator_restarts(w, w.namespace or options.namespace or "", self.scoping.index)
         if not self.scoping.contested:
             return plan_workload(src, w, self.scoping.index, options, findings, renames)
         # the tie check after the selection: a workload cmhash leaves alone (opted out,
@@ -257,6 +284,40 @@ class Planner:
             self.scoping.check(src, w.refs, ns, w.label, _hashed(plan, options), w.offset)
         findings.extend(own)
         return plan
+
+
+def operator_restarts(w: WorkloadInfo, namespace: str, index: ConfigIndex) -> None:
+    """A workload an operator restarts itself when an object changes (Vault Secrets
+    Operator's rolloutRestartTargets, read as Reloader's annotations are): that object
+    is a declared dependency of it, so its checksum follows the object too, and explain
+    says who else restarts it."""
+    entries = index.restarted.get((w.kind.group, w.kind.kind, namespace, w.name))
+    if not entries:
+        return
+    from cmhash.analyze.annotations import Spot
+
+    refs = []
+    for e in entries:
+        operator = next(
+            t[3] for t in e.info.restarts if t[:3] == (w.kind.group, w.kind.kind, w.name)
+        )
+        field = f"spec.rolloutRestartTargets of {e.info.source}"
+        why = f"it is named in {field}"
+        ref = Reference(
+            e.info.kind,
+            e.info.name,
+            None,
+            False,
+            "declared",
+            field,
+            w.offset,
+            declared_by=f"{field}: {operator} restarts it too",
+            spot=Spot(w.offset, w.offset, None, why),
+        )
+        if ref not in w.refs:
+            refs.append(ref)
+    if refs:
+        w.refs = (*w.refs, *refs)
 
 
 def _hashed(plan: WorkloadPlan, options: PlanOptions) -> scopes.Counts:
