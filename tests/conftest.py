@@ -5,7 +5,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -77,13 +77,150 @@ def shared_params(path: Path, id: str, *values: Any) -> list[Any]:
     ]
 
 
+SLOW_REASON = "slow: run with --run-slow (always runs in CI)"
+
+# The heaviest tests of the default run, measured (``pytest --durations=60``, two cores;
+# the seconds are a busy machine's, about three times a quiet one's), marked ``slow``
+# here with why: the default run keeps a test of each area, CI runs them all.
+# "file::test" (under tests/) -> (the parameter ids of it that are heavy, as globs: None
+# for all; why)
+HEAVY: dict[str, tuple[tuple[str, ...] | None, str]] = {
+    "integrations/test_precommit.py::test_check_then_fix_then_pass": (
+        None,
+        "pre-commit builds the hook's environment (pip installs this checkout): 117 s",
+    ),
+    "integrations/test_precommit.py::test_readme_snippet_works_when_pasted": (
+        None,
+        "a hook environment each: 48 s",
+    ),
+    "integrations/test_precommit.py::test_pass_filenames_with_pre_commits_own_files_and_exclude": (
+        None,
+        "a hook environment: 28 s",
+    ),
+    "runtime/test_signals.py::test_signal_at_an_exact_step_rolls_everything_back": (
+        ("stage-1-*", "stage-400-*", "rename-1-*", "rename-2-*", "rename-399-*", "rename-400-*"),
+        "a 400-file tree and a process per signal and step: 68 s (stage-200 and rename-199 "
+        "stay, with each signal)",
+    ),
+    "parse/test_libyaml.py::test_both_parsers_refuse_with_the_same_message_at_the_same_place": (
+        ("*-Secret", "*-Deployment"),
+        "36 cases of six runs each: 37 s (inside a ConfigMap stays)",
+    ),
+    "analyze/test_sources.py::test_source_value_follows_content_only": (
+        None,
+        "a property test of many runs: 33 s",
+    ),
+    "report/test_report_plan.py::test_real_pair_argocd_install": (
+        ("shared",),
+        "two 2 MB renders: 22 s (the vendored excerpt stays)",
+    ),
+    "plan/test_versioned.py::test_rename_closure": (None, "a property test: 18 s"),
+    "native/test_ctree.py::test_a_refused_recursive_alias_leaves_nothing_behind": (
+        ("text1", "text2"),
+        "5,000-node documents under a leak check: 10 s",
+    ),
+    "native/test_ctree.py::test_full_corpus": (None, "the whole shared corpus: 8 s"),
+    "native/test_resolve_c.py::test_generated_streams_plan_the_same": (
+        None,
+        "a property test: 9 s",
+    ),
+    "native/test_transport.py::test_generated_streams_pack_and_come_back_the_same": (
+        None,
+        "a property test of 150 examples: 9 s",
+    ),
+    "read/test_split_settings.py::test_the_c_cuts_are_the_reference_cuts": (
+        None,
+        "a property test: 9 s",
+    ),
+    "integrations/test_gitlab.py::test_report_job_stores_artifacts_and_posts_one_note": (
+        None,
+        "gitlab-ci-local runs the job twice: 8 s (the inject job and the pipeline stay)",
+    ),
+    "integrations/test_gitlab.py::test_report_job_fail_on_error_keeps_the_artifacts": (
+        None,
+        "gitlab-ci-local: 4 s",
+    ),
+    "integrations/test_gitlab.py::test_check_only_fails_the_pipeline": (
+        None,
+        "gitlab-ci-local: 4 s",
+    ),
+    "integrations/test_patches.py::test_real_kustomize_builds_the_patches_into_cmhash_output": (
+        (
+            "addons/grafana.yaml",
+            "addons/prometheus.yaml",
+            "addons/loki.yaml",
+            "chart/upstream.yaml",
+        ),
+        "both kustomize versions on each render: 22 s (kiali's stays)",
+    ),
+}
+
+
+def _heavy(item: pytest.Item) -> bool:
+    from fnmatch import fnmatchcase
+
+    test, _, params = item.nodeid.removeprefix("tests/").partition("[")
+    found = HEAVY.get(test)
+    if found is None:
+        return False
+    globs = found[0]
+    return globs is None or any(fnmatchcase(params[:-1], g) for g in globs)
+
+
+def _stale_heavy(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A HEAVY entry that names no test (renamed, removed): a usage error, checked on
+    whole-directory runs (a run of some files or tests cannot tell)."""
+    if config.option.keyword or config.option.markexpr:
+        return
+    if any("::" in a or not Path(a).is_dir() for a in config.args):
+        return
+    names = {i.nodeid.removeprefix("tests/").partition("[")[0] for i in items}
+    collected = {n.partition("::")[0] for n in names}
+    stale = [t for t in HEAVY if t.partition("::")[0] in collected and t not in names]
+    if stale:
+        raise pytest.UsageError(f"tests/conftest.py HEAVY names no test: {', '.join(stale)}")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The default run (the README's ``pytest``: a few minutes on two cores) leaves the
+    tests marked ``slow`` out (and those HEAVY lists); ``--run-slow`` and CI run them."""
+    _stale_heavy(config, items)
+    for item in items:
+        if _heavy(item):
+            item.add_marker(pytest.mark.slow)
     if IN_CI or config.getoption("--run-slow"):
         return
-    skip = pytest.mark.skip(reason="slow: run with --run-slow (always runs in CI)")
+    skip = pytest.mark.skip(reason=SLOW_REASON)
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    return str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """After a default run: what it left out, and how to run it."""
+    skipped = [_skip_reason(r) for r in terminalreporter.stats.get("skipped", [])]
+    slow = sum(1 for reason in skipped if reason.endswith(SLOW_REASON))
+    tools = sum(1 for reason in skipped if "(run scripts/get-tools.sh)" in reason)
+    if not (slow or tools):
+        return
+    write = terminalreporter.write_line
+    terminalreporter.write_sep("-", "not run here")
+    if slow:
+        write(
+            f"{slow} slow test{'s' if slow != 1 else ''} left out of the default run: "
+            "`pytest --run-slow` runs them too; `CI=true pytest` runs everything as CI "
+            "does (and fails where a tool is missing)"
+        )
+    if tools:
+        write(
+            f"{tools} test{'s' if tools != 1 else ''} of the real tools skipped, the tools "
+            "missing: scripts/get-tools.sh installs them"
+        )
 
 
 @pytest.fixture
@@ -182,17 +319,21 @@ def cmhash_command() -> list[str]:
 TOOLS_BIN = ROOT / ".tools" / "bin"
 
 
-def tool(name: str) -> str:
-    """A real external binary for integration tests: on PATH or in .tools/bin (where
-    scripts/get-tools.sh puts it). Missing: skip locally, fail in CI, so that a broken
-    install step cannot hide behind skips."""
+def _which(name: str) -> str | None:
     import shutil
 
-    found = (
+    return (
         shutil.which(name, path=str(Path(sys.executable).parent))  # the test venv
         or shutil.which(name)
         or shutil.which(name, path=str(TOOLS_BIN))
     )
+
+
+def tool(name: str) -> str:
+    """A real external binary for integration tests: on PATH or in .tools/bin (where
+    scripts/get-tools.sh puts it). Missing: skip locally, fail in CI, so that a broken
+    install step cannot hide behind skips."""
+    found = _which(name)
     if found:
         return found
     if IN_CI:
@@ -242,13 +383,44 @@ def kustomize(
     )
 
 
+def _standalone(test: Callable[[str], bool], what: str) -> str:
+    """The first of ``kustomize4`` and ``kustomize`` that passes ``test``: where
+    scripts/get-tools.sh installs both, ``kustomize`` is kubectl's v5 and
+    ``kustomize4`` the standalone v4.5.4; an older install has only ``kustomize`` (v4)."""
+    for name in ("kustomize4", "kustomize"):
+        found = _which(name)
+        if found is not None and test(found):
+            return found
+    if IN_CI:
+        pytest.fail(f"no {what}; .ci/run should have installed it (scripts/get-tools.sh)")
+    pytest.skip(f"no {what} is installed (run scripts/get-tools.sh)")
+
+
+def _says(binary: str, args: list[str], text: str) -> bool:
+    done = subprocess.run([binary, *args], capture_output=True, text=True, check=False)
+    return text in done.stdout + done.stderr
+
+
+def kustomize4() -> str:
+    """The standalone kustomize v4 (``kustomize4``, or ``kustomize`` when it is a v4)."""
+    return _standalone(lambda b: _says(b, ["version"], "kustomize/v4."), "kustomize v4")
+
+
+def kustomize_exec() -> str:
+    """A standalone kustomize that runs exec KRM functions (``--enable-exec``, which
+    kubectl's kustomize has not)."""
+    return _standalone(
+        lambda b: _says(b, ["build", "--help"], "--enable-exec"), "standalone kustomize"
+    )
+
+
 def kustomize_build(
     directory: Path | str, cwd: Path | None = None, **env: str
 ) -> subprocess.CompletedProcess[str]:
     """Standalone kustomize with exec KRM functions enabled, as the README and
     cmhash-fn.yaml say to run it."""
     return subprocess.run(
-        [tool("kustomize4"), "build", "--enable-alpha-plugins", "--enable-exec", str(directory)],
+        [kustomize_exec(), "build", "--enable-alpha-plugins", "--enable-exec", str(directory)],
         capture_output=True,
         text=True,
         cwd=cwd,

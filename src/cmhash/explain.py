@@ -206,15 +206,66 @@ def _ns(ns: str) -> str:
 _INDEX = re.compile(r"\[\d+\]")
 
 
+def _how(r: dict[str, Any]) -> str:
+    if r["how"] == "operator":  # "via spec.secrets": the field, without list indexes
+        return _INDEX.sub("", r["field"])
+    return f"{r['how']} ({r['declaredBy']})" if r.get("declaredBy") else str(r["how"])
+
+
+# what a line of the short view tells apart: the object and what explain says of it
+_SAME_LINE = ("kind", "namespace", "name", "target", "producedBy", "definedIn", "versionedAs")
+_LISTED = 3  # keys named on a line of the short view; more are counted
+
+
+def _listed(keys: list[str], what: str) -> str:
+    return f"{what} {', '.join(keys)}" if len(keys) <= _LISTED else f"{len(keys)} {what}"
+
+
+def _one_per_object(refs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The short view: the references to one object as one line (Argo CD's
+    controllers read some 40 optional keys of argocd-cmd-params-cm each, one env entry
+    per key); a reference alone keeps its own line as --detail shows it."""
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for r in refs:
+        groups.setdefault(tuple(r.get(k) for k in _SAME_LINE), []).append(r)
+    out = []
+    for same in groups.values():
+        if len(same) == 1:
+            out.append(same[0])
+            continue
+        keys = (
+            None if any(r["keys"] is None for r in same) else {k for r in same for k in r["keys"]}
+        )
+        optional = [r["optional"] for r in same]
+        out.append(
+            {
+                **same[0],
+                "hows": list(dict.fromkeys(_how(r) for r in same)),
+                "count": len(same),
+                "keys": None if keys is None else sorted(keys),
+                "optional": all(optional) or ("partly" if any(optional) else False),
+                "missingKeys": sorted({k for r in same for k in r["missingKeys"]}),
+                "excludedBecause": same[0].get("excludedBecause"),
+            }
+        )
+    return out
+
+
 def _reference_line(w: dict[str, Any], r: dict[str, Any], last: bool) -> str:
     branch = "└─" if last else "├─"
     keys = "all keys" if r["keys"] is None else "keys " + ", ".join(r["keys"])
     extra = ", optional" if r["optional"] else ""
     missing = f"; missing keys: {', '.join(r['missingKeys'])}" if r["missingKeys"] else ""
     name = r["name"] if r["namespace"] == w["namespace"] else f"{r['namespace']}/{r['name']}"
-    how = f"{r['how']} ({r['declaredBy']})" if r.get("declaredBy") else r["how"]
-    if r["how"] == "operator":  # "via spec.secrets": the field, without list indexes
-        how = _INDEX.sub("", r["field"])
+    how = _how(r)
+    if "count" in r:  # the short view's line for several references to one object
+        how = ", ".join(r["hows"])
+        keys = f"{r['count']} references, " + (
+            "all keys" if r["keys"] is None else _listed(r["keys"], "keys")
+        )
+        extra = {True: ", optional", "partly": ", partly optional"}.get(r["optional"], "")
+        if r["missingKeys"]:
+            missing = "; missing " + _listed(r["missingKeys"], "keys")
     why = f" ({r['excludedBecause']})" if r.get("excludedBecause") else ""
     via = f" (produced by {r['producedBy']})" if r.get("producedBy") else ""
     if r.get("definedIn"):
@@ -230,8 +281,11 @@ def _reference_line(w: dict[str, Any], r: dict[str, Any], last: bool) -> str:
     )
 
 
-def to_text(data: dict[str, Any]) -> str:
+def to_text(data: dict[str, Any], detail: bool = False) -> str:
+    """A tree per workload: one line per object it references (``detail``: one per
+    reference, as the JSON lists them)."""
     out = []
+    collapsed = False
     for w in data["workloads"]:
         group = f" ({w['component']})" if w.get("component") else ""
         head = f"{w['kind']}/{w['name']}{group}{_ns(w['namespace'])}  ({w['file']}:{w['line']})"
@@ -253,8 +307,11 @@ def to_text(data: dict[str, Any]) -> str:
             out.append(f"  restarts through {w['rollsThrough']}")
         if w["noRestart"]:
             out.append(f"  note: {w['noRestart']}")
-        refs = w["references"]
+        refs = w["references"] if detail else _one_per_object(w["references"])
+        collapsed = collapsed or len(refs) < len(w["references"])
         out.extend(_reference_line(w, r, i == len(refs) - 1) for i, r in enumerate(refs))
+    if collapsed:
+        out.append("(one line per referenced object: --detail lists every reference)")
     if data["findings"]:
         out.append("")
         out.extend(
@@ -269,6 +326,7 @@ def to_text(data: dict[str, Any]) -> str:
 # JSON escapes by itself and stays data)
 FORMATS: dict[str, Callable[[dict[str, Any]], str | bytes]] = {
     "text": lambda data: to_text(visible_data(data)),
+    "text-detail": lambda data: to_text(visible_data(data), detail=True),
     "json": to_json,
     "mermaid": lambda data: explain_graph(visible_data(data)),
 }

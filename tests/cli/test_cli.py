@@ -413,3 +413,35 @@ def test_a_mistyped_command_is_not_read_as_a_file(tmp_path: Path, typo: str, mea
     # and a name close to no command is a missing file
     res = run_cmhash(["nothing-like-it.yaml"], cwd=tmp_path)
     assert res.stderr.strip() == "cmhash: nothing-like-it.yaml: no such file or directory"
+
+
+@pytest.mark.parametrize(
+    ("line", "hint"),
+    [
+        # an option of the command's that inject does not know: click stopped there
+        (["-q", "patches", "-", "--helmrelease", "r.yaml"], "patches -q - --helmrelease r.yaml"),
+        (["-q", "explain", "x.yaml"], "explain -q x.yaml"),
+        (["--strict", "-v", "report", "a.yaml", "b.yaml"], "report --strict -v a.yaml b.yaml"),
+        (["--namespace=shop", "explain"], "explain --namespace=shop"),
+        (["-qn", "shop", "explain", "x.yaml"], "explain -qn shop x.yaml"),
+    ],
+)
+def test_a_command_after_options_gets_the_hint(tmp_path: Path, line: list[str], hint: str) -> None:
+    res = run_cmhash(line, cwd=tmp_path)
+    assert res.code == 2 and res.stdout == b""
+    word = hint.split()[0]
+    assert res.stderr.strip() == (
+        f"cmhash: {word}: no such file or directory (a command comes first: cmhash {hint})"
+    )
+
+
+def test_an_options_value_or_a_file_named_like_a_command_is_no_command(tmp_path: Path) -> None:
+    app = (ROOT / "examples" / "app.yaml").read_text()
+    (tmp_path / "app.yaml").write_text(app)
+    # -n takes a value: 'explain' is the namespace, app.yaml the input
+    res = run_cmhash(["--no-config", "-n", "explain", "app.yaml"], cwd=tmp_path)
+    assert res.code == 0, res.stderr
+    # a file named like a command is read as a file
+    (tmp_path / "patches").write_text(app)
+    res = run_cmhash(["--no-config", "-q", "patches"], cwd=tmp_path)
+    assert res.code == 0 and b"checksum/config" in res.stdout

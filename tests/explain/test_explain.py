@@ -218,3 +218,35 @@ def test_mermaid_labels_are_literal() -> None:
         "x#35;quot;y #quot;#lt;b#gt;#amp;amp;#lt;/b#gt;#quot; #96;md#96; z"
     )
     assert mermaid_label("semi;colon pi|pe [a]{b}(c) café") == "semi;colon pi|pe [a]{b}(c) café"
+
+
+ARGO = ROOT / "tests" / "corpus" / "argo-cd" / "manifests" / "install.excerpt.yaml"
+
+
+def test_one_line_per_referenced_object_by_default_every_reference_with_detail() -> None:
+    """Argo CD's install: its controllers read some 40 optional keys of one ConfigMap,
+    one env entry each. The default shows the workload on a screen (a line per object it
+    references); --detail lists every reference; the JSON is the same either way."""
+    base = ["explain", "--no-config", str(ARGO)]
+    short, detail = run_cmhash(base).out, run_cmhash([*base, "--detail"]).out
+    data = json.loads(run_cmhash([*base, "--format", "json"]).out)
+    workloads = data["workloads"]
+    refs = sum(len(w["references"]) for w in workloads)
+    objects = sum(
+        len({(r["kind"], r["namespace"], r["name"]) for r in w["references"]}) for w in workloads
+    )
+    heads = [line for line in detail.splitlines() if line and not line.startswith(" ")]
+    assert len(detail.splitlines()) >= refs + len(workloads)  # one line per reference
+    tree = short.split("\n\n")[0].splitlines()
+    assert tree[-1] == "(one line per referenced object: --detail lists every reference)"
+    assert len([line for line in tree if "─ " in line]) == objects  # one per object
+    assert len(tree) <= 10 * len(workloads)  # about 7 a workload, not 40
+    assert [line for line in short.splitlines() if line and not line.startswith(" ")] == (
+        [*heads[: len(workloads)], tree[-1], *heads[len(workloads) :]]
+    )
+    line = next(x for x in tree if "argocd-cmd-params-cm via env, volume" in x)
+    assert "references, " in line and "keys, optional): in-stream; missing " in line
+    assert (
+        run_cmhash([*base, "--format", "json", "--detail"]).out
+        == run_cmhash([*base, "--format", "json"]).out
+    )

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import cmhash_command, run_cmhash
+from conftest import ROOT, cmhash_command, run_cmhash
 
 ITEMS = """items:
 - apiVersion: v1
@@ -77,11 +77,47 @@ def test_items_annotated_and_results_written() -> None:
     assert out["functionConfig"]["kind"] == "CmhashTransformer"
 
 
-def test_without_namespace_option_nothing_matches_across_namespaces() -> None:
+def test_a_reference_dropped_across_namespaces_fails_the_function() -> None:
+    """Without the namespace the ConfigMap (none) and the Deployment (shop) do not meet:
+    the reference would drop out of the checksum, and kustomize shows no warning and
+    reads no results unless the function fails: an error result and exit 2."""
     code, out, _ = _run(HEAD + ITEMS)
-    assert code == 0 and _annotation(out) is None
-    codes = {r["tags"]["code"] for r in out["results"]}
-    assert codes == {"missing-reference", "namespace-mismatch"}
+    assert code == 2 and _annotation(out) is None  # items as they came
+    levels = {r["tags"]["code"]: r["severity"] for r in out["results"]}
+    assert levels == {"missing-reference": "warning", "namespace-mismatch": "error"}
+    message = next(r["message"] for r in out["results"] if r["severity"] == "error")
+    assert "an error as kustomize's KRM function, whose warnings kustomize does not show" in (
+        message
+    )
+    # acknowledged: info, and the function succeeds (the checksum leaves the ConfigMap out)
+    ack = (
+        "functionConfig:\n  apiVersion: cmhash.io/v1\n  kind: CmhashTransformer\n"
+        "  metadata: {name: cmhash}\n  acknowledge:\n  - code: namespace-mismatch\n"
+        "    kind: Deployment\n    name: app\n    reason: the ConfigMap is another team's\n"
+    )
+    code, out, _ = _run(HEAD + ITEMS + ack)
+    assert code == 0
+    levels = {r["tags"]["code"]: r["severity"] for r in out["results"]}
+    assert levels == {"missing-reference": "warning", "namespace-mismatch": "info"}
+
+
+def test_findings_point_at_the_users_file_or_the_item() -> None:
+    """kpt and ``kustomize fn run`` say where an item came from (path and per-file
+    index): messages point there; ``kustomize build`` says nothing: the item's place
+    in the ResourceList, never a line of it."""
+    res = run_cmhash(["--no-config"], stdin=(HEAD + ITEMS + FC).encode())
+    assert res.stderr.splitlines() == [
+        "deploy.yaml (document 3): warning: Deployment/app -n shop references Secret "
+        "'missing', which is not in the input (add it, mark the reference optional, or "
+        "ignore this if it lives elsewhere) [missing-reference]"
+    ]
+    bare = ITEMS.replace(
+        "    annotations:\n      internal.config.kubernetes.io/path: 'deploy.yaml'\n"
+        "      internal.config.kubernetes.io/index: '2'\n",
+        "",
+    )
+    res = run_cmhash(["--no-config"], stdin=(HEAD + bare + FC).encode())
+    assert res.stderr.splitlines()[0].startswith("<stdin>: items[1]: warning: Deployment/app")
 
 
 def test_configmap_function_config_like_kpt() -> None:
@@ -181,3 +217,25 @@ def test_subpath_mount_is_an_info_result() -> None:
     assert result["severity"] == "info" and result["tags"] == {"code": "subpath-mount"}
     assert result["field"] == {"path": "spec.template.spec.containers[0].volumeMounts[0]"}
     assert "the checksum annotation restarts the pods" in result["message"]
+
+
+def test_a_reference_field_cmhash_cannot_read_fails_the_function() -> None:
+    """reference-shape: the field counts for nothing in the checksum; an error here,
+    with what to do, and the other findings keep their level."""
+    docs = [
+        d
+        for d in yaml.safe_load_all(
+            (ROOT / "tests/cases/op-reference-shape/input.yaml").read_text()
+        )
+        if d
+    ]
+    rl = {"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": docs}
+    code, out, _ = _run(yaml.safe_dump(rl))
+    assert code == 2
+    shapes = [r for r in out["results"] if r["tags"]["code"] == "reference-shape"]
+    assert len(shapes) == 7 and {r["severity"] for r in shapes} == {"error"}
+    assert shapes[0]["message"].endswith(
+        "an error as kustomize's KRM function, whose warnings kustomize does not show: "
+        "write the field as its operator reads it, or accept it with acknowledge: in "
+        "cmhash's config [reference-shape]"
+    )

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import ROOT, SHARED_CORPUS, Result, run_cmhash, tool
+from conftest import ROOT, SHARED_CORPUS, Result, kustomize4, run_cmhash, tool
 
 CASES = sorted(
     [
@@ -205,7 +205,7 @@ def test_real_kustomize_builds_the_patches_into_cmhash_output(render: Path, tmp_
     """Standalone kustomize 4.5.4 (patchesStrategicMerge, inline patches) and kubectl's
     kustomize v5 (every form)."""
     with_file, psm, inline, plain = _kustomizations(render, tmp_path)
-    v4 = [tool("kustomize4"), "build"]
+    v4 = [kustomize4(), "build"]
     expected = _build(v4, plain)
     assert _build(v4, psm) == expected
     assert _build(v4, inline) == expected

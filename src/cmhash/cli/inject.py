@@ -80,6 +80,11 @@ def inject(
         settings = settings.merged(keep_versions=keep_versions)
     result = run_pipeline(inputs, settings, allow_empty=empty_allowed(inputs, settings, mode))
     warn_if_empty(result, inputs, settings)
+    if mode is Mode.STREAM and any(k.startswith("KUSTOMIZE_PLUGIN_") for k in os.environ):
+        from cmhash.integrations import unshown  # kustomize's exec plugin: warnings unseen
+
+        if unshown.as_exec_plugin():
+            result = unshown.escalated(result, unshown.TRANSFORMER)
     if keep_versions is not None and previous is not None:
         from cmhash.app.history import with_history
 

@@ -106,6 +106,7 @@ class DefaultGroup(click.Group):
         ):
             if args:
                 self._refuse_typo(args[0])
+                self._refuse_late_command(args)
             args = [DEFAULT_COMMAND, *args]
         return super().parse_args(ctx, args)
 
@@ -120,6 +121,39 @@ class DefaultGroup(click.Group):
         )
         if close:
             raise UsageError(f"no such command or file {word!r}; did you mean 'cmhash {close[0]}'?")
+
+    def _refuse_late_command(self, args: list[str]) -> None:
+        """``cmhash -q patches - --helmrelease F``: the options before it make the command
+        a path of inject's, and click would stop at the first option inject does not
+        know; say where the command goes instead (a command's name that is a file is a
+        file, and an option's value is a value)."""
+        if not any(a in self.commands for a in args):
+            return  # (the common case: no word of the line is a command)
+        inject = self.commands[DEFAULT_COMMAND]
+        takes_value = {
+            name
+            for p in inject.params
+            if isinstance(p, click.Option) and not p.is_flag and not p.count
+            for name in p.opts
+        }
+        i = 0
+        while i < len(args):
+            arg = args[i]
+            if arg == "--":
+                return
+            if arg.startswith("--"):
+                i += 1 if "=" not in arg and arg in takes_value else 0
+            elif arg.startswith("-") and arg != "-":  # -q, -qn VALUE, -nVALUE
+                short = next((j for j, c in enumerate(arg[1:], 1) if f"-{c}" in takes_value), 0)
+                i += 1 if short == len(arg) - 1 else 0
+            elif arg in self.commands and not os.path.lexists(arg):
+                import shlex
+
+                line = shlex.join([arg, *args[:i], *args[i + 1 :]])
+                raise UsageError(
+                    f"{arg}: no such file or directory (a command comes first: cmhash {line})"
+                )
+            i += 1
 
     def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         formatter.write_usage("cmhash", "[inject] [OPTIONS] [PATH]...")

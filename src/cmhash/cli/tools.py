@@ -92,7 +92,7 @@ def patches(
             patch_file,
             check,
             kustomize_field,
-            gen.config_names(result),
+            gen.render_of(result),
         )
     )
 

@@ -31,7 +31,13 @@ Exit codes:
     help="text: a tree; json: versioned, schema in schemas/explain.schema.json; "
     "mermaid: config objects -> workloads.",
 )
-def explain(paths: tuple[str, ...], fmt: str, **opts: Any) -> None:
+@click.option(
+    "--detail",
+    is_flag=True,
+    help="text: every reference on its own line (by default the references to one "
+    "object share a line).",
+)
+def explain(paths: tuple[str, ...], fmt: str, detail: bool, **opts: Any) -> None:
     """Show, for every workload, what it references (kind, name, how, keys, optional),
     whether each target is in the input, and the checksum cmhash would write.
     Writes nothing; findings are listed too."""
@@ -49,7 +55,7 @@ def explain(paths: tuple[str, ...], fmt: str, **opts: Any) -> None:
     report_notes(result.notes, quiet=settings.quiet)
     data = build(result, settings.annotation_key)
     lifetime.keep(data)  # (a dict per workload, config and reference: not freed one by one)
-    write_stdout(FORMATS[fmt](data))
+    write_stdout(FORMATS["text-detail" if detail and fmt == "text" else fmt](data))
     if result.has_errors:
         raise SystemExit(EXIT_INPUT)
 

@@ -16,7 +16,8 @@ from typing import Any, NamedTuple
 from cmhash.edit.verify import count_check
 from cmhash.errors import EXIT_INPUT, EXIT_OK, CmhashError, ConfigError, NodeError
 from cmhash.findings import Finding
-from cmhash.output import err, report_findings, report_notes, write_stdout
+from cmhash.model import Level
+from cmhash.output import err, report_notes, write_stdout
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.parse.tree import MAP, SEQ, Node, deref, get, items, scalar
 from cmhash.read.source import SourceText, newline_at
@@ -105,29 +106,61 @@ def _first(annotations: Node | None, keys: tuple[str, ...]) -> str | None:
     return next((v for v in (scalar(get(annotations, k)) for k in keys) if v), None)
 
 
-def _item_files(rl: ResourceList) -> list[tuple[int, int, dict[str, Any]]]:
-    """(first line, last line, file) of each item that names its file."""
+class Item(NamedTuple):
+    """An item of the ResourceList: its lines there, where a message points for it
+    (the user's file when the orchestrator says which, else its place in the list),
+    and its result's ``file`` (None: no file is known)."""
+
+    first: int
+    last: int
+    where: str
+    file: dict[str, Any] | None
+
+
+def _items(rl: ResourceList) -> list[Item]:
+    """Each item, with the file it came from when an annotation says it (kpt and
+    ``kustomize fn run`` set ``config.kubernetes.io/path`` and a per-file index;
+    ``kustomize build`` sets neither: kyaml kio/kioutil/kioutil.go)."""
     out = []
-    for item in items(get(rl.root, "items")):
+    for i, item in enumerate(items(get(rl.root, "items"))):
         ann = get(get(item, "metadata"), "annotations")
-        path = _first(ann, PATH_ANNOTATIONS)
-        if path is None:
-            continue
-        file: dict[str, Any] = {"path": path}
-        index = _first(ann, INDEX_ANNOTATIONS)
-        if index is not None and index.isdigit():
-            file["index"] = int(index)
-        out.append((rl.source.position(item.start)[0], rl.source.position(item.end)[0], file))
+        path, index = _first(ann, PATH_ANNOTATIONS), _first(ann, INDEX_ANNOTATIONS)
+        file: dict[str, Any] | None = None
+        where = f"{rl.source.display}: items[{i}]"
+        if path is not None:
+            file = {"path": path}
+            where = path
+            if index is not None and index.isdigit():
+                file["index"] = int(index)
+                where = f"{path} (document {int(index) + 1})"
+        lines = rl.source.position(item.start)[0], rl.source.position(item.end)[0]
+        out.append(Item(*lines, where, file))
     return out
+
+
+def _item_of(f: Finding, found: list[Item]) -> Item | None:
+    return next((i for i in found if i.first <= f.line <= i.last), None)
 
 
 def results(rl: ResourceList, findings: list[Finding]) -> list[dict[str, Any]]:
     """Findings as KRM results, each with the file of the item it points into."""
-    files = _item_files(rl) if findings else []
-    return [_result(f, files) for f in findings]
+    found = _items(rl) if findings else []
+    return [_result(f, _item_of(f, found)) for f in findings]
 
 
-def _result(f: Finding, files: list[tuple[int, int, dict[str, Any]]]) -> dict[str, Any]:
+def report(rl: ResourceList, findings: list[Finding], *, quiet: bool) -> list[Finding]:
+    """The findings on stderr, each at the user's file (or the item) it is about rather
+    than at a line of the ResourceList, which nobody wrote; those printed."""
+    shown = [f for f in findings if not (quiet and f.level is not Level.ERROR)]
+    found = _items(rl) if shown else []
+    for f in shown:
+        item = _item_of(f, found)
+        where = item.where if item is not None else f"{f.path}:{f.line}:{f.column}"
+        err(f"{where}: {f.level}: {f.message} [{f.code}]")
+    return shown
+
+
+def _result(f: Finding, item: Item | None) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "message": f"{f.message} [{f.code}]",
         "severity": str(f.level),
@@ -140,10 +173,8 @@ def _result(f: Finding, files: list[tuple[int, int, dict[str, Any]]]) -> dict[st
         entry["resourceRef"] = ref
     if f.field:
         entry["field"] = {"path": f.field}
-    for first, last, file in files:
-        if first <= f.line <= last:
-            entry["file"] = file
-            break
+    if item is not None and item.file is not None:
+        entry["file"] = item.file
     return entry
 
 
@@ -208,6 +239,7 @@ def run(rl: ResourceList, options: dict[str, Any]) -> int:
     """KRM function mode: options from functionConfig (between the config file and the
     command line), findings and errors as ``results`` in the ResourceList written back."""
     from cmhash.app import pipeline as app
+    from cmhash.integrations import unshown
     from cmhash.settings.layering import layered
 
     src = rl.source
@@ -219,7 +251,8 @@ def run(rl: ResourceList, options: dict[str, Any]) -> int:
         err(f"cmhash: {exc}")
         write_stdout(with_results(src.text, [error_result(str(exc))]), bom=src.had_bom)
         return exc.exit_code
-    shown = report_findings(result.findings, quiet=settings.quiet)
+    result = unshown.escalated(result, unshown.KRM_FUNCTION)  # kustomize reads no results
+    shown = report(rl, result.findings, quiet=settings.quiet)
     text = src.text if result.has_errors else result.files[0].text  # errors: items unchanged
     write_stdout(with_results(text, results(rl, shown)), bom=src.had_bom)
     return EXIT_INPUT if result.has_errors else EXIT_OK

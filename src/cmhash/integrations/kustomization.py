@@ -21,7 +21,7 @@ from cmhash.edit.splice import column, line_start
 from cmhash.errors import InputError, NodeError
 from cmhash.integrations.patches import HEADER, file_error, line_end, read_file, without_bare_key
 from cmhash.parse.events import backend, parse_chunk
-from cmhash.parse.tree import MAP, SCALAR, SEQ, Node, deref, entries, scalar
+from cmhash.parse.tree import MAP, SCALAR, SEQ, Node, deref, entries, items, scalar
 
 # kustomize's own order (api/konfig/general.go RecognizedKustomizationFileNames)
 FILE_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -37,6 +37,7 @@ class Plan(NamedTuple):
     patch_path: Path
     old_patch: str | None
     new_patch: str | None
+    notes: list[str]  # which kustomize builds the directory, when the entry goes in
 
     @property
     def stale(self) -> list[str]:
@@ -83,6 +84,15 @@ FIELDS = {
     "patches": ("- path: {name}", "[{{path: {name}}}]"),
     "patchesStrategicMerge": ("- {name}", "[{name}]"),
 }
+# kustomize v4 reads a `patches:` list that holds a bare file name as patchesStrategicMerge:
+# it rewrites the kustomization's text before reading it (api/types/fix.go at api/v0.11.4,
+# FixKustomizationPreUnmarshalling: useLegacyPatch, then "patches:" replaced by
+# "patchesStrategicMerge:"); v5 removed that and refuses the list ("cannot unmarshal
+# string into Go struct field Kustomization.patches of type types.Patch"). In such a list
+# an item `- path: F` breaks v4 too, and a patchesStrategicMerge key beside it makes a
+# second one after the rewrite, of which v4 reads one and drops the other's patches
+# without a word: cmhash's item is a bare name there, as the list's others.
+V4_PATCHES = ("- {name}", "[{name}]")
 
 
 # kustomization fields that rename or move what its resources are: its patches target
@@ -114,8 +124,8 @@ def _item_path(item: Node, field: str) -> str | None:
     item = deref(item)  # type: ignore[assignment]
     if item is None:
         return None
-    if field == "patchesStrategicMerge":
-        found = scalar(item) if item.kind == SCALAR else None
+    if item.kind == SCALAR:  # patchesStrategicMerge's form, and v4's legacy patches'
+        found = scalar(item)
     elif item.kind != MAP:
         return None
     else:
@@ -124,15 +134,37 @@ def _item_path(item: Node, field: str) -> str | None:
     return found[2:] if found is not None and found.startswith("./") else found
 
 
+def legacy_patches(root: Node | None) -> Node | None:
+    """The first bare file name of ``patches:`` (kustomize v4's form), if it has one."""
+    pair = entries(root).get("patches") if root is not None else None
+    seq = deref(pair[1]) if pair is not None else None
+    if seq is None or seq.kind != SEQ:
+        return None
+    names = [item for item in map(deref, items(seq)) if item is not None and item.kind == SCALAR]
+    return names[0] if names else None
+
+
 def with_entry(text: str, path: Path, name: str, wanted: bool, field: str = "patches") -> str:
     """``text`` with cmhash's item in ``field`` (``wanted``) or without it."""
     nl = "\r\n" if "\r\n" in text else "\n"
-    block, flow = (f.format(name=_scalar(name)) for f in FIELDS[field])
     root = _root(text, path)
     try:
         written = entries(root) if root is not None else {}
+        legacy = legacy_patches(root)
     except NodeError as exc:
         raise file_error(exc.public, path, text, exc.offset) from None
+    form = V4_PATCHES if legacy is not None and field == "patches" else FIELDS[field]
+    block, flow = (f.format(name=_scalar(name)) for f in form)
+    if wanted and legacy is not None and field == "patchesStrategicMerge":
+        raise file_error(
+            "patches: lists a bare file name, which kustomize v4 reads as "
+            "patchesStrategicMerge (and v5 refuses): a patchesStrategicMerge key beside it "
+            "makes v4 drop one of the two lists without a word; leave out --kustomize-field "
+            "and cmhash adds its file to patches: as a bare name, as the list's others",
+            path,
+            text,
+            legacy.start,
+        )
     for renaming in RENAMING:
         if wanted and renaming in written:
             raise file_error(
@@ -221,12 +253,37 @@ def plan(directory: str, name: str, patch_text: str | None, field: str = "patche
             patch_path,
         )
     new_text = with_entry(old_text, kustomization, name, patch_text is not None, field)
+    notes = []
     if new_text != old_text:
-        _verify(old_text, new_text, kustomization, name, patch_text is not None, field)
-    return Plan(kustomization, old_text, new_text, patch_path, old_patch, patch_text)
+        bare = field == "patchesStrategicMerge" or (
+            legacy_patches(_root(old_text, kustomization)) is not None
+        )
+        _verify(old_text, new_text, kustomization, name, patch_text is not None, field, bare)
+        notes = _versions_note(bare, field, patch_text)
+    return Plan(kustomization, old_text, new_text, patch_path, old_patch, patch_text, notes)
 
 
-def _verify(old: str, new: str, path: Path, name: str, wanted: bool, field: str) -> None:
+def _versions_note(bare: bool, field: str, patch_text: str | None) -> list[str]:
+    """What the kustomize that builds the directory must be, said when the entry goes in."""
+    if patch_text is None:
+        return []
+    if bare and field == "patches":
+        return [
+            "patches: lists bare file names, kustomize v4's form (v5 refuses it): cmhash's "
+            "entry is one too, so that kustomize v4 still builds the directory"
+        ]
+    if field == "patches" and patch_text.count("\n---\n") > 1:
+        return [
+            "a file of several patches under patches: needs kustomize v5 (kubectl kustomize, "
+            "Flux, Argo CD; kustomize v4 fails on it): for kustomize v4, run cmhash patches "
+            "again with --kustomize-field patchesStrategicMerge"
+        ]
+    return []
+
+
+def _verify(
+    old: str, new: str, path: Path, name: str, wanted: bool, field: str, bare: bool
+) -> None:
     """The edited kustomization reads as the old one with cmhash's item added (or taken
     out) and nothing else; otherwise exit 2 and the file is left as it is."""
     import yaml
@@ -235,7 +292,7 @@ def _verify(old: str, new: str, path: Path, name: str, wanted: bool, field: str)
         value = data.get(field) if isinstance(data, dict) else None
         return list(value) if isinstance(value, list) else []
 
-    ours = name if field == "patchesStrategicMerge" else {"path": name}
+    ours = name if bare else {"path": name}
     try:
         before, after = yaml.safe_load(old), yaml.safe_load(new)
     except yaml.YAMLError:

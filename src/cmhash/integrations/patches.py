@@ -31,7 +31,7 @@ from cmhash.errors import InputError, UsageError
 from cmhash.read.source import SourceText
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Mapping
 
     from cmhash.app.result import RunResult
     from cmhash.parse.tree import Node
@@ -225,9 +225,18 @@ def without_bare_key(text: str, key: Node) -> str:
     return text[: line_start(text, key.start)] + text[eol:]
 
 
-def config_names(result: RunResult) -> set[tuple[str, str]]:
-    """(kind, name) of every ConfigMap and Secret among the inputs."""
+class Render(NamedTuple):
+    """What a HelmRelease's post-renderer is checked against (helmrelease.py): the
+    ConfigMaps' and Secrets' content by (kind, name), and the ``helm.sh/chart`` labels."""
+
+    contents: dict[tuple[str, str], Mapping[str, bytes]]
+    charts: set[str]
+
+
+def render_of(result: RunResult) -> Render:
     index = result.config_index
-    if index is None:
-        return set()
-    return {(e.info.kind, e.info.name) for e in index.objects.values()}
+    entries = list(index.objects.values()) if index is not None else []
+    contents = {(e.info.kind, e.info.name): e.info.content.entries for e in entries}
+    labels = [p.info.labels for p in result.plans] + [e.info.labels for e in entries]
+    charts = {v for pairs in labels for k, v in pairs if k == "helm.sh/chart"}
+    return Render(contents, charts)

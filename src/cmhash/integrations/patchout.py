@@ -4,8 +4,13 @@ directory (the patch file and its entry, ``kustomization.py``) or a Flux HelmRel
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from cmhash.errors import UsageError
 from cmhash.integrations.patches import Patch, patch_file
+
+if TYPE_CHECKING:
+    from cmhash.integrations.patches import Render
 
 
 def deliver(
@@ -15,7 +20,7 @@ def deliver(
     patch_name: str,
     check: bool,
     field: str = "patches",
-    given: set[tuple[str, str]] | None = None,
+    render: Render | None = None,
 ) -> int:
     """Print the patches, or keep a kustomization's or a HelmRelease's copy current;
     the exit code."""
@@ -40,11 +45,14 @@ def deliver(
         kustomization.apply(plan)
         for what in stale:
             err(f"cmhash: updated {what}")
+        for note in plan.notes:
+            err(f"cmhash: note: {note}")
         return EXIT_OK
     from cmhash.integrations import helmrelease as hr
 
     assert helmrelease is not None
-    return hr.deliver(patches, helmrelease, check, given)
+    assert render is not None
+    return hr.deliver(patches, helmrelease, check, render)
 
 
 def _check_name(name: str) -> None:

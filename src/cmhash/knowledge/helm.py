@@ -1,7 +1,8 @@
 """What Helm's output looks like: the comment before each document of ``helm template``,
 the annotation Helm 4 puts on each document it hands a post-renderer, the order it
-prints one render's manifests in, the label that names the release, and the variable
-that holds the release namespace. Read by plan/renders.py and plan/helm.py.
+prints one render's manifests in, the label that names the release, the labels that
+say a chart rendered an object, and the variable that holds the release namespace.
+Read by plan/renders.py, plan/helm.py and plan/workload.py.
 
 And Helm's and Argo CD's hooks: the annotation that makes an object a hook, and the
 phases that run before the release's other objects are applied. A hook is deleted and
@@ -32,6 +33,20 @@ POSTRENDER_FILENAME = "postrenderer.helm.sh/postrender-filename"
 # Helm's standard label for the release name (Kubernetes' recommended labels; ``helm
 # create``'s templates/_helpers.tpl selectorLabels: {{ .Release.Name }})
 INSTANCE_LABEL = "app.kubernetes.io/instance"
+
+# The labels by which an object says a chart rendered it, wherever its text went since
+# (kustomize's helmCharts / --enable-helm, a re-serialising tool: no '# Source:' line is
+# left): label -> the value that says so (None: any). ``helm create``'s scaffold
+# (helm pkg/chart/v2/util/create.go, Helm 3 pkg/chartutil/create.go: _helpers.tpl's
+# "<chart>.labels" sets helm.sh/chart and app.kubernetes.io/managed-by: {{ .Release.Service
+# }}), and the heritage label of older charts (kube-prometheus-stack's "labels" helper
+# still sets it); .Release.Service is always "Helm" (helm pkg/chart/common/util/values.go,
+# Helm 3 pkg/chartutil/values.go ToRenderValues: "Service": "Helm").
+RENDERED_LABELS: dict[str, str | None] = {
+    "helm.sh/chart": None,
+    "app.kubernetes.io/managed-by": "Helm",
+    "heritage": "Helm",
+}
 
 # the release namespace a helm command reads when -n is not given (helm pkg/cli/
 # environment.go New: HELM_NAMESPACE; ``helm help``, "Environment variables")

@@ -66,14 +66,19 @@ def _is_string(info: WorkloadInfo) -> bool:
 
 
 def _written_by_cmhash(src: SourceText, info: WorkloadInfo) -> bool:
-    """Whether an existing value under our key looks like cmhash's own (a 64-hex digest
-    in any scalar style, not in Helm output): a chart's ``sha256sum`` line is rendered
-    fresh on every ``helm template``, so in Helm output any existing value is the
-    chart's."""
+    """Whether an existing value under our key is cmhash's own: a 64-hex digest in any
+    scalar style on an object no chart rendered. A chart's ``sha256sum`` line is rendered
+    fresh on every ``helm template``, so in Helm output (its ``# Source:`` lines) and on
+    an object whose labels say a chart rendered it (kustomize's ``--enable-helm`` keeps
+    the labels, not the comments) an existing value is the chart's."""
     if not re.fullmatch(_HEX64, info.current or "") or not _is_string(info):
         return False
+    from cmhash.knowledge.helm import RENDERED_LABELS
     from cmhash.plan.helm import is_helm_source
 
+    for key, value in info.labels:
+        if key in RENDERED_LABELS and RENDERED_LABELS[key] in (None, value):
+            return False
     return not is_helm_source(src)
 
 

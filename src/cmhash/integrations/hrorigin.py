@@ -1,0 +1,128 @@
+"""What cmhash's post-renderer in a Flux HelmRelease was computed from, kept beside it.
+
+helm-controller renders the release from the HelmRelease itself: its chart and version,
+release name and namespace, the chart's values files, and the values merged from
+``spec.valuesFrom`` then ``spec.values`` (fluxcd/pkg chartutil/values.go
+``ChartValuesFromReferences``, called by helm-controller's HelmRelease reconciler).
+The patches are computed in CI from a render of one's own; when the HelmRelease
+changes and that render does not (it reads another values file, names the version by
+hand), the patches go stale without a word. So cmhash writes, between its own marker
+lines, one ``# cmhash:from FIELD: VALUE`` line per field the render depends on, and
+``--check`` names each field that is no longer what the patches were computed from.
+
+The chart, version, values files, release name and target namespace are written as they
+are (JSON strings); ``spec.values`` and ``spec.valuesFrom`` never are: they may hold
+passwords, so they are written as a SHA-256 of their content (canonical JSON of the
+parsed values; for ``valuesFrom`` also each referenced key of the ConfigMaps and
+Secrets among the inputs, by its own digest).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from hashlib import sha256
+from typing import Any
+
+from cmhash.parse.tree import MAP, Node, deref, entries, get_path, to_python
+
+FROM = "# cmhash:from "
+# (field, written as a digest): the order of the lines
+FIELDS = (
+    ("spec.chart.spec.chart", False),
+    ("spec.chart.spec.version", False),
+    ("spec.chart.spec.valuesFiles", False),
+    ("spec.releaseName", False),
+    ("spec.targetNamespace", False),
+    ("spec.values", True),
+    ("spec.valuesFrom", True),
+)
+# fluxcd/pkg apis/meta ValuesReference GetValuesKey: "values.yaml" when valuesKey is empty
+DEFAULT_VALUES_KEY = "values.yaml"
+_LINE = re.compile(r"^[ \t]*" + re.escape(FROM) + r"(\S+): (.*?)[ \t]*\r?$", re.MULTILINE)
+
+# (kind, name) -> key -> content, of the ConfigMaps and Secrets among the inputs
+Contents = Mapping[tuple[str, str], Mapping[str, bytes]]
+
+
+def _digest(data: Any) -> str:
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + sha256(text.encode("utf-8")).hexdigest()
+
+
+def _values_from(data: Any, given: Contents) -> Any:
+    """The references and, for each, the digest of the key it reads (None: not given)."""
+    content = []
+    for ref in data if isinstance(data, list) else ():
+        ref = ref if isinstance(ref, dict) else {}
+        entries = given.get((str(ref.get("kind")), str(ref.get("name"))), {})
+        value = entries.get(str(ref.get("valuesKey") or DEFAULT_VALUES_KEY))
+        content.append(None if value is None else sha256(value).hexdigest())
+    return {"refs": data, "content": content}
+
+
+def record(release: Node, given: Contents) -> dict[str, str]:
+    """field -> what is written for it, for every field the HelmRelease sets."""
+    out = {}
+    for field, digest in FIELDS:
+        node = get_path(release, tuple(field.split(".")))
+        if node is None or node.is_null:
+            continue
+        data = to_python(node)
+        if field == "spec.valuesFrom":
+            data = _values_from(data, given)
+        out[field] = _digest(data) if digest else json.dumps(data, ensure_ascii=True)
+    return out
+
+
+def lines(rec: Mapping[str, str], pad: str) -> str:
+    return "".join(f"{pad}{FROM}{field}: {value}\n" for field, value in rec.items())
+
+
+def read(block: str) -> dict[str, str] | None:
+    """The record written in cmhash's lines (None: they hold none: an earlier cmhash)."""
+    found = {m.group(1): m.group(2) for m in _LINE.finditer(block)}
+    return found or None
+
+
+def changed(old: Mapping[str, str], new: Mapping[str, str]) -> list[str]:
+    """The fields whose value differs (set, changed or taken out), in FIELDS' order."""
+    return [f for f, _ in FIELDS if old.get(f) != new.get(f)]
+
+
+def where(release: Node, field: str) -> int:
+    """The offset a message about ``field`` points at: its key, else the key of the
+    nearest level of it the HelmRelease has (a field taken out)."""
+    path = tuple(field.split("."))
+    for n in range(len(path), 0, -1):
+        parent = deref(get_path(release, path[: n - 1]) if n > 1 else release)
+        pair = (
+            entries(parent).get(path[n - 1]) if parent is not None and parent.kind == MAP else None
+        )
+        if pair is not None:
+            return pair[0].start
+    return release.start
+
+
+def chart_label_problem(release: Node, charts: set[str]) -> tuple[str, int] | None:
+    """The render's ``helm.sh/chart`` labels (``NAME-VERSION``, as ``helm create``'s
+    scaffold writes them) against ``spec.chart.spec``: a render of the HelmRelease's
+    chart at another version is not the one Flux makes. (message, offset) or None."""
+    chart_node = get_path(release, ("spec", "chart", "spec", "chart"))
+    version_node = get_path(release, ("spec", "chart", "spec", "version"))
+    chart, version = to_python(chart_node), to_python(version_node)
+    if not isinstance(chart, str) or version is None or version_node is None:
+        return None
+    name = chart.rstrip("/").rsplit("/", 1)[-1]
+    want = f"{name}-{str(version).removeprefix('v')}".replace("+", "_")
+    ours = sorted(
+        c for c in charts if c.startswith(f"{name}-") and c[len(name) + 1 :][:1].isdigit()
+    )
+    if not ours or want in ours:
+        return None
+    return (
+        f"spec.chart.spec.version asks for {version}, but the render's helm.sh/chart label "
+        f"says {ours[0]}: render the chart at the HelmRelease's version (--version {version})",
+        version_node.start,
+    )

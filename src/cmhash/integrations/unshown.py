@@ -1,0 +1,59 @@
+"""Runs whose warnings nobody sees: kustomize running cmhash as a legacy exec transformer
+(from kustomize v5.4, ``kubectl kustomize`` included, the plugin's stderr is kept and
+shown only when it fails: api/internal/plugins/execplugin/execplugin.go, commit
+9546529f1) or as a KRM function (kustomize reads a function's ``results`` only to write
+them to a results file, and fails the build on its exit code alone: kyaml
+fn/runtime/runtimeutil/runtimeutil.go ``FunctionFilter.Filter``).
+
+There a finding that drops a reference from the checksum (findings.DROPS_A_REFERENCE: an
+object the input has only in another namespace, as a chart's objects without a namespace
+are once kustomize has taken Helm's ``# Source:`` lines away) would leave a checksum
+that misses what the pod uses, and a green build. It is an error instead: the build
+fails and shows the message, which says where to give the namespace or how to accept
+the finding (``acknowledge:``, which makes it info, as everywhere)."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from cmhash.findings import DROPS_A_REFERENCE, Code
+from cmhash.model import Level
+
+if TYPE_CHECKING:
+    from cmhash.app.result import RunResult
+
+# kustomize sets these for a legacy exec plugin (api/internal/plugins/execplugin/
+# execplugin.go getEnv): the plugin's config and its kustomization's directory
+EXEC_PLUGIN_ENV = ("KUSTOMIZE_PLUGIN_CONFIG_ROOT", "KUSTOMIZE_PLUGIN_CONFIG_STRING")
+
+TRANSFORMER = "kustomize's exec transformer"
+KRM_FUNCTION = "kustomize's KRM function"
+
+
+def as_exec_plugin() -> bool:
+    """Whether kustomize runs this process as a legacy exec plugin."""
+    return any(name in os.environ for name in EXEC_PLUGIN_ENV)
+
+
+# what to do about each, said in the error
+_FIX = {
+    Code.NAMESPACE_MISMATCH: "give the namespace (namespace: in the kustomization, or in "
+    "cmhash's config)",
+    Code.REFERENCE_SHAPE: "write the field as its operator reads it",
+}
+
+
+def escalated(result: RunResult, route: str) -> RunResult:
+    """``result`` with each warning that drops a reference made an error, saying why."""
+    found = []
+    for f in result.findings:
+        if f.code in DROPS_A_REFERENCE and f.level is Level.WARNING:
+            f = f._replace(
+                level=Level.ERROR,
+                message=f"{f.message}; an error as {route}, whose warnings kustomize does "
+                f"not show: {_FIX[f.code]}, or accept it with acknowledge: in cmhash's "
+                "config",
+            )
+        found.append(f)
+    return result._replace(findings=found)

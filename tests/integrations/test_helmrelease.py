@@ -1,0 +1,211 @@
+"""``cmhash patches --helmrelease FILE``: what the post-renderer was computed from is
+kept beside it (the chart, its version, a digest of the values and valuesFrom), and
+``--check`` names the field of the HelmRelease that changed since; a render of another
+chart version than the HelmRelease's is refused."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import ROOT, Result, helm_env, run_cmhash, tool
+
+CHART = ROOT / "tests" / "fixtures" / "chart-release"  # relapp 0.1.0, helm.sh/chart labels
+APP = ROOT / "examples" / "app.yaml"
+
+RELEASE = """\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: shop
+  namespace: shop
+spec:
+  interval: 10m
+  chart:
+    spec:
+      chart: relapp
+      version: "0.1.0"
+      sourceRef: {kind: HelmRepository, name: charts}
+  values:
+    logLevel: debug
+    password: hunter2-not-in-the-record
+"""
+
+VALUES_CM = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: shop-values
+  namespace: shop
+data:
+  values.yaml: |
+    logLevel: warn
+  other: unrelated
+"""
+
+
+def _keep(release: Path, *inputs: Path, check: bool = False) -> Result:
+    args = ["patches", "--no-config", *map(str, inputs), "--helmrelease", str(release)]
+    return run_cmhash([*args, "--check"] if check else args)
+
+
+def _record(text: str) -> dict[str, str]:
+    lines = [line.strip() for line in text.splitlines() if "# cmhash:from " in line]
+    return dict(line.removeprefix("# cmhash:from ").split(": ", 1) for line in lines)
+
+
+def test_the_record_names_chart_and_version_and_hashes_the_values(tmp_path: Path) -> None:
+    release = tmp_path / "release.yaml"
+    release.write_text(RELEASE)
+    assert _keep(release, APP).code == 0
+    text = release.read_text()
+    record = _record(text)
+    assert record["spec.chart.spec.chart"] == '"relapp"'
+    assert record["spec.chart.spec.version"] == '"0.1.0"'
+    assert record["spec.values"].startswith("sha256:") and len(record["spec.values"]) == 71
+    assert "spec.valuesFrom" not in record  # the release has none
+    assert text.count("hunter2") == 1  # the values themselves, only where the user wrote them
+    # the record lines sit between cmhash's markers, and the file still reads as before
+    assert text.index("# cmhash:begin") < text.index("# cmhash:from") < text.index("# cmhash:end")
+    doc = yaml.safe_load(text)
+    assert doc["spec"]["values"] == yaml.safe_load(RELEASE)["spec"]["values"]
+    assert _keep(release, APP, check=True).code == 0
+    again = _keep(release, APP)
+    assert again.code == 0 and release.read_text() == text  # idempotent
+
+
+@pytest.mark.parametrize(
+    ("edit", "field", "key"),
+    [
+        (("logLevel: debug", "logLevel: info"), "spec.values", "  values:"),
+        (("    password: hunter2-not-in-the-record\n", ""), "spec.values", "  values:"),
+        (('version: "0.1.0"', 'version: "0.1.1"'), "spec.chart.spec.version", "      version:"),
+        (
+            ("  interval: 10m\n", "  interval: 10m\n  targetNamespace: web\n"),
+            "spec.targetNamespace",
+            "  targetNamespace:",
+        ),
+        (
+            ("  interval: 10m\n", "  interval: 10m\n  releaseName: web\n"),
+            "spec.releaseName",
+            "  releaseName:",
+        ),
+    ],
+)
+def test_check_names_the_field_that_changed(
+    tmp_path: Path, edit: tuple[str, str], field: str, key: str
+) -> None:
+    """The render (here the same file) does not change, so the patches do not either:
+    only the record says the HelmRelease moved on without them; the message points at
+    the field."""
+    release = tmp_path / "release.yaml"
+    release.write_text(RELEASE)
+    assert _keep(release, APP).code == 0
+    edited = release.read_text().replace(*edit, 1)
+    release.write_text(edited)
+    res = _keep(release, APP, check=True)
+    assert res.code == 1
+    line = next(i for i, text in enumerate(edited.splitlines(), 1) if text.startswith(key))
+    column = len(key) - len(key.lstrip()) + 1
+    assert res.stderr.splitlines() == [
+        f"cmhash: stale: {release}:{line}:{column}: {field} is not what cmhash's "
+        "post-renderer was computed from: render with the HelmRelease's chart, version and "
+        "values, then run cmhash patches again"
+    ]
+    done = _keep(release, APP)
+    assert done.code == 0 and f"({field} changed since)" in done.stderr
+    assert _keep(release, APP, check=True).code == 0
+
+
+def test_values_from_content_is_part_of_the_record(tmp_path: Path) -> None:
+    release = tmp_path / "release.yaml"
+    release.write_text(
+        RELEASE.replace(
+            "  values:\n",
+            "  valuesFrom:\n    - kind: ConfigMap\n      name: shop-values\n  values:\n",
+        )
+    )
+    cm = tmp_path / "values-cm.yaml"
+    cm.write_text(VALUES_CM)
+    assert _keep(release, APP, cm).code == 0
+    assert _record(release.read_text())["spec.valuesFrom"].startswith("sha256:")
+    assert "warn" not in release.read_text()  # the referenced values are never copied
+    # another key of the ConfigMap: not what Flux reads (valuesKey: values.yaml)
+    cm.write_text(VALUES_CM.replace("other: unrelated", "other: changed"))
+    assert _keep(release, APP, cm, check=True).code == 0
+    # the key Flux reads
+    cm.write_text(VALUES_CM.replace("logLevel: warn", "logLevel: error"))
+    res = _keep(release, APP, cm, check=True)
+    assert res.code == 1 and "spec.valuesFrom is not what" in res.stderr
+
+
+def test_a_post_renderer_written_without_a_record_is_stale(tmp_path: Path) -> None:
+    release = tmp_path / "release.yaml"
+    release.write_text(RELEASE)
+    assert _keep(release, APP).code == 0
+    text = release.read_text()
+    old = "".join(line for line in text.splitlines(True) if "# cmhash:from " not in line)
+    release.write_text(old)
+    res = _keep(release, APP, check=True)
+    assert res.code == 1
+    assert "does not say what it was computed from (an earlier cmhash wrote it)" in res.stderr
+    assert _keep(release, APP).code == 0 and release.read_text() == text
+
+
+def _helm_template(tmp: Path, values: Path, *extra: str) -> bytes:
+    out = subprocess.run(
+        [tool("helm"), "template", "shop", str(CHART), "-n", "shop", "-f", str(values), *extra],
+        capture_output=True,
+        env=helm_env(tmp, "helm"),
+        check=True,
+    )
+    return out.stdout
+
+
+def _own_values(release: Path, tmp: Path) -> Path:
+    """What ``yq '.spec.values // {}' RELEASE`` writes (the Flux recipe), as JSON."""
+    values = tmp / "values.json"
+    doc = yaml.safe_load(release.read_text())
+    values.write_text(json.dumps(doc["spec"].get("values") or {}))
+    return values
+
+
+@pytest.mark.integration
+def test_the_recipe_renders_with_the_releases_own_values(tmp_path: Path) -> None:
+    """The Flux recipe: render with the HelmRelease's spec.values. A change to them
+    fails --check; the recipe run again gives patches that follow it."""
+    release = tmp_path / "release.yaml"
+    release.write_text(RELEASE)
+    render = _helm_template(tmp_path, _own_values(release, tmp_path))
+    assert b'LOG_LEVEL: "debug"' in render
+    keep = ["patches", "--no-config", "-", "--helmrelease", str(release)]
+    assert run_cmhash(keep, stdin=render).code == 0
+    first = release.read_text()
+    release.write_text(first.replace("logLevel: debug", "logLevel: info"))
+    stale = run_cmhash([*keep, "--check"], stdin=render)  # the old render, a new release
+    assert stale.code == 1 and "spec.values is not what" in stale.stderr
+    render = _helm_template(tmp_path, _own_values(release, tmp_path))
+    assert run_cmhash([*keep, "--check"], stdin=render).code == 1  # the checksum moved
+    assert run_cmhash(keep, stdin=render).code == 0
+    assert run_cmhash([*keep, "--check"], stdin=render).code == 0
+    checksums = [line for line in release.read_text().splitlines() if "checksum/config" in line]
+    assert checksums and all(line not in first for line in checksums)
+
+
+@pytest.mark.integration
+def test_a_render_of_another_chart_version_is_refused(tmp_path: Path) -> None:
+    """The render's helm.sh/chart label (relapp-0.1.0) against the HelmRelease's version."""
+    release = tmp_path / "release.yaml"
+    release.write_text(RELEASE.replace('version: "0.1.0"', 'version: "0.2.0"'))
+    render = _helm_template(tmp_path, _own_values(release, tmp_path))
+    res = run_cmhash(["patches", "--no-config", "-", "--helmrelease", str(release)], stdin=render)
+    assert res.code == 2
+    assert res.stderr.splitlines()[-1] == (
+        f"cmhash: {release}:11:16: spec.chart.spec.version asks for 0.2.0, but the render's "
+        "helm.sh/chart label says relapp-0.1.0: render the chart at the HelmRelease's "
+        "version (--version 0.2.0)"
+    )
+    assert release.read_text() == RELEASE.replace('version: "0.1.0"', 'version: "0.2.0"')
