@@ -35,6 +35,7 @@ class Code(TextEnum):
     UNKNOWN_REFERENCE = "unknown-reference"
     HELM_NAMESPACE = "helm-namespace"
     SKIPPED_ITEM = "skipped-item"
+    EMPTY_INPUT = "empty-input"
     UNPINNED_SOURCE = "unpinned-source"
     REFERENCE_SHAPE = "reference-shape"
 
@@ -123,6 +124,11 @@ CODES: dict[Code, tuple[Level, str]] = {
     Code.SKIPPED_ITEM: (
         WARNING,
         "an annotation item the tool that defines it skips (a Wave item with two '/')",
+    ),
+    Code.EMPTY_INPUT: (
+        WARNING,
+        "report: OLD or NEW holds no Kubernetes object (an empty pipe or file: a failed "
+        "render?), compared as a render of nothing (an error with --strict)",
     ),
 }
 
