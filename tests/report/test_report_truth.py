@@ -494,3 +494,83 @@ def test_docs_list_every_autoscaler(update_goldens: bool) -> None:
         doc.write_text(text[:start] + table + text[end:])
         text = doc.read_text()
     assert text[start : text.index("<!-- replicas:end -->")] == table
+
+
+def test_the_count_each_autoscaler_gives() -> None:
+    from cmhash.knowledge.replicas import read_autoscaler, replicas_of
+
+    def hpa(**spec: Any) -> Any:
+        ref = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
+        obj = {"metadata": {"name": "web"}, "spec": {"scaleTargetRef": ref, **spec}}
+        return read_autoscaler("autoscaling", "HorizontalPodAutoscaler", obj)
+
+    def keda(annotations: dict[str, str] | None = None, **spec: Any) -> Any:
+        obj = {
+            "metadata": {"name": "w", "annotations": annotations or {}},
+            "spec": {"scaleTargetRef": {"name": "web"}, **spec},
+        }
+        return read_autoscaler("keda.sh", "ScaledObject", obj)
+
+    web = hpa(maxReplicas=10)
+    assert web.target == ("apps", "Deployment", "web")
+    assert replicas_of(None, web).text() == "1..10"  # minReplicas: 1
+    assert replicas_of(4, web).text() == "1..10"  # the HPA owns it
+    assert replicas_of(0, web).exact == 0  # at 0 the HPA stops scaling it
+    assert not replicas_of(None, hpa(minReplicas=2)).known  # no maxReplicas: invalid
+    core = read_autoscaler(
+        "autoscaling",
+        "HorizontalPodAutoscaler",
+        {"spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": 3}},
+    )
+    assert core is not None and core.target == ("", "Deployment", "web")  # no apiVersion
+    so = keda()
+    assert so.target == ("apps", "Deployment", "web")
+    assert replicas_of(None, so).text() == "0..100"
+    assert replicas_of(0, so).text() == "0..100"  # KEDA scales from zero itself
+    assert replicas_of(None, keda(minReplicaCount=2, maxReplicaCount=8)).text() == "2..8"
+    assert replicas_of(None, keda(idleReplicaCount=0, minReplicaCount=2)).text() == "0..100"
+    held = keda({"autoscaling.keda.sh/paused-replicas": "3"})
+    assert replicas_of(None, held).exact == 3
+    assert not replicas_of(None, keda({"autoscaling.keda.sh/paused": "true"})).known
+    assert replicas_of(5, None).said() == "replicas 5"
+    assert replicas_of(None, None).said().startswith("replicas unknown offline: ")
+
+
+@pytest.mark.parametrize(
+    ("hpa_ns", "workload_ns", "args", "owned"),
+    [
+        ("", "", (), True),  # neither says: kubectl apply -n puts both in one
+        ("shop", "shop", (), True),
+        ("shop", "store", (), False),  # another namespace's HPA
+        ("", "shop", ("--namespace", "shop"), True),  # -n: where the HPA goes
+        ("", "shop", (), False),
+    ],
+)
+def test_an_autoscaler_owns_a_workload_of_its_namespace(
+    tmp_path: Path, hpa_ns: str, workload_ns: str, args: tuple[str, ...], owned: bool
+) -> None:
+    def ns(value: str) -> str:
+        return f"  namespace: {value}\n" if value else ""
+
+    def side(level: str) -> str:
+        return (
+            f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n{ns(workload_ns)}"
+            f"data: {{LEVEL: {level}}}\n---\napiVersion: apps/v1\nkind: StatefulSet\n"
+            f"metadata:\n  name: db\n{ns(workload_ns)}spec:\n  serviceName: db\n"
+            "  updateStrategy: {rollingUpdate: {partition: 1}}\n"
+            "  selector: {matchLabels: {app: db}}\n  template:\n"
+            "    metadata: {labels: {app: db}}\n    spec:\n      containers:\n"
+            "      - {name: db, image: db:1, envFrom: [{configMapRef: {name: cfg}}]}\n"
+            "---\napiVersion: autoscaling/v1\nkind: HorizontalPodAutoscaler\n"
+            f"metadata:\n  name: db\n{ns(hpa_ns)}spec:\n"
+            "  scaleTargetRef: {apiVersion: apps/v1, kind: StatefulSet, name: db}\n"
+            "  minReplicas: 3\n  maxReplicas: 4\n"
+        )
+
+    (tmp_path / "o.yaml").write_text(side("info"))
+    (tmp_path / "n.yaml").write_text(side("debug"))
+    code, out, err = report("o.yaml", "n.yaml", "--format", "json", *args, cwd=tmp_path)
+    assert code == 0, err
+    (db,) = json.loads(out)["restart"]
+    assert ("replicas 3..4 from HorizontalPodAutoscaler/db" in db["how"]) is owned
+    assert ("replicas unknown offline" in db["how"]) is not owned
