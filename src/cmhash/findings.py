@@ -35,9 +35,9 @@ class Code(TextEnum):
     UNKNOWN_REFERENCE = "unknown-reference"
     HELM_NAMESPACE = "helm-namespace"
     SKIPPED_ITEM = "skipped-item"
-    EMPTY_INPUT = "empty-input"
     UNPINNED_SOURCE = "unpinned-source"
     REFERENCE_SHAPE = "reference-shape"
+    EMPTY_INPUT = "empty-input"
 
 
 # code -> (default level, one-line description)
