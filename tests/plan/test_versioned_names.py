@@ -403,7 +403,7 @@ def test_the_kustomize_suffix_is_kustomize_s_own(
         f"secretGenerator:\n- name: s\n  literals:\n{lines}{more}"
     )
     out = subprocess.run(
-        [tool("kustomize"), "build", str(tmp_path)], check=True, capture_output=True
+        [tool("kustomize4"), "build", str(tmp_path)], check=True, capture_output=True
     ).stdout
     for obj in load_objects(out):
         name = obj["metadata"]["name"]

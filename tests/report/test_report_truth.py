@@ -452,50 +452,6 @@ def test_the_truth_fixture_differs_only_where_each_case_is_meant() -> None:
     assert same == {"pg", "consumer", "search", "billing"}
 
 
-def _replicas_table() -> str:
-    from cmhash.knowledge.replicas import ABSENT_SOURCE, AUTOSCALERS
-
-    rows = [
-        "| What gives the count | Matched by | Count | Defined in |",
-        "|---|---|---|---|",
-        "| `spec.replicas`, no autoscaler | — | that number | the manifest |",
-    ]
-    for a in AUTOSCALERS:
-        ref = "scaleTargetRef: kind, name, the group of apiVersion; the same namespace"
-        defaults = [f"kind {a.target_kind}" if a.target_kind else "", a.target_api or ""]
-        if any(defaults):
-            ref += f" (default {', '.join(d for d in defaults if d)})"
-        high = "required" if a.high_default is None else f"default {a.high_default}"
-        count = f"{a.low} (default {a.low_default})..{a.high} ({high})"
-        if a.idle:
-            count += f"; {a.idle} while idle"
-        if a.zero_stops:
-            count += "; 0 when the workload's spec.replicas is 0 (it stops scaling it)"
-        if a.paused_replicas:
-            count += (
-                f"; {a.paused_replicas}: N holds it at N; {a.paused}: "
-                '"true" leaves the live count (unknown)'
-            )
-        rows.append(f"| {a.kind} ({a.group}) | {ref} | {count} | {a.source} |")
-    rows.append(
-        "| nothing (`spec.replicas` absent, no autoscaler) | — | unknown offline (never 1) "
-        f"| {ABSENT_SOURCE} |"
-    )
-    return "\n".join(rows)
-
-
-def test_docs_list_every_autoscaler(update_goldens: bool) -> None:
-    doc = ROOT / "docs" / "report.md"
-    text = doc.read_text()
-    start = text.index("-->", text.index("<!-- replicas:begin")) + 4
-    end = text.index("<!-- replicas:end -->")
-    table = _replicas_table() + "\n"
-    if update_goldens:
-        doc.write_text(text[:start] + table + text[end:])
-        text = doc.read_text()
-    assert text[start : text.index("<!-- replicas:end -->")] == table
-
-
 def test_the_count_each_autoscaler_gives() -> None:
     from cmhash.knowledge.replicas import read_autoscaler, replicas_of
 

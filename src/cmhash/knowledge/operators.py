@@ -9,8 +9,8 @@ operator reverts it: stakater/Reloader#972, #555, #1057, #1192). cmhash writes t
 checksum where the operator copies it to the pods' template, so the operator rolls them.
 
 Each row is checked against the operator's published CRD schema
-(``tests/test_operators.py``, the CRDs vendored in ``tests/crds``), and each place an
-operator copies annotations from is cited below.
+(``tests/knowledge/test_operators.py``, the CRDs vendored in ``tests/crds``), and each
+place an operator copies annotations from is cited below.
 """
 
 from __future__ import annotations
@@ -59,11 +59,13 @@ def _profile(
     level: tuple[str, ...] = PODMETADATA,
     defaults: tuple[tuple[str, str, str], ...] = (),
     component: str | None = None,
+    pod: tuple[str, ...] | None = None,
 ) -> dict[str, Any]:
     """A profile: the fields of its kinds.WorkloadKind row (made there, which imports
     this module). ``component``: one pod group of a resource that runs several, whose
     block (``spec.<component>``) holds its annotations, its pod-spec-like fields and the
-    paths of ``sites`` (given from that block)."""
+    paths of ``sites`` (given from that block). ``pod``: the pod-spec-like block, from
+    the root, when it is not that block itself (Strimzi's ``spec.template.pod``)."""
     block = ("spec",) if component is None else ("spec", component)
     if component is not None:
         sites = tuple(s._replace(path=(*block, *s.path)) for s in sites)
@@ -72,7 +74,7 @@ def _profile(
         "kind": kind,
         "template_path": block,
         "level": level,
-        "spec_path": block,
+        "spec_path": block if pod is None else pod,
         "sites": sites,
         "operator": operator,
         "defaults": defaults,
@@ -251,6 +253,42 @@ OPENTELEMETRY_OPERATOR: tuple[dict[str, Any], ...] = (
     ),
 )
 
+# Strimzi (strimzi/strimzi-kafka-operator 8541da1e336b): KafkaConnectCluster.generatePodSet
+# (cluster-operator/.../model/KafkaConnectCluster.java) builds each pod with
+# WorkloadUtils.createStatefulPod, which puts spec.template.pod.metadata.annotations on it,
+# and a pod whose strimzi.io/revision (model/PodRevision.java: a hash of the whole pod,
+# annotations included) changed is rolled. spec.template.pod.volumes are the pods'
+# (KafkaConnectCluster.getVolumes -> TemplateUtils.addAdditionalVolumes; api/.../common/
+# template/AdditionalVolume.java: secret, configMap and csi as in core/v1), and
+# spec.template.connectContainer.env and .initContainer.env the containers' env
+# (ContainerUtils.addContainerEnvsToExistingEnvs; ContainerEnvVarSource: secretKeyRef,
+# configMapKeyRef; no envFrom). Left out: what the operator already hashes into the pods'
+# annotations (spec.tls.trustedCertificates and spec.authentication: strimzi.io/auth-hash;
+# spec.config: strimzi.io/configuration-hash; assembly/KafkaConnectAssemblyOperator.java
+# createOrUpdate), spec.logging and spec.metricsConfig (copied into the operator's own
+# ConfigMap: the loggers are set through Connect's REST API, the JMX exporter re-reads its
+# file), spec.template.pod.templatedVolumes (names rendered per pod) and the build pods.
+_CONNECT_ENV = tuple(
+    Site(
+        ("spec", "template", container, "env", "*", "valueFrom", ref),
+        target,
+        "env",
+        key_field="key",
+    )
+    for container in ("connectContainer", "initContainer")  # (the init container: with spec.rack)
+    for ref, target in (("configMapKeyRef", "ConfigMap"), ("secretKeyRef", "Secret"))
+)
+STRIMZI: tuple[dict[str, Any], ...] = (
+    _profile(
+        "kafka.strimzi.io",
+        "KafkaConnect",
+        "the Strimzi Cluster Operator",
+        _CONNECT_ENV,
+        level=("template", "pod", "metadata", "annotations"),
+        pod=("spec", "template", "pod"),
+    ),
+)
+
 # Resources that run no pods of their own in some mode, so that their annotation rolls
 # nothing: (group, kind) -> (the field, its value in that mode). A sidecar-mode
 # OpenTelemetryCollector is injected by the operator's webhook into the pods that ask
@@ -267,4 +305,5 @@ OPERATOR_PROFILES = (
     + VMCLUSTER
     + VICTORIALOGS_TRACES
     + OPENTELEMETRY_OPERATOR
+    + STRIMZI
 )
