@@ -10,8 +10,9 @@ page holding one of the ``MARKERS`` gets the marker replaced.
 - ``<!-- cmhash:findings -->``: every finding code with its level and meaning, from
   ``cmhash.findings.CODES``;
 - the decision tables of ``cmhash.knowledge``: for the user pages without their
-  citations (``rollout-rules``, ``pod-fields``), and with them on the "How cmhash
-  decides" pages (``decides-rollout``, ``decides-pod-fields``, ``decides-reloader``,
+  citations (``rollout-rules``, ``pod-fields``, ``replicas``), and with them on the "How
+  cmhash decides" pages (``decides-rollout``, ``decides-pod-fields``,
+  ``decides-replicas``, ``decides-reloader``,
   ``decides-versioning``, ``decides-name-sites``).
 
 The pages are written to read well on the code host too (GitLab renders ``docs/``):
@@ -136,7 +137,8 @@ def commands_list(page_dir: str = "") -> str:
 
 
 def _kinds(rule: Any) -> str:
-    return ", ".join(sorted({k for _, k in rule.kinds}))
+    kinds = ", ".join(sorted({k for _, k in rule.kinds}))
+    return "every kind" if kinds == "*" else kinds
 
 
 def rollout_rules() -> str:
@@ -227,6 +229,53 @@ def decides_name_sites() -> str:
     return "\n".join(out)
 
 
+def _replicas_rows(cited: bool) -> list[str]:
+    from cmhash.knowledge.replicas import ABSENT_SOURCE, AUTOSCALERS
+
+    def row(what: str, matched: str, count: str, source: str) -> str:
+        return f"| {what} | {matched} | {count} |" + (f" {_cell(source)} |" if cited else "")
+
+    out = [
+        "| What gives the count | Matched by | Count |" + (" Defined in |" if cited else ""),
+        "|---|---|---|" + ("---|" if cited else ""),
+        row("`spec.replicas`, no autoscaler", "—", "that number", "the manifest"),
+    ]
+    for a in AUTOSCALERS:
+        ref = "`scaleTargetRef`: kind, name, the group of its apiVersion; its namespace"
+        kind = f"kind {a.target_kind}" if a.target_kind else ""
+        defaults = [d for d in (kind, a.target_api) if d]
+        if defaults:
+            ref += f" (by default {', '.join(defaults)})"
+        high = "required" if a.high_default is None else f"default {a.high_default}"
+        count = f"`{a.low}` (default {a.low_default}) to `{a.high}` ({high})"
+        if a.idle:
+            count += f"; `{a.idle}` while idle"
+        if a.zero_stops:
+            count += "; 0 when the workload's `spec.replicas` is 0 (it stops scaling it)"
+        if a.paused_replicas:
+            count += f"; `{a.paused_replicas}: N` holds it at N; `{a.paused}` leaves it unknown"
+        out.append(row(f"{a.kind} (`{a.group}`)", ref, count, a.source))
+    out.append(
+        row(
+            "nothing: `spec.replicas` absent, no autoscaler",
+            "—",
+            "unknown offline, never 1",
+            ABSENT_SOURCE,
+        )
+    )
+    return out
+
+
+def replicas() -> str:
+    """knowledge/replicas.py AUTOSCALERS: what gives a workload's pod count."""
+    return "\n".join(_replicas_rows(cited=False))
+
+
+def decides_replicas() -> str:
+    """AUTOSCALERS with where each autoscaler's controller reads its fields."""
+    return "\n".join(_replicas_rows(cited=True))
+
+
 def changelog() -> str:
     """CHANGELOG.md, as it is in the repository."""
     return (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
@@ -239,6 +288,8 @@ MARKERS = {
     "<!-- cmhash:findings -->": findings_reference,
     "<!-- cmhash:rollout-rules -->": rollout_rules,
     "<!-- cmhash:pod-fields -->": pod_fields,
+    "<!-- cmhash:replicas -->": replicas,
+    "<!-- cmhash:decides-replicas -->": decides_replicas,
     "<!-- cmhash:decides-rollout -->": decides_rollout,
     "<!-- cmhash:decides-pod-fields -->": decides_pod_fields,
     "<!-- cmhash:decides-reloader -->": decides_reloader,

@@ -39,6 +39,7 @@ class Code(TextEnum):
     REFERENCE_SHAPE = "reference-shape"
     MISPLACED_ANNOTATION = "misplaced-annotation"
     LIVE_RELOADED = "live-reloaded"
+    EMPTY_INPUT = "empty-input"
 
 
 # code -> (default level, one-line description)
@@ -137,6 +138,10 @@ CODES: dict[Code, tuple[Level, str]] = {
         "an annotation written where the tool that defines it does not read it (Wave's on "
         "the pod template, Reloader's ignore on a workload): it does nothing there, for "
         "that tool and for cmhash (a warning with --strict)",
+    Code.EMPTY_INPUT: (
+        WARNING,
+        "report: OLD or NEW holds no Kubernetes object (an empty pipe or file: a failed "
+        "render?), compared as a render of nothing (an error with --strict)",
     ),
 }
 

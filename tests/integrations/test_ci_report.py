@@ -209,3 +209,45 @@ def test_a_shallow_clone_without_the_merge_base_says_how_to_fix_it(tmp_path: Pat
     git(clone, "fetch", "-q", "--unshallow", "origin", "main:refs/remotes/origin/main")
     res = _ci_report(clone, "--render", "cat k8s.yaml", "--base", "origin/main")
     assert res.returncode == 0, res.stderr
+
+
+def test_two_jobs_of_one_pull_request_keep_a_comment_each(tmp_path: Path) -> None:
+    """A matrix over environments (another --render) and a monorepo's directories
+    (ci-report run in another directory) post to one pull request: each job's comment
+    is its own, keyed by its paths (the directory it renders in, and --render); a later
+    run of each updates its own; a monorepo's directory is named above its report."""
+    from fakegithub import FakeGitHub
+
+    from cmhash.integrations.comments import marker
+
+    old, new = ((PLAN / side).read_text() for side in ("old.yaml", "new.yaml"))
+    repo = git_init(tmp_path / "deploy", branch="main")
+    (repo / "apps" / "shop").mkdir(parents=True)
+    git_commit(repo, "base", {"k8s.yaml": old, "apps/shop/k8s.yaml": old})
+    git(repo, "checkout", "-qb", "change")
+    git_commit(repo, "change", {"k8s.yaml": new, "apps/shop/k8s.yaml": new})
+    base = "main"
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": 7}}))
+    jobs = [
+        (repo, "cat k8s.yaml"),
+        (repo, "cat k8s.yaml # staging"),
+        (repo / "apps" / "shop", "cat k8s.yaml"),
+    ]
+    with FakeGitHub(comments=0) as gh:
+        env = gh.env(str(event))
+        for _ in range(2):
+            for cwd, render in jobs:
+                res = _ci_report(
+                    cwd, "--render", render, "--base", base, "--comment", "github", env=env
+                )
+                assert res.returncode == 0, res.stderr
+        bodies = [c["body"] for c in gh.comments]
+    assert len(bodies) == 3  # one per job; the second round updated them
+    assert [b.splitlines()[0] for b in bodies] == [
+        marker("\0cat k8s.yaml"),
+        marker("\0cat k8s.yaml # staging"),
+        marker("apps/shop/\0cat k8s.yaml"),
+    ]
+    assert bodies[2].splitlines()[1] == "<sub>apps/shop</sub>"
+    assert bodies[0].splitlines()[1].startswith("### cmhash: 13 workloads will restart")

@@ -107,13 +107,30 @@ def test_action_posts_then_updates_one_comment(repo: Path) -> None:
         second = _run_action(repo, INPUTS, env, context)
         assert second.returncode == 0, second.stderr
         methods = [m for m, _ in gh.requests]
-        assert methods == ["GET", "POST", "GET", "GET", "PATCH"]  # (GET /user: who posts)
+        # who posts: GET /user (403 for the job's token), then GraphQL's viewer
+        assert methods == ["GET", "POST", "GET", "GET", "POST", "PATCH"]
         (comment,) = gh.comments
         assert "### cmhash: 13 workloads will restart" in comment["body"]
     summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text()
     assert summary.count("### cmhash: 13 workloads will restart") == 2  # one per run
     assert "restarts=13" in Path(env["GITHUB_OUTPUT"]).read_text()
     assert TOKEN not in first.stdout + first.stderr + second.stdout + second.stderr
+
+
+def test_action_comment_key_keeps_a_comment_per_job(repo: Path) -> None:
+    from cmhash.integrations.comments import marker
+
+    base = git(repo, "rev-parse", "main")
+    with FakeGitHub(comments=0) as gh:
+        env, context = _env(repo, gh, base)
+        for key in ("prod", "staging", "prod"):
+            res = _run_action(repo, {**INPUTS, "comment-key": key}, env, context)
+            assert res.returncode == 0, res.stderr
+        bodies = [c["body"] for c in gh.comments]
+    assert [b.splitlines()[:2] for b in bodies] == [
+        [marker("prod"), "<sub>prod</sub>"],
+        [marker("staging"), "<sub>staging</sub>"],
+    ]
 
 
 def test_action_fails_over_the_budget_after_writing_everything(repo: Path) -> None:

@@ -10,9 +10,9 @@ import threading
 from pathlib import Path
 
 from conftest import run_cmhash
-from fakegithub import BOT, TOKEN, FakeGitHub
+from fakegithub import BOT, RENOVATE, TOKEN, FakeGitHub
 
-from cmhash.integrations.comments import MARKER
+from cmhash.integrations.comments import MARKER, marker
 
 
 def _event(tmp_path: Path, number: int = 7) -> str:
@@ -38,13 +38,14 @@ def test_first_run_posts_second_run_patches(tmp_path: Path) -> None:
         assert (code, err) == (0, "updated pull-request comment 101\n")
         assert [c["body"] for c in gh.comments] == [
             "looks good 0",
-            f"{MARKER}\n### cmhash: No workload will restart\n",
+            f"{marker(str(tmp_path / 'report.md'))}\n### cmhash: No workload will restart\n",
         ]
         assert [(m, p.split("?")[0]) for m, p in gh.requests] == [
             ("GET", "/repos/shop/deploy/issues/7/comments"),
             ("POST", "/repos/shop/deploy/issues/7/comments"),
             ("GET", "/repos/shop/deploy/issues/7/comments"),
-            ("GET", "/user"),  # a marker: whose comment? (403 for the job's token: a bot's)
+            ("GET", "/user"),  # a marker: whose comment? (403 for the job's token)
+            ("POST", "/graphql"),  # viewer: github-actions[bot]
             ("PATCH", "/repos/shop/deploy/issues/comments/101"),
         ]
 
@@ -55,7 +56,10 @@ def test_marker_found_on_a_later_page(tmp_path: Path) -> None:
         code, err = _comment(tmp_path, "new report", gh.env(_event(tmp_path)))
         assert (code, err) == (0, "updated pull-request comment 220\n")
         assert len(gh.comments) == 150  # no duplicate
-        assert sum(MARKER in c["body"] for c in gh.comments) == 1
+        # the comment of an earlier version, taken over with this job's marker
+        key = marker(str(tmp_path / "report.md"))
+        assert [c["id"] for c in gh.comments if key in c["body"]] == [220]
+        assert not any(MARKER in c["body"] for c in gh.comments)
 
 
 def test_pr_option_without_an_event(tmp_path: Path) -> None:
@@ -92,7 +96,7 @@ def test_long_report_is_truncated_to_githubs_limit(tmp_path: Path) -> None:
         code, _ = _comment(tmp_path, "x" * 100_000, gh.env(_event(tmp_path)))
         assert code == 0
         assert len(gh.comments[-1]["body"]) <= 65_536
-        assert gh.comments[-1]["body"].startswith(MARKER)
+        assert gh.comments[-1]["body"].startswith(marker(str(tmp_path / "report.md")))
 
 
 def _not_http(replies: int) -> tuple[socket.socket, threading.Thread]:
@@ -180,3 +184,65 @@ def test_a_personal_token_updates_its_own_comment_only(tmp_path: Path) -> None:
         code, err = _comment(tmp_path, "new report", gh.env(_event(tmp_path)))
         assert (code, err) == (0, "updated pull-request comment 101\n")
         assert gh.comments[0]["body"] == f"{MARKER}\nby a bot"
+
+
+def test_another_bots_comment_with_the_marker_is_never_updated(tmp_path: Path) -> None:
+    # the job's GITHUB_TOKEN cannot ask GET /user (403): its identity is
+    # github-actions[bot] (GraphQL's viewer), never "any bot": renovate's comment quoting
+    # the marker stays renovate's
+    with FakeGitHub() as gh:
+        gh.comments[0] |= {"body": f"{MARKER}\nrenovate quoting it", "user": RENOVATE}
+        code, err = _comment(tmp_path, "plan\n", gh.env(_event(tmp_path)))
+        assert (code, err) == (0, "created pull-request comment 101\n")
+        assert gh.comments[0]["body"] == f"{MARKER}\nrenovate quoting it"
+        assert gh.comments[1]["user"] == BOT
+
+
+def test_an_app_token_finds_its_own_comment_by_the_graphql_viewer(tmp_path: Path) -> None:
+    # an App's installation token posts as <slug>[bot]: GraphQL's viewer names it (GET
+    # /user and GET /app do not answer an installation token); github-actions[bot]'s
+    # comment with the same marker is not this token's
+    with FakeGitHub(comments=2, bot="cmhash-app[bot]") as gh:
+        key = marker("prod")
+        gh.comments[0] |= {"body": f"{key}\nby actions", "user": BOT}
+        gh.comments[1] |= {"body": f"{key}\nby the app", "user": {"login": "cmhash-app[bot]"}}
+        code, err = _comment(tmp_path, "new\n", gh.env(_event(tmp_path)), "--comment-key", "prod")
+        assert (code, err) == (0, "updated pull-request comment 101\n")
+        assert gh.comments[0]["body"] == f"{key}\nby actions"
+
+
+def test_without_any_answer_the_identity_is_the_jobs_bot(tmp_path: Path) -> None:
+    with FakeGitHub(bot=None) as gh:  # GraphQL refuses too
+        gh.comments[0] |= {"body": f"{marker('k')}\nold", "user": BOT}
+        code, err = _comment(tmp_path, "new\n", gh.env(_event(tmp_path)), "--comment-key", "k")
+        assert (code, err) == (0, "updated pull-request comment 100\n")
+
+
+def test_two_jobs_of_one_pull_request_keep_a_comment_each(tmp_path: Path) -> None:
+    # a matrix over environments posting the same report.md: each with its own key,
+    # shown above its report; each run updates its own comment, never the other's
+    with FakeGitHub() as gh:
+        env = gh.env(_event(tmp_path))
+        for key, text, said in (
+            ("prod", "prod plan\n", "created pull-request comment 101\n"),
+            ("staging", "staging plan\n", "created pull-request comment 102\n"),
+            ("prod", "prod plan 2\n", "updated pull-request comment 101\n"),
+            ("staging", "staging plan 2\n", "updated pull-request comment 102\n"),
+        ):
+            assert _comment(tmp_path, text, env, "--comment-key", key) == (0, said)
+        assert [c["body"] for c in gh.comments[1:]] == [
+            f"{marker('prod')}\n<sub>prod</sub>\n\nprod plan 2\n",
+            f"{marker('staging')}\n<sub>staging</sub>\n\nstaging plan 2\n",
+        ]
+
+
+def test_a_key_is_never_shown_raw_in_the_marker(tmp_path: Path) -> None:
+    # the marker is an HTML comment: "-->" in a key must not end it early
+    with FakeGitHub() as gh:
+        key = "a --> b <script>"
+        code, _ = _comment(tmp_path, "x\n", gh.env(_event(tmp_path)), "--comment-key", key)
+        assert code == 0
+        body = gh.comments[-1]["body"]
+    first, label = body.splitlines()[:2]
+    assert first == marker(key) and first.count("-->") == 1
+    assert label == "<sub>a --&gt; b &lt;script&gt;</sub>"

@@ -159,7 +159,7 @@ def mr_variables(env: dict[str, str], base: str) -> list[str]:
 def test_report_job_stores_artifacts_and_posts_one_note(tmp_path: Path) -> None:
     from fakegitlab import FakeGitLab
 
-    from cmhash.integrations.comments import MARKER
+    from cmhash.integrations.comments import marker
 
     repo, base = report_project(tmp_path)
     with FakeGitLab() as gl:
@@ -168,10 +168,12 @@ def test_report_job_stores_artifacts_and_posts_one_note(tmp_path: Path) -> None:
             assert out.returncode == 0, out.stdout + out.stderr
         assert [n["id"] for n in gl.notes] == [1, 2]
         note = gl.notes[1]["body"]
-    assert note.startswith(MARKER + "\n### cmhash: 1 workload will restart;")
+    # this job's comment: keyed by the directory it renders in (the root) and --render
+    key = marker("\0cat k8s/*.yaml")
+    assert note.startswith(key + "\n### cmhash: 1 workload will restart;")
     assert "new-db-password-value" not in note
     art = repo / "cmhash-report"
-    assert (art / "report.md").read_text() == note.removeprefix(MARKER + "\n")
+    assert (art / "report.md").read_text() == note.removeprefix(key + "\n")
     data = json.loads((art / "report.json").read_text())
     assert [w["name"] for w in data["restart"]] == ["api"]
     issues = json.loads((art / "codequality.json").read_text())

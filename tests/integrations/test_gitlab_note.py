@@ -8,13 +8,13 @@ from pathlib import Path
 from conftest import run_cmhash
 from fakegitlab import TOKEN, FakeGitLab
 
-from cmhash.integrations.comments import MARKER
+from cmhash.integrations.comments import MARKER, marker
 
 
-def _note(tmp_path: Path, text: str, env: dict[str, str]) -> tuple[int, str]:
+def _note(tmp_path: Path, text: str, env: dict[str, str], *args: str) -> tuple[int, str]:
     f = tmp_path / "report.md"
     f.write_text(text)
-    res = run_cmhash(["gitlab-note", str(f)], env=env)
+    res = run_cmhash(["gitlab-note", str(f), *args], env=env)
     assert TOKEN not in res.stderr and TOKEN.encode() not in res.stdout
     return res.code, res.stderr
 
@@ -27,7 +27,7 @@ def test_creates_then_updates_one_note(tmp_path: Path) -> None:
         assert (code, err) == (0, "updated merge-request note 2\n")
         assert [n["body"] for n in gl.notes] == [
             "LGTM",
-            f"{MARKER}\n### cmhash: No workload will restart\n",
+            f"{marker(str(tmp_path / 'report.md'))}\n### cmhash: No workload will restart\n",
         ]
         methods = [(m, p.split("?")[0]) for m, p, _ in gl.requests]
         assert methods == [
@@ -85,7 +85,8 @@ def test_a_huge_report_is_cut_to_gitlab_limit(tmp_path: Path) -> None:
         assert code == 0
         body = gl.notes[1]["body"]
     assert len(body) <= 1_000_000
-    assert body.startswith(MARKER) and body.endswith("(truncated: see the job's artifacts)\n")
+    assert body.startswith(marker(str(tmp_path / "report.md")))
+    assert body.endswith("(truncated: see the job's artifacts)\n")
 
 
 def test_a_marker_in_someone_elses_note_is_never_updated(tmp_path: Path) -> None:
@@ -98,3 +99,38 @@ def test_a_marker_in_someone_elses_note_is_never_updated(tmp_path: Path) -> None
         code, err = _note(tmp_path, "### cmhash: 2 workloads will restart\n", gl.env())
         assert (code, err) == (0, "updated merge-request note 2\n")
         assert gl.notes[0]["body"] == f"{MARKER}\nnot the bot's"
+
+
+def test_two_jobs_keep_a_note_each(tmp_path: Path) -> None:
+    # a matrix over environments: each job's note is its own (--comment-key, shown above
+    # the report); a later pipeline updates each, never the other's
+    with FakeGitLab() as gl:
+        env = gl.env()
+        assert _note(tmp_path, "prod plan\n", env, "--comment-key", "prod")[1] == (
+            "created merge-request note 2\n"
+        )
+        assert _note(tmp_path, "staging plan\n", env, "--comment-key", "staging")[1] == (
+            "created merge-request note 3\n"
+        )
+        assert _note(tmp_path, "prod plan 2\n", env, "--comment-key", "prod")[1] == (
+            "updated merge-request note 2\n"
+        )
+        assert [n["body"] for n in gl.notes[1:]] == [
+            f"{marker('prod')}\n<sub>prod</sub>\n\nprod plan 2\n",
+            f"{marker('staging')}\n<sub>staging</sub>\n\nstaging plan\n",
+        ]
+
+
+def test_the_note_of_an_earlier_version_is_taken_over_once(tmp_path: Path) -> None:
+    # a note this token posted with the marker of earlier versions (no key) is updated,
+    # with this job's marker: no stale plan stays behind; a second job posts its own
+    with FakeGitLab() as gl:
+        gl.notes.append({"id": 2, "body": f"{MARKER}\nold plan", "author": {"id": 99}})
+        env = gl.env()
+        assert _note(tmp_path, "a\n", env, "--comment-key", "a")[1] == (
+            "updated merge-request note 2\n"
+        )
+        assert _note(tmp_path, "b\n", env, "--comment-key", "b")[1] == (
+            "created merge-request note 3\n"
+        )
+        assert gl.notes[1]["body"].startswith(marker("a") + "\n")

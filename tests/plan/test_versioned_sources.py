@@ -243,13 +243,15 @@ def test_three_renders_keep_a_window_of_external_secrets(tmp_path: Path) -> None
     # idempotent: the same PREV, the same output; its own output as PREV adds nothing
     assert run(tmp_path, render(3), o2) == o3
     assert run(tmp_path, render(3), o3) == o3
-    # report: the new name, and the produced Secret that leaves with its producer
+    # report: the new name, and the producer that leaves (its controller deletes the
+    # Secret it produced with it): the ExternalSecret, not the Secret
     (tmp_path / "o2.yaml").write_bytes(o2)
     (tmp_path / "o3.yaml").write_bytes(o3)
     res = run_cmhash([*REPORT, "json", str(tmp_path / "o2.yaml"), str(tmp_path / "o3.yaml")])
     assert res.code == 0, res.stderr
     report = json.loads(res.stdout)
-    assert {"kind": "Secret", "namespace": "shop", "name": "db-…"} in report["pruned"]
+    assert {"kind": "ExternalSecret", "namespace": "shop", "name": "db-…"} in report["pruned"]
+    assert {"kind": "Secret", "namespace": "shop", "name": "db-…"} not in report["pruned"]
     text = run_cmhash([*REPORT, "text", str(tmp_path / "o2.yaml"), str(tmp_path / "o3.yaml")])
     assert "Secret/db is now db-…" in text.out, text.out
     for pw in PASSWORDS.values():

@@ -132,6 +132,13 @@ def test_decision_tables_are_generated_whole() -> None:
     for field in POD_FIELDS:
         assert f"| {field.field} |" in fields and field.source not in fields
         assert hooks._cell(field.source) in cited_fields
+    from cmhash.knowledge.replicas import AUTOSCALERS
+
+    counts, cited_counts = hooks.replicas(), hooks.decides_replicas()
+    for a in AUTOSCALERS:
+        assert f"| {a.kind} (`{a.group}`) |" in counts and a.source not in counts
+        assert hooks._cell(a.source) in cited_counts
+    assert "| every kind | `argocd-skip` |" in user
     reloader = hooks.decides_reloader().splitlines()[2:]
     assert [row.split("`")[1] for row in reloader][:-1] == [r.name for r in RELOADER_RULES]
 

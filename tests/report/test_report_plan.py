@@ -21,9 +21,10 @@ from conftest import CORPUS, ROOT, SHARED_CORPUS, run_cmhash, shared_params
 from test_report import assert_no_secret
 
 from cmhash.knowledge.rollout import RULES
-from cmhash.knowledge.rollout_rule import Outcome
+from cmhash.knowledge.rollout_rule import RESTARTS, Outcome
 
 CASE = ROOT / "tests" / "fixtures" / "report-plan"
+TRUTH = ROOT / "tests" / "fixtures" / "report-truth"
 SECRETS = ["plan-old-password", "plan-new-password"]
 GOLDENS = {"json": "expected.json", "markdown": "expected.md", "text": "expected.txt"}
 
@@ -185,6 +186,19 @@ RULE_CASES = {
     "deploymentconfig-rolls": "DeploymentConfig/dc-auto",
     "knative-pinned-traffic": "Service/hello-pinned",
     "knative-new-revision": "Service/hello",
+    # issue 37's rules: tests/fixtures/report-truth (test_report_truth.py)
+    "argocd-skip": "truth:Deployment/sandbox",
+    "selector-mismatch": "truth:Deployment/frontend",
+    "recreated": "truth:Deployment/gateway",
+    "deployment-scale-from-zero": "truth:Deployment/worker",
+    "deployment-scale-to-zero": None,
+    "deployment-resumed": "truth:Deployment/reports",
+    "statefulset-scale-from-zero": None,
+    "statefulset-scale-to-zero": "truth:StatefulSet/archive",
+    "statefulset-released": "truth:StatefulSet/kafka",
+    "daemonset-released": "truth:DaemonSet/node-agent",
+    "job-recreated": "truth:Job/db-migrate",
+    "pod-recreated": "truth:Pod/toolbox",
 }
 UNIT_CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "statefulset-zero-replicas": ("apps", "StatefulSet", {"replicas": 0}),
@@ -205,12 +219,25 @@ UNIT_CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "job-runs-again": ("batch", "Job", {}),
 }
 UNIT_CASES["immutable-field"] = ("apps", "Deployment", {"selector": {"matchLabels": {"a": "2"}}})
+UNIT_CASES["deployment-scale-to-zero"] = ("apps", "Deployment", {"replicas": 0})
+UNIT_CASES["statefulset-scale-from-zero"] = ("apps", "StatefulSet", {"replicas": 2})
 UNIT_RENAMES = {"job-runs-again": "x-f997g5h4h7"}
-UNIT_OLD = {"immutable-field": {"spec": {"selector": {"matchLabels": {"a": "1"}}}}}
+UNIT_OLD = {
+    "immutable-field": {"spec": {"selector": {"matchLabels": {"a": "1"}}}},
+    "deployment-scale-to-zero": {"spec": {"replicas": 3}},
+    "statefulset-scale-from-zero": {"spec": {"replicas": 0}},
+}
+
+
+@pytest.fixture(scope="module")
+def truth() -> dict[str, Any]:
+    code, out, err = report("old.yaml", "new.yaml", "--format", "json", cwd=TRUTH)
+    assert code == 0, err
+    return json.loads(out)
 
 
 @pytest.mark.parametrize("rule", RULES, ids=[r.name for r in RULES])
-def test_rule(rule: Any, plan: dict[str, Any]) -> None:
+def test_rule(rule: Any, plan: dict[str, Any], truth: dict[str, Any]) -> None:
     assert rule.name in RULE_CASES, "every rule needs a case"
     assert rule.source, "every rule cites where Kubernetes defines it"
     where = RULE_CASES[rule.name]
@@ -224,14 +251,10 @@ def test_rule(rule: Any, plan: dict[str, Any]) -> None:
         got = decide(Context({"spec": spec}, (), {}, rid, UNIT_RENAMES.get(rule.name), old))
         assert (got.rule, got.outcome) == (rule.name, rule.outcome)
         return
-    w = _by_name(plan)[where]
+    data = truth if where.startswith("truth:") else plan
+    w = _by_name(data)[where.removeprefix("truth:")]
     assert (w["rule"], w["outcome"]) == (rule.name, rule.outcome)
-    group = (
-        "restart"
-        if rule.outcome in (Outcome.ROLLS, Outcome.PARTIAL, Outcome.IN_PLACE)
-        else "notRestarting"
-    )
-    assert w in plan[group]
+    assert w in data["restart" if rule.outcome in RESTARTS else "notRestarting"]
 
 
 def test_rule_details(plan: dict[str, Any]) -> None:

@@ -56,6 +56,12 @@ def hook_phase(annotations: Node | None) -> str | None:
     return "pre" if any(p in PRE_HOOKS for p in phases) else "post"
 
 
+# a Knative Service names its revision in spec.template.metadata.name: a template change
+# without a new name is refused (knowledge/rollout_tools.py knative-revision-name-kept;
+# knowledge/rollout_rule.py KNATIVE, not imported on a plain run's path)
+KNATIVE_SERVICE = ("serving.knative.dev", "Service")
+
+
 def _no_restart(res: Resource, wk: WorkloadKind) -> str | None:
     spec = get(res.node, "spec")
     if not wk.rolls and wk.policy is Policy.ANNOTATE:
@@ -64,6 +70,14 @@ def _no_restart(res: Resource, wk: WorkloadKind) -> str | None:
         return "updateStrategy OnDelete: pods pick up the change only when deleted"
     if bool_field(spec, "paused", "spec."):
         return f"the {res.kind} is paused: nothing rolls until it is resumed"
+    if (wk.group, wk.kind) == KNATIVE_SERVICE:
+        name = scalar(get_path(spec, ("template", "metadata", "name")))
+        if name:
+            return (
+                f"spec.template.metadata.name {name} names the revision: Knative refuses a "
+                "template change (the checksum's too) unless the name changes with it; "
+                "drop the name (Knative generates one) or change it with every change"
+            )
     if wk.trigger_gated:
         triggers = get(spec, "triggers")
         if (

@@ -224,10 +224,17 @@ def verdict_options(*names: str, described: bool = True) -> Callable[[_F], _F]:
 
 
 def comment_options(token_env: str, token_help: str) -> Callable[[_F], _F]:
-    """FILE and --token-env, of the commands that post a report as a merge-request
-    comment (gitlab-note, github-comment)."""
+    """FILE, --token-env and --comment-key, of the commands that post a report as a
+    merge-request comment (gitlab-note, github-comment)."""
 
     def apply(fn: _F) -> _F:
+        fn = click.option(
+            "--comment-key",
+            default=None,
+            metavar="TEXT",
+            help="Which comment is this job's, shown above the report (default: from "
+            "FILE's path: two jobs of one merge request keep one each).",
+        )(fn)
         fn = click.option(
             "--token-env", default=token_env, show_default=True, metavar="VAR", help=token_help
         )(fn)

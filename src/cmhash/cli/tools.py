@@ -147,6 +147,13 @@ Exit codes:
     help="Create or update the merge-request comment (in merge-request runs only).",
 )
 @click.option("--token-env", default=None, metavar="VAR", help="The token's variable.")
+@click.option(
+    "--comment-key",
+    default=None,
+    metavar="TEXT",
+    help="Which comment is this job's, shown above the report (default: from the "
+    "directory it runs in and --render: two jobs of one merge request keep one each).",
+)
 @click.option("--summary", default=None, help="Append the Markdown to this file.")
 @verdict_options(
     "fail_on", "max_restarts", "max_restarts_per_namespace", "no_values", described=False
@@ -157,6 +164,7 @@ def ci_report(
     output_dir: str,
     comment: str,
     token_env: str | None,
+    comment_key: str | None,
     summary: str | None,
     fail_on: str | None,
     max_restarts: int | None,
@@ -173,7 +181,7 @@ def ci_report(
     from cmhash.integrations.cireport import Job, run
     from cmhash.settings.layering import layered
 
-    job = Job(render, base, output_dir, comment, token_env, summary)
+    job = Job(render, base, output_dir, comment, token_env, summary, comment_key)
     budget = rep.Budget(max_restarts, max_restarts_per_namespace)
     raise SystemExit(run(job, layered(opts), fail_on, budget, not no_values))
 
@@ -182,13 +190,14 @@ def ci_report(
 @comment_options(
     "CMHASH_GITLAB_TOKEN", "Environment variable holding a GitLab token with the api scope."
 )
-def gitlab_note(file: str, token_env: str) -> None:
+def gitlab_note(file: str, token_env: str, comment_key: str | None) -> None:
     """Post FILE (a Markdown report) as a note on the pipeline's merge request, or update
     the note an earlier pipeline posted. Reads CI_API_V4_URL, CI_PROJECT_ID and
     CI_MERGE_REQUEST_IID, as GitLab sets them in merge-request pipelines."""
-    from cmhash.integrations.comments import post_note_from_environment
+    from cmhash.integrations.comments import file_key
+    from cmhash.integrations.gitlab import post_note_from_environment
 
-    how, note = post_note_from_environment(file, token_env)
+    how, note = post_note_from_environment(file, token_env, file_key(file, comment_key))
     err(f"{how} merge-request note {note}")
 
 
@@ -202,11 +211,13 @@ def gitlab_note(file: str, token_env: str) -> None:
     default=None,
     help="The pull request's number (default: from the event in GITHUB_EVENT_PATH).",
 )
-def github_comment(file: str, token_env: str, pr: int | None) -> None:
+def github_comment(file: str, token_env: str, comment_key: str | None, pr: int | None) -> None:
     """Post FILE (a Markdown report) as a comment on the pull request, or update the
     comment an earlier run posted. Reads GITHUB_API_URL, GITHUB_REPOSITORY and the
     pull request from GITHUB_EVENT_PATH, as GitHub Actions sets them."""
-    from cmhash.integrations.comments import post_comment_from_environment
+    from cmhash.integrations.comments import file_key
+    from cmhash.integrations.github import post_comment_from_environment
 
-    how, comment = post_comment_from_environment(file, token_env, pr)
+    key = file_key(file, comment_key)
+    how, comment = post_comment_from_environment(file, token_env, pr, key)
     err(f"{how} pull-request comment {comment}")

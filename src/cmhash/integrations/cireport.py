@@ -33,6 +33,19 @@ class Job(NamedTuple):
     comment: str  # none | gitlab | github
     token_env: str | None
     summary: str | None  # a file the Markdown is appended to ($GITHUB_STEP_SUMMARY)
+    comment_key: str | None = None  # which comment is this job's (default: its paths)
+
+
+def comment_key(job: Job, prefix: str) -> Any:
+    """This job's comment: ``--comment-key`` (also shown above the report), else the
+    job's paths: the directory it renders in (``prefix``: from the repository's root,
+    shown when not the root) and its render command (two jobs of one merge request, a
+    matrix over environments or a monorepo's directories, keep a comment each)."""
+    from cmhash.integrations.comments import Key
+
+    if job.comment_key:
+        return Key(job.comment_key, job.comment_key)
+    return Key(f"{prefix}\0{job.render.strip()}", prefix.rstrip("/"))
 
 
 # variables that may hold a token (the CI's own, and --token-env's): never in a message
@@ -169,16 +182,16 @@ def _in_merge_request(comment: str, env: Mapping[str, str]) -> bool:
         return False
 
 
-def _post(comment: str, text: str, env: Mapping[str, str], token_env: str | None) -> str:
+def _post(comment: str, text: str, env: Mapping[str, str], token_env: str | None, key: Any) -> str:
     poster: Callable[..., tuple[str, int]]
     if comment == "gitlab":
-        from cmhash.integrations.comments import post_note as poster
+        from cmhash.integrations.gitlab import post_note as poster
 
-        how, ident = poster(text, env, token_env or "CMHASH_GITLAB_TOKEN")
+        how, ident = poster(text, env, token_env or "CMHASH_GITLAB_TOKEN", key)
         return f"{how} merge-request note {ident}"
-    from cmhash.integrations.comments import post_comment as poster
+    from cmhash.integrations.github import post_comment as poster
 
-    how, ident = poster(text, env, token_env or "GITHUB_TOKEN")
+    how, ident = poster(text, env, token_env or "GITHUB_TOKEN", None, key)
     return f"{how} pull-request comment {ident}"
 
 
@@ -215,7 +228,8 @@ def run(job: Job, settings: Any, fail_on: str | None, budget: Any, values: bool)
     env = os.environ
     if job.comment != "none":
         if _in_merge_request(job.comment, env):
-            err(_post(job.comment, texts["report.md"], env, job.token_env))
+            key = comment_key(job, _git("rev-parse", "--show-prefix"))
+            err(_post(job.comment, texts["report.md"], env, job.token_env, key))
         else:
             err("not a merge request: no comment posted")
     return report.verdict(data, fail_on, budget)

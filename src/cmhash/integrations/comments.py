@@ -1,17 +1,23 @@
-"""One comment per merge request, created or updated: a GitLab merge-request note
-(``post_note``) or a GitHub pull-request comment (``post_comment``), and the logic they
-share. GitLab's is read from what a merge-request pipeline sets (CI_API_V4_URL,
-CI_PROJECT_ID, CI_MERGE_REQUEST_IID); GitHub's from what GitHub Actions sets
-(GITHUB_API_URL, GITHUB_REPOSITORY, and the pull request's number from the event in
-GITHUB_EVENT_PATH unless given).
+"""One comment per merge request and job, created or updated: the logic a GitLab
+merge-request note (integrations/gitlab.py ``post_note``) and a GitHub pull-request
+comment (integrations/github.py ``post_comment``) share.
 
 Only the standard library (urllib): a CI job should not need anything else. The
 comment carries a hidden marker, so each pipeline edits one comment instead of adding
-another. The token goes into a request header only: never into a message or a URL.
+another. The marker carries a key (``marker``: a digest of ``--comment-key``, or of the
+job's paths by default), so that two jobs of one merge request (a matrix over
+environments, a monorepo's directories) keep a comment each; a comment of this tool
+with the marker of earlier versions (no key) is taken over once, so that nothing stale
+stays behind. Only the token's own comments count (``mine``): on GitHub the login GET
+/user names, else the one GraphQL's ``viewer`` names (an installation token: the job's
+GITHUB_TOKEN is ``github-actions[bot]``, an App's is ``<slug>[bot]``), else
+``github-actions[bot]``; on GitLab the user GET /user names. The token goes into a
+request header only: never into a message or a URL.
 """
 
 from __future__ import annotations
 
+import hashlib
 import http.client
 import json
 import os
@@ -25,13 +31,7 @@ from typing import Any, NamedTuple
 from cmhash.errors import UsageError
 from cmhash.knowledge.defaults import path_get
 
-MARKER = "<!-- cmhash-report -->"
-GITLAB_REQUIRED = ("CI_API_V4_URL", "CI_PROJECT_ID", "CI_MERGE_REQUEST_IID")
-GITLAB_MAX_BODY = 1_000_000  # GitLab refuses notes over 1,000,000 characters
-# GitHub's REST API: issue comments (a pull request is an issue for comments)
-# https://docs.github.com/en/rest/issues/comments (list, create, update: PATCH)
-GITHUB_MAX_BODY = 65_536  # GitHub refuses comment bodies over 65,536 characters
-GITHUB_API_VERSION = "2022-11-28"
+MARKER = "<!-- cmhash-report -->"  # without a key: the marker of earlier versions
 
 
 class NoteError(UsageError):
@@ -93,26 +93,45 @@ def _safe(url: str) -> str:
     return _USERINFO.sub(r"\1***@", url.split("?", 1)[0])
 
 
-def find(api: Api) -> int | None:
-    """The id of the token's own comment carrying the marker (the first, oldest), if any."""
+def marker(key: str) -> str:
+    """The hidden line that marks this tool's comment for ``key`` (the legacy ``MARKER``
+    for no key): a digest, so that no key text (a render command) shows or breaks the
+    HTML comment."""
+    if not key:
+        return MARKER
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+    return f"<!-- cmhash-report key={digest} -->"
+
+
+def _marked(item: Any, line: str) -> bool:
+    if not isinstance(item, dict) or not isinstance(item.get("id"), int):
+        return False
+    return line in str(item.get("body", "")).splitlines()
+
+
+def find(api: Api, key: str = "") -> int | None:
+    """The id of the token's own comment carrying ``key``'s marker (the first, oldest), if
+    any; else of its own comment with the legacy marker (no key), taken over."""
     page = 1
     mine: Mine | None = None
+    wanted, legacy = marker(key), None
     while page:
         sep = "&" if "?" in api.comments else "?"
         items = request(api, "GET", f"{api.comments}{sep}per_page=100&page={page}")
         if not isinstance(items, list):
-            return None
+            return legacy
         for item in items:
-            if (
-                isinstance(item, dict)
-                and isinstance(item.get("id"), int)
-                and MARKER in str(item.get("body", ""))
-            ):
+            hit = _marked(item, wanted)
+            old = not hit and legacy is None and key != "" and _marked(item, MARKER)
+            if hit or old:
                 mine = mine or api.mine(api)
-                if mine(item):
+                if not mine(item):
+                    continue
+                if hit:
                     return int(item["id"])
+                legacy = int(item["id"])
         page = page + 1 if len(items) == 100 else 0
-    return None
+    return legacy
 
 
 def token(env: Mapping[str, str], name: str, what: str) -> str:
@@ -154,10 +173,12 @@ def _closers(lines: list[str]) -> str:
     return (f"\n{fence}" if fence else "") + "\n\n</details>" * min(max(details, 0), 100)
 
 
-def body_of(text: str, max_body: int) -> str:
-    """The comment: the marker, then the report; one too long is cut at a line (room
-    kept for closing what is open there, and for the note that says so)."""
-    body = f"{MARKER}\n{text}"
+def body_of(text: str, max_body: int, key: str = "", label: str = "") -> str:
+    """The comment: the marker, a line naming the job (``label``, when given), then the
+    report; one too long is cut at a line (room kept for closing what is open there, and
+    for the note that says so)."""
+    named = f"<sub>{_html(label)}</sub>\n\n" if label else ""
+    body = f"{marker(key)}\n{named}{text}"
     if len(body) <= max_body:
         return body
     room = max_body - len(TRUNCATED) - 2000  # (closing fences and <details> fits in it)
@@ -166,10 +187,35 @@ def body_of(text: str, max_body: int) -> str:
     return "\n".join(lines) + _closers(lines) + TRUNCATED
 
 
-def upsert(api: Api, text: str) -> tuple[str, int]:
-    """Create or update this tool's comment. Returns ("created" | "updated", its id)."""
-    body = body_of(text, api.max_body)
-    existing = find(api)
+def _html(text: str) -> str:
+    from html import escape
+
+    return escape(text.replace("\n", " "), quote=False)
+
+
+class Key(NamedTuple):
+    """Which of a merge request's comments is this job's: ``key`` (hashed into the
+    marker) and ``label`` (shown above the report; "" for none)."""
+
+    key: str = ""
+    label: str = ""
+
+
+NO_KEY = Key()  # the legacy marker
+
+
+def file_key(path: str, given: str | None) -> Key:
+    """``--comment-key`` (shown above the report), else the report file's path."""
+    if given:
+        return Key(given, given)
+    return Key(os.path.normpath(path))
+
+
+def upsert(api: Api, text: str, key: Key = NO_KEY) -> tuple[str, int]:
+    """Create or update this tool's comment for ``key``. Returns ("created" |
+    "updated", its id)."""
+    body = body_of(text, api.max_body, key.key, key.label)
+    existing = find(api, key.key)
     if existing is not None:
         request(api, api.update_method, api.update(existing), {"body": body})
         return "updated", existing
@@ -185,123 +231,3 @@ def read_report(path: str) -> str:
         raise NoteError(f"{path}: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise NoteError(f"{path}: not UTF-8 (a Markdown report is)") from None
-
-
-# -- GitLab
-
-
-def _gitlab_mine(user_url: str) -> Callable[[Api], Mine]:
-    """The token's user (GET /user: a project access token's bot user), and its notes
-    by author id; a token that may not ask owns no note (a new one is created)."""
-
-    def mine(api: Api) -> Mine:
-        me = whoami(api, user_url, "id")
-        return lambda item: me is not None and path_get(item, ("author", "id")) == me
-
-    return mine
-
-
-def post_note(text: str, env: Mapping[str, str], token_env: str) -> tuple[str, int]:
-    """Create or update this tool's note on the pipeline's merge request.
-    Returns ("created" | "updated", note id)."""
-    missing = [v for v in GITLAB_REQUIRED if not env.get(v)]
-    if missing:
-        raise NoteError(
-            f"not a merge-request pipeline: {', '.join(missing)} not set "
-            "(run the job with rules: - if: $CI_MERGE_REQUEST_IID)"
-        )
-    secret = token(
-        env, token_env, "a project access token with the api scope, as a masked CI/CD variable"
-    )
-    project = urllib.parse.quote(env["CI_PROJECT_ID"], safe="")
-    base = (
-        f"{env['CI_API_V4_URL'].rstrip('/')}/projects/{project}/merge_requests/"
-        f"{urllib.parse.quote(env['CI_MERGE_REQUEST_IID'], safe='')}/notes"
-    )
-    api = Api(
-        "GitLab",
-        f"{base}?sort=asc",
-        lambda note: f"{base}/{note}",
-        "PUT",
-        {"PRIVATE-TOKEN": secret},
-        GITLAB_MAX_BODY,
-        "check the token's scope: api",
-        _gitlab_mine(f"{env['CI_API_V4_URL'].rstrip('/')}/user"),
-    )
-    return upsert(api, text)
-
-
-def post_note_from_environment(path: str, token_env: str) -> tuple[str, int]:
-    return post_note(read_report(path), os.environ, token_env)
-
-
-# -- GitHub
-
-
-def _pr_number(env: Mapping[str, str], pr: int | None) -> int:
-    if pr is not None:
-        return pr
-    path = env.get("GITHUB_EVENT_PATH")
-    number = None
-    if path:
-        try:
-            with open(path, encoding="utf-8") as fh:
-                event = json.load(fh)
-            number = (event.get("pull_request") or {}).get("number") or event.get("number")
-        except (OSError, ValueError, AttributeError):
-            number = None
-    if not isinstance(number, int):
-        raise NoteError(
-            "not a pull-request run: no pull request number in GITHUB_EVENT_PATH "
-            "(run on: pull_request, or pass --pr N)"
-        )
-    return number
-
-
-def _github_mine(user_url: str) -> Callable[[Api], Mine]:
-    """The token's login (GET /user), and its comments by it; the job's GITHUB_TOKEN (or
-    an app's token) may not ask (403): then its comments are a bot's."""
-
-    def mine(api: Api) -> Mine:
-        login = whoami(api, user_url, "login")
-        if isinstance(login, str) and login:
-            return lambda item: path_get(item, ("user", "login")) == login
-        return lambda item: path_get(item, ("user", "type")) == "Bot"
-
-    return mine
-
-
-def post_comment(
-    text: str, env: Mapping[str, str], token_env: str, pr: int | None = None
-) -> tuple[str, int]:
-    """Create or update this tool's comment on the pull request.
-    Returns ("created" | "updated", comment id)."""
-    repo = env.get("GITHUB_REPOSITORY", "")
-    if repo.count("/") != 1:
-        raise NoteError("GITHUB_REPOSITORY is not set to owner/name (not a GitHub Actions run?)")
-    secret = token(env, token_env, "the job's GITHUB_TOKEN with permissions: pull-requests: write")
-    number = _pr_number(env, pr)
-    api_url = env.get("GITHUB_API_URL", "https://api.github.com").rstrip("/")
-    owner, name = (urllib.parse.quote(p, safe="") for p in repo.split("/"))
-    base = f"{api_url}/repos/{owner}/{name}/issues"
-    api = Api(
-        "GitHub",
-        f"{base}/{number}/comments",
-        lambda comment: f"{base}/comments/{comment}",
-        "PATCH",
-        {
-            "Authorization": f"Bearer {secret}",
-            "Accept": "application/vnd.github+json",
-            "X-GitHub-Api-Version": GITHUB_API_VERSION,
-        },
-        GITHUB_MAX_BODY,
-        "the token needs permissions: pull-requests: write",
-        _github_mine(f"{api_url}/user"),
-    )
-    return upsert(api, text)
-
-
-def post_comment_from_environment(
-    path: str, token_env: str, pr: int | None = None
-) -> tuple[str, int]:
-    return post_comment(read_report(path), os.environ, token_env, pr)

@@ -6,9 +6,11 @@ knowledge/rollout_rule.py. docs/report.md lists RULES (tests/test_report_plan.py
 writes the list).
 
 Here the kinds that have no rollout of their own (ReplicaSet, CronJob, Job, bare Pod,
-PodTemplate); the rolling controllers of apps/v1 in knowledge/rollout_apps.py, other
-controllers' (Argo Rollouts, Helm and Argo CD hooks, OpenShift, Knative) in
-knowledge/rollout_tools.py.
+PodTemplate); the rolling controllers of apps/v1 in knowledge/rollout_apps.py
+(Deployment, and what the API server refuses of every apps workload) and
+knowledge/rollout_sets.py (StatefulSet, DaemonSet), other controllers' and engines'
+(Argo Rollouts, Helm and Argo CD hooks, Flux's and Argo CD's re-creation, OpenShift,
+Knative) in knowledge/rollout_tools.py.
 """
 
 from __future__ import annotations
@@ -17,17 +19,20 @@ from cmhash.knowledge.kinds import Policy
 from cmhash.knowledge.podupdate import VALIDATION as POD_VALIDATION
 from cmhash.knowledge.podupdate import Effect
 from cmhash.knowledge.rollout_apps import (
-    DAEMONSET_RULES,
     DEPLOYMENT_RULES,
     IMMUTABLE_RULES,
-    STATEFULSET_RULES,
+    RECREATE_RULES,
+    SELECTOR_RULES,
 )
 from cmhash.knowledge.rollout_rule import REPLICASET, Outcome, Rule, always
+from cmhash.knowledge.rollout_sets import DAEMONSET_RULES, STATEFULSET_RULES
 from cmhash.knowledge.rollout_tools import (
     ARGO_ROLLOUT_RULES,
     DEPLOYMENTCONFIG_RULES,
+    FORCE_RULES,
     HOOK_RULES,
     KNATIVE_RULES,
+    SKIP_RULES,
     WORKLOAD_REF_RULES,
 )
 
@@ -140,9 +145,14 @@ NEVER_ROLLS: dict[Policy, str] = {
     Policy.POD: ("annotated (--pods), but a bare Pod is never restarted: delete and re-create it"),
 }
 
-# per kind, the first rule that holds decides: a workload taken over by an Argo Rollout
-# rolls as the Rollout does, a hook is re-created whatever else holds
+# per kind, the first rule that holds decides (the rules for every kind first): an Argo
+# CD Skip is never applied; an object the API server refuses is refused, unless its
+# engine re-creates it; a workload taken over by an Argo Rollout rolls as the Rollout
+# does, a hook is re-created whatever else holds
 RULES: tuple[Rule, ...] = (
+    *SKIP_RULES,
+    *SELECTOR_RULES,
+    *RECREATE_RULES,
     *IMMUTABLE_RULES,
     *WORKLOAD_REF_RULES,
     *DEPLOYMENT_RULES,
@@ -150,6 +160,7 @@ RULES: tuple[Rule, ...] = (
     *DAEMONSET_RULES,
     *NO_ROLLOUT_RULES,
     *HOOK_RULES,
+    *FORCE_RULES,
     *JOB_RULES,
     *POD_RULES,
     *ARGO_ROLLOUT_RULES,

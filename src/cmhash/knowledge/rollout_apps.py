@@ -1,26 +1,31 @@
-"""Rollout rules of Kubernetes' rolling controllers (apps/v1): Deployment, StatefulSet,
-DaemonSet; and first, for every apps/v1 workload, the fields the API server refuses to
-change (knowledge/defaults.py FIXED). knowledge/rollout.py puts them in RULES; each row cites
-where Kubernetes defines the behaviour."""
+"""Rollout rules of Kubernetes' Deployment controller (apps/v1); and first, for every
+apps workload, what the API server refuses: a selector that does not match the
+template's labels, and the fields it refuses to change (knowledge/defaults.py FIXED),
+unless its engine deletes and re-creates it (knowledge/rollout_tools.py RECREATE). The
+StatefulSet and DaemonSet controllers' rules are in knowledge/rollout_sets.py;
+knowledge/rollout.py puts them in RULES; each row cites where Kubernetes defines the
+behaviour."""
 
 from __future__ import annotations
 
+from cmhash.knowledge.labels import is_empty, selector_matches
+from cmhash.knowledge.rollout_holds import HOLDS, RELEASED, released_only
 from cmhash.knowledge.rollout_rule import (
-    DAEMONSET,
     DEPLOYMENT,
-    STATEFULSET,
     Outcome,
     Rule,
     Workload,
     always,
     replicas,
+    scaled,
+    scales_from_zero,
+    scales_to_zero,
+    starts,
+    stops,
 )
+from cmhash.knowledge.rollout_tools import RECREATE_SOURCE
 
 K8S_DEPLOYMENT = "https://kubernetes.io/docs/concepts/workloads/controllers/deployment/"
-K8S_STS = "https://kubernetes.io/docs/concepts/workloads/controllers/statefulset/"
-STS_VALIDATION = (
-    "kubernetes/kubernetes pkg/apis/apps/validation/validation.go ValidateStatefulSetSpec"
-)
 
 
 def _strategy(c: Workload) -> str:
@@ -32,32 +37,107 @@ def _strategy(c: Workload) -> str:
     )
 
 
-def _partition(c: Workload) -> int:
-    p = c.spec("updateStrategy", "rollingUpdate", "partition")
-    return p if isinstance(p, int) else 0
+def selector_mismatch(c: Workload) -> bool:
+    """The API server refuses the object: its selector does not select its template's
+    labels (ValidatePodTemplateSpecForReplicaSet, ForStatefulSet: an empty selector is
+    not checked; ValidateDaemonSetSpec: always). Judged when the manifest gives both the
+    selector and the template's labels: one that leaves either out is taken as partial
+    (a patch, an excerpt; apps/v1 refuses an absent selector as "Required value",
+    extensions/v1beta1 defaulted it to the template's labels)."""
+    selector = c.spec("selector")
+    labels = c.spec("template", "metadata", "labels")
+    if selector is None or labels is None:
+        return False
+    if c.id.kind != "DaemonSet" and is_empty(selector):
+        return False
+    return selector_matches(selector, labels) is False
 
 
-def _max_unavailable(c: Workload) -> str:
-    """rollingUpdate.maxUnavailable: how many pods may be replaced at once, where the
-    cluster honours it (Kubernetes 1.35+, or the MaxUnavailableStatefulSet gate)."""
-    m = c.spec("updateStrategy", "rollingUpdate", "maxUnavailable")
-    if m is None or m == 1 or isinstance(m, bool):
-        return ""
-    return (
-        f", up to {m} pods at a time (maxUnavailable; Kubernetes 1.35+, or earlier "
-        "with the MaxUnavailableStatefulSet feature gate: else one at a time)"
+MISMATCH = "`selector` does not match template `labels`"
+
+
+def _mismatch_text(c: Workload) -> str:
+    out = (
+        f"{MISMATCH}: the API server refuses the {c.id.kind} (spec.template.metadata."
+        "labels must carry what spec.selector selects)"
     )
+    fixed = c.fixed()
+    if fixed:
+        out += (
+            f"; and {', '.join(fixed)} cannot change: the API server refuses the update "
+            "for that too"
+        )
+    forced = c.forced()
+    if forced:
+        out += (
+            f"; with {forced}, the live {c.id.kind} is deleted first and the new one is "
+            "refused all the same: its pods stop"
+        )
+    return out
 
+
+def _recreated_text(c: Workload) -> str:
+    out = (
+        f"{', '.join(c.fixed())} cannot change, and {c.forced()} deletes the {c.id.kind} "
+        "and creates it again: every pod stops and new ones start, all at once (no "
+        "rolling update)"
+    )
+    if c.id.kind == "StatefulSet":
+        out += "; its PersistentVolumeClaims stay"
+    return out
+
+
+APPS_WORKLOADS = (
+    ("apps", "Deployment"),
+    ("apps", "DaemonSet"),
+    ("apps", "StatefulSet"),
+    ("apps", "ReplicaSet"),
+)
+SELECTOR_KINDS = (
+    *APPS_WORKLOADS,
+    ("extensions", "Deployment"),
+    ("extensions", "DaemonSet"),
+    ("extensions", "ReplicaSet"),
+)
+APPS_VALIDATION = "kubernetes/kubernetes pkg/apis/apps/validation/validation.go"
+
+SELECTOR_RULES = (
+    Rule(
+        "selector-mismatch",
+        SELECTOR_KINDS,
+        selector_mismatch,
+        "spec.selector and spec.template.metadata.labels given, and the one does not "
+        "select the other (an empty selector selects everything, and only a DaemonSet's "
+        "is checked then)",
+        Outcome.REFUSED,
+        _mismatch_text,
+        f"{APPS_VALIDATION} ValidatePodTemplateSpecForReplicaSet (Deployment, ReplicaSet), "
+        "ValidatePodTemplateSpecForStatefulSet, ValidateDaemonSetSpec: field.Invalid("
+        f'spec.template.metadata.labels, "{MISMATCH}"); apimachinery pkg/apis/meta/v1/'
+        "helpers.go LabelSelectorAsSelector (nil: labels.Nothing(), empty: "
+        "labels.Everything()); pkg/apis/extensions/v1beta1/defaults.go (an absent selector "
+        "is the template's labels)",
+    ),
+)
+
+RECREATE_RULES = (
+    Rule(
+        "recreated",
+        APPS_WORKLOADS,
+        lambda c: c.forced() is not None and bool(c.fixed()),
+        "an immutable field changed (as immutable-field below), and its engine deletes "
+        "and re-creates it: Flux's kustomize.toolkit.fluxcd.io/force: enabled, Argo CD's "
+        "sync-options Force=true",
+        Outcome.RECREATED,
+        _recreated_text,
+        RECREATE_SOURCE,
+    ),
+)
 
 IMMUTABLE_RULES = (
     Rule(
         "immutable-field",
-        (
-            ("apps", "Deployment"),
-            ("apps", "DaemonSet"),
-            ("apps", "StatefulSet"),
-            ("apps", "ReplicaSet"),
-        ),
+        APPS_WORKLOADS,
         lambda c: bool(c.fixed()),
         "spec.selector changed (apps/v1), or a StatefulSet's spec outside replicas, "
         "ordinals, template, updateStrategy, revisionHistoryLimit, "
@@ -94,9 +174,31 @@ DEPLOYMENT_RULES = (
         "d.Spec.Paused: dc.sync, scaling only, no rollout)",
     ),
     Rule(
+        "deployment-scale-from-zero",
+        DEPLOYMENT,
+        scales_from_zero,
+        "replicas 0 in OLD, not 0 in NEW",
+        Outcome.STARTS,
+        starts,
+        "kubernetes/kubernetes pkg/controller/deployment/deployment_controller.go "
+        "isScalingEvent (only active ReplicaSets, replicas > 0), rolling.go rolloutRolling "
+        "(NewRSNewReplicas: the new ReplicaSet straight to spec.replicas; "
+        "reconcileOldReplicaSets: no old pod to scale down)",
+    ),
+    Rule(
+        "deployment-scale-to-zero",
+        DEPLOYMENT,
+        scales_to_zero,
+        "replicas 0 in NEW, not 0 in OLD",
+        Outcome.STOPS,
+        stops,
+        "kubernetes/kubernetes pkg/controller/deployment/sync.go sync, scale "
+        "(FindActiveOrLatest: the active ReplicaSet to 0, no new pod)",
+    ),
+    Rule(
         "deployment-zero-replicas",
         DEPLOYMENT,
-        lambda c: replicas(c) == 0,
+        lambda c: replicas(c).exact == 0,
         "spec.replicas: 0",
         Outcome.NONE,
         lambda c: "spec.replicas is 0: no pod runs; new pods get the new template",
@@ -104,124 +206,25 @@ DEPLOYMENT_RULES = (
         "(the new ReplicaSet is scaled to spec.replicas)",
     ),
     Rule(
+        "deployment-resumed",
+        DEPLOYMENT,
+        released_only,
+        "spec.paused true in OLD, not in NEW, the template unchanged",
+        Outcome.ROLLS,
+        lambda c: (
+            f"{RELEASED}resumed (spec.paused true → false): the pods on an older template, "
+            "if any (template changes made while it was paused), roll" + scaled(c)
+        ),
+        f"{K8S_DEPLOYMENT}#pausing-and-resuming-a-deployment; {HOLDS[0].source}",
+    ),
+    Rule(
         "deployment-rolls",
         DEPLOYMENT,
         always,
         "otherwise (RollingUpdate or Recreate)",
         Outcome.ROLLS,
-        _strategy,
+        lambda c: _strategy(c) + scaled(c),
         f"{K8S_DEPLOYMENT}#updating-a-deployment (a rollout is triggered if and only if "
         ".spec.template is changed)",
-    ),
-)
-
-STATEFULSET_RULES = (
-    Rule(
-        "statefulset-on-delete-rolling-update",
-        STATEFULSET,
-        lambda c: (
-            c.spec("updateStrategy", "type") == "OnDelete"
-            and c.spec("updateStrategy", "rollingUpdate") is not None
-        ),
-        "updateStrategy.type: OnDelete with a rollingUpdate block (a partition...)",
-        Outcome.REFUSED,
-        lambda c: (
-            "updateStrategy.rollingUpdate is only allowed with type RollingUpdate: the API "
-            "server refuses the StatefulSet; drop rollingUpdate or use RollingUpdate"
-        ),
-        f'{STS_VALIDATION} (case OnDeleteStatefulSetStrategyType: rollingUpdate "only '
-        "allowed for updateStrategy 'RollingUpdate'\")",
-    ),
-    Rule(
-        "statefulset-negative-partition",
-        STATEFULSET,
-        lambda c: _partition(c) < 0,
-        "rollingUpdate.partition < 0",
-        Outcome.REFUSED,
-        lambda c: (
-            f"rollingUpdate.partition {_partition(c)} is negative: the API server refuses "
-            "the StatefulSet (0 updates every pod)"
-        ),
-        f"{STS_VALIDATION} (ValidateNonnegativeField on rollingUpdate.partition)",
-    ),
-    Rule(
-        "statefulset-on-delete",
-        STATEFULSET,
-        lambda c: c.spec("updateStrategy", "type") == "OnDelete",
-        "updateStrategy.type: OnDelete",
-        Outcome.NONE,
-        lambda c: "updateStrategy OnDelete: pods pick up the change only when deleted",
-        f"{K8S_STS}#on-delete; kubernetes/kubernetes pkg/controller/statefulset/"
-        'stateful_set_control.go ("for the OnDelete strategy we short circuit")',
-    ),
-    Rule(
-        "statefulset-zero-replicas",
-        STATEFULSET,
-        lambda c: replicas(c) == 0,
-        "spec.replicas: 0",
-        Outcome.NONE,
-        lambda c: "spec.replicas is 0: no pod runs",
-        f"{K8S_STS}#scaling-a-statefulset",
-    ),
-    Rule(
-        "statefulset-partition-all",
-        STATEFULSET,
-        lambda c: isinstance(replicas(c), int) and _partition(c) >= replicas(c),
-        "rollingUpdate.partition ≥ spec.replicas",
-        Outcome.NONE,
-        lambda c: (
-            f"rollingUpdate.partition {_partition(c)} ≥ replicas {replicas(c)}: no pod is "
-            "updated until the partition is lowered (or a pod is deleted)"
-        ),
-        f"{K8S_STS}#partitions (if a partition is greater than .spec.replicas, updates "
-        "to .spec.template will not be propagated to its Pods); kubernetes/kubernetes "
-        "pkg/controller/statefulset/stateful_set_control.go (pods are updated from the "
-        "highest ordinal down to updateMin, the partition)",
-    ),
-    Rule(
-        "statefulset-partition",
-        STATEFULSET,
-        lambda c: _partition(c) > 0,
-        "rollingUpdate.partition > 0",
-        Outcome.PARTIAL,
-        lambda c: (
-            f"rollingUpdate.partition {_partition(c)}: only pods with ordinal "
-            f"≥ {_partition(c)} are updated" + _max_unavailable(c)
-        ),
-        f"{K8S_STS}#partitions (pods with an ordinal greater than or equal to the "
-        "partition are updated)",
-    ),
-    Rule(
-        "statefulset-rolls",
-        STATEFULSET,
-        always,
-        "otherwise",
-        Outcome.ROLLS,
-        lambda c: "rolling update, highest ordinal first" + _max_unavailable(c),
-        f"{K8S_STS}#rolling-updates; {K8S_STS}#maximum-unavailable-pods (the "
-        "MaxUnavailableStatefulSet feature gate: alpha in 1.24, on by default from 1.35 "
-        "(pkg/features/kube_features.go); without it one pod at a time)",
-    ),
-)
-
-DAEMONSET_RULES = (
-    Rule(
-        "daemonset-on-delete",
-        DAEMONSET,
-        lambda c: c.spec("updateStrategy", "type") == "OnDelete",
-        "updateStrategy.type: OnDelete",
-        Outcome.NONE,
-        lambda c: "updateStrategy OnDelete: pods pick up the change only when deleted",
-        "https://kubernetes.io/docs/tasks/manage-daemon/update-daemon-set/"
-        "#daemonset-update-strategy",
-    ),
-    Rule(
-        "daemonset-rolls",
-        DAEMONSET,
-        always,
-        "otherwise",
-        Outcome.ROLLS,
-        lambda c: "rolling update, node by node",
-        "https://kubernetes.io/docs/tasks/manage-daemon/update-daemon-set/",
     ),
 )

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple, Protocol
 
 from cmhash.knowledge.defaults import path_get
 from cmhash.knowledge.podupdate import Effect
+from cmhash.knowledge.replicas import Replicas
 from cmhash.model import ResourceId, TextEnum
 
 
@@ -26,9 +27,14 @@ class Outcome(TextEnum):
     NONE = "none"  # applied, but no pod is replaced
     NEXT_RUN = "next run"  # a CronJob: the next Job uses it
     REFUSED = "refused"  # the API server refuses the change: kubectl apply fails
+    # its engine deletes the object and creates it again (Flux force, Argo CD Force=true):
+    # every pod stops and new ones start, all at once
+    RECREATED = "re-created"
+    STARTS = "starts"  # scaled from 0: new pods start, none is replaced
+    STOPS = "stops"  # scaled to 0: every pod stops, none is replaced
 
 
-RESTARTS = frozenset({Outcome.ROLLS, Outcome.PARTIAL, Outcome.IN_PLACE})
+RESTARTS = frozenset({Outcome.ROLLS, Outcome.PARTIAL, Outcome.IN_PLACE, Outcome.RECREATED})
 
 
 class Takeover(NamedTuple):
@@ -61,6 +67,17 @@ class Workload(Protocol):
     def fixed(self) -> list[str]: ...  # immutable fields that changed (defaults.py FIXED)
     def pod(self) -> tuple[Effect, str]: ...  # a bare Pod's update, why (podupdate.py)
     def hook(self) -> bool: ...  # a Helm or Argo CD hook (helm.sh/hook, argocd.../hook)
+    # its pod count in NEW and in OLD (knowledge/replicas.py: a number, an autoscaler's
+    # range, or unknown offline; OLD None: no OLD object)
+    def replicas(self) -> Replicas: ...
+    def old_replicas(self) -> Replicas | None: ...
+    @property
+    def template_changed(self) -> bool: ...  # False: only a rollout-holding field changed
+    def released(self) -> list[tuple[str, Any, Any]]: ...  # those fields (rollout_apps HOLDS)
+    # the engine that deletes and re-creates it on an immutable change, in words (Flux's
+    # force, Argo CD's Force=true: knowledge/rollout_tools.py RECREATE), or None
+    def forced(self) -> str | None: ...
+    def skipped(self) -> bool: ...  # argocd.argoproj.io/hook: Skip (never applied)
 
 
 class Rule(NamedTuple):
@@ -77,15 +94,51 @@ def always(c: Workload) -> bool:
     return True
 
 
-def replicas(c: Workload) -> Any:
-    """spec.replicas, 1 when absent (the API server's default)."""
-    r = c.spec("replicas")
-    return 1 if r is None else r
+def replicas(c: Workload) -> Replicas:
+    """Its pod count (knowledge/replicas.py): what every rule reads, never 1 for an
+    absent field."""
+    return c.replicas()
+
+
+def scaled(c: Workload) -> str:
+    """Which count a rolling rule used, when an autoscaler gives it: `` (replicas 3..10
+    (HorizontalPodAutoscaler/web))``."""
+    n = c.replicas()
+    return f" ({n.said()})" if n.scaled else ""
+
+
+def scales_from_zero(c: Workload) -> bool:
+    """OLD ran no pod (replicas 0) and NEW may run some."""
+    old = c.old_replicas()
+    return old is not None and old.exact == 0 and c.replicas().exact != 0
+
+
+def scales_to_zero(c: Workload) -> bool:
+    """NEW runs no pod (replicas 0) and OLD may have run some."""
+    old = c.old_replicas()
+    return old is not None and old.exact != 0 and c.replicas().exact == 0
+
+
+def starts(c: Workload) -> str:
+    n = c.replicas()
+    count = n.text() if n.known else "its"
+    return (
+        f"scaled from 0 to {n.said()}: starts {count} pods with the new template (no pod "
+        "ran, none is replaced)"
+    )
+
+
+def stops(c: Workload) -> str:
+    old = c.old_replicas()
+    was = f" (was {old.said()})" if old is not None else ""
+    return f"scaled to 0{was}: stops every pod, none is replaced"
 
 
 DEPLOYMENT = (("apps", "Deployment"), ("extensions", "Deployment"))
 DAEMONSET = (("apps", "DaemonSet"), ("extensions", "DaemonSet"))
 STATEFULSET = (("apps", "StatefulSet"),)
+# every kind (a rule tried before the kind's own: an Argo CD Skip is never applied)
+EVERY_KIND = (("*", "*"),)
 REPLICASET = (("apps", "ReplicaSet"), ("extensions", "ReplicaSet"), ("", "ReplicationController"))
 ROLLOUT = (("argoproj.io", "Rollout"),)
 DEPLOYMENTCONFIG = (("apps.openshift.io", "DeploymentConfig"), ("", "DeploymentConfig"))

@@ -6,9 +6,11 @@ are described by key names only, and workload checksums are left out altogether.
 
 The restart budget (``--max-restarts``, ``--max-restarts-per-namespace``) counts the
 workloads whose pods the change replaces (the report's ``restart`` list: rolling,
-partial and in-place restarts; not CronJobs' next run, nor refused changes). Workloads
-only NEW has (``added``: new pods) or only OLD has (``removed``) are not restarts and are
-not counted; a workload defined twice counts once (workloads.py pairs them).
+partial and in-place restarts, and objects their engine re-creates; not CronJobs' next
+run, refused changes, nor a scale from or to zero: no pod is replaced). Workloads only
+NEW has (``added``: new pods) or only OLD has (``removed``) are not restarts and are not
+counted; a workload defined twice counts once (workloads.py pairs them). A side without
+any object is an ``empty-input`` warning (an error under ``--strict``).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cmhash.output import plural
-from cmhash.report.compare import build
+from cmhash.report.compare import build, empty_message
 from cmhash.report.render import FORMATS, fails, formatted
 from cmhash.visible import visible
 
@@ -67,28 +69,45 @@ def data_of(
     from cmhash.errors import UsageError
     from cmhash.read.inputs import select
     from cmhash.read.stdin import Mode
+    from cmhash.report.scaling import Scalers
     from cmhash.runtime import lifetime
 
     if old == "-" and new == "-":
         raise UsageError("OLD and NEW cannot both be - (stdin)")
-    sides = [
-        app.run(
-            select(
-                [p],
-                mode=Mode.STREAM,
-                config_paths=(),
-                config_file=None,
-                excludes=settings.exclude,
-                max_bytes=settings.max_input_bytes,
-            ).sources,
-            side,
-            keep_plans=True,
-            allow_empty=True,
-            output=False,
-        )
-        for p, side in ((old, old_settings or settings), (new, settings))
+    inputs = [
+        select(
+            [p],
+            mode=Mode.STREAM,
+            config_paths=(),
+            config_file=None,
+            excludes=settings.exclude,
+            max_bytes=settings.max_input_bytes,
+        ).sources
+        for p in (old, new)
     ]
-    data = build(sides[0], sides[1], settings.annotation_key, settings.parser, values)
+    # an empty side is a warning, and an error under --strict (the pipeline's own, as
+    # for an empty pipe in the stream mode)
+    sides = [
+        app.run(sources, side, keep_plans=True, allow_empty=not side.strict, output=False)
+        for sources, side in zip(inputs, (old_settings or settings, settings), strict=True)
+    ]
+    empty = [
+        (label, srcs[0].display if len(srcs) == 1 else path)
+        for label, path, srcs, side in zip(("OLD", "NEW"), (old, new), inputs, sides, strict=True)
+        if side.empty
+    ]
+    if empty and not settings.quiet:
+        from cmhash.output import err
+
+        for label, where in empty:
+            err(f"{where}:1:1: warning: {empty_message(label)}")
+    scalers = (
+        Scalers(inputs[0], settings.parser, settings.namespace),
+        Scalers(inputs[1], settings.parser, settings.namespace),
+    )
+    data = build(
+        sides[0], sides[1], settings.annotation_key, settings.parser, values, scalers, empty
+    )
     lifetime.keep(data)  # (not freed object by object at the end of the run)
     return data
 

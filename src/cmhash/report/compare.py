@@ -11,7 +11,7 @@ workload using one Secret key, the checksum is a hash of little more than that v
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from hashlib import sha256
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +30,7 @@ from cmhash.report.changes import (
     value_diffs,
 )
 from cmhash.report.redact import mask_names, redact, secret_names, secret_texts
+from cmhash.report.scaling import NO_SCALERS, Scalers
 from cmhash.report.templates import templates_of
 from cmhash.report.usage import Names, UsedBy, Users, unversioned
 from cmhash.report.workloads import compare_workloads, duplicates, sides
@@ -117,10 +118,12 @@ def _summary(
     configs: list[ConfigChange],
     errors: int,
     sides: tuple[int, int] = (0, 0),
+    empty: Sequence[str] = (),
 ) -> str:
-    parts = [
+    parts = [f"{side} has no Kubernetes objects (a failed render?)" for side in empty]
+    parts.append(
         f"{plural(restart, 'workload')} will restart" if restart else "No workload will restart"
-    ]
+    )
     if not_restarting:
         verb = "is" if not_restarting == 1 else "are"
         parts.append(f"{plural(not_restarting, 'workload')} {verb} affected but will not restart")
@@ -140,11 +143,23 @@ def _summary(
     return "; ".join(parts)
 
 
+def empty_message(side: str) -> str:
+    return (
+        f"no Kubernetes objects in {side} (it is empty or only comments: a failed "
+        "render?): compared as a render of nothing; --strict makes this an error"
+    )
+
+
 def _findings(
-    old: RunResult, new: RunResult, configs: list[ConfigChange]
+    old: RunResult,
+    new: RunResult,
+    configs: list[ConfigChange],
+    empty: Sequence[tuple[str, str]] = (),
 ) -> tuple[list[dict[str, Any]], dict[Level, int]]:
-    """NEW's findings and the immutable-config errors, each marked new when OLD lacked it."""
+    """NEW's findings and the immutable-config errors, each marked new when OLD lacked it;
+    and a warning for a side without objects."""
     found = [
+        *(Finding(w, 1, 1, Level.WARNING, Code.EMPTY_INPUT, empty_message(s)) for s, w in empty),
         *new.findings,
         *(_immutable_finding(c) for c in configs if c.immutable_violation),
         *(_duplicate_finding(a, b) for a, b in duplicates(new.plans)),
@@ -252,15 +267,22 @@ def _objects(r: RunResult, names: Names) -> dict[ResourceId, ConfigEntry]:
 
 
 def _pruned(old: RunResult, new: RunResult) -> list[dict[str, str]]:
-    """Versions in OLD that NEW no longer has: the deployment tool deletes them."""
+    """Versions in OLD that NEW no longer has: the deployment tool deletes them. A
+    produced Secret is named by its source (the ExternalSecret, SealedSecret...): that is
+    what the tool deletes, and its controller deletes the Secret with it."""
     from cmhash.plan.history import pruned
 
     olds = old.config_index.objects if old.config_index else {}
     news = new.config_index.objects if new.config_index else {}
-    return [
-        {"kind": k.kind, "namespace": k.namespace, "name": shown(k.kind, k.name)}
-        for k in pruned(olds, news)
-    ]
+    out = []
+    for k in pruned(olds, news):
+        source = olds[k].info.source
+        if source is not None:
+            kind, _, name = source.partition("/")
+            out.append({"kind": kind, "namespace": k.namespace, "name": name})
+        else:
+            out.append({"kind": k.kind, "namespace": k.namespace, "name": shown(k.kind, k.name)})
+    return out
 
 
 def _one_environment(r: RunResult, side: str) -> None:
@@ -292,9 +314,13 @@ def build(
     annotation_key: str,
     parser: str = "fast",
     values: bool = True,
+    scalers: tuple[Scalers, Scalers] = (NO_SCALERS, NO_SCALERS),
+    empty: Sequence[tuple[str, str]] = (),
 ) -> dict[str, Any]:
     """The report as plain data (the JSON format, and what templates receive);
-    ``values``: ConfigMap value diffs (never a Secret's)."""
+    ``values``: ConfigMap value diffs (never a Secret's); ``scalers``: each side's
+    autoscalers (the pod counts the rollout rules read); ``empty``: (OLD or NEW, where)
+    of a side without any object (an ``empty-input`` warning)."""
     _one_environment(old, "OLD")
     _one_environment(new, "NEW")
     names = _names(old, new)
@@ -304,9 +330,9 @@ def build(
         for c in config_changes(_objects(old, names), _objects(new, names))
     ]
     used = UsedBy(names.versioned, names.own)
-    templates = templates_of(old, new, annotation_key, parser, names)
+    templates = templates_of(old, new, annotation_key, parser, names, scalers)
     groups, users = compare_workloads(old, new, {c.key: c for c in configs}, names, used, templates)
-    findings, counts = _findings(old, new, configs)
+    findings, counts = _findings(old, new, configs, empty)
     config_items, unused = _configs(old, new, configs, users, names, used, values)
     restart, not_restarting = groups["restart"], groups["notRestarting"]
     added, removed = sides(old, new)
@@ -323,6 +349,7 @@ def build(
                 configs,
                 errors,
                 (len(added), len(removed)),
+                [side for side, _ in empty],
             ),
             "restart": len(restart),
             "restartByNamespace": by_namespace(restart),

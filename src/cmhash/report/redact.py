@@ -4,16 +4,20 @@ env value, a command-line argument: a chart that writes the database password in
 Secret and into a DATABASE_URL).
 
 Every value of every Secret of either side (and every content field of what a Secret
-source produces), and each line of a multi-line one, of at least ``MIN_CHARS``
-characters, is replaced by ``***`` in the template causes' values and the ConfigMap
-value diffs. Shorter ones would blank common words (``true``, ``admin``) all over the
-report: a value that short is no secret worth the name. A Secret name with a content
+source produces), in every form a reader could decode back to it (``forms``: its plain
+text, each line of a multi-line one, its standard and URL-safe base64 with and without
+padding, and the lines of those wrapped at 76 or 64 columns, as a Secret's ``data:``
+holds a value a chart copied elsewhere), of at least ``MIN_CHARS`` characters, is
+replaced by ``***`` in the template causes' values, the workloads' how and why, and the
+ConfigMap value diffs. Shorter ones would blank common words (``true``, ``admin``) all
+over the report: a value that short is no secret worth the name. A Secret name with a content
 hash suffix (kustomize's secretGenerator) is shown without it everywhere, as cmhash's
 own --versioned names are (analyze/versioned_names.py ``shown``).
 """
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -23,9 +27,11 @@ if TYPE_CHECKING:
 
 MIN_CHARS = 6
 MASK = "***"
+WRAPS = (76, 64)  # base64 as MIME (RFC 2045) and PEM (RFC 7468) wrap it
 
 
 def _pieces(value: bytes) -> Iterable[str]:
+    """The plain text of a value and of each of its lines."""
     try:
         text = value.decode("utf-8")
     except UnicodeDecodeError:
@@ -33,8 +39,65 @@ def _pieces(value: bytes) -> Iterable[str]:
     return (p.strip() for p in (text, *text.splitlines()))
 
 
-def secret_texts(*runs: RunResult) -> re.Pattern[str] | None:
-    """One pattern for every Secret value of ``runs`` (longest first), or None."""
+def _encoded(value: bytes) -> Iterable[str]:
+    """Every base64 form a reader could decode back to ``value``: standard and URL-safe,
+    with and without padding, whole and as the lines of a wrapped one."""
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        text = encode(value).decode("ascii")
+        yield text
+        yield text.rstrip("=")
+        for width in WRAPS:
+            if len(text) > width:
+                yield from (text[i : i + width] for i in range(0, len(text), width))
+
+
+def forms(value: bytes) -> set[str]:
+    """What ``value`` may show as: its plain text, each line of it, and its base64 forms
+    (``MIN_CHARS`` or longer; a value under that is no secret worth the name)."""
+    out = {p for p in _pieces(value) if len(p) >= MIN_CHARS}
+    if len(value) >= MIN_CHARS or out:
+        out.update(e for e in _encoded(value) if len(e) >= MIN_CHARS)
+    return out
+
+
+class Masker:
+    """Replaces every known form with ``***``, longest first at the leftmost place (as
+    one alternation of them would), found through an index of their first
+    ``MIN_CHARS`` characters: linear in the text, however many values there are."""
+
+    def __init__(self, texts: Iterable[str]) -> None:
+        self._by_head: dict[str, list[str]] = {}
+        for t in sorted(set(texts), key=len, reverse=True):
+            self._by_head.setdefault(t[:MIN_CHARS], []).append(t)
+
+    def __bool__(self) -> bool:
+        return bool(self._by_head)
+
+    def sub(self, text: str) -> str:
+        out: list[str] = []
+        i = done = 0
+        while i <= len(text) - MIN_CHARS:
+            found = next(
+                (
+                    t
+                    for t in self._by_head.get(text[i : i + MIN_CHARS], ())
+                    if text.startswith(t, i)
+                ),
+                None,
+            )
+            if found is None:
+                i += 1
+                continue
+            out.append(text[done:i])
+            out.append(MASK)
+            i = done = i + len(found)
+        out.append(text[done:])
+        return "".join(out)
+
+
+def secret_texts(*runs: RunResult) -> Masker | None:
+    """Every form (``forms``) of every Secret value of ``runs`` (and of every content
+    field of what a Secret source produces), or None when there is none."""
     found: set[str] = set()
     for run in runs:
         objects = run.config_index.objects if run.config_index else {}
@@ -43,10 +106,8 @@ def secret_texts(*runs: RunResult) -> re.Pattern[str] | None:
             if content.kind != "Secret" and content.source is None:
                 continue
             for value in content.entries.values():
-                found.update(p for p in _pieces(value) if len(p) >= MIN_CHARS)
-    if not found:
-        return None
-    return re.compile("|".join(re.escape(t) for t in sorted(found, key=len, reverse=True)))
+                found.update(forms(value))
+    return Masker(found) if found else None
 
 
 def secret_names(*runs: RunResult) -> dict[str, str]:
@@ -94,17 +155,22 @@ def mask_names(data: dict[str, Any], names: dict[str, str]) -> None:
         data[key] = _mask_names(value, pattern, names)
 
 
-def redact(data: dict[str, Any], secrets: re.Pattern[str] | None) -> None:
-    """Mask ``secrets`` in the report's shown values, in place."""
+def redact(data: dict[str, Any], secrets: Masker | None) -> None:
+    """Mask ``secrets`` in the report's shown values, in place: the template causes'
+    values, the ConfigMap value diffs, and every workload's how or why (a rule that
+    quotes a field of the manifest)."""
     if secrets is None:
         return
     for group in ("restart", "notRestarting"):
         for workload in data[group]:
+            for field in ("how", "reason"):
+                if isinstance(workload.get(field), str):
+                    workload[field] = secrets.sub(workload[field])
             for cause in workload["causes"]:
                 for side in ("old", "new"):
                     if isinstance(cause.get(side), str):
-                        cause[side] = secrets.sub(MASK, cause[side])
+                        cause[side] = secrets.sub(cause[side])
     for config in data["configs"]:
         diffs = config.get("valueDiffs")
         if diffs:
-            config["valueDiffs"] = {k: secrets.sub(MASK, v) for k, v in diffs.items()}
+            config["valueDiffs"] = {k: secrets.sub(v) for k, v in diffs.items()}

@@ -5,7 +5,10 @@ over a workload through ``workloadRef``, and what the report works out from them
 immutable fields that differ between OLD and NEW (knowledge/defaults.py FIXED: a change
 the API server refuses), a bare Pod's update (its changed fields walked through
 knowledge/podupdate.py POD_FIELDS, first match wins, a field no row matches refused),
-a hook.
+a hook; its pod count in NEW and OLD (knowledge/replicas.py, through the autoscalers of
+each side: scaling.py), the holding fields whose change releases pods
+(knowledge/rollout_holds.py), the engine that re-creates it and Argo CD's Skip
+(knowledge/rollout_tools.py).
 """
 
 from __future__ import annotations
@@ -17,9 +20,16 @@ from typing import Any, NamedTuple
 from cmhash.knowledge.defaults import FIXED, path_get
 from cmhash.knowledge.helm import HOOK_ANNOTATIONS
 from cmhash.knowledge.podupdate import POD_FIELDS, Effect, Pods
+from cmhash.knowledge.replicas import Replicas, Scaling, replicas_of
 from cmhash.knowledge.rollout import OTHER_NONE, OTHER_ROLLS, RULES
-from cmhash.knowledge.rollout_rule import ROLLOUT, Outcome, Rule, Takeover
-from cmhash.knowledge.rollout_tools import WORKLOAD_REF_GROUPS, argo_strategy
+from cmhash.knowledge.rollout_holds import released_fields
+from cmhash.knowledge.rollout_rule import EVERY_KIND, ROLLOUT, Outcome, Rule, Takeover
+from cmhash.knowledge.rollout_tools import (
+    WORKLOAD_REF_GROUPS,
+    argo_strategy,
+    forced_by,
+    skipped_by_argocd,
+)
 from cmhash.model import ResourceId
 from cmhash.report.podtemplate import TemplateCause
 
@@ -99,6 +109,11 @@ class Context(NamedTuple):
     # the name in OLD, when it is not ``id``'s: a --jobs=rename Job in cmhash's own
     # output on both sides (report/workloads.py pair_key)
     was: str | None = None
+    # the autoscaler of the input that owns its count, in NEW and in OLD (scaling.py)
+    scaling: Scaling | None = None
+    old_scaling: Scaling | None = None
+    # whether its pod template as applied changes (False: only a holding field does)
+    changes_template: bool = True
 
     @property
     def old_name(self) -> str:
@@ -126,6 +141,30 @@ class Context(NamedTuple):
         annotations = path_get(self.obj, ("metadata", "annotations"))
         return isinstance(annotations, dict) and any(annotations.get(k) for k in HOOK_ANNOTATIONS)
 
+    def replicas(self) -> Replicas:
+        return replicas_of(self.spec("replicas"), self.scaling)
+
+    def old_replicas(self) -> Replicas | None:
+        if self.old is None:
+            return None
+        return replicas_of(path_get(self.old, ("spec", "replicas")), self.old_scaling)
+
+    @property
+    def template_changed(self) -> bool:
+        return self.changes_template
+
+    def released(self) -> list[tuple[str, Any, Any]]:
+        """The holding fields whose change releases pods (knowledge/rollout_holds.py)."""
+        if self.old is None:
+            return []
+        return released_fields((self.id.group, self.id.kind), self.old, self.obj, self.true)
+
+    def forced(self) -> str | None:
+        return forced_by(self.obj)
+
+    def skipped(self) -> bool:
+        return skipped_by_argocd(self.obj)
+
 
 _BY_KIND: dict[tuple[str, str], list[Rule]] = {}
 for _rule in RULES:
@@ -139,10 +178,13 @@ class Decision(NamedTuple):
     text: str
 
 
+_EVERY = _BY_KIND.pop(EVERY_KIND[0], [])
+
+
 def decide(ctx: Context, rolls: bool = True) -> Decision:
-    """The first rule of the workload's kind that holds."""
-    rules = _BY_KIND.get((ctx.id.group, ctx.id.kind)) or [OTHER_ROLLS if rolls else OTHER_NONE]
-    rule = next(r for r in rules if r.when(ctx))
+    """The first rule that holds: those for every kind, then the workload's kind's."""
+    own = _BY_KIND.get((ctx.id.group, ctx.id.kind)) or [OTHER_ROLLS if rolls else OTHER_NONE]
+    rule = next(r for r in (*_EVERY, *own) if r.when(ctx))
     return Decision(rule.outcome, rule.name, rule.text(ctx))
 
 

@@ -9,9 +9,7 @@ Secret enters this data. A pure function of the plans: no I/O."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cmhash.errors import NodeError
@@ -19,14 +17,14 @@ from cmhash.knowledge.defaults import path_get
 from cmhash.knowledge.rollout_rule import ROLLOUT, Takeover
 from cmhash.model import ResourceId
 from cmhash.parse.events import backend, parse_chunk
-from cmhash.parse.k8syaml import plain_value
 from cmhash.parse.resources import document_resources
-from cmhash.parse.tree import MAX_DEPTH, SCALAR, SEQ, Node, deref, entries, to_python
 from cmhash.plan.workplan import WorkloadPlan
 from cmhash.read.source import SourceText
 from cmhash.read.split import chunk, cuts
+from cmhash.report.plain import deep, plain
 from cmhash.report.podtemplate import TemplateCause, shown, template_causes
 from cmhash.report.rollout import Context, Decision, changed, decide, rollouts_by_workload
+from cmhash.report.scaling import NO_SCALERS, Scalers
 from cmhash.report.usage import Names
 
 if TYPE_CHECKING:
@@ -90,33 +88,6 @@ class Objects:
         return obj
 
 
-@contextmanager
-def deep() -> Iterator[None]:
-    """Room for one frame or three a level: documents nest up to tree.MAX_DEPTH."""
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, 4 * MAX_DEPTH + 1000))
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(limit)
-
-
-def plain(node: Node | None) -> Any:
-    """The object as the API server receives it from kubectl: a plain scalar resolved by
-    go-yaml's rules (k8syaml.py: ``0644`` is 420, ``yes`` is true), merges and aliases
-    resolved, no depth limit but the parser's own."""
-    node = deref(node)
-    if node is None or node.is_null:
-        return None
-    if node.kind == SCALAR:
-        if node.style is None and node.tag is None:
-            return plain_value(str(node.value))
-        return to_python(node)
-    if node.kind == SEQ:
-        return [plain(x) for x in node.value]
-    return {k: plain(v[1]) for k, v in entries(node).items()}
-
-
 class Templates(NamedTuple):
     """Both sides' workload objects (``Objects``) and what rule decides a change."""
 
@@ -127,6 +98,7 @@ class Templates(NamedTuple):
     # versioned names (in cmhash's own output on a side) -> their base name: a reference
     # renamed to an object's new version is the config cause, not a template change
     renamed: tuple[Mapping[str, str], Mapping[str, str]] = ({}, {})
+    scalers: tuple[Scalers, Scalers] = (NO_SCALERS, NO_SCALERS)  # OLD's, NEW's autoscalers
 
     def _objects(self, plan: WorkloadPlan, prev: WorkloadPlan) -> tuple[Any, Any] | None:
         """OLD's and NEW's object (None: a side not read, or the same document text: the
@@ -161,15 +133,45 @@ class Templates(NamedTuple):
             for field, o, n in changed((plan.id.group, plan.id.kind), *both)
         )
 
+    def released(self, plan: WorkloadPlan, prev: WorkloadPlan) -> tuple[TemplateCause, ...]:
+        """The fields that held pods back and whose change releases them (a Deployment
+        resumed, a StatefulSet's partition lowered: knowledge/rollout_holds.py), as
+        causes: pods roll where the template itself does not change."""
+        both = self._objects(plan, prev)
+        if both is None or both[0] is None or both[1] is None:
+            return ()
+        ctx = Context(both[1], (), {}, plan.id, old=both[0])
+        return tuple(
+            TemplateCause("released", field, "changed", shown(o), shown(n))
+            for field, o, n in ctx.released()
+        )
+
     def decide(
-        self, plan: WorkloadPlan, causes: tuple[TemplateCause, ...], prev: WorkloadPlan
+        self,
+        plan: WorkloadPlan,
+        causes: tuple[TemplateCause, ...],
+        prev: WorkloadPlan,
+        changes_template: bool = True,
     ) -> Decision:
         obj = self.new.get(plan.id) if self.new is not None else None
         old = self.old.get(prev.id) if self.old is not None else None
         ctx = Context(
-            obj or {}, causes, self.rollouts, plan.id, plan.runs_again_as, old, prev.id.name
+            obj or {},
+            causes,
+            self.rollouts,
+            plan.id,
+            plan.runs_again_as,
+            old,
+            prev.id.name,
+            self.scalers[1].of(plan),
+            self.scalers[0].of(prev),
+            changes_template,
         )
         return decide(ctx, plan.info.kind.rolls)
+
+    def obj(self, plan: WorkloadPlan) -> Any:
+        """NEW's object of ``plan`` (None: not read)."""
+        return self.new.get(plan.id) if self.new is not None else None
 
 
 NO_TEMPLATES = Templates(None, None, {}, "")
@@ -189,7 +191,12 @@ def _renamed(value: Any, names: Mapping[str, str]) -> Any:
 
 
 def templates_of(
-    old: RunResult, new: RunResult, annotation_key: str, parser: str, names: Names
+    old: RunResult,
+    new: RunResult,
+    annotation_key: str,
+    parser: str,
+    names: Names,
+    scalers: tuple[Scalers, Scalers] = (NO_SCALERS, NO_SCALERS),
 ) -> Templates:
     """Both sides' workload objects (read when asked for), and the workloads NEW's Argo
     Rollouts take over with workloadRef."""
@@ -208,4 +215,5 @@ def templates_of(
             {v: k.name for k, v in names.old.items() if v != k.name},
             {v: k.name for k, v in names.new.items() if v != k.name},
         ),
+        scalers,
     )

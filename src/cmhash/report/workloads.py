@@ -10,12 +10,15 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cmhash.explain import workload_fields
+from cmhash.knowledge.compat import RELOADER_IGNORE
 from cmhash.knowledge.rollout import NEVER_ROLLS
 from cmhash.knowledge.rollout_rule import RESTARTS
-from cmhash.knowledge.rollout_tools import HOOK_RUNS_AGAIN
+from cmhash.knowledge.rollout_tools import HOOK_RUNS_AGAIN, SKIPPED, skipped_by_argocd
 from cmhash.model import ResourceId
 from cmhash.plan.workplan import WorkloadPlan
 from cmhash.report.changes import ConfigChange
+from cmhash.report.reloader import Watched, restarts
+from cmhash.report.rollout import Decision
 from cmhash.report.templates import NO_TEMPLATES, Templates
 from cmhash.report.usage import Names, UsedBy, Users, collect_users, unhashed_changes
 
@@ -223,10 +226,13 @@ def _compare_workload(
         causes += _requested(plan, prev)
     value, before = _applied(plan), _applied(prev)
     changed = templates.causes(plan, prev)
+    moves = value != before or bool(changed)  # the pod template as applied changes
     if not changed and value == before:  # an immutable field alone: refused all the same
         changed = templates.fixed(plan, prev)
-    # the pod template as applied changes: its own fields, or the annotation cmhash writes
-    if value != before or changed:
+    # a field that held pods back and no longer does (a Deployment resumed, a partition
+    # lowered): pods on an older template roll, the template as it is now
+    released = templates.released(plan, prev)
+    if value != before or changed or released:
         shown: list[dict[str, Any]] = []
         if value != before:
             causes = [
@@ -239,26 +245,55 @@ def _compare_workload(
             if about is not None:
                 causes.append(about)
             shown = [c.as_dict() for c in causes or [REFERENCES_CHANGED]]
-        decision = templates.decide(plan, changed, prev)
-        entry = {
-            **workload_fields(plan),
-            "causes": shown + [t.as_dict() for t in changed],
-            "outcome": decision.outcome,
-            "rule": decision.rule,
-        }
-        if decision.outcome in RESTARTS:
-            return "restart", {**entry, "how": decision.text}
-        return "notRestarting", {**entry, "reason": decision.text}
+        decision = templates.decide(plan, changed, prev, moves)
+        return _decided(plan, shown + [t.as_dict() for t in (*changed, *released)], decision)
     if not causes:
         return None
     reason = _not_rolling_reason(plan, unhashed)
     if reason is None:  # e.g. only a reference to an absent object changed
         return None
-    return "notRestarting", {
+    listed = [c.as_dict() for c in causes]
+    if plan.info.kind.policy not in NEVER_ROLLS and templates.new is not None:
+        obj = templates.obj(plan) or {}
+        if skipped_by_argocd(obj):
+            return "notRestarting", {**workload_fields(plan), "causes": listed, "reason": SKIPPED}
+        if plan.skip is not None or unhashed:
+            key = (plan.info.kind.group, plan.info.kind.kind)
+            by = restarts(key, obj, _watched(causes, by_key, plan.namespace))
+            if by is not None:  # Reloader rolls it: by the kind's own rules
+                decision = templates.decide(plan, (), prev)
+                text = f"{reason}, but {by}: {decision.text}"
+                return _decided(plan, listed, decision._replace(text=text))
+    return "notRestarting", {**workload_fields(plan), "causes": listed, "reason": reason}
+
+
+def _decided(
+    plan: WorkloadPlan, causes: list[dict[str, Any]], decision: Decision
+) -> tuple[str, dict[str, Any]]:
+    entry = {
         **workload_fields(plan),
-        "causes": [c.as_dict() for c in causes],
-        "reason": reason,
+        "causes": causes,
+        "outcome": decision.outcome,
+        "rule": decision.rule,
     }
+    if decision.outcome in RESTARTS:
+        return "restart", {**entry, "how": decision.text}
+    return "notRestarting", {**entry, "reason": decision.text}
+
+
+def _watched(
+    causes: list[Cause], by_key: Mapping[ResourceId, ConfigChange], namespace: str
+) -> list[Watched]:
+    """The changed objects of ``causes``, as Reloader sees them."""
+    out = []
+    for c in causes:
+        if c.kind is None or c.name is None:
+            continue
+        ch = by_key.get(ResourceId.config(c.kind, namespace, c.name))
+        info = ch.entry.info if ch is not None else None
+        ignored = info is not None and (info.excluded or "").startswith(RELOADER_IGNORE)
+        out.append(Watched(c.kind, c.name, bool(info and info.match), ignored))
+    return out
 
 
 def compare_workloads(

@@ -1,0 +1,239 @@
+"""How many pods a workload runs, as far as the manifests say: its ``spec.replicas``, or
+the range an autoscaler of the input gives it, or unknown offline. One place, read by
+every rollout rule that needs the number (report/rollout.py ``Context.replicas``), as a
+``Replicas`` that may be a number, a range or unknown, so that what builds on it (a
+partition's ordinals, a scale from zero, how many pods a rollout replaces) carries the
+range or the unknown through instead of guessing.
+
+The autoscalers are rows of ``AUTOSCALERS``, each citing where its controller reads the
+fields:
+
+- **HorizontalPodAutoscaler** (autoscaling/v1, v2, v2beta1, v2beta2): it owns the count
+  of the workload its ``spec.scaleTargetRef`` names (kind, name, and the group of its
+  ``apiVersion``: the controller maps ``schema.ParseGroupVersion(apiVersion).Group``
+  and the kind, so an omitted apiVersion is the core group) in its own namespace, between
+  ``minReplicas`` (default 1) and ``maxReplicas`` (required). A workload whose
+  ``spec.replicas`` is 0 turns it off ("scaling is disabled since the replica count of
+  the target is zero"): then the count is 0.
+- **KEDA ScaledObject** (keda.sh/v1alpha1): its ``spec.scaleTargetRef`` defaults to kind
+  Deployment, apiVersion apps/v1; KEDA scales to ``minReplicaCount`` (default 0: scale
+  to zero when idle), or ``idleReplicaCount`` while no trigger is active, and up to
+  ``maxReplicaCount`` (default 100); ``autoscaling.keda.sh/paused-replicas: N`` holds
+  the target at N, ``autoscaling.keda.sh/paused: "true"`` leaves it at its live count.
+
+Without an autoscaler, an absent ``spec.replicas`` is **unknown offline**, never 1:
+``kubectl apply`` of a manifest without the field keeps the live count (the API
+server's default 1 applies to a new object only; Kubernetes' HPA documentation advises
+leaving the field out for exactly this reason).
+"""
+
+# No "from __future__ import annotations": typing compiles string NamedTuple fields at import
+
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from cmhash.model import ResourceId
+
+HPA_SOURCE = (
+    "kubernetes/kubernetes pkg/controller/podautoscaler/horizontal.go reconcileAutoscaler "
+    "(scaleTargetRef: schema.ParseGroupVersion(apiVersion).Group and kind, in the HPA's "
+    "namespace; minReplicas nil: 1; currentReplicas == 0 && minReplicas != 0: "
+    '"scaling is disabled since the replica count of the target is zero"); '
+    "pkg/apis/autoscaling/v2/defaults.go SetDefaults_HorizontalPodAutoscaler (minReplicas 1)"
+)
+KEDA_SOURCE = (
+    'kedacore/keda apis/keda/v1alpha1/gvkr.go ParseGVKR (apiVersion "": apps/v1, kind '
+    '"": Deployment); scaledobject_types.go GetHPAMaxReplicas (maxReplicaCount nil: 100), '
+    "PausedReplicasAnnotation, PausedAnnotation; pkg/scaling/executor/"
+    'scale_scaledobjects.go RequestScale ("if scaledObject.Spec.MinReplicaCount is not '
+    'set, then set the default value (0)"; idleReplicaCount while inactive)'
+)
+# the HPA docs' advice, and why an absent field is the live count
+ABSENT_SOURCE = (
+    "https://kubernetes.io/docs/concepts/workloads/autoscaling/horizontal-pod-autoscale/"
+    "#migrating-deployments-and-statefulsets-to-horizontal-autoscaling (remove "
+    "spec.replicas from the manifest); https://kubernetes.io/docs/tasks/"
+    "manage-kubernetes-objects/declarative-config/#merge-patch-calculation (a field the "
+    "configuration file does not set keeps its live value)"
+)
+
+
+class Replicas(NamedTuple):
+    """A workload's pod count: ``low == high`` a number, ``low < high`` a range, both
+    None unknown offline; ``source`` says what gives it."""
+
+    low: int | None
+    high: int | None
+    source: str  # "spec.replicas", "HorizontalPodAutoscaler/web", or why it is unknown
+
+    @property
+    def known(self) -> bool:
+        return self.low is not None and self.high is not None
+
+    @property
+    def exact(self) -> int | None:
+        """The number, when there is one."""
+        return self.low if self.known and self.low == self.high else None
+
+    @property
+    def scaled(self) -> bool:
+        """Whether an autoscaler gives it (a range, or its paused count)."""
+        return self.source != SPEC and self.known
+
+    def text(self) -> str:
+        """``3``, ``3..10``, ``unknown``."""
+        if not self.known:
+            return "unknown"
+        return str(self.low) if self.low == self.high else f"{self.low}..{self.high}"
+
+    def said(self) -> str:
+        """Which value a rule used, in words: ``replicas 3``, ``replicas 3..10 from
+        HorizontalPodAutoscaler/web``, ``replicas unknown offline: ...``."""
+        if not self.known:
+            return f"replicas unknown offline: {self.source}"
+        if self.source == SPEC:
+            return f"replicas {self.text()}"
+        return f"replicas {self.text()} from {self.source}"
+
+
+SPEC = "spec.replicas"
+UNKNOWN = Replicas(
+    None,
+    None,
+    "spec.replicas is absent and no autoscaler in the input targets it: kubectl apply "
+    "keeps the live count",
+)
+
+
+class Autoscaler(NamedTuple):
+    """One kind of object that owns another workload's replica count."""
+
+    group: str
+    kind: str
+    low: str  # spec field of the lower bound
+    low_default: int
+    high: str  # spec field of the upper bound
+    high_default: int | None  # None: required
+    target_kind: str | None  # scaleTargetRef.kind when absent (None: required)
+    target_api: str | None  # scaleTargetRef.apiVersion when absent (None: the core group)
+    zero_stops: bool  # a target at 0 replicas turns it off (the HPA's maintenance mode)
+    idle: str | None = None  # spec field of the count while idle (KEDA)
+    paused_replicas: str | None = None  # annotation that holds the target at N
+    paused: str | None = None  # annotation that stops it scaling (the live count stays)
+    source: str = ""
+
+
+AUTOSCALERS: tuple[Autoscaler, ...] = (
+    Autoscaler(
+        "autoscaling",
+        "HorizontalPodAutoscaler",
+        "minReplicas",
+        1,
+        "maxReplicas",
+        None,
+        None,
+        None,
+        zero_stops=True,
+        source=HPA_SOURCE,
+    ),
+    Autoscaler(
+        "keda.sh",
+        "ScaledObject",
+        "minReplicaCount",
+        0,
+        "maxReplicaCount",
+        100,
+        "Deployment",
+        "apps/v1",
+        zero_stops=False,
+        idle="idleReplicaCount",
+        paused_replicas="autoscaling.keda.sh/paused-replicas",
+        paused="autoscaling.keda.sh/paused",
+        source=KEDA_SOURCE,
+    ),
+)
+BY_KIND = {(a.group, a.kind): a for a in AUTOSCALERS}
+# the kinds' names, to find their documents in a stream cheaply before parsing any
+KIND_NAMES = tuple(sorted({a.kind for a in AUTOSCALERS}))
+
+
+class Scaling(NamedTuple):
+    """One autoscaler of the input, read: what it targets and the count it gives."""
+
+    name: str  # "HorizontalPodAutoscaler/web"
+    target: tuple[str, str, str]  # (group, kind, name) of the workload it scales
+    namespace: str | None  # as written
+    replicas: Replicas
+    row: Autoscaler
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _get(obj: Any, *path: str) -> Any:
+    for step in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(step)
+    return obj
+
+
+def read_autoscaler(group: str, kind: str, obj: Mapping[str, Any]) -> Scaling | None:
+    """An autoscaler object (plain data) as a ``Scaling``; None for another kind or one
+    that names no target."""
+    row = BY_KIND.get((group, kind))
+    if row is None:
+        return None
+    ref = _get(obj, "spec", "scaleTargetRef")
+    name = _get(ref, "name")
+    target_kind = _get(ref, "kind") or row.target_kind
+    if not isinstance(name, str) or not name or not isinstance(target_kind, str):
+        return None
+    api = _get(ref, "apiVersion") or row.target_api or ""
+    target_group = api.rpartition("/")[0] if isinstance(api, str) else ""
+    own = f"{kind}/{_get(obj, 'metadata', 'name')}"
+    annotations = _get(obj, "metadata", "annotations")
+    annotations = annotations if isinstance(annotations, dict) else {}
+    held = str(annotations.get(row.paused_replicas, "")) if row.paused_replicas else ""
+    if held.isdigit():
+        count = int(held)
+        replicas = Replicas(count, count, f"{own}, {row.paused_replicas}")
+    elif row.paused and str(annotations.get(row.paused, "")).lower() == "true":
+        replicas = Replicas(None, None, f"{own} is paused ({row.paused}): the live count stays")
+    else:
+        low = _int(_get(obj, "spec", row.low))
+        low = row.low_default if low is None else low
+        idle = _int(_get(obj, "spec", row.idle)) if row.idle else None
+        high = _int(_get(obj, "spec", row.high))
+        high = row.high_default if high is None else high
+        if idle is not None:
+            low = min(low, idle)
+        replicas = Replicas(low, high, own) if high is not None else Replicas(None, None, own)
+    namespace = _get(obj, "metadata", "namespace")
+    return Scaling(
+        own,
+        (target_group, target_kind, name),
+        namespace if isinstance(namespace, str) and namespace else None,
+        replicas,
+        row,
+    )
+
+
+def replicas_of(spec_replicas: Any, scaling: Scaling | None) -> Replicas:
+    """A workload's count: its autoscaler's range (an HPA off at ``spec.replicas: 0``:
+    0), else ``spec.replicas``, else unknown offline."""
+    own = _int(spec_replicas)
+    if scaling is not None:
+        if own == 0 and scaling.row.zero_stops:
+            return Replicas(0, 0, f"{SPEC}; {scaling.name} does not scale a workload at 0")
+        return scaling.replicas
+    if own is None:
+        return UNKNOWN
+    return Replicas(own, own, SPEC)
+
+
+def target_key(scaling: Scaling, namespace: str) -> ResourceId:
+    """The workload ``scaling`` names, in ``namespace``."""
+    group, kind, name = scaling.target
+    return ResourceId(group, kind, namespace, name)
