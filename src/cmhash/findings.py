@@ -138,6 +138,7 @@ CODES: dict[Code, tuple[Level, str]] = {
         "an annotation written where the tool that defines it does not read it (Wave's on "
         "the pod template, Reloader's ignore on a workload): it does nothing there, for "
         "that tool and for cmhash (a warning with --strict)",
+    ),
     Code.EMPTY_INPUT: (
         WARNING,
         "report: OLD or NEW holds no Kubernetes object (an empty pipe or file: a failed "
