@@ -685,13 +685,14 @@ def test_secret_type_and_immutable_unset(tmp_path: Path) -> None:
         return (
             "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n"
             + immutable
-            + f"type: {type_}\nstringData:\n  z: '1'\n  y: '2'\n---\n"
+            + f"type: {type_}\nstringData:\n  z: '1'\n  w: '2'\n---\n"
             "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n"
             "  template:\n    spec:\n      containers:\n      - name: x\n"
             "        env:\n        - name: Y\n"
-            "          valueFrom: {secretKeyRef: {name: s, key: y}}\n"
+            "          valueFrom: {secretKeyRef: {name: s, key: w}}\n"
         )
 
+    # (a plain key y is the boolean true to kubectl: w here)
     data = _pair(tmp_path, secret("Opaque", ""), secret("example.com/other", ""))
     (c,) = data["configs"]
     assert c["typeChanged"] is True and c["keysChanged"] == []
@@ -703,12 +704,12 @@ def test_secret_type_and_immutable_unset(tmp_path: Path) -> None:
     assert c["immutableViolation"] == "immutable cannot be unset"
     assert [f["code"] for f in data["findings"]] == ["immutable-config"]
     changed = secret("Opaque", "immutable: true\n").replace(
-        "  y: '2'\n", "  y: '4'\n  x: '5'\n  w: '6'\n  v: '7'\n  u: '8'\n"
+        "  w: '2'\n", "  w: '4'\n  x: '5'\n  t: '6'\n  v: '7'\n  u: '8'\n"
     )
     data = _pair(tmp_path, secret("Opaque", "immutable: true\n"), changed)
     (f,) = data["findings"]
     # sorted, whatever the hash seed (5 keys: a set's order matches by chance 1 in 120)
-    assert "its data changed (keys u, v, w, x, y): " in f["message"]
+    assert "its data changed (keys t, u, v, w, x): " in f["message"]
 
 
 DEP = (

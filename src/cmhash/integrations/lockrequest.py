@@ -17,7 +17,8 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from cmhash.integrations.comments import GITHUB_API_VERSION, Api, NoteError, request, token
+from cmhash.integrations.comments import Api, NoteError, request, token
+from cmhash.integrations.github import GITHUB_API_VERSION
 
 DEFAULT_BRANCH = "cmhash/lock"
 DEFAULT_TITLE = "cmhash: secrets rotated in the store"
