@@ -23,7 +23,7 @@ import signal
 import struct
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 from cmhash.analyze.chunk import analyze_source
 from cmhash.analyze.options import AnalyzeOptions
@@ -32,7 +32,6 @@ from cmhash.errors import CmhashError
 from cmhash.knowledge.kinds import KindTable
 from cmhash.read.source import SourceText
 from cmhash.read.split import cuts
-from cmhash.record import Record
 
 BATCHES_PER_PROCESS = 16  # enough for a slowed process to take fewer, few enough to be cheap
 # and no batch over this much input, so that the processes' last batches end close
@@ -55,40 +54,25 @@ PIPE_SIZE = 1 << 20  # a worker's pipe, when the system allows: it rarely waits 
 _HELD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-class _Shared(Record):
+class _Shared(NamedTuple):
     """What the workers inherit (fork): the inputs, the batches, and the pipe that hands
-    out batch numbers. (A Record, not a NamedTuple: a NamedTuple is compiled when the
-    module is imported, and every run imports this module, small ones too.)"""
+    out batch numbers."""
 
-    __slots__ = ("claims", "cuts", "options", "sources", "table", "todo")
-
-    def __init__(
-        self,
-        sources: list[SourceText],
-        cut_lists: Cuts,
-        table: KindTable,
-        options: AnalyzeOptions,
-        todo: list[Batch],
-        claims: int,  # read end of a pipe holding every batch number (_CLAIM), then EOF
-    ) -> None:
-        self.sources = sources
-        self.cuts = cut_lists
-        self.table = table
-        self.options = options
-        self.todo = todo
-        self.claims = claims
+    sources: list[SourceText]
+    cuts: Cuts
+    table: KindTable
+    options: AnalyzeOptions
+    todo: list[Batch]
+    claims: int  # read end of a pipe holding every batch number (_CLAIM), then EOF
 
 
-class _Worker(Record):
+class _Worker(NamedTuple):
     """The parent's side of a worker: its pipe, and what has come through it that is
     not yet a whole frame."""
 
-    __slots__ = ("pending", "pid", "pipe")
-
-    def __init__(self, pid: int, pipe: int) -> None:
-        self.pid = pid
-        self.pipe = pipe
-        self.pending = bytearray()
+    pid: int
+    pipe: int
+    pending: bytearray
 
 
 _WORK: _Shared | None = None
@@ -236,7 +220,7 @@ def _take_in(
             break
         if not chunk:
             break
-        worker.pending += chunk
+        worker.pending.extend(chunk)
     data, at, done = worker.pending, 0, []
     while at + _FRAME.size <= len(data):
         i, size = _FRAME.unpack_from(data, at)
@@ -276,7 +260,7 @@ def _fork_worker(workers: dict[int, _Worker], encode: Encode) -> None:
         os.close(read_end)
         _worker(write_end, old, encode)
     os.close(write_end)
-    workers[pid] = _Worker(pid, read_end)
+    workers[pid] = _Worker(pid, read_end, bytearray())
     signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
