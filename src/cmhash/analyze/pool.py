@@ -23,6 +23,7 @@ import signal
 import struct
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
+from contextlib import suppress
 from typing import Any, NamedTuple, NoReturn
 
 from cmhash.analyze.chunk import analyze_source
@@ -194,10 +195,8 @@ def _worker(out: int, mask: set[int | signal.Signals], encode: Encode) -> NoRetu
 
 def _send_some(fd: int, backlog: bytearray) -> None:
     """As much of ``backlog`` as the pipe takes now (a non-blocking write may take part)."""
-    try:
+    with suppress(BlockingIOError):  # full: the parent reads it after its current batch
         del backlog[: os.write(fd, backlog)]
-    except BlockingIOError:
-        pass  # full: the parent reads it after its current batch
 
 
 def _write_all(fd: int, data: bytes | bytearray) -> None:
@@ -228,11 +227,9 @@ def _take_in(
             break  # the rest of it is still on its way
         at += _FRAME.size
         if 0 <= i < len(results) and results[i] is None:
-            try:
+            with suppress(Exception):  # redone by the parent
                 results[i] = decode(bytes(data[at : at + size]))
                 done.append(i)
-            except Exception:  # redone by the parent
-                pass
         at += size
     del data[:at]
     return done
@@ -344,14 +341,10 @@ def _stop(workers: dict[int, _Worker]) -> None:
     and reap them, so none outlives the run."""
     for pid, worker in workers.items():
         os.close(worker.pipe)
-        try:
+        with suppress(ProcessLookupError):  # already gone
             os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:  # pragma: no cover - already gone
-            pass
-        try:
+        with suppress(ChildProcessError):  # already reaped
             os.waitpid(pid, 0)
-        except ChildProcessError:  # pragma: no cover - already reaped
-            pass
 
 
 def _size(cut_lists: Cuts, batch: Batch) -> tuple[int, int]:

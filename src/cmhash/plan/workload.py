@@ -11,11 +11,11 @@ environments of one repository) and its Helm render's release namespace (helm.py
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 
 from cmhash.analyze.hashing import digest
-from cmhash.analyze.refs import Reference
 from cmhash.analyze.summaries import SkipReason, WorkloadInfo
 from cmhash.edit.splice import with_value
 from cmhash.findings import Code, Finding
@@ -24,7 +24,7 @@ from cmhash.model import Level, ResourceId
 from cmhash.parse.k8syaml import resolves_to_non_string
 from cmhash.plan import scopes
 from cmhash.plan.helm import Namespaces
-from cmhash.plan.index import ConfigEntry, ConfigIndex
+from cmhash.plan.index import ConfigIndex
 from cmhash.plan.options import PlanOptions
 from cmhash.plan.resolve import counts, resolve_workload
 from cmhash.plan.workplan import WorkloadPlan, selected
@@ -249,15 +249,7 @@ class Planner:
         plan = plan_workload(src, w, index, options, own, renames)
         if plan.skip is None:
             ns = w.namespace or options.namespace or ""
-            self.scoping.check(src, w.refs, ns, w.label, _hashed(plan, options), w.offset)
+            hashed = functools.partial(counts, plan, options=options)
+            self.scoping.check(src, w.refs, ns, w.label, hashed, w.offset)
         findings.extend(own)
         return plan
-
-
-def _hashed(plan: WorkloadPlan, options: PlanOptions) -> scopes.Counts:
-    """Whether a reference of ``plan`` would put a definition into its checksum."""
-
-    def hashed(ref: Reference, entry: ConfigEntry) -> bool:
-        return counts(plan, ref, entry, options)
-
-    return hashed

@@ -52,16 +52,11 @@ class Lines(NamedTuple):
     d: list[int]
 
 
-def line_ends(text: str, lines: list[str]) -> list[int]:
-    """The offset after each line (``lines = text.splitlines(keepends=True)``)."""
-    return list(accumulate(map(len, lines)))
-
-
 def lines_of(old: str, edits: Sequence[Replacement]) -> Lines:
     """Both sides' lines, ``b`` spliced from ``a`` and the edits' own lines: each edit
     widened to whole lines, edits on the same or adjacent lines merged."""
     a = old.splitlines(keepends=True)
-    ends = line_ends(old, a)
+    ends = list(accumulate(map(len, a)))  # the offset after each line
     la = len(a)
 
     def start(line: int) -> int:

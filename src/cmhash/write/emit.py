@@ -5,6 +5,7 @@
 
 import functools
 from collections.abc import Iterator, Mapping
+from operator import itemgetter
 from typing import TYPE_CHECKING, NamedTuple
 
 from cmhash.analyze.summaries import DocInfo
@@ -111,7 +112,7 @@ def render_files(
             all_edits = [p.edit for p in edited if p.edit is not None] + extra.get(key, [])
             all_edits += [e for p in edited for e in p.job_edits]
             if len(all_edits) > 1:
-                all_edits.sort(key=_span)
+                all_edits.sort(key=itemgetter(0, 1))  # (start, end)
             if _unchanged(text, d, all_edits):
                 continue
             _check(src, d, all_edits, edited, options, versioning)
@@ -149,10 +150,6 @@ def render_files(
 
 # Change((source, workload, key, old, new, offset)) without a Python frame: one per edit
 _change = functools.partial(tuple.__new__, Change)
-
-
-def _span(e: Edit) -> tuple[int, int]:
-    return e.start, e.end
 
 
 def _unchanged(text: str, d: DocInfo, edits: list[Edit]) -> bool:
