@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from cmhash.analyze.annotations import Spot, spot_of
 from cmhash.analyze.hashing import canonical_json, sha256_hex
+from cmhash.analyze.versioned_names import ALPHABET, SUFFIX_LEN, hashed
 from cmhash.edit.splice import Edit, annotations_edits
 from cmhash.errors import NodeError
 from cmhash.knowledge.kinds import MAX_NAME, MUTABLE
@@ -31,9 +32,6 @@ if TYPE_CHECKING:
     from cmhash.parse.tree import Node
 
 BASE_NAME = "cmhash.io/job-base-name"
-ALPHABET = "2456789bcdfghkmt"  # as versioned names: no vowels, no look-alikes
-_TRANSLATE = str.maketrans("0123456789abcdef", ALPHABET)
-SUFFIX_LEN = 10
 
 
 class JobRename(NamedTuple):
@@ -97,8 +95,8 @@ def plan_rename(
 
 
 def suffix(rename: JobRename, checksum: str) -> str:
-    text = f"{rename.base}\n{rename.digest}\n{checksum}".encode()
-    return sha256_hex(text)[:SUFFIX_LEN].translate(_TRANSLATE)
+    """The suffix of versioned names (the same alphabet) from the base, spec and checksum."""
+    return hashed(f"{rename.base}\n{rename.digest}\n{checksum}")
 
 
 def new_name(rename: JobRename, checksum: str) -> str:
@@ -111,6 +109,4 @@ def new_name(rename: JobRename, checksum: str) -> str:
 
 def rename_edits(rename: JobRename, new: str) -> list[Edit]:
     """The name written in its own style, and the base-name annotation when missing."""
-    style = rename.spot.style
-    written = f"{style}{new}{style}" if style in ('"', "'") else new
-    return [Edit(rename.spot.start, rename.spot.end, written), *rename.marker]
+    return [rename.spot.renamed(new), *rename.marker]

@@ -138,8 +138,7 @@ def edits_of(e: ConfigEntry, old: str, new: str) -> list[tuple[Edit, str | None,
             )
         if spot.problem is not None:
             raise e.source.error(f"cannot rename {e.info.label}: {spot.problem}", spot.start)
-        quote = spot.style if spot.style in ("'", '"') else ""
-        out.append((Edit(spot.start, spot.end, f"{quote}{value}{quote}"), value, ()))
+        out.append((spot.renamed(value), value, ()))
     if p.target is None and p.insert is not None:
         out.append((with_value(p.insert, new), None, p.names))
     return out
