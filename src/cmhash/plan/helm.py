@@ -218,10 +218,6 @@ class Namespaces:
         self._several: dict[int, Renders] = {}  # sources holding several releases
         self.notes: list[str] = []
 
-    def add(self, src: SourceText, renders: "Renders", chosen: dict[str, str]) -> None:
-        if chosen:
-            self._renders[id(src)] = (renders, chosen)
-
     def __bool__(self) -> bool:
         return bool(self._renders)
 
@@ -272,7 +268,8 @@ def release_namespaces(
                 chosen[unit] = release.namespace
             if release.note is not None:
                 out.notes.append(release.note)
-        out.add(src, renders, chosen)
+        if chosen:
+            out._renders[id(src)] = (renders, chosen)
         if renders.several:
             out._several[id(src)] = renders
     return out
