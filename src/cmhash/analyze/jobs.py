@@ -1,17 +1,10 @@
-"""``--jobs=rename``: a Job that must run again when its configuration changes (a
-migration, a seed) gets a name suffixed from its pod template and its config checksum.
-
-A Job's pod template is immutable: annotating it (``--jobs``) makes ``kubectl apply``
-fail on a change. A new name is a new Job instead, which runs; the same inputs give the
-same name, so an unchanged Job is not run again. The name the user wrote is kept in the
-Job's own ``cmhash.io/job-base-name`` annotation, so that a second run (``-i``, a
-pre-commit hook) recognises its own suffix and replaces it instead of adding another.
-
-Names stay within 63 characters: the Job controller puts the Job's name in its pods'
-``job-name`` label, whose values are limited to 63. Jobs named by ``generateName`` are
-new Jobs every time anyway, and Helm and Argo CD hook Jobs are deleted and created again
-by their tool: both are left alone (plan/resolve.py says so). CronJobs are not renamed:
-their next run takes the new template.
+"""``--jobs=rename`` (docs/concepts/jobs.md): a Job that must run again when its
+configuration changes (a migration, a seed) gets a name suffixed from its spec and its
+config checksum. A Job's pod template is immutable, so a new name (a new Job, which runs)
+is the way to change it; the same inputs give the same name. The base name is kept in
+``cmhash.io/job-base-name``, so a second run replaces its own suffix instead of adding
+one. Names stay within 63 characters: the Job controller copies the Job's name into its
+pods' ``job-name`` label, whose values are limited to 63.
 """
 
 # No "from __future__ import annotations": typing compiles string NamedTuple fields at import
