@@ -95,13 +95,7 @@ def _plan(
     findings: list[Finding],
     renames: Mapping[ResourceId, str],
 ) -> WorkloadPlan:
-    plan = WorkloadPlan(
-        src,
-        info,
-        info.namespace or options.namespace or "",
-        skip=info.skip,
-        skip_detail=info.skip_detail,
-    )
+    plan = WorkloadPlan(src, info, info.namespace or options.namespace or "")
     if plan.skip is None and (
         options.ignore_workloads or options.include_workloads or options.opt_in
     ):

@@ -47,21 +47,14 @@ class WorkloadPlan(Record):
         "value",
     )
 
-    def __init__(
-        self,
-        source: SourceText,
-        info: WorkloadInfo,
-        namespace: str,
-        skip: SkipReason | None = None,
-        skip_detail: str | None = None,
-    ) -> None:
+    def __init__(self, source: SourceText, info: WorkloadInfo, namespace: str) -> None:
         self.source = source
         self.info = info
         self.namespace = namespace
         self.resolved: list[Resolved] = []
         self.value: str | None = None  # the checksum it should carry (None: no in-stream config)
-        self.skip = skip
-        self.skip_detail = skip_detail  # which annotation or rule
+        self.skip = info.skip
+        self.skip_detail = info.skip_detail  # which annotation or rule
         self.selected_by: str | None = None  # the include rule or opt-in annotation that chose it
         self.edit: Edit | None = None  # with the real value
         self.job_edits: list[Edit] = []  # --jobs=rename: the new name and base-name mark

@@ -45,19 +45,12 @@ class SourceText(Record):
 
     __slots__ = ("_line_starts", "had_bom", "helm_output", "path", "text")
 
-    def __init__(
-        self,
-        path: str,
-        text: str,
-        had_bom: bool = False,
-        _line_starts: LineIndex | None = None,
-        helm_output: bool | None = None,  # helm.is_helm_source
-    ) -> None:
+    def __init__(self, path: str, text: str, had_bom: bool = False) -> None:
         self.path = path
         self.text = text
         self.had_bom = had_bom
-        self._line_starts = _line_starts
-        self.helm_output = helm_output
+        self._line_starts: LineIndex | None = None
+        self.helm_output: bool | None = None  # helm.is_helm_source
 
     def __repr__(self) -> str:
         return f"SourceText(path={self.path!r}, {len(self.text)} characters)"
