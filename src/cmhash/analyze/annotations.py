@@ -105,9 +105,5 @@ def text_of(ann: Annotations | None, key: str) -> str:
 
 
 def labels_of(node: Node | None) -> tuple[tuple[str, str], ...]:
-    out = []
-    for key, (_, v) in entries(node).items() if node is not None and node.kind == MAP else ():
-        value = scalar(v)
-        if value is not None:
-            out.append((key, value))
-    return tuple(out)
+    pairs = entries(node).items() if node is not None and node.kind == MAP else ()
+    return tuple((k, value) for k, (_, v) in pairs if (value := scalar(v)) is not None)

@@ -96,7 +96,7 @@ class quiet:
         signal.pthread_sigmask(signal.SIG_SETMASK, quiet._mask)
 
 
-def _root(ryml: Any, tree: Any) -> int | None:
+def _root(tree: Any) -> int | None:
     root = tree.root_id()
     if tree.is_stream(root):
         if tree.num_children(root) != 1:
@@ -114,7 +114,7 @@ def _child(ryml: Any, tree: Any, node: int, key: str) -> int | None:
 
 
 def _template(ryml: Any, tree: Any, kind: WorkloadKind) -> int | None:
-    node = _root(ryml, tree)
+    node = _root(tree)
     for step in kind.template_path:
         node = _child(ryml, tree, node, step) if node is not None else None
     return node if node is not None and tree.is_map(node) else None
@@ -146,9 +146,7 @@ def verify(old_text: str, new_text: str, kind: WorkloadKind, key: str, value: st
     new_meta = _child(ryml, new, new_t, "metadata")
     new_ann = _child(ryml, new, new_meta, "annotations") if new_meta is not None else None
     ours = _child(ryml, new, new_ann, key) if new_ann is not None else None
-    if ours is None or bytes(new.val(ours)).decode("utf-8") != value:
-        return None
-    if not new.is_val_dquo(ours):
+    if ours is None or bytes(new.val(ours)).decode("utf-8") != value or not new.is_val_dquo(ours):
         return None
     new.remove(ours)
     if old_ann is not None:

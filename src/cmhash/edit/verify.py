@@ -79,9 +79,8 @@ class _Events:
 
     def __init__(self, text: str, be: Any) -> None:
         self.be: Any = route(text, be)  # (the reader parse_chunk took for the original)
-        be = self.be
-        self.next_event = be.run(text)
-        self.framing = be.framing  # stream and document start/end: not nodes
+        self.next_event = self.be.run(text)
+        self.framing = self.be.framing  # stream and document start/end: not nodes
         self.ahead: Any = None
 
     def peek(self) -> Any:

@@ -26,7 +26,7 @@ inferred, and from what, is said in one note line.
 
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from cmhash.analyze.summaries import DocInfo
@@ -230,11 +230,10 @@ def release_namespaces(
     sources: Sequence[SourceText],
     docs: Sequence[Sequence[DocInfo]],
     findings: list[Finding],
-    env: Mapping[str, str] | None = None,
 ) -> Namespaces:
     """The release namespace of every render of the Helm sources (rules in the module
     docstring); ``findings`` gets the stale-``HELM_NAMESPACE`` warnings."""
-    exported = (os.environ if env is None else env).get(NAMESPACE_ENV) or None
+    exported = os.environ.get(NAMESPACE_ENV) or None
     out = Namespaces()
     for src, per in zip(sources, docs, strict=True):
         if not per or not is_helm_source(src):

@@ -60,9 +60,6 @@ class ConfigIndex:
             e for per in self.by_directory.values() for e in per.values() if id(e) not in seen
         ]
 
-    def get(self, key: ResourceId) -> ConfigEntry | None:
-        return self.objects.get(key)
-
     def add(self, entry: ConfigEntry, key: ResourceId | None = None) -> None:
         """``key``: its id, when the caller has it already."""
         self.objects[entry.id if key is None else key] = entry
@@ -126,11 +123,6 @@ def _shadowed(entry: ConfigEntry, prev: ConfigEntry) -> Finding:
     )
 
 
-def source_directory(src: SourceText) -> str:
-    """The directory a source is scoped by ("" for stdin; plan/scopes.py)."""
-    return "" if src.is_stdin else os.path.dirname(os.path.abspath(src.path))
-
-
 RENDER_MARK = "\0"  # starts the path segment of a render (never a directory name)
 FILE_MARK = "\1"  # starts the path segment of a source that is a place of its own
 MARKS = (RENDER_MARK, FILE_MARK)
@@ -155,7 +147,7 @@ class Place:
     def __call__(self, src: SourceText, offset: int) -> str:
         where = self._dirs.get(id(src))
         if where is None:
-            where = source_directory(src)
+            where = "" if src.is_stdin else os.path.dirname(os.path.abspath(src.path))
             if self.apart is not None and not src.is_stdin and self.apart(src):
                 where = os.path.join(where, f"{FILE_MARK}{os.path.basename(src.path)}")
             self._dirs[id(src)] = where

@@ -83,11 +83,9 @@ class _Render:
 
     def breaks(self, doc: _Doc) -> bool:
         """Whether ``doc`` cannot be the next document of this render."""
-        if doc.chart != self.chart:
+        if doc.chart != self.chart or doc.phase < self.phase:
             return True
         if doc.instance and self.instance and doc.instance != self.instance:
-            return True
-        if doc.phase < self.phase:
             return True
         if doc.phase == _HOOKS or doc.phase != self.phase:
             return False
@@ -231,17 +229,15 @@ class Renders:
     def unit_at(self, offset: int) -> str:
         """The render that holds ``offset`` (what precedes the first ``# Source:`` line
         belongs to the first render; no such lines: one render, "")."""
-        if not self.units:
-            return ""
-        i = bisect.bisect_right(self.starts, offset) - 1
-        return self.units[max(i, 0)]
+        return self.units[self._line(offset)] if self.units else ""
 
     def path_at(self, offset: int) -> str | None:
         """The ``# Source:`` path of the document at ``offset``."""
-        if not self._paths:
-            return None
-        i = bisect.bisect_right(self.starts, offset) - 1
-        return self._paths[max(i, 0)]
+        return self._paths[self._line(offset)] if self._paths else None
+
+    def _line(self, offset: int) -> int:
+        """The ``# Source:`` line ``offset`` follows (the first for text before it)."""
+        return max(bisect.bisect_right(self.starts, offset) - 1, 0)
 
     def label(self, unit: str) -> str:
         return self._label.get(unit, "")

@@ -169,9 +169,7 @@ def relevant_kind(text: str, table: KindTable) -> bool | None:
     if not apis or len(apis) != 1:
         return None
     kind, api = kinds[0], apis[0]
-    if is_list(api, kind):
-        return True
-    if api == "v1" and kind in ("ConfigMap", "Secret"):
+    if is_list(api, kind) or (api == "v1" and kind in ("ConfigMap", "Secret")):
         return True
     return table.lookup(api, kind) is not None or table.source(api, kind) is not None
 
