@@ -144,8 +144,7 @@ def _claim() -> int | None:
     got = os.read(_WORK.claims, _CLAIM.size)
     if not got:
         return None  # every batch is taken (the write end is closed: end of file)
-    (i,) = _CLAIM.unpack(got)
-    return int(i)
+    return int(_CLAIM.unpack(got)[0])
 
 
 def _claims(count: int) -> int:
@@ -185,18 +184,13 @@ def _worker(out: int, mask: set[int | signal.Signals], encode: Encode) -> NoRetu
                 continue  # the parent does this batch again
             backlog += _FRAME.pack(i, len(blob))
             backlog += blob
-            _send_some(out, backlog)
+            with suppress(BlockingIOError):  # full: the parent reads it after its batch
+                del backlog[: os.write(out, backlog)]  # (a non-blocking write may take part)
         os.set_blocking(out, True)
         _write_all(out, backlog)  # the rest, as the parent reads it
     except BaseException:  # a bug (the parent meets it again, itself), or the parent
         code = 3  # is gone or stopped reading
     os._exit(code)
-
-
-def _send_some(fd: int, backlog: bytearray) -> None:
-    """As much of ``backlog`` as the pipe takes now (a non-blocking write may take part)."""
-    with suppress(BlockingIOError):  # full: the parent reads it after its current batch
-        del backlog[: os.write(fd, backlog)]
 
 
 def _write_all(fd: int, data: bytes | bytearray) -> None:
