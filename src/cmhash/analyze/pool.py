@@ -4,11 +4,10 @@ The parent and ``n - 1`` forked workers share the work: each claims the next bat
 contiguous document chunks from one pipe of batch numbers, so a process the machine
 slows down takes fewer. Workers inherit the sources' text (fork: shared, not copied)
 and send each batch's small summaries (DocInfo, never parse trees), packed
-(transport.py), through a pipe as they finish it (without waiting for it: what the
-pipe does not take yet waits in the worker's memory); between its own batches the parent
+(transport.py), through a pipe as they finish it; between its own batches the parent
 takes in what has arrived, so reading the workers' results is shared work too, not a
-wait at the end. The parent's own batches need no packing. Results are put back in
-input order, so the first input error in input order wins, as in one process.
+wait at the end. Results are put back in input order, so the first input error in input
+order wins, as in one process.
 
 What a worker sends is only ever a cache: a batch whose result does not come back (the
 worker died, was killed, met a bug, or its result would not pack) is done again by the

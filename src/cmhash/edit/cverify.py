@@ -1,15 +1,12 @@
-"""The self-check in C++ (rapidyaml), for big inputs: the same promise as verify.py, an
-independent re-parse of every edited document, without the Python walk.
+"""The self-check in C++ (rapidyaml), for big inputs without the C tree builder: the
+same promise as verify.py, an independent re-parse of every edited document.
 
-Both the original and the edited document are parsed by rapidyaml; in the edited tree
-our annotation is checked (the planned value, double-quoted) and removed, with the
-``metadata``/``annotations`` levels the edit created; an existing value under our key is
-removed from the original too. Then both trees are emitted by rapidyaml, which keeps
-every scalar's value and style, tags, anchors and aliases, flow or block: equal texts
-mean nothing else changed.
-
-Only plain cases take this path: one document holding one object, no anchors, aliases or
-tags (rapidyaml and libyaml may read those differently), no ``metadata:`` or
+Both documents are parsed by rapidyaml; our annotation (the planned value,
+double-quoted) is removed from the edited tree with the levels the edit created, an
+existing value under our key from the original; then rapidyaml emits both, keeping every
+scalar's value and style, tags, anchors and aliases: equal texts mean nothing else
+changed. Only plain cases take this path: one document holding one object, no anchors,
+aliases or tags (rapidyaml and libyaml may read those differently), no ``metadata:`` or
 ``annotations:`` left null. Anything else, a parse error, or a difference, returns
 ``None`` and the Python verifier decides (its message is the one users see).
 
