@@ -43,15 +43,12 @@ class CmhashError(Exception):
         self.column = column
 
     def __str__(self) -> str:
-        where = ""
-        if self.path is not None:
-            where = printable(self.path)
-            if self.line is not None:
-                where += f":{self.line}"
-                if self.column is not None:
-                    where += f":{self.column}"
-            where += ": "
-        return f"{where}{self.message}"
+        if self.path is None:
+            return self.message
+        where = printable(self.path)
+        if self.line is not None:
+            where += f":{self.line}" + (f":{self.column}" if self.column is not None else "")
+        return f"{where}: {self.message}"
 
 
 class InputError(CmhashError):

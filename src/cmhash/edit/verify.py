@@ -232,16 +232,6 @@ class _Matcher:
             raise _Mismatch("the annotation does not carry the planned value")
 
 
-def _templates(
-    src: SourceText, doc: int, roots: list[Node], edited: list[tuple[int, WorkloadKind, str]]
-) -> list[Node | None]:
-    resources = document_resources(src, doc, roots)
-    return [
-        pod_template(resources[pos], kind)[0] if pos < len(resources) else None
-        for pos, kind, _ in edited
-    ]
-
-
 def verify_edits(
     src: SourceText,
     doc: int,
@@ -255,9 +245,9 @@ def verify_edits(
     """``edited``: (resource position in the document, kind, value written)."""
     slots: dict[int, Slot] = {}
     skip: set[int] = set()
-    for (_, kind, value), template in zip(
-        edited, _templates(src, doc, old_roots, edited), strict=True
-    ):
+    resources = document_resources(src, doc, old_roots)
+    for pos, kind, value in edited:
+        template = pod_template(resources[pos], kind)[0] if pos < len(resources) else None
         if template is None or template.kind != MAP:
             raise NodeError(f"a {kind.kind} pod template is gone", base)
         add_slots(slots, skip, template, {key: (value, '"')}, kind.level)

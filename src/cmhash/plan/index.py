@@ -173,15 +173,12 @@ def several_places(per: dict[str, ConfigEntry]) -> tuple[str, str]:
 def defined_in(per: dict[str, ConfigEntry]) -> str:
     """The places of ``per`` (place -> definition) as messages name them: the files, and
     for a Helm render of several in one file, which one (``s.yaml (render demo#2)``)."""
-    return " and ".join(
-        entry.source.display
-        + (
-            f" (render {last[1:]})"
-            if (last := os.path.basename(where)).startswith(RENDER_MARK)
-            else ""
-        )
-        for where, entry in per.items()
-    )
+    shown = []
+    for where, entry in per.items():
+        last = os.path.basename(where)
+        render = f" (render {last[1:]})" if last.startswith(RENDER_MARK) else ""
+        shown.append(entry.source.display + render)
+    return " and ".join(shown)
 
 
 def build_index(
