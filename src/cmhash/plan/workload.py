@@ -112,14 +112,8 @@ def _plan(
     if plan.skip is not None:
         about = SKIP_FINDINGS.get(plan.skip)
         if about is not None:
-            findings.append(
-                plan.finding(
-                    info.offset,
-                    about[0],
-                    f"{info.label} "
-                    + about[1].format(detail=plan.skip_detail or "another workload"),
-                )
-            )
+            detail = plan.skip_detail or "another workload"
+            _note(findings, plan, about[0], about[1].format(detail=detail))
         # opted out: no findings, but explain and report show what it uses
         resolve_workload(plan, index, options, [], renames)
         return plan
@@ -131,29 +125,27 @@ def _plan(
     if gate is not None and not info.generated and not getattr(options, gate.option):
         plan.skip = SkipReason[gate.skip]
         if plan.in_stream:
-            findings.append(
-                plan.finding(
-                    info.offset,
-                    gate.code,
-                    f"{info.label} {(info.hook and gate.hook_message) or gate.message}",
-                )
-            )
+            _note(findings, plan, gate.code, (info.hook and gate.hook_message) or gate.message)
         return plan
     if plan.value is None:
         if info.current is not None:
-            findings.append(
-                plan.finding(
-                    info.offset,
-                    Code.STALE_ANNOTATION,
-                    f"{info.label} carries {options.annotation_key} but uses no in-stream "
-                    "ConfigMap/Secret; left untouched",
-                )
+            _note(
+                findings,
+                plan,
+                Code.STALE_ANNOTATION,
+                f"carries {options.annotation_key} but uses no in-stream ConfigMap/Secret; "
+                "left untouched",
             )
         return plan
     _finish(plan, plan.value, options, findings)
     if options.jobs_rename and info.kind.policy is Policy.JOB:
         _rename_job(plan, plan.value, findings)
     return plan
+
+
+def _note(findings: list[Finding], plan: WorkloadPlan, code: Code, text: str) -> None:
+    """A finding at the workload, its message the workload's label and ``text``."""
+    findings.append(plan.finding(plan.info.offset, code, f"{plan.info.label} {text}"))
 
 
 def _rename_job(plan: WorkloadPlan, value: str, findings: list[Finding]) -> None:
@@ -163,14 +155,8 @@ def _rename_job(plan: WorkloadPlan, value: str, findings: list[Finding]) -> None
     if info.job is None:
         if info.hook or info.generated:
             what = "a Helm or Argo CD hook" if info.hook else "named by generateName"
-            findings.append(
-                plan.finding(
-                    info.offset,
-                    Code.JOB_NOT_RENAMED,
-                    f"{info.label} is {what}: not renamed (its tool makes a new Job each "
-                    "time), only annotated",
-                )
-            )
+            told = f"is {what}: not renamed (its tool makes a new Job each time), only annotated"
+            _note(findings, plan, Code.JOB_NOT_RENAMED, told)
         return
     from cmhash.analyze.jobs import new_name, rename_edits
 

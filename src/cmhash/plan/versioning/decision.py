@@ -195,14 +195,8 @@ def decide(
             continue
         reason = by_name.reasons.get(key) if by_name is not None else None
         if reason is not None and not e.info.versioned:
-            findings.append(
-                source_versions.not_versioned(
-                    e,
-                    key,
-                    f"{label} is not versioned: {reason}; "
-                    'cmhash.io/versioned: "true" on it renames it anyway',
-                )
-            )
+            hint = 'cmhash.io/versioned: "true" on it renames it anyway'
+            findings.append(_not_versioned(e, key, label, f"{reason}; {hint}"))
             continue
         base = e.info.name if key in out.own else base_name(e.info.name)
         if base != e.info.name and e.info.name[len(base) + 1 :] in kustomized.suffixes(
