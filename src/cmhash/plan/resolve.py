@@ -183,8 +183,7 @@ def _resolve_one(
     return _use((ref.target_kind, ref.name, content, keys, other_ns))
 
 
-# Resolved((...)) and Use((...)) with every field, without a Python frame (the common
-# path)
+# Resolved((...)) and Use((...)) with every field, without a Python frame (common path)
 _resolved = functools.partial(tuple.__new__, Resolved)
 _use = functools.partial(tuple.__new__, Use)
 

@@ -59,10 +59,9 @@ def _is_string(info: WorkloadInfo) -> bool:
 
 
 def _written_by_cmhash(src: SourceText, info: WorkloadInfo) -> bool:
-    """Whether an existing value under our key looks like cmhash's own (a 64-hex digest
-    in any scalar style, not in Helm output): a chart's ``sha256sum`` line is rendered
-    fresh on every ``helm template``, so in Helm output any existing value is the
-    chart's."""
+    """Whether an existing value under our key looks like cmhash's own: a 64-hex digest in
+    any scalar style, not in Helm output (a chart's ``sha256sum`` line is rendered fresh
+    on every ``helm template``, so there any existing value is the chart's)."""
     if not re.fullmatch(_HEX64, info.current or "") or not _is_string(info):
         return False
     from cmhash.plan.helm import is_helm_source

@@ -24,8 +24,7 @@ _OTHER_BOMS = {
 
 
 def _py_line_numbers(text: str, offsets: list[int]) -> list[int]:
-    """The 1-based line of each of the sorted ``offsets``. (``_line_numbers``: this, or
-    the same in C from native/_ctree.c.)"""
+    """The 1-based line of each of the sorted ``offsets`` (native/_ctree.c has a copy)."""
     out = []
     line, at = 1, 0
     for offset in offsets:
@@ -65,8 +64,7 @@ class SourceText(Record):
 
     def lines(self, offsets: Iterable[int]) -> dict[int, int]:
         """The 1-based line of each offset (at least 0), in one pass over the text in
-        offset order (what ``position`` gives, for many offsets at once: explain's
-        thousands)."""
+        offset order: ``position`` for many offsets at once (explain's thousands)."""
         ordered = sorted(set(offsets))
         found = _line_numbers(self.text, ordered)
         return dict(zip(ordered, found, strict=True))
