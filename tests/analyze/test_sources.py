@@ -546,3 +546,70 @@ def test_exclude_secrets_leaves_secret_provider_classes_out() -> None:
     assert value(mount, "--exclude-secrets") is None
     res = run_cmhash(["explain", "--no-config", "--exclude-secrets", "-"], stdin=mount)
     assert "SecretProviderClasses are left out of checksums (--exclude-secrets)" in res.out, res.out
+
+
+# Vault Secrets Operator (hashicorp/vault-secrets-operator config/samples/
+# secrets_v1beta1_vaultstaticsecret.yaml, api/v1beta1/vaultstaticsecret_types.go)
+VAULT_STATIC = """apiVersion: secrets.hashicorp.com/v1beta1
+kind: VaultStaticSecret
+metadata:
+  name: vaultstaticsecret-sample
+  labels: {team: a}
+spec:
+  vaultAuthRef: vaultauth-sample
+  mount: kvv2
+  type: kv-v2
+  path: secret
+  refreshAfter: 5s
+  destination:
+    name: db
+    create: true
+    labels: {x: y}
+  rolloutRestartTargets:
+  - kind: Deployment
+    name: restarted
+"""
+BARE = DEP.format(name="restarted", spec="")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "rolls"),
+    [
+        ("path: secret", "path: secret2", True),
+        ("mount: kvv2", "mount: kv", True),
+        ("type: kv-v2", "type: kv-v1", True),
+        ("    create: true\n", "    create: true\n    type: kubernetes.io/tls\n", True),
+        ("    create: true\n", "    create: true\n    transformation: {excludeRaw: true}\n", True),
+        ("vaultAuthRef: vaultauth-sample", "vaultAuthRef: other", True),
+        # metadata, the Secret's metadata, refresh, the restart targets: no content
+        ("labels: {team: a}", "labels: {team: b}", False),
+        ("labels: {x: y}", "labels: {x: z}", False),
+        ("refreshAfter: 5s", "refreshAfter: 1h", False),
+        ("    name: restarted\n", "    name: restarted\n  - {kind: StatefulSet, name: s}\n", False),
+    ],
+)
+def test_vault_static_secret_content_rolls_the_users(old: str, new: str, rolls: bool) -> None:
+    assert old in VAULT_STATIC
+    before = value(uses_db(VAULT_STATIC))
+    assert before is not None and "missing-reference" not in findings(uses_db(VAULT_STATIC))
+    assert (value(uses_db(VAULT_STATIC.replace(old, new))) != before) is rolls
+
+
+def test_vault_restart_targets_are_its_users_too() -> None:
+    """A workload VSO restarts (rolloutRestartTargets) follows the Secret as a declared
+    dependency, pod-spec reference or not; explain says VSO restarts it too; with
+    hmacSecretData: false VSO ignores its targets, and so does cmhash."""
+    before = value(stream(VAULT_STATIC, BARE))
+    assert before is not None
+    assert value(stream(VAULT_STATIC.replace("path: secret", "path: other"), BARE)) != before
+    res = run_cmhash(["explain", "--no-config", "-"], stdin=stream(VAULT_STATIC, BARE))
+    assert (
+        "Secret/db via declared (spec.rolloutRestartTargets of VaultStaticSecret/"
+        "vaultstaticsecret-sample: Vault Secrets Operator restarts it too)" in res.out
+    )
+    off = VAULT_STATIC.replace(
+        "  rolloutRestartTargets:", "  hmacSecretData: false\n  rolloutRestartTargets:"
+    )
+    assert value(stream(off, BARE)) is None
+    other_kind = VAULT_STATIC.replace("kind: Deployment\n    name", "kind: DaemonSet\n    name")
+    assert value(stream(other_kind, BARE)) is None

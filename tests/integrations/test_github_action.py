@@ -33,11 +33,15 @@ def _evaluate(expr: str, context: dict[str, str]) -> str:
 
 
 def _run_action(
-    repo: Path, inputs: dict[str, str], env: dict[str, str], context: dict[str, str]
+    repo: Path,
+    inputs: dict[str, str],
+    env: dict[str, str],
+    context: dict[str, str],
+    action_path: Path = ROOT,
 ) -> subprocess.CompletedProcess[str]:
-    action = yaml.safe_load(ACTION.read_text())
+    action = yaml.safe_load((action_path / "action.yml").read_text())
     defaults = {k: str(v.get("default", "")) for k, v in action["inputs"].items()}
-    ctx = {"github.action_path": str(ROOT), "github.token": TOKEN, **context}
+    ctx = {"github.action_path": str(action_path), "github.token": TOKEN, **context}
     for k, v in {**defaults, **inputs}.items():
         ctx[f"inputs.{k}"] = EXPR.sub(lambda m: _evaluate(m.group(1), ctx), v)
     for step in action["runs"]["steps"]:

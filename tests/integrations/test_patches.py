@@ -205,7 +205,7 @@ def test_real_kustomize_builds_the_patches_into_cmhash_output(render: Path, tmp_
     """Standalone kustomize 4.5.4 (patchesStrategicMerge, inline patches) and kubectl's
     kustomize v5 (every form)."""
     with_file, psm, inline, plain = _kustomizations(render, tmp_path)
-    v4 = [tool("kustomize"), "build"]
+    v4 = [tool("kustomize4"), "build"]
     expected = _build(v4, plain)
     assert _build(v4, psm) == expected
     assert _build(v4, inline) == expected

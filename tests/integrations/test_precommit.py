@@ -11,6 +11,8 @@ import pytest
 import yaml
 from conftest import ROOT, checkout_head, git_commit, git_init, tool, tool_env
 
+from cmhash import __version__
+
 pytestmark = pytest.mark.integration
 
 CM = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: "1"\n'
@@ -144,7 +146,7 @@ def test_readme_snippet_works_when_pasted(tmp_path: Path, via: str) -> None:
     assert snippet.lstrip("# .").split("\n", 1)[0].startswith("pre-commit-config.yaml")
     assert "\nrepos:\n" in snippet
     config = snippet.replace("https://gitlab.com/cmhash/cmhash", str(ROOT))
-    config = config.replace("v0.2.0", checkout_head())
+    config = config.replace(f"v{__version__}", checkout_head())
     extra = {}
     if via == "config-paths":
         config = "\n".join(line for line in config.splitlines() if "args:" not in line) + "\n"

@@ -214,7 +214,7 @@ def test_the_advised_route_with_the_real_kustomize(tmp_path: Path) -> None:
 
     def build(overlay: str) -> tuple[str, str]:
         built = subprocess.run(
-            [tool("kustomize"), "build", str(tree / "overlays" / overlay)],
+            [tool("kustomize4"), "build", str(tree / "overlays" / overlay)],
             capture_output=True,
             text=True,
             check=True,

@@ -90,7 +90,7 @@ def test_after_a_kustomize_round_trip_check_passes(tmp_path: Path) -> None:
     (base / "all.yaml").write_bytes(first.stdout)
     (base / "kustomization.yaml").write_text("resources:\n  - all.yaml\n")
     built = subprocess.run(
-        [tool("kustomize"), "build", str(base)],
+        [tool("kustomize4"), "build", str(base)],
         capture_output=True,
         text=True,
         env=tool_env(),

@@ -108,6 +108,21 @@ def test_forcing_a_declared_dependency_renames_it() -> None:
 
 # one manifest per row of namesites.SITES, naming ConfigMap "cfg" or Secret "tls" in "ns"
 SAMPLES: dict[tuple[str, tuple[str, ...], str], tuple[str, str]] = {
+    ("Prometheus", ("spec",), "secrets[]"): (
+        "apiVersion: monitoring.coreos.com/v1\nkind: Prometheus\nmetadata: {name: p, namespace: ns}\n"
+        "spec:\n  secrets: [tls]\n",
+        "Secret",
+    ),
+    ("Prometheus", ("spec",), "configMaps[]"): (
+        "apiVersion: monitoring.coreos.com/v1\nkind: Prometheus\nmetadata: {name: p, namespace: ns}\n"
+        "spec:\n  configMaps: [cfg]\n",
+        "ConfigMap",
+    ),
+    ("Alertmanager", ("spec",), "configSecret"): (
+        "apiVersion: monitoring.coreos.com/v1\nkind: Alertmanager\n"
+        "metadata: {name: a, namespace: ns}\nspec:\n  configSecret: tls\n",
+        "Secret",
+    ),
     ("Role", ("rules", "*"), "resourceNames[]"): (
         "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: r, namespace: ns}\n"
         "rules:\n- apiGroups: ['']\n  resources: [configmaps]\n  verbs: [get]\n"
@@ -403,7 +418,7 @@ def test_the_kustomize_suffix_is_kustomize_s_own(
         f"secretGenerator:\n- name: s\n  literals:\n{lines}{more}"
     )
     out = subprocess.run(
-        [tool("kustomize"), "build", str(tmp_path)], check=True, capture_output=True
+        [tool("kustomize4"), "build", str(tmp_path)], check=True, capture_output=True
     ).stdout
     for obj in load_objects(out):
         name = obj["metadata"]["name"]

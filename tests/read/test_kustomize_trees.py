@@ -96,7 +96,7 @@ def test_the_real_kustomize_refuses_them_too(tmp_path: Path, case: str) -> None:
     repo = _copy(tmp_path)
     (repo / STAGING / "kustomization.yaml").write_text(BROKEN[case][0])
     run = subprocess.run(
-        [tool("kustomize"), "build", STAGING], cwd=repo, capture_output=True, text=True
+        [tool("kustomize4"), "build", STAGING], cwd=repo, capture_output=True, text=True
     )
     assert run.returncode != 0, run.stdout
 
@@ -145,7 +145,7 @@ def test_the_real_kustomize_reads_the_first_document(tmp_path: Path) -> None:
     text = "resources:\n- ../../base\n---\npatches:\n- path: map.yaml\n"
     (repo / STAGING / "kustomization.yaml").write_text(text)
     run = subprocess.run(
-        [tool("kustomize"), "build", STAGING], cwd=repo, capture_output=True, text=True
+        [tool("kustomize4"), "build", STAGING], cwd=repo, capture_output=True, text=True
     )
     assert run.returncode == 0, run.stderr
     assert "Have a pineapple" not in run.stdout and "the-map" in run.stdout
@@ -193,7 +193,7 @@ def test_the_real_kustomize_deploys_it_as_an_object(tmp_path: Path) -> None:
     """What the rule stands on: kustomize build app/ emits the ConfigMap from that file."""
     repo = _both(tmp_path)
     run = subprocess.run(
-        [tool("kustomize"), "build", "app"], cwd=repo, capture_output=True, text=True
+        [tool("kustomize4"), "build", "app"], cwd=repo, capture_output=True, text=True
     )
     assert run.returncode == 0, run.stderr
     assert "kind: ConfigMap" in run.stdout and "the-map" in run.stdout
@@ -265,6 +265,6 @@ def test_the_real_kustomize_refuses_two_kustomization_files(tmp_path: Path) -> N
     staging = repo / STAGING
     (staging / "Kustomization").write_text((staging / "kustomization.yaml").read_text())
     run = subprocess.run(
-        [tool("kustomize"), "build", STAGING], cwd=repo, capture_output=True, text=True
+        [tool("kustomize4"), "build", STAGING], cwd=repo, capture_output=True, text=True
     )
     assert run.returncode != 0 and "multiple kustomization files" in run.stderr, run.stdout

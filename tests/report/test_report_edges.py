@@ -186,30 +186,6 @@ def test_an_init_image_rolls_a_deployment(tmp_path: Path) -> None:
     assert w["causes"][0]["field"] == "spec.initContainers[init].image"
 
 
-def _pod_fields_table() -> str:
-    from cmhash.knowledge.podupdate import POD_FIELDS
-
-    rows = ["| Field | Allowed when | Defined in |", "|---|---|---|"]
-    for f in POD_FIELDS:
-        when = (f.allowed.__doc__ or "always").strip().splitlines()[0].rstrip(".")
-        rows.append(f"| {f.field} | {when} | {f.source} |")
-    rows.append("| any other field | never: the update is refused | ValidatePodUpdate |")
-    return "\n".join(rows) + "\n"
-
-
-def test_docs_list_every_pod_field(update_goldens: bool) -> None:
-    from conftest import ROOT
-
-    doc = ROOT / "docs" / "report.md"
-    text = doc.read_text()
-    start = text.index("-->", text.index("<!-- pod-fields:begin")) + 4
-    end = text.index("<!-- pod-fields:end -->")
-    if update_goldens:
-        doc.write_text(text[:start] + _pod_fields_table() + text[end:])
-        text = doc.read_text()
-    assert text[start : text.index("<!-- pod-fields:end -->")] == _pod_fields_table()
-
-
 # ------------------------------------------------------------ 4. control characters
 
 ESC, CR, BEL, RLO = "\x1b", "\r", "\x07", "\u202e"

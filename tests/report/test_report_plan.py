@@ -234,27 +234,6 @@ def test_rule(rule: Any, plan: dict[str, Any]) -> None:
     assert w in plan[group]
 
 
-def _rules_table() -> str:
-    rows = ["| Kind | Rule | When | Outcome | Defined in |", "|---|---|---|---|---|"]
-    for r in RULES:
-        kinds = ", ".join(sorted({k for _, k in r.kinds}))
-        rows.append(f"| {kinds} | `{r.name}` | {r.condition} | {r.outcome} | {r.source} |")
-    return "\n".join(rows)
-
-
-def test_docs_list_every_rule(update_goldens: bool) -> None:
-    doc = ROOT / "docs" / "report.md"
-    text = doc.read_text()
-    begin = text.index("<!-- rules:begin")
-    start = text.index("-->", begin) + 4
-    end = text.index("<!-- rules:end -->")
-    table = _rules_table() + "\n"
-    if update_goldens:
-        doc.write_text(text[:start] + table + text[end:])
-        text = doc.read_text()
-    assert text[start : text.index("<!-- rules:end -->")] == table
-
-
 def test_rule_details(plan: dict[str, Any]) -> None:
     w = _by_name(plan)
     assert w["Deployment/frontend"]["how"].startswith("rolled out by Argo Rollout/frontend")

@@ -14,7 +14,7 @@ import binascii
 import functools
 
 from cmhash.analyze.annotations import labels_of, read_annotations
-from cmhash.analyze.declared import config_excluded, reloader_match
+from cmhash.analyze.declared import config_excluded, reloader_match, restart_reason
 from cmhash.analyze.hashing import Content
 from cmhash.analyze.options import AnalyzeOptions
 from cmhash.analyze.summaries import ConfigInfo
@@ -150,6 +150,8 @@ def config_info(
             version_window(annotations),
             (),
             None,
+            restart_reason(annotations),
+            (),
         )
     )
 
@@ -165,6 +167,7 @@ def source_infos(
     # (imported here: a source object is rare, and a plain chart has none)
     from cmhash.analyze.sources import (
         produced_names,
+        restart_targets,
         source_content,
         source_dependencies,
         unpinned,
@@ -196,6 +199,8 @@ def source_infos(
     targets = [(row.produces, n) for n in produced_names(res.node, row, res.name)]
     depends = source_dependencies(res.node, row)
     pins = unpinned(res.node, row)
+    restart = restart_reason(annotations)
+    restarts = restart_targets(res.node, row) if row.restarts is not None else ()
     if row.referenced:
         targets.insert(0, (row.kind, res.name))
     via = f"{res.kind}/{res.name}"
@@ -228,6 +233,8 @@ def source_infos(
             window=version_window(annotations) if kind != res.kind and versioning else None,
             version_edits=keep[0] if n == 0 else (),
             version_error=keep[1] if n == 0 else None,
+            restart=restart,
+            restarts=restarts if kind != res.kind else (),
         )
         for n, (kind, name) in enumerate(targets)
     ]

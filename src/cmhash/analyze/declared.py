@@ -45,6 +45,10 @@ from cmhash.knowledge.compat import (
 ENABLED = "cmhash.io/enabled"
 SOURCES = "cmhash.io/sources"
 ACKNOWLEDGE = "cmhash.io/acknowledge"  # finding codes known and fine on this workload
+# a restart asked for in Git: its reason is part of the checksum (on a workload, of its
+# own; on a ConfigMap or Secret, of every workload that uses it): a new reason rolls the
+# pods, the same one again changes nothing
+RESTART = "cmhash.io/restart"
 CODE_VALUES = frozenset(c.value for c in Code)
 
 
@@ -76,6 +80,8 @@ class Selection(NamedTuple):
     # reference of that kind (knowledge/compat.py)
     reloader: tuple[ReloaderView, ...] = ()
     acknowledged: tuple[str, ...] = ()  # cmhash.io/acknowledge: finding codes (findings.py)
+    # cmhash.io/restart: the reasons given (metadata's, then the pod template's)
+    restart: tuple[str, ...] = ()
 
     def view(self, kind: str) -> ReloaderView | None:
         for v in self.reloader:
@@ -153,6 +159,8 @@ def selection(
                 sel = sel._replace(sources=None if low == "all" else low, sources_by=SOURCES)
             elif key == ACKNOWLEDGE:
                 sel = sel._replace(acknowledged=sel.acknowledged + _codes(text, offset))
+            elif key == RESTART and text.strip():
+                sel = sel._replace(restart=(*sel.restart, text))
     if "wave" in compat and text_of(metadata(annotations), WAVE_ON) == WAVE_TRUE:
         sel = sel._replace(opted_in=sel.opted_in or WAVE_ON, count_all=sel.count_all or WAVE_ON)
     if "reloader" in compat:
@@ -257,9 +265,11 @@ class Skipped(NamedTuple):
 
     offset: int
     message: str
-    # a reference field of an operator's resource in the wrong shape (workload.py): a
-    # reference-shape finding, an error with --strict
-    shape: bool = False
+    # the finding's code (findings.py): a skipped item; a reference field of an
+    # operator's resource in the wrong shape (workload.py: reference-shape, an error
+    # with --strict); annotations written where they are not read (placement.py:
+    # misplaced-annotation, a warning with --strict)
+    code: str = Code.SKIPPED_ITEM.value
 
 
 def declared_references(
@@ -285,7 +295,11 @@ def declared_references(
                         refs.extend(_wave(decl, value, offset, ann, skipped))
                     continue
                 refs.extend(_names(decl, value, offset, ann.field, ann.spots.get(key)))
-            elif "kapp" in compat and (key == KAPP_REF or key.startswith(KAPP_REF + ".")):
+            elif (
+                "kapp" in compat
+                and (key == KAPP_REF or key.startswith(KAPP_REF + "."))
+                and ann is meta  # kapp reads a resource's own annotations only
+            ):
                 refs.extend(_kapp(key, value, offset, ann.field))
     return refs, skipped
 
@@ -341,6 +355,12 @@ def config_excluded(annotations: Annotations | None, compat: frozenset[str]) -> 
         if (hit[0].strip().lower() == TRUE) if gate is None else hit[0] == TRUE:
             return "opted out (cmhash.io/skip)" if gate is None else f'{key}: "true"'
     return None
+
+
+def restart_reason(annotations: Annotations | None) -> str | None:
+    """A ConfigMap's or Secret's (or a source's) ``cmhash.io/restart`` reason, if any."""
+    hit = annotations.values.get(RESTART) if annotations is not None else None
+    return hit[0] if hit is not None and hit[0].strip() else None
 
 
 def reloader_match(annotations: Annotations | None, compat: frozenset[str]) -> bool:

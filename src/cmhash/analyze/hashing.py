@@ -7,7 +7,10 @@ whole-object reference, a source's every content field; a missing key as ``null`
 standard base64, a Secret's type; ``"absent": true`` for an object not in the input. The
 entries sorted by (kind, name), as compact key-sorted JSON in ``{"v": 1, "refs": [...]}``;
 the value is its SHA-256 in lower-case hex. With a secret key (``--secret-key-env``) each
-Secret value is its HMAC-SHA256 first.
+Secret value is its HMAC-SHA256 first. What Git cannot show enters beside ``refs``, only
+when there is some (plan/lock.py): ``lock``, the fingerprints a lock file gives the
+objects the workload uses, and ``restart``, the restarts asked for; without them the
+text is what it always was.
 """
 
 # No "from __future__ import annotations": typing compiles string NamedTuple fields at import
@@ -136,16 +139,29 @@ def _entry_json(use: Use, secret_key: bytes | None) -> str:
     return f'{{"data":{{{",".join(data)}}},{who}{tail}}}'
 
 
-def canonical(uses: Iterable[Use], secret_key: bytes | None = None) -> str:
+Extra = Mapping[str, object]  # fields beside "refs": "lock", "restart" (sorted before "v")
+
+
+def canonical(
+    uses: Iterable[Use], secret_key: bytes | None = None, extra: Extra | None = None
+) -> str:
     """The encoded text: ``{"v": 1, "refs": [entry, ...]}`` as ``canonical_json`` writes it
-    (tests/test_hashing.py holds the two equal), written directly: no dicts, no encoder."""
+    (tests/test_hashing.py holds the two equal), written directly: no dicts, no encoder;
+    ``extra``'s fields (JSON values) beside ``refs``, in key order, when given."""
     refs = ",".join(_entry_json(u, secret_key) for u in merge_uses(uses))
-    return f'{{"refs":[{refs}],"v":{ENCODING_VERSION}}}'
+    if not extra:
+        return f'{{"refs":[{refs}],"v":{ENCODING_VERSION}}}'
+    assert all(k < "v" and k != "refs" for k in extra)
+    q = encode_basestring
+    fields = [f"{q(k)}:{canonical_json(v)}" for k, v in extra.items()]
+    fields.append(f'"refs":[{refs}]')
+    fields.sort()  # (each field starts with its key: "lock" < "refs" < "restart")
+    return "{" + ",".join(fields) + f',"v":{ENCODING_VERSION}}}'
 
 
 def sha256_hex(data: bytes) -> str:
     return str(sha256(data).hexdigest())
 
 
-def digest(uses: list[Use], secret_key: bytes | None = None) -> str:
-    return str(sha256(canonical(uses, secret_key).encode("utf-8")).hexdigest())
+def digest(uses: list[Use], secret_key: bytes | None = None, extra: Extra | None = None) -> str:
+    return str(sha256(canonical(uses, secret_key, extra).encode("utf-8")).hexdigest())

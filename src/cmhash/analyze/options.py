@@ -21,3 +21,6 @@ class AnalyzeOptions(NamedTuple):
     versioned_immutable: bool = False  # immutable: true on versioned objects
     keep_versions: int | None = None  # --keep-versions: a bounded history
     cpp_verify: bool = False  # the self-check in C++ (edit/cverify.py): big inputs
+    # a candidate edit even for a workload without references (the pipeline's second
+    # look at one an operator restarts: app/pipeline.py)
+    edit_always: bool = False

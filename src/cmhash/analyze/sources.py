@@ -100,3 +100,28 @@ def produced_names(node: Node, row: SecretSource, own_name: str) -> list[str]:
     if not names and row.own_name_default:
         names.append(own_name)
     return list(dict.fromkeys(names))
+
+
+def restart_targets(node: Node, row: SecretSource) -> tuple[tuple[str, str, str, str], ...]:
+    """The workloads the source's operator restarts itself (``row.restarts``: Vault
+    Secrets Operator's rolloutRestartTargets), as (group, kind, name, operator), in
+    order, without repeats; none when the operator ignores them (a VaultStaticSecret
+    with hmacSecretData: false). A kind the operator does not know is left out (its CRD
+    refuses it)."""
+    spec = row.restarts
+    if spec is None:
+        return ()
+    if spec.off is not None:
+        path, off, default = spec.off
+        value = scalar(get_path(node, path))
+        flag = plain_bool(value) if value is not None else default
+        if flag is off:
+            return ()
+    kinds = dict(spec.kinds)
+    out: list[tuple[str, str, str, str]] = []
+    for item, _ in walk(node, spec.path):
+        kind = kinds.get(scalar(get_path(item, ("kind",))) or "")
+        name = scalar(get_path(item, ("name",)))
+        if kind is not None and name:
+            out.append((*kind, name, spec.operator))
+    return tuple(dict.fromkeys(out))

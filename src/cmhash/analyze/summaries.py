@@ -85,6 +85,11 @@ class ConfigInfo(NamedTuple):
     unpinned: tuple[int, ...] = ()
     # a produced Secret: how --versioned may rename it (analyze/versioned_sources.py)
     producer: "Producer | None" = None
+    # cmhash.io/restart on it (or on its source): the reason, part of every user's checksum
+    restart: str | None = None
+    # the workloads its source's operator restarts itself when it changes (Vault Secrets
+    # Operator's rolloutRestartTargets): (group, kind, name, operator)
+    restarts: tuple[tuple[str, str, str, str], ...] = ()
 
     @property
     def label(self) -> str:

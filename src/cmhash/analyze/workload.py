@@ -27,6 +27,8 @@ from cmhash.analyze.refs import (
 from cmhash.analyze.summaries import SkipReason, WorkloadInfo
 from cmhash.edit.splice import PLACEHOLDER, Edit, annotation_edit
 from cmhash.errors import NodeError
+from cmhash.findings import Code
+from cmhash.knowledge.compat import PLACED_PARTS
 from cmhash.knowledge.helm import HOOK_ANNOTATIONS, PRE_HOOKS
 from cmhash.knowledge.kinds import Policy, WorkloadKind
 from cmhash.knowledge.operators import INJECTED
@@ -190,7 +192,7 @@ def misshapen(root: Node, sites: tuple[Site, ...], operator: str | None) -> list
                         node.start,
                         f"{field} is {_WHAT.get(node.kind, 'a value')} where {who} expects "
                         f"{_expected(site, rest)}: cmhash cannot read a reference there",
-                        shape=True,
+                        Code.REFERENCE_SHAPE.value,
                     )
                 )
                 continue
@@ -251,13 +253,18 @@ def analyze_workload(
     info.refs += tuple(declared)
     if wk.sites:  # (an operator's resource)
         dropped = misshapen(res.node, wk.sites, wk.operator) + dropped
+    if any(p in key for a in annotations for key in a.values for p in PLACED_PARTS):
+        from cmhash.analyze.placement import misplaced  # (a tool's annotations: rare)
+
+        wrong = misplaced(annotations, options.compat, res.kind)
+        dropped = [*dropped, wrong] if wrong is not None else dropped
     info.skipped_items = tuple(dropped)
     cur = _current(template, wk, options)
     info.current = scalar(cur)
     info.current_style = cur.style if cur is not None else None
     info.no_restart = _no_restart(res, wk)
-    if not info.refs:
-        return info
+    if not info.refs and not info.selection.restart and not options.edit_always:
+        return info  # (a restart asked for gives it a checksum of its own)
     info.subpaths = tuple(find_subpath_mounts(_pod_spec(res, template, wk), spec_field))
     try:
         info.edit = annotation_edit(

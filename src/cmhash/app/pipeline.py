@@ -13,16 +13,18 @@ from __future__ import annotations
 
 import gc
 
+from cmhash.analyze.options import AnalyzeOptions
 from cmhash.analyze.stage import analyze
 from cmhash.analyze.summaries import DocInfo
 from cmhash.app.result import RunResult, SecretSpans
 from cmhash.errors import InputError
 from cmhash.findings import Finding, acknowledged
 from cmhash.knowledge.kinds import DEFAULT_TABLE, KindTable
+from cmhash.model import ResourceId
 from cmhash.parse.events import backend, ctree_available
 from cmhash.plan import scopes
 from cmhash.plan.helm import Namespaces, is_helm_source, release_namespaces
-from cmhash.plan.index import Place, build_index
+from cmhash.plan.index import ConfigIndex, Place, build_index
 from cmhash.plan.workload import Planner
 from cmhash.plan.workplan import WorkloadPlan
 from cmhash.read.source import SourceText
@@ -104,6 +106,8 @@ def _run(
         releases.of if releases else None,
         place,
     )
+    if index.restarted:  # workloads an operator restarts: each needs a candidate edit
+        _edits_for_restarted(sources, docs, index, settings, options.analyze)
     index.prepare_patterns(
         (ref.target_kind, ref.namespace or w.namespace or settings.namespace or "", ref.name)
         for per in docs
@@ -129,13 +133,21 @@ def _run(
         )
     renames = versioning.names if versioning is not None else None
     plans: list[WorkloadPlan] = []
+    lock = options.plan.lock
+    referenced: set[ResourceId] = set()  # (for the lock's notes)
     for src, per in zip(sources, docs, strict=True):
         for d in per:
             for w in d.workloads:
                 plan = planner.plan(src, w, findings, renames)
+                if lock is not None:
+                    referenced.update(plan.target(r.ref) for r in plan.resolved)
                 if not keep_plans:
                     plan.resolved.clear()  # only explain/report read them; a big run has many
                 plans.append(plan)
+    if lock is not None:
+        from cmhash.plan.lock import lock_notes
+
+        notes.extend(lock_notes(lock, plans, index, referenced))
     changes, files = render_files(sources, docs, plans, options.write, versioning, splice=output)
     annotated = {
         p.info.about.resource: p.info.selection.acknowledged
@@ -156,6 +168,49 @@ def _run(
         versioning,
         not content,
     )
+
+
+def _edits_for_restarted(
+    sources: list[SourceText],
+    docs: list[list[DocInfo]],
+    index: ConfigIndex,
+    settings: Settings,
+    options: AnalyzeOptions,
+) -> None:
+    """A workload an operator restarts (plan/workload.py operator_restarts) gets that
+    object as a dependency, and so a checksum, even when its pod spec references
+    nothing, for which the map stage planned no edit: its document is read again for
+    one."""
+    from cmhash.analyze.chunk import analyze_chunk
+    from cmhash.read.source import newline_at
+
+    table = kind_table(settings)
+    for src, per in zip(sources, docs, strict=True):
+        for d in per:
+            wanted = {
+                w.offset
+                for w in d.workloads
+                if w.edit is None
+                and w.edit_error is None
+                and w.skip is None
+                and (w.kind.group, w.kind.kind, w.namespace or settings.namespace or "", w.name)
+                in index.restarted
+            }
+            if not wanted:
+                continue
+            again = analyze_chunk(
+                src,
+                d.index,
+                d.chunk,
+                table,
+                options._replace(edit_always=True),
+                newline_at(src.text),
+            )
+            new = {w.offset: w for w in again.workloads}
+            for w in d.workloads:
+                if w.offset in wanted:
+                    w.edit, w.edit_error = new[w.offset].edit, new[w.offset].edit_error
+            d.verify_error = d.verify_error or again.verify_error
 
 
 def _slow_paths(sources: list[SourceText], parser: str) -> list[str]:

@@ -91,7 +91,7 @@ def inject(
 
 def select_inputs(paths: Sequence[str], settings: Settings, mode: Mode) -> Inputs:
     """The sources of a run (inputs.select), with its notes under --verbose."""
-    from cmhash.read.inputs import select
+    from cmhash.read.inputs import refusal, select
 
     inputs = select(
         paths,
@@ -106,13 +106,9 @@ def select_inputs(paths: Sequence[str], settings: Settings, mode: Mode) -> Input
     if settings.verbose and not settings.quiet:
         for line in (*settings.notes, *inputs.notes):
             err(f"cmhash: note: {line}")
-    if not inputs.sources and inputs.skipped and not mode.on_files:
-        first = inputs.skipped[0]
-        raise UsageError(
-            f"no Kubernetes manifests in the input: {len(inputs.skipped)} "
-            f"path{'s' if len(inputs.skipped) != 1 else ''} skipped (e.g. "
-            f"{first.path}: {first.why}; -v lists them)"
-        )
+    problem = refusal(inputs, mode)  # (a chart source, or no manifest at all)
+    if problem is not None:
+        raise problem
     return inputs
 
 

@@ -151,6 +151,9 @@ COMMANDS = {
     "ci-report": "cmhash.cli.tools",
     "gitlab-note": "cmhash.cli.tools",
     "github-comment": "cmhash.cli.tools",
+    "lock": "cmhash.cli.lock",
+    "restart": "cmhash.cli.lock",
+    "lock-request": "cmhash.cli.lock",
 }
 
 

@@ -80,9 +80,22 @@ SETTINGS_OPTIONS = [
         help="Leave Secrets out of every checksum.",
     ),
     click.option(
+        "--hash-live-reloaded/--no-hash-live-reloaded",
+        default=None,
+        help="Also hash what an operator's own config reloader applies without a restart "
+        "(an Alertmanager's configuration), so that a change to it rolls the pods.",
+    ),
+    click.option(
         "--secret-key-env",
         metavar="VAR",
         help="Hash Secret content with HMAC-SHA256 keyed by this env variable.",
+    ),
+    click.option(
+        "--lock",
+        metavar="FILE",
+        type=click.Path(dir_okay=False, allow_dash=False),
+        help="A lock file written by `cmhash lock`: each fingerprint of what the cluster "
+        "holds enters the checksums of the workloads that use that object.",
     ),
     click.option(
         "--config",

@@ -90,6 +90,13 @@ Exit codes:
     help="Write the report to this file (atomically) instead of stdout.",
 )
 @verdict_options("max_restarts", "max_restarts_per_namespace", "no_values")
+@click.option(
+    "--old-lock",
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="OLD's lock file (cmhash lock), when it is not NEW's (--lock, lock:): a store "
+    "rotation then shows as its cause.",
+)
 def report(
     old: str,
     new: str,
@@ -100,6 +107,7 @@ def report(
     max_restarts: int | None,
     max_restarts_per_namespace: int | None,
     no_values: bool,
+    old_lock: str | None,
     **opts: Any,
 ) -> None:
     """Compare two renders of the same manifests (OLD: e.g. the target branch, NEW: the
@@ -112,6 +120,24 @@ def report(
     from cmhash.settings.layering import layered
 
     budget = rep.Budget(max_restarts, max_restarts_per_namespace)
+    settings = layered(opts)
+    old_settings = None
+    if old_lock is not None:
+        from cmhash.plan.lockfile import read_lock
+
+        old_lock_read = read_lock(old_lock, settings.max_input_bytes)
+        old_settings = settings._replace(lock_file=old_lock, lock=old_lock_read)
     raise SystemExit(
-        rep.run(old, new, layered(opts), fmt, template_file, fail_on, output, budget, not no_values)
+        rep.run(
+            old,
+            new,
+            settings,
+            fmt,
+            template_file,
+            fail_on,
+            output,
+            budget,
+            not no_values,
+            old_settings,
+        )
     )

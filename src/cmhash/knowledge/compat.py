@@ -47,6 +47,9 @@ WAVE_TRUE = "true"  # requiredAnnotationValue (types.go)
 # every Reloader and Wave key here holds one of these (a workload with none is selected
 # without reading the tables: analyze/declared.py)
 KEY_PARTS = ("reloader.stakater.com/", "wave.pusher.com/")
+# every annotation of knowledge/placement.py's table holds one of these (a workload with
+# none has nothing written in the wrong place, decided without that table)
+PLACED_PARTS = ("cmhash.io/", *KEY_PARTS, "kapp.k14s.io/")
 
 
 class ReloaderKind(NamedTuple):

@@ -55,6 +55,9 @@ class WorkloadKind(NamedTuple):
     # vmstorage): its name; each group is a row of its own, with its own annotations,
     # references and checksum (None: the resource's pods are one group)
     component: str | None = None
+    # (field, how) of the references whose objects the operator's own reloader applies
+    # without a restart: left out of the checksum unless --hash-live-reloaded
+    live: tuple[tuple[str, str], ...] = ()
 
     # a field naming another workload whose template this one uses (Argo Rollout's
     # spec.workloadRef): when it is set the kind is never annotated, template or not

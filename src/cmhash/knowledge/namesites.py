@@ -59,6 +59,8 @@ class Site(NamedTuple):
     namespace: str | None = None  # the item's field naming another namespace
     cite: str = ""  # where the field is defined
     qualified: bool = False  # the value is ``namespace/name``
+    default: str | None = None  # the name read when the field is absent ({name}: the
+    # referring object's own name)
 
 
 SITES: tuple[Site, ...] = (
@@ -214,6 +216,36 @@ SITES: tuple[Site, ...] = (
             cite=f"external-secrets apis/externalsecrets/v1 TemplateFrom.{kind}",
         )
         for field, kind in (("configMap", "ConfigMap"), ("secret", "Secret"))
+    ),
+    # the Prometheus operator mounts these at /etc/prometheus/secrets/<name> and
+    # /etc/alertmanager/{secrets,configmaps}/<name>, and reads an Alertmanager's
+    # configuration Secret by name, alertmanager-<name> when none is given
+    # (prometheus-operator 6adcebc5076c pkg/apis/monitoring/v1 prometheus_types.go:481,487
+    # CommonPrometheusFields.Secrets/ConfigMaps, alertmanager_types.go:127,133,147
+    # AlertmanagerSpec.Secrets/ConfigMaps/ConfigSecret; pkg/alertmanager/statefulset.go
+    # defaultConfigSecretName)
+    *(
+        Site(
+            ("monitoring.coreos.com",),
+            ("Prometheus", "PrometheusAgent", "Alertmanager"),
+            ("spec",),
+            f"{field}[]",
+            kind,
+            cite=f"prometheus-operator CommonPrometheusFields/AlertmanagerSpec.{go}",
+        )
+        for field, kind, go in (
+            ("secrets", "Secret", "Secrets"),
+            ("configMaps", "ConfigMap", "ConfigMaps"),
+        )
+    ),
+    Site(
+        ("monitoring.coreos.com",),
+        ("Alertmanager",),
+        ("spec",),
+        "configSecret",
+        "Secret",
+        cite="prometheus-operator AlertmanagerSpec.ConfigSecret (defaultConfigSecretName)",
+        default="alertmanager-{name}",
     ),
     # ingress-nginx reads these Secrets by name, namespace/name or name
     # (docs/user-guide/nginx-configuration/annotations.md)

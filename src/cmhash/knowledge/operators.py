@@ -9,8 +9,8 @@ operator reverts it: stakater/Reloader#972, #555, #1057, #1192). cmhash writes t
 checksum where the operator copies it to the pods' template, so the operator rolls them.
 
 Each row is checked against the operator's published CRD schema
-(``tests/test_operators.py``, the CRDs vendored in ``tests/crds``), and each place an
-operator copies annotations from is cited below.
+(``tests/knowledge/test_operators.py``, the CRDs vendored in ``tests/crds``), and each
+place an operator copies annotations from is cited below.
 """
 
 from __future__ import annotations
@@ -59,11 +59,16 @@ def _profile(
     level: tuple[str, ...] = PODMETADATA,
     defaults: tuple[tuple[str, str, str], ...] = (),
     component: str | None = None,
+    pod: tuple[str, ...] | None = None,
+    live: tuple[tuple[str, str], ...] = (),
 ) -> dict[str, Any]:
     """A profile: the fields of its kinds.WorkloadKind row (made there, which imports
     this module). ``component``: one pod group of a resource that runs several, whose
     block (``spec.<component>``) holds its annotations, its pod-spec-like fields and the
-    paths of ``sites`` (given from that block)."""
+    paths of ``sites`` (given from that block). ``pod``: the pod-spec-like block, from
+    the root, when it is not that block itself (Strimzi's ``spec.template.pod``).
+    ``live``: (field, how) for the fields whose objects the operator's own reloader
+    applies without a restart (see LIVE)."""
     block = ("spec",) if component is None else ("spec", component)
     if component is not None:
         sites = tuple(s._replace(path=(*block, *s.path)) for s in sites)
@@ -72,15 +77,42 @@ def _profile(
         "kind": kind,
         "template_path": block,
         "level": level,
-        "spec_path": block,
+        "spec_path": block if pod is None else pod,
         "sites": sites,
         "operator": operator,
         "defaults": defaults,
         "component": component,
+        "live": live,
     }
 
 
 _PROM = "the Prometheus operator"
+
+# What the Prometheus operator's config-reloader sidecar applies without a restart
+# (prometheus-operator at 6adcebc5076c; cmd/prometheus-config-reloader/main.go: it
+# watches --config-file and each --watched-dir and calls the reload URL). Left out of the
+# checksum by default (plan/resolve.py; --hash-live-reloaded counts them): a change
+# reaches the running pods without rolling them.
+# - Prometheus, PrometheusAgent: the operator reads the additional* Secrets' keys
+#   (pkg/prometheus/server/operator.go l.1610-1621 and pkg/prometheus/agent/
+#   operator.go l.974 k8s.LoadSecretRef; a Secret's change re-queues the resource, the
+#   informer at server/operator.go l.598) into the generated configuration Secret, the
+#   reloader's --config-file (pkg/prometheus/common.go BuildConfigReloader:
+#   operator.ConfigFile). Its spec.secrets and spec.configMaps are mounted into the
+#   prometheus container only, never watched: they stay counted.
+# - Alertmanager: configSecret (default alertmanager-<name>) is read by the operator
+#   (pkg/alertmanager/operator.go l.864-868) into alertmanager-<name>-generated, mounted
+#   at /etc/alertmanager/config, the first watched directory (pkg/alertmanager/
+#   statefulset.go l.514); every spec.secrets and spec.configMaps mount is a watched
+#   directory too (l.613, l.641).
+# - ThanosRuler: the reloader watches only the rule ConfigMaps the operator makes
+#   (pkg/thanos/statefulset.go l.356-415); its configuration Secrets are mounted
+#   unwatched: they stay counted.
+_GENERATED = (
+    "the Prometheus operator reads it into the configuration it generates, which its "
+    "config-reloader applies without a restart"
+)
+_WATCHED = "the Prometheus operator's config-reloader watches its mount and reloads"
 _MOUNTED = (
     names("spec", "secrets", target="Secret"),
     names("spec", "configMaps", target="ConfigMap"),
@@ -101,12 +133,18 @@ PROMETHEUS_OPERATOR: tuple[dict[str, Any], ...] = (
             key_ref("spec", "additionalAlertRelabelConfigs"),
             key_ref("spec", "additionalAlertManagerConfigs"),
         ),
+        live=(
+            ("spec.additionalScrapeConfigs", _GENERATED),
+            ("spec.additionalAlertRelabelConfigs", _GENERATED),
+            ("spec.additionalAlertManagerConfigs", _GENERATED),
+        ),
     ),
     _profile(
         "monitoring.coreos.com",
         "PrometheusAgent",
         _PROM,
         (*_MOUNTED, key_ref("spec", "additionalScrapeConfigs")),
+        live=(("spec.additionalScrapeConfigs", _GENERATED),),
     ),
     # the configuration Secret defaults to alertmanager-<name>
     # (alertmanager/statefulset.go defaultConfigSecretName: prefixedName(am.Name))
@@ -116,6 +154,11 @@ PROMETHEUS_OPERATOR: tuple[dict[str, Any], ...] = (
         _PROM,
         (*_MOUNTED, named("spec", "configSecret", target="Secret")),
         defaults=(("spec.configSecret", "Secret", "alertmanager-{name}"),),
+        live=(
+            ("spec.configSecret", _GENERATED),
+            ("spec.secrets", _WATCHED),
+            ("spec.configMaps", _WATCHED),
+        ),
     ),
     _profile(
         "monitoring.coreos.com",
@@ -251,6 +294,42 @@ OPENTELEMETRY_OPERATOR: tuple[dict[str, Any], ...] = (
     ),
 )
 
+# Strimzi (strimzi/strimzi-kafka-operator 8541da1e336b): KafkaConnectCluster.generatePodSet
+# (cluster-operator/.../model/KafkaConnectCluster.java) builds each pod with
+# WorkloadUtils.createStatefulPod, which puts spec.template.pod.metadata.annotations on it,
+# and a pod whose strimzi.io/revision (model/PodRevision.java: a hash of the whole pod,
+# annotations included) changed is rolled. spec.template.pod.volumes are the pods'
+# (KafkaConnectCluster.getVolumes -> TemplateUtils.addAdditionalVolumes; api/.../common/
+# template/AdditionalVolume.java: secret, configMap and csi as in core/v1), and
+# spec.template.connectContainer.env and .initContainer.env the containers' env
+# (ContainerUtils.addContainerEnvsToExistingEnvs; ContainerEnvVarSource: secretKeyRef,
+# configMapKeyRef; no envFrom). Left out: what the operator already hashes into the pods'
+# annotations (spec.tls.trustedCertificates and spec.authentication: strimzi.io/auth-hash;
+# spec.config: strimzi.io/configuration-hash; assembly/KafkaConnectAssemblyOperator.java
+# createOrUpdate), spec.logging and spec.metricsConfig (copied into the operator's own
+# ConfigMap: the loggers are set through Connect's REST API, the JMX exporter re-reads its
+# file), spec.template.pod.templatedVolumes (names rendered per pod) and the build pods.
+_CONNECT_ENV = tuple(
+    Site(
+        ("spec", "template", container, "env", "*", "valueFrom", ref),
+        target,
+        "env",
+        key_field="key",
+    )
+    for container in ("connectContainer", "initContainer")  # (the init container: with spec.rack)
+    for ref, target in (("configMapKeyRef", "ConfigMap"), ("secretKeyRef", "Secret"))
+)
+STRIMZI: tuple[dict[str, Any], ...] = (
+    _profile(
+        "kafka.strimzi.io",
+        "KafkaConnect",
+        "the Strimzi Cluster Operator",
+        _CONNECT_ENV,
+        level=("template", "pod", "metadata", "annotations"),
+        pod=("spec", "template", "pod"),
+    ),
+)
+
 # Resources that run no pods of their own in some mode, so that their annotation rolls
 # nothing: (group, kind) -> (the field, its value in that mode). A sidecar-mode
 # OpenTelemetryCollector is injected by the operator's webhook into the pods that ask
@@ -267,4 +346,14 @@ OPERATOR_PROFILES = (
     + VMCLUSTER
     + VICTORIALOGS_TRACES
     + OPENTELEMETRY_OPERATOR
+    + STRIMZI
 )
+
+
+def live_reload(live: tuple[tuple[str, str], ...], field: str) -> str | None:
+    """How the operator applies the object a reference at ``field`` names without a
+    restart (a profile's ``live`` row whose field it is, or an item of), else None."""
+    for prefix, how in live:
+        if field == prefix or field.startswith((prefix + "[", prefix + ".")):
+            return how
+    return None

@@ -64,6 +64,19 @@ EXTERNAL_SECRET_PINS = (
 )
 
 
+class Restarts(NamedTuple):
+    """The workloads a source's operator restarts itself when what it produces changes
+    (Vault Secrets Operator's ``rolloutRestartTargets``): items at ``path``, each a
+    ``kind`` (one of ``kinds``' names, -> (group, kind)) and a ``name`` in the source's
+    namespace; none when the field at ``off[0]`` reads as ``off[1]`` (``off[2]``: its
+    value when absent)."""
+
+    path: Path
+    kinds: tuple[tuple[str, tuple[str, str]], ...]
+    operator: str
+    off: tuple[Path, bool, bool] | None = None
+
+
 class SecretSource(NamedTuple):
     group: str
     kind: str
@@ -86,6 +99,8 @@ class SecretSource(NamedTuple):
     versioning: str = ""
     # (path, values): the produced Secret is not the source's own (not renamed)
     not_owned: tuple[Path, tuple[str, ...]] | None = None
+    # workloads the operator restarts itself when the produced object changes
+    restarts: Restarts | None = None
 
     @property
     def label(self) -> str:
@@ -117,6 +132,93 @@ def source_row(
         tuple(_path(c) for c in content),
         referenced,
     )
+
+
+# hashicorp/vault-secrets-operator api/v1beta1 (GroupVersion secrets.hashicorp.com/v1beta1,
+# groupversion_info.go:16). Every kind writes the Secret spec.destination.name (common.go:17
+# Destination.Name, `json:"name"`, required: no default name) in its own namespace; what
+# it writes is decided by the store coordinates below and destination.type and
+# .transformation (templates, includes, excludes, excludeRaw); destination.labels and
+# .annotations are the Secret's metadata (common.go:27-33). The values in Vault are
+# invisible offline: `cmhash lock` records what the operator says it synced (the lock).
+# spec.rolloutRestartTargets (common.go:48 RolloutRestartTarget{kind, name}, kind one of
+# Deployment, DaemonSet, StatefulSet, argo.Rollout; helpers/rollout_restart.go:94-106
+# RolloutRestart switches on exactly these and patches the pod template's
+# vso.secrets.hashicorp.com/restartedAt)
+VSO_RESTARTS = Restarts(
+    ("spec", "rolloutRestartTargets", "*"),
+    (
+        ("Deployment", ("apps", "Deployment")),
+        ("DaemonSet", ("apps", "DaemonSet")),
+        ("StatefulSet", ("apps", "StatefulSet")),
+        ("argo.Rollout", ("argoproj.io", "Rollout")),
+    ),
+    "Vault Secrets Operator",
+)
+_VSO_DESTINATION = ["spec.destination.type", "spec.destination.transformation"]
+VAULT_SOURCES: tuple[SecretSource, ...] = tuple(
+    source_row(
+        "secrets.hashicorp.com",
+        kind,
+        [*(f"spec.{c}" for c in content), *_VSO_DESTINATION],
+        versions=("v1beta1",),
+        name="spec.destination.name",
+        own_name_default=False,
+    )._replace(
+        template_annotations=_path("spec.destination.annotations"),
+        restarts=restarts,
+    )
+    for kind, content, restarts in (
+        # vaultstaticsecret_types.go VaultStaticSecretSpec (+ VaultStaticSecretCommon,
+        # inlined): "All configured targets will be ignored if HMACSecretData is set to
+        # false" (:35; controllers/vaultstaticsecret_controller.go:246 "Ignoring
+        # RolloutRestartTargets"); hmacSecretData defaults to true (:29)
+        (
+            "VaultStaticSecret",
+            ("vaultAuthRef", "namespace", "mount", "path", "version", "type"),
+            VSO_RESTARTS._replace(off=(("spec", "hmacSecretData"), False, True)),
+        ),
+        # vaultdynamicsecret_types.go VaultDynamicSecretSpec
+        (
+            "VaultDynamicSecret",
+            (
+                "vaultAuthRef",
+                "namespace",
+                "mount",
+                "requestHTTPMethod",
+                "path",
+                "params",
+                "allowStaticCreds",
+            ),
+            VSO_RESTARTS,
+        ),
+        # vaultpkisecret_types.go VaultPKISecretSpec: the certificate request
+        (
+            "VaultPKISecret",
+            (
+                "vaultAuthRef",
+                "namespace",
+                "mount",
+                "role",
+                "issuerRef",
+                "commonName",
+                "altNames",
+                "ipSans",
+                "uriSans",
+                "otherSans",
+                "userIDs",
+                "ttl",
+                "format",
+                "privateKeyFormat",
+                "notAfter",
+                "excludeCNFromSans",
+            ),
+            VSO_RESTARTS,
+        ),
+        # hcpvaultsecretsapp_types.go HCPVaultSecretsAppSpec
+        ("HCPVaultSecretsApp", ("appName", "hcpAuthRef"), VSO_RESTARTS),
+    )
+)
 
 
 BUILTIN_SOURCES: tuple[SecretSource, ...] = (
@@ -169,6 +271,7 @@ BUILTIN_SOURCES: tuple[SecretSource, ...] = (
         own_name_default=False,
         referenced=True,
     )._replace(versioning="names"),
+    *VAULT_SOURCES,
 )
 
 

@@ -7,6 +7,10 @@ An object is read by name when
   Ingress's TLS Secret, Flux ``valuesFrom``, a Gateway's certificate, cert-manager's CA
   injection, ...; ``references`` finds them in one object): whatever reads that field
   looks for the old name;
+- a ``{name, key}`` selector outside pod specs names it, in the referring resource's
+  namespace (plan/selectors.py: a ServiceMonitor's ``basicAuth``, an operator resource's
+  ``tlsConfig``, any resource's selector of that shape): the operator or controller that
+  reconciles that resource reads the key by name;
 - a workload declares it (``cmhash.io/extra-configmaps``, Wave, Reloader lists, kapp) and
   does not reference it in its pod spec: declaring is how a chart says "the app reads
   this through the API" (the README's Argo CD ``argocd-cm``);
@@ -16,7 +20,8 @@ An object is read by name when
   the application can, and applications that can usually do (Argo CD reads ``argocd-cm``,
   ``argocd-cmd-params-cm``, ``argocd-tls-certs-cm`` by their fixed names).
 
-Every answer is a sentence for the ``not-versioned`` finding. RBAC is read as the API
+Every answer is a sentence for the ``not-versioned`` finding, at the field that names the
+object when a field does (``ByName.at``), else at the object. RBAC is read as the API
 server reads it (k8s.io/kubernetes plugin/pkg/auth/authorizer/rbac/rbac.go
 RuleAllows: verbs, apiGroups and resources each match or are ``*``; an empty
 ``resourceNames`` allows every name).
@@ -45,6 +50,7 @@ from cmhash.model import ResourceId
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.parse.resources import Resource, document_resources, pod_template
 from cmhash.parse.tree import Node, get, items, scalar, walk
+from cmhash.plan import selectors
 from cmhash.plan.workplan import WorkloadPlan
 from cmhash.read.source import SourceText
 from cmhash.read.split import Chunk, split_chunks
@@ -70,7 +76,7 @@ class NameRef(NamedTuple):
     name: str
     by: str  # ``Role/x`` and its field: what messages say
     offset: int  # where the name is written
-    site: Site
+    site: Site | None  # its row of knowledge/namesites.py (None: a selector)
 
 
 def _applies(site: Site, res: Resource) -> bool:
@@ -117,6 +123,11 @@ def references(res: Resource, default_namespace: str) -> Iterator[NameRef]:
             else:
                 node = get(item, site.name)
                 nodes = [(node, f"{field}.{site.name}")] if node is not None else []
+                if site.default is not None and not (scalar(node) or "").strip():
+                    default = site.default.format(name=res.name or "")
+                    label = f"{res.kind}/{res.name or ''} {field}.{site.name} (absent: {default})"
+                    for kind in kinds:
+                        yield NameRef(kind, own_ns, default, label, res.node.start, site)
             for node, where in nodes:
                 value = (scalar(node) or "").strip()
                 if not value:
@@ -146,7 +157,7 @@ class Grant(NamedTuple):
 
 
 def _resources(
-    sources: list[SourceText], cut: _Cuts, wanted: re.Pattern[str]
+    sources: list[SourceText], cut: _Cuts, wanted: re.Pattern[str] | selectors.Wanted
 ) -> Iterator[Resource]:
     """The resources of every document ``wanted`` finds something in (parsed again:
     the map stage keeps summaries of ConfigMaps, Secrets and workloads only)."""
@@ -252,15 +263,31 @@ def _service_account(plan: WorkloadPlan, chunk: tuple[int, int] | None) -> str:
     return "default"
 
 
+def _same_namespace(referrer: str, target: str) -> bool:
+    """Whether a field of an object in ``referrer`` may name one in ``target``: the same
+    namespace, or one of them names none and none is given (a chart's extra objects
+    beside its own namespaced ones: both land in the release namespace when Helm installs
+    them). Unsure is read as yes: keeping a name is safe, breaking a reader is not."""
+    return referrer == target or not referrer or not target
+
+
 class ByName:
-    """Why each object is read by name, and the non-pod fields that name it."""
+    """Why each object is read by name, the non-pod fields that name it, and where the
+    first of them is (the not-versioned note's place)."""
 
     def __init__(self) -> None:
         self.reasons: dict[ResourceId, str] = {}
         self.refs: dict[ResourceId, list[Located]] = {}
+        self.at: dict[ResourceId, Located] = {}
 
-    def add(self, key: ResourceId, why: str) -> None:
+    def add(self, key: ResourceId, why: str, at: Located | None = None) -> None:
+        if key not in self.reasons and at is not None:
+            self.at[key] = at
         self.reasons.setdefault(key, why)
+
+    def named(self, key: ResourceId, at: Located, why: str) -> None:
+        self.refs.setdefault(key, []).append(at)
+        self.add(key, why, at)
 
 
 def read_by_name(
@@ -279,9 +306,23 @@ def read_by_name(
     for res in _resources(sources, cut, WANTED):
         for ref in references(res, default_ns):
             for k in by_name.get((ref.kind, ref.name), []):
-                if ref.namespace is None or ref.namespace == k.namespace:
-                    out.refs.setdefault(k, []).append(Located(res.source, ref))
-                    out.add(k, f"{ref.by} names it, and what reads that field looks for this name")
+                if ref.namespace is None or _same_namespace(ref.namespace, k.namespace):
+                    why = f"{ref.by} names it, and what reads that field looks for this name"
+                    out.named(k, Located(res.source, ref), why)
+    # 1b. {name, key} selectors outside pod specs, in the resource's own namespace
+    if by_name:
+        for res, f in selectors.all_found(_resources(sources, cut, selectors.WANTED), plans):
+            ns = f.namespace or res.namespace or default_ns
+            for kind in f.targets:
+                for k in by_name.get((kind, f.name), []):
+                    if _same_namespace(ns, k.namespace):
+                        by = f"{res.kind}/{res.name or ''} {f.field}"
+                        ref = NameRef(kind, ns, f.name, by, f.offset, None)
+                        why = (
+                            f"{by} selects a key of it ({f.how}), and what reads that "
+                            "field looks for this name"
+                        )
+                        out.named(k, Located(res.source, ref), why)
     # 2. declared, not in the pod spec
     for plan in plans:
         mounted = {r.entry.id for r in plan.resolved if r.entry and r.ref.how != "declared"}

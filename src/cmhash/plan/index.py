@@ -51,6 +51,11 @@ class ConfigIndex:
         # (kind, namespace, name) of every source object in the input (an
         # ExternalSecret, ...): a name a renamed source may not take
         self.sources: set[tuple[str, str, str]] = set()
+        # an object says cmhash.io/restart (its reason enters its users' checksums)
+        self.restarts = False
+        # (group, kind, namespace, name) of a workload an operator restarts itself when
+        # an object changes (Vault Secrets Operator's rolloutRestartTargets) -> those
+        self.restarted: dict[tuple[str, str, str, str], list[ConfigEntry]] = {}
 
     def every(self) -> list[ConfigEntry]:
         """Every definition: the ids' entries, and for an id that several directories
@@ -208,6 +213,10 @@ def build_index(
             rule = first_match(rules, info.kind, namespace, info.name, dict(info.labels))
             excluded = f"ignored by {rule.where} of the configuration" if rule else None
         entry = _entry((src, info, namespace, excluded))
+        if info.restart is not None:
+            index.restarts = True
+        for group, kind, name, _ in info.restarts:
+            index.restarted.setdefault((group, kind, namespace, name), []).append(entry)
         if info.source is not None:
             kind, _, name = info.source.partition("/")
             index.sources.add((kind, namespace, name))

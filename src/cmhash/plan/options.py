@@ -3,11 +3,14 @@ run; a Helm render's inferred namespace gives a copy with its ``namespace``)."""
 
 # No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cmhash.knowledge.sources import SecretSource
 from cmhash.model import DEFAULT_KEY
 from cmhash.plan.selection import Rule
+
+if TYPE_CHECKING:  # (a run with --lock only: not imported by a plain run)
+    from cmhash.plan.lockfile import Lock
 
 
 class PlanOptions(NamedTuple):
@@ -26,6 +29,10 @@ class PlanOptions(NamedTuple):
     ignore_workloads: tuple[Rule, ...] = ()
     include_workloads: tuple[Rule, ...] = ()  # when any: only matching workloads
     versioned: bool = False  # every referenced ConfigMap/Secret gets a versioned name
+    lock: "Lock | None" = None  # --lock, lock: fingerprints of what the cluster holds
+    # what an operator's own reloader applies without a restart counts too
+    # (knowledge/operators.py: an Alertmanager's configuration)
+    hash_live_reloaded: bool = False
 
     def __repr__(self) -> str:
         return secret_hidden(self)

@@ -1,11 +1,13 @@
 """Findings about a workload's references: an object that is not in the input (or only
 in another namespace), a key its object does not have, a subPath mount (whose file is
-never updated in place). Made by plan/resolve.py and plan/workload.py."""
+never updated in place), objects an operator's own reloader applies without a restart
+(left out of the checksum). Made by plan/resolve.py and plan/workload.py."""
 
 from __future__ import annotations
 
 from cmhash.analyze.refs import Reference, SubPathMount
 from cmhash.findings import Code, Finding
+from cmhash.knowledge.operators import live_reload
 from cmhash.model import Level, ResourceId
 from cmhash.plan.index import ConfigIndex
 from cmhash.plan.options import PlanOptions
@@ -109,4 +111,29 @@ def subpath(plan: WorkloadPlan, mount: SubPathMount, index: ConfigIndex) -> Find
         f"{plan.label} mounts {objs}{where}{who} with subPath: such a file is never "
         f"updated in place, only a new pod sees changes; {then}",
         field=mount.field,
+    )
+
+
+def live_reloaded(plan: WorkloadPlan) -> Finding | None:
+    """One note for the objects of the input the workload's operator applies without a
+    restart (knowledge/operators.py), which its checksum leaves out; None when none."""
+    live = plan.info.kind.live
+    found = [
+        (r.ref, how)
+        for r in plan.resolved
+        if r.entry is not None
+        and r.excluded is not None
+        and r.ref.how == "operator"
+        and (how := live_reload(live, r.ref.field)) is not None
+    ]
+    if not found:
+        return None
+    items = "; ".join(f"{ref.target_kind} {ref.name!r} ({ref.field}): {how}" for ref, how in found)
+    them = "it" if len(found) == 1 else "them"
+    return plan.finding(
+        found[0][0].offset,
+        Code.LIVE_RELOADED,
+        f"{plan.label} does not roll on {items}; left out of the checksum "
+        f"(--hash-live-reloaded hashes {them})",
+        field=found[0][0].field,
     )

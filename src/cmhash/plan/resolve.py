@@ -22,6 +22,7 @@ from cmhash.knowledge.compat import (
     decide,
     why,
 )
+from cmhash.knowledge.operators import live_reload
 from cmhash.knowledge.sources import BUILTIN_SOURCES, SecretSource, secret_kinds
 from cmhash.model import ResourceId
 from cmhash.native import cext
@@ -46,6 +47,10 @@ def _not_counted(
     dependencies always count, but for --exclude-secrets."""
     if ref.how == "imagePullSecret" and not options.image_pull_secrets:
         return "imagePullSecrets are not hashed (--image-pull-secrets to hash them)"
+    if ref.how == "operator" and not options.hash_live_reloaded:
+        how = live_reload(plan.info.kind.live, ref.field)
+        if how is not None:  # (knowledge/operators.py)
+            return f"{how}; --hash-live-reloaded hashes it"
     if options.exclude_secrets and ref.target_kind in _secret_kinds(options.extra_sources):
         kinds = ref.target_kind + ("es" if ref.target_kind.endswith("s") else "s")
         return f"{kinds} are left out of checksums (--exclude-secrets)"
@@ -119,6 +124,7 @@ def resolve_workload(
         and not options.exclude_secrets
         and sel.sources is None
         and not sel.reloader
+        and not plan.info.kind.live  # (an operator's reloader: _not_counted decides)
     ):  # the common case, in C: every reference to an object of the input that counts
         made = _C_RESOLVE(plan.info.refs, plan.namespace, index.objects, options.image_pull_secrets)
         if made is not None:
@@ -165,7 +171,7 @@ def _resolve_one(
     keys = None if ref.keys is None else frozenset(ref.keys)
     if entry is None:
         plan.resolved.append(Resolved(ref, None))
-        if not ref.optional:
+        if not ref.optional and (options.lock is None or key not in options.lock.entries):
             from cmhash.plan.ref_findings import missing  # (findings: imported when any)
 
             findings.append(missing(plan, ref, index, options))

@@ -162,6 +162,8 @@ class Scoping:
         if got is None:
             view = ConfigIndex()
             view.objects = dict(self.index.objects)
+            view.restarts = self.index.restarts
+            view.restarted = self.index.restarted
             ties: Ties = {}
             for key, choice in choices.items():
                 if isinstance(choice, ConfigEntry):

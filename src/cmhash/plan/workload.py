@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping
 
 from cmhash.analyze.hashing import digest
+from cmhash.analyze.refs import Reference
 from cmhash.analyze.summaries import SkipReason, WorkloadInfo
 from cmhash.edit.splice import with_value
 from cmhash.findings import Code, Finding
@@ -42,6 +43,13 @@ SKIP_FINDINGS: dict[SkipReason, tuple[Code, str]] = {
         Code.NO_TEMPLATE,
         "has no pod template (a patch or a partial manifest?); not annotated",
     ),
+}
+
+
+# the level of a map-stage finding under --strict, when it differs from its code's
+STRICT: dict[Code, Level] = {
+    Code.REFERENCE_SHAPE: Level.ERROR,  # a reference cmhash cannot read
+    Code.MISPLACED_ANNOTATION: Level.WARNING,  # an annotation that does nothing there
 }
 
 
@@ -102,9 +110,9 @@ def _plan(
     findings.extend(
         plan.finding(
             item.offset,
-            Code.REFERENCE_SHAPE if item.shape else Code.SKIPPED_ITEM,
+            Code(item.code),
             f"{info.label}: {item.message}",
-            level=Level.ERROR if item.shape and options.strict else None,
+            level=STRICT.get(Code(item.code)) if options.strict else None,
         )
         for item in info.skipped_items
     )
@@ -115,10 +123,20 @@ def _plan(
             _note(findings, plan, about[0], about[1].format(detail=detail))
         # opted out: no findings, but explain and report show what it uses
         resolve_workload(plan, index, options, [], renames)
+        if options.lock is not None or info.selection.restart or index.restarts:
+            _extras(plan, options)
         return plan
     uses = resolve_workload(plan, index, options, findings, renames)
-    if plan.in_stream:
-        plan.value = digest(uses, options.secret_key)
+    extra = None
+    if options.lock is not None or info.selection.restart or index.restarts:
+        extra = _extras(plan, options)  # what Git does not see (a lock, a restart asked for)
+    if info.kind.live and not options.hash_live_reloaded:
+        from cmhash.plan.ref_findings import live_reloaded  # (an operator's resource)
+
+        note = live_reloaded(plan)
+        findings.extend([note] if note is not None else [])
+    if plan.in_stream or extra:
+        plan.value = digest(uses, options.secret_key, extra)
     gate = OPT_IN.get(info.kind.policy)
     # a generateName object that opted in is created anew each time: no gate applies
     if gate is not None and not info.generated and not getattr(options, gate.option):
@@ -145,6 +163,12 @@ def _plan(
 def _note(findings: list[Finding], plan: WorkloadPlan, code: Code, text: str) -> None:
     """A finding at the workload, its message the workload's label and ``text``."""
     findings.append(plan.finding(plan.info.offset, code, f"{plan.info.label} {text}"))
+
+
+def _extras(plan: WorkloadPlan, options: PlanOptions) -> dict[str, object] | None:
+    from cmhash.plan.lock import extras  # (a lock, or a restart asked for: rare)
+
+    return extras(plan, options.lock)
 
 
 def _rename_job(plan: WorkloadPlan, value: str, findings: list[Finding]) -> None:
@@ -211,6 +235,8 @@ class Planner:
     ) -> WorkloadPlan:
         options = self.options
         if self.simple:  # the common case: one index, one namespace rule
+            if self.scoping.index.restarted:
+                operator_restarts(w, w.namespace or options.namespace or "", self.scoping.index)
             return plan_workload(src, w, self.scoping.index, options, findings, renames)
         if self.releases:
             ns = self.releases.of(src, w.offset)
@@ -219,6 +245,8 @@ class Planner:
                 if got is None:
                     got = self._by_namespace[ns] = options._replace(namespace=ns)
                 options = got
+        if self.scoping.index.restarted:
+            operator_restarts(w, w.namespace or options.namespace or "", self.scoping.index)
         if not self.scoping.contested:
             return plan_workload(src, w, self.scoping.index, options, findings, renames)
         # the tie check after the selection: a workload cmhash leaves alone (opted out,
@@ -232,3 +260,37 @@ class Planner:
             self.scoping.check(src, w.refs, ns, w.label, hashed, w.offset)
         findings.extend(own)
         return plan
+
+
+def operator_restarts(w: WorkloadInfo, namespace: str, index: ConfigIndex) -> None:
+    """A workload an operator restarts itself when an object changes (Vault Secrets
+    Operator's rolloutRestartTargets, read as Reloader's annotations are): that object
+    is a declared dependency of it, so its checksum follows the object too, and explain
+    says who else restarts it."""
+    entries = index.restarted.get((w.kind.group, w.kind.kind, namespace, w.name))
+    if not entries:
+        return
+    from cmhash.analyze.annotations import Spot
+
+    refs = []
+    for e in entries:
+        operator = next(
+            t[3] for t in e.info.restarts if t[:3] == (w.kind.group, w.kind.kind, w.name)
+        )
+        field = f"spec.rolloutRestartTargets of {e.info.source}"
+        why = f"it is named in {field}"
+        ref = Reference(
+            e.info.kind,
+            e.info.name,
+            None,
+            False,
+            "declared",
+            field,
+            w.offset,
+            declared_by=f"{field}: {operator} restarts it too",
+            spot=Spot(w.offset, w.offset, None, why),
+        )
+        if ref not in w.refs:
+            refs.append(ref)
+    if refs:
+        w.refs = (*w.refs, *refs)

@@ -6,6 +6,7 @@ the ignore and include rules, opt-in mode). Filled in by plan/workload.py; read 
 
 # No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from cmhash.analyze.refs import Reference
@@ -32,13 +33,37 @@ class Resolved(NamedTuple):
         return self.entry is not None and self.excluded is None
 
 
+class LockUse(NamedTuple):
+    """A lock entry in a workload's checksum: whose, from what, and what entered."""
+
+    target: ResourceId
+    entry: ResourceId  # the lock entry's (its producer's, for a produced object without one)
+    source: str  # what the fingerprint was read from: "VaultStaticSecret shop/db"
+    field: str  # ... and where: "status.secretMAC"
+    part: str  # the canonical JSON that entered (fingerprints only)
+    also: str | None = None  # the operator that restarts the workload itself on a change
+
+
+class Requested(NamedTuple):
+    """A restart asked for: on the workload (``where`` None) or on an object it uses."""
+
+    where: str | None  # "ConfigMap cfg"
+    reason: str
+
+    @property
+    def text(self) -> str:
+        return self.reason if self.where is None else f"{self.where}: {self.reason}"
+
+
 class WorkloadPlan(Record):
     __slots__ = (
         "edit",
         "info",
         "job_edits",
+        "locked",
         "namespace",
         "resolved",
+        "restarts",
         "runs_again_as",
         "selected_by",
         "skip",
@@ -59,6 +84,10 @@ class WorkloadPlan(Record):
         self.edit: Edit | None = None  # with the real value
         self.job_edits: list[Edit] = []  # --jobs=rename: the new name and base-name mark
         self.runs_again_as: str | None = None  # --jobs=rename: the Job's new name
+        # what Git does not see, in its checksum (plan/lock.py): the lock's entries
+        # (LockUse) and the restarts asked for (Requested)
+        self.locked: Sequence[LockUse] = ()
+        self.restarts: Sequence[Requested] = ()
 
     @property
     def skip_text(self) -> str | None:

@@ -22,6 +22,12 @@ The last three rules also apply to files named with ``--check``, ``--diff`` or `
 (pre-commit's ``pass_filenames``); otherwise a named file is read as given. Everything
 else is a manifest, and a broken one stays an error (exit 2). A file name that is not
 UTF-8 is shown escaped (``errors.printable``).
+
+**Nothing to read is no pass** (``refusal``, every mode): a chart source named itself (a
+PATH or a config ``paths`` entry holding ``Chart.yaml``) is exit 2 with the command that
+renders it; so is a run whose named directories (or whose stream mode) leave no manifest
+at all, saying what was skipped. Only files named in a mode about files (pre-commit's
+``pass_filenames``: it names whatever YAML changed) may leave nothing, exit 0.
 """
 
 # No "from __future__ import annotations": typing compiles string NamedTuple fields at import
@@ -33,12 +39,13 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import BinaryIO, NamedTuple
 
-from cmhash.errors import InputError, UsageError, printable
+from cmhash.errors import CmhashError, InputError, UsageError, printable
 from cmhash.read.source import STDIN, SourceText, decode, read_file, read_limited
 from cmhash.read.stdin import TERMINAL_HINT, Mode, Stdin, choose
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 CHART_FILE = "Chart.yaml"
+CHART_SOURCE = "a Helm chart source (render it, then run cmhash on the output)"
 # a top-level apiVersion or kind key, in YAML (column 0: re.MULTILINE) or JSON (anywhere: one
 # line); compiled by re's cache when a directory is walked
 _MANIFEST_KEY = r'^(?:apiVersion|kind)[ \t]*:|"(?:apiVersion|kind)"\s*:'
@@ -55,6 +62,9 @@ COMMANDS = frozenset(
         "github-comment",
         "helm-plugin-dir",
         "install-kustomize-plugin",
+        "lock",
+        "lock-request",
+        "restart",
     )
 )
 
@@ -153,13 +163,8 @@ def walk(
                 skipped.append(Skipped(path + os.sep, f"a link to {printable(real)}, read already"))
             elif excludes.match(rel, is_dir=True):
                 skipped.append(Skipped(path + os.sep, "excluded"))
-            elif os.path.isfile(os.path.join(path, CHART_FILE)):
-                skipped.append(
-                    Skipped(
-                        path + os.sep,
-                        "a Helm chart source (render it, then run cmhash on the output)",
-                    )
-                )
+            elif is_chart(path):
+                skipped.append(Skipped(path + os.sep, CHART_SOURCE))
             else:
                 walked.add(real)
                 kept.append(d)
@@ -167,9 +172,7 @@ def walk(
                     links.append(f"following {printable(path)} -> {printable(real)}")
         dirnames[:] = kept
         if dirpath == root and CHART_FILE in filenames:
-            skipped.append(
-                Skipped(root, "a Helm chart source (render it, then run cmhash on the output)")
-            )
+            skipped.append(Skipped(root, CHART_SOURCE))
             dirnames[:] = []
             continue
         for name in filenames:
@@ -193,11 +196,17 @@ def walk(
     return sorted(found)
 
 
+def is_chart(directory: str) -> bool:
+    """Whether ``directory`` is a Helm chart's source (it holds ``Chart.yaml``): its
+    templates are not YAML until ``helm template`` renders them."""
+    return os.path.isfile(os.path.join(directory, CHART_FILE))
+
+
 def _in_chart(path: str) -> bool:
     """Whether a named file lies inside a Helm chart source directory."""
     d = os.path.dirname(os.path.abspath(path))
     while True:
-        if os.path.isfile(os.path.join(d, CHART_FILE)):
+        if is_chart(d):
             return True
         parent = os.path.dirname(d)
         if parent == d:
@@ -315,3 +324,39 @@ def select(
             )
     notes.extend(f"skipped {printable(s.path)}: {s.why}" for s in skipped)
     return Inputs(sources, skipped, [p for p in chosen if p != STDIN], notes)
+
+
+# how each mode reads a render from a pipe, for the command a refusal shows
+_PIPED = {
+    Mode.STREAM: "cmhash",
+    Mode.CHECK: "cmhash --check -",
+    Mode.DIFF: "cmhash --diff -",
+    Mode.CHECK_DIFF: "cmhash --check --diff -",
+    Mode.IN_PLACE: "cmhash",
+}
+
+
+def refusal(inputs: Inputs, mode: Mode) -> CmhashError | None:
+    """Why a run must not go on with what it read (None: it may), the same in every
+    mode: a gate that checks nothing is no pass. A chart source named itself (a PATH, or
+    a ``paths`` entry of the config) is refused with the command that renders it; a run
+    that reads no manifest at all is refused, saying what was skipped, unless it only
+    named files in a mode about files (pre-commit's ``pass_filenames``)."""
+    for root in inputs.roots:
+        if os.path.isdir(root) and is_chart(root):
+            shown = printable(root.rstrip(os.sep) + os.sep)
+            return InputError(
+                "a Helm chart's source (Chart.yaml), not rendered manifests: render it "
+                f"first: helm template RELEASE {shown} | {_PIPED[mode]}",
+                path=shown,
+            )
+    if inputs.sources or not inputs.skipped:
+        return None
+    if mode.on_files and not any(os.path.isdir(r) for r in inputs.roots):
+        return None  # files pre-commit named that are not manifests: nothing to do
+    first = inputs.skipped[0]
+    count = len(inputs.skipped)
+    return UsageError(
+        f"no Kubernetes manifests in the input: {count} path{'s' if count != 1 else ''} "
+        f"skipped (e.g. {first.path}: {first.why}; -v lists them)"
+    )

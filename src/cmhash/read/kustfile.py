@@ -31,8 +31,14 @@ NAME_LISTS = {
     "configurations": "a kustomize transformer configuration",
 }
 GENERATORS = ("configMapGenerator", "secretGenerator")
-# fields that make what a kustomization deploys differ from its files
-CHANGES = (*PATH_LISTS, *NAME_LISTS, *GENERATORS, "helmCharts")
+# fields that make what a kustomization deploys differ from its files (a component's
+# patches and generators join the kustomization that lists it under ``components``)
+CHANGES = (*PATH_LISTS, *NAME_LISTS, *GENERATORS, "helmCharts", "components")
+# a kustomization file of this kind is a Component (kustomize api/types/kustomization.go
+# ComponentKind): built only as part of the kustomizations that list its directory under
+# ``components`` (api/internal/target/kusttarget.go accumulateComponents); alone it
+# builds partial output, or fails on the patches whose targets it lacks
+COMPONENT = "Component"
 
 # the shape of each field read here: "strings" (a list of strings), "items" (a list of
 # mappings whose listed keys are strings, or for "files"/"envs" lists of strings),
@@ -40,6 +46,7 @@ CHANGES = (*PATH_LISTS, *NAME_LISTS, *GENERATORS, "helmCharts")
 _LIST_KEYS = {"files", "envs"}
 SHAPES: dict[str, tuple[str, tuple[str, ...]]] = {
     "resources": ("strings", ()),
+    "components": ("strings", ()),
     **dict.fromkeys(PATH_LISTS, ("items", ("path",))),
     **dict.fromkeys(NAME_LISTS, ("strings", ())),
     **dict.fromkeys(GENERATORS, ("items", ("files", "envs", "env"))),
@@ -63,6 +70,8 @@ class Kustomization(NamedTuple):
     named: dict[str, str]  # absolute path of a file it names as no object -> what it is
     resources: frozenset[str]  # absolute paths of the files it names as resources
     changes: bool  # it patches, generates or transforms
+    component: bool = False  # kind: Component (built only by those that list it)
+    components: frozenset[str] = frozenset()  # absolute directories under ``components``
 
 
 class _Shape(Exception):
@@ -227,4 +236,19 @@ def read(directory: str, path: str) -> Kustomization | Broken:
 
     named = {absolute(rel): what for rel, what in _named(data)}
     resources = frozenset(absolute(r) for r in _strings(data.get("resources")))
-    return Kustomization(directory, path, named, resources, any(data.get(f) for f in CHANGES))
+    components = frozenset(absolute(c) for c in _strings(data.get("components")) if _local(c))
+    return Kustomization(
+        directory,
+        path,
+        named,
+        resources,
+        any(data.get(f) for f in CHANGES),
+        data.get("kind") == COMPONENT,
+        components,
+    )
+
+
+def _local(entry: str) -> bool:
+    """A ``components`` entry that is a directory of this repository, not a remote one
+    (``github.com/org/repo//dir?ref=v1``, ``https://...``: kustomize fetches those)."""
+    return "://" not in entry and "?" not in entry and not entry.startswith("github.com/")

@@ -16,8 +16,14 @@ left out of a walk, each with a note under ``-v``:
   ``validators``, ``configurations``, ``openapi.path``.
 
 ``resources`` stay: they are the objects. What an overlay deploys is only known after
-``kustomize build``, so for every kustomization that patches or generates, one note says
-where to run cmhash instead: ``kustomize build DIR | cmhash``.
+``kustomize build``, so for every kustomization that patches, generates or lists
+components, one note says where to run cmhash instead: ``kustomize build DIR | cmhash``.
+A ``kind: Component`` is never such a DIR: kustomize builds it as part of the
+kustomizations that list it under ``components`` (``api/internal/target/kusttarget.go``
+``accumulateComponents``); built alone it gives half a picture, or fails on the patches
+whose targets it lacks (both ``kustomize`` 4.5.4 and ``kubectl kustomize``). Its files
+name the kustomizations of the walk that use it, directly or through other components,
+or no build at all when none does.
 
 Files named on the command line are read as given in the stream mode, and filtered like
 walked files in the modes about files (``--check``, ``--diff``, ``-i``: pre-commit names
@@ -144,6 +150,7 @@ def not_objects(roots: Sequence[str], files: Sequence[str]) -> Found:
             named.setdefault(path, (what, k))
         for path in k.resources:
             resource_of.setdefault(path, k)
+    users = _users(found)
     left, notes = [], []
     for f in files:
         at = os.path.normpath(os.path.abspath(f))
@@ -158,14 +165,45 @@ def not_objects(roots: Sequence[str], files: Sequence[str]) -> Found:
                 f"{what} of {os.path.relpath(k.file)}: read as an object"
             )
             continue
-        left.append(
-            LeftOut(
-                f,
-                f"{what} of {os.path.relpath(k.file)}, not an object (build it: "
-                f"kustomize build {os.path.relpath(k.directory)} | cmhash)",
-            )
+        left.append(LeftOut(f, f"{what} of {os.path.relpath(k.file)}, {_build(k, users)}"))
+    changing = [k for k in found if k.changes and not k.component]
+    return Found(left, changing, notes, warnings)
+
+
+def _users(found: Sequence[Kustomization]) -> dict[str, list[Kustomization]]:
+    """Component directory -> the kustomizations (not components) of the walk that build
+    it: those that list it under ``components``, or list a component that does."""
+    by_dir = {k.directory: k for k in found}
+    out: dict[str, list[Kustomization]] = {}
+    for k in found:
+        if k.component:
+            continue
+        todo, seen = list(k.components), set()
+        while todo:
+            d = todo.pop()
+            if d in seen:
+                continue
+            seen.add(d)
+            out.setdefault(d, []).append(k)
+            listed = by_dir.get(d)
+            if listed is not None:
+                todo.extend(listed.components)
+    return out
+
+
+def _build(k: Kustomization, users: dict[str, list[Kustomization]]) -> str:
+    """What the note of a file ``k`` names as no object says about building."""
+    if not k.component:
+        return f"not an object (build it: kustomize build {os.path.relpath(k.directory)} | cmhash)"
+    built = sorted(os.path.relpath(u.directory) for u in users.get(k.directory, ()))
+    if not built:
+        return (
+            "not an object (a kustomize Component: built only by the kustomizations that list it)"
         )
-    return Found(left, [k for k in found if k.changes], notes, warnings)
+    return (
+        "not an object (a kustomize Component: build a kustomization that lists it, "
+        f"kustomize build {built[0]} | cmhash" + "".join(f", or {b}" for b in built[1:]) + ")"
+    )
 
 
 def pointer(k: Kustomization) -> str:

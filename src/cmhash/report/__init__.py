@@ -54,9 +54,15 @@ def _verb(n: int) -> str:
 NO_BUDGET = Budget()
 
 
-def data_of(old: str, new: str, settings: Settings, values: bool = True) -> dict[str, Any]:
+def data_of(
+    old: str,
+    new: str,
+    settings: Settings,
+    values: bool = True,
+    old_settings: Settings | None = None,
+) -> dict[str, Any]:
     """Both sides (paths, or ``-`` for one) through the normal pipeline, and the report
-    as plain data."""
+    as plain data (``old_settings``: OLD's, when they differ: its own lock file)."""
     from cmhash.app import pipeline as app
     from cmhash.errors import UsageError
     from cmhash.read.inputs import select
@@ -75,12 +81,12 @@ def data_of(old: str, new: str, settings: Settings, values: bool = True) -> dict
                 excludes=settings.exclude,
                 max_bytes=settings.max_input_bytes,
             ).sources,
-            settings,
+            side,
             keep_plans=True,
             allow_empty=True,
             output=False,
         )
-        for p in (old, new)
+        for p, side in ((old, old_settings or settings), (new, settings))
     ]
     data = build(sides[0], sides[1], settings.annotation_key, settings.parser, values)
     lifetime.keep(data)  # (not freed object by object at the end of the run)
@@ -110,6 +116,7 @@ def run(
     output: str | None,
     budget: Budget = NO_BUDGET,
     values: bool = True,
+    old_settings: Settings | None = None,
 ) -> int:
     """The report command: the report written (stdout, or ``output`` atomically), and
     its ``verdict``."""
@@ -118,7 +125,7 @@ def run(
 
     if template_file is not None and callable(FORMATS[fmt]):
         raise UsageError(f"--template applies to --format markdown or text, not {fmt}")
-    data = data_of(old, new, settings, values)
+    data = data_of(old, new, settings, values, old_settings)
     text = formatted(data, fmt, template_file)
     if output and output != "-":
         from cmhash.write.writer import write_new_file

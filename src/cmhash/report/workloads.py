@@ -75,7 +75,9 @@ def sides(old: RunResult, new: RunResult) -> tuple[list[dict[str, Any]], list[di
 class Cause(NamedTuple):
     kind: str | None  # None: REFERENCES_CHANGED
     name: str | None
-    change: str  # added | removed | changed | newly referenced | no longer referenced
+    # added | removed | changed | newly referenced | no longer referenced | rotated in the
+    # store (...) | newly locked (...) | no longer locked (...) | restart requested: ...
+    change: str
     keys: tuple[str, ...]
     now: str | None = None  # its new versioned name, when that changed
 
@@ -148,6 +150,48 @@ def _causes(
     return causes
 
 
+def _requested(plan: WorkloadPlan, prev: WorkloadPlan) -> list[Cause]:
+    """What Git does not show (plan/lock.py): a secret rotated in the store (the lock's
+    fingerprint of an object the workload uses), and a restart asked for."""
+    out = []
+    old = {u.target: u for u in prev.locked}
+    for u in plan.locked:
+        was = old.pop(u.target, None)
+        if was is not None and was.part == u.part:
+            continue
+        what = "rotated in the store" if was is not None else "newly locked"
+        also = f"; {u.also} restarts it too" if u.also else ""
+        keys = _rotated_keys(was.part, u.part) if was is not None else ()
+        out.append(Cause(u.target.kind, u.target.name, f"{what} ({u.source}{also})", keys))
+    out.extend(
+        Cause(u.target.kind, u.target.name, f"no longer locked ({u.source})", ())
+        for u in old.values()
+    )
+    # per place that asks (the workload, or an object it uses): each new reason is a
+    # cause; a reason removed with none new in its place rolls too
+    places: dict[str | None, tuple[set[str], set[str]]] = {}
+    for side, restarts in ((0, prev.restarts), (1, plan.restarts)):
+        for r in restarts:
+            places.setdefault(r.where, (set(), set()))[side].add(r.text)
+    for where in sorted(places, key=lambda w: w or ""):
+        asked_before, asked_now = places[where]
+        added, gone = sorted(asked_now - asked_before), sorted(asked_before - asked_now)
+        out.extend(Cause(None, None, f"restart requested: {t}", ()) for t in added)
+        if not added:
+            out.extend(Cause(None, None, f"restart no longer requested: {t}", ()) for t in gone)
+    return out
+
+
+def _rotated_keys(old: str, new: str) -> tuple[str, ...]:
+    """The keys whose fingerprints differ (a key-level lock entry), else none."""
+    import json
+
+    a, b = json.loads(old).get("keys"), json.loads(new).get("keys")
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return ()
+    return tuple(sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k)))
+
+
 def _not_rolling_reason(plan: WorkloadPlan, unhashed: Mapping[ResourceId, str]) -> str | None:
     if plan.info.hook is not None and plan.info.kind.policy in NEVER_ROLLS:
         return HOOK_RUNS_AGAIN
@@ -175,6 +219,8 @@ def _compare_workload(
     used = used_by_plan(plan)
     unhashed = unhashed_changes(plan, used, by_key, names.versioned, names.own)
     causes = _causes(used, used_by_plan(prev), by_key, names)
+    if plan.locked or prev.locked or plan.restarts or prev.restarts:
+        causes += _requested(plan, prev)
     value, before = _applied(plan), _applied(prev)
     changed = templates.causes(plan, prev)
     if not changed and value == before:  # an immutable field alone: refused all the same

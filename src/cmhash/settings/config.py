@@ -236,6 +236,7 @@ def settings_from_mapping(data: dict[str, Any], base: Settings | None = None) ->
         if data.get("secretSources")
         else None,
         **{key: tuple(data[key]) for key in ("paths", "exclude", "scopes") if key in data},
+        lock_file=data.get("lock"),
         compat=parse_compat(data["compat"]) if "compat" in data else None,
         # ignore_configs, ignore_workloads, include_workloads
         **{

@@ -16,9 +16,15 @@ def _jobs_mode(settings: Settings) -> str:
     return "rename" if settings.jobs_rename else ("true" if settings.jobs else "false")
 
 
-def layered(options: dict[str, Any], function_config: dict[str, Any] | None = None) -> Settings:
+def layered(
+    options: dict[str, Any],
+    function_config: dict[str, Any] | None = None,
+    *,
+    read_lock: bool = True,
+) -> Settings:
     """Defaults < config file < a KRM functionConfig < command-line ``options`` (the
-    values of the options, by name, None where not given)."""
+    values of the options, by name, None where not given). ``read_lock``: read the lock
+    file the settings name (``cmhash lock`` writes one instead)."""
     settings = Settings()
     config_path = options.get("config_path")
     if config_path is None and not options.get("no_config"):
@@ -44,6 +50,8 @@ def layered(options: dict[str, Any], function_config: dict[str, Any] | None = No
                 os.path.normpath(os.path.join(config_dir, p.rstrip("/") or "/"))
                 for p in settings.scopes
             ),
+            lock_file=settings.lock_file
+            and os.path.relpath(os.path.join(config_dir, settings.lock_file)),
         )
     if function_config:
         from cmhash.settings.config import overridden_profiles, settings_from_mapping
@@ -92,6 +100,13 @@ def layered(options: dict[str, Any], function_config: dict[str, Any] | None = No
                 f"{settings.config_file}: jobs: {configured} is overridden by the command "
                 f"line (Jobs: {_jobs_mode(settings)})",
             )
+        )
+    lock_file = options.get("lock") or settings.lock_file
+    if lock_file and read_lock:
+        from cmhash.plan.lockfile import read_lock as read
+
+        settings = settings._replace(
+            lock_file=lock_file, lock=read(lock_file, settings.max_input_bytes)
         )
     from cmhash.runtime.progress import wanted
 

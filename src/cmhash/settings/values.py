@@ -5,7 +5,7 @@ can say (``layering.py``), before each stage takes its part (``stages.py``)."""
 
 import os
 import re
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cmhash.findings import Acknowledgement
 from cmhash.knowledge.kinds import WorkloadKind
@@ -13,6 +13,9 @@ from cmhash.knowledge.sources import SecretSource
 from cmhash.model import DEFAULT_KEY
 from cmhash.plan.options import secret_hidden
 from cmhash.plan.selection import Rule
+
+if TYPE_CHECKING:  # (a run with a lock file only)
+    from cmhash.plan.lockfile import Lock
 
 CONFIG_NAME = ".cmhash.yaml"
 DEFAULT_MAX_INPUT = 256 * 1024 * 1024
@@ -30,6 +33,7 @@ PLAIN_KEYS = (
     ("versioned", "versioned"),
     ("versionedKeep", "versioned_keep"),
     ("versionedImmutable", "versioned_immutable"),
+    ("hashLiveReloaded", "hash_live_reloaded"),
 )
 
 
@@ -99,7 +103,11 @@ class Settings(NamedTuple):
     versioned_keep: bool = False  # mark versioned objects so Helm and Argo CD keep old ones
     versioned_immutable: bool = False  # set immutable: true on versioned objects
     keep_versions: int | None = None  # --keep-versions: a bounded history (plan/history.py)
+    # count what an operator's own reloader applies without a restart (plan/resolve.py)
+    hash_live_reloaded: bool = False
     acknowledge: tuple[Acknowledgement, ...] = ()  # known findings (findings.py)
+    lock_file: str | None = None  # --lock, lock: (relative to the config file's directory)
+    lock: "Lock | None" = None  # that file, read (plan/lockfile.py)
 
     def merged(self, **overrides: Any) -> "Settings":
         return self._replace(**{k: v for k, v in overrides.items() if v is not None})

@@ -194,9 +194,24 @@ def decide(
             findings.append(_not_versioned(e, key, label, message, "; drop cmhash.io/versioned"))
             continue
         reason = by_name.reasons.get(key) if by_name is not None else None
-        if reason is not None and not e.info.versioned:
-            hint = 'cmhash.io/versioned: "true" on it renames it anyway'
-            findings.append(_not_versioned(e, key, label, f"{reason}; {hint}"))
+        if reason is not None and by_name is not None and not e.info.versioned:
+            text = (
+                f"{label} is not versioned: {reason}; "
+                'cmhash.io/versioned: "true" on it renames it anyway'
+            )
+            field = by_name.at.get(key)  # at the field that names it, when one does
+            findings.append(
+                source_versions.not_versioned(e, key, text)
+                if field is None
+                else finding(
+                    field.source,
+                    field.ref.offset,
+                    Code.NOT_VERSIONED,
+                    text,
+                    resource=key,
+                    api_version="v1",
+                )
+            )
             continue
         base = e.info.name if key in out.own else base_name(e.info.name)
         if base != e.info.name and e.info.name[len(base) + 1 :] in kustomized.suffixes(

@@ -1,0 +1,259 @@
+"""``cmhash lock`` (what the cluster holds, as fingerprints, for review in Git) and
+``cmhash restart`` (a restart asked for in Git): imported when one of them runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from cmhash.cli.options import settings_options
+from cmhash.errors import EXIT_CHANGED, UsageError
+
+LOCK_EXIT_CODES_HELP = """\b
+Exit codes:
+  0  lock written (or, with --check, unchanged)
+  1  --check: the lock would change (nothing written)
+  2  bad input or usage: an export kubectl did not write, an
+     unreadable file
+  3  internal error (a bug: please report it)"""
+
+
+@click.command(epilog=LOCK_EXIT_CODES_HELP)
+@click.argument("exports", nargs=-1, type=click.Path(allow_dash=True))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Write the lock to this file (atomically) instead of stdout.",
+)
+@click.option(
+    "--for",
+    "manifests",
+    multiple=True,
+    metavar="MANIFESTS",
+    type=click.Path(allow_dash=True),
+    help="Keep only the objects these manifests use (files or directories; repeatable): "
+    "what each annotated workload uses and the manifests do not define themselves.",
+)
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if the lock would change.")
+@click.option(
+    "--print-kinds",
+    is_flag=True,
+    help="Print what to export for the --for manifests (kubectl's resource names, "
+    "comma-separated, for kubectl get) and exit; reads no export.",
+)
+@settings_options
+def lock(
+    exports: tuple[str, ...],
+    output: str | None,
+    manifests: tuple[str, ...],
+    check: bool,
+    print_kinds: bool,
+    **opts: Any,
+) -> None:
+    """Write a lock file of what the cluster holds: for every ConfigMap and Secret of the
+    EXPORTS (kubectl get ... -o yaml or -o json: a List, or a stream of objects; - for
+    stdin) and every Secret an operator writes (Vault Secrets Operator, External Secrets,
+    cert-manager, the Secrets Store CSI driver), one fingerprint of its current content,
+    never a value. With --lock (or lock: in .cmhash.yaml), a rotation in the store then
+    moves exactly the checksums of the workloads that use that object."""
+    from cmhash.app.lock import make_lock
+    from cmhash.output import err, report_notes, write_stdout
+    from cmhash.read.inputs import select
+    from cmhash.read.stdin import Mode
+    from cmhash.settings.layering import layered
+
+    settings = layered(opts, read_lock=False)
+    if print_kinds and (not manifests or exports):
+        raise UsageError("--print-kinds takes the manifests (--for) and no EXPORTS")
+    if not exports and not print_kinds:
+        raise UsageError("give the EXPORTS (kubectl get ... -o yaml; - for stdin)")
+    if check and not output:
+        raise UsageError("--check compares with the lock file: give it with -o FILE")
+    if exports.count("-") + manifests.count("-") > 1:
+        raise UsageError("only one of EXPORTS and --for can be - (stdin)")
+
+    def read(paths: tuple[str, ...]) -> list[Any]:
+        return select(
+            list(paths),
+            mode=Mode.STREAM,
+            config_paths=(),
+            config_file=None,
+            excludes=settings.exclude,
+            max_bytes=settings.max_input_bytes,
+        ).sources
+
+    if print_kinds:
+        from cmhash.app.lock import needed_resources
+
+        kinds = needed_resources(read(manifests), settings)
+        write_stdout(",".join(kinds) + "\n" if kinds else "")
+        return
+    result = make_lock(
+        read(exports),
+        exports,
+        settings,
+        read(manifests) if manifests else None,
+        manifests,
+    )
+    report_notes(result.notes, quiet=settings.quiet)
+    if not settings.quiet:
+        for line in result.warnings:
+            err(f"cmhash: warning: {line}")
+    target = output if output and output != "-" else None
+    if check:
+        current = _current(target)
+        if current != result.text:
+            err(f"cmhash: {target or 'the lock'} would change")
+            raise SystemExit(EXIT_CHANGED)
+        return
+    if target is None:
+        write_stdout(result.text)
+        return
+    if _current(target) != result.text:
+        from cmhash.write.writer import write_new_file
+
+        write_new_file(target, result.text)
+        if not settings.quiet:
+            err(f"cmhash: wrote {target} ({len(result.entries)} objects)")
+    elif not settings.quiet:
+        err(f"cmhash: {target} is unchanged ({len(result.entries)} objects)")
+
+
+def _current(path: str | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+@click.command(
+    epilog="""\b
+Exit codes:
+  0  written (or it says so already)
+  2  bad input or usage: no such object, several, or an edit that
+     cannot be made safely (file:line:col)
+  3  internal error (a bug: please report it)"""
+)
+@click.argument("target", metavar="KIND/NAME")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("-n", "--namespace", metavar="NS", help="Its namespace (or none written).")
+@click.option("--reason", required=True, help="Why: what the rollout plan shows (one line).")
+@click.option("--parser", type=click.Choice(["fast", "exact"]), default="fast", show_default=True)
+def restart(
+    target: str, paths: tuple[str, ...], namespace: str | None, reason: str, parser: str
+) -> None:
+    """Ask for a restart in Git: write cmhash.io/restart: "REASON" into the metadata of
+    KIND/NAME (a workload, or a ConfigMap or Secret: then every workload that uses it)
+    in the files of PATHS, in place, changing nothing else. Its reason enters the
+    checksum: a new reason rolls the pods, the same one again changes nothing, and
+    cmhash report shows it as the cause."""
+    from cmhash.app.pipeline import kind_table
+    from cmhash.output import err
+    from cmhash.read.inputs import select
+    from cmhash.read.stdin import Mode
+    from cmhash.settings.values import DEFAULT_MAX_INPUT, Settings
+    from cmhash.write import annotate
+    from cmhash.write.writer import write_files
+
+    kind, slash, name = target.partition("/")
+    if not slash or not kind or not name:
+        raise UsageError(f"{target!r}: give KIND/NAME, e.g. deployment/web")
+    annotate.check_reason(reason)
+    sources = select(
+        list(paths),
+        mode=Mode.IN_PLACE,
+        config_paths=(),
+        config_file=None,
+        excludes=(),
+        max_bytes=DEFAULT_MAX_INPUT,
+    ).sources
+    found = annotate.find(sources, kind, name, namespace, kind_table(Settings()), parser)
+    ns = f" -n {namespace}" if namespace else ""
+    if not found:
+        raise UsageError(f"no {kind}/{name}{ns} in {', '.join(paths)}")
+    if len(found) > 1:
+        places = ", ".join(
+            f"{t.source.display}:{t.source.position(t.resource.node.start)[0]}" for t in found
+        )
+        raise UsageError(
+            f"{kind}/{name}{ns} is defined {len(found)} times ({places}): give the file (or -n) "
+            "of the one to restart"
+        )
+    one = found[0]
+    where = f"{one.source.display}:{one.source.position(one.resource.node.start)[0]}"
+    result = annotate.restart_file(one, reason, parser)
+    if result is None:
+        err(f"cmhash: {where}: {one.resource.label} asks for this restart already")
+        return
+    write_files([result], list(paths))
+    err(f'cmhash: {where}: {one.resource.label}: cmhash.io/restart: "{reason}"')
+
+
+@click.command(
+    epilog="""\b
+Exit codes:
+  0  opened or updated, or nothing to propose (the lock is current)
+  2  bad usage, or the forge refused (the message says why; the
+     token is never shown)
+  3  internal error (a bug: please report it)"""
+)
+@click.argument("lock_file", metavar="LOCK", type=click.Path(dir_okay=False, exists=True))
+@click.option("--forge", type=click.Choice(["gitlab", "github"]), required=True)
+@click.option(
+    "--description",
+    "description_file",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, exists=True),
+    required=True,
+    help="The request's description: the rollout plan (cmhash report -o FILE).",
+)
+@click.option("--path", help="The lock's path in the repository [default: LOCK as given].")
+@click.option("--branch", default="cmhash/lock", show_default=True, help="The request's branch.")
+@click.option("--target", help="The branch to merge into [default: the repository's default].")
+@click.option("--title", default="cmhash: secrets rotated in the store", show_default=True)
+@click.option(
+    "--token-env",
+    metavar="VAR",
+    help="The variable holding the token [default: CMHASH_GITLAB_TOKEN on GitLab, "
+    "GITHUB_TOKEN on GitHub].",
+)
+def lock_request(
+    lock_file: str,
+    forge: str,
+    description_file: str,
+    path: str | None,
+    branch: str,
+    target: str | None,
+    title: str,
+    token_env: str | None,
+) -> None:
+    """Propose LOCK (written by cmhash lock) for review: when it differs from the lock on
+    the target branch, set BRANCH to the target plus one commit that writes it, and open
+    a merge request (GitLab) or pull request (GitHub) from it, or update the open one's
+    description with the rollout plan. Through the forge's API: run it in the scheduled
+    job of the recipe (ci-templates/)."""
+    import os
+
+    from cmhash.integrations import lockrequest
+    from cmhash.integrations.comments import read_report
+    from cmhash.output import err
+
+    content = read_report(lock_file)
+    proposal = lockrequest.Proposal(
+        (path or lock_file).removeprefix("./"),
+        content,
+        read_report(description_file),
+        branch,
+        title,
+        target,
+    )
+    if forge == "gitlab":
+        said = lockrequest.gitlab(proposal, os.environ, token_env or "CMHASH_GITLAB_TOKEN")
+    else:
+        said = lockrequest.github(proposal, os.environ, token_env or "GITHUB_TOKEN")
+    err(f"cmhash: {said}")

@@ -1,0 +1,108 @@
+"""No value from an exported Secret anywhere: not in the lock, not in the output, the
+explanation, the report (every format), nor any message, a warning or an error; each
+value looked for as the pod reads it and as the export writes it (base64)."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import pytest
+from clusterexport import VALUES, export
+from conftest import TESTS, run_cmhash
+
+MANIFESTS = TESTS / "fixtures" / "lock" / "manifests"
+
+
+def _forms() -> list[str]:
+    out = []
+    for values in VALUES.values():
+        for value in values.values():
+            out += [value, base64.b64encode(value.encode()).decode()]
+    return out
+
+
+def _rotated() -> str:
+    return export(
+        {name: {k: v + "-2" for k, v in values.items()} for name, values in VALUES.items()},
+        db="Zq2+7wAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
+        pg="database/creds/shop/rotated",
+        pki="99:88",
+        cert=9,
+        **{"csi-0": "v2", "csi-1": "v2"},
+    )
+
+
+def _assert_clean(*outputs: bytes | str) -> None:
+    forms = _forms() + [f + "-2" for f in _forms()]
+    for out in outputs:
+        text = out.decode() if isinstance(out, bytes) else out
+        for form in forms:
+            assert form not in text, form
+
+
+@pytest.mark.parametrize("key", [None, "LOCK_KEY"])
+def test_no_exported_value_in_any_output(tmp_path: Path, key: str | None) -> None:
+    env = {"LOCK_KEY": "a-key-of-the-ci-job"}
+    keyed = ["--secret-key-env", key] if key else []
+    outputs: list[bytes | str] = []
+    for name, text in (("old", export()), ("new", _rotated())):
+        (tmp_path / f"{name}.yaml").write_text(text)
+        res = run_cmhash(
+            ["lock", f"{name}.yaml", "--for", str(MANIFESTS), "-o", f"{name}.lock", *keyed],
+            cwd=tmp_path,
+            env=env,
+        )
+        assert res.code == 0, res.stderr
+        outputs += [res.stderr, (tmp_path / f"{name}.lock").read_text()]
+        res = run_cmhash(["lock", f"{name}.yaml", *keyed], cwd=tmp_path, env=env)  # everything
+        outputs += [res.stdout, res.stderr]
+    lock = ["--lock", "new.lock", *keyed]
+    for args in (
+        [str(MANIFESTS), *lock],
+        ["--diff", str(MANIFESTS), *lock],
+        ["explain", "--format", "text", str(MANIFESTS), *lock],
+        ["explain", "--format", "json", str(MANIFESTS), *lock],
+        ["explain", "--format", "mermaid", str(MANIFESTS), *lock],
+        *(
+            [
+                "report",
+                str(MANIFESTS),
+                str(MANIFESTS),
+                "--old-lock",
+                "old.lock",
+                *lock,
+                "--format",
+                f,
+            ]
+            for f in ("markdown", "json", "text", "codequality")
+        ),
+    ):
+        res = run_cmhash(args, cwd=tmp_path, env=env)
+        assert res.code == 0, (args, res.stderr)
+        outputs += [res.stdout, res.stderr]
+    report = run_cmhash(
+        [
+            "report",
+            str(MANIFESTS),
+            str(MANIFESTS),
+            "--old-lock",
+            "old.lock",
+            *lock,
+            "--format",
+            "text",
+        ],
+        cwd=tmp_path,
+        env=env,
+    ).stdout.decode()
+    assert "rotated in the store (VaultStaticSecret shop/db)" in report
+    _assert_clean(*outputs)
+
+
+def test_no_value_in_errors_about_an_export(tmp_path: Path) -> None:
+    bad = export().replace("resourceVersion: '4600'", "generation: 1")
+    bad = bad.replace(base64.b64encode(b"VALUE-legacy-token").decode(), "VALUE-legacy-token==")
+    (tmp_path / "bad.yaml").write_text(bad)
+    res = run_cmhash(["lock", "bad.yaml"], cwd=tmp_path)
+    assert res.code == 2
+    _assert_clean(res.stdout, res.stderr)

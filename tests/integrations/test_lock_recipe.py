@@ -1,0 +1,246 @@
+"""The recipe (docs/concepts/lock.md): the scheduled GitLab job (ci-templates/gitlab/
+cmhash-lock.yml, run by the real gitlab-ci-local, shell executor) and the GitHub
+workflow (ci-templates/github/cmhash-lock.yml, its steps run in bash as GitHub runs
+them), each with a kubectl that answers from a fixed export and records what it was
+asked, against the fake forges (tests/fakeforge.py): the first run proposes the lock,
+a run with nothing rotated proposes nothing, a rotation updates the one request with the
+rollout plan; kubectl is asked only for the kinds the lock needs; no exported value is
+left in the workspace, the artifacts or the request."""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from clusterexport import VALUES, export
+from conftest import ROOT, TESTS, git, git_commit, git_init
+from fakeforge import FakeGitHubRepo, FakeGitLabRepo, Repo
+from fakegithub import TOKEN as GITHUB_TOKEN
+
+pytestmark = pytest.mark.integration
+
+MANIFESTS = TESTS / "fixtures" / "lock" / "manifests"
+KUBECTL = """#!/bin/sh
+# a kubectl that answers `get` from the export the test put beside it
+echo "$*" >> "$(dirname "$0")/kubectl.log"
+cat "$(dirname "$0")/cluster.yaml"
+"""
+ROTATED = {"db-creds": {**VALUES["db-creds"], "password": "VALUE-vault-db-password-2"}}
+
+
+def _kubectl(where: Path, text: str) -> Path:
+    where.mkdir(parents=True, exist_ok=True)
+    (where / "cluster.yaml").write_text(text)
+    script = where / "kubectl"
+    script.write_text(KUBECTL)
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return script
+
+
+def _repo_files() -> dict[str, str]:
+    files = {f"k8s/{p.name}": p.read_text() for p in sorted(MANIFESTS.glob("*.yaml"))}
+    files[".cmhash.yaml"] = "lock: cmhash.lock\n"
+    return files
+
+
+def _values_in(text: str) -> list[str]:
+    forms = [
+        form
+        for values in VALUES.values()
+        for v in values.values()
+        for form in (v, base64.b64encode(v.encode()).decode())
+    ]
+    return [form for form in forms if form in text]
+
+
+def _tree_text(root: Path) -> str:
+    return "\n".join(
+        p.read_bytes().decode("utf-8", "replace")
+        for p in root.rglob("*")
+        if p.is_file() and ".git" not in p.parts and "fake" not in p.parts
+    )
+
+
+# ------------------------------------------------------------------ GitLab
+
+PIPELINE = """stages: [test]
+
+include:
+  - local: ci-templates/gitlab/cmhash-lock.yml
+    inputs:
+      install: "true"
+      render: cat k8s/*.yaml
+      kubectl: {kubectl}
+      secret-key-variable: CMHASH_LOCK_KEY
+"""
+
+
+def _gitlab_project(tmp: Path) -> tuple[Path, Path]:
+    from test_gitlab import gitlab_ci_local  # noqa: F401  (skips without the tool)
+
+    repo = tmp / "project"
+    (repo / "ci-templates" / "gitlab").mkdir(parents=True)
+    shutil.copy(ROOT / "ci-templates/gitlab/cmhash-lock.yml", repo / "ci-templates/gitlab/")
+    fake = tmp / "fake"
+    kubectl = _kubectl(fake, export())
+    for name, text in _repo_files().items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    (repo / ".gitlab-ci.yml").write_text(PIPELINE.format(kubectl=kubectl))
+    git_init(repo, branch="main")
+    git(repo, "remote", "add", "origin", "https://gitlab.example.com/platform/demo.git")
+    git_commit(repo, "init")
+    return repo, fake
+
+
+def _gitlab_run(repo: Path, gl: FakeGitLabRepo) -> subprocess.CompletedProcess[str]:
+    from test_gitlab import gitlab_ci_local
+
+    args = ["--variable", "CI_PIPELINE_SOURCE=schedule", "--variable", "CMHASH_LOCK_KEY=k3y"]
+    for k, v in gl.env().items():
+        args += ["--variable", f"{k}={v}"]
+    return gitlab_ci_local(repo, *args)
+
+
+def test_the_gitlab_job_proposes_a_changed_lock_once(tmp_path: Path) -> None:
+    repo, fake = _gitlab_project(tmp_path)
+    forge = Repo(_repo_files())
+    with FakeGitLabRepo(forge) as gl:
+        out = _gitlab_run(repo, gl)
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert "opened merge request !1" in out.stdout + out.stderr
+        [mr] = gl.mrs
+        assert mr["source_branch"] == "cmhash/lock" and mr["target_branch"] == "main"
+        assert "newly locked (VaultStaticSecret shop/db)" in mr["description"]
+        lock = forge.files("cmhash/lock")["cmhash.lock"]  # type: ignore[index]
+        assert '"keyed": true' in lock
+        # kubectl was asked for exactly the kinds the lock needs, and nothing else
+        [asked] = (fake / "kubectl.log").read_text().splitlines()
+        kinds = asked.split()[1].split(",")
+        assert set(kinds) == {
+            "configmaps",
+            "secrets",
+            "hcpvaultsecretsapps.secrets.hashicorp.com",
+            "secretproviderclasspodstatuses.secrets-store.csi.x-k8s.io",
+            "vaultdynamicsecrets.secrets.hashicorp.com",
+            "vaultpkisecrets.secrets.hashicorp.com",
+            "vaultstaticsecrets.secrets.hashicorp.com",
+        }
+        assert asked.endswith("--all-namespaces -o yaml")
+        # merged: nothing rotated, nothing proposed
+        (repo / "cmhash.lock").write_text(lock)
+        git_commit(repo, "merge the lock", {"cmhash.lock": lock})
+        forge.branches["main"] = forge.commit({**forge.files("main"), "cmhash.lock": lock})  # type: ignore[dict-item]
+        out = _gitlab_run(repo, gl)
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert "cmhash.lock is current" in out.stdout + out.stderr
+        # a rotation: the rollout plan says which pods roll and why
+        (fake / "cluster.yaml").write_text(
+            export(ROTATED, db="4q2+7wAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
+        )
+        out = _gitlab_run(repo, gl)
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert len(gl.mrs) == 1
+        description = gl.mrs[0]["description"]
+        assert "rotated in the store (VaultStaticSecret shop/db)" in description
+        assert "`Deployment/api`" in description and "`Deployment/worker`" in description
+        assert "`Deployment/web`" not in description
+    for text in (description, _tree_text(repo), out.stdout, out.stderr):
+        assert _values_in(text) == []
+    assert not list(repo.glob("export*.yaml"))  # removed once the lock is written
+
+
+# ------------------------------------------------------------------ GitHub
+
+WORKFLOW = ROOT / "ci-templates" / "github" / "cmhash-lock.yml"
+EXPR = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+
+
+def _expr(expr: str, context: dict[str, str]) -> str:
+    for name in (part.strip() for part in expr.split("||")):
+        if context.get(name):
+            return context[name]
+    return ""
+
+
+def _run_workflow(repo: Path, env: dict[str, str], context: dict[str, str]) -> Any:
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    job = workflow["jobs"]["lock"]
+    job_env = {
+        k: EXPR.sub(lambda m: _expr(m.group(1), context), str(v)) for k, v in job["env"].items()
+    }
+    job_env["RENDER"] = "cat k8s/*.yaml"
+    for step in job["steps"]:
+        if "run" not in step or step["run"].startswith("pip install"):
+            continue  # (actions/checkout, setup-python: the test's repository and venv)
+        step_env = {
+            k: EXPR.sub(lambda m: _expr(m.group(1), context), str(v))
+            for k, v in step.get("env", {}).items()
+        }
+        res = subprocess.run(
+            ["bash", "-e", "-c", step["run"]],
+            cwd=repo,
+            env={**env, **job_env, **step_env},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if res.returncode != 0:
+            return res
+    return res
+
+
+def test_the_github_workflow_proposes_a_changed_lock_once(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    for name, text in _repo_files().items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    git_init(repo, branch="main")
+    git_commit(repo, "init")
+    fake = _kubectl(tmp_path / "fake", export())
+    forge = Repo(_repo_files())
+    summary = tmp_path / "summary.md"
+    with FakeGitHubRepo(forge) as gh:
+        env = {
+            **os.environ,
+            **gh.env(),
+            "PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}",
+            "GITHUB_STEP_SUMMARY": str(summary),
+        }
+        context = {
+            "runner.temp": str(tmp_path / "runner-temp"),
+            "secrets.CMHASH_KUBECONFIG": "apiVersion: v1\nkind: Config\n",
+            "secrets.CMHASH_LOCK_KEY": "k3y",
+            "github.token": GITHUB_TOKEN,
+        }
+        res = _run_workflow(repo, env, context)
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert "opened pull request #1" in res.stderr
+        [pull] = gh.pulls
+        assert pull["head"] == "cmhash/lock" and pull["base"] == "main"
+        assert "newly locked (VaultStaticSecret shop/db)" in pull["body"]
+        lock = forge.files("cmhash/lock")["cmhash.lock"]  # type: ignore[index]
+        git_commit(repo, "merge the lock", {"cmhash.lock": lock})
+        forge.branches["main"] = forge.commit({**forge.files("main"), "cmhash.lock": lock})  # type: ignore[dict-item]
+        res = _run_workflow(repo, env, context)
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert "cmhash.lock is current" in res.stdout
+        (fake.parent / "cluster.yaml").write_text(
+            export(ROTATED, db="4q2+7wAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
+        )
+        res = _run_workflow(repo, env, context)
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert "updated pull request #1" in res.stderr
+        assert "rotated in the store (VaultStaticSecret shop/db)" in gh.pulls[0]["body"]
+    assert _values_in(gh.pulls[0]["body"] + summary.read_text() + res.stdout + res.stderr) == []
+    temp = tmp_path / "runner-temp" / "cmhash-lock"
+    assert not list(temp.glob("export*")) and not (temp / "kubeconfig").exists()
+    assert _values_in(_tree_text(temp)) == []
