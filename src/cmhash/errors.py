@@ -43,15 +43,12 @@ class CmhashError(Exception):
         self.column = column
 
     def __str__(self) -> str:
-        where = ""
-        if self.path is not None:
-            where = printable(self.path)
-            if self.line is not None:
-                where += f":{self.line}"
-                if self.column is not None:
-                    where += f":{self.column}"
-            where += ": "
-        return f"{where}{self.message}"
+        if self.path is None:
+            return self.message
+        where = printable(self.path)
+        if self.line is not None:
+            where += f":{self.line}" + (f":{self.column}" if self.column is not None else "")
+        return f"{where}: {self.message}"
 
 
 class InputError(CmhashError):
@@ -88,7 +85,7 @@ class NodeError(Exception):
     name, what the parser found). It is the one shown when the place may be inside a
     Secret, whose text must never reach a message."""
 
-    def __init__(self, message: str, offset: int, *, public: str | None = None) -> None:
+    def __init__(self, message: str, offset: int, public: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.offset = offset
@@ -97,8 +94,4 @@ class NodeError(Exception):
     def __reduce__(self) -> tuple[Any, ...]:
         # worker processes send it back to the parent (a workload's edit error): pickle
         # would call __init__ with the message alone, fail, and stop the pool for good
-        return (_node_error, (self.message, self.offset, self.public))
-
-
-def _node_error(message: str, offset: int, public: str) -> NodeError:
-    return NodeError(message, offset, public=public)
+        return (NodeError, (self.message, self.offset, self.public))

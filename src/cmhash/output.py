@@ -8,6 +8,7 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Sequence
+from contextlib import suppress
 from typing import TYPE_CHECKING
 
 from cmhash.errors import OutputClosed
@@ -28,11 +29,9 @@ def err(line: str) -> None:
     from cmhash.visible import visible
 
     line = visible(line, lines=True)
-    try:
+    with suppress(OSError):  # stderr closed
         sys.stderr.write(line + "\n")
         sys.stderr.flush()
-    except (BrokenPipeError, OSError):  # pragma: no cover - stderr closed
-        pass
     log(line)
 
 

@@ -12,6 +12,7 @@ an anchor, a tag, a node an alias repeats).
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from cmhash.edit.splice import Edit
 from cmhash.parse.tree import ALIAS, MAP, SCALAR, Node, entries, scalar
 
 
@@ -23,6 +24,11 @@ class Spot(NamedTuple):
     end: int
     style: str | None
     problem: str | None = None
+
+    def renamed(self, name: str) -> Edit:
+        """The edit that writes ``name`` in place, in the quotes the old one had."""
+        quote = self.style if self.style in ("'", '"') else ""
+        return Edit(self.start, self.end, f"{quote}{name}{quote}")
 
 
 def spot_of(raw: Node | None) -> Spot | None:
@@ -99,9 +105,5 @@ def text_of(ann: Annotations | None, key: str) -> str:
 
 
 def labels_of(node: Node | None) -> tuple[tuple[str, str], ...]:
-    out = []
-    for key, (_, v) in entries(node).items() if node is not None and node.kind == MAP else ():
-        value = scalar(v)
-        if value is not None:
-            out.append((key, value))
-    return tuple(out)
+    pairs = entries(node).items() if node is not None and node.kind == MAP else ()
+    return tuple((k, value) for k, (_, v) in pairs if (value := scalar(v)) is not None)

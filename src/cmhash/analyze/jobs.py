@@ -1,17 +1,10 @@
-"""``--jobs=rename``: a Job that must run again when its configuration changes (a
-migration, a seed) gets a name suffixed from its pod template and its config checksum.
-
-A Job's pod template is immutable: annotating it (``--jobs``) makes ``kubectl apply``
-fail on a change. A new name is a new Job instead, which runs; the same inputs give the
-same name, so an unchanged Job is not run again. The name the user wrote is kept in the
-Job's own ``cmhash.io/job-base-name`` annotation, so that a second run (``-i``, a
-pre-commit hook) recognises its own suffix and replaces it instead of adding another.
-
-Names stay within 63 characters: the Job controller puts the Job's name in its pods'
-``job-name`` label, whose values are limited to 63. Jobs named by ``generateName`` are
-new Jobs every time anyway, and Helm and Argo CD hook Jobs are deleted and created again
-by their tool: both are left alone (plan/resolve.py says so). CronJobs are not renamed:
-their next run takes the new template.
+"""``--jobs=rename`` (docs/concepts/jobs.md): a Job that must run again when its
+configuration changes (a migration, a seed) gets a name suffixed from its spec and its
+config checksum. A Job's pod template is immutable, so a new name (a new Job, which runs)
+is the way to change it; the same inputs give the same name. The base name is kept in
+``cmhash.io/job-base-name``, so a second run replaces its own suffix instead of adding
+one. Names stay within 63 characters: the Job controller copies the Job's name into its
+pods' ``job-name`` label, whose values are limited to 63.
 """
 
 # No "from __future__ import annotations": typing compiles string NamedTuple fields at import
@@ -21,6 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from cmhash.analyze.annotations import Spot, spot_of
 from cmhash.analyze.hashing import canonical_json, sha256_hex
+from cmhash.analyze.versioned_names import ALPHABET, SUFFIX_LEN, hashed
 from cmhash.edit.splice import Edit, annotations_edits
 from cmhash.errors import NodeError
 from cmhash.knowledge.kinds import MAX_NAME, MUTABLE
@@ -31,9 +25,6 @@ if TYPE_CHECKING:
     from cmhash.parse.tree import Node
 
 BASE_NAME = "cmhash.io/job-base-name"
-ALPHABET = "2456789bcdfghkmt"  # as versioned names: no vowels, no look-alikes
-_TRANSLATE = str.maketrans("0123456789abcdef", ALPHABET)
-SUFFIX_LEN = 10
 
 
 class JobRename(NamedTuple):
@@ -97,8 +88,8 @@ def plan_rename(
 
 
 def suffix(rename: JobRename, checksum: str) -> str:
-    text = f"{rename.base}\n{rename.digest}\n{checksum}".encode()
-    return sha256_hex(text)[:SUFFIX_LEN].translate(_TRANSLATE)
+    """The suffix of versioned names (the same alphabet) from the base, spec and checksum."""
+    return hashed(f"{rename.base}\n{rename.digest}\n{checksum}")
 
 
 def new_name(rename: JobRename, checksum: str) -> str:
@@ -111,6 +102,4 @@ def new_name(rename: JobRename, checksum: str) -> str:
 
 def rename_edits(rename: JobRename, new: str) -> list[Edit]:
     """The name written in its own style, and the base-name annotation when missing."""
-    style = rename.spot.style
-    written = f"{style}{new}{style}" if style in ('"', "'") else new
-    return [Edit(rename.spot.start, rename.spot.end, written), *rename.marker]
+    return [rename.spot.renamed(new), *rename.marker]

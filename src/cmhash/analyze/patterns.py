@@ -9,14 +9,11 @@ backreferences, repeat counts up to 1000. So the anchors bind to the outer alter
 only: ``web|db`` is ``^web|db$``, names starting with ``web`` or ending with ``db``.
 
 cmhash uses Google's RE2 itself (PyPI ``google-re2``), not Python's ``re``: the same
-syntax and the same refusals as Go, and no pattern can make a run backtrack. What RE2
-refuses and Go accepts, or the other way round, is listed in ``_GO_ONLY``.
-
-Matching many patterns against many names goes through one ``re2.Set`` per
-(kind, namespace): each name is scanned once for every pattern (``match_all``).
-
-RE2 is imported when the first pattern is read (``_re2``): most runs hold no reload
-list, and importing it is about 2 ms of a small chart's start-up.
+syntax and the same refusals as Go, and no pattern can make a run backtrack; where the
+two part, ``_go_refuses`` says. Many patterns are matched against many names through one
+``re2.Set`` per (kind, namespace): each name is scanned once (``match_all``). RE2 is
+imported when the first pattern is read (``_re2``): most runs hold no reload list, and
+importing it is about 2 ms of a small chart's start-up.
 """
 
 # No "from __future__ import annotations": typing compiles string NamedTuple fields at import

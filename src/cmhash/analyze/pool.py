@@ -4,11 +4,10 @@ The parent and ``n - 1`` forked workers share the work: each claims the next bat
 contiguous document chunks from one pipe of batch numbers, so a process the machine
 slows down takes fewer. Workers inherit the sources' text (fork: shared, not copied)
 and send each batch's small summaries (DocInfo, never parse trees), packed
-(transport.py), through a pipe as they finish it (without waiting for it: what the
-pipe does not take yet waits in the worker's memory); between its own batches the parent
+(transport.py), through a pipe as they finish it; between its own batches the parent
 takes in what has arrived, so reading the workers' results is shared work too, not a
-wait at the end. The parent's own batches need no packing. Results are put back in
-input order, so the first input error in input order wins, as in one process.
+wait at the end. Results are put back in input order, so the first input error in input
+order wins, as in one process.
 
 What a worker sends is only ever a cache: a batch whose result does not come back (the
 worker died, was killed, met a bug, or its result would not pack) is done again by the
@@ -23,7 +22,8 @@ import signal
 import struct
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
-from typing import Any, NoReturn
+from contextlib import suppress
+from typing import Any, NamedTuple, NoReturn
 
 from cmhash.analyze.chunk import analyze_source
 from cmhash.analyze.options import AnalyzeOptions
@@ -32,7 +32,6 @@ from cmhash.errors import CmhashError
 from cmhash.knowledge.kinds import KindTable
 from cmhash.read.source import SourceText
 from cmhash.read.split import cuts
-from cmhash.record import Record
 
 BATCHES_PER_PROCESS = 16  # enough for a slowed process to take fewer, few enough to be cheap
 # and no batch over this much input, so that the processes' last batches end close
@@ -55,40 +54,25 @@ PIPE_SIZE = 1 << 20  # a worker's pipe, when the system allows: it rarely waits 
 _HELD = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-class _Shared(Record):
+class _Shared(NamedTuple):
     """What the workers inherit (fork): the inputs, the batches, and the pipe that hands
-    out batch numbers. (A Record, not a NamedTuple: a NamedTuple is compiled when the
-    module is imported, and every run imports this module, small ones too.)"""
+    out batch numbers."""
 
-    __slots__ = ("claims", "cuts", "options", "sources", "table", "todo")
-
-    def __init__(
-        self,
-        sources: list[SourceText],
-        cut_lists: Cuts,
-        table: KindTable,
-        options: AnalyzeOptions,
-        todo: list[Batch],
-        claims: int,  # read end of a pipe holding every batch number (_CLAIM), then EOF
-    ) -> None:
-        self.sources = sources
-        self.cuts = cut_lists
-        self.table = table
-        self.options = options
-        self.todo = todo
-        self.claims = claims
+    sources: list[SourceText]
+    cuts: Cuts
+    table: KindTable
+    options: AnalyzeOptions
+    todo: list[Batch]
+    claims: int  # read end of a pipe holding every batch number (_CLAIM), then EOF
 
 
-class _Worker(Record):
+class _Worker(NamedTuple):
     """The parent's side of a worker: its pipe, and what has come through it that is
     not yet a whole frame."""
 
-    __slots__ = ("pending", "pid", "pipe")
-
-    def __init__(self, pid: int, pipe: int) -> None:
-        self.pid = pid
-        self.pipe = pipe
-        self.pending = bytearray()
+    pid: int
+    pipe: int
+    pending: bytearray
 
 
 _WORK: _Shared | None = None
@@ -159,8 +143,7 @@ def _claim() -> int | None:
     got = os.read(_WORK.claims, _CLAIM.size)
     if not got:
         return None  # every batch is taken (the write end is closed: end of file)
-    (i,) = _CLAIM.unpack(got)
-    return int(i)
+    return int(_CLAIM.unpack(got)[0])
 
 
 def _claims(count: int) -> int:
@@ -200,20 +183,13 @@ def _worker(out: int, mask: set[int | signal.Signals], encode: Encode) -> NoRetu
                 continue  # the parent does this batch again
             backlog += _FRAME.pack(i, len(blob))
             backlog += blob
-            _send_some(out, backlog)
+            with suppress(BlockingIOError):  # full: the parent reads it after its batch
+                del backlog[: os.write(out, backlog)]  # (a non-blocking write may take part)
         os.set_blocking(out, True)
         _write_all(out, backlog)  # the rest, as the parent reads it
     except BaseException:  # a bug (the parent meets it again, itself), or the parent
         code = 3  # is gone or stopped reading
     os._exit(code)
-
-
-def _send_some(fd: int, backlog: bytearray) -> None:
-    """As much of ``backlog`` as the pipe takes now (a non-blocking write may take part)."""
-    try:
-        del backlog[: os.write(fd, backlog)]
-    except BlockingIOError:
-        pass  # full: the parent reads it after its current batch
 
 
 def _write_all(fd: int, data: bytes | bytearray) -> None:
@@ -236,7 +212,7 @@ def _take_in(
             break
         if not chunk:
             break
-        worker.pending += chunk
+        worker.pending.extend(chunk)
     data, at, done = worker.pending, 0, []
     while at + _FRAME.size <= len(data):
         i, size = _FRAME.unpack_from(data, at)
@@ -244,11 +220,9 @@ def _take_in(
             break  # the rest of it is still on its way
         at += _FRAME.size
         if 0 <= i < len(results) and results[i] is None:
-            try:
+            with suppress(Exception):  # redone by the parent
                 results[i] = decode(bytes(data[at : at + size]))
                 done.append(i)
-            except Exception:  # redone by the parent
-                pass
         at += size
     del data[:at]
     return done
@@ -276,7 +250,7 @@ def _fork_worker(workers: dict[int, _Worker], encode: Encode) -> None:
         os.close(read_end)
         _worker(write_end, old, encode)
     os.close(write_end)
-    workers[pid] = _Worker(pid, read_end)
+    workers[pid] = _Worker(pid, read_end, bytearray())
     signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
@@ -360,14 +334,10 @@ def _stop(workers: dict[int, _Worker]) -> None:
     and reap them, so none outlives the run."""
     for pid, worker in workers.items():
         os.close(worker.pipe)
-        try:
+        with suppress(ProcessLookupError):  # already gone
             os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:  # pragma: no cover - already gone
-            pass
-        try:
+        with suppress(ChildProcessError):  # already reaped
             os.waitpid(pid, 0)
-        except ChildProcessError:  # pragma: no cover - already reaped
-            pass
 
 
 def _size(cut_lists: Cuts, batch: Batch) -> tuple[int, int]:

@@ -111,8 +111,8 @@ _POD_TRIE = _trie(POD_SITES)
 def _py_site_refs(
     site: Site, matches: list[tuple[Node, str]], container: str | None
 ) -> list[Reference]:
-    """The References of one site's nodes. (``_site_refs``: this, or the same in C from
-    native/_ctree.c, which hands anything but the common case back to this.)"""
+    """The References of one site's nodes (native/_ctree.c's copy hands anything but the
+    common case back to this)."""
     refs = []
     for node, f in matches:
         if not site.name_field:  # the node is the name (a list of names)

@@ -139,21 +139,10 @@ class WorkloadInfo(Record):
         namespace: str | None,
         offset: int,
         doc: int,
-        skip: SkipReason | None = None,
-        skip_detail: str | None = None,
         generated: bool = False,
         hook: str | None = None,
         labels: Labels = (),
         selection: Selection = NO_SELECTION,
-        refs: tuple[Reference, ...] = (),
-        current: str | None = None,
-        current_style: str | None = None,
-        edit: Edit | None = None,
-        edit_error: NodeError | None = None,
-        no_restart: str | None = None,
-        subpaths: tuple[SubPathMount, ...] = (),
-        skipped_items: tuple[Skipped, ...] = (),
-        job: "JobRename | None" = None,
     ) -> None:
         self.kind = kind
         self.api_version = api_version
@@ -161,24 +150,25 @@ class WorkloadInfo(Record):
         self.namespace = namespace
         self.offset = offset
         self.doc = doc
-        self.skip = skip
-        self.skip_detail = skip_detail  # which annotation or rule, when it matters
         self.generated = generated  # named by metadata.generateName only
         # a Helm or Argo CD hook ("pre": runs before the release's other objects exist,
         # "post"): deleted and created anew on each release
         self.hook = hook
         self.labels = labels
         self.selection = selection
-        self.refs = refs
-        self.current = current
-        self.current_style = current_style  # the existing value's scalar style (None: plain)
-        self.edit = edit  # candidate, value = PLACEHOLDER
-        self.edit_error = edit_error
-        self.no_restart = no_restart
-        self.subpaths = subpaths
+        # what the map stage finds next (analyze/workload.py)
+        self.skip: SkipReason | None = None
+        self.skip_detail: str | None = None  # which annotation or rule, when it matters
+        self.refs: tuple[Reference, ...] = ()
+        self.current: str | None = None
+        self.current_style: str | None = None  # the existing value's style (None: plain)
+        self.edit: Edit | None = None  # candidate, value = PLACEHOLDER
+        self.edit_error: NodeError | None = None
+        self.no_restart: str | None = None
+        self.subpaths: tuple[SubPathMount, ...] = ()
         # annotation items the tool that defines them skips (Wave): findings
-        self.skipped_items = skipped_items
-        self.job = job  # --jobs=rename: what the reduce stage needs to rename it
+        self.skipped_items: tuple[Skipped, ...] = ()
+        self.job: JobRename | None = None  # --jobs=rename: what the reduce stage needs
 
     @property
     def label(self) -> str:
@@ -205,25 +195,16 @@ class DocInfo(Record):
         "workloads",
     )
 
-    def __init__(
-        self,
-        index: int,
-        chunk: Chunk,
-        has_content: bool,
-        # tuples, not lists: a big run keeps one DocInfo per ConfigMap, Secret and workload
-        configs: tuple[ConfigInfo, ...] = (),
-        workloads: tuple[WorkloadInfo, ...] = (),
-        verify_error: tuple[str, int] | None = None,
-        # Secrets named by generateName only: in no index, but (start, end) of Secret text
-        unnamed_secrets: tuple[tuple[int, int], ...] = (),
-    ) -> None:
+    def __init__(self, index: int, chunk: Chunk, has_content: bool) -> None:
         self.index = index
         self.chunk = chunk
         self.has_content = has_content
-        self.configs = configs
-        self.workloads = workloads
-        self.verify_error = verify_error
-        self.unnamed_secrets = unnamed_secrets
+        # tuples, not lists: a big run keeps one DocInfo per ConfigMap, Secret and workload
+        self.configs: tuple[ConfigInfo, ...] = ()
+        self.workloads: tuple[WorkloadInfo, ...] = ()
+        self.verify_error: tuple[str, int] | None = None
+        # Secrets named by generateName only: in no index, but (start, end) of Secret text
+        self.unnamed_secrets: tuple[tuple[int, int], ...] = ()
 
     @property
     def kept(self) -> bool:

@@ -51,5 +51,9 @@ def own_names(keys: Iterable[ResourceId]) -> set[ResourceId]:
 
 def suffix(content: Content, base: str, secret_key: bytes | None) -> str:
     """The version suffix of an object of ``content`` under ``base``."""
-    text = canonical_json(entry(Use(content.kind, base, content, None), secret_key))
+    return hashed(canonical_json(entry(Use(content.kind, base, content, None), secret_key)))
+
+
+def hashed(text: str) -> str:
+    """``SUFFIX_LEN`` characters of ``ALPHABET`` from the SHA-256 of ``text``."""
     return sha256_hex(text.encode("utf-8"))[:SUFFIX_LEN].translate(_TRANSLATE)

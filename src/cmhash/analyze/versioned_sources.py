@@ -3,30 +3,24 @@ Secret a source produces, how ``--versioned`` may give it a content-suffixed nam
 the names to rewrite are written, and the insertion of a produced name the source does
 not write.
 
-How each source kind is versioned is its row's ``versioning`` (knowledge/sources.py):
+How each source kind is versioned is its row's ``versioning`` (knowledge/sources.py);
+why, kind by kind, is docs/concepts/versioned-names.md ("Versioned secret sources"):
 
-- ``target`` (ExternalSecret): the ExternalSecret itself is renamed ``<name>-<suffix>``
-  and ``spec.target.name`` is set to ``<produced>-<suffix>`` (inserted when absent). The
-  ExternalSecret is renamed too because its controller deletes every Secret it owns
-  but the current target when it creates a new one (external-secrets
-  pkg/controllers/externalsecret/externalsecret_controller.go ``deleteOrphanedSecrets``,
-  by the owner label of the ExternalSecret's namespace/name), and the CRD documents
-  ``target.name`` as immutable: a new name for the producer leaves the old producer, and
-  the old Secret, to old pods. ``creationPolicy: Merge`` or ``None``: the Secret is not
-  the ExternalSecret's, so nothing is renamed.
-- ``names`` (SecretProviderClass): each ``secretObjects[].secretName`` gets the suffix;
-  the SecretProviderClass itself is a referenced object (pods name it in a CSI volume)
-  and is renamed with it, its volume references following (plan/source_versions.py).
-  The driver syncs those Secrets only while a pod mounts the class, owned by the
-  mounting pods' SecretProviderClassPodStatus (secrets-store-csi-driver
+- ``target`` (ExternalSecret): renamed, and ``spec.target.name`` set to the produced
+  name with the suffix (inserted when absent): its controller deletes every Secret it
+  owns but the current target (external-secrets
+  pkg/controllers/externalsecret/externalsecret_controller.go ``deleteOrphanedSecrets``;
+  its CRD documents ``target.name`` as immutable), so the old producer must stay for old
+  pods. ``creationPolicy: Merge`` or ``None``: the Secret is not the ExternalSecret's, so
+  nothing is renamed.
+- ``names`` (SecretProviderClass): each ``secretObjects[].secretName``, and the class
+  itself, which pods name in a CSI volume: the driver syncs those Secrets only for the
+  pods that mount the class (secrets-store-csi-driver
   docs/book/src/topics/sync-as-kubernetes-secret.md,
-  controllers/secretproviderclasspodstatus_controller.go): new pods mount the new
-  class and get the new Secrets; old pods keep the old class and theirs.
-- ``sealed`` (SealedSecret): the controller names the Secret after the SealedSecret.
-  In the strict scope (the default) the name and namespace are bound into the
-  encryption, so renaming needs re-sealing: never renamed. With
-  ``sealedsecrets.bitnami.com/namespace-wide: "true"`` or ``cluster-wide: "true"`` the
-  name is not bound, and the SealedSecret itself is renamed.
+  controllers/secretproviderclasspodstatus_controller.go).
+- ``sealed`` (SealedSecret): the Secret takes the SealedSecret's name. The strict scope
+  (the default) binds name and namespace into the encryption: never renamed; with
+  ``namespace-wide`` or ``cluster-wide`` the SealedSecret itself is renamed.
 """
 
 # No "from __future__ import annotations": typing compiles string NamedTuple fields at import

@@ -71,7 +71,7 @@ def _run(
     settings: Settings,
     keep_plans: bool,
     allow_empty: bool,
-    output: bool = True,
+    output: bool,
 ) -> RunResult:
     options = stages(settings)
     notes: list[str] = []
@@ -116,7 +116,7 @@ def _run(
         for ref in w.refs
         if ref.pattern
     )  # every Reloader pattern matched in one pass per kind and namespace
-    scoping = scopes.scoping(index, settings.scopes, place)
+    scoping = scopes.Scoping(index, scopes.Scopes(settings.scopes), place)
     secret_spans = SecretSpans(sources, docs)
     planner = Planner(scoping, releases, options.plan)
     versioning = None
@@ -257,9 +257,7 @@ def _release_namespaces(
 ) -> Namespaces | None:
     """Helm output with objects that name no namespace: each render's release namespace,
     when it can be known (helm.py); ``-n`` / ``namespace:`` always win."""
-    if settings.namespace is not None:
-        return None
-    if not any(is_helm_source(s) for s in sources):
+    if settings.namespace is not None or not any(is_helm_source(s) for s in sources):
         return None
     releases = release_namespaces(sources, docs, findings)
     notes.extend(releases.notes)

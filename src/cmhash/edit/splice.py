@@ -95,7 +95,10 @@ def _check_owned(node: Node, what: str) -> None:
         )
 
 
-def _check_no_merge(node: Node, what: str) -> None:
+def _check_map(node: Node, what: str) -> None:
+    """A mapping written out: no ``<<`` merge key pulls entries in from elsewhere."""
+    if node.kind != MAP:
+        raise NodeError(f"{what} is not a mapping", node.start)
     for k, _ in node.value:
         if k.kind == SCALAR and is_merge_key(k):
             raise NodeError(
@@ -258,9 +261,7 @@ def annotations_edits(
     mapping on the way decides: missing levels are inserted, null ones filled."""
     ctx = _Ctx(text, [(k, _q(v)) for k, v in values.items()], default_nl)
     _check_owned(target, what)
-    if target.kind != MAP:
-        raise NodeError(f"{what} is not a mapping", target.start)
-    _check_no_merge(target, what)
+    _check_map(target, what)
     step = _step(text, target, target_key)
     ann, akey = target, target_key
     for depth, name in enumerate(level):
@@ -276,9 +277,7 @@ def annotations_edits(
         _check_owned(v, name)
         if v.kind == SCALAR and v.is_null:
             return [_fill_null(ctx, ann, k, v, list(level[depth + 1 :]), step)]
-        if v.kind != MAP:
-            raise NodeError(f"{name} is not a mapping", v.start)
-        _check_no_merge(v, name)
+        _check_map(v, name)
         ann, akey = v, k
     edits: list[Edit] = []
     missing = []
@@ -304,9 +303,7 @@ def pair_edit(text: str, mapping: Node, key: str, plain: str, default_nl: str) -
     true``): its value replaced, or the pair inserted before ``metadata`` (else as the
     mapping's first entry)."""
     _check_owned(mapping, "the object")
-    if mapping.kind != MAP:
-        raise NodeError("the object is not a mapping", mapping.start)
-    _check_no_merge(mapping, "the object")
+    _check_map(mapping, "the object")
     pair = own(mapping, key)
     if pair is not None:
         value = pair[1]

@@ -6,13 +6,12 @@ without PyYAML (small inputs never import it).
 original tree, node by node: kinds, values, styles and the order of entries must be the
 same; no anchors, aliases or tags (the tree must come from the C builder). Only plain
 cases take this path: one document holding one object (the workload itself, not a List
-item), with ``metadata``/``annotations`` either mappings or absent. Our annotation must
-hold the planned value, double-quoted; an existing value under our key is dropped from
-the original; a level the edit created must hold nothing else. Ours, and a level the
-edit created, may be anywhere in their mapping; every other key must stay where it was,
-as verify.py wants. Anything else, or any difference, returns ``None`` and verify.py
-decides (its message is the one users see). verify.py is the reference: the tests hold
-this check to never accept what verify.py refuses.
+item), with ``metadata``/``annotations`` mappings or absent. Our annotation must hold the
+planned value, double-quoted, and may be anywhere in its mapping (so may a level the edit
+created, holding nothing else); an existing value under our key is dropped from the
+original; every other key stays where it was. Anything else, or any difference, returns
+``None`` and verify.py, the reference, decides (its message is the one users see); the
+tests hold this check to never accept what verify.py refuses.
 """
 
 from __future__ import annotations

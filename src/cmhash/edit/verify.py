@@ -49,26 +49,29 @@ Pairs = dict[str, tuple[str, str | None]]
 ANY_STYLE = "any"  # a pair whose value may be written in any style
 
 
-def slots_for(
-    target: Node, pairs: Pairs, level: tuple[str, ...] = ("metadata", "annotations")
-) -> tuple[dict[int, Slot], set[int]]:
-    """Slots keyed by id(old node), and the ids of old key nodes our edit replaces:
-    ``pairs`` land in ``target`` below ``level`` (created where missing or null)."""
-    skip: set[int] = set()
+def add_slots(
+    slots: dict[int, Slot],
+    skip: set[int],
+    target: Node,
+    pairs: Pairs,
+    level: tuple[str, ...] = ("metadata", "annotations"),
+) -> None:
+    """``pairs`` land in ``target`` below ``level`` (created where missing or null): their
+    slot into ``slots`` by id(old node), the ids of old key nodes they replace into
+    ``skip``."""
     node = target
     for depth, name in enumerate(level):
         found = own(node, name)
-        shape = level[depth:]
-        if found is None:
-            return {id(node): Slot(NEW + ".".join(shape), pairs)}, skip
-        if found[1].is_null:  # "metadata:" with no value: replaced by the whole shape
-            return {id(found[1]): Slot(NEW + ".".join(shape), pairs)}, skip
+        if found is None or found[1].is_null:  # "metadata:" with no value: the whole shape
+            where = node if found is None else found[1]
+            slots[id(where)] = Slot(NEW + ".".join(level[depth:]), pairs)
+            return
         node = found[1]
     for key in pairs:
         old = own(node, key) if node.kind == MAP else None
         if old is not None:
             skip.add(id(old[0]))
-    return {id(node): Slot(PAIR, pairs)}, skip
+    slots[id(node)] = Slot(PAIR, pairs)
 
 
 class _Events:
@@ -76,9 +79,8 @@ class _Events:
 
     def __init__(self, text: str, be: Any) -> None:
         self.be: Any = route(text, be)  # (the reader parse_chunk took for the original)
-        be = self.be
-        self.next_event = be.run(text)
-        self.framing = be.framing  # stream and document start/end: not nodes
+        self.next_event = self.be.run(text)
+        self.framing = self.be.framing  # stream and document start/end: not nodes
         self.ahead: Any = None
 
     def peek(self) -> Any:
@@ -106,6 +108,11 @@ class _Events:
 
 def _tag(ev: Any) -> str | None:
     return None if ev.tag == "!" else ev.tag
+
+
+def _bare(ev: Any, cls: Any) -> bool:
+    """Whether ``ev`` is a ``cls`` event without a tag or an anchor (as we write them)."""
+    return ev is not None and ev.__class__ is cls and _tag(ev) is None and ev.anchor is None
 
 
 class _Matcher:
@@ -173,9 +180,7 @@ class _Matcher:
         """Take what the slot lets in here (pairs of a PAIR slot in any order)."""
         while not slot.used:
             ev = self.ev.peek()
-            if ev is None or ev.__class__ is not self.be.scalar:
-                return
-            if _tag(ev) is not None or ev.anchor is not None:
+            if not _bare(ev, self.be.scalar):
                 return
             if slot.shape == PAIR:
                 if ev.value not in slot.pairs or ev.value in slot.seen:
@@ -207,18 +212,12 @@ class _Matcher:
                 raise _Mismatch("a created level holds more than the annotation")
 
     def plain_mapping_start(self) -> None:
-        ev = self.ev.take()
-        if ev.__class__ is not self.be.mstart or _tag(ev) is not None or ev.anchor is not None:
+        if not _bare(self.ev.take(), self.be.mstart):
             raise _Mismatch("a created level is not a plain mapping")
 
     def key(self, name: str) -> None:
         ev = self.ev.take()
-        if (
-            ev.__class__ is not self.be.scalar
-            or ev.value != name
-            or _tag(ev) is not None
-            or ev.anchor is not None
-        ):
+        if not _bare(ev, self.be.scalar) or ev.value != name:
             raise _Mismatch(f"expected the key {name!r}")
 
     def value(self, slot: Slot, key: str) -> None:
@@ -226,23 +225,11 @@ class _Matcher:
         value, style = slot.pairs[key]
         ev = self.ev.take()
         if (
-            ev.__class__ is not self.be.scalar
+            not _bare(ev, self.be.scalar)
             or ev.value != value
             or (style != ANY_STYLE and (ev.style or None) != style)
-            or _tag(ev) is not None
-            or ev.anchor is not None
         ):
             raise _Mismatch("the annotation does not carry the planned value")
-
-
-def _templates(
-    src: SourceText, doc: int, roots: list[Node], edited: list[tuple[int, WorkloadKind, str]]
-) -> list[Node | None]:
-    resources = document_resources(src, doc, roots)
-    return [
-        pod_template(resources[pos], kind)[0] if pos < len(resources) else None
-        for pos, kind, _ in edited
-    ]
 
 
 def verify_edits(
@@ -258,14 +245,12 @@ def verify_edits(
     """``edited``: (resource position in the document, kind, value written)."""
     slots: dict[int, Slot] = {}
     skip: set[int] = set()
-    for (_, kind, value), template in zip(
-        edited, _templates(src, doc, old_roots, edited), strict=True
-    ):
+    resources = document_resources(src, doc, old_roots)
+    for pos, kind, value in edited:
+        template = pod_template(resources[pos], kind)[0] if pos < len(resources) else None
         if template is None or template.kind != MAP:
             raise NodeError(f"a {kind.kind} pod template is gone", base)
-        s, k = slots_for(template, {key: (value, '"')}, kind.level)
-        slots.update(s)
-        skip |= k
+        add_slots(slots, skip, template, {key: (value, '"')}, kind.level)
     check_document(base, old_roots, new_text, slots, skip, be)
 
 

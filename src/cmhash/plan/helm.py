@@ -8,38 +8,25 @@ which namespace that is (Helm 4 gives a ``postrenderer/v1`` plugin only
 so for input that is Helm output (``# Source:`` comments, or Helm 4's
 ``postrenderer.helm.sh/postrender-filename`` annotations) cmhash reads it from what the
 chart itself writes, per **render**: one source (a file, or stdin), and inside it each
-``helm template`` output (plan/renders.py: a top-level chart's documents, split where
-Helm's output order or the release's ``app.kubernetes.io/instance`` label shows that the
-next release begins, as in ``helmfile template``). Other files of a repository walk are
-never affected.
+``helm template`` output (plan/renders.py). Other files of a repository walk are never
+affected.
 
-**Evidence.** A chart's workloads must find their ConfigMaps and Secrets, and those never
-cross namespaces. So when a workload that names namespace N references an object the
-render defines without a namespace (and not in N), that object is in N: the release
-namespace is N. The other way round, a workload without a namespace referencing an object
-the render only defines in N says the same. Objects a chart deliberately places
-elsewhere (kube-prometheus-stack's Services in ``kube-system``, a dashboard ConfigMap in
-grafana's namespace) are no evidence: nothing of the release references them across.
-
-The rule, when ``-n`` / ``namespace:`` is not given:
-
-1. the evidence agrees on one namespace: that is the release namespace. An exported
-   ``HELM_NAMESPACE`` that says otherwise is stale (``helm -n`` overrides it): a warning;
-2. no evidence: ``HELM_NAMESPACE`` when exported, else none (objects without a namespace
-   then match each other, and nothing else);
-3. the evidence disagrees (no one namespace lets every such reference resolve): the
-   exported ``HELM_NAMESPACE`` when there is one; else the run stops (exit 2) naming
-   two references that disagree, so that Helm, which hides a post-renderer's stderr but
-   shows its failure, shows it too. ``-n`` settles it.
-
-What was inferred, and from what, is said in one note line.
+The rules, when ``-n`` / ``namespace:`` is not given (docs/concepts/environments.md,
+"Helm output: the release namespace"): ConfigMaps and Secrets never cross namespaces, so
+a reference between an object that names namespace N and one the render has without a
+namespace is **evidence** that the release is in N. Evidence that agrees decides (an
+exported ``HELM_NAMESPACE`` that says otherwise is stale: a warning); no evidence:
+``HELM_NAMESPACE`` when exported, else none; evidence that disagrees: the exported
+``HELM_NAMESPACE``, else the run stops (exit 2) naming two references, so that Helm,
+which hides a post-renderer's stderr but shows its failure, shows it too. What was
+inferred, and from what, is said in one note line.
 """
 
 # No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from cmhash.analyze.summaries import DocInfo
@@ -218,10 +205,6 @@ class Namespaces:
         self._several: dict[int, Renders] = {}  # sources holding several releases
         self.notes: list[str] = []
 
-    def add(self, src: SourceText, renders: "Renders", chosen: dict[str, str]) -> None:
-        if chosen:
-            self._renders[id(src)] = (renders, chosen)
-
     def __bool__(self) -> bool:
         return bool(self._renders)
 
@@ -247,11 +230,10 @@ def release_namespaces(
     sources: Sequence[SourceText],
     docs: Sequence[Sequence[DocInfo]],
     findings: list[Finding],
-    env: Mapping[str, str] | None = None,
 ) -> Namespaces:
     """The release namespace of every render of the Helm sources (rules in the module
     docstring); ``findings`` gets the stale-``HELM_NAMESPACE`` warnings."""
-    exported = (os.environ if env is None else env).get(NAMESPACE_ENV) or None
+    exported = os.environ.get(NAMESPACE_ENV) or None
     out = Namespaces()
     for src, per in zip(sources, docs, strict=True):
         if not per or not is_helm_source(src):
@@ -272,7 +254,8 @@ def release_namespaces(
                 chosen[unit] = release.namespace
             if release.note is not None:
                 out.notes.append(release.note)
-        out.add(src, renders, chosen)
+        if chosen:
+            out._renders[id(src)] = (renders, chosen)
         if renders.several:
             out._several[id(src)] = renders
     return out

@@ -65,9 +65,6 @@ class ConfigIndex:
             e for per in self.by_directory.values() for e in per.values() if id(e) not in seen
         ]
 
-    def get(self, key: ResourceId) -> ConfigEntry | None:
-        return self.objects.get(key)
-
     def add(self, entry: ConfigEntry, key: ResourceId | None = None) -> None:
         """``key``: its id, when the caller has it already."""
         self.objects[entry.id if key is None else key] = entry
@@ -131,11 +128,6 @@ def _shadowed(entry: ConfigEntry, prev: ConfigEntry) -> Finding:
     )
 
 
-def source_directory(src: SourceText) -> str:
-    """The directory a source is scoped by ("" for stdin; plan/scopes.py)."""
-    return "" if src.is_stdin else os.path.dirname(os.path.abspath(src.path))
-
-
 RENDER_MARK = "\0"  # starts the path segment of a render (never a directory name)
 FILE_MARK = "\1"  # starts the path segment of a source that is a place of its own
 MARKS = (RENDER_MARK, FILE_MARK)
@@ -160,7 +152,7 @@ class Place:
     def __call__(self, src: SourceText, offset: int) -> str:
         where = self._dirs.get(id(src))
         if where is None:
-            where = source_directory(src)
+            where = "" if src.is_stdin else os.path.dirname(os.path.abspath(src.path))
             if self.apart is not None and not src.is_stdin and self.apart(src):
                 where = os.path.join(where, f"{FILE_MARK}{os.path.basename(src.path)}")
             self._dirs[id(src)] = where
@@ -186,15 +178,12 @@ def several_places(per: dict[str, ConfigEntry]) -> tuple[str, str]:
 def defined_in(per: dict[str, ConfigEntry]) -> str:
     """The places of ``per`` (place -> definition) as messages name them: the files, and
     for a Helm render of several in one file, which one (``s.yaml (render demo#2)``)."""
-    return " and ".join(
-        entry.source.display
-        + (
-            f" (render {last[1:]})"
-            if (last := os.path.basename(where)).startswith(RENDER_MARK)
-            else ""
-        )
-        for where, entry in per.items()
-    )
+    shown = []
+    for where, entry in per.items():
+        last = os.path.basename(where)
+        render = f" (render {last[1:]})" if last.startswith(RENDER_MARK) else ""
+        shown.append(entry.source.display + render)
+    return " and ".join(shown)
 
 
 def build_index(

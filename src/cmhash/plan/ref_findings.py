@@ -93,7 +93,7 @@ def subpath(plan: WorkloadPlan, mount: SubPathMount, index: ConfigIndex) -> Find
     objs = ", ".join(f"{k} {n!r}" for k, n in mount.targets)
     where = f" at {mount.mount_path}" if mount.mount_path else ""
     who = f" (container {mount.container})" if mount.container else ""
-    seen = [index.get(ResourceId.config(k, plan.namespace, n)) for k, n in mount.targets]
+    seen = [index.objects.get(ResourceId.config(k, plan.namespace, n)) for k, n in mount.targets]
     if not any(e is not None and e.excluded is None for e in seen):
         then = "cmhash cannot see it in the input, so restart the pods yourself when it changes"
     elif plan.skip is None and plan.value is not None:

@@ -1,13 +1,11 @@
-"""Where one Helm render ends and the next begins in a stream of several.
+"""Where one Helm render ends and the next begins in a stream of several (users' view:
+docs/concepts/environments.md, "Several releases of one chart in one stream").
 
 ``helmfile template`` writes each release's ``helm template`` output to stdout as it is,
 one after the other, with nothing between them (helmfile ``pkg/helmexec/exec.go``,
 ``TemplateRelease``: ``helm.write(nil, out)``; the ``Templating release=…`` line goes to
-its log, on stderr). So two releases of one chart (two redis releases in two
-namespaces) are two runs of ``# Source: redis/...`` documents back to back, and the
-release namespace must be worked out for each (plan/helm.py). What tells them apart is
-the order ``helm template`` prints one render in (helm ``pkg/action/action.go``
-``renderResources``, ``pkg/cmd/template.go``):
+its log, on stderr). What tells two renders apart is the order ``helm template`` prints
+one render in (helm ``pkg/action/action.go`` ``renderResources``, ``pkg/cmd/template.go``):
 
 1. the chart's CRDs (``CHART/crds/...``, with ``--include-crds``), each file once;
 2. the manifests, sorted by kind in ``InstallOrder``, unknown kinds last and by kind name
@@ -16,19 +14,14 @@ the order ``helm template`` prints one render in (helm ``pkg/action/action.go``
    the order: knowledge/helm.py);
 3. the hooks (documents with a ``helm.sh/hook`` annotation).
 
-A new render of the same chart starts at a document that breaks that order: a CRD or a
-manifest after a hook, a CRD after a manifest, a manifest of a kind that sorts before
-the one printed last, a CRD file or a (template file, kind) that was printed already and
-not just before; or one whose ``app.kubernetes.io/instance`` label (Helm's standard
-label for the release name) differs from the render's. A document of another top-level
-chart (the first segment of ``# Source: CHART/...``; subcharts are
-``CHART/charts/...``) starts a render of its own. Hooks are only split off by their
-label: their order varies between Helm releases.
-
-A break is taken only when what follows prints a (template, kind) that the chart's
-render before it printed too: the chart starting over, as a second ``helm template``
-does. A stream in an order Helm does not print (assembled by hand, re-sorted: kustomize
-drops the ``# Source:`` comments, so its output is not Helm output here) is never cut.
+A new render of the same chart starts at a document that breaks that order
+(``_Render.breaks``) or whose ``app.kubernetes.io/instance`` label (Helm's standard label
+for the release name) differs from the render's; a document of another top-level chart
+(the first segment of ``# Source: CHART/...``; subcharts are ``CHART/charts/...``) starts
+a render of its own. Hooks are only split off by their label: their order varies between
+Helm releases. A break is taken only when what follows prints a (template, kind) that the
+chart's render before it printed too (``_confirm``): a stream in an order Helm does not
+print (assembled by hand, re-sorted) is never cut.
 """
 
 from __future__ import annotations
@@ -90,11 +83,9 @@ class _Render:
 
     def breaks(self, doc: _Doc) -> bool:
         """Whether ``doc`` cannot be the next document of this render."""
-        if doc.chart != self.chart:
+        if doc.chart != self.chart or doc.phase < self.phase:
             return True
         if doc.instance and self.instance and doc.instance != self.instance:
-            return True
-        if doc.phase < self.phase:
             return True
         if doc.phase == _HOOKS or doc.phase != self.phase:
             return False
@@ -238,17 +229,15 @@ class Renders:
     def unit_at(self, offset: int) -> str:
         """The render that holds ``offset`` (what precedes the first ``# Source:`` line
         belongs to the first render; no such lines: one render, "")."""
-        if not self.units:
-            return ""
-        i = bisect.bisect_right(self.starts, offset) - 1
-        return self.units[max(i, 0)]
+        return self.units[self._line(offset)] if self.units else ""
 
     def path_at(self, offset: int) -> str | None:
         """The ``# Source:`` path of the document at ``offset``."""
-        if not self._paths:
-            return None
-        i = bisect.bisect_right(self.starts, offset) - 1
-        return self._paths[max(i, 0)]
+        return self._paths[self._line(offset)] if self._paths else None
+
+    def _line(self, offset: int) -> int:
+        """The ``# Source:`` line ``offset`` follows (the first for text before it)."""
+        return max(bisect.bisect_right(self.starts, offset) - 1, 0)
 
     def label(self, unit: str) -> str:
         return self._label.get(unit, "")

@@ -33,10 +33,6 @@ from cmhash.plan.workplan import Resolved, WorkloadPlan
 _NO_KEYS: frozenset[str] = frozenset()
 
 
-def _keyset(ref: Reference) -> frozenset[str] | None:
-    return None if ref.keys is None else frozenset(ref.keys)
-
-
 def counts(plan: WorkloadPlan, ref: Reference, entry: ConfigEntry, options: PlanOptions) -> bool:
     """Whether ``ref`` would put ``entry`` into the workload's checksum (plan/scopes.py:
     a tie between definitions none of which would count is no tie)."""
@@ -172,18 +168,18 @@ def _resolve_one(
     if why is not None:
         plan.resolved.append(Resolved(ref, entry, excluded=why))
         return None
+    keys = None if ref.keys is None else frozenset(ref.keys)
     if entry is None:
         plan.resolved.append(Resolved(ref, None))
         if not ref.optional and (options.lock is None or key not in options.lock.entries):
             from cmhash.plan.ref_findings import missing  # (findings: imported when any)
 
             findings.append(missing(plan, ref, index, options))
-        return Use(ref.target_kind, ref.name, None, _keyset(ref), other_ns)
+        return Use(ref.target_kind, ref.name, None, keys, other_ns)
     content = entry.info.content
     if content.source is not None:  # what a source produces has no keys to check
         plan.resolved.append(Resolved(ref, entry))
         return Use(ref.target_kind, ref.name, content, None, other_ns)
-    keys = None if ref.keys is None else frozenset(ref.keys)
     absent = keys.difference(content.entries) if keys else _NO_KEYS  # (a dict: no copy)
     plan.resolved.append(_resolved((ref, entry, absent, None)))
     if absent and not ref.optional:
@@ -193,8 +189,7 @@ def _resolve_one(
     return _use((ref.target_kind, ref.name, content, keys, other_ns))
 
 
-# Resolved((...)) and Use((...)) with every field, without a Python frame (the common
-# path)
+# Resolved((...)) and Use((...)) with every field, without a Python frame (common path)
 _resolved = functools.partial(tuple.__new__, Resolved)
 _use = functools.partial(tuple.__new__, Use)
 

@@ -261,7 +261,3 @@ def _keep(cache: OrderedDict[K, V], key: K, value: V) -> None:
     cache[key] = value
     if len(cache) > _KEPT:
         cache.popitem(last=False)
-
-
-def scoping(index: ConfigIndex, patterns: Sequence[str], place: Place | None = None) -> Scoping:
-    return Scoping(index, Scopes(patterns), place)

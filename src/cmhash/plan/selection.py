@@ -1,16 +1,9 @@
 """Selection without editing the objects: rules from ``.cmhash.yaml`` (or a KRM
 functionConfig) that leave config objects out of every checksum, or leave workloads
-out of (or restrict cmhash to) the annotated ones.
-
-A rule matches an object by kind, name glob, namespace glob and label selector, all
-optional (``fnmatch`` globs, case-sensitive; the namespace is the one the object lands
-in: as written, else ``--namespace``, else ``""``)::
-
-    ignore:
-      configs:   [{kind: ConfigMap, name: "loki-runtime*"}]     # left out of every checksum
-      workloads: [{selector: "app in (argocd-repo-server)"}]    # never annotated
-    include:
-      workloads: [{namespace: "shop-*"}]                        # only these are annotated
+out of (or restrict cmhash to) the annotated ones (docs/concepts/dependencies-and-selection.md
+shows them). A rule matches an object by kind, name glob, namespace glob and label
+selector, all optional (``fnmatch`` globs, case-sensitive; the namespace is the one the
+object lands in: as written, else ``--namespace``, else ``""``).
 
 Label selectors use Kubernetes' string syntax (``kubectl get -l``): comma-separated
 requirements ``k``, ``!k``, ``k=v``, ``k==v``, ``k!=v``, ``k in (a,b)``, ``k notin (a,b)``,

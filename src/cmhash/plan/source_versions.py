@@ -66,9 +66,8 @@ def with_suffix(name: str, base: str, new: str) -> str:
 
 
 def own_source(e: ConfigEntry, base: str, new: str) -> tuple[str, str] | None:
-    """(kind, new name) of the source renamed with the produced Secret ``e`` when it is
-    named ``new`` (``base-suffix``): an ExternalSecret or a wide SealedSecret; None when
-    it keeps its name."""
+    """(kind, new name) of the source (an ExternalSecret or a wide SealedSecret) renamed
+    with the produced Secret ``e`` named ``new`` (``base-suffix``); None: it keeps its."""
     p, source = e.info.producer, e.info.source
     if p is None or p.own is None or source is None:
         return None
@@ -138,8 +137,7 @@ def edits_of(e: ConfigEntry, old: str, new: str) -> list[tuple[Edit, str | None,
             )
         if spot.problem is not None:
             raise e.source.error(f"cannot rename {e.info.label}: {spot.problem}", spot.start)
-        quote = spot.style if spot.style in ("'", '"') else ""
-        out.append((Edit(spot.start, spot.end, f"{quote}{value}{quote}"), value, ()))
+        out.append((spot.renamed(value), value, ()))
     if p.target is None and p.insert is not None:
         out.append((with_value(p.insert, new), None, p.names))
     return out

@@ -11,6 +11,7 @@ environments of one repository) and its Helm render's release namespace (helm.py
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 
@@ -24,7 +25,7 @@ from cmhash.model import Level, ResourceId
 from cmhash.parse.k8syaml import resolves_to_non_string
 from cmhash.plan import scopes
 from cmhash.plan.helm import Namespaces
-from cmhash.plan.index import ConfigEntry, ConfigIndex
+from cmhash.plan.index import ConfigIndex
 from cmhash.plan.options import PlanOptions
 from cmhash.plan.resolve import counts, resolve_workload
 from cmhash.plan.workplan import WorkloadPlan, selected
@@ -107,13 +108,7 @@ def _plan(
     findings: list[Finding],
     renames: Mapping[ResourceId, str],
 ) -> WorkloadPlan:
-    plan = WorkloadPlan(
-        src,
-        info,
-        info.namespace or options.namespace or "",
-        skip=info.skip,
-        skip_detail=info.skip_detail,
-    )
+    plan = WorkloadPlan(src, info, info.namespace or options.namespace or "")
     if plan.skip is None and (
         options.ignore_workloads or options.include_workloads or options.opt_in
     ):
@@ -130,14 +125,8 @@ def _plan(
     if plan.skip is not None:
         about = SKIP_FINDINGS.get(plan.skip)
         if about is not None:
-            findings.append(
-                plan.finding(
-                    info.offset,
-                    about[0],
-                    f"{info.label} "
-                    + about[1].format(detail=plan.skip_detail or "another workload"),
-                )
-            )
+            detail = plan.skip_detail or "another workload"
+            _note(findings, plan, about[0], about[1].format(detail=detail))
         # opted out: no findings, but explain and report show what it uses
         resolve_workload(plan, index, options, [], renames)
         if options.lock is not None or info.selection.restart or index.restarts:
@@ -159,29 +148,27 @@ def _plan(
     if gate is not None and not info.generated and not getattr(options, gate.option):
         plan.skip = SkipReason[gate.skip]
         if plan.in_stream:
-            findings.append(
-                plan.finding(
-                    info.offset,
-                    gate.code,
-                    f"{info.label} {(info.hook and gate.hook_message) or gate.message}",
-                )
-            )
+            _note(findings, plan, gate.code, (info.hook and gate.hook_message) or gate.message)
         return plan
     if plan.value is None:
         if info.current is not None:
-            findings.append(
-                plan.finding(
-                    info.offset,
-                    Code.STALE_ANNOTATION,
-                    f"{info.label} carries {options.annotation_key} but uses no in-stream "
-                    "ConfigMap/Secret; left untouched",
-                )
+            _note(
+                findings,
+                plan,
+                Code.STALE_ANNOTATION,
+                f"carries {options.annotation_key} but uses no in-stream ConfigMap/Secret; "
+                "left untouched",
             )
         return plan
     _finish(plan, plan.value, options, findings)
     if options.jobs_rename and info.kind.policy is Policy.JOB:
         _rename_job(plan, plan.value, findings)
     return plan
+
+
+def _note(findings: list[Finding], plan: WorkloadPlan, code: Code, text: str) -> None:
+    """A finding at the workload, its message the workload's label and ``text``."""
+    findings.append(plan.finding(plan.info.offset, code, f"{plan.info.label} {text}"))
 
 
 def _extras(plan: WorkloadPlan, options: PlanOptions) -> dict[str, object] | None:
@@ -197,14 +184,8 @@ def _rename_job(plan: WorkloadPlan, value: str, findings: list[Finding]) -> None
     if info.job is None:
         if info.hook or info.generated:
             what = "a Helm or Argo CD hook" if info.hook else "named by generateName"
-            findings.append(
-                plan.finding(
-                    info.offset,
-                    Code.JOB_NOT_RENAMED,
-                    f"{info.label} is {what}: not renamed (its tool makes a new Job each "
-                    "time), only annotated",
-                )
-            )
+            told = f"is {what}: not renamed (its tool makes a new Job each time), only annotated"
+            _note(findings, plan, Code.JOB_NOT_RENAMED, told)
         return
     from cmhash.analyze.jobs import new_name, rename_edits
 
@@ -281,7 +262,8 @@ class Planner:
         plan = plan_workload(src, w, index, options, own, renames)
         if plan.skip is None:
             ns = w.namespace or options.namespace or ""
-            self.scoping.check(src, w.refs, ns, w.label, _hashed(plan, options), w.offset)
+            hashed = functools.partial(counts, plan, options=options)
+            self.scoping.check(src, w.refs, ns, w.label, hashed, w.offset)
         findings.extend(own)
         return plan
 
@@ -318,12 +300,3 @@ def operator_restarts(w: WorkloadInfo, namespace: str, index: ConfigIndex) -> No
             refs.append(ref)
     if refs:
         w.refs = (*w.refs, *refs)
-
-
-def _hashed(plan: WorkloadPlan, options: PlanOptions) -> scopes.Counts:
-    """Whether a reference of ``plan`` would put a definition into its checksum."""
-
-    def hashed(ref: Reference, entry: ConfigEntry) -> bool:
-        return counts(plan, ref, entry, options)
-
-    return hashed

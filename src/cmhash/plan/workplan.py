@@ -72,27 +72,16 @@ class WorkloadPlan(Record):
         "value",
     )
 
-    def __init__(
-        self,
-        source: SourceText,
-        info: WorkloadInfo,
-        namespace: str,
-        resolved: list[Resolved] | None = None,
-        value: str | None = None,
-        skip: SkipReason | None = None,
-        skip_detail: str | None = None,
-        selected_by: str | None = None,
-        edit: Edit | None = None,
-    ) -> None:
+    def __init__(self, source: SourceText, info: WorkloadInfo, namespace: str) -> None:
         self.source = source
         self.info = info
         self.namespace = namespace
-        self.resolved: list[Resolved] = [] if resolved is None else resolved
-        self.value = value  # the checksum it should carry (None: no in-stream config)
-        self.skip = skip
-        self.skip_detail = skip_detail  # which annotation or rule
-        self.selected_by = selected_by  # the include rule or opt-in annotation that selected it
-        self.edit = edit  # with the real value
+        self.resolved: list[Resolved] = []
+        self.value: str | None = None  # the checksum it should carry (None: no in-stream config)
+        self.skip = info.skip
+        self.skip_detail = info.skip_detail  # which annotation or rule
+        self.selected_by: str | None = None  # the include rule or opt-in annotation that chose it
+        self.edit: Edit | None = None  # with the real value
         self.job_edits: list[Edit] = []  # --jobs=rename: the new name and base-name mark
         self.runs_again_as: str | None = None  # --jobs=rename: the Job's new name
         # what Git does not see, in its checksum (plan/lock.py): the lock's entries

@@ -24,8 +24,7 @@ _OTHER_BOMS = {
 
 
 def _py_line_numbers(text: str, offsets: list[int]) -> list[int]:
-    """The 1-based line of each of the sorted ``offsets``. (``_line_numbers``: this, or
-    the same in C from native/_ctree.c.)"""
+    """The 1-based line of each of the sorted ``offsets`` (native/_ctree.c has a copy)."""
     out = []
     line, at = 1, 0
     for offset in offsets:
@@ -45,19 +44,12 @@ class SourceText(Record):
 
     __slots__ = ("_line_starts", "had_bom", "helm_output", "path", "text")
 
-    def __init__(
-        self,
-        path: str,
-        text: str,
-        had_bom: bool = False,
-        _line_starts: LineIndex | None = None,
-        helm_output: bool | None = None,  # helm.is_helm_source
-    ) -> None:
+    def __init__(self, path: str, text: str, had_bom: bool = False) -> None:
         self.path = path
         self.text = text
         self.had_bom = had_bom
-        self._line_starts = _line_starts
-        self.helm_output = helm_output
+        self._line_starts: LineIndex | None = None
+        self.helm_output: bool | None = None  # helm.is_helm_source
 
     def __repr__(self) -> str:
         return f"SourceText(path={self.path!r}, {len(self.text)} characters)"
@@ -72,8 +64,7 @@ class SourceText(Record):
 
     def lines(self, offsets: Iterable[int]) -> dict[int, int]:
         """The 1-based line of each offset (at least 0), in one pass over the text in
-        offset order (what ``position`` gives, for many offsets at once: explain's
-        thousands)."""
+        offset order: ``position`` for many offsets at once (explain's thousands)."""
         ordered = sorted(set(offsets))
         found = _line_numbers(self.text, ordered)
         return dict(zip(ordered, found, strict=True))

@@ -1,17 +1,16 @@
 """Split a YAML stream into document chunks by its marker lines, without parsing.
 
-A ``---`` line always starts a document and a ``...`` line always ends one (a
-marker at column 0 is never content, not even inside a block scalar), so each
-chunk can be parsed alone and skipped when irrelevant. A ``%`` line is a directive
-only where YAML allows one: at the stream start or after a ``...``, before any content
-of the next document; anywhere else it is text (e.g. a line of a quoted multi-line
-scalar), and the splitter never cuts inside a scalar. Directives stay with the
-document they introduce. Chunks cover the text exactly: joining their slices gives
-back every byte.
+A ``---`` line always starts a document and a ``...`` line always ends one (a marker at
+column 0 is never content, not even inside a block scalar), so each chunk can be parsed
+alone and skipped when irrelevant. A ``%`` line is a directive only where YAML allows
+one: at the stream start or after a ``...``, before any content of the next document;
+anywhere else it is text (a line of a quoted multi-line scalar: never cut). Directives
+stay with the document they introduce. Chunks cover the text exactly: joining their
+slices gives back every byte.
 
-And, before parsing: which document chunks need a parser at all, which characters the two
-parsers would read differently, and which chunks may hold a Secret (whose text no
-message may quote). All on the text alone, and the same for both parsers.
+And, on the text alone, the same for both parsers: which chunks need a parser at all,
+which characters the two parsers would read differently, and which chunks may hold a
+Secret (whose text no message may quote).
 """
 
 # No "from __future__ import annotations": typing compiles string NamedTuple fields at import
@@ -53,8 +52,7 @@ def only_comments(text: str) -> bool:
 
 
 def _py_markers(text: str) -> Iterator[int]:
-    """Where each marker line starts, in order. (The reference for native/_ctree.c's scan
-    in ``cuts``.)"""
+    """Where each marker line starts, in order (native/_ctree.c's scan in ``cuts``)."""
     if re.match(_FIRST, text):
         yield 0
     for m in re.finditer(_MARKER, text):
@@ -66,8 +64,7 @@ _markers: Callable[[str], Iterable[int]] = _py_markers  # (a C copy saved under 
 
 def _py_cuts(text: str) -> list[int]:
     """Where each document starts, then the text's length: strictly increasing, so
-    consecutive cuts are the chunks. (``cuts``: this, or the same in C from
-    native/_ctree.c.)"""
+    consecutive cuts are the chunks (``cuts``: this, or its copy in native/_ctree.c)."""
     out = [0]
 
     def cut(at: int) -> None:
@@ -125,8 +122,7 @@ _VALUE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 
 def _py_top_level(text: str, key: str) -> list[str] | None:
     """Values of column-0 ``key:`` lines; None if one is not a simple (optionally quoted)
-    value with at most a trailing comment. (``_top_level``: this, or the same in C from
-    native/_ctree.c for ASCII text.)"""
+    value with at most a trailing comment (native/_ctree.c's copy reads ASCII text)."""
     head = key + ":"
     needle = "\n" + head
     found = []
@@ -169,9 +165,7 @@ def relevant_kind(text: str, table: KindTable) -> bool | None:
     if not apis or len(apis) != 1:
         return None
     kind, api = kinds[0], apis[0]
-    if is_list(api, kind):
-        return True
-    if api == "v1" and kind in ("ConfigMap", "Secret"):
+    if is_list(api, kind) or (api == "v1" and kind in ("ConfigMap", "Secret")):
         return True
     return table.lookup(api, kind) is not None or table.source(api, kind) is not None
 

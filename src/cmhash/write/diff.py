@@ -1,23 +1,21 @@
 """``--diff``: a git-style unified diff with fixed a/ b/ labels and no timestamps, that
-never shows a line holding Secret data. Its hunks are built from the edits cmhash made:
-difflib's output, in time linear in the file (difflib compares every line with every
-equal line: quadratic on a big stream, minutes for 2 MB).
+never shows a line holding Secret data, built from the edits cmhash made in time linear
+in the file (difflib compares every line with every equal line: minutes for 2 MB).
 
-The result is difflib's: the same matching blocks as ``SequenceMatcher(None, a, b,
-autojunk=False).get_matching_blocks()`` on the same lines (``str.splitlines``), so the
-same opcodes and groups. difflib finds its blocks by recursion: in a range, the longest
-run of equal lines (the earliest in ``a``, then in ``b``), then the ranges left and right
-of it. Here, the lines between two edits are equal and aligned: such a *run*, grown
-while the lines on its diagonal agree (that is how difflib slides an inserted line that
-repeats its neighbour), is that longest block whenever it has at least ``trust`` lines;
-a sparse table finds the longest run of a range in constant time. Ranges without such a
-run (an edit's own lines, edits a few lines apart) go to difflib itself, which is cheap
-there. What this assumes: text outside the runs does not repeat, at another offset, a
-stretch longer than the runs around it; ``tests/test_diff_hunks.py`` holds it to difflib
-on every corpus file, the goldens, generated streams and random edits. A run is grown
-no further than into its neighbours; where that stopped one (text that repeats itself
-line for line), a file of up to ``SMALL`` lines is left to difflib, and a bigger one
-keeps the cut: a valid diff then, maybe not difflib's, rather than a quadratic one.
+The result is difflib's (``SequenceMatcher(None, a, b, autojunk=False)`` on the lines of
+``str.splitlines``): the same matching blocks, so the same opcodes and groups. difflib
+finds its blocks by recursion: in a range, the longest run of equal lines (the earliest
+in ``a``, then in ``b``), then the ranges left and right of it. Here, the lines between
+two edits are equal and aligned: such a *run*, grown while the lines on its diagonal
+agree (how difflib slides an inserted line that repeats its neighbour), is that longest
+block whenever it has at least ``trust`` lines; a sparse table finds the longest run of a
+range in constant time. Ranges without such a run (an edit's own lines, edits a few lines
+apart) go to difflib itself, cheap there. This assumes that text outside the runs does
+not repeat, at another offset, a stretch longer than the runs around it;
+``tests/write/test_diff_hunks.py`` holds it to difflib on every corpus file, the goldens,
+generated streams and random edits. Where a run's growth stopped at a neighbour (text
+that repeats itself line for line), a file of up to ``SMALL`` lines is left to difflib,
+and a bigger one keeps the cut: a valid diff, maybe not difflib's, not a quadratic one.
 """
 
 from __future__ import annotations
@@ -52,16 +50,11 @@ class Lines(NamedTuple):
     d: list[int]
 
 
-def line_ends(text: str, lines: list[str]) -> list[int]:
-    """The offset after each line (``lines = text.splitlines(keepends=True)``)."""
-    return list(accumulate(map(len, lines)))
-
-
 def lines_of(old: str, edits: Sequence[Replacement]) -> Lines:
     """Both sides' lines, ``b`` spliced from ``a`` and the edits' own lines: each edit
     widened to whole lines, edits on the same or adjacent lines merged."""
     a = old.splitlines(keepends=True)
-    ends = line_ends(old, a)
+    ends = list(accumulate(map(len, a)))  # the offset after each line
     la = len(a)
 
     def start(line: int) -> int:
@@ -278,8 +271,7 @@ def unified_diff(
     trust: int = TRUST,
 ) -> Diff:
     """The diff of ``old`` and ``old`` with ``edits`` applied (sorted, not overlapping),
-    as difflib's unified diff with a/ b/ labels writes it (the module docstring says where text
-    that repeats itself can give another valid diff).
+    as difflib's unified diff with a/ b/ labels writes it.
 
     ``secrets``: the (start, end) offsets of Secrets in ``old``; their lines, counted as
     the diff counts lines (``str.splitlines``, so a lone ``\\r`` ends one), through the

@@ -5,6 +5,7 @@
 
 import functools
 from collections.abc import Iterator, Mapping
+from operator import itemgetter
 from typing import TYPE_CHECKING, NamedTuple
 
 from cmhash.analyze.summaries import DocInfo
@@ -97,6 +98,7 @@ def render_files(
         if p.edit is not None or p.job_edits:
             edits_by_doc.setdefault((id(p.source), p.info.doc), []).append(p)
     extra = versioning.edits if versioning is not None else {}
+    key = options.annotation_key
     changes: list[Change] = []
     files: list[FileResult] = []
     for src, per in zip(sources, docs, strict=True):
@@ -104,14 +106,14 @@ def render_files(
         segments: list[tuple[int, int] | str] = []
         pos = 0
         for d in per:
-            key = (id(src), d.index)
-            edited = edits_by_doc.get(key, [])
-            if not edited and key not in extra:
+            doc = (id(src), d.index)
+            edited = edits_by_doc.get(doc, [])
+            if not edited and doc not in extra:
                 continue
-            all_edits = [p.edit for p in edited if p.edit is not None] + extra.get(key, [])
+            all_edits = [p.edit for p in edited if p.edit is not None] + extra.get(doc, [])
             all_edits += [e for p in edited for e in p.job_edits]
             if len(all_edits) > 1:
-                all_edits.sort(key=_span)
+                all_edits.sort(key=itemgetter(0, 1))  # (start, end)
             if _unchanged(text, d, all_edits):
                 continue
             _check(src, d, all_edits, edited, options, versioning)
@@ -125,19 +127,9 @@ def render_files(
                     segments.append((pos, e.start))
                 segments.append(e.text)
                 pos = e.end
-            changes.extend(
-                _change(
-                    (
-                        src,
-                        p.info.label,
-                        options.annotation_key,
-                        p.info.current,
-                        p.value or "",
-                        p.info.offset,
-                    )
-                )
-                for p in edited
-            )
+            for p in edited:
+                i = p.info
+                changes.append(_change((src, i.label, key, i.current, p.value or "", i.offset)))
         if not splice:
             continue
         changed = bool(segments)
@@ -149,10 +141,6 @@ def render_files(
 
 # Change((source, workload, key, old, new, offset)) without a Python frame: one per edit
 _change = functools.partial(tuple.__new__, Change)
-
-
-def _span(e: Edit) -> tuple[int, int]:
-    return e.start, e.end
 
 
 def _unchanged(text: str, d: DocInfo, edits: list[Edit]) -> bool:

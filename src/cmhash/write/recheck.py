@@ -9,13 +9,13 @@ from typing import NamedTuple
 
 from cmhash.analyze.annotations import read_annotations
 from cmhash.analyze.versioned import keep_values
-from cmhash.edit.verify import ANY_STYLE, Pairs, Slot, check_document, slots_for
+from cmhash.edit.verify import ANY_STYLE, Pairs, Slot, add_slots, check_document
 from cmhash.errors import NodeError
 from cmhash.knowledge.kinds import WorkloadKind
 from cmhash.knowledge.versioning import KeepRule
 from cmhash.parse.k8syaml import plain_bool
 from cmhash.parse.resources import Resource, document_resources, pod_template
-from cmhash.parse.tree import ALIAS, MAP, SCALAR, SEQ, Node, own
+from cmhash.parse.tree import MAP, SCALAR, SEQ, Node, own
 from cmhash.read.source import SourceText
 
 
@@ -39,29 +39,19 @@ def _scalars(node: Node) -> Iterator[Node]:
             for k, v in n.value:
                 stack.append(k)
                 stack.append(v)
-        elif n.kind == ALIAS:
-            continue
 
 
-def _config_slots(res: Resource, mark: Marked) -> tuple[dict[int, Slot], set[int]]:
-    slots: dict[int, Slot] = {}
-    skip: set[int] = set()
+def _config_slots(slots: dict[int, Slot], skip: set[int], res: Resource, mark: Marked) -> None:
     if mark.keep:
         values = keep_values(read_annotations(res.annotations(), "metadata.annotations"), mark.keep)
-        pairs: Pairs = {k: (v, ANY_STYLE) for k, v in values.items()}
-        s, k = slots_for(res.node, pairs)
-        slots.update(s)
-        skip |= k
+        add_slots(slots, skip, res.node, {k: (v, ANY_STYLE) for k, v in values.items()})
     if mark.immutable:
         current = own(res.node, "immutable")
         kept = current is not None and current[1].style is None and current[1].tag is None
         value = str(current[1].value) if current is not None and kept else "true"
         if plain_bool(value) is not True:
             value = "true"
-        s, k = slots_for(res.node, {"immutable": (value, None)}, level=())
-        slots.update(s)
-        skip |= k
-    return slots, skip
+        add_slots(slots, skip, res.node, {"immutable": (value, None)}, level=())
 
 
 def recheck(
@@ -93,21 +83,13 @@ def recheck(
         template = pod_template(resources[offset], kind)[0]
         if template is None or template.kind != MAP:
             raise NodeError(f"a {kind.kind} pod template is gone", base)
-        s, k = slots_for(template, {key: (value, '"')}, kind.level)
-        slots.update(s)
-        skip |= k
+        add_slots(slots, skip, template, {key: (value, '"')}, kind.level)
     for mark in marked or ():
-        s, k = _config_slots(resources[mark.offset], mark)
-        slots.update(s)
-        skip |= k
+        _config_slots(slots, skip, resources[mark.offset], mark)
     for offset, pairs in annotated or ():  # an object's own annotations (a renamed Job's)
-        s, k = slots_for(resources[offset].node, pairs)
-        slots.update(s)
-        skip |= k
+        add_slots(slots, skip, resources[offset].node, pairs)
     for offset, path, value in inserted or ():  # a name a source now writes
-        s, k = slots_for(resources[offset].node, {path[-1]: (value, '"')}, path[:-1])
-        slots.update(s)
-        skip |= k
+        add_slots(slots, skip, resources[offset].node, {path[-1]: (value, '"')}, path[:-1])
     by_id: dict[int, str] = {}
     if renames:
         wanted = dict(renames)

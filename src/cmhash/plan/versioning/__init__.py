@@ -40,7 +40,6 @@ def versioning(
     """Versioned names (``decision.py``), decided from a first pass over the workloads:
     which object each one uses, and whether cmhash may edit it; then the rename edits
     (``edits.py``) and the fields that look like they name a renamed object."""
-
     first = [
         planner.plan(src, w, [])
         for src, per in zip(sources, docs, strict=True)

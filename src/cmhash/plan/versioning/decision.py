@@ -1,18 +1,11 @@
 """Which ConfigMaps and Secrets ``--versioned`` renames, and to what (the edits are
-edits.py's).
-
-Which objects: with ``--versioned`` every ConfigMap/Secret an in-stream workload
-references; ``cmhash.io/versioned: "true"`` opts one in, ``"false"`` out. A Secret a
-source produces is versioned through its source (plan/source_versions.py), unless the
-source forbids a new name (a strict-scope SealedSecret). Never an opted-out or ignored
-object, or a Secret under ``--exclude-secrets``.
-
-Refused (exit 2, at the position): a reference that cannot be rewritten in place (an
-alias, a kapp explicit ref, a Reloader pattern that would no longer match), a name that
-would pass 253 characters or collide; with ``--strict``, an opted-in object that nothing
-in the input references (something outside it may). An object a workload cmhash must
-leave alone references (an immutable Job template, an opted-out workload) is not
-versioned under ``--versioned`` (an info finding says so), and refused when opted in.
+edits.py's), by the rules docs/concepts/versioned.md gives users: every object an
+in-stream workload references, or one ``cmhash.io/versioned`` opts in; a Secret a source
+produces through its source (plan/source_versions.py); never one opted out, ignored or
+under ``--exclude-secrets``, nor one a workload cmhash must leave alone references (an
+info finding; refused when opted in). Refused (exit 2, at the position): a reference
+that cannot be rewritten in place, a name that would pass 253 characters or collide, an
+opted-in object nothing references under ``--strict``.
 """
 
 from __future__ import annotations

@@ -17,11 +17,6 @@ from cmhash.plan.workplan import Resolved, WorkloadPlan
 from cmhash.read.source import SourceText
 
 
-def _written(spot: Spot, new: str) -> str:
-    quote = spot.style if spot.style in ("'", '"') else ""
-    return f"{quote}{new}{quote}"
-
-
 def _spot_error(src: SourceText, spot: Spot | None, offset: int, what: str) -> InputError:
     why = spot.problem if spot is not None and spot.problem else "its name cannot be located"
     return src.error(f"cannot rename {what}: {why}", spot.start if spot is not None else offset)
@@ -49,7 +44,7 @@ def edits(versioning: Versioning, plans: list[WorkloadPlan]) -> None:
         spot = info.name_spot
         if spot is None or spot.problem is not None:
             raise _spot_error(e.source, spot, info.offset, f"{info.kind} {info.name!r}")
-        versioning.add(e.source, info.doc, Edit(spot.start, spot.end, _written(spot, r.new)), r.new)
+        versioning.add(e.source, info.doc, spot.renamed(r.new), r.new)
     by_spot: dict[tuple[int, int], tuple[WorkloadPlan, Spot, list[tuple[Resolved, Renamed]]]] = {}
     for plan in plans:
         for res in plan.resolved:
@@ -79,7 +74,7 @@ def _reference_edit(
     first = hits[0][0].ref
     if first.how != "declared":
         new = hits[0][1].new
-        versioning.add(src, plan.info.doc, Edit(spot.start, spot.end, _written(spot, new)), new)
+        versioning.add(src, plan.info.doc, spot.renamed(new), new)
         return
     raw = src.text[spot.start : spot.end]
     quote = spot.style if spot.style in ("'", '"') else ""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping
+from itertools import accumulate
 
 from cmhash.analyze.versioned_names import base_name, shown
 from cmhash.findings import Code, Finding, finding
@@ -119,9 +120,7 @@ def _in_source(
             merged.append((a, b))
     skip, skip_starts = merged, [a for a, _ in merged]
     lines = text.splitlines(keepends=True)
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line))
+    starts = [0, *accumulate(map(len, lines))]
     index = 0
     for m in _TOKEN.finditer(text):
         renamed = wanted.get(m.group())
