@@ -173,8 +173,8 @@ def _requested(plan: WorkloadPlan, prev: WorkloadPlan) -> list[Cause]:
     # per place that asks (the workload, or an object it uses): each new reason is a
     # cause; a reason removed with none new in its place rolls too
     places: dict[str | None, tuple[set[str], set[str]]] = {}
-    for side, restarts in ((0, prev.restarts), (1, plan.restarts)):
-        for r in restarts:
+    for side, asked in ((0, prev.restarts), (1, plan.restarts)):
+        for r in asked:
             places.setdefault(r.where, (set(), set()))[side].add(r.text)
     for where in sorted(places, key=lambda w: w or ""):
         asked_before, asked_now = places[where]
