@@ -63,7 +63,7 @@ def test_writes_every_artifact_and_prints_the_text(tmp_path: Path) -> None:
     assert json.loads((out / "report.json").read_text())["summary"]["restart"] == 13
     assert summary.read_text() == (out / "report.md").read_text()
     assert res.stdout.startswith("13 workloads will restart")
-    assert "not a merge request: no comment posted" in res.stderr
+    assert "not a pull request: no comment posted" in res.stderr  # (--comment github)
     assert res.stderr.startswith("comparing ")
     assert git(repo, "worktree", "list").count("\n") == 0  # the base worktree is gone
 

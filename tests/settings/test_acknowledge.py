@@ -108,6 +108,14 @@ def test_an_unknown_code_is_a_config_error_with_its_position(repo: Path) -> None
     assert res.stderr.startswith(
         f"cmhash: {repo / '.cmhash.yaml'}:2:11: invalid configuration at acknowledge/0/code:"
     )
+    # the closest code named, not the whole list
+    assert "'missing-refrence' is not a known name (did you mean 'missing-reference'?)" in (
+        res.stderr
+    )
+    assert "empty-input" not in res.stderr
+    (repo / ".cmhash.yaml").write_text(ACK.replace("missing-reference", "zzzzzz"))
+    res = run_cmhash(["new"], cwd=repo)
+    assert f"'zzzzzz' is not a known name (none of the {len(Code)} known is close)" in res.stderr
 
 
 def test_the_schema_knows_every_code() -> None:

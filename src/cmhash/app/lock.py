@@ -128,7 +128,9 @@ def make_lock(
         unkeyed = sum(1 for e in entries if e.kind == "Secret" and e.keys is not None)
     if unkeyed:
         warnings.append(
-            f"the lock holds fingerprints of {unkeyed} Secret(s)' data, not keyed: a short or "
+            f"the lock holds fingerprints of {unkeyed} "
+            + ("Secret's" if unkeyed == 1 else "Secrets'")
+            + " data, not keyed: a short or "
             "guessable value could be found from one by trying; give --secret-key-env "
             "(docs: Security and guarantees)"
         )

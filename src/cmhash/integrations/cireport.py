@@ -231,5 +231,6 @@ def run(job: Job, settings: Any, fail_on: str | None, budget: Any, values: bool)
             key = comment_key(job, _git("rev-parse", "--show-prefix"))
             err(_post(job.comment, texts["report.md"], env, job.token_env, key))
         else:
-            err("not a merge request: no comment posted")
+            what = "merge request" if job.comment == "gitlab" else "pull request"
+            err(f"not a {what}: no comment posted")
     return report.verdict(data, fail_on, budget)

@@ -52,6 +52,21 @@ def _at(root: Node | None, source: SourceText | None, path: list[str | int]) -> 
     return {"line": line, "column": column}
 
 
+def _message(err: Any) -> str:
+    """jsonschema's message, but a mistyped word of a long list names the closest entry
+    instead of the whole list."""
+    if err.validator == "enum" and isinstance(err.instance, str) and len(err.validator_value) > 5:
+        import difflib
+
+        choices = [str(v) for v in err.validator_value]
+        close = difflib.get_close_matches(err.instance, choices, n=1)
+        hint = (
+            f"did you mean {close[0]!r}?" if close else f"none of the {len(choices)} known is close"
+        )
+        return f"{err.instance!r} is not a known name ({hint})"
+    return str(err.message)
+
+
 def validate(
     data: Any, origin: str, root: Node | None = None, source: SourceText | None = None
 ) -> None:
@@ -66,7 +81,7 @@ def validate(
         err = errors[0]
         where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
         raise ConfigError(
-            f"invalid configuration at {where}: {err.message}",
+            f"invalid configuration at {where}: {_message(err)}",
             path=origin,
             **_at(root, source, list(err.absolute_path)),
         )
