@@ -102,7 +102,8 @@ CAPACITY_RULES: tuple[CapacityRule, ...] = (
         "any (Flux force, Argo CD Force=true)",
         "the object is deleted and created again: every pod stops; the new ones may be "
         "scheduled while the old ones still terminate (counted as surge: the worst "
-        "case); downtime",
+        "case), except a StatefulSet's or a bare Pod's, which take the old pods' names "
+        "and wait for them to go; downtime",
         "fluxcd/pkg ssa/manager_apply.go Apply (delete with background propagation, "
         "then create); argoproj/gitops-engine pkg/sync/sync_context.go (kubectl "
         "replace --force)",
@@ -174,18 +175,30 @@ def _get(spec: Mapping[str, Any], *path: str) -> Any:
     return out
 
 
+def resolve_fenceposts(max_surge: Any, max_unavailable: Any, desired: int) -> tuple[int, int]:
+    """``ResolveFenceposts``: (surge, unavailable); an absent value is 0 here (the API
+    server's defaults come first: ``deployment``). ValueError where upstream errs."""
+    surge = scaled(0 if max_surge is None else max_surge, desired, True)
+    unavailable = scaled(0 if max_unavailable is None else max_unavailable, desired, False)
+    if surge is None or unavailable is None:
+        raise ValueError("invalid type: string is not a percentage")
+    if surge == 0 and unavailable == 0:
+        unavailable = 1  # "on the theory that surge might not work due to quota"
+    return surge, unavailable
+
+
 def deployment(spec: Mapping[str, Any], n: int) -> Figures | None:
     """A RollingUpdate Deployment of ``n`` replicas (None: a value the API refuses)."""
     rolling = _get(spec, "strategy", "rollingUpdate") or {}
     ms = _get(rolling, "maxSurge")
     mu = _get(rolling, "maxUnavailable")
-    surge = scaled("25%" if ms is None else ms, n, True)
-    unavailable = scaled("25%" if mu is None else mu, n, False)
-    if surge is None or unavailable is None:
+    try:
+        surge, unavailable = resolve_fenceposts(
+            "25%" if ms is None else ms, "25%" if mu is None else mu, n
+        )
+    except ValueError:
         return None
-    if surge == 0 and unavailable == 0:
-        unavailable = 1  # "on the theory that surge might not work due to quota"
-    unavailable = 0 if n == 0 else min(unavailable, n)
+    unavailable = 0 if n == 0 else min(unavailable, n)  # MaxUnavailable
     waves = math.ceil(n / (surge + unavailable)) if n and surge + unavailable else 0
     down = n >= 1 and unavailable >= n
     why = ""
@@ -204,9 +217,12 @@ def recreate(n: int) -> Figures:
     return Figures(0, n, 0, 1 if n else 0, n >= 1, why)
 
 
-def recreated(n: int, engine: str) -> Figures:
+def recreated(n: int, engine: str, same_names: bool = False) -> Figures:
+    """Deleted (background propagation) and created again: the new pods may start while
+    the old ones still terminate, and hold their requests meanwhile, except where a new
+    pod takes an old one's name (a StatefulSet's, a bare Pod): it waits for it to go."""
     why = f"{engine} deletes and re-creates it: every pod stops" if n else ""
-    return Figures(n, n, 0, 1 if n else 0, n >= 1, why)
+    return Figures(0 if same_names else n, n, 0, 1 if n else 0, n >= 1, why)
 
 
 def statefulset(spec: Mapping[str, Any], n: int) -> Figures | None:

@@ -59,7 +59,8 @@ def _strategy(
     """(a function of the pod count giving ``Figures``, the fix) for the workload's
     strategy; None where no rule gives figures (an operator's kind, an Argo Rollout)."""
     if outcome == Outcome.RECREATED:
-        return (lambda n: cap.recreated(n, engine or "its engine")), cap.FIX_RECREATED
+        same = key in (("apps", "StatefulSet"), ("", "Pod"))
+        return (lambda n: cap.recreated(n, engine or "its engine", same)), cap.FIX_RECREATED
     if outcome == Outcome.IN_PLACE:
         return (lambda n: cap.in_place()), cap.FIX_POD
     if rule == "workload-ref":
@@ -215,13 +216,18 @@ def downtime_finding(w: Mapping[str, Any], down: Downtime) -> Any:
 
     group = w["apiVersion"].rpartition("/")[0] if "/" in w["apiVersion"] else ""
     what = f"{w['kind']} {w['name']!r}"
+    has = (
+        "is not ready during its restart"
+        if w["kind"] == "Pod"
+        else ("has no pod available during its rollout")
+    )
     return Finding(
         w["file"],
         w["line"],
         1,
         Level.WARNING,
         Code.ROLLOUT_DOWNTIME,
-        f"{what} has no pod available during its rollout ({down.why}): {down.fix}",
+        f"{what} {has} ({down.why}): {down.fix}",
         f"{w['kind']}/{w['name']}",
         ResourceId(group, w["kind"], w["namespace"], w["name"]),
         w["apiVersion"],

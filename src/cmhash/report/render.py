@@ -110,7 +110,7 @@ def capacity_text(w: dict[str, Any]) -> str:
     else:
         parts.append("surge unknown")
     if c["unavailablePods"] is not None:
-        parts.append(f"-{c['unavailablePods']} at once")
+        parts.append(f"{c['unavailablePods']} down at once")
     if c["minAvailable"] is not None:
         parts.append(f"at least {c['minAvailable']} available")
     if c["waves"] is not None:
