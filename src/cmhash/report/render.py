@@ -104,8 +104,9 @@ def capacity_text(w: dict[str, Any]) -> str:
     parts = []
     if c["surgePods"] is not None:
         extra = ""
-        if c["surgePods"] and None not in c["surgeRequests"].values():
-            extra = f" ({_requests(c['surgeRequests'], '+')})"
+        r = c["surgeRequests"]
+        if c["surgePods"] and None not in r.values() and set(r.values()) != {"0"}:
+            extra = f" ({_requests(r, '+')})"
         parts.append(f"+{plural(c['surgePods'], 'pod')}{extra}")
     else:
         parts.append("surge unknown")
@@ -118,8 +119,12 @@ def capacity_text(w: dict[str, Any]) -> str:
     if c["durationAtLeastSeconds"] is not None:
         parts.append(f"at least {c['durationAtLeastSeconds']} s")
     line = f"{count}: " + ", ".join(parts)
-    if None not in c["requests"].values():
+    if set(c["requests"].values()) == {"0"}:
+        line += "; no requests"
+    elif None not in c["requests"].values():
         line += f"; per pod {_requests(c['requests'])}"
+    else:
+        line += "; requests unknown"
     return ("DOWNTIME: " if c["downtime"] else "") + line
 
 
