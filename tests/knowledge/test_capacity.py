@@ -241,6 +241,7 @@ def test_ready_after_is_a_floor() -> None:
 
 # ------------------------------------------------------------------- Quantity
 
+
 # apimachinery quantity_test.go TestQuantityString / TestQuantityParseEmit and the type's
 # doc comment ("1.5 will be serialized as 1500m", "1.5Gi will be serialized as 1536Mi")
 @pytest.mark.parametrize(
