@@ -256,3 +256,29 @@ def test_a_helm_create_chart_with_its_hpa(tmp_path: Path) -> None:
     assert _figures(c) == ({"min": 1, "max": 100}, 25, 25, 1, 3, False)
     assert c["surgeRequests"] == {"cpu": "2500m", "memory": "3200Mi"}
     _assert_totals_are_the_sums(data)
+
+
+def test_an_unknown_count_still_says_what_holds_at_every_count() -> None:
+    """Recreate, or an object its engine re-creates, stops every pod whatever the
+    count: downtime; a rolling update's downtime depends on the count: unknown."""
+    from cmhash.knowledge.replicas import UNKNOWN, Replicas
+    from cmhash.knowledge.rollout_rule import Outcome
+    from cmhash.report.capacity import cost
+
+    def deploy(strategy: dict[str, Any]) -> dict[str, Any]:
+        return {"spec": {"strategy": strategy, "template": {"spec": {"containers": []}}}}
+
+    key, path = ("apps", "Deployment"), ("spec", "template", "spec")
+    recreate = cost(
+        key, Outcome.ROLLS, "deployment-recreate", deploy({"type": "Recreate"}), path, UNKNOWN
+    )
+    assert _figures(recreate.data) == (None, 0, None, 0, 1, True)
+    assert recreate.downtime is not None and "Recreate" in recreate.downtime.why
+    forced = cost(key, Outcome.RECREATED, "recreated", deploy({}), path, UNKNOWN, "Flux")
+    assert _figures(forced.data) == (None, None, None, 0, 1, True)
+    rolling = deploy({"rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}})
+    unknown = cost(key, Outcome.ROLLS, "deployment-rolls", rolling, path, UNKNOWN)
+    assert _figures(unknown.data) == (None, None, None, None, None, None)
+    # a wide range: the small counts are all evaluated (3 waves at 3 replicas), the top too
+    wide = cost(key, Outcome.ROLLS, "deployment-rolls", deploy({}), path, Replicas(1, 10000, "HPA"))
+    assert _figures(wide.data) == ({"min": 1, "max": 10000}, 2500, 2500, 1, 3, False)

@@ -23,6 +23,7 @@ from cmhash.knowledge.quantity import ZERO, Quantity, canonical, parse, total
 from cmhash.knowledge.replicas import Replicas
 from cmhash.knowledge.rollout_rule import Outcome
 
+_ALL_AT_ONCE = frozenset({Outcome.RECREATED, Outcome.IN_PLACE})
 _RANGE_STEPS = 4096  # counts evaluated one by one; beyond, the two ends and a sample
 
 
@@ -44,8 +45,10 @@ def _counts(r: Replicas) -> list[int]:
     assert r.high is not None
     if r.high - r.low <= _RANGE_STEPS:
         return list(range(r.low, r.high + 1))
+    # the small counts one by one (most waves, downtime: where rounding bites), then a
+    # sample up to the top (most surge)
     step = (r.high - r.low) // _RANGE_STEPS + 1
-    return sorted({*range(r.low, r.high + 1, step), r.high})
+    return sorted({*range(r.low, r.low + 64), *range(r.low, r.high + 1, step), r.high})
 
 
 def _strategy(
@@ -125,8 +128,10 @@ def cost(
             figures = [how[0](n) for n in _counts(replicas)]
         elif key == ("apps", "DaemonSet"):
             figures = [how[0](None)]
-        elif how[0] is cap.recreate:  # whatever the count: no surge, every pod down
-            figures = [cap.Figures(0, None, 0, 1, True, cap.recreate(1).why)]
+        elif outcome in _ALL_AT_ONCE or path_get(spec, ("strategy", "type")) == "Recreate":
+            one = how[0](1)  # whatever the count, every pod stops: downtime
+            surge = 0 if one.surge == 0 else None
+            figures = [cap.Figures(surge, None, 0, 1, True, one.why)]
     known = bool(figures) and all(f is not None for f in figures)
     fs = [f for f in figures if f is not None] if known else []
 
