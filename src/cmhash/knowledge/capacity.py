@@ -10,12 +10,14 @@ row citing where Kubernetes defines it; ``tests/knowledge`` pins the numbers.
 Decisions where upstream leaves a choice:
 
 - StatefulSet ``maxUnavailable`` is modelled as Kubernetes 1.35 and later run it (the
-  ``MaxUnavailableStatefulSet`` gate beta and on by default): with ``podManagementPolicy:
-  Parallel``, up to maxUnavailable pods at once (a percentage rounded **down**, at least
-  1, as ``getStatefulSetMaxUnavailable`` does, although the API documentation says up);
-  with ``OrderedReady``, one at a time. Before 1.35 the field is ignored and every
-  StatefulSet updates one pod at a time: fewer pods down and a longer rollout, so the
-  figures given stay an upper bound of what is down and the duration a lower bound.
+  ``MaxUnavailableStatefulSet`` gate beta and on by default): up to maxUnavailable pods
+  deleted at once (a percentage rounded **down**, at least 1, as
+  ``getStatefulSetMaxUnavailable`` does, although the API documentation says up), under
+  either ``podManagementPolicy`` (``updateStatefulSetAfterInvariantEstablished`` does not
+  look at it; ``OrderedReady`` then re-creates them one by one, which the API calls
+  "might not be effective"). Before 1.35 the field is ignored and every StatefulSet
+  updates one pod at a time: fewer pods down and a longer rollout, so the figures given
+  stay an upper bound of what is down and the duration a lower bound.
 - A DaemonSet's percentages are of the nodes that should run its pod, unknown offline:
   ``--nodes N`` gives the number; without it only an absolute ``maxSurge`` /
   ``maxUnavailable`` (or 0) gives a figure.
@@ -78,10 +80,10 @@ CAPACITY_RULES: tuple[CapacityRule, ...] = (
     CapacityRule(
         "statefulset-rolling",
         "StatefulSet (RollingUpdate)",
-        "the pods with ordinal ≥ partition, highest first, no surge; one at a time, or "
-        "with podManagementPolicy Parallel maxUnavailable at once (default 1; a "
-        "percentage rounds down, at least 1); downtime when every pod is updated at once "
-        "(one replica, or maxUnavailable ≥ replicas)",
+        "the pods with ordinal ≥ partition, highest first, no surge; maxUnavailable at "
+        "once (default 1; a percentage rounds down, at least 1; Kubernetes 1.35 and "
+        "later, one at a time before); downtime when every pod is updated at once (one "
+        "replica, or maxUnavailable ≥ replicas)",
         "kubernetes/kubernetes pkg/controller/statefulset/stateful_set_control.go "
         "updateStatefulSet, updateStatefulSetAfterInvariantEstablished; "
         'stateful_set_utils.go getStatefulSetMaxUnavailable ("round down to at least 1"); '
@@ -231,13 +233,11 @@ def statefulset(spec: Mapping[str, Any], n: int) -> Figures | None:
     partition = _get(rolling, "partition")
     partition = partition if isinstance(partition, int) and not isinstance(partition, bool) else 0
     updated = max(0, n - max(partition, 0))
-    batch = 1
-    if _get(spec, "podManagementPolicy") == "Parallel":
-        mu = _get(rolling, "maxUnavailable")
-        got = scaled(1 if mu is None else mu, n, False)
-        if got is None:
-            return None
-        batch = max(got, 1)  # "round down to at least 1"
+    mu = _get(rolling, "maxUnavailable")
+    got = scaled(1 if mu is None else mu, n, False)
+    if got is None:
+        return None
+    batch = max(got, 1)  # "round down to at least 1"
     unavailable = min(batch, updated)
     waves = math.ceil(updated / batch) if updated else 0
     down = n >= 1 and updated >= 1 and unavailable >= n
