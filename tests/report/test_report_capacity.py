@@ -282,3 +282,26 @@ def test_an_unknown_count_still_says_what_holds_at_every_count() -> None:
     # a wide range: the small counts are all evaluated (3 waves at 3 replicas), the top too
     wide = cost(key, Outcome.ROLLS, "deployment-rolls", deploy({}), path, Replicas(1, 10000, "HPA"))
     assert _figures(wide.data) == ({"min": 1, "max": 10000}, 2500, 2500, 1, 3, False)
+
+
+def test_a_known_downtime_is_acknowledged(tmp_path: Path) -> None:
+    """``cmhash.io/acknowledge: rollout-downtime`` on a workload (or an ``acknowledge:``
+    entry) makes its downtime a notice: still shown, no longer failing --no-downtime."""
+    new = (CASE / "new.yaml").read_text()
+    for name in ("single", "legacy", "cache"):
+        new = new.replace(
+            f"  name: {name}\n  namespace: shop\n",
+            f"  name: {name}\n  namespace: shop\n"
+            "  annotations: {cmhash.io/acknowledge: rollout-downtime}\n",
+        )
+    (tmp_path / "new.yaml").write_text(new)
+    (tmp_path / "old.yaml").write_text((CASE / "old.yaml").read_text())
+    code, out, err = report(
+        "old.yaml", "new.yaml", "--format", "json", "--no-downtime", cwd=tmp_path
+    )
+    assert code == 0, err
+    data = json.loads(out)
+    found = [f for f in data["findings"] if f["code"] == "rollout-downtime"]
+    assert [f["level"] for f in found] == ["info", "info", "info"]
+    assert all(f["message"].endswith("(acknowledged by cmhash.io/acknowledge)") for f in found)
+    assert data["summary"]["capacity"]["downtime"] == 3  # the fact stays

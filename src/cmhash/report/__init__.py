@@ -61,8 +61,11 @@ class Budget(NamedTuple):
                     f"the restarts rolling at once request {canonical(got)} more {key} "
                     f"({flag} {canonical(limit)})"
                 )
-        if self.no_downtime and c["downtime"]:
-            n = c["downtime"]
+        # a downtime acknowledged (acknowledge:, cmhash.io/acknowledge) is a notice
+        n = sum(
+            1 for f in data["findings"] if f["code"] == "rollout-downtime" and f["level"] != "info"
+        )
+        if self.no_downtime and n:
             out.append(
                 f"{plural(n, 'workload')} {'has' if n == 1 else 'have'} no pod available "
                 f"during {'its' if n == 1 else 'their'} rollout (--no-downtime)"
@@ -152,6 +155,7 @@ def data_of(
         scalers,
         empty,
         nodes,
+        settings.acknowledge,
     )
     lifetime.keep(data)  # (not freed object by object at the end of the run)
     return data

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from cmhash.analyze.versioned_names import shown
 from cmhash.errors import UsageError
-from cmhash.findings import Code, Finding, finding
+from cmhash.findings import Acknowledgement, Code, Finding, acknowledged, finding
 from cmhash.model import Level, ResourceId
 from cmhash.output import plural
 from cmhash.plan.index import ConfigEntry, defined_in, several_places
@@ -321,12 +321,14 @@ def build(
     scalers: tuple[Scalers, Scalers] = (NO_SCALERS, NO_SCALERS),
     empty: Sequence[tuple[str, str]] = (),
     nodes: int | None = None,
+    acknowledge: tuple[Acknowledgement, ...] = (),
 ) -> dict[str, Any]:
     """The report as plain data (the JSON format, and what templates receive);
     ``values``: ConfigMap value diffs (never a Secret's); ``scalers``: each side's
     autoscalers (the pod counts the rollout rules read); ``empty``: (OLD or NEW, where)
     of a side without any object (an ``empty-input`` warning); ``nodes``: how many
-    nodes run a DaemonSet's pods (--nodes; unknown offline)."""
+    nodes run a DaemonSet's pods (--nodes; unknown offline); ``acknowledge``: the
+    config's, which make a known downtime a notice."""
     _one_environment(old, "OLD")
     _one_environment(new, "NEW")
     names = _names(old, new)
@@ -340,6 +342,9 @@ def build(
     groups, users = compare_workloads(old, new, {c.key: c for c in configs}, names, used, templates)
     restart, not_restarting = groups["restart"], groups["notRestarting"]
     downtime = [downtime_finding(w, w.pop(DOWNTIME)) for w in restart if DOWNTIME in w]
+    if downtime:
+        annotated = {p.info.about.resource: p.info.selection.acknowledged for p in new.plans}
+        downtime = acknowledged(downtime, acknowledge, annotated)
     findings, counts = _findings(old, new, configs, empty, downtime)
     config_items, unused = _configs(old, new, configs, users, names, used, values)
     capacity, capacity_by_namespace = totals(restart)
