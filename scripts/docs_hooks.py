@@ -10,9 +10,9 @@ page holding one of the ``MARKERS`` gets the marker replaced.
 - ``<!-- cmhash:findings -->``: every finding code with its level and meaning, from
   ``cmhash.findings.CODES``;
 - the decision tables of ``cmhash.knowledge``: for the user pages without their
-  citations (``rollout-rules``, ``pod-fields``, ``replicas``), and with them on the "How
-  cmhash decides" pages (``decides-rollout``, ``decides-pod-fields``,
-  ``decides-replicas``, ``decides-reloader``,
+  citations (``rollout-rules``, ``pod-fields``, ``replicas``, ``capacity-rules``), and
+  with them on the "How cmhash decides" pages (``decides-rollout``,
+  ``decides-pod-fields``, ``decides-replicas``, ``decides-capacity``, ``decides-reloader``,
   ``decides-versioning``, ``decides-name-sites``).
 
 The pages are written to read well on the code host too (GitLab renders ``docs/``):
@@ -160,6 +160,32 @@ def decides_rollout() -> str:
     return "\n".join(out)
 
 
+def capacity_rules() -> str:
+    """knowledge/capacity.py CAPACITY_RULES as the user reads them."""
+    from cmhash.knowledge.capacity import CAPACITY_RULES
+
+    out = ["| Applies to | Rule | Figures |", "|---|---|---|"]
+    out += [f"| {_cell(r.kinds)} | `{r.name}` | {_cell(r.rule)} |" for r in CAPACITY_RULES]
+    return "\n".join(out)
+
+
+def decides_capacity() -> str:
+    """CAPACITY_RULES, the pod's requests and the quantity form, with where Kubernetes
+    defines each."""
+    from cmhash.knowledge.capacity import CAPACITY_RULES
+    from cmhash.knowledge.podrequests import DURATION_SOURCE, REQUESTS_SOURCE
+    from cmhash.knowledge.quantity import SOURCE
+
+    out = ["| Rule | Applies to | Defined in |", "|---|---|---|"]
+    out += [f"| `{r.name}` | {_cell(r.kinds)} | {_cell(r.source)} |" for r in CAPACITY_RULES]
+    out += [
+        f"| `pod-requests` | a pod's effective requests | {_cell(REQUESTS_SOURCE)} |",
+        f"| `quantity-canonical` | every quantity shown | {_cell(SOURCE)} |",
+        f"| `duration-floor` | durationAtLeastSeconds | {_cell(DURATION_SOURCE)} |",
+    ]
+    return "\n".join(out)
+
+
 def _allowed(field: Any) -> str:
     return (field.allowed.__doc__ or "always").strip().splitlines()[0].rstrip(".")
 
@@ -287,6 +313,8 @@ MARKERS = {
     "<!-- cmhash:config -->": config_reference,
     "<!-- cmhash:findings -->": findings_reference,
     "<!-- cmhash:rollout-rules -->": rollout_rules,
+    "<!-- cmhash:capacity-rules -->": capacity_rules,
+    "<!-- cmhash:decides-capacity -->": decides_capacity,
     "<!-- cmhash:pod-fields -->": pod_fields,
     "<!-- cmhash:replicas -->": replicas,
     "<!-- cmhash:decides-replicas -->": decides_replicas,

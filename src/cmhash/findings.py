@@ -40,6 +40,7 @@ class Code(TextEnum):
     MISPLACED_ANNOTATION = "misplaced-annotation"
     LIVE_RELOADED = "live-reloaded"
     EMPTY_INPUT = "empty-input"
+    ROLLOUT_DOWNTIME = "rollout-downtime"
 
 
 # code -> (default level, one-line description)
@@ -143,6 +144,12 @@ CODES: dict[Code, tuple[Level, str]] = {
         WARNING,
         "report: OLD or NEW holds no Kubernetes object (an empty pipe or file: a failed "
         "render?), compared as a render of nothing (an error with --strict)",
+    ),
+    Code.ROLLOUT_DOWNTIME: (
+        WARNING,
+        "report: a restarting workload has no pod available at some point of its rollout "
+        "(Recreate, one replica with maxSurge 0, maxUnavailable at least the replicas, a "
+        "one-replica StatefulSet); the message gives the fix",
     ),
 }
 

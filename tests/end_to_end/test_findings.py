@@ -14,6 +14,7 @@ from cmhash.model import Level
 GOLDENS = [
     *(ROOT / "tests" / "cases").glob("*/stderr.txt"),
     ROOT / "tests" / "fixtures" / "report" / "expected.txt",
+    ROOT / "tests" / "fixtures" / "report-capacity" / "expected.txt",
     ROOT / "tests" / "fixtures" / "report-truth" / "expected-empty-old.txt",
 ]
 

@@ -144,6 +144,22 @@ def test_action_fails_over_the_budget_after_writing_everything(repo: Path) -> No
     assert Path(env["GITHUB_STEP_SUMMARY"]).read_text().startswith("### cmhash:")
 
 
+def test_action_capacity_budget_fails_and_the_comment_says_why(repo: Path) -> None:
+    base = git(repo, "rev-parse", "main")
+    inputs = {**INPUTS, "no-downtime": "true", "max-surge-cpu": "0", "nodes": "3"}
+    with FakeGitHub(comments=0) as gh:
+        env, context = _env(repo, gh, base)
+        res = _run_action(repo, inputs, env, context)
+        assert res.returncode == 1
+        over = "2 workloads have no pod available during their rollout (--no-downtime)"
+        assert f"cmhash: {over}" in res.stderr
+        (comment,) = gh.comments
+        assert comment["body"].endswith(f"> ❌ **Over budget**: {over}\n")
+    report = json.loads((repo / "cmhash-report" / "report.json").read_text())
+    logger = next(w for w in report["restart"] if w["name"] == "logger")
+    assert logger["capacity"]["replicas"] == 3  # --nodes 3
+
+
 def test_action_inputs_are_documented() -> None:
     action: dict[str, Any] = yaml.safe_load(ACTION.read_text())
     assert action["runs"]["using"] == "composite"

@@ -127,11 +127,13 @@ include:
 """
 
 
-def report_project(tmp: Path, extra: str = "") -> tuple[Path, str]:
+def report_project(tmp: Path, extra: str = "", case: Path | None = None) -> tuple[Path, str]:
     """A repo whose main branch has the report fixture's OLD side and whose feature
-    branch (checked out) has the NEW side; returns it and main's commit."""
+    branch (checked out) has the NEW side (``case``: another fixture's); returns it and
+    main's commit."""
     from test_report import CASE
 
+    src = case or CASE
     repo = tmp / "project"
     (repo / "ci-templates" / "gitlab").mkdir(parents=True)
     shutil.copy(
@@ -139,13 +141,13 @@ def report_project(tmp: Path, extra: str = "") -> tuple[Path, str]:
         repo / "ci-templates" / "gitlab" / "cmhash-report.yml",
     )
     (repo / "k8s").mkdir()
-    (repo / "k8s" / "app.yaml").write_bytes((CASE / "old.yaml").read_bytes())
+    (repo / "k8s" / "app.yaml").write_bytes((src / "old.yaml").read_bytes())
     (repo / ".gitlab-ci.yml").write_text(REPORT_PIPELINE.format(extra=extra))
     git_init(repo, branch="main")
     git(repo, "remote", "add", "origin", "https://gitlab.example.com/platform/demo.git")
     base = git_commit(repo, "base")
     git(repo, "checkout", "-q", "-b", "feature")
-    git_commit(repo, "change config", {"k8s/app.yaml": (CASE / "new.yaml").read_bytes()})
+    git_commit(repo, "change config", {"k8s/app.yaml": (src / "new.yaml").read_bytes()})
     return repo, base
 
 
@@ -192,3 +194,26 @@ def test_report_job_fail_on_error_keeps_the_artifacts(tmp_path: Path) -> None:
     assert "immutable-config" in out.stdout
     assert (repo / "cmhash-report" / "report.md").exists()
     assert len(gl.notes) == 2  # posted before failing
+
+
+def test_report_job_capacity_budget_fails_and_says_so_in_the_note(tmp_path: Path) -> None:
+    """The capacity budget inputs reach ci-report: over them the job fails after posting
+    the note, which ends with the same line as the log."""
+    from fakegitlab import FakeGitLab
+
+    extra = '      max-surge-memory: 1Gi\n      no-downtime: true\n      nodes: "2"\n'
+    case = ROOT / "tests" / "fixtures" / "report-capacity"
+    repo, base = report_project(tmp_path, extra, case)
+    with FakeGitLab() as gl:
+        out = gitlab_ci_local(repo, *mr_variables(gl.env(), base))
+        note = gl.notes[-1]["body"]
+    assert out.returncode != 0
+    over = (
+        "the restarts rolling at once request 1968Mi more memory (--max-surge-memory 1Gi); "
+        "3 workloads have no pod available during their rollout (--no-downtime)"
+    )
+    assert f"cmhash: {over}" in out.stdout
+    assert note.endswith(f"> ❌ **Over budget**: {over}\n")
+    data = json.loads((repo / "cmhash-report" / "report.json").read_text())
+    agent = next(w for w in data["restart"] if w["name"] == "agent")
+    assert agent["capacity"]["replicas"] == 2  # --nodes 2

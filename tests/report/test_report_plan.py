@@ -60,7 +60,7 @@ def test_json_follows_the_versioned_schema(plan: dict[str, Any]) -> None:
 
     schema = json.loads((ROOT / "src" / "cmhash" / "schemas" / "report.schema.json").read_text())
     jsonschema.validate(plan, schema)
-    assert plan["version"] == 3 and schema["properties"]["version"] == {"const": 3}
+    assert plan["version"] == 4 and schema["properties"]["version"] == {"const": 4}
 
 
 def test_no_secret_value_in_any_format() -> None:

@@ -202,12 +202,48 @@ _VERDICT: dict[str, tuple[tuple[str, ...], dict[str, Any], str]] = {
         {"type": click.IntRange(min=0), "default": None, "metavar": "N"},
         "Exit 1 when more than N workloads restart in any one namespace.",
     ),
+    "max_surge_cpu": (
+        ("--max-surge-cpu",),
+        {"default": None, "metavar": "QTY", "callback": lambda c, p, v: _quantity(p, v)},
+        "Exit 1 when the restarts rolling at once request more extra CPU than QTY (a "
+        "Kubernetes quantity: 4, 2500m).",
+    ),
+    "max_surge_memory": (
+        ("--max-surge-memory",),
+        {"default": None, "metavar": "QTY", "callback": lambda c, p, v: _quantity(p, v)},
+        "Exit 1 when the restarts rolling at once request more extra memory than QTY (8Gi, 512Mi).",
+    ),
+    "no_downtime": (
+        ("--no-downtime",),
+        {"is_flag": True},
+        "Exit 1 when a restarting workload has no pod available at some point of its rollout.",
+    ),
+    "nodes": (
+        ("--nodes",),
+        {"type": click.IntRange(min=0), "default": None, "metavar": "N"},
+        "The nodes that run each DaemonSet's pods (unknown offline): gives a DaemonSet's "
+        "capacity figures.",
+    ),
     "no_values": (
         ("--no-values",),
         {"is_flag": True},
         "Show no ConfigMap values (key names only, as for Secrets).",
     ),
 }
+
+
+def _quantity(param: Any, value: str | None) -> Any:
+    """A --max-surge-* value: a quantity as Kubernetes reads it, else a usage error."""
+    if value is None:
+        return None
+    from cmhash.knowledge.quantity import parse
+
+    q = parse(value)
+    if q is None or q.value < 0:
+        raise click.BadParameter(
+            f"{value!r} is not a Kubernetes quantity (e.g. 4, 2500m, 8Gi)", param=param
+        )
+    return q
 
 
 def verdict_options(*names: str, described: bool = True) -> Callable[[_F], _F]:

@@ -156,7 +156,15 @@ Exit codes:
 )
 @click.option("--summary", default=None, help="Append the Markdown to this file.")
 @verdict_options(
-    "fail_on", "max_restarts", "max_restarts_per_namespace", "no_values", described=False
+    "fail_on",
+    "max_restarts",
+    "max_restarts_per_namespace",
+    "max_surge_cpu",
+    "max_surge_memory",
+    "no_downtime",
+    "nodes",
+    "no_values",
+    described=False,
 )
 def ci_report(
     render: str,
@@ -169,6 +177,10 @@ def ci_report(
     fail_on: str | None,
     max_restarts: int | None,
     max_restarts_per_namespace: int | None,
+    max_surge_cpu: Any,
+    max_surge_memory: Any,
+    no_downtime: bool,
+    nodes: int | None,
     no_values: bool,
     **opts: Any,
 ) -> None:
@@ -182,8 +194,10 @@ def ci_report(
     from cmhash.settings.layering import layered
 
     job = Job(render, base, output_dir, comment, token_env, summary, comment_key)
-    budget = rep.Budget(max_restarts, max_restarts_per_namespace)
-    raise SystemExit(run(job, layered(opts), fail_on, budget, not no_values))
+    budget = rep.Budget(
+        max_restarts, max_restarts_per_namespace, max_surge_cpu, max_surge_memory, no_downtime
+    )
+    raise SystemExit(run(job, layered(opts), fail_on, budget, not no_values, nodes))
 
 
 @click.command("gitlab-note")

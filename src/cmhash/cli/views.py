@@ -65,7 +65,8 @@ def explain(paths: tuple[str, ...], fmt: str, detail: bool, **opts: Any) -> None
 Exit codes:
   0  report written (findings or not)
   1  --fail-on: findings of that level or worse; more restarts than
-     --max-restarts / --max-restarts-per-namespace
+     --max-restarts / --max-restarts-per-namespace; more surge than
+     --max-surge-cpu / --max-surge-memory; downtime with --no-downtime
   2  bad input or usage
   3  internal error (a bug: please report it)"""
 )
@@ -95,7 +96,15 @@ Exit codes:
     type=click.Path(dir_okay=False, allow_dash=True),
     help="Write the report to this file (atomically) instead of stdout.",
 )
-@verdict_options("max_restarts", "max_restarts_per_namespace", "no_values")
+@verdict_options(
+    "max_restarts",
+    "max_restarts_per_namespace",
+    "max_surge_cpu",
+    "max_surge_memory",
+    "no_downtime",
+    "nodes",
+    "no_values",
+)
 @click.option(
     "--old-lock",
     metavar="FILE",
@@ -112,6 +121,10 @@ def report(
     output: str | None,
     max_restarts: int | None,
     max_restarts_per_namespace: int | None,
+    max_surge_cpu: Any,
+    max_surge_memory: Any,
+    no_downtime: bool,
+    nodes: int | None,
     no_values: bool,
     old_lock: str | None,
     **opts: Any,
@@ -125,7 +138,9 @@ def report(
     from cmhash import report as rep
     from cmhash.settings.layering import layered
 
-    budget = rep.Budget(max_restarts, max_restarts_per_namespace)
+    budget = rep.Budget(
+        max_restarts, max_restarts_per_namespace, max_surge_cpu, max_surge_memory, no_downtime
+    )
     settings = layered(opts)
     old_settings = None
     if old_lock is not None:
@@ -145,5 +160,6 @@ def report(
             budget,
             not no_values,
             old_settings,
+            nodes,
         )
     )

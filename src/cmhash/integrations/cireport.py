@@ -195,7 +195,14 @@ def _post(comment: str, text: str, env: Mapping[str, str], token_env: str | None
     return f"{how} pull-request comment {ident}"
 
 
-def run(job: Job, settings: Any, fail_on: str | None, budget: Any, values: bool) -> int:
+def run(
+    job: Job,
+    settings: Any,
+    fail_on: str | None,
+    budget: Any,
+    values: bool,
+    nodes: int | None = None,
+) -> int:
     from cmhash import report
     from cmhash.output import err, write_stdout
     from cmhash.write.writer import write_new_file
@@ -212,8 +219,11 @@ def run(job: Job, settings: Any, fail_on: str | None, budget: Any, values: bool)
             f"cannot make the output directory {job.output_dir}: {exc.strerror}"
         ) from None
     old, new = render_sides(job)
-    data = report.data_of(str(old), str(new), settings, values)
+    data = report.data_of(str(old), str(new), settings, values, nodes=nodes)
     texts = {name: report.formatted(data, fmt, None) for name, fmt in ARTIFACTS.items()}
+    over = budget.over(data)
+    if over is not None:  # the comment says why the job fails, as its log does
+        texts["report.md"] += f"\n> ❌ **Over budget**: {over}\n"
     for name, text in texts.items():
         write_new_file(str(Path(job.output_dir) / name), text)
     write_stdout(report.formatted(data, "text", None))

@@ -4,6 +4,10 @@
 formats it. It never puts a Secret's values or any hash of them in its output: Secrets
 are described by key names only, and workload checksums are left out altogether.
 
+The capacity budget (``--max-surge-cpu``, ``--max-surge-memory``, ``--no-downtime``)
+reads ``summary.capacity`` (report/capacity.py): the extra requests if every restart
+rolled at once, and the workloads with no pod available at some point.
+
 The restart budget (``--max-restarts``, ``--max-restarts-per-namespace``) counts the
 workloads whose pods the change replaces (the report's ``restart`` list: rolling,
 partial and in-place restarts, and objects their engine re-creates; not CronJobs' next
@@ -23,6 +27,7 @@ from cmhash.report.render import FORMATS, fails, formatted
 from cmhash.visible import visible
 
 if TYPE_CHECKING:
+    from cmhash.knowledge.quantity import Quantity
     from cmhash.settings.values import Settings
 
 __all__ = ["Budget", "data_of", "formatted", "run", "verdict"]
@@ -31,9 +36,43 @@ __all__ = ["Budget", "data_of", "formatted", "run", "verdict"]
 class Budget(NamedTuple):
     total: int | None = None  # --max-restarts
     per_namespace: int | None = None  # --max-restarts-per-namespace
+    surge_cpu: Quantity | None = None  # --max-surge-cpu
+    surge_memory: Quantity | None = None  # --max-surge-memory
+    no_downtime: bool = False  # --no-downtime
 
     def over(self, data: dict[str, Any]) -> str | None:
-        """One line when the report's restarts exceed the budget, else None."""
+        """One line when the report exceeds the budget (each limit over it, "; "
+        between them), else None."""
+        lines = [x for x in (self._restarts(data), *self._capacity(data)) if x is not None]
+        return "; ".join(lines) if lines else None
+
+    def _capacity(self, data: dict[str, Any]) -> list[str | None]:
+        from cmhash.knowledge.quantity import canonical, parse
+
+        c = data["summary"]["capacity"]
+        out: list[str | None] = []
+        for limit, key, flag in (
+            (self.surge_cpu, "cpu", "--max-surge-cpu"),
+            (self.surge_memory, "memory", "--max-surge-memory"),
+        ):
+            got = parse(c["surgeRequests"][key])
+            if limit is not None and got is not None and got.value > limit.value:
+                out.append(
+                    f"the restarts rolling at once request {canonical(got)} more {key} "
+                    f"({flag} {canonical(limit)})"
+                )
+        # a downtime acknowledged (acknowledge:, cmhash.io/acknowledge) is a notice
+        n = sum(
+            1 for f in data["findings"] if f["code"] == "rollout-downtime" and f["level"] != "info"
+        )
+        if self.no_downtime and n:
+            out.append(
+                f"{plural(n, 'workload')} {'has' if n == 1 else 'have'} no pod available "
+                f"during {'its' if n == 1 else 'their'} rollout (--no-downtime)"
+            )
+        return out
+
+    def _restarts(self, data: dict[str, Any]) -> str | None:
         s = data["summary"]
         n = s["restart"]
         if self.total is not None and n > self.total:
@@ -62,9 +101,11 @@ def data_of(
     settings: Settings,
     values: bool = True,
     old_settings: Settings | None = None,
+    nodes: int | None = None,
 ) -> dict[str, Any]:
     """Both sides (paths, or ``-`` for one) through the normal pipeline, and the report
-    as plain data (``old_settings``: OLD's, when they differ: its own lock file)."""
+    as plain data (``old_settings``: OLD's, when they differ: its own lock file;
+    ``nodes``: --nodes, how many nodes run a DaemonSet's pods)."""
     from cmhash.app import pipeline as app
     from cmhash.errors import UsageError
     from cmhash.read.inputs import select
@@ -106,7 +147,15 @@ def data_of(
         Scalers(inputs[1], settings.parser, settings.namespace),
     )
     data = build(
-        sides[0], sides[1], settings.annotation_key, settings.parser, values, scalers, empty
+        sides[0],
+        sides[1],
+        settings.annotation_key,
+        settings.parser,
+        values,
+        scalers,
+        empty,
+        nodes,
+        settings.acknowledge,
     )
     lifetime.keep(data)  # (not freed object by object at the end of the run)
     return data
@@ -136,6 +185,7 @@ def run(
     budget: Budget = NO_BUDGET,
     values: bool = True,
     old_settings: Settings | None = None,
+    nodes: int | None = None,
 ) -> int:
     """The report command: the report written (stdout, or ``output`` atomically), and
     its ``verdict``."""
@@ -144,7 +194,7 @@ def run(
 
     if template_file is not None and callable(FORMATS[fmt]):
         raise UsageError(f"--template applies to --format markdown or text, not {fmt}")
-    data = data_of(old, new, settings, values, old_settings)
+    data = data_of(old, new, settings, values, old_settings, nodes)
     text = formatted(data, fmt, template_file)
     if output and output != "-":
         from cmhash.write.writer import write_new_file

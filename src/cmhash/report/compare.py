@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from cmhash.analyze.versioned_names import shown
 from cmhash.errors import UsageError
-from cmhash.findings import Code, Finding, finding
+from cmhash.findings import Acknowledgement, Code, Finding, acknowledged, finding
 from cmhash.model import Level, ResourceId
 from cmhash.output import plural
 from cmhash.plan.index import ConfigEntry, defined_in, several_places
 from cmhash.plan.workplan import WorkloadPlan
+from cmhash.report.capacity import downtime_finding, totals, unknown
 from cmhash.report.changes import (
     DATA_CHANGED,
     ConfigChange,
@@ -33,12 +34,13 @@ from cmhash.report.redact import mask_names, redact, secret_names, secret_texts
 from cmhash.report.scaling import NO_SCALERS, Scalers
 from cmhash.report.templates import templates_of
 from cmhash.report.usage import Names, UsedBy, Users, unversioned
-from cmhash.report.workloads import compare_workloads, duplicates, sides
+from cmhash.report.workloads import DOWNTIME, compare_workloads, duplicates, sides
 
 if TYPE_CHECKING:
     from cmhash.app.result import RunResult
 
-FORMAT_VERSION = 3  # 2: template causes, outcome/rule/how, valueDiffs, budget; 3: added/removed
+# 2: template causes, outcome/rule/how, valueDiffs, budget; 3: added/removed; 4: capacity
+FORMAT_VERSION = 4
 
 
 def _fingerprint(f: Finding) -> str:
@@ -155,12 +157,14 @@ def _findings(
     new: RunResult,
     configs: list[ConfigChange],
     empty: Sequence[tuple[str, str]] = (),
+    more: Sequence[Finding] = (),
 ) -> tuple[list[dict[str, Any]], dict[Level, int]]:
     """NEW's findings and the immutable-config errors, each marked new when OLD lacked it;
-    and a warning for a side without objects."""
+    a warning for a side without objects; ``more``: the report's own (downtime)."""
     found = [
         *(Finding(w, 1, 1, Level.WARNING, Code.EMPTY_INPUT, empty_message(s)) for s, w in empty),
         *new.findings,
+        *more,
         *(_immutable_finding(c) for c in configs if c.immutable_violation),
         *(_duplicate_finding(a, b) for a, b in duplicates(new.plans)),
     ]
@@ -316,11 +320,15 @@ def build(
     values: bool = True,
     scalers: tuple[Scalers, Scalers] = (NO_SCALERS, NO_SCALERS),
     empty: Sequence[tuple[str, str]] = (),
+    nodes: int | None = None,
+    acknowledge: tuple[Acknowledgement, ...] = (),
 ) -> dict[str, Any]:
     """The report as plain data (the JSON format, and what templates receive);
     ``values``: ConfigMap value diffs (never a Secret's); ``scalers``: each side's
     autoscalers (the pod counts the rollout rules read); ``empty``: (OLD or NEW, where)
-    of a side without any object (an ``empty-input`` warning)."""
+    of a side without any object (an ``empty-input`` warning); ``nodes``: how many
+    nodes run a DaemonSet's pods (--nodes; unknown offline); ``acknowledge``: the
+    config's, which make a known downtime a notice."""
     _one_environment(old, "OLD")
     _one_environment(new, "NEW")
     names = _names(old, new)
@@ -330,11 +338,16 @@ def build(
         for c in config_changes(_objects(old, names), _objects(new, names))
     ]
     used = UsedBy(names.versioned, names.own)
-    templates = templates_of(old, new, annotation_key, parser, names, scalers)
+    templates = templates_of(old, new, annotation_key, parser, names, scalers, nodes)
     groups, users = compare_workloads(old, new, {c.key: c for c in configs}, names, used, templates)
-    findings, counts = _findings(old, new, configs, empty)
-    config_items, unused = _configs(old, new, configs, users, names, used, values)
     restart, not_restarting = groups["restart"], groups["notRestarting"]
+    downtime = [downtime_finding(w, w.pop(DOWNTIME)) for w in restart if DOWNTIME in w]
+    if downtime:
+        annotated = {p.info.about.resource: p.info.selection.acknowledged for p in new.plans}
+        downtime = acknowledged(downtime, acknowledge, annotated)
+    findings, counts = _findings(old, new, configs, empty, downtime)
+    config_items, unused = _configs(old, new, configs, users, names, used, values)
+    capacity, capacity_by_namespace = totals(restart)
     added, removed = sides(old, new)
     errors = counts[Level.ERROR]
     refused = sum(1 for w in not_restarting if w.get("outcome") == "refused")
@@ -353,6 +366,9 @@ def build(
             ),
             "restart": len(restart),
             "restartByNamespace": by_namespace(restart),
+            "capacity": capacity,
+            "capacityByNamespace": capacity_by_namespace,
+            "capacityUnknown": unknown(restart),
             "notRestarting": len(not_restarting),
             "added": len(added),
             "removed": len(removed),

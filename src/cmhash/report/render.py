@@ -79,7 +79,61 @@ def environment(template_dir: str | None = None) -> Any:
     env.filters["code"] = _code
     env.filters["plural"] = plural
     env.filters["fence"] = _fence
+    env.filters["capacity"] = capacity_text
+    env.filters["capacity_total"] = capacity_total
     return env
+
+
+def _requests(r: dict[str, Any], sign: str = "") -> str:
+    return f"{sign}{r['cpu']} CPU, {sign}{r['memory']} memory"
+
+
+def capacity_text(w: dict[str, Any]) -> str:
+    """A restart's ``capacity`` in one line: ``replicas 10: +3 pods (+300m CPU, +384Mi
+    memory), -2 at once, at least 8 available, 2 waves, at least 50 s; per pod 100m CPU,
+    128Mi memory``; DOWNTIME first when every pod is down at some point."""
+    c = w.get("capacity")
+    if not c:
+        return ""
+    r = c["replicas"]
+    count = "unknown" if r is None else r if isinstance(r, int) else f"{r['min']}..{r['max']}"
+    if w.get("kind") == "DaemonSet":
+        count = "nodes " + ("unknown (--nodes N)" if r is None else str(count))
+    else:
+        count = f"replicas {count}"
+    parts = []
+    if c["surgePods"] is not None:
+        extra = ""
+        r = c["surgeRequests"]
+        if c["surgePods"] and None not in r.values() and set(r.values()) != {"0"}:
+            extra = f" ({_requests(r, '+')})"
+        parts.append(f"+{plural(c['surgePods'], 'pod')}{extra}")
+    else:
+        parts.append("surge unknown")
+    if c["unavailablePods"] is not None:
+        parts.append(f"{c['unavailablePods']} down at once")
+    if c["minAvailable"] is not None:
+        parts.append(f"at least {c['minAvailable']} available")
+    if c["waves"] is not None:
+        parts.append(plural(c["waves"], "wave"))
+    if c["durationAtLeastSeconds"] is not None:
+        parts.append(f"at least {c['durationAtLeastSeconds']} s")
+    line = f"{count}: " + ", ".join(parts)
+    if set(c["requests"].values()) == {"0"}:
+        line += "; no requests"
+    elif None not in c["requests"].values():
+        line += f"; per pod {_requests(c['requests'])}"
+    else:
+        line += "; requests unknown"
+    return ("DOWNTIME: " if c["downtime"] else "") + line
+
+
+def capacity_total(t: dict[str, Any]) -> str:
+    """``summary.capacity`` (or one namespace's) in one line."""
+    line = f"+{plural(t['surgePods'], 'pod')} ({_requests(t['surgeRequests'], '+')})"
+    if t["downtime"]:
+        line += f"; {plural(t['downtime'], 'workload')} with downtime"
+    return line
 
 
 def _fence(text: str) -> str:

@@ -21,6 +21,7 @@ from cmhash.parse.resources import document_resources
 from cmhash.plan.workplan import WorkloadPlan
 from cmhash.read.source import SourceText
 from cmhash.read.split import chunk, cuts
+from cmhash.report.capacity import Cost, cost
 from cmhash.report.plain import deep, plain
 from cmhash.report.podtemplate import TemplateCause, shown, template_causes
 from cmhash.report.rollout import Context, Decision, changed, decide, rollouts_by_workload
@@ -99,6 +100,7 @@ class Templates(NamedTuple):
     # renamed to an object's new version is the config cause, not a template change
     renamed: tuple[Mapping[str, str], Mapping[str, str]] = ({}, {})
     scalers: tuple[Scalers, Scalers] = (NO_SCALERS, NO_SCALERS)  # OLD's, NEW's autoscalers
+    nodes: int | None = None  # --nodes: how many nodes run a DaemonSet's pods
 
     def _objects(self, plan: WorkloadPlan, prev: WorkloadPlan) -> tuple[Any, Any] | None:
         """OLD's and NEW's object (None: a side not read, or the same document text: the
@@ -169,6 +171,22 @@ class Templates(NamedTuple):
         )
         return decide(ctx, plan.info.kind.rolls)
 
+    def capacity(self, plan: WorkloadPlan, decision: Decision) -> Cost:
+        """What its rollout costs (capacity.py), from NEW's object and count."""
+        obj = self.obj(plan) or {}
+        ctx = Context(obj, (), self.rollouts, plan.id, scaling=self.scalers[1].of(plan))
+        kind = plan.info.kind
+        return cost(
+            (kind.group, kind.kind),
+            decision.outcome,
+            decision.rule,
+            obj,
+            kind.pod_spec_path,
+            ctx.replicas(),
+            ctx.forced(),
+            self.nodes,
+        )
+
     def obj(self, plan: WorkloadPlan) -> Any:
         """NEW's object of ``plan`` (None: not read)."""
         return self.new.get(plan.id) if self.new is not None else None
@@ -197,6 +215,7 @@ def templates_of(
     parser: str,
     names: Names,
     scalers: tuple[Scalers, Scalers] = (NO_SCALERS, NO_SCALERS),
+    nodes: int | None = None,
 ) -> Templates:
     """Both sides' workload objects (read when asked for), and the workloads NEW's Argo
     Rollouts take over with workloadRef."""
@@ -216,4 +235,5 @@ def templates_of(
             {v: k.name for k, v in names.new.items() if v != k.name},
         ),
         scalers,
+        nodes,
     )

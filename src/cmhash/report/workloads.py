@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from cmhash.app.result import RunResult
 
 PlanKey = tuple[ResourceId, str | None]
+DOWNTIME = "_downtime"  # (in a restart entry until the findings are made: never output)
 
 
 def plan_key(plan: WorkloadPlan) -> PlanKey:
@@ -246,7 +247,8 @@ def _compare_workload(
                 causes.append(about)
             shown = [c.as_dict() for c in causes or [REFERENCES_CHANGED]]
         decision = templates.decide(plan, changed, prev, moves)
-        return _decided(plan, shown + [t.as_dict() for t in (*changed, *released)], decision)
+        listed = shown + [t.as_dict() for t in (*changed, *released)]
+        return _decided(plan, listed, decision, templates)
     if not causes:
         return None
     reason = _not_rolling_reason(plan, unhashed)
@@ -263,12 +265,15 @@ def _compare_workload(
             if by is not None:  # Reloader rolls it: by the kind's own rules
                 decision = templates.decide(plan, (), prev)
                 text = f"{reason}, but {by}: {decision.text}"
-                return _decided(plan, listed, decision._replace(text=text))
+                return _decided(plan, listed, decision._replace(text=text), templates)
     return "notRestarting", {**workload_fields(plan), "causes": listed, "reason": reason}
 
 
 def _decided(
-    plan: WorkloadPlan, causes: list[dict[str, Any]], decision: Decision
+    plan: WorkloadPlan,
+    causes: list[dict[str, Any]],
+    decision: Decision,
+    templates: Templates = NO_TEMPLATES,
 ) -> tuple[str, dict[str, Any]]:
     entry = {
         **workload_fields(plan),
@@ -277,7 +282,11 @@ def _decided(
         "rule": decision.rule,
     }
     if decision.outcome in RESTARTS:
-        return "restart", {**entry, "how": decision.text}
+        cost = templates.capacity(plan, decision)
+        out = {**entry, "how": decision.text, "capacity": cost.data}
+        if cost.downtime is not None:  # a warning: report/compare.py takes it out
+            out[DOWNTIME] = cost.downtime
+        return "restart", out
     return "notRestarting", {**entry, "reason": decision.text}
 
 
