@@ -8,7 +8,9 @@ compared whole and gives one cause of that row's type; anything else that differ
 volumes) are matched by it, as the API server's strategic merge does; other lists by
 position. Our own annotation is left to the checksum causes (workloads.py).
 
-The two templates are compared as the API server stores them: on each side the defaults
+The two templates are compared as the API server stores them: a built-in kind's
+template without the zero values its Go types cannot tell from absent
+(knowledge/zerovalues.py); on each side the defaults
 the other side spells out are filled in (knowledge/defaults.py DEFAULTS), only those, so
 that the values the report shows stay as the manifests wrote them; a quantity spelled two
 ways in one format (QUANTITIES) is one amount.
@@ -21,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from cmhash.knowledge.defaults import CONTAINERS, DEFAULTS, QUANTITIES, matches, quantity
+from cmhash.knowledge.zerovalues import stored
 
 _MAX_VALUE = 120  # characters of a value shown in a cause
 
@@ -200,11 +203,16 @@ def _walk(old: Any, new: Any, path: tuple[str, ...], key: str, out: list[Templat
     out.append(TemplateCause("other", _label(path), _change(old, new), o, n))
 
 
-def template_causes(old: Any, new: Any, annotation_key: str) -> list[TemplateCause]:
+def template_causes(
+    old: Any, new: Any, annotation_key: str, typed: bool = False
+) -> list[TemplateCause]:
     """Why the pod template ``new`` differs from ``old`` (both plain data), in field
     order; empty when they are equal apart from ``annotation_key`` and the API server's
-    defaults (``with_defaults``)."""
+    defaults (``with_defaults``). ``typed``: a built-in kind's template, which the
+    server stores without its zero values (knowledge/zerovalues.py)."""
     out: list[TemplateCause] = []
+    if typed:
+        old, new = stored(old)[1], stored(new)[1]
     # a field spelled out with the API server's default on one side only: no change
     before, after = with_defaults(
         old if isinstance(old, dict) else {}, new if isinstance(new, dict) else {}, _LIST_KEYS

@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cmhash.errors import NodeError
 from cmhash.knowledge.defaults import path_get
+from cmhash.knowledge.kinds import is_kubernetes_group
 from cmhash.knowledge.rollout_rule import ROLLOUT, Takeover
+from cmhash.knowledge.zerovalues import TYPED_CUSTOM
 from cmhash.model import ResourceId
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.parse.resources import document_resources
@@ -120,7 +122,12 @@ class Templates(NamedTuple):
         with deep():
             before = _renamed(path_get(both[0], path), self.renamed[0])
             after = _renamed(path_get(both[1], path), self.renamed[1])
-            return tuple(template_causes(before, after, self.annotation_key))
+            # a built-in kind is decoded into its Go types before it is stored
+            kind = plan.info.kind
+            typed = kind.operator is None and (
+                is_kubernetes_group(kind.group) or (kind.group, kind.kind) in TYPED_CUSTOM
+            )
+            return tuple(template_causes(before, after, self.annotation_key, typed))
 
     def fixed(self, plan: WorkloadPlan, prev: WorkloadPlan) -> tuple[TemplateCause, ...]:
         """The object's immutable fields that changed (rollout.py), as causes: a change
