@@ -142,7 +142,8 @@ class Context(NamedTuple):
         return isinstance(annotations, dict) and any(annotations.get(k) for k in HOOK_ANNOTATIONS)
 
     def replicas(self) -> Replicas:
-        return replicas_of(self.spec("replicas"), self.scaling)
+        old = path_get(self.old, ("spec", "replicas")) if self.old is not None else None
+        return replicas_of(self.spec("replicas"), self.scaling, old)
 
     def old_replicas(self) -> Replicas | None:
         if self.old is None:
