@@ -87,3 +87,27 @@ def test_replicas_absent_on_both_sides_keeps_the_live_count(tmp_path: Path) -> N
     assert w["how"] == "rolling update"
     w = _one(_plan(tmp_path, _deploy(1, hpa=True), _deploy(2, hpa=True)))
     assert w["how"] == "rolling update (replicas 3..10 from HorizontalPodAutoscaler/web)"
+
+
+REPLACE = "  annotations:\n    argocd.argoproj.io/sync-options: Replace=true\n"
+
+
+def test_argocd_replace_without_replicas_is_the_default_1(tmp_path: Path) -> None:
+    # Replace=true: a sync is kubectl replace (a PUT of the whole object), and the API
+    # server defaults the absent spec.replicas to 1; the HPA then scales it back
+    w = _one(
+        _plan(tmp_path, _deploy(1, meta=REPLACE, hpa=True), _deploy(2, meta=REPLACE, hpa=True))
+    )
+    assert w["how"].startswith(
+        "rolling update (replicas 1..10 from the API server's default (spec.replicas is "
+        "absent and Argo CD's Replace=true replaces the whole object), then "
+        "HorizontalPodAutoscaler/web (3..10))"
+    )
+    w = _one(_plan(tmp_path, _deploy(1, meta=REPLACE), _deploy(2, meta=REPLACE)))
+    assert "replicas 1 from the API server's default" in w["how"]
+    # the live object's option counts as well (Argo CD from v3.4.0)
+    w = _one(_plan(tmp_path, _deploy(1, meta=REPLACE), _deploy(2)))
+    assert "Replace=true" in w["how"]
+    # a count in the manifest is what the PUT sends
+    w = _one(_plan(tmp_path, _deploy(1, 4, meta=REPLACE), _deploy(2, 4, meta=REPLACE)))
+    assert w["how"] == "rolling update"

@@ -246,11 +246,17 @@ def defaulted(why: str, scaling: Scaling | None) -> Replicas:
     return Replicas(min(1, low), max(1, high), f"{said}, then {scaling.name} ({low}..{high})")
 
 
-def replicas_of(spec_replicas: Any, scaling: Scaling | None, old: Any = None) -> Replicas:
+def replicas_of(
+    spec_replicas: Any, scaling: Scaling | None, old: Any = None, replaced: bool = False
+) -> Replicas:
     """A workload's count: its autoscaler's range (an HPA off at ``spec.replicas: 0``:
     0), else ``spec.replicas``, else 1 when OLD's ``old`` field is removed (the default
-    apply leaves: ``REMOVED_SOURCE``), else unknown offline."""
+    apply leaves: ``REMOVED_SOURCE``) or the object is ``replaced`` whole (Argo CD's
+    Replace=true: rollout_tools.py REPLACE_SOURCE), else unknown offline."""
     own = _int(spec_replicas)
+    if own is None and replaced:
+        why = "spec.replicas is absent and Argo CD's Replace=true replaces the whole object"
+        return defaulted(why, scaling)
     if own is None and _int(old) is not None:
         why = f"OLD's spec.replicas {old} is removed: apply deletes the field"
         return defaulted(why, scaling)

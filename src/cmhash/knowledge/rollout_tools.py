@@ -17,6 +17,10 @@ And what the deployment engines do with an object beyond ``kubectl apply``:
   does not combine ``--force`` with ``--server-side``). A Flux ``spec.force: true`` on
   the Kustomization is not in the manifests: cmhash cannot see it.
 - Argo CD's ``hook: Skip`` (as the only hook type): the object is never applied.
+- Argo CD's ``Replace=true`` (``REPLACE_SOURCE``): a sync replaces the live object with
+  NEW's (``kubectl replace``, a PUT of the whole object), so a ``spec.replicas`` NEW
+  leaves out is the API server's default 1, at every sync, until an autoscaler scales it
+  back; read on the object as synced or as live (Argo CD from v3.4.0).
 """
 
 from __future__ import annotations
@@ -64,6 +68,13 @@ RECREATE_SOURCE = (
     "pkg/utils/kube/resource_ops.go (DeleteOptions.ForceDeletion = force); kubectl "
     "pkg/cmd/replace/replace.go forceReplace, pkg/cmd/apply/patcher.go deleteAndCreate"
 )
+REPLACE_SOURCE = (
+    "argoproj/argo-cd gitops-engine/pkg/sync/sync_context.go applyObject (shouldReplace "
+    ":= sc.replace || HasAnnotationOption(t.targetObj, ..., SyncOptionReplace) || "
+    "(t.liveObj != nil && HasAnnotationOption(t.liveObj, ...)), since v3.4.0, commit "
+    "4d66a209; a live object: ReplaceResource, kubectl replace); kubernetes/kubernetes "
+    "pkg/apis/apps/v1/defaults.go (Replicas nil: 1)"
+)
 SKIP_SOURCE = (
     "argoproj/gitops-engine pkg/sync/hook/hook.go Skip (true when Skip is the only hook "
     "type), pkg/sync/sync_phase.go syncPhases (no phase for it: no sync task, never "
@@ -96,6 +107,16 @@ def forced_by(obj: Mapping[str, Any]) -> str | None:
         said = ",".join(o for o in options if o in (ARGOCD_REPLACE, ARGOCD_FORCE))
         return f"Argo CD ({ARGOCD_SYNC_OPTIONS}: {said})"
     return None
+
+
+def replaced_by_argocd(obj: Mapping[str, Any], live: Mapping[str, Any] | None) -> bool:
+    """Whether Argo CD syncs ``obj`` by replacing the live object (``REPLACE_SOURCE``);
+    ``live``: OLD's object, as the cluster holds it (None: none)."""
+    return any(
+        ARGOCD_REPLACE in _csv(_metadata(o, "annotations").get(ARGOCD_SYNC_OPTIONS))
+        for o in (obj, live)
+        if o is not None
+    )
 
 
 def skipped_by_argocd(obj: Mapping[str, Any]) -> bool:

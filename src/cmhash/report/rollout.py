@@ -28,6 +28,7 @@ from cmhash.knowledge.rollout_tools import (
     WORKLOAD_REF_GROUPS,
     argo_strategy,
     forced_by,
+    replaced_by_argocd,
     skipped_by_argocd,
 )
 from cmhash.model import ResourceId
@@ -143,7 +144,8 @@ class Context(NamedTuple):
 
     def replicas(self) -> Replicas:
         old = path_get(self.old, ("spec", "replicas")) if self.old is not None else None
-        return replicas_of(self.spec("replicas"), self.scaling, old)
+        replaced = replaced_by_argocd(self.obj, self.old)
+        return replicas_of(self.spec("replicas"), self.scaling, old, replaced)
 
     def old_replicas(self) -> Replicas | None:
         if self.old is None:
