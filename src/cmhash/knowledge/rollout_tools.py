@@ -14,8 +14,11 @@ And what the deployment engines do with an object beyond ``kubectl apply``:
   ``kubectl replace --force`` (``Replace=true,Force=true``) or applies with ``--force``
   (``Force=true``), both a delete and a create. ``Replace=true`` alone is a PUT: refused
   like an apply. ``Force=true`` with ``ServerSideApply=true`` is not counted (kubectl
-  does not combine ``--force`` with ``--server-side``). A Flux ``spec.force: true`` on
-  the Kustomization is not in the manifests: cmhash cannot see it.
+  does not combine ``--force`` with ``--server-side``), unless ``Replace=true`` makes it
+  a replace. Both engines read their mark on the live object too (OLD's, as it was
+  applied): Flux's ``shouldForceApply`` on the existing object, Argo CD's ``force`` and
+  ``shouldReplace`` on ``t.liveObj`` (from v3.4.0). A Flux ``spec.force: true`` on the
+  Kustomization is not in the manifests: cmhash cannot see it.
 - Argo CD's ``hook: Skip`` (as the only hook type): the object is never applied.
 - Argo CD's ``Replace=true`` (``REPLACE_SOURCE``): a sync replaces the live object with
   NEW's (``kubectl replace``, a PUT of the whole object), so a ``spec.replicas`` NEW
@@ -63,8 +66,12 @@ RECREATE_SOURCE = (
     "(ForceSelector kustomize.toolkit.fluxcd.io/force: enabled); fluxcd/pkg ssa/"
     "manager_apply.go shouldForceApply (an immutable or invalid error, and the selector "
     "on the object as applied or as live: delete, wait, apply again), ssa/utils "
-    "AnyInMetadata (strings.EqualFold); argoproj/gitops-engine pkg/sync/sync_context.go "
-    "(Replace=true: ReplaceResource with force; else ApplyResource with force), "
+    "AnyInMetadata (strings.EqualFold) on desiredObject or existingObject; "
+    "argoproj/argo-cd gitops-engine/pkg/sync/sync_context.go applyObject (force := "
+    "sc.force || HasAnnotationOption(t.targetObj, ..., SyncOptionForce) || (t.liveObj != "
+    "nil && HasAnnotationOption(t.liveObj, ...)), since v3.4.0, commit 4d66a209; "
+    "Replace=true: ReplaceResource with force; else ApplyResource with force; "
+    "shouldUseServerSideApply(t.targetObj)), "
     "pkg/utils/kube/resource_ops.go (DeleteOptions.ForceDeletion = force); kubectl "
     "pkg/cmd/replace/replace.go forceReplace, pkg/cmd/apply/patcher.go deleteAndCreate"
 )
@@ -95,16 +102,29 @@ def _csv(value: Any) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
-def forced_by(obj: Mapping[str, Any]) -> str | None:
+def forced_by(obj: Mapping[str, Any], live: Mapping[str, Any] | None = None) -> str | None:
     """The engine that deletes and re-creates ``obj`` (plain data) when the API server
-    refuses its update, in words; None: none does."""
-    for field in ("labels", "annotations"):
-        value = _metadata(obj, field).get(FLUX_FORCE)
-        if isinstance(value, str) and value.casefold() == FLUX_ENABLED:
-            return f"Flux ({FLUX_FORCE}: {value})"
-    options = _csv(_metadata(obj, "annotations").get(ARGOCD_SYNC_OPTIONS))
-    if ARGOCD_FORCE in options and ARGOCD_SSA not in options:
-        said = ",".join(o for o in options if o in (ARGOCD_REPLACE, ARGOCD_FORCE))
+    refuses its update, in words; None: none does. ``live``: OLD's object, as the cluster
+    holds it: both engines read their mark on it too (RECREATE_SOURCE)."""
+    objs = [o for o in (obj, live) if o is not None]
+    for o in objs:
+        for field in ("labels", "annotations"):
+            value = _metadata(o, field).get(FLUX_FORCE)
+            if isinstance(value, str) and value.casefold() == FLUX_ENABLED:
+                return f"Flux ({FLUX_FORCE}: {value}{'' if o is obj else ', on the live object'})"
+
+    def marks(o: Mapping[str, Any] | None) -> list[str]:
+        options = _csv(_metadata(o or {}, "annotations").get(ARGOCD_SYNC_OPTIONS))
+        return [opt for opt in options if opt in (ARGOCD_REPLACE, ARGOCD_FORCE)]
+
+    synced = marks(obj)
+    live_only = [m for m in marks(live) if m not in synced]
+    both = synced + live_only
+    # server-side apply is read on the object as synced only (shouldUseServerSideApply)
+    ssa = ARGOCD_SSA in _csv(_metadata(obj, "annotations").get(ARGOCD_SYNC_OPTIONS))
+    if ARGOCD_FORCE in both and (ARGOCD_REPLACE in both or not ssa):
+        said = ",".join(synced) + ("; " if synced and live_only else "")
+        said += f"{','.join(live_only)} on the live object" if live_only else ""
         return f"Argo CD ({ARGOCD_SYNC_OPTIONS}: {said})"
     return None
 

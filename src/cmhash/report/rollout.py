@@ -163,7 +163,7 @@ class Context(NamedTuple):
         return released_fields((self.id.group, self.id.kind), self.old, self.obj, self.true)
 
     def forced(self) -> str | None:
-        return forced_by(self.obj)
+        return forced_by(self.obj, self.old)
 
     def skipped(self) -> bool:
         return skipped_by_argocd(self.obj)

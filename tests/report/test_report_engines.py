@@ -1,0 +1,63 @@
+"""cmhash report on what the deployment engines (Flux, Argo CD) and the API server do
+with an object beyond a plain apply: a force mark on the live object, an object refused
+on create, an Argo CD hook annotation that names no hook type. Each through the CLI, on
+the shapes an attack on the report found."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from conftest import ROOT, run_cmhash
+
+from cmhash.knowledge.rollout_tools import forced_by
+
+CASE = ROOT / "tests" / "fixtures" / "report-engines"
+FLUX = "  labels:\n    kustomize.toolkit.fluxcd.io/force: enabled\n"
+SYNC = "argocd.argoproj.io/sync-options"
+
+
+def _plan(tmp_path: Path, old: str, new: str) -> dict[str, Any]:
+    (tmp_path / "old.yaml").write_text(old)
+    (tmp_path / "new.yaml").write_text(new)
+    res = run_cmhash(
+        ["report", "--no-config", "--format", "json", "old.yaml", "new.yaml"], cwd=tmp_path
+    )
+    assert res.code == 0, res.stderr
+    data: dict[str, Any] = json.loads(res.out)
+    return data
+
+
+def test_a_force_mark_on_the_live_object_recreates(tmp_path: Path) -> None:
+    # OLD (the live object) has Flux's force label, NEW drops it and changes the
+    # selector: fluxcd/pkg ssa shouldForceApply reads the existing object too
+    old, new = (CASE / "force-old.yaml").read_text(), (CASE / "force-new.yaml").read_text()
+    assert FLUX in old and FLUX not in new
+    data = _plan(tmp_path, old, new)
+    (w,) = data["restart"]
+    assert (w["rule"], w["outcome"]) == ("recreated", "re-created")
+    assert "Flux (kustomize.toolkit.fluxcd.io/force: enabled, on the live object)" in w["how"]
+    # Argo CD's Force=true on the live object only (gitops-engine, from v3.4.0)
+    argo = f"  annotations:\n    {SYNC}: Force=true\n"
+    data = _plan(tmp_path, old.replace(FLUX, argo), new)
+    (w,) = data["restart"]
+    assert (w["rule"], w["outcome"]) == ("recreated", "re-created")
+    assert f"Argo CD ({SYNC}: Force=true on the live object)" in w["how"]
+    # on neither: refused
+    data = _plan(tmp_path, old.replace(FLUX, ""), new)
+    (w,) = data["notRestarting"]
+    assert w["outcome"] == "refused"
+
+
+def test_force_marks_as_each_engine_reads_them() -> None:
+    def obj(options: str) -> dict[str, Any]:
+        return {"metadata": {"annotations": {SYNC: options}}}
+
+    # server-side apply is read on the object as synced only; Replace makes it a replace
+    assert forced_by(obj("ServerSideApply=true"), obj("Force=true")) is None
+    assert forced_by(obj("Replace=true,ServerSideApply=true"), obj("Force=true"))
+    assert forced_by(obj("Force=true"), obj("ServerSideApply=true"))
+    said = forced_by(obj("Replace=true"), obj("Replace=true,Force=true"))
+    assert said == f"Argo CD ({SYNC}: Replace=true; Force=true on the live object)"
+    assert forced_by(obj("Replace=true"), obj("Replace=true")) is None
