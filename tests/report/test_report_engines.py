@@ -11,7 +11,7 @@ from typing import Any
 
 from conftest import ROOT, run_cmhash
 
-from cmhash.knowledge.rollout_tools import forced_by
+from cmhash.knowledge.engines import forced_by
 
 CASE = ROOT / "tests" / "fixtures" / "report-engines"
 FLUX = "  labels:\n    kustomize.toolkit.fluxcd.io/force: enabled\n"

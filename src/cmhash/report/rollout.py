@@ -18,19 +18,14 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from cmhash.knowledge.defaults import FIXED, path_get
+from cmhash.knowledge.engines import forced_by, replaced_by_argocd, skipped_by_argocd
 from cmhash.knowledge.helm import HOOK_ANNOTATIONS
 from cmhash.knowledge.podupdate import POD_FIELDS, Effect, Pods
 from cmhash.knowledge.replicas import Replicas, Scaling, replicas_of
 from cmhash.knowledge.rollout import OTHER_NONE, OTHER_ROLLS, RULES
 from cmhash.knowledge.rollout_holds import released_fields
 from cmhash.knowledge.rollout_rule import EVERY_KIND, ROLLOUT, Outcome, Rule, Takeover
-from cmhash.knowledge.rollout_tools import (
-    WORKLOAD_REF_GROUPS,
-    argo_strategy,
-    forced_by,
-    replaced_by_argocd,
-    skipped_by_argocd,
-)
+from cmhash.knowledge.rollout_tools import WORKLOAD_REF_GROUPS, argo_strategy
 from cmhash.model import ResourceId
 from cmhash.report.podtemplate import TemplateCause
 

@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cmhash.explain import workload_fields
 from cmhash.knowledge.compat import RELOADER_IGNORE
+from cmhash.knowledge.engines import skipped_by_argocd
 from cmhash.knowledge.rollout import NEVER_ROLLS
 from cmhash.knowledge.rollout_rule import RESTARTS
-from cmhash.knowledge.rollout_tools import HOOK_RUNS_AGAIN, SKIPPED, skipped_by_argocd
+from cmhash.knowledge.rollout_tools import HOOK_RUNS_AGAIN, SKIPPED
 from cmhash.model import ResourceId
 from cmhash.plan.workplan import WorkloadPlan
 from cmhash.report.changes import ConfigChange
