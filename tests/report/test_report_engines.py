@@ -61,3 +61,20 @@ def test_force_marks_as_each_engine_reads_them() -> None:
     said = forced_by(obj("Replace=true"), obj("Replace=true,Force=true"))
     assert said == f"Argo CD ({SYNC}: Replace=true; Force=true on the live object)"
     assert forced_by(obj("Replace=true"), obj("Replace=true")) is None
+
+
+def test_an_added_workload_whose_selector_misses_its_labels_is_refused(tmp_path: Path) -> None:
+    # ValidateDeployment -> ValidateDeploymentSpec runs on create too: kubectl apply of
+    # NEW fails for Deployment/api; the report listed it as added
+    old, new = (CASE / "added-old.yaml").read_text(), (CASE / "added-new.yaml").read_text()
+    data = _plan(tmp_path, old, new)
+    assert data["added"] == []
+    (w,) = data["notRestarting"]
+    assert (w["name"], w["rule"], w["outcome"]) == ("api", "selector-mismatch", "refused")
+    assert "refuses to create the Deployment" in w["reason"]
+    assert [c["field"] for c in w["causes"]] == ["spec.selector", "spec.template.metadata.labels"]
+    assert (data["summary"]["refused"], data["summary"]["added"]) == (1, 0)
+    # the same workload with its labels right is an addition
+    data = _plan(tmp_path, old, new.replace("app: apix", "app: api"))
+    assert [a["name"] for a in data["added"]] == ["api"]
+    assert data["notRestarting"] == []

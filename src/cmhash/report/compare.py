@@ -301,6 +301,11 @@ def _one_environment(r: RunResult, side: str) -> None:
         )
 
 
+def _identity(workload: dict[str, Any]) -> tuple[Any, ...]:
+    """Which workload an entry is (an added one refused on create is no addition)."""
+    return tuple(workload.get(k) for k in ("kind", "apiVersion", "name", "namespace"))
+
+
 def by_namespace(restart: list[dict[str, Any]]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for w in restart:
@@ -336,6 +341,7 @@ def build(
     config_items, unused = _configs(old, new, configs, users, names, used, values)
     restart, not_restarting = groups["restart"], groups["notRestarting"]
     added, removed = sides(old, new)
+    added = [a for a in added if _identity(a) not in {_identity(w) for w in not_restarting}]
     errors = counts[Level.ERROR]
     refused = sum(1 for w in not_restarting if w.get("outcome") == "refused")
     data = {

@@ -23,6 +23,7 @@ from cmhash.knowledge.helm import HOOK_ANNOTATIONS
 from cmhash.knowledge.podupdate import POD_FIELDS, Effect, Pods
 from cmhash.knowledge.replicas import Replicas, Scaling, replicas_of
 from cmhash.knowledge.rollout import OTHER_NONE, OTHER_ROLLS, RULES
+from cmhash.knowledge.rollout_apps import MISMATCH, SELECTOR_RULES
 from cmhash.knowledge.rollout_holds import released_fields
 from cmhash.knowledge.rollout_rule import EVERY_KIND, ROLLOUT, Outcome, Rule, Takeover
 from cmhash.knowledge.rollout_tools import WORKLOAD_REF_GROUPS, argo_strategy
@@ -184,6 +185,20 @@ def decide(ctx: Context, rolls: bool = True) -> Decision:
     own = _BY_KIND.get((ctx.id.group, ctx.id.kind)) or [OTHER_ROLLS if rolls else OTHER_NONE]
     rule = next(r for r in (*_EVERY, *own) if r.when(ctx))
     return Decision(rule.outcome, rule.name, rule.text(ctx))
+
+
+def refused_on_create(ctx: Context) -> Decision | None:
+    """A workload only NEW has that the API server refuses to create: its selector does
+    not select its template's labels (SELECTOR_RULES: the validation runs on create as
+    on update, ValidateDeployment -> ValidateDeploymentSpec)."""
+    for rule in SELECTOR_RULES:
+        if (ctx.id.group, ctx.id.kind) in rule.kinds and rule.when(ctx):
+            text = (
+                f"{MISMATCH}: the API server refuses to create the {ctx.id.kind} "
+                "(spec.template.metadata.labels must carry what spec.selector selects)"
+            )
+            return Decision(rule.outcome, rule.name, text)
+    return None
 
 
 def rollouts_by_workload(objects: Mapping[ResourceId, Any]) -> dict[ResourceId, Takeover]:

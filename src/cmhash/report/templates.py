@@ -25,7 +25,14 @@ from cmhash.read.source import SourceText
 from cmhash.read.split import chunk, cuts
 from cmhash.report.plain import deep, plain
 from cmhash.report.podtemplate import TemplateCause, shown, template_causes
-from cmhash.report.rollout import Context, Decision, changed, decide, rollouts_by_workload
+from cmhash.report.rollout import (
+    Context,
+    Decision,
+    changed,
+    decide,
+    refused_on_create,
+    rollouts_by_workload,
+)
 from cmhash.report.scaling import NO_SCALERS, Scalers
 from cmhash.report.usage import Names
 
@@ -175,6 +182,21 @@ class Templates(NamedTuple):
             changes_template,
         )
         return decide(ctx, plan.info.kind.rolls)
+
+    def created(self, plan: WorkloadPlan) -> tuple[Decision, list[dict[str, Any]]] | None:
+        """An added workload the API server refuses to create (rollout.py), and the two
+        fields that disagree, as causes."""
+        obj = self.obj(plan)
+        if not isinstance(obj, dict):
+            return None
+        decision = refused_on_create(Context(obj, (), self.rollouts, plan.id))
+        if decision is None:
+            return None
+        fields = (("spec", "selector"), ("spec", "template", "metadata", "labels"))
+        return decision, [
+            TemplateCause("other", ".".join(f), "added", None, shown(path_get(obj, f))).as_dict()
+            for f in fields
+        ]
 
     def obj(self, plan: WorkloadPlan) -> Any:
         """NEW's object of ``plan`` (None: not read)."""

@@ -315,8 +315,11 @@ def compare_workloads(
     collect_users(current, by_key, users, names, used)
     for plan in current:
         prev = old_plans.get(pair_key(plan))
-        if prev is None:
-            continue  # created by this change: nothing to restart
+        if prev is None:  # created by this change: nothing to restart
+            refused = templates.created(plan)  # unless the API server refuses it
+            if refused is not None:
+                groups["notRestarting"].append(_decided(plan, refused[1], refused[0])[1])
+            continue
         outcome = _compare_workload(plan, prev, by_key, names, used, templates)
         if outcome is not None:
             groups[outcome[0]].append(outcome[1])
