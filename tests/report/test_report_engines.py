@@ -11,7 +11,7 @@ from typing import Any
 
 from conftest import ROOT, run_cmhash
 
-from cmhash.knowledge.engines import forced_by
+from cmhash.knowledge.engines import forced_by, skipped_by_argocd
 
 CASE = ROOT / "tests" / "fixtures" / "report-engines"
 FLUX = "  labels:\n    kustomize.toolkit.fluxcd.io/force: enabled\n"
@@ -78,3 +78,30 @@ def test_an_added_workload_whose_selector_misses_its_labels_is_refused(tmp_path:
     data = _plan(tmp_path, old, new.replace("app: apix", "app: api"))
     assert [a["name"] for a in data["added"]] == ["api"]
     assert data["notRestarting"] == []
+
+
+def test_an_argocd_hook_value_that_names_no_hook_type_is_ignored(tmp_path: Path) -> None:
+    # gitops-engine: Ignore(obj) = IsHook(obj) && len(Types(obj)) == 0 (NewHookType is
+    # case-sensitive), and splitHooks leaves an ignored object out of the sync
+    old, new = (CASE / "hook-old.yaml").read_text(), (CASE / "hook-new.yaml").read_text()
+    data = _plan(tmp_path, old, new)
+    # Skip, "Skip, Bogus", " Skip ", "skip": never applied; "PreSync,Skip": a hook
+    assert [w["name"] for w in data["restart"]] == ["c"]
+    assert sorted(w["name"] for w in data["notRestarting"]) == ["a", "b", "d", "e"]
+    (e,) = [w for w in data["notRestarting"] if w["name"] == "e"]
+    assert e["reason"].startswith("argocd.argoproj.io/hook: skip names no hook type of a sync")
+
+
+def test_which_hook_values_argocd_ignores() -> None:
+    def obj(**annotations: str) -> dict[str, Any]:
+        return {"metadata": {"annotations": annotations}}
+
+    hook, helm = "argocd.argoproj.io/hook", "helm.sh/hook"
+    assert skipped_by_argocd(obj(**{hook: "Skip"})) is not None
+    assert skipped_by_argocd(obj(**{hook: "presync"})) is not None
+    assert skipped_by_argocd(obj(**{hook: ""})) is not None  # the key alone is a hook
+    assert skipped_by_argocd(obj(**{hook: "PostDelete"})) is not None  # not a sync's
+    assert skipped_by_argocd(obj(**{hook: "PreSync"})) is None
+    assert skipped_by_argocd(obj(**{hook: "typo", helm: "pre-upgrade"})) is None  # Helm's
+    assert skipped_by_argocd(obj(**{helm: "pre-upgrade"})) is None
+    assert skipped_by_argocd(obj()) is None

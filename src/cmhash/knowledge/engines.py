@@ -39,9 +39,14 @@ ARGOCD_SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
 ARGOCD_FORCE = "Force=true"
 ARGOCD_REPLACE = "Replace=true"
 ARGOCD_SSA = "ServerSideApply=true"
-# argoproj/gitops-engine pkg/sync/common/types.go AnnotationKeyHook, HookType*
+# argoproj/argo-cd gitops-engine/pkg/sync/common/types.go AnnotationKeyHook, NewHookType:
+# the hook types a sync knows, case-sensitive (PostDelete is not one: the application
+# controller runs it when the application is deleted, controller/hook.go)
 ARGOCD_HOOK = "argocd.argoproj.io/hook"
-ARGOCD_HOOK_TYPES = frozenset(("PreSync", "Sync", "PostSync", "SyncFail", "PostDelete", "Skip"))
+ARGOCD_HOOK_TYPES = frozenset(("PreSync", "Sync", "PostSync", "SyncFail", "Skip"))
+# gitops-engine/pkg/sync/hook/helm/type.go NewType: the Helm hooks Argo CD maps to its own
+HELM_HOOK = "helm.sh/hook"
+HELM_HOOK_TYPES = frozenset(("pre-install", "pre-upgrade", "post-upgrade", "post-install"))
 
 RECREATE_SOURCE = (
     "fluxcd/kustomize-controller internal/controller/kustomization_controller.go apply "
@@ -63,6 +68,12 @@ REPLACE_SOURCE = (
     "(t.liveObj != nil && HasAnnotationOption(t.liveObj, ...)), since v3.4.0, commit "
     "4d66a209; a live object: ReplaceResource, kubectl replace); kubernetes/kubernetes "
     "pkg/apis/apps/v1/defaults.go (Replicas nil: 1)"
+)
+IGNORE_SOURCE = (
+    "argoproj/argo-cd gitops-engine/pkg/sync/ignore/ignore.go Ignore (hook.IsHook(obj) && "
+    "len(hook.Types(obj)) == 0), pkg/sync/hook/hook.go IsHook (the annotation key "
+    "present and not Skip), Types (NewHookType of each item, else the Helm hook's), "
+    "pkg/sync/reconcile.go splitHooks (an ignored object is left out of the targets)"
 )
 SKIP_SOURCE = (
     "argoproj/gitops-engine pkg/sync/hook/hook.go Skip (true when Skip is the only hook "
@@ -121,7 +132,28 @@ def replaced_by_argocd(obj: Mapping[str, Any], live: Mapping[str, Any] | None) -
     )
 
 
-def skipped_by_argocd(obj: Mapping[str, Any]) -> bool:
-    """``argocd.argoproj.io/hook: Skip`` as its only hook type: never applied."""
-    types = _csv(_metadata(obj, "annotations").get(ARGOCD_HOOK))
-    return [t for t in types if t in ARGOCD_HOOK_TYPES] == ["Skip"]
+SKIPPED = (
+    f"{ARGOCD_HOOK}: Skip: Argo CD never applies it, so no pod is replaced (with kubectl "
+    "apply, Helm or Flux the annotation means nothing)"
+)
+
+
+def skipped_by_argocd(obj: Mapping[str, Any]) -> str | None:
+    """Why Argo CD never applies ``obj`` in a sync, or None: ``hook: Skip`` as its only
+    hook type (SKIP_SOURCE), or a hook annotation that names no hook type a sync knows
+    (a typo, another case, PostDelete) and no Helm hook: ignored (IGNORE_SOURCE)."""
+    annotations = _metadata(obj, "annotations")
+    if ARGOCD_HOOK not in annotations:
+        return None
+    value = annotations[ARGOCD_HOOK]
+    types = [t for t in _csv(value) if t in ARGOCD_HOOK_TYPES]
+    if types == ["Skip"]:
+        return SKIPPED
+    if types or any(t in HELM_HOOK_TYPES for t in _csv(annotations.get(HELM_HOOK))):
+        return None
+    known = ", ".join(sorted(ARGOCD_HOOK_TYPES))
+    return (
+        f"{ARGOCD_HOOK}: {value} names no hook type of a sync ({known}; case matters): "
+        "Argo CD ignores the object and never applies it in a sync, so no pod is replaced "
+        "(with kubectl apply, Helm or Flux the annotation means nothing)"
+    )

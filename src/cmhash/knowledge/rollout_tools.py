@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cmhash.knowledge.defaults import path_get
-from cmhash.knowledge.engines import ARGOCD_HOOK, RECREATE_SOURCE, SKIP_SOURCE
+from cmhash.knowledge.engines import ARGOCD_HOOK, IGNORE_SOURCE, RECREATE_SOURCE, SKIP_SOURCE
 from cmhash.knowledge.podupdate import Effect
 from cmhash.knowledge.rollout_rule import (
     DEPLOYMENT,
@@ -130,19 +130,16 @@ WORKLOAD_REF_RULES = (
     ),
 )
 
-SKIPPED = (
-    f"{ARGOCD_HOOK}: Skip: Argo CD never applies it, so no pod is replaced (with kubectl "
-    "apply, Helm or Flux the annotation means nothing)"
-)
 SKIP_RULES = (
     Rule(
         "argocd-skip",
         EVERY_KIND,
-        lambda c: c.skipped(),
-        f"{ARGOCD_HOOK}: Skip (its only hook type)",
+        lambda c: c.skipped() is not None,
+        f"{ARGOCD_HOOK}: Skip (its only hook type), or a value that names no hook type of a "
+        "sync and no Helm hook (Argo CD ignores the object)",
         Outcome.NONE,
-        lambda c: SKIPPED,
-        SKIP_SOURCE,
+        lambda c: c.skipped() or "",
+        f"{SKIP_SOURCE}; {IGNORE_SOURCE}",
     ),
 )
 

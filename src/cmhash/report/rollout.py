@@ -161,7 +161,7 @@ class Context(NamedTuple):
     def forced(self) -> str | None:
         return forced_by(self.obj, self.old)
 
-    def skipped(self) -> bool:
+    def skipped(self) -> str | None:
         return skipped_by_argocd(self.obj)
 
 

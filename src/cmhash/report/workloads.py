@@ -14,7 +14,7 @@ from cmhash.knowledge.compat import RELOADER_IGNORE
 from cmhash.knowledge.engines import skipped_by_argocd
 from cmhash.knowledge.rollout import NEVER_ROLLS
 from cmhash.knowledge.rollout_rule import RESTARTS
-from cmhash.knowledge.rollout_tools import HOOK_RUNS_AGAIN, SKIPPED
+from cmhash.knowledge.rollout_tools import HOOK_RUNS_AGAIN
 from cmhash.model import ResourceId
 from cmhash.plan.workplan import WorkloadPlan
 from cmhash.report.changes import ConfigChange
@@ -256,8 +256,9 @@ def _compare_workload(
     listed = [c.as_dict() for c in causes]
     if plan.info.kind.policy not in NEVER_ROLLS and templates.new is not None:
         obj = templates.obj(plan) or {}
-        if skipped_by_argocd(obj):
-            return "notRestarting", {**workload_fields(plan), "causes": listed, "reason": SKIPPED}
+        skipped = skipped_by_argocd(obj)
+        if skipped is not None:
+            return "notRestarting", {**workload_fields(plan), "causes": listed, "reason": skipped}
         if plan.skip is not None or unhashed:
             key = (plan.info.kind.group, plan.info.kind.kind)
             by = restarts(key, obj, _watched(causes, by_key, plan.namespace))
