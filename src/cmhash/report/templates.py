@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cmhash.errors import NodeError
-from cmhash.knowledge.defaults import path_get
+from cmhash.knowledge.defaults import BY_AMOUNT, path_get
 from cmhash.knowledge.kinds import is_kubernetes_group
 from cmhash.knowledge.rollout_rule import ROLLOUT, Takeover
 from cmhash.knowledge.zerovalues import TYPED_CUSTOM
@@ -134,7 +134,8 @@ class Templates(NamedTuple):
             typed = kind.operator is None and (
                 is_kubernetes_group(kind.group) or (kind.group, kind.kind) in TYPED_CUSTOM
             )
-            return tuple(template_causes(before, after, self.annotation_key, typed))
+            by_amount = (kind.group, kind.kind) in BY_AMOUNT
+            return tuple(template_causes(before, after, self.annotation_key, typed, by_amount))
 
     def fixed(self, plan: WorkloadPlan, prev: WorkloadPlan) -> tuple[TemplateCause, ...]:
         """The object's immutable fields that changed (rollout.py), as causes: a change
