@@ -105,3 +105,17 @@ def test_which_hook_values_argocd_ignores() -> None:
     assert skipped_by_argocd(obj(**{hook: "typo", helm: "pre-upgrade"})) is None  # Helm's
     assert skipped_by_argocd(obj(**{helm: "pre-upgrade"})) is None
     assert skipped_by_argocd(obj()) is None
+
+
+def test_an_argo_rollout_resumed_is_released(tmp_path: Path) -> None:
+    # spec.paused holds a Rollout at its step (argo-rollouts rollout/canary.go): removing
+    # it lets an update held back go on, as for a Deployment
+    old, new = (CASE / "resumed-old.yaml").read_text(), (CASE / "resumed-new.yaml").read_text()
+    data = _plan(tmp_path, old, new)
+    (w,) = data["restart"]
+    assert (w["kind"], w["rule"], w["outcome"]) == ("Rollout", "rollout-resumed", "rolls")
+    assert [c["type"] for c in w["causes"]] == ["released"]
+    # still paused with a new template: nothing rolls
+    data = _plan(tmp_path, old, old.replace("image: app:1", "image: app:2"))
+    (w,) = data["notRestarting"]
+    assert w["rule"] == "rollout-paused"

@@ -15,6 +15,7 @@ from typing import Any
 from cmhash.knowledge.defaults import path_get
 from cmhash.knowledge.engines import ARGOCD_HOOK, IGNORE_SOURCE, RECREATE_SOURCE, SKIP_SOURCE
 from cmhash.knowledge.podupdate import Effect
+from cmhash.knowledge.rollout_holds import HOLDS, RELEASED, released_only
 from cmhash.knowledge.rollout_rule import (
     DEPLOYMENT,
     DEPLOYMENTCONFIG,
@@ -213,6 +214,19 @@ ARGO_ROLLOUT_RULES = (
         Outcome.NONE,
         lambda c: "spec.replicas is 0: no pod runs",
         f"{ARGO}features/specification/ (spec.replicas)",
+    ),
+    Rule(
+        "rollout-resumed",
+        ROLLOUT,
+        released_only,
+        "spec.paused true in OLD, not in NEW, the template unchanged",
+        Outcome.ROLLS,
+        lambda c: (
+            f"{RELEASED}resumed (spec.paused true → false): an update held at its step, if "
+            f"any (a template changed while it was paused), goes on ({argo_strategy(c.obj)})"
+        ),
+        f"{ARGO}features/specification/ (spec.paused); "
+        + next(h.source for h in HOLDS if h.kinds == ROLLOUT),
     ),
     Rule(
         "rollout-rolls",
