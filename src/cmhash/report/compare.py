@@ -29,6 +29,7 @@ from cmhash.report.changes import (
     config_changes,
     value_diffs,
 )
+from cmhash.report.pruned import pruned_versions
 from cmhash.report.redact import mask_names, redact, secret_names, secret_texts
 from cmhash.report.scaling import NO_SCALERS, Scalers
 from cmhash.report.templates import templates_of
@@ -266,25 +267,6 @@ def _objects(r: RunResult, names: Names) -> dict[ResourceId, ConfigEntry]:
     }
 
 
-def _pruned(old: RunResult, new: RunResult) -> list[dict[str, str]]:
-    """Versions in OLD that NEW no longer has: the deployment tool deletes them. A
-    produced Secret is named by its source (the ExternalSecret, SealedSecret...): that is
-    what the tool deletes, and its controller deletes the Secret with it."""
-    from cmhash.plan.history import pruned
-
-    olds = old.config_index.objects if old.config_index else {}
-    news = new.config_index.objects if new.config_index else {}
-    out = []
-    for k in pruned(olds, news):
-        source = olds[k].info.source
-        if source is not None:
-            kind, _, name = source.partition("/")
-            out.append({"kind": kind, "namespace": k.namespace, "name": name})
-        else:
-            out.append({"kind": k.kind, "namespace": k.namespace, "name": shown(k.kind, k.name)})
-    return out
-
-
 def _one_environment(r: RunResult, side: str) -> None:
     """report matches objects by identity: a side with environments (an id several
     directories define, plan/scopes.py) would match one environment's against another's."""
@@ -376,7 +358,7 @@ def build(
         "added": added,
         "removed": removed,
         "unused": unused,
-        **({"pruned": _pruned(old, new)} if names.versioned else {}),
+        **({"pruned": pruned_versions(old, new)} if names.versioned else {}),
         "findings": findings,
     }
     redact(data, secret_texts(old, new))  # a Secret's value copied into what is shown
