@@ -256,7 +256,7 @@ def decides_name_sites() -> str:
 
 
 def _replicas_rows(cited: bool) -> list[str]:
-    from cmhash.knowledge.replicas import ABSENT_SOURCE, AUTOSCALERS
+    from cmhash.knowledge.replicas import ABSENT_SOURCE, AUTOSCALERS, REMOVED_SOURCE
 
     def row(what: str, matched: str, count: str, source: str) -> str:
         return f"| {what} | {matched} | {count} |" + (f" {_cell(source)} |" if cited else "")
@@ -281,6 +281,14 @@ def _replicas_rows(cited: bool) -> list[str]:
         if a.paused_replicas:
             count += f"; `{a.paused_replicas}: N` holds it at N; `{a.paused}` leaves it unknown"
         out.append(row(f"{a.kind} (`{a.group}`)", ref, count, a.source))
+    out.append(
+        row(
+            "`spec.replicas` in OLD, absent in NEW",
+            "—",
+            "1 (apply deletes the field; the API server's default), then the autoscaler's range",
+            REMOVED_SOURCE,
+        )
+    )
     out.append(
         row(
             "nothing: `spec.replicas` absent, no autoscaler",

@@ -502,7 +502,8 @@ def test_a_field_spelled_out_with_its_default_is_no_change(tmp_path: Path) -> No
 
 def test_a_quantity_spelled_otherwise_is_no_change(tmp_path: Path) -> None:
     # the API server stores a quantity canonical (0.5 is 500m, 1024Mi is 1Gi): the same
-    # template; a different amount, or another format (1Gi, 1073741824), is a change
+    # template; a different amount is a change, and another format (1Gi, 1073741824) is
+    # one for a StatefulSet only
     def side(cpu: str, memory: str) -> str:
         return _moved(
             "      - name: app\n        image: app:1\n        resources:\n"
@@ -514,8 +515,19 @@ def test_a_quantity_spelled_otherwise_is_no_change(tmp_path: Path) -> None:
     assert (data["restart"], data["notRestarting"]) == ([], [])
     data = _plan(tmp_path, side("1", "1e9"), side("1000m", "1G"))
     assert data["restart"] == []
-    # one amount in two formats: stored as two spellings (a StatefulSet's revision differs)
+    # one amount in two formats: stored as two spellings, but the Deployment controller
+    # compares templates with apiequality.Semantic (Quantity by Cmp): nothing rolls; a
+    # StatefulSet's revision is the serialized template: it rolls
     data = _plan(tmp_path, side("1", "1Gi"), side("1", "1073741824"))
+    assert data["restart"] == []
+    data = _plan(tmp_path, side("1", "1Ki"), side("1", "1024"))
+    assert data["restart"] == []
+    sts = "apiVersion: apps/v1\nkind: StatefulSet"
+    data = _plan(
+        tmp_path,
+        side("1", "1Gi").replace("apiVersion: apps/v1\nkind: Deployment", sts),
+        side("1", "1073741824").replace("apiVersion: apps/v1\nkind: Deployment", sts),
+    )
     assert [w["name"] for w in data["restart"]] == ["api"]
     data = _plan(tmp_path, side("0.5", "1Gi"), side("600m", "1Gi"))
     (w,) = data["restart"]

@@ -180,6 +180,7 @@ RULE_CASES = {
     "podtemplate-runs-nothing": None,
     "rollout-paused": None,
     "rollout-zero-replicas": None,
+    "rollout-resumed": None,  # and test_report_engines.py
     "rollout-rolls": "Rollout/checkout",
     "deploymentconfig-paused": None,
     "deploymentconfig-no-config-trigger": "DeploymentConfig/dc-image",
@@ -215,6 +216,7 @@ UNIT_CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "podtemplate-runs-nothing": ("", "PodTemplate", {}),
     "rollout-paused": ("argoproj.io", "Rollout", {"paused": True}),
     "rollout-zero-replicas": ("argoproj.io", "Rollout", {"replicas": 0}),
+    "rollout-resumed": ("argoproj.io", "Rollout", {}),
     "deploymentconfig-paused": ("apps.openshift.io", "DeploymentConfig", {"paused": True}),
     "job-runs-again": ("batch", "Job", {}),
 }
@@ -226,7 +228,9 @@ UNIT_OLD = {
     "immutable-field": {"spec": {"selector": {"matchLabels": {"a": "1"}}}},
     "deployment-scale-to-zero": {"spec": {"replicas": 3}},
     "statefulset-scale-from-zero": {"spec": {"replicas": 0}},
+    "rollout-resumed": {"spec": {"paused": True}},
 }
+UNIT_RELEASED = {"rollout-resumed"}  # only the holding field changed, not the template
 
 
 @pytest.fixture(scope="module")
@@ -248,7 +252,8 @@ def test_rule(rule: Any, plan: dict[str, Any], truth: dict[str, Any]) -> None:
         group, kind, spec = UNIT_CASES[rule.name]
         rid = ResourceId(group, kind, "ns", "x")
         old = UNIT_OLD.get(rule.name)
-        got = decide(Context({"spec": spec}, (), {}, rid, UNIT_RENAMES.get(rule.name), old))
+        ctx = Context({"spec": spec}, (), {}, rid, UNIT_RENAMES.get(rule.name), old)
+        got = decide(ctx._replace(changes_template=rule.name not in UNIT_RELEASED))
         assert (got.rule, got.outcome) == (rule.name, rule.outcome)
         return
     data = truth if where.startswith("truth:") else plan

@@ -297,7 +297,7 @@ def test_what_an_engine_recreates_or_skips(truth: dict[str, Any]) -> None:
 
 
 def test_force_options_as_their_engines_read_them() -> None:
-    from cmhash.knowledge.rollout_tools import forced_by, skipped_by_argocd
+    from cmhash.knowledge.engines import forced_by, skipped_by_argocd
 
     def obj(**meta: Any) -> dict[str, Any]:
         return {"metadata": meta}

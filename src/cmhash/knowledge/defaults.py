@@ -110,7 +110,10 @@ DEFAULTS: tuple[Default, ...] = (
 # 0.5, 1Gi for 1024Mi: resource.Quantity's CanonicalizeBytes, by amount within one format:
 # binary Ki..Ei, decimal n..E, or an exponent), so two spellings of one amount in one
 # format are one stored template; across formats (1Gi, 1073741824) the bytes differ, and
-# a StatefulSet's or DaemonSet's revision with them: the report keeps that a change
+# a StatefulSet's or DaemonSet's revision with them (kubernetes/kubernetes
+# pkg/controller/history/controller_history.go EqualRevision: the hash of the revision's
+# serialized template, and bytes.Equal of it): the report keeps that a change, except for
+# the kinds of ``BY_AMOUNT``
 QUANTITIES: tuple[tuple[str, ...], ...] = (
     *(
         (*at, kind, "*")
@@ -118,6 +121,16 @@ QUANTITIES: tuple[tuple[str, ...], ...] = (
         for kind in ("limits", "requests")
     ),
     ("spec", "overhead", "*"),
+)
+# the kinds whose controller finds its current ReplicaSet by comparing pod templates with
+# apiequality.Semantic, whose Quantity rule is a.Cmp(b) == 0 ("Ignore formatting, only
+# care that numeric value stayed the same": apimachinery pkg/api/equality/semantic.go):
+# a quantity respelled in another format rolls nothing. Deployment: kubernetes/kubernetes
+# pkg/controller/deployment/util/deployment_util.go FindNewReplicaSet -> EqualIgnoreHash;
+# Argo Rollout: argoproj/argo-rollouts utils/replicaset/replicaset.go FindNewReplicaSet
+# (by hash, then PodTemplateEqualIgnoreHash: Semantic.DeepEqual)
+BY_AMOUNT = frozenset(
+    {("apps", "Deployment"), ("extensions", "Deployment"), ("argoproj.io", "Rollout")}
 )
 _QUANTITY = re.compile(
     r"([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?"

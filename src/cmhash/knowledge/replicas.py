@@ -25,6 +25,12 @@ Without an autoscaler, an absent ``spec.replicas`` is **unknown offline**, never
 ``kubectl apply`` of a manifest without the field keeps the live count (the API
 server's default 1 applies to a new object only; Kubernetes' HPA documentation advises
 leaving the field out for exactly this reason).
+
+Unless OLD had it (``REMOVED_SOURCE``): what was applied before set the field (kubectl's
+last-applied annotation, Helm's previous manifest, server-side apply's field owner), so
+applying NEW without it deletes it, and the API server defaults it to 1 (apps/v1
+``SetDefaults_Deployment``/``StatefulSet``/``ReplicaSet``): the count drops to 1, and an
+autoscaler scales it back from there.
 """
 
 # No "from __future__ import annotations": typing compiles string NamedTuple fields at import
@@ -55,6 +61,17 @@ ABSENT_SOURCE = (
     "spec.replicas from the manifest); https://kubernetes.io/docs/tasks/"
     "manage-kubernetes-objects/declarative-config/#merge-patch-calculation (a field the "
     "configuration file does not set keeps its live value)"
+)
+
+# OLD's spec.replicas gone from NEW: apply deletes it, the server defaults it to 1
+REMOVED_SOURCE = (
+    "https://kubernetes.io/docs/tasks/manage-kubernetes-objects/declarative-config/"
+    "#merge-patch-calculation (fields present in last-applied-configuration and missing "
+    "from the configuration file are deleted); https://kubernetes.io/docs/concepts/"
+    "workloads/autoscaling/horizontal-pod-autoscale/#migrating-deployments-and-"
+    "statefulsets-to-horizontal-autoscaling (the removal of spec.replicas may incur a "
+    "one-time degradation of Pod counts as the default value of this key is 1); "
+    "kubernetes/kubernetes pkg/apis/apps/v1/defaults.go (Replicas nil: 1)"
 )
 
 
@@ -220,10 +237,29 @@ def read_autoscaler(group: str, kind: str, obj: Mapping[str, Any]) -> Scaling | 
     )
 
 
-def replicas_of(spec_replicas: Any, scaling: Scaling | None) -> Replicas:
+def defaulted(why: str, scaling: Scaling | None) -> Replicas:
+    """The API server's default 1, set because ``why``; an autoscaler scales it back."""
+    said = f"the API server's default ({why})"
+    if scaling is None or scaling.replicas.low is None or scaling.replicas.high is None:
+        return Replicas(1, 1, said)
+    low, high = scaling.replicas.low, scaling.replicas.high
+    return Replicas(min(1, low), max(1, high), f"{said}, then {scaling.name} ({low}..{high})")
+
+
+def replicas_of(
+    spec_replicas: Any, scaling: Scaling | None, old: Any = None, replaced: bool = False
+) -> Replicas:
     """A workload's count: its autoscaler's range (an HPA off at ``spec.replicas: 0``:
-    0), else ``spec.replicas``, else unknown offline."""
+    0), else ``spec.replicas``, else 1 when OLD's ``old`` field is removed (the default
+    apply leaves: ``REMOVED_SOURCE``) or the object is ``replaced`` whole (Argo CD's
+    Replace=true: rollout_tools.py REPLACE_SOURCE), else unknown offline."""
     own = _int(spec_replicas)
+    if own is None and replaced:
+        why = "spec.replicas is absent and Argo CD's Replace=true replaces the whole object"
+        return defaulted(why, scaling)
+    if own is None and _int(old) is not None:
+        why = f"OLD's spec.replicas {old} is removed: apply deletes the field"
+        return defaulted(why, scaling)
     if scaling is not None:
         if own == 0 and scaling.row.zero_stops:
             return Replicas(0, 0, f"{SPEC}; {scaling.name} does not scale a workload at 0")

@@ -8,6 +8,7 @@ behaviour."""
 
 from __future__ import annotations
 
+from cmhash.knowledge.engines import RECREATE_SOURCE
 from cmhash.knowledge.labels import is_empty, selector_matches
 from cmhash.knowledge.rollout_holds import HOLDS, RELEASED, released_only
 from cmhash.knowledge.rollout_rule import (
@@ -23,7 +24,6 @@ from cmhash.knowledge.rollout_rule import (
     starts,
     stops,
 )
-from cmhash.knowledge.rollout_tools import RECREATE_SOURCE
 
 K8S_DEPLOYMENT = "https://kubernetes.io/docs/concepts/workloads/controllers/deployment/"
 

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 from cmhash.knowledge.defaults import path_get
 from cmhash.knowledge.replicas import Replicas
-from cmhash.knowledge.rollout_rule import DAEMONSET, DEPLOYMENT, STATEFULSET, Workload
+from cmhash.knowledge.rollout_rule import DAEMONSET, DEPLOYMENT, ROLLOUT, STATEFULSET, Workload
 
 
 def ordinals(low: int, n: Replicas, high: int | None = None) -> str:
@@ -52,6 +52,15 @@ HOLDS: tuple[Hold, ...] = (
         source="kubernetes/kubernetes pkg/controller/deployment/deployment_controller.go "
         "syncDeployment (paused: dc.sync, no new ReplicaSet; resumed: rolloutRolling or "
         "rolloutRecreate of the current template)",
+    ),
+    Hold(
+        ROLLOUT,
+        ("spec", "paused"),
+        "unset",
+        source="argoproj/argo-rollouts pkg/apis/rollouts/v1alpha1/types.go RolloutSpec."
+        'Paused ("pauses the rollout at its current step"); rollout/canary.go '
+        "reconcileCanaryPause, completedCurrentCanaryStep (no step completes while "
+        "spec.paused)",
     ),
     Hold(
         STATEFULSET,

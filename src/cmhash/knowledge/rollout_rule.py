@@ -77,7 +77,7 @@ class Workload(Protocol):
     # the engine that deletes and re-creates it on an immutable change, in words (Flux's
     # force, Argo CD's Force=true: knowledge/rollout_tools.py RECREATE), or None
     def forced(self) -> str | None: ...
-    def skipped(self) -> bool: ...  # argocd.argoproj.io/hook: Skip (never applied)
+    def skipped(self) -> str | None: ...  # why Argo CD never applies it (hook: Skip...)
 
 
 class Rule(NamedTuple):

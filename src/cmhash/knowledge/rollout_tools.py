@@ -3,20 +3,8 @@ them in RULES): Argo Rollouts (a Rollout, and the workloads it takes over with
 ``workloadRef``), Helm and Argo CD hooks, OpenShift DeploymentConfigs, Knative Services.
 Each row cites where the controller defines the behaviour.
 
-And what the deployment engines do with an object beyond ``kubectl apply``:
-
-- ``RECREATE``: the marks by which Flux and Argo CD delete an object and create it again
-  when the API server refuses to update it (an immutable field: a Job's template, a
-  selector, a bare Pod's spec). Flux's kustomize-controller forces when the object (as
-  applied or as it is live) has the label or annotation
-  ``kustomize.toolkit.fluxcd.io/force: enabled`` (compared with ``strings.EqualFold``)
-  and the server-side apply fails as Invalid or Conflict; Argo CD replaces with
-  ``kubectl replace --force`` (``Replace=true,Force=true``) or applies with ``--force``
-  (``Force=true``), both a delete and a create. ``Replace=true`` alone is a PUT: refused
-  like an apply. ``Force=true`` with ``ServerSideApply=true`` is not counted (kubectl
-  does not combine ``--force`` with ``--server-side``). A Flux ``spec.force: true`` on
-  the Kustomization is not in the manifests: cmhash cannot see it.
-- Argo CD's ``hook: Skip`` (as the only hook type): the object is never applied.
+What the deployment engines do with an object beyond ``kubectl apply`` (Flux's and Argo
+CD's force, Argo CD's Replace and Skip) is engines.py.
 """
 
 from __future__ import annotations
@@ -25,7 +13,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from cmhash.knowledge.defaults import path_get
+from cmhash.knowledge.engines import ARGOCD_HOOK, IGNORE_SOURCE, RECREATE_SOURCE, SKIP_SOURCE
 from cmhash.knowledge.podupdate import Effect
+from cmhash.knowledge.rollout_holds import HOLDS, RELEASED, released_only
 from cmhash.knowledge.rollout_rule import (
     DEPLOYMENT,
     DEPLOYMENTCONFIG,
@@ -39,70 +29,6 @@ from cmhash.knowledge.rollout_rule import (
     always,
     replicas,
 )
-
-# fluxcd/kustomize-controller internal/controller/kustomization_controller.go apply
-# (applyOpts.ForceSelector = {"<group>/force": EnabledValue}); api/v1 EnabledValue
-FLUX_FORCE = "kustomize.toolkit.fluxcd.io/force"
-FLUX_ENABLED = "enabled"
-# argoproj/gitops-engine pkg/sync/common/types.go AnnotationSyncOptions, SyncOptionReplace,
-# SyncOptionForce, SyncOptionServerSideApply
-ARGOCD_SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
-ARGOCD_FORCE = "Force=true"
-ARGOCD_REPLACE = "Replace=true"
-ARGOCD_SSA = "ServerSideApply=true"
-# argoproj/gitops-engine pkg/sync/common/types.go AnnotationKeyHook, HookType*
-ARGOCD_HOOK = "argocd.argoproj.io/hook"
-ARGOCD_HOOK_TYPES = frozenset(("PreSync", "Sync", "PostSync", "SyncFail", "PostDelete", "Skip"))
-
-RECREATE_SOURCE = (
-    "fluxcd/kustomize-controller internal/controller/kustomization_controller.go apply "
-    "(ForceSelector kustomize.toolkit.fluxcd.io/force: enabled); fluxcd/pkg ssa/"
-    "manager_apply.go shouldForceApply (an immutable or invalid error, and the selector "
-    "on the object as applied or as live: delete, wait, apply again), ssa/utils "
-    "AnyInMetadata (strings.EqualFold); argoproj/gitops-engine pkg/sync/sync_context.go "
-    "(Replace=true: ReplaceResource with force; else ApplyResource with force), "
-    "pkg/utils/kube/resource_ops.go (DeleteOptions.ForceDeletion = force); kubectl "
-    "pkg/cmd/replace/replace.go forceReplace, pkg/cmd/apply/patcher.go deleteAndCreate"
-)
-SKIP_SOURCE = (
-    "argoproj/gitops-engine pkg/sync/hook/hook.go Skip (true when Skip is the only hook "
-    "type), pkg/sync/sync_phase.go syncPhases (no phase for it: no sync task, never "
-    "applied)"
-)
-
-
-def _metadata(obj: Mapping[str, Any], field: str) -> Mapping[str, Any]:
-    value = path_get(obj, ("metadata", field))
-    return value if isinstance(value, dict) else {}
-
-
-def _csv(value: Any) -> list[str]:
-    """An Argo CD annotation's items (resource.GetAnnotationCSVs: split on commas,
-    trimmed)."""
-    if not isinstance(value, str):
-        return []
-    return [item.strip() for item in value.split(",") if item.strip()]
-
-
-def forced_by(obj: Mapping[str, Any]) -> str | None:
-    """The engine that deletes and re-creates ``obj`` (plain data) when the API server
-    refuses its update, in words; None: none does."""
-    for field in ("labels", "annotations"):
-        value = _metadata(obj, field).get(FLUX_FORCE)
-        if isinstance(value, str) and value.casefold() == FLUX_ENABLED:
-            return f"Flux ({FLUX_FORCE}: {value})"
-    options = _csv(_metadata(obj, "annotations").get(ARGOCD_SYNC_OPTIONS))
-    if ARGOCD_FORCE in options and ARGOCD_SSA not in options:
-        said = ",".join(o for o in options if o in (ARGOCD_REPLACE, ARGOCD_FORCE))
-        return f"Argo CD ({ARGOCD_SYNC_OPTIONS}: {said})"
-    return None
-
-
-def skipped_by_argocd(obj: Mapping[str, Any]) -> bool:
-    """``argocd.argoproj.io/hook: Skip`` as its only hook type: never applied."""
-    types = _csv(_metadata(obj, "annotations").get(ARGOCD_HOOK))
-    return [t for t in types if t in ARGOCD_HOOK_TYPES] == ["Skip"]
-
 
 ARGO = "https://argoproj.github.io/argo-rollouts/"
 OPENSHIFT_DC = (
@@ -205,19 +131,16 @@ WORKLOAD_REF_RULES = (
     ),
 )
 
-SKIPPED = (
-    f"{ARGOCD_HOOK}: Skip: Argo CD never applies it, so no pod is replaced (with kubectl "
-    "apply, Helm or Flux the annotation means nothing)"
-)
 SKIP_RULES = (
     Rule(
         "argocd-skip",
         EVERY_KIND,
-        lambda c: c.skipped(),
-        f"{ARGOCD_HOOK}: Skip (its only hook type)",
+        lambda c: c.skipped() is not None,
+        f"{ARGOCD_HOOK}: Skip (its only hook type), or a value that names no hook type of a "
+        "sync and no Helm hook (Argo CD ignores the object)",
         Outcome.NONE,
-        lambda c: SKIPPED,
-        SKIP_SOURCE,
+        lambda c: c.skipped() or "",
+        f"{SKIP_SOURCE}; {IGNORE_SOURCE}",
     ),
 )
 
@@ -291,6 +214,19 @@ ARGO_ROLLOUT_RULES = (
         Outcome.NONE,
         lambda c: "spec.replicas is 0: no pod runs",
         f"{ARGO}features/specification/ (spec.replicas)",
+    ),
+    Rule(
+        "rollout-resumed",
+        ROLLOUT,
+        released_only,
+        "spec.paused true in OLD, not in NEW, the template unchanged",
+        Outcome.ROLLS,
+        lambda c: (
+            f"{RELEASED}resumed (spec.paused true → false): an update held at its step, if "
+            f"any (a template changed while it was paused), goes on ({argo_strategy(c.obj)})"
+        ),
+        f"{ARGO}features/specification/ (spec.paused); "
+        + next(h.source for h in HOLDS if h.kinds == ROLLOUT),
     ),
     Rule(
         "rollout-rolls",

@@ -30,6 +30,7 @@ from cmhash.report.changes import (
     config_changes,
     value_diffs,
 )
+from cmhash.report.pruned import pruned_versions
 from cmhash.report.redact import mask_names, redact, secret_names, secret_texts
 from cmhash.report.scaling import NO_SCALERS, Scalers
 from cmhash.report.templates import templates_of
@@ -270,25 +271,6 @@ def _objects(r: RunResult, names: Names) -> dict[ResourceId, ConfigEntry]:
     }
 
 
-def _pruned(old: RunResult, new: RunResult) -> list[dict[str, str]]:
-    """Versions in OLD that NEW no longer has: the deployment tool deletes them. A
-    produced Secret is named by its source (the ExternalSecret, SealedSecret...): that is
-    what the tool deletes, and its controller deletes the Secret with it."""
-    from cmhash.plan.history import pruned
-
-    olds = old.config_index.objects if old.config_index else {}
-    news = new.config_index.objects if new.config_index else {}
-    out = []
-    for k in pruned(olds, news):
-        source = olds[k].info.source
-        if source is not None:
-            kind, _, name = source.partition("/")
-            out.append({"kind": kind, "namespace": k.namespace, "name": name})
-        else:
-            out.append({"kind": k.kind, "namespace": k.namespace, "name": shown(k.kind, k.name)})
-    return out
-
-
 def _one_environment(r: RunResult, side: str) -> None:
     """report matches objects by identity: a side with environments (an id several
     directories define, plan/scopes.py) would match one environment's against another's."""
@@ -303,6 +285,11 @@ def _one_environment(r: RunResult, side: str) -> None:
             f"{side}: {key.kind} {key.name!r} is defined in {what} ({defined_in(dirs)}): "
             f"report compares one environment at a time; {hint}"
         )
+
+
+def _identity(workload: dict[str, Any]) -> tuple[Any, ...]:
+    """Which workload an entry is (an added one refused on create is no addition)."""
+    return tuple(workload.get(k) for k in ("kind", "apiVersion", "name", "namespace"))
 
 
 def by_namespace(restart: list[dict[str, Any]]) -> dict[str, int]:
@@ -349,6 +336,7 @@ def build(
     config_items, unused = _configs(old, new, configs, users, names, used, values)
     capacity, capacity_by_namespace = totals(restart)
     added, removed = sides(old, new)
+    added = [a for a in added if _identity(a) not in {_identity(w) for w in not_restarting}]
     errors = counts[Level.ERROR]
     refused = sum(1 for w in not_restarting if w.get("outcome") == "refused")
     data = {
@@ -386,7 +374,7 @@ def build(
         "added": added,
         "removed": removed,
         "unused": unused,
-        **({"pruned": _pruned(old, new)} if names.versioned else {}),
+        **({"pruned": pruned_versions(old, new)} if names.versioned else {}),
         "findings": findings,
     }
     redact(data, secret_texts(old, new))  # a Secret's value copied into what is shown

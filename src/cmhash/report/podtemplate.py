@@ -8,7 +8,9 @@ compared whole and gives one cause of that row's type; anything else that differ
 volumes) are matched by it, as the API server's strategic merge does; other lists by
 position. Our own annotation is left to the checksum causes (workloads.py).
 
-The two templates are compared as the API server stores them: on each side the defaults
+The two templates are compared as the API server stores them: a built-in kind's
+template without the zero values its Go types cannot tell from absent
+(knowledge/zerovalues.py); on each side the defaults
 the other side spells out are filled in (knowledge/defaults.py DEFAULTS), only those, so
 that the values the report shows stay as the manifests wrote them; a quantity spelled two
 ways in one format (QUANTITIES) is one amount.
@@ -21,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from cmhash.knowledge.defaults import CONTAINERS, DEFAULTS, QUANTITIES, matches, quantity
+from cmhash.knowledge.zerovalues import stored
 
 _MAX_VALUE = 120  # characters of a value shown in a cause
 
@@ -200,14 +203,24 @@ def _walk(old: Any, new: Any, path: tuple[str, ...], key: str, out: list[Templat
     out.append(TemplateCause("other", _label(path), _change(old, new), o, n))
 
 
-def template_causes(old: Any, new: Any, annotation_key: str) -> list[TemplateCause]:
+def template_causes(
+    old: Any, new: Any, annotation_key: str, typed: bool = False, by_amount: bool = False
+) -> list[TemplateCause]:
     """Why the pod template ``new`` differs from ``old`` (both plain data), in field
     order; empty when they are equal apart from ``annotation_key`` and the API server's
-    defaults (``with_defaults``)."""
+    defaults (``with_defaults``). ``typed``: a built-in kind's template, which the
+    server stores without its zero values (knowledge/zerovalues.py); ``by_amount``: its
+    controller compares quantities by amount, whatever the format (defaults.py
+    BY_AMOUNT)."""
     out: list[TemplateCause] = []
+    if typed:
+        old, new = stored(old)[1], stored(new)[1]
     # a field spelled out with the API server's default on one side only: no change
     before, after = with_defaults(
-        old if isinstance(old, dict) else {}, new if isinstance(new, dict) else {}, _LIST_KEYS
+        old if isinstance(old, dict) else {},
+        new if isinstance(new, dict) else {},
+        _LIST_KEYS,
+        by_amount,
     )
     _walk(before, after, (), annotation_key, out)
     return out
@@ -227,14 +240,27 @@ def _key(item: Any, parent: str, names: Mapping[str, str]) -> Any:
     return item.get(field) if field and isinstance(item, dict) else None
 
 
+def _same(a: Any, b: Any, by_amount: bool) -> bool:
+    """Whether two quantities are one as stored (same format and amount), or with
+    ``by_amount``, as apiequality.Semantic compares them (the amount)."""
+    qa, qb = quantity(a), quantity(b)
+    if qa is None or qb is None:
+        return False
+    return qa[1] == qb[1] if by_amount else qa == qb
+
+
 def _filled(
-    a: Any, b: Any, path: tuple[str, ...], names: Mapping[str, str], spell: bool = False
+    a: Any,
+    b: Any,
+    path: tuple[str, ...],
+    names: Mapping[str, str],
+    spell: bool | None = None,
 ) -> Any:
-    """``a`` with the defaults ``b`` spells out where ``a`` leaves them out, and with
-    ``spell``, ``b``'s spelling of a quantity of the same amount (a copy)."""
-    if spell and a != b and any(matches(q, path) for q in QUANTITIES):
-        amount = quantity(a)
-        return b if amount is not None and amount == quantity(b) else a
+    """``a`` with the defaults ``b`` spells out where ``a`` leaves them out, and unless
+    ``spell`` is None, ``b``'s spelling of a quantity of the same amount (a copy; with
+    ``spell`` True, in whatever format)."""
+    if spell is not None and a != b and any(matches(q, path) for q in QUANTITIES):
+        return b if _same(a, b, spell) else a
     if isinstance(a, dict) and isinstance(b, dict):
         out = dict(a)
         for k, v in b.items():
@@ -265,8 +291,10 @@ def _filled(
     return a
 
 
-def with_defaults(old: Any, new: Any, names: Mapping[str, str]) -> tuple[Any, Any]:
+def with_defaults(
+    old: Any, new: Any, names: Mapping[str, str], by_amount: bool = False
+) -> tuple[Any, Any]:
     """Both templates, each with the defaults the other spells out filled in (``names``:
     the field that names a list's items, as podtemplate.py matches them)."""
     # (a quantity takes NEW's spelling on the OLD side only: one side, or they would swap)
-    return _filled(old, new, (), names, spell=True), _filled(new, old, (), names)
+    return _filled(old, new, (), names, spell=by_amount), _filled(new, old, (), names)

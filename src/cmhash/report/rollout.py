@@ -18,18 +18,15 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from cmhash.knowledge.defaults import FIXED, path_get
+from cmhash.knowledge.engines import forced_by, replaced_by_argocd, skipped_by_argocd
 from cmhash.knowledge.helm import HOOK_ANNOTATIONS
 from cmhash.knowledge.podupdate import POD_FIELDS, Effect, Pods
 from cmhash.knowledge.replicas import Replicas, Scaling, replicas_of
 from cmhash.knowledge.rollout import OTHER_NONE, OTHER_ROLLS, RULES
+from cmhash.knowledge.rollout_apps import MISMATCH, SELECTOR_RULES
 from cmhash.knowledge.rollout_holds import released_fields
 from cmhash.knowledge.rollout_rule import EVERY_KIND, ROLLOUT, Outcome, Rule, Takeover
-from cmhash.knowledge.rollout_tools import (
-    WORKLOAD_REF_GROUPS,
-    argo_strategy,
-    forced_by,
-    skipped_by_argocd,
-)
+from cmhash.knowledge.rollout_tools import WORKLOAD_REF_GROUPS, argo_strategy
 from cmhash.model import ResourceId
 from cmhash.report.podtemplate import TemplateCause
 
@@ -142,7 +139,9 @@ class Context(NamedTuple):
         return isinstance(annotations, dict) and any(annotations.get(k) for k in HOOK_ANNOTATIONS)
 
     def replicas(self) -> Replicas:
-        return replicas_of(self.spec("replicas"), self.scaling)
+        old = path_get(self.old, ("spec", "replicas")) if self.old is not None else None
+        replaced = replaced_by_argocd(self.obj, self.old)
+        return replicas_of(self.spec("replicas"), self.scaling, old, replaced)
 
     def old_replicas(self) -> Replicas | None:
         if self.old is None:
@@ -160,9 +159,9 @@ class Context(NamedTuple):
         return released_fields((self.id.group, self.id.kind), self.old, self.obj, self.true)
 
     def forced(self) -> str | None:
-        return forced_by(self.obj)
+        return forced_by(self.obj, self.old)
 
-    def skipped(self) -> bool:
+    def skipped(self) -> str | None:
         return skipped_by_argocd(self.obj)
 
 
@@ -186,6 +185,20 @@ def decide(ctx: Context, rolls: bool = True) -> Decision:
     own = _BY_KIND.get((ctx.id.group, ctx.id.kind)) or [OTHER_ROLLS if rolls else OTHER_NONE]
     rule = next(r for r in (*_EVERY, *own) if r.when(ctx))
     return Decision(rule.outcome, rule.name, rule.text(ctx))
+
+
+def refused_on_create(ctx: Context) -> Decision | None:
+    """A workload only NEW has that the API server refuses to create: its selector does
+    not select its template's labels (SELECTOR_RULES: the validation runs on create as
+    on update, ValidateDeployment -> ValidateDeploymentSpec)."""
+    for rule in SELECTOR_RULES:
+        if (ctx.id.group, ctx.id.kind) in rule.kinds and rule.when(ctx):
+            text = (
+                f"{MISMATCH}: the API server refuses to create the {ctx.id.kind} "
+                "(spec.template.metadata.labels must carry what spec.selector selects)"
+            )
+            return Decision(rule.outcome, rule.name, text)
+    return None
 
 
 def rollouts_by_workload(objects: Mapping[ResourceId, Any]) -> dict[ResourceId, Takeover]:

@@ -13,8 +13,10 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cmhash.errors import NodeError
-from cmhash.knowledge.defaults import path_get
+from cmhash.knowledge.defaults import BY_AMOUNT, path_get
+from cmhash.knowledge.kinds import is_kubernetes_group
 from cmhash.knowledge.rollout_rule import ROLLOUT, Takeover
+from cmhash.knowledge.zerovalues import TYPED_CUSTOM
 from cmhash.model import ResourceId
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.parse.resources import document_resources
@@ -24,7 +26,14 @@ from cmhash.read.split import chunk, cuts
 from cmhash.report.capacity import Cost, cost
 from cmhash.report.plain import deep, plain
 from cmhash.report.podtemplate import TemplateCause, shown, template_causes
-from cmhash.report.rollout import Context, Decision, changed, decide, rollouts_by_workload
+from cmhash.report.rollout import (
+    Context,
+    Decision,
+    changed,
+    decide,
+    refused_on_create,
+    rollouts_by_workload,
+)
 from cmhash.report.scaling import NO_SCALERS, Scalers
 from cmhash.report.usage import Names
 
@@ -122,7 +131,13 @@ class Templates(NamedTuple):
         with deep():
             before = _renamed(path_get(both[0], path), self.renamed[0])
             after = _renamed(path_get(both[1], path), self.renamed[1])
-            return tuple(template_causes(before, after, self.annotation_key))
+            # a built-in kind is decoded into its Go types before it is stored
+            kind = plan.info.kind
+            typed = kind.operator is None and (
+                is_kubernetes_group(kind.group) or (kind.group, kind.kind) in TYPED_CUSTOM
+            )
+            by_amount = (kind.group, kind.kind) in BY_AMOUNT
+            return tuple(template_causes(before, after, self.annotation_key, typed, by_amount))
 
     def fixed(self, plan: WorkloadPlan, prev: WorkloadPlan) -> tuple[TemplateCause, ...]:
         """The object's immutable fields that changed (rollout.py), as causes: a change
@@ -186,6 +201,21 @@ class Templates(NamedTuple):
             ctx.forced(),
             self.nodes,
         )
+
+    def created(self, plan: WorkloadPlan) -> tuple[Decision, list[dict[str, Any]]] | None:
+        """An added workload the API server refuses to create (rollout.py), and the two
+        fields that disagree, as causes."""
+        obj = self.obj(plan)
+        if not isinstance(obj, dict):
+            return None
+        decision = refused_on_create(Context(obj, (), self.rollouts, plan.id))
+        if decision is None:
+            return None
+        fields = (("spec", "selector"), ("spec", "template", "metadata", "labels"))
+        return decision, [
+            TemplateCause("other", ".".join(f), "added", None, shown(path_get(obj, f))).as_dict()
+            for f in fields
+        ]
 
     def obj(self, plan: WorkloadPlan) -> Any:
         """NEW's object of ``plan`` (None: not read)."""

@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cmhash.explain import workload_fields
 from cmhash.knowledge.compat import RELOADER_IGNORE
+from cmhash.knowledge.engines import skipped_by_argocd
 from cmhash.knowledge.rollout import NEVER_ROLLS
 from cmhash.knowledge.rollout_rule import RESTARTS
-from cmhash.knowledge.rollout_tools import HOOK_RUNS_AGAIN, SKIPPED, skipped_by_argocd
+from cmhash.knowledge.rollout_tools import HOOK_RUNS_AGAIN
 from cmhash.model import ResourceId
 from cmhash.plan.workplan import WorkloadPlan
 from cmhash.report.changes import ConfigChange
@@ -257,8 +258,9 @@ def _compare_workload(
     listed = [c.as_dict() for c in causes]
     if plan.info.kind.policy not in NEVER_ROLLS and templates.new is not None:
         obj = templates.obj(plan) or {}
-        if skipped_by_argocd(obj):
-            return "notRestarting", {**workload_fields(plan), "causes": listed, "reason": SKIPPED}
+        skipped = skipped_by_argocd(obj)
+        if skipped is not None:
+            return "notRestarting", {**workload_fields(plan), "causes": listed, "reason": skipped}
         if plan.skip is not None or unhashed:
             key = (plan.info.kind.group, plan.info.kind.kind)
             by = restarts(key, obj, _watched(causes, by_key, plan.namespace))
@@ -323,8 +325,11 @@ def compare_workloads(
     collect_users(current, by_key, users, names, used)
     for plan in current:
         prev = old_plans.get(pair_key(plan))
-        if prev is None:
-            continue  # created by this change: nothing to restart
+        if prev is None:  # created by this change: nothing to restart
+            refused = templates.created(plan)  # unless the API server refuses it
+            if refused is not None:
+                groups["notRestarting"].append(_decided(plan, refused[1], refused[0])[1])
+            continue
         outcome = _compare_workload(plan, prev, by_key, names, used, templates)
         if outcome is not None:
             groups[outcome[0]].append(outcome[1])
