@@ -122,6 +122,28 @@ LIST_IN_LIST = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Li
             "metadata.namespace is not a name the API server accepts",
         ),
         (
+            SECRET.replace("  namespace: shop\n", ""),
+            ":4:3:",
+            "a Secret with no metadata.namespace: kubectl get writes the namespace",
+        ),
+        (
+            SECRET.replace("name: s", "name: 12345"),
+            ":4:9:",
+            "metadata.name is not a string (kubectl get writes it quoted)",
+        ),
+        (
+            SECRET.replace('resourceVersion: "7"', "resourceVersion: 7"),
+            ":6:20:",
+            "metadata.resourceVersion is not a string (kubectl get writes it quoted)",
+        ),
+        (
+            "apiVersion: secrets.hashicorp.com/v1beta1\nkind: VaultStaticSecret\n"
+            "metadata: {name: v, resourceVersion: '8'}\n"
+            "spec: {destination: {name: s}}\nstatus: {secretMAC: x}\n",
+            ":3:11:",
+            "a VaultStaticSecret with no metadata.namespace",
+        ),
+        (
             SECRET.replace("  token:", "  'HIDDEN VALUE':"),
             ":1:1:",
             "Secret shop/s: a key of its data is not a key the API server accepts",
@@ -154,6 +176,10 @@ LIST_IN_LIST = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Li
         "resource-list",
         "bad-name",
         "bad-namespace",
+        "no-namespace",
+        "int-name",
+        "int-resource-version",
+        "operator-no-namespace",
         "bad-key",
         "bad-target-name",
         "duplicate-key",

@@ -247,6 +247,18 @@ EXPORTS: dict[str, str] = {
 }
 
 
+# The kinds the lock reads are namespaced: core v1 ConfigMap and Secret (kubernetes
+# pkg/registry/core/{configmap,secret}/strategy.go NamespaceScoped() true), and each
+# operator's CRD declares ``scope: Namespaced`` (VSO config/crd/bases/
+# secrets.hashicorp.com_*.yaml, ESO config/crds/bases/external-secrets.io_externalsecrets.yaml,
+# cert-manager deploy/crds/crd-certificates.yaml, secrets-store-csi-driver
+# config/crd/bases/secrets-store.csi.x-k8s.io_secretproviderclasspodstatuses.yaml):
+# kubectl get writes metadata.namespace on every one.
+NAMESPACED: frozenset[tuple[str, str]] = frozenset(
+    {("", "ConfigMap"), ("", "Secret")} | {(r.group, r.kind) for r in FIELDS}
+)
+
+
 # What the API server accepts (kubernetes/apimachinery pkg/util/validation/
 # validation.go): a namespace is a DNS-1123 label (dns1123LabelFmt, at most 63); an
 # object's name a DNS-1123 subdomain (dns1123SubdomainFmt, at most 253; what ConfigMaps,
