@@ -3,12 +3,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from cmhash.cli.options import settings_options
 from cmhash.errors import EXIT_CHANGED, UsageError
+
+if TYPE_CHECKING:
+    from cmhash.read.source import SourceText
+    from cmhash.write.annotate import Target
+    from cmhash.write.emit import FileResult
 
 LOCK_EXIT_CODES_HELP = """\b
 Exit codes:
@@ -190,8 +195,46 @@ def restart(
     if result is None:
         err(f"cmhash: {where}: {one.resource.label} asks for this restart already")
         return
+    later = _restart_effect(sources, result, one, paths)
     write_files([result], list(paths))
     err(f'cmhash: {where}: {one.resource.label}: cmhash.io/restart: "{reason}"')
+    for label in later:
+        err(
+            f"cmhash: note: {label} restarts nothing running: its next Job starts with "
+            "the new template"
+        )
+
+
+def _restart_effect(
+    sources: list[SourceText], result: FileResult, one: Target, paths: tuple[str, ...]
+) -> list[str]:
+    """What the new reason rolls, as a plain run with the configuration would: an
+    error (exit 2, nothing written) when every workload that uses the target is left
+    alone; a warning when none in PATHS uses it; the CronJobs it moves (returned)."""
+    from cmhash.app.restart import restart_effect
+    from cmhash.output import err
+    from cmhash.read.source import SourceText
+    from cmhash.settings.layering import layered
+
+    # (restarts do not depend on the key: a configured secretKeyEnv is not needed here)
+    settings = layered({}, read_lock=False, keyless=True)
+    src = one.source
+    after = [SourceText(s.path, result.text, s.had_bom) if s is src else s for s in sources]
+    effect = restart_effect(sources, after, one.resource, settings)
+    label = one.resource.label
+    if effect.left:
+        shown = "; ".join(why if w == label else f"{w}: {why}" for w, why in effect.left[:3])
+        more = f"; and {len(effect.left) - 3} more" if len(effect.left) > 3 else ""
+        raise src.error(
+            f"cmhash.io/restart on {label} restarts nothing: {shown}{more} (nothing written)",
+            one.resource.node.start,
+        )
+    if not effect.rolled:
+        err(
+            f"cmhash: warning: no workload in {', '.join(paths)} uses {label}: the reason "
+            "restarts those that use it where they are rendered with it"
+        )
+    return effect.later
 
 
 @click.command(
