@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from clusterexport import STATUS, VALUES, export
 from conftest import TESTS, run_cmhash
 
@@ -201,3 +202,37 @@ def test_secret_key_keys_the_fingerprints(tmp_path: Path) -> None:
 
     assert not secrets(res.stdout) & secrets(plain)
     assert "not keyed" not in res.stderr
+
+
+def test_a_class_no_pod_mounts_now_keeps_its_entry_from_the_lock_it_replaces(
+    tmp_path: Path,
+) -> None:
+    """A SecretProviderClassPodStatus exists only while a pod mounts the class: with no
+    pod (scaled to zero, a CronJob between runs) the export shows no value, and the
+    lock at -o keeps the class's entry; nothing moves, and when pods mount it again
+    with the same versions the lock is byte-identical (no flapping)."""
+    full = export()
+    items = yaml.safe_load(full)
+    items["items"] = [i for i in items["items"] if i["kind"] != "SecretProviderClassPodStatus"]
+    zero = yaml.safe_dump(items, sort_keys=True, default_flow_style=False, width=1 << 20)
+    first = _lock(tmp_path, full)
+    (tmp_path / "cmhash.lock").write_bytes(first)
+
+    def again(text: str) -> tuple[bytes, str]:
+        (tmp_path / "export.yaml").write_text(text)
+        args = ["lock", "export.yaml", "--for", str(MANIFESTS), "-o", "cmhash.lock"]
+        res = run_cmhash(args, cwd=tmp_path)
+        assert res.code == 0, res.stderr
+        return (tmp_path / "cmhash.lock").read_bytes(), res.stderr
+
+    kept, err = again(zero)
+    assert kept == first
+    assert "SecretProviderClass shop/azure-sync: no pod mounts it now" in err
+    assert "its entry is kept from cmhash.lock" in err
+    assert again(full)[0] == first
+    # a rotation while no pod mounts it shows when one does
+    assert again(export(**{"csi-0": "v2", "csi-1": "v2"}))[0] != first
+    # with no lock to replace (stdout), nothing is kept: said as before
+    (tmp_path / "export.yaml").write_text(zero)
+    res = run_cmhash(["lock", "export.yaml", "--for", str(MANIFESTS)], cwd=tmp_path)
+    assert "azure-sync" not in res.stdout.decode()

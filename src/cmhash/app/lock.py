@@ -11,7 +11,7 @@ from typing import NamedTuple
 from cmhash.analyze.export import export_objects
 from cmhash.analyze.fingerprint import LockEntry, lock_entries
 from cmhash.model import ResourceId
-from cmhash.plan.lockfile import lock_text
+from cmhash.plan.lockfile import Lock, lock_text
 from cmhash.read.source import SourceText
 from cmhash.settings.values import Settings
 
@@ -91,13 +91,42 @@ def _names(paths: Sequence[str]) -> list[str]:
     return [p if p == "-" else os.path.basename(os.path.normpath(p)) for p in paths]
 
 
+def _kept(
+    wanted: set[ResourceId], entries: list[LockEntry], previous: Lock | None, keyed: bool
+) -> tuple[list[LockEntry], list[str]]:
+    """The previous lock's entries for what the export shows no value of, though the
+    object is there: a SecretProviderClass no pod mounts now. Its
+    SecretProviderClassPodStatuses exist only while a pod mounts it (the CSI driver
+    makes one per mounting pod, owned by the Pod: secrets-store-csi-driver
+    pkg/secrets-store/utils.go createOrUpdateSecretProviderClassPodStatus), so
+    none is "unknown", not "no fingerprint": a Deployment scaled to zero, or a class only
+    a CronJob mounts between its runs, keeps its entry (and its users their checksum)."""
+    if previous is None or previous.keyed != keyed:
+        return [], []
+    have = {e.id for e in entries}
+    kept = [
+        previous.entries[key]
+        for key in sorted(wanted, key=lambda k: k[1:])
+        if key.kind == "SecretProviderClass" and key not in have and key in previous.entries
+    ]
+    notes = [
+        f"{e.kind} {e.namespace}/{e.name}: no pod mounts it now (no SecretProviderClassPodStatus "
+        f"names it in the export): its entry is kept from {previous.path}"
+        for e in kept
+    ]
+    return kept, notes
+
+
 def make_lock(
     exports: list[SourceText],
     export_names: Sequence[str],
     settings: Settings,
     manifests: list[SourceText] | None = None,
     manifest_names: Sequence[str] = (),
+    previous: Lock | None = None,
 ) -> LockResult:
+    """``previous``: the lock the output replaces (with ``manifests``: what the export
+    shows no value of keeps its entry, ``_kept``)."""
     objects = export_objects(exports)
     used = used_objects(manifests, settings) if manifests is not None else None
     wanted = None if used is None else set(used) | {p for p in used.values() if p is not None}
@@ -107,6 +136,9 @@ def make_lock(
     if used is not None and wanted is not None:
         entries = [_attributed(e, used.get(e.id)) for e in entries if e.id in wanted]
         notes = [n for key, n in found.notes if key in wanted]
+        from_previous, said = _kept(wanted, entries, previous, settings.secret_key is not None)
+        entries = sorted([*entries, *from_previous], key=lambda e: e.id[1:])
+        notes.extend(said)
         have = {e.id for e in entries} | {key for key, _ in found.notes}
         notes.extend(
             f"{k.kind} {k.namespace}/{k.name} is used by the manifests and not in the export: "

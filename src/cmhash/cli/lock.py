@@ -95,18 +95,19 @@ def lock(
         kinds = needed_resources(read(manifests), settings)
         write_stdout(",".join(kinds) + "\n" if kinds else "")
         return
+    target = output if output and output != "-" else None
     result = make_lock(
         read(exports),
         exports,
         settings,
         read(manifests) if manifests else None,
         manifests,
+        _previous(target),
     )
     report_notes(result.notes, quiet=settings.quiet)
     if not settings.quiet:
         for line in result.warnings:
             err(f"cmhash: warning: {line}")
-    target = output if output and output != "-" else None
     if check:
         current = _current(target)
         if current != result.text:
@@ -124,6 +125,21 @@ def lock(
             err(f"cmhash: wrote {target} ({len(result.entries)} objects)")
     elif not settings.quiet:
         err(f"cmhash: {target} is unchanged ({len(result.entries)} objects)")
+
+
+def _previous(path: str | None) -> Any:
+    """The lock at ``-o``, which this run replaces (None: none, or not a lock)."""
+    text = _current(path)
+    if path is None or text is None:
+        return None
+    from cmhash.errors import InputError
+    from cmhash.plan.lockfile import parse_lock
+    from cmhash.read.source import SourceText
+
+    try:
+        return parse_lock(SourceText(path, text))
+    except InputError:
+        return None  # (replaced as a whole, as before)
 
 
 def _current(path: str | None) -> str | None:
