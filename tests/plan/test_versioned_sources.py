@@ -124,6 +124,23 @@ def test_the_producer_and_its_secret_are_renamed_and_references_follow() -> None
     assert target not in err
 
 
+def test_a_sources_suffix_does_not_depend_on_the_secret_key() -> None:
+    """A source's fields hold no Secret value (ExternalSecret refs): the name of what it
+    produces is the same in a keyed run (a lock or report step) and an unkeyed one (the
+    deploy); a plain Secret's suffix stays keyed, as the security page says."""
+    plain = externals(cmhash(["--versioned"], render(1))[0])
+    res = run_cmhash(
+        ["--no-config", "--versioned", "--secret-key-env", "K", "-"],
+        stdin=render(1),
+        env={"K": "a-key"},
+    )
+    assert res.code == 0, res.stderr
+    assert externals(res.stdout) == plain
+    token = re.compile(r"^  name: (token-\S+)$", re.M)
+    unkeyed = token.findall(cmhash(["--versioned"], render(1))[0].decode())
+    assert unkeyed and token.findall(res.stdout.decode()) != unkeyed
+
+
 def test_a_store_version_change_is_a_new_name_and_metadata_is_not() -> None:
     one = externals(cmhash(["--versioned"], render(1))[0])
     two = externals(cmhash(["--versioned"], render(2))[0])
