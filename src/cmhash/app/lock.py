@@ -51,15 +51,22 @@ def _used(manifests: list[SourceText], settings: Settings) -> Used:
         output=False,
     )
     out: dict[ResourceId, ResourceId | None] = {}
+    writers = result.config_index.writers if result.config_index is not None else {}
     for plan in result.plans:
         if plan.skip is not None:
             continue
         for r in plan.resolved:
             if r.excluded is not None:
                 continue
-            if r.entry is not None and r.entry.info.content.source is None:
-                continue  # a ConfigMap or Secret of the manifests: Git holds its content
             key = plan.target(r.ref)
+            if r.entry is not None and r.entry.info.content.source is None:
+                writer = writers.get(key)
+                if writer is None:
+                    continue  # a ConfigMap or Secret of the manifests: Git holds its content
+                # ... that a source fills (ESO Merge, VSO create: false): the store's part
+                kind, _, name = writer.partition("/")
+                out[key] = ResourceId.config(kind, key.namespace, name)
+                continue
             producer = None
             if r.entry is not None and r.entry.info.source is not None:
                 kind, _, name = r.entry.info.source.partition("/")
