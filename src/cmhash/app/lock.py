@@ -114,11 +114,7 @@ def _attributed(entry: LockEntry, producer: ResourceId | None) -> LockEntry:
 def _unversioned(entry: LockEntry, base: ResourceId | None) -> LockEntry:
     """An entry read from an object's versioned name, under the name the manifests give
     it (the lock's key, as a checksum looks it up); ``from`` still says what was read."""
-    if base is None:
-        return entry
-    own = f"{entry.kind} {entry.namespace}/{entry.name}"
-    source = entry.source if entry.source != own else f"{entry.kind} {base.namespace}/{entry.name}"
-    return entry._replace(name=base.name, source=source)
+    return entry if base is None else entry._replace(name=base.name)
 
 
 def _as_named(key: ResourceId, renamed: dict[ResourceId, ResourceId]) -> str:
