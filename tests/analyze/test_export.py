@@ -4,6 +4,7 @@ nothing written, and no text from inside a Secret in the message."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -121,6 +122,28 @@ LIST_IN_LIST = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Li
             "metadata.namespace is not a name the API server accepts",
         ),
         (
+            SECRET.replace("  namespace: shop\n", ""),
+            ":4:3:",
+            "a Secret with no metadata.namespace: kubectl get writes the namespace",
+        ),
+        (
+            SECRET.replace("name: s", "name: 12345"),
+            ":4:9:",
+            "metadata.name is not a string (kubectl get writes it quoted)",
+        ),
+        (
+            SECRET.replace('resourceVersion: "7"', "resourceVersion: 7"),
+            ":6:20:",
+            "metadata.resourceVersion is not a string (kubectl get writes it quoted)",
+        ),
+        (
+            "apiVersion: secrets.hashicorp.com/v1beta1\nkind: VaultStaticSecret\n"
+            "metadata: {name: v, resourceVersion: '8'}\n"
+            "spec: {destination: {name: s}}\nstatus: {secretMAC: x}\n",
+            ":3:11:",
+            "a VaultStaticSecret with no metadata.namespace",
+        ),
+        (
             SECRET.replace("  token:", "  'HIDDEN VALUE':"),
             ":1:1:",
             "Secret shop/s: a key of its data is not a key the API server accepts",
@@ -153,6 +176,10 @@ LIST_IN_LIST = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Li
         "resource-list",
         "bad-name",
         "bad-namespace",
+        "no-namespace",
+        "int-name",
+        "int-resource-version",
+        "operator-no-namespace",
         "bad-key",
         "bad-target-name",
         "duplicate-key",
@@ -219,6 +246,25 @@ def test_secret_values_in_unexpected_places_never_come_out(tmp_path: Path) -> No
     for values in VALUES.values():
         for value in values.values():
             assert value not in out
+
+
+def test_a_secret_written_by_eso_before_its_sha3_switch_is_no_drift(tmp_path: Path) -> None:
+    """ESO releases before PR #4696 write the data-hash as MD5 (32 hex digits) of the
+    same text: read as such, it is no edit behind ESO's back; a wrong one still is."""
+    managed = SECRET.replace(
+        "metadata:\n",
+        "metadata:\n  annotations:\n    reconcile.external-secrets.io/data-hash: HASH\n"
+        "  labels:\n    reconcile.external-secrets.io/managed: 'true'\n",
+    )
+    md5 = "6c1b1bff7a2bb2f6f8bcbb0a0b6e1e0b"  # (a wrong one, of the same form)
+    code, err, _ = lock(tmp_path, managed.replace("HASH", md5))
+    assert code == 0, err
+    assert "changed outside External Secrets" in err
+    go = "map[token:[" + " ".join(str(b) for b in HIDDEN.encode()) + "]]"  # %+v of Data
+    right = hashlib.md5(go.encode(), usedforsecurity=False).hexdigest()
+    code, err, _ = lock(tmp_path, managed.replace("HASH", right))
+    assert code == 0, err
+    assert "changed outside External Secrets" not in err, err
 
 
 def test_huge_exports_are_refused_past_the_limit(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import inspect
 import pytest
 
 from cmhash.knowledge import lockfields, sources
-from cmhash.knowledge.lockfields import FIELDS, eso_data_hash, field_rows
+from cmhash.knowledge.lockfields import FIELDS, eso_data_hash, eso_hash_matches, field_rows
 
 
 def test_eso_object_hash_matches_its_upstream_test_vector() -> None:
@@ -18,6 +18,16 @@ def test_eso_object_hash_matches_its_upstream_test_vector() -> None:
         eso_data_hash({"foo": b"value1", "bar": b"value2"})
         == "1bed8bcbcb4547ffe19a19cd47d9078e84aa6598266d86b99f992d64"
     )
+
+
+def test_both_forms_of_eso_data_hash_are_read() -> None:
+    # releases before external-secrets PR #4696 wrote MD5: pkg/utils/utils_test.go
+    # TestObjectHash "map also works" of those releases; since, SHA3-224 (the vector above)
+    data = {"foo": b"value1", "bar": b"value2"}
+    assert eso_hash_matches("caa0155759a6a9b3b6ada5a6883ee2bb", data)
+    assert eso_hash_matches("1bed8bcbcb4547ffe19a19cd47d9078e84aa6598266d86b99f992d64", data)
+    assert not eso_hash_matches("caa0155759a6a9b3b6ada5a6883ee2bc", data)
+    assert not eso_hash_matches("caa0155759a6a9b3b6ada5a6883ee2bb", {"foo": b"value1"})
 
 
 def test_every_row_cites_its_upstream() -> None:

@@ -8,10 +8,12 @@ leaves the lock byte-identical; without --lock every checksum is what it was."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from clusterexport import STATUS, VALUES, export
 from conftest import TESTS, run_cmhash
 
@@ -201,3 +203,132 @@ def test_secret_key_keys_the_fingerprints(tmp_path: Path) -> None:
 
     assert not secrets(res.stdout) & secrets(plain)
     assert "not keyed" not in res.stderr
+
+
+def test_a_class_no_pod_mounts_now_keeps_its_entry_from_the_lock_it_replaces(
+    tmp_path: Path,
+) -> None:
+    """A SecretProviderClassPodStatus exists only while a pod mounts the class: with no
+    pod (scaled to zero, a CronJob between runs) the export shows no value, and the
+    lock at -o keeps the class's entry; nothing moves, and when pods mount it again
+    with the same versions the lock is byte-identical (no flapping)."""
+    full = export()
+    items = yaml.safe_load(full)
+    items["items"] = [i for i in items["items"] if i["kind"] != "SecretProviderClassPodStatus"]
+    zero = yaml.safe_dump(items, sort_keys=True, default_flow_style=False, width=1 << 20)
+    first = _lock(tmp_path, full)
+    (tmp_path / "cmhash.lock").write_bytes(first)
+
+    def again(text: str) -> tuple[bytes, str]:
+        (tmp_path / "export.yaml").write_text(text)
+        args = ["lock", "export.yaml", "--for", str(MANIFESTS), "-o", "cmhash.lock"]
+        res = run_cmhash(args, cwd=tmp_path)
+        assert res.code == 0, res.stderr
+        return (tmp_path / "cmhash.lock").read_bytes(), res.stderr
+
+    kept, err = again(zero)
+    assert kept == first
+    assert "SecretProviderClass shop/azure-sync: no pod mounts it now" in err
+    assert "its entry is kept from cmhash.lock" in err
+    assert again(full)[0] == first
+    # a rotation while no pod mounts it shows when one does
+    assert again(export(**{"csi-0": "v2", "csi-1": "v2"}))[0] != first
+    # with no lock to replace (stdout), nothing is kept: said as before
+    (tmp_path / "export.yaml").write_text(zero)
+    res = run_cmhash(["lock", "export.yaml", "--for", str(MANIFESTS)], cwd=tmp_path)
+    assert "azure-sync" not in res.stdout.decode()
+
+
+# A Secret defined in Git that an operator fills: External Secrets with creationPolicy
+# Merge keeps its keys and merges the store's in (externalsecret_controller_template.go
+# ApplyTemplate: "existing secret keys (if CreationPolicy is Merge)"); Vault Secrets
+# Operator writes into an existing Secret with destination.create false, its default
+# (api/v1beta1/common.go Destination.Create "+kubebuilder:default=false": "If the
+# Secret already exists this should be set to false")
+FILLED = {
+    "eso-merge": (
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: app, namespace: shop}\n"
+        "stringData: {LOG_LEVEL: info}\n---\n"
+        "apiVersion: external-secrets.io/v1\nkind: ExternalSecret\n"
+        "metadata: {name: app-store, namespace: shop}\n"
+        "spec:\n  secretStoreRef: {name: vault, kind: ClusterSecretStore}\n"
+        "  target: {name: app, creationPolicy: Merge}\n"
+        "  data:\n  - secretKey: DB_PASSWORD\n    remoteRef: {key: shop/app, property: password}\n",
+        "secrets",
+    ),
+    "vso-create-false": (
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: app, namespace: shop}\ntype: Opaque\n---\n"
+        "apiVersion: secrets.hashicorp.com/v1beta1\nkind: VaultStaticSecret\n"
+        "metadata: {name: app-store, namespace: shop}\n"
+        "spec: {mount: kv, path: shop/app, type: kv-v2, destination: {name: app}}\n",
+        "vaultstaticsecrets.secrets.hashicorp.com",
+    ),
+}
+USER = (
+    "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api, namespace: shop}\n"
+    "spec:\n  selector: {matchLabels: {app: a}}\n  template:\n    metadata: {labels: {app: a}}\n"
+    "    spec:\n      containers: [{name: c, image: x, envFrom: [{secretRef: {name: app}}]}]\n"
+)
+
+
+def _filled_export(case: str, password: str) -> str:
+    import base64
+
+    from clusterexport import eso_hash
+
+    data = {"DB_PASSWORD": password, "LOG_LEVEL": "info"}
+    if case == "eso-merge":
+        item: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": "Opaque",
+            "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()},
+            "metadata": {
+                "name": "app",
+                "namespace": "shop",
+                "resourceVersion": "3",
+                "annotations": {"reconcile.external-secrets.io/data-hash": eso_hash(data)},
+            },
+        }
+    else:
+        item = {
+            "apiVersion": "secrets.hashicorp.com/v1beta1",
+            "kind": "VaultStaticSecret",
+            "metadata": {"name": "app-store", "namespace": "shop", "resourceVersion": "3"},
+            "spec": {
+                "mount": "kv",
+                "path": "shop/app",
+                "type": "kv-v2",
+                "destination": {"name": "app"},
+            },
+            "status": {"secretMAC": base64.b64encode(password.encode() * 2).decode()},
+        }
+    doc = {"apiVersion": "v1", "kind": "List", "items": [item], "metadata": {"resourceVersion": ""}}
+    return json.dumps(doc)
+
+
+@pytest.mark.parametrize("case", sorted(FILLED))
+def test_a_secret_in_git_that_an_operator_fills_is_locked(tmp_path: Path, case: str) -> None:
+    """Its cluster copy is Git's and the store's: what to export is printed, the lock
+    holds its entry, and a rotation in the store moves its users (with Git's content
+    still in the checksum)."""
+    manifests, kinds = FILLED[case]
+    (tmp_path / "m.yaml").write_text(manifests + USER)
+    res = run_cmhash(["lock", "--print-kinds", "--for", "m.yaml"], cwd=tmp_path)
+    assert res.code == 0 and res.stdout.decode().strip() == kinds, res.stderr
+
+    def checksum(password: str) -> str:
+        (tmp_path / "export.yaml").write_text(_filled_export(case, password))
+        res = run_cmhash(
+            ["lock", "export.yaml", "--for", "m.yaml", "-o", "cmhash.lock", "-q"], cwd=tmp_path
+        )
+        assert res.code == 0, res.stderr
+        assert json.loads((tmp_path / "cmhash.lock").read_text())["objects"], "nothing locked"
+        res = run_cmhash(["--no-config", "--lock", "cmhash.lock", "-q", "m.yaml"], cwd=tmp_path)
+        assert res.code == 0, res.stderr
+        (value,) = re.findall(r'checksum/config": "([0-9a-f]{64})"', res.stdout.decode())
+        return str(value)
+
+    one = checksum("pw-one")
+    assert checksum("pw-two") != one
+    assert checksum("pw-one") == one

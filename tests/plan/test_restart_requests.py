@@ -149,6 +149,79 @@ def test_restart_writes_the_annotation_in_place_byte_for_byte(tmp_path: Path) ->
     )
     after = checksums(APP + "---\n" + (tmp_path / "cm.yaml").read_text())
     assert before != after
+    # (its users were not among the files given: said, and written all the same)
+    code, err = restart(tmp_path, "configmap/pool", "--reason", "again", "cm.yaml")
+    assert code == 0 and "warning: no workload in cm.yaml uses ConfigMap/pool -n shop" in err
+
+
+CRON = """---
+apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: nightly
+  namespace: shop
+spec:
+  schedule: "0 3 * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: c
+            image: c:1
+            envFrom:
+            - configMapRef: {name: pool}
+"""
+
+
+@pytest.mark.parametrize(
+    ("config", "target", "why"),
+    [
+        (None, "deployment/web", 'restarts nothing: opted out (cmhash.io/enabled: "false")'),
+        (
+            "ignore:\n  workloads:\n  - name: web\n",
+            "deployment/web",
+            "restarts nothing: ignored by a rule of the configuration",
+        ),
+        (
+            "excludeSecrets: true\n",
+            "secret/creds",
+            "restarts nothing: Deployment/web -n shop: Secrets are left out of checksums",
+        ),
+    ],
+    ids=["opted-out", "ignored", "secrets-excluded"],
+)
+def test_restart_that_would_roll_nothing_is_refused(
+    tmp_path: Path, config: str | None, target: str, why: str
+) -> None:
+    """As a plain run with the configuration sees it: a workload cmhash leaves alone,
+    or an object every user of which leaves it out, gets no new checksum: exit 2 at the
+    object, saying why, nothing written."""
+    app = APP.replace("  namespace: shop\nspec:", "  namespace: shop\nspec:", 1)
+    if config is None:
+        app = app.replace(
+            "metadata:\n  name: web",
+            'metadata:\n  annotations:\n    cmhash.io/enabled: "false"\n  name: web',
+        )
+    app = app.replace(
+        "        - configMapRef: {name: pool}\n", "        - secretRef: {name: creds}\n"
+    )
+    app += "---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n  namespace: shop\nstringData: {u: x}\n"
+    (tmp_path / "app.yaml").write_text(app)
+    if config is not None:
+        (tmp_path / ".cmhash.yaml").write_text(config)
+    code, err = restart(tmp_path, target, "-n", "shop", "--reason", "why", "app.yaml")
+    assert code == 2, err
+    assert "app.yaml:" in err and why in err and "(nothing written)" in err, err
+    assert (tmp_path / "app.yaml").read_text() == app
+
+
+def test_restart_of_a_cronjob_says_nothing_running_restarts(tmp_path: Path) -> None:
+    (tmp_path / "m.yaml").write_text(CM.format(annotations="") + CRON)
+    code, err = restart(tmp_path, "cronjob/nightly", "--reason", "x", "m.yaml")
+    assert code == 0, err
+    assert "note: CronJob/nightly -n shop restarts nothing running: its next Job" in err
 
 
 @pytest.mark.parametrize(

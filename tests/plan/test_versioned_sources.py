@@ -6,6 +6,7 @@ that does not own its Secret keep their names with a note. Their history under
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from pathlib import Path
@@ -122,6 +123,23 @@ def test_the_producer_and_its_secret_are_renamed_and_references_follow() -> None
     _, err = cmhash(["--versioned", "--check"], render(1), code=1)
     assert "would rename" in err and "Secret db -> db-…" in err  # its suffix is not shown
     assert target not in err
+
+
+def test_a_sources_suffix_does_not_depend_on_the_secret_key() -> None:
+    """A source's fields hold no Secret value (ExternalSecret refs): the name of what it
+    produces is the same in a keyed run (a lock or report step) and an unkeyed one (the
+    deploy); a plain Secret's suffix stays keyed, as the security page says."""
+    plain = externals(cmhash(["--versioned"], render(1))[0])
+    res = run_cmhash(
+        ["--no-config", "--versioned", "--secret-key-env", "K", "-"],
+        stdin=render(1),
+        env={"K": "a-key"},
+    )
+    assert res.code == 0, res.stderr
+    assert externals(res.stdout) == plain
+    token = re.compile(r"^  name: (token-\S+)$", re.M)
+    unkeyed = token.findall(cmhash(["--versioned"], render(1))[0].decode())
+    assert unkeyed and token.findall(res.stdout.decode()) != unkeyed
 
 
 def test_a_store_version_change_is_a_new_name_and_metadata_is_not() -> None:
@@ -516,3 +534,75 @@ def test_a_target_name_that_cannot_be_inserted_says_what_and_where() -> None:
         "carries an anchor (&s) that other nodes may share; write spec.target.name out"
     ) in err
     assert "annotation" not in err
+
+
+def _eso_secret(name: str, password: str, rv: int) -> dict[str, object]:
+    """A Secret as External Secrets writes it and kubectl get exports it."""
+    from clusterexport import eso_hash
+
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "Opaque",
+        "data": {"password": base64.b64encode(password.encode()).decode()},
+        "metadata": {
+            "name": name,
+            "namespace": "shop",
+            "resourceVersion": str(rv),
+            "labels": {"reconcile.external-secrets.io/managed": "true"},
+            "annotations": {
+                "reconcile.external-secrets.io/data-hash": eso_hash({"password": password})
+            },
+            "ownerReferences": [
+                {
+                    "apiVersion": "external-secrets.io/v1",
+                    "kind": "ExternalSecret",
+                    "name": name,
+                    "controller": True,
+                    "uid": f"uid-{name}",
+                }
+            ],
+        },
+    }
+
+
+def test_the_lock_follows_the_secret_through_its_versioned_name(tmp_path: Path) -> None:
+    """Under --versioned the cluster holds ESO's Secret as db-<suffix> (beside the
+    version old pods still read): the lock reads the one the render names, keeps it
+    under the name the manifests give it, and a rotation in the store moves the
+    checksum of the versioned render."""
+    (tmp_path / "m.yaml").write_bytes(render(1))
+    out, _ = cmhash(["--versioned"], render(1))
+    ((_, current),) = externals(out).items()
+    old = externals(cmhash(["--versioned"], render(2))[0])  # another version, still there
+    ((_, other),) = old.items()
+
+    def lock(password: str, name: str) -> dict[str, object]:
+        items = [_eso_secret(current, password, 7), _eso_secret(other, "older", 5)]
+        doc = {
+            "apiVersion": "v1",
+            "kind": "List",
+            "items": items,
+            "metadata": {"resourceVersion": ""},
+        }
+        (tmp_path / "export.yaml").write_text(json.dumps(doc))
+        res = run_cmhash(
+            ["lock", "export.yaml", "--for", "m.yaml", "--versioned", "-o", name], cwd=tmp_path
+        )
+        assert res.code == 0, res.stderr
+        assert "not locked" not in res.stderr, res.stderr
+        return dict(json.loads((tmp_path / name).read_text()))
+
+    first = lock("s3cr3t-one", "one.lock")
+    (entry,) = first["objects"]  # type: ignore[misc]
+    assert (entry["kind"], entry["namespace"], entry["name"]) == ("Secret", "shop", "db")
+    assert entry["field"].endswith(f"of Secret {current}")
+    lock("s3cr3t-two", "two.lock")
+
+    def checksum(name: str) -> str:
+        res = run_cmhash(["--no-config", "--versioned", "--lock", name, "m.yaml"], cwd=tmp_path)
+        assert res.code == 0, res.stderr
+        (dep,) = [o for o in load_objects(res.stdout) if o["kind"] == "Deployment"]
+        return str(dep["spec"]["template"]["metadata"]["annotations"]["checksum/config"])
+
+    assert checksum("one.lock") != checksum("two.lock")

@@ -5,7 +5,9 @@ them, each once, each with what the API server writes (``metadata.resourceVersio
 What kubectl never writes is refused with ``file:line:col`` and what to do, never a
 guess: a document that is not a mapping, a List inside a List, an object twice, an
 anchor, an alias or a tag, an object with no ``apiVersion``, ``kind``, name or
-``resourceVersion`` (a manifest from Git, say, which is not what the cluster holds). An
+``resourceVersion`` (a manifest from Git, say, which is not what the cluster holds), a
+namespaced object the lock reads with no namespace, a name, namespace or
+``resourceVersion`` that is not a string. An
 export holds Secrets: no message ever quotes its text (``NodeError.public``).
 """
 
@@ -15,9 +17,10 @@ from typing import NamedTuple
 
 from cmhash.errors import InputError, NodeError
 from cmhash.knowledge.kinds import group_of, is_list
-from cmhash.knowledge.lockfields import DNS_LABEL, DNS_SUBDOMAIN, valid
+from cmhash.knowledge.lockfields import DNS_LABEL, DNS_SUBDOMAIN, NAMESPACED, valid
 from cmhash.model import ResourceId
 from cmhash.parse.events import backend, parse_chunk
+from cmhash.parse.k8syaml import resolves_to_non_string
 from cmhash.parse.resources import Resource
 from cmhash.parse.tree import ALIAS, MAP, SCALAR, SEQ, Node, entries, get, get_path, items, scalar
 from cmhash.read.source import SourceText
@@ -52,7 +55,19 @@ def _string(node: Node | None, what: str, at: int) -> str:
     text = scalar(node)
     if node is None or node.kind != SCALAR or not text:
         raise NodeError(f"an object with no {what}: kubectl get writes it; {WHAT_TO_DO}", at)
+    _not_a_number(node, what)
     return text
+
+
+def _not_a_number(node: Node, what: str) -> None:
+    """A plain scalar that YAML reads as a number, a boolean or null (``name: 12345``):
+    the API server's strings are written quoted by kubectl (it writes JSON's types)."""
+    if node.style is None and resolves_to_non_string(str(node.value)):
+        raise NodeError(
+            f"{what} is not a string (kubectl get writes it quoted): not what the "
+            f"cluster holds; {WHAT_TO_DO}",
+            node.start,
+        )
 
 
 def _refuse_written_by_hand(root: Node) -> None:
@@ -94,6 +109,14 @@ def _object(src: SourceText, doc: int, node: Node, in_list: bool) -> list[Export
     name = _string(name_node, "metadata.name", meta.start)
     ns_node = get(meta, "namespace")
     namespace = scalar(ns_node) or "" if ns_node is not None else ""
+    if not namespace and (group_of(api), kind) in NAMESPACED:
+        raise NodeError(
+            f"a {kind} with no metadata.namespace: kubectl get writes the namespace of "
+            f"every namespaced object; {WHAT_TO_DO}",
+            meta.start,
+        )
+    if namespace and ns_node is not None:
+        _not_a_number(ns_node, "metadata.namespace")
     if not valid(name, DNS_SUBDOMAIN) and (kind, api) in (("Secret", "v1"), ("ConfigMap", "v1")):
         raise NodeError(_NOT_A_NAME.format(what="metadata.name"), name_node.start)  # type: ignore[union-attr]
     if namespace and not valid(namespace, DNS_LABEL):
@@ -105,6 +128,7 @@ def _object(src: SourceText, doc: int, node: Node, in_list: bool) -> list[Export
             f"manifest from Git?); {WHAT_TO_DO}",
             meta.start,
         )
+    _not_a_number(rv, "metadata.resourceVersion")
     annotations = (
         {k: v for k, (_, vn) in entries(a).items() if (v := scalar(vn)) is not None}
         if (a := get_path(meta, ("annotations",))) is not None and a.kind == MAP

@@ -32,7 +32,7 @@ from cmhash.knowledge.lockfields import (
     DATA_HASH,
     DNS_SUBDOMAIN,
     StoreField,
-    eso_data_hash,
+    eso_hash_matches,
     field_rows,
     shown,
     valid,
@@ -168,7 +168,7 @@ def _data(obj: ExportObject, secret_key: bytes | None) -> tuple[str, dict[str, s
 
     keys = {k: one(frozenset((k,))) for k in sorted(content.entries)}
     hashed = obj.annotations.get(DATA_HASH) if obj.kind == "Secret" else None
-    drift = hashed is not None and hashed != eso_data_hash(content.entries)
+    drift = hashed is not None and not eso_hash_matches(hashed, content.entries)
     return one(None), keys, drift
 
 

@@ -11,7 +11,7 @@ from typing import NamedTuple
 from cmhash.analyze.export import export_objects
 from cmhash.analyze.fingerprint import LockEntry, lock_entries
 from cmhash.model import ResourceId
-from cmhash.plan.lockfile import lock_text
+from cmhash.plan.lockfile import Lock, lock_text
 from cmhash.read.source import SourceText
 from cmhash.settings.values import Settings
 
@@ -23,6 +23,13 @@ class LockResult(NamedTuple):
     warnings: list[str]
 
 
+class Used(NamedTuple):
+    # what a checksum takes a fingerprint of -> its producer (see ``used_objects``)
+    objects: dict[ResourceId, ResourceId | None]
+    # under --versioned: the name each of them (and each producer) has in the cluster
+    versioned: dict[ResourceId, ResourceId]
+
+
 def used_objects(
     manifests: list[SourceText], settings: Settings
 ) -> dict[ResourceId, ResourceId | None]:
@@ -30,6 +37,10 @@ def used_objects(
     annotated workload uses that the manifests do not define themselves (a produced
     Secret; an object created outside Git), each with its producer (whose entry it
     takes when it has none of its own: plan/lock.py). Ids as the lock's."""
+    return _used(manifests, settings).objects
+
+
+def _used(manifests: list[SourceText], settings: Settings) -> Used:
     from cmhash.app.pipeline import run
 
     result = run(
@@ -40,21 +51,37 @@ def used_objects(
         output=False,
     )
     out: dict[ResourceId, ResourceId | None] = {}
+    writers = result.config_index.writers if result.config_index is not None else {}
     for plan in result.plans:
         if plan.skip is not None:
             continue
         for r in plan.resolved:
             if r.excluded is not None:
                 continue
-            if r.entry is not None and r.entry.info.content.source is None:
-                continue  # a ConfigMap or Secret of the manifests: Git holds its content
             key = plan.target(r.ref)
+            if r.entry is not None and r.entry.info.content.source is None:
+                writer = writers.get(key)
+                if writer is None:
+                    continue  # a ConfigMap or Secret of the manifests: Git holds its content
+                # ... that a source fills (ESO Merge, VSO create: false): the store's part
+                kind, _, name = writer.partition("/")
+                out[key] = ResourceId.config(kind, key.namespace, name)
+                continue
             producer = None
             if r.entry is not None and r.entry.info.source is not None:
                 kind, _, name = r.entry.info.source.partition("/")
                 producer = ResourceId.config(kind, key.namespace, name)
             out[key] = producer
-    return out
+    # Under --versioned the cluster holds the renamed objects (ESO's Secret
+    # es-target-<suffix>, a class spc-<suffix>); the lock keeps the names the manifests
+    # give them, which is what a checksum looks up (plan/lock.py)
+    names = result.versioning.names if result.versioning is not None else {}
+    versioned = {
+        key: ResourceId.config(key.kind, key.namespace, names[key])
+        for key in {*out, *(p for p in out.values() if p is not None)}
+        if names.get(key, key.name) != key.name
+    }
+    return Used(out, versioned)
 
 
 def needed_resources(manifests: list[SourceText], settings: Settings) -> list[str]:
@@ -84,11 +111,48 @@ def _attributed(entry: LockEntry, producer: ResourceId | None) -> LockEntry:
     )
 
 
+def _unversioned(entry: LockEntry, base: ResourceId | None) -> LockEntry:
+    """An entry read from an object's versioned name, under the name the manifests give
+    it (the lock's key, as a checksum looks it up); ``from`` still says what was read."""
+    return entry if base is None else entry._replace(name=base.name)
+
+
+def _as_named(key: ResourceId, renamed: dict[ResourceId, ResourceId]) -> str:
+    new = renamed.get(key)
+    return key.name if new is None else f"{key.name} (in the cluster {new.name}, versioned)"
+
+
 def _names(paths: Sequence[str]) -> list[str]:
     """The header's names of the exports and manifests: file names, not where a job
     put them (a runner's temporary directory moves), so an unchanged store keeps the
     lock byte-identical wherever the job runs."""
     return [p if p == "-" else os.path.basename(os.path.normpath(p)) for p in paths]
+
+
+def _kept(
+    wanted: set[ResourceId], entries: list[LockEntry], previous: Lock | None, keyed: bool
+) -> tuple[list[LockEntry], list[str]]:
+    """The previous lock's entries for what the export shows no value of, though the
+    object is there: a SecretProviderClass no pod mounts now. Its
+    SecretProviderClassPodStatuses exist only while a pod mounts it (the CSI driver
+    makes one per mounting pod, owned by the Pod: secrets-store-csi-driver
+    pkg/secrets-store/utils.go createOrUpdateSecretProviderClassPodStatus), so
+    none is "unknown", not "no fingerprint": a Deployment scaled to zero, or a class only
+    a CronJob mounts between its runs, keeps its entry (and its users their checksum)."""
+    if previous is None or previous.keyed != keyed:
+        return [], []
+    have = {e.id for e in entries}
+    kept = [
+        previous.entries[key]
+        for key in sorted(wanted, key=lambda k: k[1:])
+        if key.kind == "SecretProviderClass" and key not in have and key in previous.entries
+    ]
+    notes = [
+        f"{e.kind} {e.namespace}/{e.name}: no pod mounts it now (no SecretProviderClassPodStatus "
+        f"names it in the export): its entry is kept from {previous.path}"
+        for e in kept
+    ]
+    return kept, notes
 
 
 def make_lock(
@@ -97,20 +161,35 @@ def make_lock(
     settings: Settings,
     manifests: list[SourceText] | None = None,
     manifest_names: Sequence[str] = (),
+    previous: Lock | None = None,
 ) -> LockResult:
+    """``previous``: the lock the output replaces (with ``manifests``: what the export
+    shows no value of keeps its entry, ``_kept``)."""
     objects = export_objects(exports)
-    used = used_objects(manifests, settings) if manifests is not None else None
+    both = _used(manifests, settings) if manifests is not None else None
+    used = both.objects if both is not None else None
     wanted = None if used is None else set(used) | {p for p in used.values() if p is not None}
-    found = lock_entries(objects, settings.secret_key, wanted)
+    renamed = both.versioned if both is not None else {}
+    base = {new: key for key, new in renamed.items()}
+    found = lock_entries(
+        objects, settings.secret_key, None if wanted is None else wanted | set(base)
+    )
     entries = found.entries
     notes = [n for _, n in found.notes]
     if used is not None and wanted is not None:
-        entries = [_attributed(e, used.get(e.id)) for e in entries if e.id in wanted]
-        notes = [n for key, n in found.notes if key in wanted]
+        entries = [
+            _unversioned(_attributed(e, used.get(base.get(e.id, e.id))), base.get(e.id))
+            for e in entries
+            if base.get(e.id, e.id) in wanted and e.id not in renamed
+        ]
+        notes = [n for k, n in found.notes if k is not None and base.get(k, k) in wanted]
+        from_previous, said = _kept(wanted, entries, previous, settings.secret_key is not None)
+        entries = sorted([*entries, *from_previous], key=lambda e: e.id[1:])
+        notes.extend(said)
         have = {e.id for e in entries} | {key for key, _ in found.notes}
         notes.extend(
-            f"{k.kind} {k.namespace}/{k.name} is used by the manifests and not in the export: "
-            "not locked"
+            f"{k.kind} {k.namespace}/{_as_named(k, renamed)} is used by the manifests and not "
+            "in the export: not locked"
             for k, producer in sorted(used.items(), key=lambda kv: kv[0][1:])
             if k not in have and producer not in have
         )

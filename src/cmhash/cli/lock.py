@@ -3,12 +3,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from cmhash.cli.options import settings_options
 from cmhash.errors import EXIT_CHANGED, UsageError
+
+if TYPE_CHECKING:
+    from cmhash.read.source import SourceText
+    from cmhash.write.annotate import Target
+    from cmhash.write.emit import FileResult
 
 LOCK_EXIT_CODES_HELP = """\b
 Exit codes:
@@ -90,18 +95,19 @@ def lock(
         kinds = needed_resources(read(manifests), settings)
         write_stdout(",".join(kinds) + "\n" if kinds else "")
         return
+    target = output if output and output != "-" else None
     result = make_lock(
         read(exports),
         exports,
         settings,
         read(manifests) if manifests else None,
         manifests,
+        _previous(target),
     )
     report_notes(result.notes, quiet=settings.quiet)
     if not settings.quiet:
         for line in result.warnings:
             err(f"cmhash: warning: {line}")
-    target = output if output and output != "-" else None
     if check:
         current = _current(target)
         if current != result.text:
@@ -119,6 +125,21 @@ def lock(
             err(f"cmhash: wrote {target} ({len(result.entries)} objects)")
     elif not settings.quiet:
         err(f"cmhash: {target} is unchanged ({len(result.entries)} objects)")
+
+
+def _previous(path: str | None) -> Any:
+    """The lock at ``-o``, which this run replaces (None: none, or not a lock)."""
+    text = _current(path)
+    if path is None or text is None:
+        return None
+    from cmhash.errors import InputError
+    from cmhash.plan.lockfile import parse_lock
+    from cmhash.read.source import SourceText
+
+    try:
+        return parse_lock(SourceText(path, text))
+    except InputError:
+        return None  # (replaced as a whole, as before)
 
 
 def _current(path: str | None) -> str | None:
@@ -190,8 +211,46 @@ def restart(
     if result is None:
         err(f"cmhash: {where}: {one.resource.label} asks for this restart already")
         return
+    later = _restart_effect(sources, result, one, paths)
     write_files([result], list(paths))
     err(f'cmhash: {where}: {one.resource.label}: cmhash.io/restart: "{reason}"')
+    for label in later:
+        err(
+            f"cmhash: note: {label} restarts nothing running: its next Job starts with "
+            "the new template"
+        )
+
+
+def _restart_effect(
+    sources: list[SourceText], result: FileResult, one: Target, paths: tuple[str, ...]
+) -> list[str]:
+    """What the new reason rolls, as a plain run with the configuration would: an
+    error (exit 2, nothing written) when every workload that uses the target is left
+    alone; a warning when none in PATHS uses it; the CronJobs it moves (returned)."""
+    from cmhash.app.restart import restart_effect
+    from cmhash.output import err
+    from cmhash.read.source import SourceText
+    from cmhash.settings.layering import layered
+
+    # (restarts do not depend on the key: a configured secretKeyEnv is not needed here)
+    settings = layered({}, read_lock=False, keyless=True)
+    src = one.source
+    after = [SourceText(s.path, result.text, s.had_bom) if s is src else s for s in sources]
+    effect = restart_effect(sources, after, one.resource, settings)
+    label = one.resource.label
+    if effect.left:
+        shown = "; ".join(why if w == label else f"{w}: {why}" for w, why in effect.left[:3])
+        more = f"; and {len(effect.left) - 3} more" if len(effect.left) > 3 else ""
+        raise src.error(
+            f"cmhash.io/restart on {label} restarts nothing: {shown}{more} (nothing written)",
+            one.resource.node.start,
+        )
+    if not effect.rolled:
+        err(
+            f"cmhash: warning: no workload in {', '.join(paths)} uses {label}: the reason "
+            "restarts those that use it where they are rendered with it"
+        )
+    return effect.later
 
 
 @click.command(

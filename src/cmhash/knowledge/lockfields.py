@@ -30,14 +30,31 @@ DATA_HASH = "reconcile.external-secrets.io/data-hash"
 ESO_MANAGED = "reconcile.external-secrets.io/managed"
 
 
+def _go_map_text(data: Mapping[str, bytes]) -> bytes:
+    """Go's ``fmt.Sprintf("%+v", data)`` for a ``map[string][]byte``: ``map[k:[b b b] ...]``,
+    keys sorted, each byte in decimal (what ESO's ``ObjectHash`` hashes)."""
+    text = " ".join(f"{k}:[{' '.join(str(b) for b in v)}]" for k, v in sorted(data.items()))
+    return f"map[{text}]".encode()
+
+
 def eso_data_hash(data: Mapping[str, bytes]) -> str:
     """ESO's ``esutils.ObjectHash(secret.Data)`` (runtime/esutils/utils.go:426-429): the
-    hex SHA3-224 of Go's ``fmt.Sprintf("%+v", data)`` for a ``map[string][]byte``, which
-    prints ``map[k:[b b b] ...]``, keys sorted, each byte in decimal. Offline, so the
-    lock can tell a Secret edited behind ESO's back (the controller's own drift check,
+    hex SHA3-224 of Go's ``fmt.Sprintf("%+v", data)``. Offline, so the lock can tell a
+    Secret edited behind ESO's back (the controller's own drift check,
     externalsecret_controller.go:1299: annotation != ObjectHash(Data))."""
-    text = " ".join(f"{k}:[{' '.join(str(b) for b in v)}]" for k, v in sorted(data.items()))
-    return hashlib.sha3_224(f"map[{text}]".encode()).hexdigest()
+    return hashlib.sha3_224(_go_map_text(data)).hexdigest()
+
+
+def eso_hash_matches(annotation: str, data: Mapping[str, bytes]) -> bool:
+    """Whether ESO's data-hash annotation is the hash of ``data`` as some release of ESO
+    writes it: SHA3-224 (56 hex digits) since external-secrets PR #4696 ("Update md5
+    hashing algorithim to sha3", merged 2025-04-22), the hex MD5 of the same text (32
+    hex digits) in every release before it (pkg/utils/utils.go ``ObjectHash``:
+    ``md5.Sum([]byte(fmt.Sprintf("%+v", object)))``). A release after the switch
+    writes the new form on its next reconcile; until then, the old one is no drift."""
+    if len(annotation) == 32:
+        return annotation == hashlib.md5(_go_map_text(data), usedforsecurity=False).hexdigest()
+    return annotation == eso_data_hash(data)
 
 
 class StoreField(NamedTuple):
@@ -228,6 +245,18 @@ EXPORTS: dict[str, str] = {
     "Secret": "secrets",
     "ConfigMap": "configmaps",
 }
+
+
+# The kinds the lock reads are namespaced: core v1 ConfigMap and Secret (kubernetes
+# pkg/registry/core/{configmap,secret}/strategy.go NamespaceScoped() true), and each
+# operator's CRD declares ``scope: Namespaced`` (VSO config/crd/bases/
+# secrets.hashicorp.com_*.yaml, ESO config/crds/bases/external-secrets.io_externalsecrets.yaml,
+# cert-manager deploy/crds/crd-certificates.yaml, secrets-store-csi-driver
+# config/crd/bases/secrets-store.csi.x-k8s.io_secretproviderclasspodstatuses.yaml):
+# kubectl get writes metadata.namespace on every one.
+NAMESPACED: frozenset[tuple[str, str]] = frozenset(
+    {("", "ConfigMap"), ("", "Secret")} | {(r.group, r.kind) for r in FIELDS}
+)
 
 
 # What the API server accepts (kubernetes/apimachinery pkg/util/validation/

@@ -9,15 +9,18 @@ exclusions let count) that the manifests do not define themselves: a Secret a so
 produces (an ExternalSecret, a VaultStaticSecret...), or one created outside Git
 (referenced, not in the input). A Secret the manifests define is hashed from what they
 say: the cluster's copy of it is Git's, and counting both would roll its users twice
-for one change. A produced object with no entry of its own takes its producer's (a CSI
-driver's synced Secret, its SecretProviderClass's). Key-level: a workload that reads
+for one change; unless a source writes into it (ExternalSecret ``creationPolicy:
+Merge``, a Vault Secrets Operator destination with ``create: false``, its default):
+then the store fills the cluster's copy, and its entry counts beside Git's content. A
+produced object with no entry of its own takes its producer's (a CSI driver's synced
+Secret, its SecretProviderClass's). Key-level: a workload that reads
 some keys of an object whose entry has per-key fingerprints (the export held its data)
 takes those keys' only; otherwise the object's fingerprint.
 """
 
 # No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from cmhash.analyze.fingerprint import LockEntry
@@ -44,9 +47,19 @@ def _wanted(plan: WorkloadPlan) -> dict[ResourceId, tuple[frozenset[str] | None,
     return out
 
 
-def _entry_for(key: ResourceId, entry: Any, lock: Lock) -> LockEntry | None:
+def _entry_for(
+    key: ResourceId, entry: Any, lock: Lock, writers: Mapping[ResourceId, str]
+) -> LockEntry | None:
     if entry is not None and entry.info.content.source is None:
-        return None  # a ConfigMap or Secret of the manifests: what they say is hashed
+        writer = writers.get(key)
+        if writer is None:
+            return None  # a ConfigMap or Secret of the manifests: what they say is hashed
+        # ... that a source fills (ESO creationPolicy Merge, VSO destination.create
+        # false): the cluster's copy is Git's and the store's, so its entry counts too
+        kind, _, name = writer.partition("/")
+        return lock.entries.get(key) or lock.entries.get(
+            ResourceId.config(kind, key.namespace, name)
+        )
     found = lock.entries.get(key)
     if found is None and entry is not None and entry.info.source is not None:
         # produced: its producer's entry
@@ -55,11 +68,13 @@ def _entry_for(key: ResourceId, entry: Any, lock: Lock) -> LockEntry | None:
     return found
 
 
-def _locked(plan: WorkloadPlan, lock: Lock) -> tuple[list[dict[str, Any]], list[LockUse]]:
+def _locked(
+    plan: WorkloadPlan, lock: Lock, writers: Mapping[ResourceId, str]
+) -> tuple[list[dict[str, Any]], list[LockUse]]:
     parts = []
     uses = []
     for key, (keys, entry) in sorted(_wanted(plan).items()):
-        found = _entry_for(key, entry, lock)
+        found = _entry_for(key, entry, lock, writers)
         if found is None:
             continue
         part: dict[str, Any] = {"kind": key.kind, "name": key.name}
@@ -97,12 +112,15 @@ def _requested(plan: WorkloadPlan) -> tuple[list[dict[str, str]], list[Requested
     return [i for i, _ in ordered], [r for _, r in ordered]
 
 
-def extras(plan: WorkloadPlan, lock: Lock | None) -> dict[str, Any] | None:
+def extras(
+    plan: WorkloadPlan, lock: Lock | None, writers: Mapping[ResourceId, str] | None = None
+) -> dict[str, Any] | None:
     """The checksum's fields beside ``refs`` for ``plan`` (None: none), recorded on the
-    plan too (``locked``, ``restarts``: explain and report show them)."""
+    plan too (``locked``, ``restarts``: explain and report show them). ``writers``: the
+    Secrets the manifests define that a source writes into (ConfigIndex.writers)."""
     out: dict[str, Any] = {}
     if lock is not None:
-        parts, plan.locked = _locked(plan, lock)
+        parts, plan.locked = _locked(plan, lock, writers or {})
         if parts:
             out["lock"] = parts
     requested, plan.restarts = _requested(plan)

@@ -130,12 +130,12 @@ def _plan(
         # opted out: no findings, but explain and report show what it uses
         resolve_workload(plan, index, options, [], renames)
         if options.lock is not None or info.selection.restart or index.restarts:
-            _extras(plan, options)
+            _extras(plan, options, index)
         return plan
     uses = resolve_workload(plan, index, options, findings, renames)
     extra = None
     if options.lock is not None or info.selection.restart or index.restarts:
-        extra = _extras(plan, options)  # what Git does not see (a lock, a restart asked for)
+        extra = _extras(plan, options, index)  # what Git does not see (a lock, a restart asked for)
     if info.kind.live and not options.hash_live_reloaded:
         from cmhash.plan.ref_findings import live_reloaded  # (an operator's resource)
 
@@ -171,10 +171,12 @@ def _note(findings: list[Finding], plan: WorkloadPlan, code: Code, text: str) ->
     findings.append(plan.finding(plan.info.offset, code, f"{plan.info.label} {text}"))
 
 
-def _extras(plan: WorkloadPlan, options: PlanOptions) -> dict[str, object] | None:
+def _extras(
+    plan: WorkloadPlan, options: PlanOptions, index: ConfigIndex
+) -> dict[str, object] | None:
     from cmhash.plan.lock import extras  # (a lock, or a restart asked for: rare)
 
-    return extras(plan, options.lock)
+    return extras(plan, options.lock, index.writers)
 
 
 def _rename_job(plan: WorkloadPlan, value: str, findings: list[Finding]) -> None:

@@ -21,10 +21,13 @@ def layered(
     function_config: dict[str, Any] | None = None,
     *,
     read_lock: bool = True,
+    keyless: bool = False,
 ) -> Settings:
     """Defaults < config file < a KRM functionConfig < command-line ``options`` (the
     values of the options, by name, None where not given). ``read_lock``: read the lock
-    file the settings name (``cmhash lock`` writes one instead)."""
+    file the settings name (``cmhash lock`` writes one instead). ``keyless``: for a run
+    whose outcome no key decides (``cmhash restart``), the config's ``secretKeyEnv`` is
+    not read."""
     settings = Settings()
     config_path = options.get("config_path")
     if config_path is None and not options.get("no_config"):
@@ -37,6 +40,8 @@ def layered(
         )
 
         data = load_config_file(config_path)
+        if keyless:
+            data = {k: v for k, v in data.items() if k != "secretKeyEnv"}
         settings = settings_from_mapping(data, settings)
         settings = settings._replace(notes=overridden_profiles(data, config_path))
         config_dir = os.path.dirname(os.path.abspath(config_path))

@@ -220,8 +220,11 @@ def decide(
             out.renamed[key] = Renamed(e, e.info.name, e.info.name)
             continue
         if e.info.producer is not None:  # one suffix for all a source makes
+            # (from the source's fields, which hold no Secret value: an ExternalSecret's
+            # refs, a class's parameters, sealed ciphertext; so never keyed, and a keyed
+            # run and an unkeyed one name the Secret alike)
             own_base, content = source_versions.suffix_content(e)
-            new = f"{base}-{suffix(content, own_base, options.secret_key)}"
+            new = f"{base}-{suffix(content, own_base, None)}"
         else:
             new = f"{base}-{suffix(e.info.content, base, options.secret_key)}"
         at = source_versions.name_at(e)
