@@ -12,7 +12,11 @@ from conftest import run_cmhash
 from fakeforge import FakeGitHubRepo, FakeGitLabRepo, Repo
 
 LOCK = '{\n  "cmhashLock": 1,\n  "objects": []\n}\n'
-NEW = LOCK.replace("[]", '[{"kind": "Secret"}]')
+NEW = LOCK.replace(
+    "[]",
+    '[{"kind": "Secret", "namespace": "shop", "name": "db", "from": "Secret shop/db", '
+    '"field": "data", "fingerprint": "' + "a" * 64 + '"}]',
+)
 
 
 def _run(tmp: Path, forge: str, env: dict[str, str], lock: str, plan: str) -> tuple[int, str]:
@@ -46,12 +50,12 @@ def test_a_changed_lock_opens_then_updates_one_request(tmp_path: Path, forge: st
         text = requests[0].get("description", requests[0].get("body"))
         assert text == "# plan 1\n"
         # the store rotated again before anyone merged: the same request, a new plan
-        code, err = _run(tmp_path, forge, env, NEW.replace("Secret", "ConfigMap"), "# plan 2\n")
+        code, err = _run(tmp_path, forge, env, NEW.replace("aaaa", "bbbb"), "# plan 2\n")
         assert code == 0, err
         assert "updated" in err
         assert len(requests) == 1
         assert requests[0].get("description", requests[0].get("body")) == "# plan 2\n"
-        assert repo.files("cmhash/lock")["cmhash.lock"] == NEW.replace("Secret", "ConfigMap")  # type: ignore[index]
+        assert repo.files("cmhash/lock")["cmhash.lock"] == NEW.replace("aaaa", "bbbb")  # type: ignore[index]
         assert repo.files("main") == {"cmhash.lock": LOCK, "app.yaml": "kind: Deployment\n"}
 
 
@@ -66,7 +70,50 @@ def test_a_first_lock_is_created_and_the_token_never_shown(tmp_path: Path, forge
         assert repo.files("cmhash/lock") == {"cmhash.lock": NEW, "app.yaml": "kind: Deployment\n"}
         variable = "CMHASH_GITLAB_TOKEN" if forge == "gitlab" else "GITHUB_TOKEN"
         bad = {**env, variable: "wrong-token-1234567890"}
-        code, err = _run(tmp_path, forge, bad, NEW.replace("Secret", "X"), "# x\n")
+        code, err = _run(tmp_path, forge, bad, NEW.replace("aaaa", "cccc"), "# x\n")
         assert code == 2
         assert "HTTP 401" in err and "wrong-token-1234567890" not in err
         assert env[variable] not in err
+
+
+# what a kubectl export looks like (a List with a Secret): never sent, as LOCK or as the plan
+EXPORT = """apiVersion: v1
+items:
+- apiVersion: v1
+  data:
+    password: Q25yeS1kYi1wYXNzLVE3eDlaMg==
+  kind: Secret
+  metadata:
+    name: db
+    namespace: shop
+    resourceVersion: "1000"
+  type: Opaque
+kind: List
+metadata:
+  resourceVersion: ""
+"""
+
+
+@pytest.mark.parametrize("forge", ["gitlab", "github"])
+def test_an_export_given_as_lock_or_plan_is_refused_and_nothing_sent(
+    tmp_path: Path, forge: str
+) -> None:
+    repo = Repo({"app.yaml": "kind: Deployment\n"})
+    server = FakeGitLabRepo(repo) if forge == "gitlab" else FakeGitHubRepo(repo)
+    with server:
+        env = server.env()
+        code, err = _run(tmp_path, forge, env, EXPORT, "# plan\n")
+        assert code == 2, err
+        assert "cmhash.lock:1:1: not a cmhash lock file" in err
+        assert "Q25y" not in err
+        code, err = _run(tmp_path, forge, env, NEW, EXPORT)
+        assert code == 2, err
+        assert "plan.md: holds a Kubernetes Secret with data" in err
+        # pasted into a Markdown plan, in a code block or as JSON
+        fenced = "# plan\n\n```yaml\n" + EXPORT + "```\n"
+        as_json = '# plan\n{"kind": "Secret", "data": {"password": "Q25y"}}\n'
+        for plan in (fenced, as_json):
+            code, err = _run(tmp_path, forge, env, NEW, plan)
+            assert code == 2 and "holds a Kubernetes Secret" in err, err
+        assert server.requests == []
+        assert repo.branches == {"main": repo.branches["main"]}

@@ -242,12 +242,21 @@ def lock_request(
     from cmhash.integrations import lockrequest
     from cmhash.integrations.comments import read_report
     from cmhash.output import err
+    from cmhash.plan.lockfile import read_lock
+    from cmhash.settings.values import DEFAULT_MAX_INPUT
 
+    read_lock(lock_file, DEFAULT_MAX_INPUT)  # a cmhash lock, or refused: nothing is sent
     content = read_report(lock_file)
+    description = read_report(description_file)
+    if lockrequest.holds_secret(description):
+        raise UsageError(
+            f"{description_file}: holds a Kubernetes Secret with data, not a rollout plan: "
+            "nothing sent (give the report cmhash report -o FILE wrote)"
+        )
     proposal = lockrequest.Proposal(
         (path or lock_file).removeprefix("./"),
         content,
-        read_report(description_file),
+        description,
         branch,
         title,
         target,

@@ -13,6 +13,7 @@ with the plan. The token goes into a request header only, never into a message o
 from __future__ import annotations
 
 import base64
+import re
 import urllib.parse
 from collections.abc import Mapping
 from typing import Any, NamedTuple
@@ -31,6 +32,42 @@ class Proposal(NamedTuple):
     branch: str = DEFAULT_BRANCH
     title: str = DEFAULT_TITLE
     target: str | None = None  # None: the forge's default branch (from the CI environment)
+
+
+_FENCED = re.compile(r"^(`{3,}|~{3,})[^\n]*\n(.*?)^\1", re.S | re.M)
+_KIND_SECRET = re.compile(r"""^[\s-]*["']?kind["']?\s*:\s*["']?Secret["']?\s*,?\s*$""", re.M)
+_DATA_KEY = re.compile(r"""^[\s-]*["']?(?:data|stringData)["']?\s*:""", re.M)
+
+
+def _secret_object(doc: Any, depth: int = 0) -> bool:
+    if depth > 50:
+        return False
+    if isinstance(doc, dict):
+        if doc.get("kind") == "Secret" and ("data" in doc or "stringData" in doc):
+            return True
+        return any(_secret_object(v, depth + 1) for v in doc.values())
+    if isinstance(doc, list):
+        return any(_secret_object(v, depth + 1) for v in doc)
+    return False
+
+
+def holds_secret(text: str) -> bool:
+    """Whether a description holds a Kubernetes Secret with its data (an export given in
+    place of the rollout plan, pasted into it, or in one of its code blocks): a
+    description is shown to everyone who may see the request. The rollout plan never
+    holds one (it names Secrets, never their data)."""
+    if _KIND_SECRET.search(text) and _DATA_KEY.search(text):
+        return True
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    for chunk in [text, *(m.group(2) for m in _FENCED.finditer(text))]:
+        try:
+            if any(_secret_object(doc) for doc in yaml.load_all(chunk, Loader=loader)):
+                return True
+        except (yaml.YAMLError, ValueError, TypeError, RecursionError):
+            continue
+    return False
 
 
 def _api(name: str, headers: Mapping[str, str], hint: str) -> Api:
