@@ -106,3 +106,57 @@ def test_no_value_in_errors_about_an_export(tmp_path: Path) -> None:
     res = run_cmhash(["lock", "bad.yaml"], cwd=tmp_path)
     assert res.code == 2
     _assert_clean(res.stdout, res.stderr)
+
+
+def _same_value_in(namespace: str, name: str) -> str:
+    return f"""- apiVersion: v1
+  data:
+    password: aHVudGVyMg==
+  kind: Secret
+  metadata:
+    name: {name}
+    namespace: {namespace}
+    resourceVersion: '1'
+  type: Opaque
+- apiVersion: secrets.hashicorp.com/v1beta1
+  kind: VaultStaticSecret
+  metadata:
+    name: {name}
+    namespace: {namespace}
+    resourceVersion: '1'
+  spec:
+    destination:
+      create: true
+      name: {name}-vso
+    hmacSecretData: true
+    mount: kvv2
+    path: app/{name}
+    type: kv-v2
+  status:
+    secretMAC: q1M7zS0cRk3U5l9ZtJmKVHn1fQh2bXo6yWcA8dPe4Ls=
+"""
+
+
+@pytest.mark.parametrize("key", [None, "lock-key"])
+def test_equal_values_in_two_objects_give_unrelated_fingerprints(
+    tmp_path: Path, key: str | None
+) -> None:
+    """prod's and staging's Secret db hold the same value (and VSO the same MAC): the lock
+    must not say so, keyed or not; the same object gives the same fingerprint again."""
+    import json
+
+    items = "".join(
+        _same_value_in(ns, name)
+        for ns, name in (("prod", "db"), ("prod", "db2"), ("staging", "db"))
+    )
+    (tmp_path / "e.yaml").write_text(f"apiVersion: v1\nkind: List\nitems:\n{items}")
+    args = ["lock", "e.yaml", "-q"] + (["--secret-key-env", "K"] if key else [])
+    runs = [run_cmhash(args, cwd=tmp_path, env={"K": key or ""}) for _ in range(2)]
+    assert runs[0].code == 0, runs[0].stderr
+    assert runs[0].stdout == runs[1].stdout
+    objects = json.loads(runs[0].stdout)["objects"]
+    assert len(objects) == 6
+    prints = [o["fingerprint"] for o in objects]
+    assert len(set(prints)) == 6
+    keys = [o["keys"]["password"] for o in objects if "keys" in o]
+    assert len(set(keys)) == 3
