@@ -25,7 +25,8 @@ Exit codes:
     "-o",
     "--output",
     type=click.Path(dir_okay=False, allow_dash=True),
-    help="Write the lock to this file (atomically) instead of stdout.",
+    help="Write the lock to this file (a regular file atomically; a device or FIFO as a "
+    "stream; through a symlink, its target) instead of stdout.",
 )
 @click.option(
     "--for",
@@ -122,7 +123,9 @@ def lock(
 
 
 def _current(path: str | None) -> str | None:
-    if path is None:
+    from cmhash.write.writer import is_regular
+
+    if path is None or not is_regular(path):  # (a FIFO is not read: it would block)
         return None
     try:
         with open(path, encoding="utf-8") as fh:
