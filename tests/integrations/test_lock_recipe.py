@@ -138,7 +138,8 @@ def test_the_gitlab_job_proposes_a_changed_lock_once(tmp_path: Path) -> None:
         # merged: nothing rotated, nothing proposed
         (repo / "cmhash.lock").write_text(lock)
         git_commit(repo, "merge the lock", {"cmhash.lock": lock})
-        forge.branches["main"] = forge.commit({**forge.files("main"), "cmhash.lock": lock})  # type: ignore[dict-item]
+        merged = {**forge.files("main"), "cmhash.lock": lock}  # type: ignore[dict-item]
+        forge.branches["main"] = forge.commit(merged, forge.branches["cmhash/lock"], "merge")
         out = _gitlab_run(repo, gl)
         assert out.returncode == 0, out.stdout + out.stderr
         assert "cmhash.lock is current" in out.stdout + out.stderr
@@ -229,7 +230,8 @@ def test_the_github_workflow_proposes_a_changed_lock_once(tmp_path: Path) -> Non
         assert "newly locked (VaultStaticSecret shop/db)" in pull["body"]
         lock = forge.files("cmhash/lock")["cmhash.lock"]  # type: ignore[index]
         git_commit(repo, "merge the lock", {"cmhash.lock": lock})
-        forge.branches["main"] = forge.commit({**forge.files("main"), "cmhash.lock": lock})  # type: ignore[dict-item]
+        merged = {**forge.files("main"), "cmhash.lock": lock}  # type: ignore[dict-item]
+        forge.branches["main"] = forge.commit(merged, forge.branches["cmhash/lock"], "merge")
         res = _run_workflow(repo, env, context)
         assert res.returncode == 0, res.stdout + res.stderr
         assert "cmhash.lock is current" in res.stdout

@@ -6,6 +6,7 @@ shown, even when the forge refuses it."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import run_cmhash
@@ -117,3 +118,116 @@ def test_an_export_given_as_lock_or_plan_is_refused_and_nothing_sent(
             assert code == 2 and "holds a Kubernetes Secret" in err, err
         assert server.requests == []
         assert repo.branches == {"main": repo.branches["main"]}
+
+
+def _server(forge: str, repo: Repo) -> FakeGitLabRepo | FakeGitHubRepo:
+    return FakeGitLabRepo(repo) if forge == "gitlab" else FakeGitHubRepo(repo)
+
+
+def _requests(server: FakeGitLabRepo | FakeGitHubRepo) -> list[dict[str, Any]]:
+    return server.mrs if isinstance(server, FakeGitLabRepo) else server.pulls
+
+
+def _writes(server: FakeGitLabRepo | FakeGitHubRepo) -> list[str]:
+    """What moved a branch or wrote a commit."""
+    return [
+        f"{m} {p}"
+        for m, p, *_ in server.requests
+        if m != "GET" and ("/repository/commits" in p or "/git/" in p or "/contents/" in p)
+    ]
+
+
+@pytest.mark.parametrize("forge", ["gitlab", "github"])
+def test_the_target_or_a_branch_cmhash_did_not_write_is_never_reset(
+    tmp_path: Path, forge: str
+) -> None:
+    repo = Repo({"cmhash.lock": LOCK, "README": "x\n"})
+    main = repo.branches["main"]
+    repo.branches["develop"] = repo.commit(
+        {"cmhash.lock": LOCK, "README": "x\n", "feature.txt": "work\n"}, main, "feature"
+    )
+    develop = repo.branches["develop"]
+    with _server(forge, repo) as server:
+        for branch, said in (
+            ("main", "--branch main is the target branch"),
+            ("develop", "branch develop holds 1 commit(s) on top of main that cmhash"),
+        ):
+            (tmp_path / "cmhash.lock").write_text(NEW)
+            (tmp_path / "plan.md").write_text("# plan\n")
+            args = ["lock-request", "cmhash.lock", "--forge", forge, "--branch", branch]
+            res = run_cmhash(
+                [*args, "--description", "plan.md"],
+                cwd=tmp_path,
+                env=server.env(),
+            )
+            assert res.code == 2 and said in res.stderr, res.stderr
+        assert _writes(server) == []
+        assert repo.branches == {"main": main, "develop": develop}
+        assert _requests(server) == []
+
+
+@pytest.mark.parametrize("forge", ["gitlab", "github"])
+def test_an_unchanged_lock_is_no_new_commit_and_a_new_plan_only_a_new_description(
+    tmp_path: Path, forge: str
+) -> None:
+    repo = Repo({"cmhash.lock": LOCK})
+    with _server(forge, repo) as server:
+        env = server.env()
+        assert _run(tmp_path, forge, env, NEW, "# plan 1\n")[0] == 0
+        head, pushed = repo.branches["cmhash/lock"], len(_writes(server))
+        code, err = _run(tmp_path, forge, env, NEW, "# plan 1\n")
+        assert code == 0 and "is up to date: nothing pushed" in err, err
+        code, err = _run(tmp_path, forge, env, NEW, "# plan 1, again\n")
+        assert code == 0 and "updated" in err, err
+        assert repo.branches["cmhash/lock"] == head
+        assert len(_writes(server)) == pushed
+        (request,) = _requests(server)
+        assert request.get("description", request.get("body")) == "# plan 1, again\n"
+        # the target moved on (another file): the lock's commit stays as it is
+        main = repo.branches["main"]
+        repo.branches["main"] = repo.commit({"cmhash.lock": LOCK, "x": "y\n"}, main, "other")
+        assert _run(tmp_path, forge, env, NEW, "# plan 1, again\n")[0] == 0
+        assert repo.branches["cmhash/lock"] == head
+        # ... until the target's lock itself moved: then on top of the target again
+        main = repo.branches["main"]
+        moved = LOCK.replace("[]", "[ ]")
+        repo.branches["main"] = repo.commit({"cmhash.lock": moved, "x": "y\n"}, main, "by hand")
+        assert _run(tmp_path, forge, env, NEW, "# plan 1, again\n")[0] == 0
+        assert repo.parents[repo.branches["cmhash/lock"]] == repo.branches["main"]
+
+
+def test_github_a_new_lock_never_moves_the_pull_request_head_to_the_base(tmp_path: Path) -> None:
+    """Each run builds the commit on the base first, then moves the branch once: a head the
+    base holds would make GitHub mark the open pull request merged (and a new one open)."""
+    repo = Repo({"cmhash.lock": LOCK})
+    with FakeGitHubRepo(repo) as server:
+        env = server.env()
+        assert _run(tmp_path, "github", env, NEW, "# plan 1\n")[0] == 0
+        code, err = _run(tmp_path, "github", env, NEW.replace("aaaa", "bbbb"), "# plan 2\n")
+        assert code == 0 and "updated pull request #1" in err, err
+        (pull,) = server.pulls
+        assert pull["state"] == "open" and not pull.get("merged")
+        assert [
+            m for m, p, *_ in server.requests if p.endswith("/git/refs/heads/cmhash/lock")
+        ].count("PATCH") == 1
+        sha = repo.branches["cmhash/lock"]
+        assert repo.parents[sha] == repo.branches["main"]
+        assert repo.files(sha) == {"cmhash.lock": NEW.replace("aaaa", "bbbb")}
+
+
+@pytest.mark.parametrize("forge", ["gitlab", "github"])
+def test_a_lock_current_again_closes_the_stale_request(tmp_path: Path, forge: str) -> None:
+    repo = Repo({"cmhash.lock": LOCK})
+    with _server(forge, repo) as server:
+        env = server.env()
+        assert _run(tmp_path, forge, env, NEW, "# 1 workload will restart\n")[0] == 0
+        code, err = _run(tmp_path, forge, env, LOCK, "# nothing\n")
+        assert code == 0, err
+        assert "is current: closed the stale" in err
+        (request,) = _requests(server)
+        assert request["state"] == "closed"
+        assert "Superseded" in request.get("description", request.get("body", ""))
+        # and the next rotation opens a new one on the same branch
+        code, err = _run(tmp_path, forge, env, NEW, "# again\n")
+        assert code == 0 and "opened" in err, err
+        assert len(_requests(server)) == 2

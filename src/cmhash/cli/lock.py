@@ -236,13 +236,15 @@ def lock_request(
     token_env: str | None,
 ) -> None:
     """Propose LOCK (written by cmhash lock) for review: when it differs from the lock on
-    the target branch, set BRANCH to the target plus one commit that writes it, and open
-    a merge request (GitLab) or pull request (GitHub) from it, or update the open one's
-    description with the rollout plan. Through the forge's API: run it in the scheduled
-    job of the recipe (ci-templates/)."""
+    the target branch, set BRANCH to the target plus one commit that writes it (none when
+    BRANCH holds that already), and open a merge request (GitLab) or pull request
+    (GitHub) from it, or update the open one's description with the rollout plan. When
+    the lock is current again, the open request is closed as stale. BRANCH is never the
+    target, nor a branch with commits cmhash did not write. Through the forge's API: run
+    it in the scheduled job of the recipe (ci-templates/), on every run."""
     import os
 
-    from cmhash.integrations import lockrequest
+    from cmhash.integrations import lockforges, lockrequest
     from cmhash.integrations.comments import read_report
     from cmhash.output import err
     from cmhash.plan.lockfile import read_lock
@@ -265,7 +267,7 @@ def lock_request(
         target,
     )
     if forge == "gitlab":
-        said = lockrequest.gitlab(proposal, os.environ, token_env or "CMHASH_GITLAB_TOKEN")
+        said = lockforges.gitlab(proposal, os.environ, token_env or "CMHASH_GITLAB_TOKEN")
     else:
-        said = lockrequest.github(proposal, os.environ, token_env or "GITHUB_TOKEN")
+        said = lockforges.github(proposal, os.environ, token_env or "GITHUB_TOKEN")
     err(f"cmhash: {said}")
