@@ -231,3 +231,36 @@ def test_a_lock_current_again_closes_the_stale_request(tmp_path: Path, forge: st
         code, err = _run(tmp_path, forge, env, NEW, "# again\n")
         assert code == 0 and "opened" in err, err
         assert len(_requests(server)) == 2
+
+
+@pytest.mark.parametrize("forge", ["gitlab", "github"])
+def test_the_lock_s_repository_path_is_relative_to_the_checkout(tmp_path: Path, forge: str) -> None:
+    """An absolute LOCK inside the checkout is its path there; one outside it, or a
+    --path outside it, is refused: never sent as a repository path."""
+    repo = Repo({"README": "x\n"})
+    checkout = tmp_path / "checkout"
+    (checkout / "deploy").mkdir(parents=True)
+    (checkout / "deploy" / "cmhash.lock").write_text(NEW)
+    (tmp_path / "outside.lock").write_text(NEW)
+    (checkout / "plan.md").write_text("# plan\n")
+    with _server(forge, repo) as server:
+        job = "CI_PROJECT_DIR" if forge == "gitlab" else "GITHUB_WORKSPACE"
+        env = server.env(**{job: str(checkout)})
+
+        def run(lock: str, *more: str) -> tuple[int, str]:
+            args = ["lock-request", lock, "--forge", forge, "--description", "plan.md", *more]
+            res = run_cmhash(args, cwd=checkout, env=env)
+            return res.code, res.stderr
+
+        for lock, more, said in (
+            (str(tmp_path / "outside.lock"), (), "is outside the repository"),
+            ("../outside.lock", (), "is outside the repository"),
+            ("deploy/cmhash.lock", ("--path", "../x.lock"), "--path ../x.lock: give the lock"),
+            ("deploy/cmhash.lock", ("--path", "/x.lock"), "--path /x.lock: give the lock"),
+        ):
+            code, err = run(lock, *more)
+            assert code == 2 and said in err, err
+        assert server.requests == []
+        code, err = run(str(checkout / "deploy" / "cmhash.lock"))
+        assert code == 0, err
+        assert repo.files("cmhash/lock") == {"README": "x\n", "deploy/cmhash.lock": NEW}

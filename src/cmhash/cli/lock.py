@@ -215,7 +215,11 @@ Exit codes:
     required=True,
     help="The request's description: the rollout plan (cmhash report -o FILE).",
 )
-@click.option("--path", help="The lock's path in the repository [default: LOCK as given].")
+@click.option(
+    "--path",
+    help="The lock's path in the repository [default: LOCK's, relative to the "
+    "repository: CI_PROJECT_DIR, GITHUB_WORKSPACE, else the current directory].",
+)
 @click.option("--branch", default="cmhash/lock", show_default=True, help="The request's branch.")
 @click.option("--target", help="The branch to merge into [default: the repository's default].")
 @click.option("--title", default="cmhash: secrets rotated in the store", show_default=True)
@@ -259,7 +263,7 @@ def lock_request(
             "nothing sent (give the report cmhash report -o FILE wrote)"
         )
     proposal = lockrequest.Proposal(
-        (path or lock_file).removeprefix("./"),
+        lockrequest.repository_path(lock_file, path, os.environ, os.getcwd()),
         content,
         description,
         branch,

@@ -19,6 +19,7 @@ write. The token goes into a request header only, never into a message or URL.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any, NamedTuple, Protocol
 
 from cmhash.integrations.comments import NoteError
@@ -70,6 +71,28 @@ def holds_secret(text: str) -> bool:
         except (yaml.YAMLError, ValueError, TypeError, RecursionError):
             continue
     return False
+
+
+def repository_path(lock_file: str, given: str | None, env: Mapping[str, str], cwd: str) -> str:
+    """The lock's path in the repository: ``--path`` as given (relative, inside it), else
+    LOCK's relative to the checkout (the CI job's directory, else ``cwd``); a path
+    outside the repository is refused, never sent as a repository path."""
+    import os.path
+    import posixpath
+
+    if given is not None:
+        rel = posixpath.normpath(given)
+        if posixpath.isabs(rel) or rel == ".." or rel.startswith("../"):
+            raise NoteError(f"--path {given}: give the lock's path inside the repository")
+        return rel
+    root = env.get("CI_PROJECT_DIR") or env.get("GITHUB_WORKSPACE") or cwd
+    full, top = os.path.abspath(os.path.join(cwd, lock_file)), os.path.abspath(root)
+    if os.path.commonpath([full, top]) != top or full == top:
+        raise NoteError(
+            f"{lock_file} is outside the repository ({top}): give its path in the "
+            "repository with --path"
+        )
+    return os.path.relpath(full, top).replace(os.sep, "/")
 
 
 MARK = "Written by cmhash lock."  # the last line of its commit's message
