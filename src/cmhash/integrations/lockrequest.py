@@ -85,14 +85,20 @@ def repository_path(lock_file: str, given: str | None, env: Mapping[str, str], c
         if posixpath.isabs(rel) or rel == ".." or rel.startswith("../"):
             raise NoteError(f"--path {given}: give the lock's path inside the repository")
         return rel
-    root = env.get("CI_PROJECT_DIR") or env.get("GITHUB_WORKSPACE") or cwd
-    full, top = os.path.abspath(os.path.join(cwd, lock_file)), os.path.abspath(root)
-    if os.path.commonpath([full, top]) != top or full == top:
-        raise NoteError(
-            f"{lock_file} is outside the repository ({top}): give its path in the "
-            "repository with --path"
-        )
-    return os.path.relpath(full, top).replace(os.sep, "/")
+    full = os.path.abspath(os.path.join(cwd, lock_file))
+    top = os.path.dirname(full)
+    while not os.path.exists(os.path.join(top, ".git")) and os.path.dirname(top) != top:
+        top = os.path.dirname(top)
+    job = env.get("CI_PROJECT_DIR") or env.get("GITHUB_WORKSPACE")
+    found = top if os.path.exists(os.path.join(top, ".git")) else None
+    for root in (found, job, cwd):  # the work tree holding it, the job's, the current
+        real = os.path.abspath(root) if root else ""
+        if real and os.path.commonpath([full, real]) == real:
+            return os.path.relpath(full, real).replace(os.sep, "/")
+    raise NoteError(
+        f"{lock_file} is outside the repository ({os.path.abspath(job or cwd)}): give "
+        "its path in the repository with --path"
+    )
 
 
 MARK = "Written by cmhash lock."  # the last line of its commit's message
