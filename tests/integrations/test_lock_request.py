@@ -264,3 +264,41 @@ def test_the_lock_s_repository_path_is_relative_to_the_checkout(tmp_path: Path, 
         code, err = run(str(checkout / "deploy" / "cmhash.lock"))
         assert code == 0, err
         assert repo.files("cmhash/lock") == {"README": "x\n", "deploy/cmhash.lock": NEW}
+
+
+class _Protected(FakeGitLabRepo):
+    def _commit(self, match: Any, body: Any) -> Any:
+        return 403, {"message": "403 Forbidden - You are not allowed to push into this branch"}
+
+
+class _Conflict(FakeGitLabRepo):
+    def _create(self, match: Any, body: Any) -> Any:
+        return 409, {
+            "message": ["Another open merge request already exists for this source branch: !3"]
+        }
+
+
+class _NoPulls(FakeGitHubRepo):
+    def _create(self, match: Any, body: Any) -> Any:
+        return 403, {
+            "message": "GitHub Actions is not permitted to create or approve pull requests.",
+            "documentation_url": "https://docs.github.com/rest/pulls/pulls#create-a-pull-request",
+        }
+
+
+def test_a_forge_s_refusal_is_said_in_its_own_words(tmp_path: Path) -> None:
+    """Not replaced by advice on the token's scope (that is for 401 only)."""
+    repo = Repo({"README": "x\n"})
+    with _Protected(repo) as server:
+        code, err = _run(tmp_path, "gitlab", server.env(), NEW, "# plan\n")
+        assert code == 2 and err.count("\n") == 1, err
+        assert "HTTP 403 Forbidden: GitLab says '403 Forbidden - You are not allowed to push" in err
+        assert "scope" not in err
+    with _Conflict(repo) as server:
+        code, err = _run(tmp_path, "gitlab", server.env(), NEW, "# plan\n")
+        assert "HTTP 409 Conflict: GitLab says 'Another open merge request already exists" in err
+    with _NoPulls(Repo({"README": "x\n"})) as gh:
+        code, err = _run(tmp_path, "github", gh.env(), NEW, "# plan\n")
+        assert code == 2, err
+        assert "GitHub says 'GitHub Actions is not permitted to create or approve pull" in err
+        assert "permissions" not in err
