@@ -215,9 +215,9 @@ def test_the_github_workflow_proposes_a_changed_lock_once(tmp_path: Path) -> Non
             **gh.env(),
             "PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}",
             "GITHUB_STEP_SUMMARY": str(summary),
+            "RUNNER_TEMP": str(tmp_path / "runner-temp"),
         }
         context = {
-            "runner.temp": str(tmp_path / "runner-temp"),
             "secrets.CMHASH_KUBECONFIG": "apiVersion: v1\nkind: Config\n",
             "secrets.CMHASH_LOCK_KEY": "k3y",
             "github.token": GITHUB_TOKEN,
@@ -246,3 +246,26 @@ def test_the_github_workflow_proposes_a_changed_lock_once(tmp_path: Path) -> Non
     temp = tmp_path / "runner-temp" / "cmhash-lock"
     assert not list(temp.glob("export*")) and not (temp / "kubeconfig").exists()
     assert _values_in(_tree_text(temp)) == []
+
+
+# GitHub's context availability ("Contexts reference", Context availability), as actionlint
+# checks it (rhysd/actionlint, rule_expression.go: jobs.<job_id>.env): a workflow using
+# another context there is invalid and never runs
+JOB_ENV_CONTEXTS = {"github", "needs", "strategy", "matrix", "vars", "secrets", "inputs"}
+STEP_CONTEXTS = JOB_ENV_CONTEXTS | {"job", "runner", "env", "steps"}
+
+
+def test_the_github_workflow_uses_each_context_only_where_github_allows_it() -> None:
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    for name, job in workflow["jobs"].items():
+        places = [(f"jobs.{name}.env", v, JOB_ENV_CONTEXTS) for v in job.get("env", {}).values()]
+        for step in job["steps"]:
+            for key in ("env", "with"):
+                places += [
+                    (f"a step's {key}", v, STEP_CONTEXTS) for v in step.get(key, {}).values()
+                ]
+            places += [("a step's run", step.get("run", ""), STEP_CONTEXTS)]
+        for where, value, allowed in places:
+            for expr in EXPR.findall(str(value)):
+                used = set(re.findall(r"\b([a-z_]+)\.", expr)) - {"true", "false"}
+                assert used <= allowed, (where, expr)
