@@ -46,7 +46,12 @@ def _kubectl(where: Path, text: str) -> Path:
 
 
 def _repo_files() -> dict[str, str]:
-    files = {f"k8s/{p.name}": p.read_text() for p in sorted(MANIFESTS.glob("*.yaml"))}
+    # as many repositories hold them: no `---` at the top, the last line without its
+    # newline (plain `cat` of these would glue the documents)
+    files = {
+        f"k8s/{p.name}": p.read_text().removeprefix("---\n").rstrip("\n")
+        for p in sorted(MANIFESTS.glob("*.yaml"))
+    }
     files[".cmhash.yaml"] = "lock: cmhash.lock\n"
     return files
 
@@ -77,7 +82,7 @@ include:
   - local: ci-templates/gitlab/cmhash-lock.yml
     inputs:
       install: "true"
-      render: cat k8s/*.yaml
+      render: for f in k8s/*.yaml; do echo ---; cat "$f"; echo; done
       kubectl: {kubectl}
       secret-key-variable: CMHASH_LOCK_KEY
 """
@@ -178,7 +183,6 @@ def _run_workflow(repo: Path, env: dict[str, str], context: dict[str, str]) -> A
     job_env = {
         k: EXPR.sub(lambda m: _expr(m.group(1), context), str(v)) for k, v in job["env"].items()
     }
-    job_env["RENDER"] = "cat k8s/*.yaml"
     for step in job["steps"]:
         if "run" not in step or step["run"].startswith("pip install"):
             continue  # (actions/checkout, setup-python: the test's repository and venv)
