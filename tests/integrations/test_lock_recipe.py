@@ -115,8 +115,21 @@ def _gitlab_run(repo: Path, gl: FakeGitLabRepo) -> subprocess.CompletedProcess[s
     return gitlab_ci_local(repo, *args)
 
 
+RENDERED_SECRET = """apiVersion: v1
+kind: Secret
+metadata:
+  name: api-token
+  namespace: shop
+stringData:
+  api-token: Cnry-rendered-secret-X1
+"""
+
+
 def test_the_gitlab_job_proposes_a_changed_lock_once(tmp_path: Path) -> None:
     repo, fake = _gitlab_project(tmp_path)
+    # a chart's render may hold a Secret: never kept as an artifact
+    (repo / "k8s" / "zsecret.yaml").write_text(RENDERED_SECRET)
+    git_commit(repo, "a rendered Secret", {"k8s/zsecret.yaml": RENDERED_SECRET})
     forge = Repo(_repo_files())
     with FakeGitLabRepo(forge) as gl:
         out = _gitlab_run(repo, gl)
@@ -162,6 +175,11 @@ def test_the_gitlab_job_proposes_a_changed_lock_once(tmp_path: Path) -> None:
     for text in (description, _tree_text(repo), out.stdout, out.stderr):
         assert _values_in(text) == []
     assert not list(repo.glob("export*.yaml"))  # removed once the lock is written
+    kept = [
+        p for p in repo.rglob("*") if p.is_file() and {"artifacts", "cmhash-lock"} & set(p.parts)
+    ]
+    assert kept and not [p for p in kept if p.name == "manifests.yaml"]
+    assert not [p for p in kept if "Cnry-rendered-secret-X1" in p.read_text("utf-8", "replace")]
 
 
 # ------------------------------------------------------------------ GitHub
