@@ -291,3 +291,27 @@ def test_the_github_workflow_uses_each_context_only_where_github_allows_it() -> 
             for expr in EXPR.findall(str(value)):
                 used = set(re.findall(r"\b([a-z_]+)\.", expr)) - {"true", "false"}
                 assert used <= allowed, (where, expr)
+
+
+def test_a_checkout_git_cannot_read_fails_the_job_and_proposes_nothing(tmp_path: Path) -> None:
+    """A git failure (no git, a checkout it refuses) is not "no lock on HEAD yet": that
+    would propose every locked workload as newly locked on every run."""
+    repo = tmp_path / "repo"
+    for name, text in _repo_files().items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    fake = _kubectl(tmp_path / "fake", export())
+    with FakeGitHubRepo(Repo(_repo_files())) as gh:
+        env = {
+            **os.environ,
+            **gh.env(),
+            "PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}",
+            "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+            "RUNNER_TEMP": str(tmp_path / "runner-temp"),
+            "GIT_CEILING_DIRECTORIES": str(tmp_path),
+        }
+        context = {"secrets.CMHASH_KUBECONFIG": "apiVersion: v1\nkind: Config\n"}
+        res = _run_workflow(repo, env, {**context, "github.token": GITHUB_TOKEN})
+        assert res.returncode == 2, res.stdout + res.stderr
+        assert "git cannot read this checkout's HEAD" in res.stdout
+        assert gh.pulls == [] and gh.requests == []
