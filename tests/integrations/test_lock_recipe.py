@@ -158,6 +158,7 @@ def test_the_gitlab_job_proposes_a_changed_lock_once(tmp_path: Path) -> None:
         git_commit(repo, "merge the lock", {"cmhash.lock": lock})
         merged = {**forge.files("main"), "cmhash.lock": lock}  # type: ignore[dict-item]
         forge.branches["main"] = forge.commit(merged, forge.branches["cmhash/lock"], "merge")
+        gl.mrs[0]["state"] = "merged"
         out = _gitlab_run(repo, gl)
         assert out.returncode == 0, out.stdout + out.stderr
         assert "cmhash.lock is current" in out.stdout + out.stderr
@@ -167,8 +168,8 @@ def test_the_gitlab_job_proposes_a_changed_lock_once(tmp_path: Path) -> None:
         )
         out = _gitlab_run(repo, gl)
         assert out.returncode == 0, out.stdout + out.stderr
-        assert len(gl.mrs) == 1
-        description = gl.mrs[0]["description"]
+        assert "opened merge request !2" in out.stdout + out.stderr
+        description = gl.mrs[1]["description"]
         assert "rotated in the store (VaultStaticSecret shop/db)" in description
         assert "`Deployment/api`" in description and "`Deployment/worker`" in description
         assert "`Deployment/web`" not in description
@@ -254,6 +255,7 @@ def test_the_github_workflow_proposes_a_changed_lock_once(tmp_path: Path) -> Non
         git_commit(repo, "merge the lock", {"cmhash.lock": lock})
         merged = {**forge.files("main"), "cmhash.lock": lock}  # type: ignore[dict-item]
         forge.branches["main"] = forge.commit(merged, forge.branches["cmhash/lock"], "merge")
+        pull["state"] = "closed"
         res = _run_workflow(repo, env, context)
         assert res.returncode == 0, res.stdout + res.stderr
         assert "cmhash.lock is current" in res.stdout
@@ -262,9 +264,15 @@ def test_the_github_workflow_proposes_a_changed_lock_once(tmp_path: Path) -> Non
         )
         res = _run_workflow(repo, env, context)
         assert res.returncode == 0, res.stdout + res.stderr
-        assert "updated pull request #1" in res.stderr
-        assert "rotated in the store (VaultStaticSecret shop/db)" in gh.pulls[0]["body"]
-    assert _values_in(gh.pulls[0]["body"] + summary.read_text() + res.stdout + res.stderr) == []
+        assert "opened pull request #2" in res.stderr
+        assert "rotated in the store (VaultStaticSecret shop/db)" in gh.pulls[1]["body"]
+        # the store went back before anyone merged: the stale pull request is closed
+        (fake.parent / "cluster.yaml").write_text(export())
+        res = _run_workflow(repo, env, context)
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert "closed the stale pull request #2" in res.stderr
+        assert gh.pulls[1]["state"] == "closed"
+    assert _values_in(gh.pulls[1]["body"] + summary.read_text() + res.stdout + res.stderr) == []
     temp = tmp_path / "runner-temp" / "cmhash-lock"
     assert not list(temp.glob("export*")) and not (temp / "kubeconfig").exists()
     assert _values_in(_tree_text(temp)) == []
