@@ -160,3 +160,21 @@ def test_equal_values_in_two_objects_give_unrelated_fingerprints(
     assert len(set(prints)) == 6
     keys = [o["keys"]["password"] for o in objects if "keys" in o]
     assert len(set(keys)) == 3
+
+
+def test_manifests_without_a_namespace_are_warned_of_and_n_locks_them(tmp_path: Path) -> None:
+    """helm template writes no namespace: what such manifests use matches nothing in the
+    export (objects in `shop`) until -n gives the deploy's namespace."""
+    from conftest import ROOT
+
+    examples = ROOT / "examples" / "lock"
+    text = (examples / "manifests.yaml").read_text()
+    (tmp_path / "m.yaml").write_text(text.replace("  namespace: shop\n", ""))
+    args = ["lock", str(examples / "cluster.yaml"), "--for", "m.yaml", "--secret-key-env", "K"]
+    res = run_cmhash(args, cwd=tmp_path, env={"K": "k"})
+    assert res.code == 0, res.stderr
+    assert b'"objects": []' in res.stdout
+    assert "use have no namespace" in res.stderr and "-n" in res.stderr
+    res = run_cmhash([*args, "-n", "shop"], cwd=tmp_path, env={"K": "k"})
+    assert res.code == 0 and b'"objects": []' not in res.stdout, res.stderr
+    assert "no namespace" not in res.stderr
