@@ -110,6 +110,7 @@ def _gitlab_run(repo: Path, gl: FakeGitLabRepo) -> subprocess.CompletedProcess[s
     from test_gitlab import gitlab_ci_local
 
     args = ["--variable", "CI_PIPELINE_SOURCE=schedule", "--variable", "CMHASH_LOCK_KEY=k3y"]
+    args += ["--variable", "CMHASH_LOCK_SCHEDULE=1"]
     for k, v in gl.env().items():
         args += ["--variable", f"{k}={v}"]
     return gitlab_ci_local(repo, *args)
@@ -323,3 +324,19 @@ def test_a_checkout_git_cannot_read_fails_the_job_and_proposes_nothing(tmp_path:
         assert res.returncode == 2, res.stdout + res.stderr
         assert "git cannot read this checkout's HEAD" in res.stdout
         assert gh.pulls == [] and gh.requests == []
+
+
+def test_the_gitlab_job_runs_only_in_the_lock_s_own_schedule(tmp_path: Path) -> None:
+    """Not in every scheduled pipeline of the project (a nightly build): only the one
+    whose variables set CMHASH_LOCK_SCHEDULE."""
+    from test_gitlab import gitlab_ci_local
+
+    repo, fake = _gitlab_project(tmp_path)
+    with FakeGitLabRepo(Repo(_repo_files())) as gl:
+        args = ["--variable", "CI_PIPELINE_SOURCE=schedule"]
+        for k, v in gl.env().items():
+            args += ["--variable", f"{k}={v}"]
+        out = gitlab_ci_local(repo, *args)
+        assert "cmhash-lock starting" not in out.stdout + out.stderr
+        assert gl.requests == []
+    assert not (fake / "kubectl.log").exists()
