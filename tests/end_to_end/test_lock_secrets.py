@@ -178,3 +178,34 @@ def test_manifests_without_a_namespace_are_warned_of_and_n_locks_them(tmp_path: 
     res = run_cmhash([*args, "-n", "shop"], cwd=tmp_path, env={"K": "k"})
     assert res.code == 0 and b'"objects": []' not in res.stdout, res.stderr
     assert "no namespace" not in res.stderr
+
+
+def test_print_kinds_asks_for_the_certificate_not_the_secret_it_issues(tmp_path: Path) -> None:
+    """A Secret a Certificate of the manifests issues: its status.revision suffices, so
+    the narrow RBAC (no Secrets) the lock page describes is enough."""
+    (tmp_path / "m.yaml").write_text(
+        """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: c
+        image: x
+        envFrom: [{secretRef: {name: web-tls}}]
+---
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata: {name: web, namespace: shop}
+spec:
+  secretName: web-tls
+  dnsNames: [web.example]
+  issuerRef: {kind: ClusterIssuer, name: le}
+"""
+    )
+    res = run_cmhash(["lock", "--print-kinds", "--for", "m.yaml"], cwd=tmp_path)
+    assert res.code == 0, res.stderr
+    assert res.stdout == b"certificates.cert-manager.io\n"

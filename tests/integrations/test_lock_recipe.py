@@ -145,6 +145,7 @@ def test_the_gitlab_job_proposes_a_changed_lock_once(tmp_path: Path) -> None:
         [asked] = (fake / "kubectl.log").read_text().splitlines()
         kinds = asked.split()[1].split(",")
         assert set(kinds) == {
+            "certificates.cert-manager.io",  # (the Secret it issues: never read as a Secret)
             "configmaps",
             "secrets",
             "hcpvaultsecretsapps.secrets.hashicorp.com",
