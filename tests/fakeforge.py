@@ -19,20 +19,50 @@ from fakeserver import FakeServer, Reply
 
 
 class Repo:
+    """Branches point at commits; a commit is its files, its parent and its message."""
+
     def __init__(self, files: dict[str, str], default: str = "main") -> None:
         self.commits: dict[str, dict[str, str]] = {}
+        self.parents: dict[str, str | None] = {}
+        self.messages: dict[str, str] = {}
         self.branches: dict[str, str] = {}
         self.default = default
         self.branches[default] = self.commit(files)
 
-    def commit(self, files: dict[str, str]) -> str:
-        sha = hashlib.sha1(repr(sorted(files.items())).encode()).hexdigest()
+    def commit(self, files: dict[str, str], parent: str | None = None, message: str = "") -> str:
+        sha = hashlib.sha1(repr((sorted(files.items()), parent, message)).encode()).hexdigest()
         self.commits[sha] = dict(files)
+        self.parents[sha] = parent
+        self.messages[sha] = message
         return sha
 
-    def files(self, branch: str) -> dict[str, str] | None:
-        sha = self.branches.get(branch)
+    def sha(self, ref: str) -> str | None:
+        return self.branches.get(ref) or (ref if ref in self.commits else None)
+
+    def files(self, ref: str) -> dict[str, str] | None:
+        sha = self.sha(ref)
         return None if sha is None else self.commits[sha]
+
+    def chain(self, sha: str | None) -> list[str]:
+        out = []
+        while sha is not None:
+            out.append(sha)
+            sha = self.parents[sha]
+        return out
+
+    def compare(self, base: str, head: str) -> tuple[list[str], set[str]]:
+        """The commits of ``head`` on top of the merge base (newest first), and the paths
+        they change."""
+        ancestors = set(self.chain(self.sha(base)))
+        ahead = []
+        for sha in self.chain(self.sha(head)):
+            if sha in ancestors:
+                break
+            ahead.append(sha)
+        start = self.commits[self.parents[ahead[-1]]] if ahead and self.parents[ahead[-1]] else {}
+        end = self.commits[ahead[0]] if ahead else start
+        changed = {k for k in set(start) | set(end) if start.get(k) != end.get(k)}
+        return ahead, changed
 
 
 def _query(match: re.Match[str]) -> dict[str, str]:
@@ -60,6 +90,8 @@ class FakeGitLabRepo(FakeServer):
             [
                 ("GET", re.compile(P + r"/repository/files/(?P<f>[^/?]+)(?:\?.*)?$"), self._file),
                 ("POST", re.compile(P + r"/repository/commits$"), self._commit),
+                ("GET", re.compile(P + r"/repository/branches/(?P<b>[^/?]+)$"), self._branch),
+                ("GET", re.compile(P + r"/repository/compare\?.*$"), self._compare),
                 ("GET", re.compile(P + r"/merge_requests(?:\?.*)?$"), self._list),
                 ("POST", re.compile(P + r"/merge_requests$"), self._create),
                 ("PUT", re.compile(P + r"/merge_requests/(?P<iid>\d+)$"), self._update),
@@ -82,14 +114,14 @@ class FakeGitLabRepo(FakeServer):
     def _commit(self, match: re.Match[str], body: Any) -> Reply:
         branch, start = body["branch"], body.get("start_branch")
         if branch not in self.repo.branches or body.get("force"):
-            base = self.repo.files(start or branch)
-            if base is None:
+            parent = self.repo.branches.get(start or branch)
+            if parent is None:
                 return 400, {
                     "message": "You can only create or edit files when you are on a branch"
                 }
         else:
-            base = self.repo.files(branch)
-        files = dict(base or {})
+            parent = self.repo.branches[branch]
+        files = dict(self.repo.commits[parent])
         for action in body["actions"]:
             exists = action["file_path"] in files
             if (action["action"] == "create") == exists:
@@ -97,8 +129,30 @@ class FakeGitLabRepo(FakeServer):
                     "message": f"A file with this name {'already exists' if exists else 'does not exist'}"
                 }
             files[action["file_path"]] = action["content"]
-        self.repo.branches[branch] = self.repo.commit(files)
-        return 201, {"id": self.repo.branches[branch], "message": body["commit_message"]}
+        sha = self.repo.commit(files, parent, body["commit_message"])
+        self.repo.branches[branch] = sha
+        return 201, {"id": sha, "message": body["commit_message"]}
+
+    def _branch(self, match: re.Match[str], body: Any) -> Reply:
+        sha = self.repo.branches.get(urllib.parse.unquote(match.group("b")))
+        if sha is None:
+            return 404, {"message": "404 Branch Not Found"}
+        return 200, {
+            "commit": {"id": sha, "parent_ids": [p for p in [self.repo.parents[sha]] if p]}
+        }
+
+    def _compare(self, match: re.Match[str], body: Any) -> Reply:
+        q = _query(match)
+        ahead, changed = self.repo.compare(q["from"], q["to"])
+        commits = [
+            {
+                "id": c,
+                "message": self.repo.messages[c],
+                "parent_ids": [p for p in [self.repo.parents[c]] if p],
+            }
+            for c in reversed(ahead)
+        ]
+        return 200, {"commits": commits, "diffs": [{"old_path": f, "new_path": f} for f in changed]}
 
     def _list(self, match: re.Match[str], body: Any) -> Reply:
         q = _query(match)
@@ -118,6 +172,8 @@ class FakeGitLabRepo(FakeServer):
     def _update(self, match: re.Match[str], body: Any) -> Reply:
         for mr in self.mrs:
             if mr["iid"] == int(match.group("iid")):
+                if body.pop("state_event", None) == "close":
+                    mr["state"] = "closed"
                 mr.update(body)
                 return 200, mr
         return 404, {"message": "404 Not found"}
@@ -141,6 +197,7 @@ class FakeGitHubRepo(FakeServer):
     def __init__(self, repo: Repo) -> None:
         self.repo = repo
         self.pulls: list[dict[str, Any]] = []
+        self.trees: dict[str, dict[str, str]] = {}
         super().__init__(
             [
                 ("GET", re.compile(R + r"$"), self._repo),
@@ -149,6 +206,10 @@ class FakeGitHubRepo(FakeServer):
                 ("GET", re.compile(R + r"/git/refs?/heads/(?P<b>.+)$"), self._ref),
                 ("POST", re.compile(R + r"/git/refs$"), self._new_ref),
                 ("PATCH", re.compile(R + r"/git/refs/heads/(?P<b>.+)$"), self._force),
+                ("GET", re.compile(R + r"/git/commits/(?P<c>[0-9a-f]+)$"), self._get_commit),
+                ("POST", re.compile(R + r"/git/trees$"), self._tree),
+                ("POST", re.compile(R + r"/git/commits$"), self._new_commit),
+                ("GET", re.compile(R + r"/compare/(?P<a>.+)\.\.\.(?P<b>.+)$"), self._compare),
                 ("GET", re.compile(R + r"/pulls(?:\?.*)?$"), self._list),
                 ("POST", re.compile(R + r"/pulls$"), self._create),
                 ("PATCH", re.compile(R + r"/pulls/(?P<n>\d+)$"), self._update),
@@ -179,7 +240,8 @@ class FakeGitHubRepo(FakeServer):
         ):
             return 409, {"message": "sha does not match"}
         files = {**files, path: base64.b64decode(body["content"]).decode()}
-        self.repo.branches[body["branch"]] = self.repo.commit(files)
+        parent = self.repo.branches[body["branch"]]
+        self.repo.branches[body["branch"]] = self.repo.commit(files, parent, body["message"])
         return 200, {"commit": {"sha": self.repo.branches[body["branch"]]}}
 
     def _ref(self, match: re.Match[str], body: Any) -> Reply:
@@ -194,8 +256,53 @@ class FakeGitHubRepo(FakeServer):
         return 201, {"ref": body["ref"]}
 
     def _force(self, match: re.Match[str], body: Any) -> Reply:
-        self.repo.branches[urllib.parse.unquote(match.group("b"))] = body["sha"]
+        branch = urllib.parse.unquote(match.group("b"))
+        self.repo.branches[branch] = body["sha"]
+        for pull in self.pulls:  # a head the base holds: GitHub marks the pull request merged
+            base = self.repo.branches.get(pull["base"])
+            mine = pull["head"] == branch and pull["state"] == "open"
+            if mine and body["sha"] in self.repo.chain(base):
+                pull.update(state="closed", merged=True)
         return 200, {}
+
+    def _get_commit(self, match: re.Match[str], body: Any) -> Reply:
+        sha = match.group("c")
+        if sha not in self.repo.commits:
+            return 404, {"message": "Not Found"}
+        files = self.repo.commits[sha]
+        tree = hashlib.sha1(repr(sorted(files.items())).encode()).hexdigest()
+        self.trees[tree] = files
+        return 200, {"sha": sha, "tree": {"sha": tree}}
+
+    def _tree(self, match: re.Match[str], body: Any) -> Reply:
+        files = dict(self.trees[body["base_tree"]])
+        for entry in body["tree"]:
+            assert entry["mode"] == "100644" and entry["type"] == "blob"
+            files[entry["path"]] = entry["content"]
+        tree = hashlib.sha1(repr(sorted(files.items())).encode()).hexdigest()
+        self.trees[tree] = files
+        return 201, {"sha": tree}
+
+    def _new_commit(self, match: re.Match[str], body: Any) -> Reply:
+        (parent,) = body["parents"]
+        sha = self.repo.commit(self.trees[body["tree"]], parent, body["message"])
+        return 201, {"sha": sha}
+
+    def _compare(self, match: re.Match[str], body: Any) -> Reply:
+        a, b = (urllib.parse.unquote(match.group(x)) for x in "ab")
+        if self.repo.sha(a) is None or self.repo.sha(b) is None:
+            return 404, {"message": "Not Found"}
+        ahead, changed = self.repo.compare(a, b)
+        commits = [
+            {
+                "sha": c,
+                "commit": {"message": self.repo.messages[c]},
+                "parents": [{"sha": p} for p in [self.repo.parents[c]] if p],
+            }
+            for c in reversed(ahead)
+        ]
+        files = [{"filename": f} for f in sorted(changed)]
+        return 200, {"ahead_by": len(ahead), "commits": commits, "files": files}
 
     def _list(self, match: re.Match[str], body: Any) -> Reply:
         q = _query(match)

@@ -106,3 +106,106 @@ def test_no_value_in_errors_about_an_export(tmp_path: Path) -> None:
     res = run_cmhash(["lock", "bad.yaml"], cwd=tmp_path)
     assert res.code == 2
     _assert_clean(res.stdout, res.stderr)
+
+
+def _same_value_in(namespace: str, name: str) -> str:
+    return f"""- apiVersion: v1
+  data:
+    password: aHVudGVyMg==
+  kind: Secret
+  metadata:
+    name: {name}
+    namespace: {namespace}
+    resourceVersion: '1'
+  type: Opaque
+- apiVersion: secrets.hashicorp.com/v1beta1
+  kind: VaultStaticSecret
+  metadata:
+    name: {name}
+    namespace: {namespace}
+    resourceVersion: '1'
+  spec:
+    destination:
+      create: true
+      name: {name}-vso
+    hmacSecretData: true
+    mount: kvv2
+    path: app/{name}
+    type: kv-v2
+  status:
+    secretMAC: q1M7zS0cRk3U5l9ZtJmKVHn1fQh2bXo6yWcA8dPe4Ls=
+"""
+
+
+@pytest.mark.parametrize("key", [None, "lock-key"])
+def test_equal_values_in_two_objects_give_unrelated_fingerprints(
+    tmp_path: Path, key: str | None
+) -> None:
+    """prod's and staging's Secret db hold the same value (and VSO the same MAC): the lock
+    must not say so, keyed or not; the same object gives the same fingerprint again."""
+    import json
+
+    items = "".join(
+        _same_value_in(ns, name)
+        for ns, name in (("prod", "db"), ("prod", "db2"), ("staging", "db"))
+    )
+    (tmp_path / "e.yaml").write_text(f"apiVersion: v1\nkind: List\nitems:\n{items}")
+    args = ["lock", "e.yaml", "-q"] + (["--secret-key-env", "K"] if key else [])
+    runs = [run_cmhash(args, cwd=tmp_path, env={"K": key or ""}) for _ in range(2)]
+    assert runs[0].code == 0, runs[0].stderr
+    assert runs[0].stdout == runs[1].stdout
+    objects = json.loads(runs[0].stdout)["objects"]
+    assert len(objects) == 6
+    prints = [o["fingerprint"] for o in objects]
+    assert len(set(prints)) == 6
+    keys = [o["keys"]["password"] for o in objects if "keys" in o]
+    assert len(set(keys)) == 3
+
+
+def test_manifests_without_a_namespace_are_warned_of_and_n_locks_them(tmp_path: Path) -> None:
+    """helm template writes no namespace: what such manifests use matches nothing in the
+    export (objects in `shop`) until -n gives the deploy's namespace."""
+    from conftest import ROOT
+
+    examples = ROOT / "examples" / "lock"
+    text = (examples / "manifests.yaml").read_text()
+    (tmp_path / "m.yaml").write_text(text.replace("  namespace: shop\n", ""))
+    args = ["lock", str(examples / "cluster.yaml"), "--for", "m.yaml", "--secret-key-env", "K"]
+    res = run_cmhash(args, cwd=tmp_path, env={"K": "k"})
+    assert res.code == 0, res.stderr
+    assert b'"objects": []' in res.stdout
+    assert "use have no namespace" in res.stderr and "-n" in res.stderr
+    res = run_cmhash([*args, "-n", "shop"], cwd=tmp_path, env={"K": "k"})
+    assert res.code == 0 and b'"objects": []' not in res.stdout, res.stderr
+    assert "no namespace" not in res.stderr
+
+
+def test_print_kinds_asks_for_the_certificate_not_the_secret_it_issues(tmp_path: Path) -> None:
+    """A Secret a Certificate of the manifests issues: its status.revision suffices, so
+    the narrow RBAC (no Secrets) the lock page describes is enough."""
+    (tmp_path / "m.yaml").write_text(
+        """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: c
+        image: x
+        envFrom: [{secretRef: {name: web-tls}}]
+---
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata: {name: web, namespace: shop}
+spec:
+  secretName: web-tls
+  dnsNames: [web.example]
+  issuerRef: {kind: ClusterIssuer, name: le}
+"""
+    )
+    res = run_cmhash(["lock", "--print-kinds", "--for", "m.yaml"], cwd=tmp_path)
+    assert res.code == 0, res.stderr
+    assert res.stdout == b"certificates.cert-manager.io\n"

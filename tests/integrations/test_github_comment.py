@@ -80,7 +80,8 @@ def test_wrong_token_is_one_line_without_it(tmp_path: Path) -> None:
     assert "ghs_wrong-token-value" not in err
     assert err == (
         f"cmhash: GitHub API GET {gh.url}/repos/shop/deploy/issues/7/comments: HTTP 401 "
-        "Unauthorized (the token needs permissions: pull-requests: write)\n"
+        "Unauthorized: GitHub says 'Bad credentials' (the token needs permissions: "
+        "pull-requests: write)\n"
     )
 
 

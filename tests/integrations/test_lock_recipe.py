@@ -46,7 +46,12 @@ def _kubectl(where: Path, text: str) -> Path:
 
 
 def _repo_files() -> dict[str, str]:
-    files = {f"k8s/{p.name}": p.read_text() for p in sorted(MANIFESTS.glob("*.yaml"))}
+    # as many repositories hold them: no `---` at the top, the last line without its
+    # newline (plain `cat` of these would glue the documents)
+    files = {
+        f"k8s/{p.name}": p.read_text().removeprefix("---\n").rstrip("\n")
+        for p in sorted(MANIFESTS.glob("*.yaml"))
+    }
     files[".cmhash.yaml"] = "lock: cmhash.lock\n"
     return files
 
@@ -77,7 +82,7 @@ include:
   - local: ci-templates/gitlab/cmhash-lock.yml
     inputs:
       install: "true"
-      render: cat k8s/*.yaml
+      render: for f in k8s/*.yaml; do echo ---; cat "$f"; echo; done
       kubectl: {kubectl}
       secret-key-variable: CMHASH_LOCK_KEY
 """
@@ -105,13 +110,27 @@ def _gitlab_run(repo: Path, gl: FakeGitLabRepo) -> subprocess.CompletedProcess[s
     from test_gitlab import gitlab_ci_local
 
     args = ["--variable", "CI_PIPELINE_SOURCE=schedule", "--variable", "CMHASH_LOCK_KEY=k3y"]
+    args += ["--variable", "CMHASH_LOCK_SCHEDULE=1"]
     for k, v in gl.env().items():
         args += ["--variable", f"{k}={v}"]
     return gitlab_ci_local(repo, *args)
 
 
+RENDERED_SECRET = """apiVersion: v1
+kind: Secret
+metadata:
+  name: api-token
+  namespace: shop
+stringData:
+  api-token: Cnry-rendered-secret-X1
+"""
+
+
 def test_the_gitlab_job_proposes_a_changed_lock_once(tmp_path: Path) -> None:
     repo, fake = _gitlab_project(tmp_path)
+    # a chart's render may hold a Secret: never kept as an artifact
+    (repo / "k8s" / "zsecret.yaml").write_text(RENDERED_SECRET)
+    git_commit(repo, "a rendered Secret", {"k8s/zsecret.yaml": RENDERED_SECRET})
     forge = Repo(_repo_files())
     with FakeGitLabRepo(forge) as gl:
         out = _gitlab_run(repo, gl)
@@ -126,6 +145,7 @@ def test_the_gitlab_job_proposes_a_changed_lock_once(tmp_path: Path) -> None:
         [asked] = (fake / "kubectl.log").read_text().splitlines()
         kinds = asked.split()[1].split(",")
         assert set(kinds) == {
+            "certificates.cert-manager.io",  # (the Secret it issues: never read as a Secret)
             "configmaps",
             "secrets",
             "hcpvaultsecretsapps.secrets.hashicorp.com",
@@ -138,7 +158,9 @@ def test_the_gitlab_job_proposes_a_changed_lock_once(tmp_path: Path) -> None:
         # merged: nothing rotated, nothing proposed
         (repo / "cmhash.lock").write_text(lock)
         git_commit(repo, "merge the lock", {"cmhash.lock": lock})
-        forge.branches["main"] = forge.commit({**forge.files("main"), "cmhash.lock": lock})  # type: ignore[dict-item]
+        merged = {**forge.files("main"), "cmhash.lock": lock}  # type: ignore[dict-item]
+        forge.branches["main"] = forge.commit(merged, forge.branches["cmhash/lock"], "merge")
+        gl.mrs[0]["state"] = "merged"
         out = _gitlab_run(repo, gl)
         assert out.returncode == 0, out.stdout + out.stderr
         assert "cmhash.lock is current" in out.stdout + out.stderr
@@ -148,14 +170,19 @@ def test_the_gitlab_job_proposes_a_changed_lock_once(tmp_path: Path) -> None:
         )
         out = _gitlab_run(repo, gl)
         assert out.returncode == 0, out.stdout + out.stderr
-        assert len(gl.mrs) == 1
-        description = gl.mrs[0]["description"]
+        assert "opened merge request !2" in out.stdout + out.stderr
+        description = gl.mrs[1]["description"]
         assert "rotated in the store (VaultStaticSecret shop/db)" in description
         assert "`Deployment/api`" in description and "`Deployment/worker`" in description
         assert "`Deployment/web`" not in description
     for text in (description, _tree_text(repo), out.stdout, out.stderr):
         assert _values_in(text) == []
     assert not list(repo.glob("export*.yaml"))  # removed once the lock is written
+    kept = [
+        p for p in repo.rglob("*") if p.is_file() and {"artifacts", "cmhash-lock"} & set(p.parts)
+    ]
+    assert kept and not [p for p in kept if p.name == "manifests.yaml"]
+    assert not [p for p in kept if "Cnry-rendered-secret-X1" in p.read_text("utf-8", "replace")]
 
 
 # ------------------------------------------------------------------ GitHub
@@ -177,7 +204,6 @@ def _run_workflow(repo: Path, env: dict[str, str], context: dict[str, str]) -> A
     job_env = {
         k: EXPR.sub(lambda m: _expr(m.group(1), context), str(v)) for k, v in job["env"].items()
     }
-    job_env["RENDER"] = "cat k8s/*.yaml"
     for step in job["steps"]:
         if "run" not in step or step["run"].startswith("pip install"):
             continue  # (actions/checkout, setup-python: the test's repository and venv)
@@ -214,9 +240,9 @@ def test_the_github_workflow_proposes_a_changed_lock_once(tmp_path: Path) -> Non
             **gh.env(),
             "PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}",
             "GITHUB_STEP_SUMMARY": str(summary),
+            "RUNNER_TEMP": str(tmp_path / "runner-temp"),
         }
         context = {
-            "runner.temp": str(tmp_path / "runner-temp"),
             "secrets.CMHASH_KUBECONFIG": "apiVersion: v1\nkind: Config\n",
             "secrets.CMHASH_LOCK_KEY": "k3y",
             "github.token": GITHUB_TOKEN,
@@ -229,7 +255,9 @@ def test_the_github_workflow_proposes_a_changed_lock_once(tmp_path: Path) -> Non
         assert "newly locked (VaultStaticSecret shop/db)" in pull["body"]
         lock = forge.files("cmhash/lock")["cmhash.lock"]  # type: ignore[index]
         git_commit(repo, "merge the lock", {"cmhash.lock": lock})
-        forge.branches["main"] = forge.commit({**forge.files("main"), "cmhash.lock": lock})  # type: ignore[dict-item]
+        merged = {**forge.files("main"), "cmhash.lock": lock}  # type: ignore[dict-item]
+        forge.branches["main"] = forge.commit(merged, forge.branches["cmhash/lock"], "merge")
+        pull["state"] = "closed"
         res = _run_workflow(repo, env, context)
         assert res.returncode == 0, res.stdout + res.stderr
         assert "cmhash.lock is current" in res.stdout
@@ -238,9 +266,78 @@ def test_the_github_workflow_proposes_a_changed_lock_once(tmp_path: Path) -> Non
         )
         res = _run_workflow(repo, env, context)
         assert res.returncode == 0, res.stdout + res.stderr
-        assert "updated pull request #1" in res.stderr
-        assert "rotated in the store (VaultStaticSecret shop/db)" in gh.pulls[0]["body"]
-    assert _values_in(gh.pulls[0]["body"] + summary.read_text() + res.stdout + res.stderr) == []
+        assert "opened pull request #2" in res.stderr
+        assert "rotated in the store (VaultStaticSecret shop/db)" in gh.pulls[1]["body"]
+        # the store went back before anyone merged: the stale pull request is closed
+        (fake.parent / "cluster.yaml").write_text(export())
+        res = _run_workflow(repo, env, context)
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert "closed the stale pull request #2" in res.stderr
+        assert gh.pulls[1]["state"] == "closed"
+    assert _values_in(gh.pulls[1]["body"] + summary.read_text() + res.stdout + res.stderr) == []
     temp = tmp_path / "runner-temp" / "cmhash-lock"
     assert not list(temp.glob("export*")) and not (temp / "kubeconfig").exists()
     assert _values_in(_tree_text(temp)) == []
+
+
+# GitHub's context availability ("Contexts reference", Context availability), as actionlint
+# checks it (rhysd/actionlint, rule_expression.go: jobs.<job_id>.env): a workflow using
+# another context there is invalid and never runs
+JOB_ENV_CONTEXTS = {"github", "needs", "strategy", "matrix", "vars", "secrets", "inputs"}
+STEP_CONTEXTS = JOB_ENV_CONTEXTS | {"job", "runner", "env", "steps"}
+
+
+def test_the_github_workflow_uses_each_context_only_where_github_allows_it() -> None:
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    for name, job in workflow["jobs"].items():
+        places = [(f"jobs.{name}.env", v, JOB_ENV_CONTEXTS) for v in job.get("env", {}).values()]
+        for step in job["steps"]:
+            for key in ("env", "with"):
+                places += [
+                    (f"a step's {key}", v, STEP_CONTEXTS) for v in step.get(key, {}).values()
+                ]
+            places += [("a step's run", step.get("run", ""), STEP_CONTEXTS)]
+        for where, value, allowed in places:
+            for expr in EXPR.findall(str(value)):
+                used = set(re.findall(r"\b([a-z_]+)\.", expr)) - {"true", "false"}
+                assert used <= allowed, (where, expr)
+
+
+def test_a_checkout_git_cannot_read_fails_the_job_and_proposes_nothing(tmp_path: Path) -> None:
+    """A git failure (no git, a checkout it refuses) is not "no lock on HEAD yet": that
+    would propose every locked workload as newly locked on every run."""
+    repo = tmp_path / "repo"
+    for name, text in _repo_files().items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    fake = _kubectl(tmp_path / "fake", export())
+    with FakeGitHubRepo(Repo(_repo_files())) as gh:
+        env = {
+            **os.environ,
+            **gh.env(),
+            "PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}",
+            "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+            "RUNNER_TEMP": str(tmp_path / "runner-temp"),
+            "GIT_CEILING_DIRECTORIES": str(tmp_path),
+        }
+        context = {"secrets.CMHASH_KUBECONFIG": "apiVersion: v1\nkind: Config\n"}
+        res = _run_workflow(repo, env, {**context, "github.token": GITHUB_TOKEN})
+        assert res.returncode == 2, res.stdout + res.stderr
+        assert "git cannot read this checkout's HEAD" in res.stdout
+        assert gh.pulls == [] and gh.requests == []
+
+
+def test_the_gitlab_job_runs_only_in_the_lock_s_own_schedule(tmp_path: Path) -> None:
+    """Not in every scheduled pipeline of the project (a nightly build): only the one
+    whose variables set CMHASH_LOCK_SCHEDULE."""
+    from test_gitlab import gitlab_ci_local
+
+    repo, fake = _gitlab_project(tmp_path)
+    with FakeGitLabRepo(Repo(_repo_files())) as gl:
+        args = ["--variable", "CI_PIPELINE_SOURCE=schedule"]
+        for k, v in gl.env().items():
+            args += ["--variable", f"{k}={v}"]
+        out = gitlab_ci_local(repo, *args)
+        assert "cmhash-lock starting" not in out.stdout + out.stderr
+        assert gl.requests == []
+    assert not (fake / "kubectl.log").exists()

@@ -127,6 +127,7 @@ def test_check_and_print_kinds(locked: Path) -> None:
     assert run_cmhash(["lock", "export.yaml", "--check"], cwd=locked).code == 2  # needs -o
     res = run_cmhash(["lock", "--print-kinds", "--for", str(MANIFESTS)], cwd=locked)
     assert res.out.strip().split(",") == [
+        "certificates.cert-manager.io",  # (for the Secret its Certificate issues)
         "configmaps",
         "hcpvaultsecretsapps.secrets.hashicorp.com",
         "secretproviderclasspodstatuses.secrets-store.csi.x-k8s.io",

@@ -10,7 +10,8 @@ then its data. Where the export holds the data of a Secret or ConfigMap, the ent
 carries one fingerprint per key: a workload that reads some keys moves only when one
 of them changes (key-level, as checksums are).
 
-A fingerprint is SHA-256 (HMAC-SHA256 under ``--secret-key-env``) of canonical JSON:
+A fingerprint is SHA-256 (HMAC-SHA256 under ``--secret-key-env``) of the object's
+identity (``fingerprint``) and canonical JSON:
 ``{"<field path>": value, ...}`` of the fields read; for data, the object's checksum
 entry exactly as analyze/hashing.py writes it (the whole object, or one key), Secret
 values keyed first like every checksum's. The lock holds nothing a checksum would not.
@@ -71,8 +72,13 @@ class Locked(NamedTuple):
     drifted: list[ExportObject]  # Secrets whose data is not what ESO's annotation says
 
 
-def fingerprint(text: str, secret_key: bytes | None) -> str:
-    data = text.encode("utf-8")
+def fingerprint(text: str, secret_key: bytes | None, of: ResourceId) -> str:
+    """The fingerprint of ``text`` read for the object ``of``: its identity (kind,
+    namespace, name) is hashed with it, so that equal values in two objects (prod's and
+    staging's Secret ``db``) give unrelated fingerprints: a lock says nothing of whether
+    two objects hold the same value."""
+    identity = canonical_json([of.group, of.kind, of.namespace, of.name])
+    data = f"{identity}\n{text}".encode()
     if secret_key is not None:
         return hmac.new(secret_key, data, hashlib.sha256).hexdigest()
     return hashlib.sha256(data).hexdigest()
@@ -164,7 +170,8 @@ def _data(obj: ExportObject, secret_key: bytes | None) -> tuple[str, dict[str, s
             )
 
     def one(keys: frozenset[str] | None) -> str:
-        return fingerprint(canonical([Use(obj.kind, obj.name, content, keys)], secret_key), None)
+        text = canonical([Use(obj.kind, obj.name, content, keys)], secret_key)
+        return fingerprint(text, None, obj.id)
 
     keys = {k: one(frozenset((k,))) for k in sorted(content.entries)}
     hashed = obj.annotations.get(DATA_HASH) if obj.kind == "Secret" else None
@@ -205,7 +212,9 @@ def lock_entries(
     for target, (class_, field, seen) in pods.items():
         found[target] = _Found(target, class_, field, {"status.objects": sorted(seen)}, 0)
     out: dict[ResourceId, LockEntry] = {
-        t: LockEntry(*t[1:], f.source, f.field, fingerprint(canonical_json(f.values), secret_key))
+        t: LockEntry(
+            *t[1:], f.source, f.field, fingerprint(canonical_json(f.values), secret_key, t)
+        )
         for t, f in found.items()
     }
     drifted = []

@@ -91,12 +91,46 @@ def needed_resources(manifests: list[SourceText], settings: Settings) -> list[st
     from cmhash.knowledge.lockfields import EXPORTS
 
     out = set()
+    issued = _issuers(manifests, settings.namespace or "")
     for target, producer in used_objects(manifests, settings).items():
+        producer = producer or issued.get(target)
         kind = producer.kind if producer is not None else target.kind
         resource = EXPORTS.get(kind)
         if resource is not None:
             out.add(resource)
     return sorted(out)
+
+
+def _issuers(manifests: list[SourceText], namespace: str) -> dict[ResourceId, ResourceId]:
+    """Secret -> the object of the manifests whose own status fingerprints it (a
+    cert-manager Certificate's spec.secretName: knowledge/lockfields.py FIELDS), for the
+    Secrets cmhash's sources do not model: exporting that object suffices, and reading
+    Secrets (every value in them) is not asked for."""
+    import yaml
+
+    from cmhash.knowledge.defaults import path_get
+    from cmhash.knowledge.lockfields import EXPORTS, field_rows
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    out: dict[ResourceId, ResourceId] = {}
+    for src in manifests:
+        try:
+            docs = list(yaml.load_all(src.text, Loader=loader))
+        except yaml.YAMLError:
+            continue  # (the run above said what is wrong with it)
+        for doc in docs:
+            if not isinstance(doc, dict) or doc.get("kind") not in EXPORTS:
+                continue
+            group, _, version = str(doc.get("apiVersion", "")).rpartition("/")
+            ns = str(path_get(doc, ("metadata", "namespace")) or namespace)
+            for row in field_rows(group, str(doc["kind"]), version)[:1]:
+                name = path_get(doc, row.name) if row.name and row.target == "Secret" else None
+                if isinstance(name, str) and name and row.kind == "Certificate":
+                    own = str(path_get(doc, ("metadata", "name")) or "")
+                    out[ResourceId.config("Secret", ns, name)] = ResourceId.config(
+                        row.kind, ns, own
+                    )
+    return out
 
 
 def _attributed(entry: LockEntry, producer: ResourceId | None) -> LockEntry:
@@ -194,7 +228,20 @@ def make_lock(
             if k not in have and producer not in have
         )
     kept = {e.id for e in entries}
-    warnings = [
+    nameless = []
+    if used is not None:
+        have_ids = {e.id for e in found.entries} | {key for key, _ in found.notes if key}
+        nameless = [k for k, p in used.items() if not k.namespace and k not in have_ids]
+    warnings = (
+        [
+            f"{len(nameless)} object(s) the manifests use have no namespace "
+            f"({nameless[0].kind} {nameless[0].name}), so no export's object can be theirs: "
+            "give the namespace the deploy uses with -n (helm template writes none)"
+        ]
+        if nameless
+        else []
+    )
+    warnings += [
         f"{o.resource.source.display}:{o.resource.source.position(o.node.start)[0]}: "
         f"Secret {o.namespace}/{o.name}: its data is not what its "
         "reconcile.external-secrets.io/data-hash annotation says (changed outside External "

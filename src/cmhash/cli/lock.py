@@ -30,7 +30,8 @@ Exit codes:
     "-o",
     "--output",
     type=click.Path(dir_okay=False, allow_dash=True),
-    help="Write the lock to this file (atomically) instead of stdout.",
+    help="Write the lock to this file (a regular file atomically; a device or FIFO as a "
+    "stream; through a symlink, its target) instead of stdout.",
 )
 @click.option(
     "--for",
@@ -143,7 +144,9 @@ def _previous(path: str | None) -> Any:
 
 
 def _current(path: str | None) -> str | None:
-    if path is None:
+    from cmhash.write.writer import is_regular
+
+    if path is None or not is_regular(path):  # (a FIFO is not read: it would block)
         return None
     try:
         with open(path, encoding="utf-8") as fh:
@@ -271,7 +274,11 @@ Exit codes:
     required=True,
     help="The request's description: the rollout plan (cmhash report -o FILE).",
 )
-@click.option("--path", help="The lock's path in the repository [default: LOCK as given].")
+@click.option(
+    "--path",
+    help="The lock's path in the repository [default: LOCK's, relative to the "
+    "repository: CI_PROJECT_DIR, GITHUB_WORKSPACE, else the current directory].",
+)
 @click.option("--branch", default="cmhash/lock", show_default=True, help="The request's branch.")
 @click.option("--target", help="The branch to merge into [default: the repository's default].")
 @click.option("--title", default="cmhash: secrets rotated in the store", show_default=True)
@@ -292,27 +299,38 @@ def lock_request(
     token_env: str | None,
 ) -> None:
     """Propose LOCK (written by cmhash lock) for review: when it differs from the lock on
-    the target branch, set BRANCH to the target plus one commit that writes it, and open
-    a merge request (GitLab) or pull request (GitHub) from it, or update the open one's
-    description with the rollout plan. Through the forge's API: run it in the scheduled
-    job of the recipe (ci-templates/)."""
+    the target branch, set BRANCH to the target plus one commit that writes it (none when
+    BRANCH holds that already), and open a merge request (GitLab) or pull request
+    (GitHub) from it, or update the open one's description with the rollout plan. When
+    the lock is current again, the open request is closed as stale. BRANCH is never the
+    target, nor a branch with commits cmhash did not write. Through the forge's API: run
+    it in the scheduled job of the recipe (ci-templates/), on every run."""
     import os
 
-    from cmhash.integrations import lockrequest
+    from cmhash.integrations import lockforges, lockrequest
     from cmhash.integrations.comments import read_report
     from cmhash.output import err
+    from cmhash.plan.lockfile import read_lock
+    from cmhash.settings.values import DEFAULT_MAX_INPUT
 
+    read_lock(lock_file, DEFAULT_MAX_INPUT)  # a cmhash lock, or refused: nothing is sent
     content = read_report(lock_file)
+    description = read_report(description_file)
+    if lockrequest.holds_secret(description):
+        raise UsageError(
+            f"{description_file}: holds a Kubernetes Secret with data, not a rollout plan: "
+            "nothing sent (give the report cmhash report -o FILE wrote)"
+        )
     proposal = lockrequest.Proposal(
-        (path or lock_file).removeprefix("./"),
+        lockrequest.repository_path(lock_file, path, os.environ, os.getcwd()),
         content,
-        read_report(description_file),
+        description,
         branch,
         title,
         target,
     )
     if forge == "gitlab":
-        said = lockrequest.gitlab(proposal, os.environ, token_env or "CMHASH_GITLAB_TOKEN")
+        said = lockforges.gitlab(proposal, os.environ, token_env or "CMHASH_GITLAB_TOKEN")
     else:
-        said = lockrequest.github(proposal, os.environ, token_env or "GITHUB_TOKEN")
+        said = lockforges.github(proposal, os.environ, token_env or "GITHUB_TOKEN")
     err(f"cmhash: {said}")

@@ -94,7 +94,8 @@ Exit codes:
     "-o",
     "--output",
     type=click.Path(dir_okay=False, allow_dash=True),
-    help="Write the report to this file (atomically) instead of stdout.",
+    help="Write the report to this file (a regular file atomically; a device or FIFO as a "
+    "stream; through a symlink, its target) instead of stdout.",
 )
 @verdict_options(
     "max_restarts",

@@ -66,9 +66,14 @@ def request(api: Api, method: str, url: str, body: dict[str, Any] | None = None)
         with urllib.request.urlopen(req, timeout=30) as resp:
             return json.loads(resp.read() or b"null")
     except urllib.error.HTTPError as exc:
+        said = _said(exc, api)
+        if said.lower() in (f"{exc.code} {exc.reason}".lower(), str(exc.reason).lower()):
+            said = ""  # (the status again)
+        hint = api.scope_hint if exc.code == 401 or (exc.code == 403 and not said) else ""
         raise NoteError(
             f"{api.name} API {method} {_safe(url)}: HTTP {exc.code} {exc.reason}"
-            + (f" ({api.scope_hint})" if exc.code in (401, 403) else "")
+            + (f": {api.name} says {said!r}" if said else "")
+            + (f" ({hint})" if hint else "")
         ) from None
     except http.client.HTTPException as exc:  # a reply that is not HTTP (a wrong port...)
         raise NoteError(
@@ -83,6 +88,42 @@ def request(api: Api, method: str, url: str, body: dict[str, Any] | None = None)
         if isinstance(exc, ValueError) and not isinstance(exc, OSError):
             reason = "not a valid request (check the API URL and the token variable)"
         raise NoteError(f"{api.name} API {method} {_safe(url)}: {reason}") from None
+
+
+def _texts(value: Any, depth: int = 0) -> list[str]:
+    """The messages in a forge's error body: GitLab's ``message`` is a string, a list or
+    a mapping of field -> list; GitHub's ``errors`` items carry a ``message`` or a
+    ``code`` and ``field``."""
+    if depth > 5:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [t for v in value for t in _texts(v, depth + 1)]
+    if isinstance(value, dict):
+        if "message" in value or "error" in value:
+            return _texts(value.get("message") or value.get("error"), depth + 1)
+        if "code" in value:
+            return [" ".join(str(value[k]) for k in ("resource", "field", "code") if k in value)]
+        return [f"{k}: {t}" for k, v in value.items() for t in _texts(v, depth + 1)]
+    return []
+
+
+def _said(exc: urllib.error.HTTPError, api: Api) -> str:
+    """What the forge said of its refusal, on one line (the token never in it)."""
+    try:
+        body = json.loads(exc.read(65536) or b"null")
+    except (OSError, ValueError, http.client.HTTPException):
+        return ""
+    if not isinstance(body, dict):
+        return ""
+    texts = _texts(body.get("message") or body.get("error"))
+    texts += _texts(body.get("errors")) if isinstance(body.get("errors"), list) else []
+    text = " ".join("; ".join(t for t in texts if t).split())
+    for value in api.headers.values():
+        if value:
+            text = text.replace(value, "<token>")
+    return text if len(text) <= 300 else text[:299] + "…"
 
 
 _USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@?#]*@")

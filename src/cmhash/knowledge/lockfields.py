@@ -241,6 +241,9 @@ EXPORTS: dict[str, str] = {
     "VaultPKISecret": "vaultpkisecrets.secrets.hashicorp.com",
     "HCPVaultSecretsApp": "hcpvaultsecretsapps.secrets.hashicorp.com",
     "ExternalSecret": "secrets",
+    # a Secret a Certificate of the manifests issues: its status.revision suffices (the
+    # row above, cert-manager types_certificate.go status.revision), never the Secret
+    "Certificate": "certificates.cert-manager.io",
     "SecretProviderClass": "secretproviderclasspodstatuses.secrets-store.csi.x-k8s.io",
     "Secret": "secrets",
     "ConfigMap": "configmaps",

@@ -206,11 +206,55 @@ def _roll_back(jobs: list[_Job], replace: Callable[[str, str], None]) -> None:
         )
 
 
+_STREAM_DIRS = ("/dev/", "/proc/")  # /dev/stdout, /dev/fd/3, /proc/self/fd/1: never renamed
+
+
+def _stream(path: str) -> bool:
+    """Whether ``path`` is written to as a stream, never replaced: a character device
+    (``/dev/null``, a terminal), a FIFO, or anything under /dev or /proc (``/dev/stdout``
+    reaches whatever the shell opened). A FIFO is opened for writing only: it blocks
+    until a reader opens it, as a shell's redirection does."""
+    if os.path.abspath(path).startswith(_STREAM_DIRS):
+        return True
+    try:
+        st = os.stat(path)  # (through symlinks: what the path reaches)
+    except OSError:
+        return False
+    return stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode)
+
+
+def is_regular(path: str) -> bool:
+    """Whether ``path`` reaches a regular file (one that may be read back to compare:
+    reading a FIFO would block, a device gives nothing useful)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _write_stream(path: str, data: bytes) -> None:
+    try:
+        with open(path, "wb") as fh:
+            fh.write(data)
+    except OSError as exc:
+        raise WriteError(f"cannot write {path}: {exc.strerror}") from None
+
+
 def write_new_file(path: str, text: str, *, mode: int | None = None) -> None:
-    """Write a file we produce (a report, the kustomize plugin) atomically: temp file
-    beside it, then rename. A reader never sees it half written; an existing file keeps
-    its mode unless ``mode`` is given."""
-    target = os.path.abspath(path)
+    """Write a file we produce (a report, the lock, the kustomize plugin) where the user
+    means it, as moreutils' sponge(1) does ("If the output file is a special file or
+    symlink, the data will be written to it"): a regular file (or a new one) atomically,
+    temp file beside it, then rename, so a reader never sees it half written and an
+    existing file keeps its mode unless ``mode`` is given; through a symlink, its target
+    is the file replaced (the link stays); a character device, a FIFO, ``/dev/stdout``
+    are written to as a stream (never replaced by a regular file); anything else (a
+    directory, a block device, a socket) is refused."""
+    if _stream(path):
+        _write_stream(path, text.encode("utf-8"))
+        return
+    if os.path.exists(path) and not is_regular(path):
+        raise WriteError(f"cannot write {path}: not a regular file, a device or a FIFO")
+    target = os.path.realpath(path)  # (a symlink: its target is replaced, the link stays)
     directory = os.path.dirname(target)
     if not os.path.isdir(directory):
         raise WriteError(
