@@ -139,15 +139,30 @@ def texts(rng: random.Random, base: list[str]) -> Iterator[str]:
 # ----------------------------------------------------------------- entry points
 
 
-def _dump(node: Any) -> Any:
+def _dump(node: Any, empty_at: bool = True) -> Any:
+    """A node as plain data; ``empty_at=False``: an empty plain scalar without its
+    offsets (libyaml 0.2.5 and 0.2.6 place one differently)."""
     value = node.value
     if node.kind == "map":
-        value = [(_dump(k), _dump(v)) for k, v in value]
+        value = [(_dump(k, empty_at), _dump(v, empty_at)) for k, v in value]
     elif node.kind == "seq":
-        value = [_dump(v) for v in value]
+        value = [_dump(v, empty_at) for v in value]
     elif node.kind == "alias":
         value = value.start if value is not None else None
-    return (node.kind, node.start, node.end, value, node.style, node.tag, node.anchor)
+    at: tuple[Any, Any] = (node.start, node.end)
+    if not empty_at and node.kind == "scalar" and value in ("", None) and not node.style:
+        at = (None, None)
+    return (node.kind, *at, value, node.style, node.tag, node.anchor)
+
+
+def _same_release() -> bool:
+    """Whether the C builder links the libyaml release PyYAML reads with: the Python
+    builder's events here are PyYAML's, and the pipeline never mixes two releases
+    (parse/backends.py); where they differ, only an empty scalar's place may."""
+    from cmhash.parse.backends import libyaml_releases
+
+    releases = libyaml_releases()
+    return releases is None or releases[0] == releases[1]
 
 
 def check_build(text: str) -> str | None:
@@ -155,6 +170,7 @@ def check_build(text: str) -> str | None:
     from cmhash.errors import NodeError
     from cmhash.native import cext
     from cmhash.parse import builder, events
+    from cmhash.parse.libyaml import misread
     from cmhash.parse.tree import MAP, MAX_DEPTH, MAX_SCALAR, SCALAR, SEQ, Node
 
     c = cext.ctree()
@@ -164,12 +180,15 @@ def check_build(text: str) -> str | None:
     try:
         # (not parse_chunk: it sends what libyaml misreads, a tab, ``?:``, to the
         # reference parser before either builder sees it: parse/libyaml.py)
-        want = [_dump(r) for r in events._parse_fast(text, 0, py)]
+        same = _same_release()
+        if not same and misread(text):
+            return None  # (the pipeline reads these with the reference parser only)
+        want = [_dump(r, same) for r in events._parse_fast(text, 0, py)]
     except builder.Misread:
         return None if built is None else "C built a single-pair flow mapping"
     except NodeError as exc:
         return None if built is None else f"C built what Python refuses ({exc.message})"
-    if built is not None and [_dump(r) for r in built] != want:
+    if built is not None and [_dump(r, same) for r in built] != want:
         return "the C tree differs from the Python tree"
     return None
 
