@@ -5,19 +5,21 @@ Secret and into a DATABASE_URL).
 
 Every value of every Secret of either side (and every content field of what a Secret
 source produces), in every form a reader could decode back to it (``forms``: its plain
-text, each line of a multi-line one, its standard and URL-safe base64 with and without
-padding, and the lines of those wrapped at 76 or 64 columns, as a Secret's ``data:``
-holds a value a chart copied elsewhere), of at least ``MIN_CHARS`` characters, is
-replaced by ``***`` in the template causes' values, the workloads' how and why, and the
-ConfigMap value diffs. Shorter ones would blank common words (``true``, ``admin``) all
-over the report: a value that short is no secret worth the name. A Secret name with a content
-hash suffix (kustomize's secretGenerator) is shown without it everywhere, as cmhash's
-own --versioned names are (analyze/versioned_names.py ``shown``).
+text, each line of a multi-line one, each of those as the report escapes it before it is
+masked (JSON, a quoted name, control characters made visible), its standard and URL-safe
+base64 with and without padding, and the lines of those wrapped at 76 or 64 columns, as
+a Secret's ``data:`` holds a value a chart copied elsewhere), of at least ``MIN_CHARS``
+characters, is replaced by ``***`` in the template causes' values, the workloads' how
+and why, and the ConfigMap value diffs. Shorter ones would blank common words (``true``,
+``admin``) all over the report: a value that short is no secret worth the name. A Secret
+name with a content hash suffix (kustomize's secretGenerator) is shown without it
+everywhere, as cmhash's own --versioned names are (analyze/versioned_names.py ``shown``).
 """
 
 from __future__ import annotations
 
 import base64
+import json
 import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -39,6 +41,20 @@ def _pieces(value: bytes) -> Iterable[str]:
     return (p.strip() for p in (text, *text.splitlines()))
 
 
+def _escaped(text: str) -> Iterable[str]:
+    """``text`` as the report may have escaped it before masking sees it: in JSON (a
+    list or object value shown as compact JSON, ASCII-only or not: ``p\\u00e4ss``,
+    ``sec\\"ret``), as a Python literal (a name quoted in a message), with control
+    characters made visible, and with its line breaks as ``\\n``."""
+    from cmhash.visible import visible
+
+    yield json.dumps(text)[1:-1]
+    yield json.dumps(text, ensure_ascii=False)[1:-1]
+    yield repr(text)[1:-1]
+    yield visible(text)
+    yield text.replace("\r", "\\r").replace("\n", "\\n")
+
+
 def _encoded(value: bytes) -> Iterable[str]:
     """Every base64 form a reader could decode back to ``value``: standard and URL-safe,
     with and without padding, whole and as the lines of a wrapped one."""
@@ -52,9 +68,11 @@ def _encoded(value: bytes) -> Iterable[str]:
 
 
 def forms(value: bytes) -> set[str]:
-    """What ``value`` may show as: its plain text, each line of it, and its base64 forms
-    (``MIN_CHARS`` or longer; a value under that is no secret worth the name)."""
+    """What ``value`` may show as: its plain text, each line of it, each of those
+    escaped (``_escaped``), and its base64 forms (``MIN_CHARS`` or longer; a value under
+    that is no secret worth the name)."""
     out = {p for p in _pieces(value) if len(p) >= MIN_CHARS}
+    out.update(e for p in list(out) for e in _escaped(p))
     if len(value) >= MIN_CHARS or out:
         out.update(e for e in _encoded(value) if len(e) >= MIN_CHARS)
     return out
