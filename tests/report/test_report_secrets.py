@@ -80,3 +80,24 @@ def test_escaped_values_masked_in_place() -> None:
     causes = {c["field"]: c for c in data["restart"][0]["causes"]}
     assert causes["spec.containers[c].args"]["new"] == '["***","***","***","1"]'
     assert causes["spec.containers[c].command"]["new"] == '["sh","-c","echo *** 1"]'
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_long_value_is_cut_once_masked(fmt: str) -> None:
+    # the value starts 95 characters into an argument, 108 into an env value and 185
+    # into a ConfigMap line: past the 120 and 200 characters shown, it is cut through
+    values = secret_values("cut-old.yaml", "cut-new.yaml")
+    out = report("cut-old.yaml", "cut-new.yaml", fmt)
+    assert leaked(out, values, prefix=6) == []
+
+
+def test_values_are_cut_at_120_and_lines_at_200_characters() -> None:
+    data = json.loads(report("cut-old.yaml", "cut-new.yaml", "json"))
+    causes = {c["field"]: c for c in data["restart"][0]["causes"] if "field" in c}
+    for field in ("spec.containers[c].args", "spec.containers[c].env[E]"):
+        value = causes[field]["new"]
+        assert len(value) == 120 and value.endswith("zz…") and "***-zz" in value
+    (diff,) = data["configs"][0]["valueDiffs"].values()
+    old, new = diff.split("\n")[1:3]  # (after the hunk header) differ in their first character
+    assert old.startswith("-0aaa") and new.startswith("+1aaa") and "a***-zz" in new
+    assert len(old) == len(new) == 201 and new.endswith("z…")

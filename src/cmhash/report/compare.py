@@ -29,7 +29,7 @@ from cmhash.report.changes import (
     config_changes,
     value_diffs,
 )
-from cmhash.report.redact import mask_names, redact, secret_names, secret_texts
+from cmhash.report.redact import bound, mask_names, redact, secret_names, secret_texts
 from cmhash.report.scaling import NO_SCALERS, Scalers
 from cmhash.report.templates import templates_of
 from cmhash.report.usage import Names, UsedBy, Users, unversioned
@@ -375,4 +375,5 @@ def build(
     }
     redact(data, secret_texts(old, new))  # a Secret's value copied into what is shown
     mask_names(data, secret_names(old, new))  # creds-5f46k2f562: a hash of its values
+    bound(data)  # long values cut, once nothing of a Secret is left in them
     return data

@@ -24,6 +24,8 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from cmhash.report.changes import MAX_LINE
+
 if TYPE_CHECKING:
     from cmhash.app.result import RunResult
 
@@ -171,6 +173,33 @@ def mask_names(data: dict[str, Any], names: dict[str, str]) -> None:
     pattern = re.compile(f"(?<![{_NAME}])(?:{alternatives})(?![{_NAME}])")
     for key, value in list(data.items()):
         data[key] = _mask_names(value, pattern, names)
+
+
+MAX_VALUE = 120  # characters of a value shown in a cause
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def bound(data: dict[str, Any]) -> None:
+    """The causes' values cut to ``MAX_VALUE`` characters and each line of a value diff
+    to ``MAX_LINE`` (after its -/+ mark), in place: once masked, so that a cut never
+    leaves the first characters of a Secret's value (``redact``) or of a name's hash
+    suffix (``mask_names``) it went through."""
+    for group in ("restart", "notRestarting"):
+        for workload in data[group]:
+            for cause in workload["causes"]:
+                for side in ("old", "new"):
+                    if isinstance(cause.get(side), str):
+                        cause[side] = _cut(cause[side], MAX_VALUE)
+    for config in data["configs"]:
+        diffs = config.get("valueDiffs")
+        if diffs:
+            config["valueDiffs"] = {
+                k: "\n".join(_cut(ln, MAX_LINE + 1) for ln in v.split("\n"))
+                for k, v in diffs.items()
+            }
 
 
 def redact(data: dict[str, Any], secrets: Masker | None) -> None:
