@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from pathlib import Path
 
 import pytest
 import yaml
@@ -101,3 +102,86 @@ def test_values_are_cut_at_120_and_lines_at_200_characters() -> None:
     old, new = diff.split("\n")[1:3]  # (after the hunk header) differ in their first character
     assert old.startswith("-0aaa") and new.startswith("+1aaa") and "a***-zz" in new
     assert len(old) == len(new) == 201 and new.endswith("z…")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_value_as_a_restart_reason_a_key_or_a_name_is_masked(fmt: str) -> None:
+    # Secret s holds k8stokenabc123xyz (NEW's key of ConfigMap cfg, and inside the name
+    # of ConfigMap app-k8stokenabc123xyz) and restart-reason-secret-444 (the workload's
+    # cmhash.io/restart reason)
+    values = secret_values("names-old.yaml", "names-new.yaml")
+    out = report("names-old.yaml", "names-new.yaml", fmt)
+    assert leaked(out, values) == []
+
+
+def test_names_and_keys_masked_in_place_and_the_report_still_whole() -> None:
+    data = json.loads(report("names-old.yaml", "names-new.yaml", "json"))
+    (web,) = data["restart"]
+    assert [c.get("name") or c["change"] for c in web["causes"]] == [
+        "app-***",
+        "cfg",
+        "restart requested: ***",
+    ]
+    assert web["causes"][1]["keys"] == ["k0", "***"]
+    configs = {c["name"]: c for c in data["configs"]}
+    assert configs["cfg"]["keysAdded"] == ["***"] and "***" in configs["cfg"]["valueDiffs"]
+    assert configs["app-***"]["usedBy"] == ["Deployment/web -n shop"]
+    # cmhash's own words stay: a kind, a change, an outcome are never masked
+    assert (web["kind"], web["outcome"], configs["cfg"]["change"]) == (
+        "Deployment",
+        "rolls",
+        "changed",
+    )
+
+
+def test_a_secret_value_equal_to_one_of_cmhashs_words_leaves_them(tmp_path: Path) -> None:
+    # a Secret whose value is "Deployment" or "changed": the kinds and changes stay,
+    # the namespace that holds the value does not; two namespaces masked alike add up
+    (tmp_path / "old.yaml").write_text(names_pair(0))
+    (tmp_path / "new.yaml").write_text(names_pair(1))
+    res = run_cmhash(
+        ["report", "--no-config", "--format", "json", "old.yaml", "new.yaml"], cwd=tmp_path
+    )
+    data = json.loads(res.out)
+    assert {w["kind"] for w in data["restart"]} == {"Deployment"}
+    assert data["summary"]["restartByNamespace"] == {"team-***": 2}
+    assert {c["change"] for c in data["configs"]} == {"changed"}
+    import jsonschema
+
+    schema = json.loads((ROOT / "src" / "cmhash" / "schemas" / "report.schema.json").read_text())
+    jsonschema.validate(data, schema)
+
+
+def names_pair(n: int) -> str:
+    docs = []
+    for ns in ("team-a-secret-ns-1", "team-b-secret-ns-2"):
+        words = base64.b64encode(b"Deployment").decode(), base64.b64encode(b"changed").decode()
+        ns_value = base64.b64encode(ns.removeprefix("team-").encode()).decode()
+        docs.append(
+            f"apiVersion: v1\nkind: Secret\nmetadata: {{name: s, namespace: {ns}}}\n"
+            f"data: {{kind: {words[0]}, change: {words[1]}, ns: {ns_value}}}\n---\n"
+            f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c, namespace: {ns}}}\n"
+            f"data: {{k: '{n}'}}\n---\n"
+            f"apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web, namespace: {ns}}}\n"
+            "spec:\n  selector: {matchLabels: {app: web}}\n  template:\n"
+            "    metadata: {labels: {app: web}}\n    spec:\n      containers:\n"
+            "      - {name: c, image: 'app:1', envFrom: [{configMapRef: {name: c}}]}\n"
+            "      volumes: [{name: s, secret: {secretName: s}}]\n"
+        )
+    return "---\n".join(docs)
+
+
+def test_a_fingerprint_is_no_hash_of_a_secret_value() -> None:
+    # a finding about ConfigMap app-k8stokenabc123xyz: its fingerprint is taken of the
+    # masked name, so it is the same whatever the value was
+    from cmhash.findings import Code, Finding
+    from cmhash.model import Level
+    from cmhash.report.compare import _fingerprint
+    from cmhash.report.redact import Masker
+
+    def finding(name: str) -> Finding:
+        return Finding("a.yaml", 1, 1, Level.WARNING, Code.EMPTY_INPUT, f"{name!r} is odd")
+
+    masker = Masker(["k8stokenabc123xyz", "k8stokenzzz999xyz"])
+    one, two = finding("app-k8stokenabc123xyz"), finding("app-k8stokenzzz999xyz")
+    assert _fingerprint(one, masker) == _fingerprint(two, masker) != _fingerprint(one)

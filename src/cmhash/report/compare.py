@@ -29,7 +29,7 @@ from cmhash.report.changes import (
     config_changes,
     value_diffs,
 )
-from cmhash.report.redact import bound, mask_names, redact, secret_names, secret_texts
+from cmhash.report.redact import Masker, bound, mask_names, redact, secret_names, secret_texts
 from cmhash.report.scaling import NO_SCALERS, Scalers
 from cmhash.report.templates import templates_of
 from cmhash.report.usage import Names, UsedBy, Users, unversioned
@@ -41,8 +41,9 @@ if TYPE_CHECKING:
 FORMAT_VERSION = 3  # 2: template causes, outcome/rule/how, valueDiffs, budget; 3: added/removed
 
 
-def _fingerprint(f: Finding) -> str:
-    """Stable across line moves: what the finding is about, not where it is."""
+def _fingerprint(f: Finding, secrets: Masker | None = None) -> str:
+    """Stable across line moves: what the finding is about, not where it is; with
+    ``secrets`` masked (no hash of text that holds a Secret's value)."""
     about = "\0".join(
         (
             f.code,
@@ -53,15 +54,17 @@ def _fingerprint(f: Finding) -> str:
             "" if (f.resource or f.workload) else f.message,
         )
     )
+    if secrets is not None:
+        about = secrets.sub(about)
     return sha256(about.encode("utf-8")).hexdigest()[:32]
 
 
-def _fingerprints(findings: Iterable[Finding]) -> list[str]:
+def _fingerprints(findings: Iterable[Finding], secrets: Masker | None = None) -> list[str]:
     """One per finding, unique: a repeat gets a counter (GitLab shows one per print)."""
     seen: dict[str, int] = {}
     out = []
     for f in findings:
-        fp = _fingerprint(f)
+        fp = _fingerprint(f, secrets)
         n = seen.get(fp, 0)
         seen[fp] = n + 1
         out.append(fp if n == 0 else sha256(f"{fp}/{n}".encode()).hexdigest()[:32])
@@ -155,9 +158,11 @@ def _findings(
     new: RunResult,
     configs: list[ConfigChange],
     empty: Sequence[tuple[str, str]] = (),
+    secrets: Masker | None = None,
 ) -> tuple[list[dict[str, Any]], dict[Level, int]]:
     """NEW's findings and the immutable-config errors, each marked new when OLD lacked it;
-    and a warning for a side without objects."""
+    and a warning for a side without objects (``secrets``: masked before the fingerprint
+    is taken)."""
     found = [
         *(Finding(w, 1, 1, Level.WARNING, Code.EMPTY_INPUT, empty_message(s)) for s, w in empty),
         *new.findings,
@@ -177,7 +182,7 @@ def _findings(
             "new": _about(f) not in known,
             "fingerprint": fp,
         }
-        for f, fp in zip(found, _fingerprints(found), strict=True)
+        for f, fp in zip(found, _fingerprints(found, secrets), strict=True)
     ]
     counts = {level: sum(1 for f in found if f.level is level) for level in Level}
     return items, counts
@@ -332,7 +337,8 @@ def build(
     used = UsedBy(names.versioned, names.own)
     templates = templates_of(old, new, annotation_key, parser, names, scalers)
     groups, users = compare_workloads(old, new, {c.key: c for c in configs}, names, used, templates)
-    findings, counts = _findings(old, new, configs, empty)
+    secrets = secret_texts(old, new)
+    findings, counts = _findings(old, new, configs, empty, secrets)
     config_items, unused = _configs(old, new, configs, users, names, used, values)
     restart, not_restarting = groups["restart"], groups["notRestarting"]
     added, removed = sides(old, new)
@@ -373,7 +379,7 @@ def build(
         **({"pruned": _pruned(old, new)} if names.versioned else {}),
         "findings": findings,
     }
-    redact(data, secret_texts(old, new))  # a Secret's value copied into what is shown
+    redact(data, secrets)  # a Secret's value copied into what is shown
     mask_names(data, secret_names(old, new))  # creds-5f46k2f562: a hash of its values
     bound(data)  # long values cut, once nothing of a Secret is left in them
     return data

@@ -9,8 +9,11 @@ text, each line of a multi-line one, each of those as the report escapes it befo
 masked (JSON, a quoted name, control characters made visible), its standard and URL-safe
 base64 with and without padding, and the lines of those wrapped at 76 or 64 columns, as
 a Secret's ``data:`` holds a value a chart copied elsewhere), of at least ``MIN_CHARS``
-characters, is replaced by ``***`` in the template causes' values, the workloads' how
-and why, and the ConfigMap value diffs. Shorter ones would blank common words (``true``,
+characters, is replaced by ``***`` everywhere the report shows text from the input
+(``redact``): values, how and why, restart reasons, ConfigMap keys, the names of objects
+and namespaces, findings, file names. A name keeps its other characters (``app-***``);
+cmhash's own words (kinds, codes, outcomes) are left as they are: masking them would
+only tell which word a value is. Shorter values would blank common words (``true``,
 ``admin``) all over the report: a value that short is no secret worth the name. A Secret
 name with a content hash suffix (kustomize's secretGenerator) is shown without it
 everywhere, as cmhash's own --versioned names are (analyze/versioned_names.py ``shown``).
@@ -202,22 +205,51 @@ def bound(data: dict[str, Any]) -> None:
             }
 
 
+# fields whose value is cmhash's own word, never text from the input: masking one would
+# only tell which word a Secret's value is
+_OWN = frozenset(
+    {"version", "kind", "apiVersion", "type", "outcome", "rule", "level", "code"}
+    | {"fingerprint", "immutableViolation", "annotationKey"}
+)
+_OWN_CHANGES = frozenset(
+    {"added", "removed", "changed", "newly referenced", "no longer referenced"}
+    | {"references changed"}
+)
+# objects keyed by text from the input: namespaces, a ConfigMap's keys
+_KEYED = frozenset({"restartByNamespace", "valueDiffs"})
+
+
+def _masked(value: Any, secrets: Masker, field: str | None = None) -> Any:
+    if isinstance(value, str):
+        own = field in _OWN or (field == "change" and value in _OWN_CHANGES)
+        return value if own else secrets.sub(value)
+    if isinstance(value, list | tuple):
+        return type(value)(_masked(v, secrets, field) for v in value)
+    if not isinstance(value, dict):
+        return value
+    if field not in _KEYED:
+        return {k: _masked(v, secrets, k) for k, v in value.items()}
+    out: dict[str, Any] = {}
+    for k, v in value.items():
+        name, v = secrets.sub(k), _masked(v, secrets)
+        if name in out and isinstance(v, int) and isinstance(out[name], int):
+            out[name] += v  # two namespaces masked alike: one count, never fewer
+            continue
+        n = 1
+        while name in out:  # two ConfigMap keys masked alike: both shown
+            n += 1
+            name = f"{secrets.sub(k)} ({n})"
+        out[name] = v
+    return out
+
+
 def redact(data: dict[str, Any], secrets: Masker | None) -> None:
-    """Mask ``secrets`` in the report's shown values, in place: the template causes'
-    values, the ConfigMap value diffs, and every workload's how or why (a rule that
-    quotes a field of the manifest)."""
+    """Mask ``secrets`` everywhere in the report, in place: in every text it shows that
+    comes from the input (values, how and why, restart reasons, names of objects,
+    ConfigMap keys and namespaces, findings' messages, file names), and in the keys of
+    the objects keyed by such text; not in the fields that hold cmhash's own words
+    (``_OWN``: kinds, codes, outcomes)."""
     if secrets is None:
         return
-    for group in ("restart", "notRestarting"):
-        for workload in data[group]:
-            for field in ("how", "reason"):
-                if isinstance(workload.get(field), str):
-                    workload[field] = secrets.sub(workload[field])
-            for cause in workload["causes"]:
-                for side in ("old", "new"):
-                    if isinstance(cause.get(side), str):
-                        cause[side] = secrets.sub(cause[side])
-    for config in data["configs"]:
-        diffs = config.get("valueDiffs")
-        if diffs:
-            config["valueDiffs"] = {k: secrets.sub(v) for k, v in diffs.items()}
+    for key, value in list(data.items()):
+        data[key] = _masked(value, secrets, key)
