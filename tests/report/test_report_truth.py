@@ -417,6 +417,42 @@ def test_an_empty_old_file(tmp_path: Path) -> None:
     assert "[empty-input]" in out
 
 
+@pytest.mark.parametrize(
+    "empty",
+    [
+        b"apiVersion: v1\nkind: List\nitems: []\n",
+        # kubectl get deployments -o yaml, nothing found
+        b'apiVersion: v1\nitems: []\nkind: List\nmetadata:\n  resourceVersion: ""\n',
+        b"apiVersion: v1\nkind: List\n",  # (no items at all)
+        b"apiVersion: v1\nkind: ConfigMapList\nitems: null\n---\n# nothing\n",
+    ],
+)
+def test_a_list_without_items_is_an_empty_side(empty: bytes) -> None:
+    # kubectl flattens a List (cli-runtime resource/visitor.go FlattenListVisitor): one
+    # without items applies nothing ("no objects passed to apply")
+    code, out, err = report("old.yaml", "-", "--format", "json", stdin=empty)
+    assert code == 0
+    assert err == (
+        "<stdin>:1:1: warning: no Kubernetes objects in NEW (only Lists without items: "
+        "a failed render?): compared as a render of nothing; --strict makes this an error\n"
+    )
+    data = json.loads(out)
+    assert data["summary"]["warnings"] == 1 and data["summary"]["removed"] > 0
+    assert [f["code"] for f in data["findings"]] == ["empty-input"]
+    code, out, err = report("old.yaml", "-", "--strict", stdin=empty)
+    assert (code, out) == (2, "")
+    assert err == (
+        "cmhash: <stdin>:1:1: no Kubernetes objects in the input (only Lists without items)\n"
+    )
+
+
+def test_a_list_with_items_is_no_empty_side() -> None:
+    listed = b"apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Service, metadata: {name: s}}\n"
+    code, out, err = report("old.yaml", "-", "--format", "json", "--strict", stdin=listed)
+    assert code == 0 and err == ""
+    assert json.loads(out)["summary"]["warnings"] == 0
+
+
 # ------------------------------------------------------------- 9. left open before
 
 

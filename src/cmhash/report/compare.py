@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from hashlib import sha256
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cmhash.analyze.versioned_names import shown
 from cmhash.errors import UsageError
@@ -146,10 +146,18 @@ def _summary(
     return "; ".join(parts)
 
 
-def empty_message(side: str) -> str:
+class Empty(NamedTuple):
+    """A side without any object: OLD or NEW, where (its file), and what it holds."""
+
+    side: str
+    where: str
+    what: str = "it is empty or only comments"
+
+
+def empty_message(e: Empty) -> str:
     return (
-        f"no Kubernetes objects in {side} (it is empty or only comments: a failed "
-        "render?): compared as a render of nothing; --strict makes this an error"
+        f"no Kubernetes objects in {e.side} ({e.what}: a failed render?): compared as a "
+        "render of nothing; --strict makes this an error"
     )
 
 
@@ -157,14 +165,14 @@ def _findings(
     old: RunResult,
     new: RunResult,
     configs: list[ConfigChange],
-    empty: Sequence[tuple[str, str]] = (),
+    empty: Sequence[Empty] = (),
     secrets: Masker | None = None,
 ) -> tuple[list[dict[str, Any]], dict[Level, int]]:
     """NEW's findings and the immutable-config errors, each marked new when OLD lacked it;
     and a warning for a side without objects (``secrets``: masked before the fingerprint
     is taken)."""
     found = [
-        *(Finding(w, 1, 1, Level.WARNING, Code.EMPTY_INPUT, empty_message(s)) for s, w in empty),
+        *(Finding(e.where, 1, 1, Level.WARNING, Code.EMPTY_INPUT, empty_message(e)) for e in empty),
         *new.findings,
         *(_immutable_finding(c) for c in configs if c.immutable_violation),
         *(_duplicate_finding(a, b) for a, b in duplicates(new.plans)),
@@ -320,7 +328,7 @@ def build(
     parser: str = "fast",
     values: bool = True,
     scalers: tuple[Scalers, Scalers] = (NO_SCALERS, NO_SCALERS),
-    empty: Sequence[tuple[str, str]] = (),
+    empty: Sequence[Empty] = (),
 ) -> dict[str, Any]:
     """The report as plain data (the JSON format, and what templates receive);
     ``values``: ConfigMap value diffs (never a Secret's); ``scalers``: each side's
@@ -355,7 +363,7 @@ def build(
                 configs,
                 errors,
                 (len(added), len(removed)),
-                [side for side, _ in empty],
+                [e.side for e in empty],
             ),
             "restart": len(restart),
             "restartByNamespace": by_namespace(restart),
