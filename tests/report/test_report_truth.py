@@ -412,9 +412,30 @@ def test_an_empty_old_file(tmp_path: Path) -> None:
     code, out, err = report("old.yaml", "new.yaml", "--format", "text", cwd=tmp_path)
     assert code == 0 and "old.yaml:1:1: warning: no Kubernetes objects in OLD" in err
     assert out.startswith(
-        "OLD has no Kubernetes objects (a failed render?); No workload will restart"
+        "OLD has no Kubernetes objects (a failed render?); no workload will restart"
     )
     assert "[empty-input]" in out
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("", "new.yaml", {"OLD": False}),  # OLD was empty before this change
+        ("new.yaml", "", {"NEW": True}),  # this change empties NEW
+        ("", "", {"OLD": False, "NEW": False}),  # NEW as empty as OLD was
+    ],
+)
+def test_only_what_this_change_brings_is_new(
+    tmp_path: Path, old: str, new: str, expected: dict[str, bool]
+) -> None:
+    for side, name in (("o.yaml", old), ("n.yaml", new)):
+        (tmp_path / side).write_text((CASE / name).read_text() if name else "")
+    code, out, _ = report("o.yaml", "n.yaml", "--format", "json", cwd=tmp_path)
+    assert code == 0
+    found = json.loads(out)["findings"]
+    assert {f["message"].split()[4]: f["new"] for f in found if f["code"] == "empty-input"} == (
+        expected
+    )
 
 
 @pytest.mark.parametrize(

@@ -125,7 +125,7 @@ def _summary(
 ) -> str:
     parts = [f"{side} has no Kubernetes objects (a failed render?)" for side in empty]
     parts.append(
-        f"{plural(restart, 'workload')} will restart" if restart else "No workload will restart"
+        f"{plural(restart, 'workload')} will restart" if restart else "no workload will restart"
     )
     if not_restarting:
         verb = "is" if not_restarting == 1 else "are"
@@ -143,7 +143,8 @@ def _summary(
     parts.append(f"{changed} changed" if changed else "no ConfigMap or Secret changed")
     if errors:
         parts.append(plural(errors, "error"))
-    return "; ".join(parts)
+    text = "; ".join(parts)
+    return text[:1].upper() + text[1:]
 
 
 class Empty(NamedTuple):
@@ -171,14 +172,20 @@ def _findings(
     """NEW's findings and the immutable-config errors, each marked new when OLD lacked it;
     and a warning for a side without objects (``secrets``: masked before the fingerprint
     is taken)."""
+    blank = [
+        Finding(e.where, 1, 1, Level.WARNING, Code.EMPTY_INPUT, empty_message(e)) for e in empty
+    ]
     found = [
-        *(Finding(e.where, 1, 1, Level.WARNING, Code.EMPTY_INPUT, empty_message(e)) for e in empty),
+        *blank,
         *new.findings,
         *(_immutable_finding(c) for c in configs if c.immutable_violation),
         *(_duplicate_finding(a, b) for a, b in duplicates(new.plans)),
     ]
     found.sort(key=Finding.sort_key)
+    # what OLD had is not new: its findings, and its being empty (OLD's own warning, and
+    # NEW's too when both are)
     known = {_about(f) for f in old.findings}
+    known |= {_about(f) for f, e in zip(blank, empty, strict=True) if e.side == "OLD"}
     items = [
         {
             "file": f.path,
