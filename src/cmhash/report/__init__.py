@@ -16,16 +16,15 @@ any object (a List's items counted) is an ``empty-input`` warning (an error unde
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cmhash.output import plural
-from cmhash.report.compare import Empty, build, empty_message
+from cmhash.report.compare import build
+from cmhash.report.empty import NO_ITEMS, Empty, empty_message, holds_objects
 from cmhash.report.render import FORMATS, fails, formatted
 from cmhash.visible import visible
 
 if TYPE_CHECKING:
-    from cmhash.read.source import SourceText
     from cmhash.settings.values import Settings
 
 __all__ = ["Budget", "data_of", "formatted", "run", "verdict"]
@@ -102,13 +101,13 @@ def data_of(
         where = srcs[0].display if len(srcs) == 1 else path
         if side.empty:
             empty.append(Empty(label, where))
-        elif not _holds_objects(srcs, settings.parser):  # a List without items
+        elif not holds_objects(srcs, settings.parser):  # a List without items
             if mine.strict:
                 from cmhash.errors import InputError
 
-                what = f"no Kubernetes objects in the input ({_NO_ITEMS})"
+                what = f"no Kubernetes objects in the input ({NO_ITEMS})"
                 raise InputError(what, path=where, line=1, column=1)
-            empty.append(Empty(label, where, _NO_ITEMS))
+            empty.append(Empty(label, where, NO_ITEMS))
     if empty and not settings.quiet:
         from cmhash.output import err
 
@@ -123,32 +122,6 @@ def data_of(
     )
     lifetime.keep(data)  # (not freed object by object at the end of the run)
     return data
-
-
-_NO_ITEMS = "only Lists without items"
-
-
-def _holds_objects(sources: Sequence[SourceText], parser: str) -> bool:
-    """Whether any document of a side that has content holds an object, a List's items
-    counted (kubectl flattens a List: one without items applies nothing, "no objects
-    passed to apply"). The first object ends the search: its first document, mostly."""
-    from cmhash.errors import CmhashError, NodeError
-    from cmhash.parse.events import backend, parse_chunk
-    from cmhash.parse.resources import document_resources
-    from cmhash.read.split import chunk, cuts
-
-    be = backend(parser)
-    for src in sources:
-        marks = cuts(src.text)
-        for doc in range(len(marks) - 1):
-            ch = chunk(marks, doc)
-            try:
-                roots = parse_chunk(src.text[ch.start : ch.end], ch.start, be)
-                if document_resources(src, doc, roots):
-                    return True
-            except (CmhashError, NodeError, ValueError, RecursionError):
-                return True  # (not read as a List of nothing: the pipeline passed it)
-    return False
 
 
 def verdict(data: dict[str, Any], fail_on: str | None, budget: Budget) -> int:

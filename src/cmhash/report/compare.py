@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from hashlib import sha256
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from cmhash.analyze.versioned_names import shown
 from cmhash.errors import UsageError
@@ -29,6 +29,7 @@ from cmhash.report.changes import (
     config_changes,
     value_diffs,
 )
+from cmhash.report.empty import Empty, empty_message
 from cmhash.report.redact import Masker, bound, mask_names, redact, secret_names, secret_texts
 from cmhash.report.scaling import NO_SCALERS, Scalers
 from cmhash.report.templates import templates_of
@@ -145,21 +146,6 @@ def _summary(
         parts.append(plural(errors, "error"))
     text = "; ".join(parts)
     return text[:1].upper() + text[1:]
-
-
-class Empty(NamedTuple):
-    """A side without any object: OLD or NEW, where (its file), and what it holds."""
-
-    side: str
-    where: str
-    what: str = "it is empty or only comments"
-
-
-def empty_message(e: Empty) -> str:
-    return (
-        f"no Kubernetes objects in {e.side} ({e.what}: a failed render?): compared as a "
-        "render of nothing; --strict makes this an error"
-    )
 
 
 def _findings(
