@@ -550,6 +550,42 @@ def test_the_count_each_autoscaler_gives() -> None:
 
 
 @pytest.mark.parametrize(
+    ("kind", "extra", "said"),
+    [
+        ("Deployment", "", "; new pods get the new template"),
+        ("StatefulSet", "  serviceName: web\n", ""),
+    ],
+)
+def test_a_count_keda_holds_at_zero_is_named(
+    tmp_path: Path, kind: str, extra: str, said: str
+) -> None:
+    # no spec.replicas: KEDA's paused-replicas "0" holds it at 0 (the rule says so, not
+    # "spec.replicas is 0")
+    def side(image: str) -> str:
+        return (
+            f"apiVersion: apps/v1\nkind: {kind}\nmetadata: {{name: web, namespace: shop}}\n"
+            f"spec:\n{extra}  selector: {{matchLabels: {{app: web}}}}\n  template:\n"
+            "    metadata: {labels: {app: web}}\n"
+            f"    spec: {{containers: [{{name: c, image: '{image}'}}]}}\n---\n"
+            "apiVersion: keda.sh/v1alpha1\nkind: ScaledObject\n"
+            "metadata:\n  name: web\n  namespace: shop\n"
+            "  annotations: {autoscaling.keda.sh/paused-replicas: '0'}\n"
+            f"spec:\n  scaleTargetRef: {{kind: {kind}, name: web}}\n"
+            "  minReplicaCount: 2\n  maxReplicaCount: 8\n"
+            "  triggers: [{type: cpu, metricType: Utilization, metadata: {value: '60'}}]\n"
+        )
+
+    (tmp_path / "o.yaml").write_text(side("app:1"))
+    (tmp_path / "n.yaml").write_text(side("app:2"))
+    code, out, _ = report("o.yaml", "n.yaml", "--format", "json", cwd=tmp_path)
+    (web,) = json.loads(out)["notRestarting"]
+    assert (code, web["outcome"]) == (0, "none")
+    assert web["reason"] == (
+        "replicas 0 from ScaledObject/web, autoscaling.keda.sh/paused-replicas: no pod runs" + said
+    )
+
+
+@pytest.mark.parametrize(
     ("hpa_ns", "workload_ns", "args", "owned"),
     [
         ("", "", (), True),  # neither says: kubectl apply -n puts both in one
