@@ -185,3 +185,17 @@ def test_a_fingerprint_is_no_hash_of_a_secret_value() -> None:
     masker = Masker(["k8stokenabc123xyz", "k8stokenzzz999xyz"])
     one, two = finding("app-k8stokenabc123xyz"), finding("app-k8stokenzzz999xyz")
     assert _fingerprint(one, masker) == _fingerprint(two, masker) != _fingerprint(one)
+
+
+def test_the_one_environment_error_masks_a_value_in_a_name(tmp_path: Path) -> None:
+    # two directories define the ConfigMap whose name holds a Secret's value: the
+    # report refuses (one environment at a time), and its error masks the value too
+    text = (CASE / "names-new.yaml").read_text()
+    # prod: only ConfigMap app-k8stokenabc123xyz
+    for env, body in (("dev", text), ("prod", text.split("---\n")[2])):
+        (tmp_path / "envs" / env).mkdir(parents=True)
+        (tmp_path / "envs" / env / "all.yaml").write_text(body)
+    res = run_cmhash(["report", "--no-config", "envs", "envs"], cwd=tmp_path)
+    assert res.code == 2
+    assert "ConfigMap 'app-***' is defined in several directories" in res.stderr
+    assert leaked(res.stderr, secret_values("names-new.yaml")) == []

@@ -291,9 +291,10 @@ def _pruned(old: RunResult, new: RunResult) -> list[dict[str, str]]:
     return out
 
 
-def _one_environment(r: RunResult, side: str) -> None:
+def _one_environment(r: RunResult, side: str, secrets: Masker | None) -> None:
     """report matches objects by identity: a side with environments (an id several
-    directories define, plan/scopes.py) would match one environment's against another's."""
+    directories define, plan/scopes.py) would match one environment's against another's
+    (the error masks ``secrets``, as the report does)."""
     per = r.config_index.by_directory if r.config_index else {}
     for key, dirs in per.items():
         what, example = several_places(dirs)
@@ -301,10 +302,11 @@ def _one_environment(r: RunResult, side: str) -> None:
             hint = f"run it on each environment's directory (e.g. {example})"
         else:
             hint = "run it on each Helm release's render" + (f" (e.g. {example})" * bool(example))
-        raise UsageError(
+        message = (
             f"{side}: {key.kind} {key.name!r} is defined in {what} ({defined_in(dirs)}): "
             f"report compares one environment at a time; {hint}"
         )
+        raise UsageError(secrets.sub(message) if secrets else message)
 
 
 def by_namespace(restart: list[dict[str, Any]]) -> dict[str, int]:
@@ -327,8 +329,9 @@ def build(
     ``values``: ConfigMap value diffs (never a Secret's); ``scalers``: each side's
     autoscalers (the pod counts the rollout rules read); ``empty``: (OLD or NEW, where)
     of a side without any object (an ``empty-input`` warning)."""
-    _one_environment(old, "OLD")
-    _one_environment(new, "NEW")
+    secrets = secret_texts(old, new)
+    _one_environment(old, "OLD", secrets)
+    _one_environment(new, "NEW", secrets)
     names = _names(old, new)
     configs = [
         # a versioned object with new content is a new object: nothing is edited in place
@@ -338,7 +341,6 @@ def build(
     used = UsedBy(names.versioned, names.own)
     templates = templates_of(old, new, annotation_key, parser, names, scalers)
     groups, users = compare_workloads(old, new, {c.key: c for c in configs}, names, used, templates)
-    secrets = secret_texts(old, new)
     findings, counts = _findings(old, new, configs, empty, secrets)
     config_items, unused = _configs(old, new, configs, users, names, used, values)
     restart, not_restarting = groups["restart"], groups["notRestarting"]
