@@ -247,3 +247,63 @@ def test_a_key_is_never_shown_raw_in_the_marker(tmp_path: Path) -> None:
     first, label = body.splitlines()[:2]
     assert first == marker(key) and first.count("-->") == 1
     assert label == "<sub>a --&gt; b &lt;script&gt;</sub>"
+
+
+def _post(path: str, text: str, cwd: Path, env: dict[str, str]) -> tuple[int, str]:
+    (cwd / path).write_text(text)
+    res = run_cmhash(["github-comment", path], cwd=cwd, env=env)
+    return res.code, res.stderr
+
+
+def test_the_default_key_is_the_files_path_in_the_repository(tmp_path: Path) -> None:
+    # a monorepo: a job per directory cds into it and posts report.md; each keeps its
+    # own comment, however the file is named and wherever the workspace is checked out
+    ws = tmp_path / "work" / "deploy"
+    (ws / "sub").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(ws)
+    with FakeGitHub() as gh:
+        env = gh.env(_event(tmp_path), GITHUB_WORKSPACE=str(ws))
+        assert _post("report.md", "root\n", ws, env) == (0, "created pull-request comment 101\n")
+        said = _post("report.md", "sub\n", ws / "sub", env)
+        assert said == (0, "created pull-request comment 102\n")
+        for name, cwd in (
+            ("./report.md", ws),
+            (str(ws / "report.md"), tmp_path),
+            (str(tmp_path / "link" / "report.md"), tmp_path),
+            ("../report.md", ws / "sub"),
+        ):
+            assert _post(name, "root again\n", cwd, env) == (
+                0,
+                "updated pull-request comment 101\n",
+            ), name
+        assert _post("sub/report.md", "sub 2\n", ws, env)[1] == "updated pull-request comment 102\n"
+        assert [c["body"] for c in gh.comments[1:]] == [
+            f"{marker('report.md')}\nroot again\n",
+            f"{marker('sub/report.md')}\nsub 2\n",
+        ]
+    # the next pipeline, checked out elsewhere: the same keys
+    other = tmp_path / "builds" / "7" / "deploy"
+    (other / "sub").mkdir(parents=True)
+    with FakeGitHub() as gh:
+        gh.comments[0] |= {"body": f"{marker('sub/report.md')}\nsub 2\n", "user": BOT}
+        env = gh.env(_event(tmp_path), GITHUB_WORKSPACE=str(other))
+        assert _post("report.md", "sub 3\n", other / "sub", env)[1] == (
+            "updated pull-request comment 100\n"
+        )
+
+
+def test_without_a_workspace_the_git_top_level_is_the_root(tmp_path: Path) -> None:
+    import subprocess
+
+    repo = tmp_path / "repo"
+    (repo / "apps" / "shop").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    with FakeGitHub() as gh:
+        env = gh.env(_event(tmp_path))
+        assert _post("report.md", "x\n", repo / "apps" / "shop", env)[0] == 0
+        # outside any repository: the whole resolved path
+        assert _post("report.md", "y\n", tmp_path, env)[0] == 0
+        assert [c["body"].splitlines()[0] for c in gh.comments[1:]] == [
+            marker("apps/shop/report.md"),
+            marker(str((tmp_path / "report.md").resolve())),
+        ]

@@ -134,3 +134,31 @@ def test_the_note_of_an_earlier_version_is_taken_over_once(tmp_path: Path) -> No
             "created merge-request note 3\n"
         )
         assert gl.notes[1]["body"].startswith(marker("a") + "\n")
+
+
+def test_the_default_key_is_the_files_path_in_the_project_dir(tmp_path: Path) -> None:
+    # two jobs of a monorepo post their directory's report.md: a note each; the same
+    # file by its absolute path is the same note
+    project = tmp_path / "builds" / "shop" / "deploy"
+    for d in ("prod", "staging"):
+        (project / d).mkdir(parents=True)
+        (project / d / "report.md").write_text(f"{d} plan\n")
+    with FakeGitLab() as gl:
+        env = gl.env(CI_PROJECT_DIR=str(project))
+        said = [
+            run_cmhash(["gitlab-note", name], cwd=cwd, env=env).stderr
+            for name, cwd in (
+                ("report.md", project / "prod"),
+                ("report.md", project / "staging"),
+                (str(project / "prod" / "report.md"), tmp_path),
+            )
+        ]
+        assert said == [
+            "created merge-request note 2\n",
+            "created merge-request note 3\n",
+            "updated merge-request note 2\n",
+        ]
+        assert [n["body"].splitlines()[0] for n in gl.notes[1:]] == [
+            marker("prod/report.md"),
+            marker("staging/report.md"),
+        ]

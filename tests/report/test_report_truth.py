@@ -412,9 +412,66 @@ def test_an_empty_old_file(tmp_path: Path) -> None:
     code, out, err = report("old.yaml", "new.yaml", "--format", "text", cwd=tmp_path)
     assert code == 0 and "old.yaml:1:1: warning: no Kubernetes objects in OLD" in err
     assert out.startswith(
-        "OLD has no Kubernetes objects (a failed render?); No workload will restart"
+        "OLD has no Kubernetes objects (a failed render?); no workload will restart"
     )
     assert "[empty-input]" in out
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("", "new.yaml", {"OLD": False}),  # OLD was empty before this change
+        ("new.yaml", "", {"NEW": True}),  # this change empties NEW
+        ("", "", {"OLD": False, "NEW": False}),  # NEW as empty as OLD was
+    ],
+)
+def test_only_what_this_change_brings_is_new(
+    tmp_path: Path, old: str, new: str, expected: dict[str, bool]
+) -> None:
+    for side, name in (("o.yaml", old), ("n.yaml", new)):
+        (tmp_path / side).write_text((CASE / name).read_text() if name else "")
+    code, out, _ = report("o.yaml", "n.yaml", "--format", "json", cwd=tmp_path)
+    assert code == 0
+    found = json.loads(out)["findings"]
+    assert {f["message"].split()[4]: f["new"] for f in found if f["code"] == "empty-input"} == (
+        expected
+    )
+
+
+@pytest.mark.parametrize(
+    "empty",
+    [
+        b"apiVersion: v1\nkind: List\nitems: []\n",
+        # kubectl get deployments -o yaml, nothing found
+        b'apiVersion: v1\nitems: []\nkind: List\nmetadata:\n  resourceVersion: ""\n',
+        b"apiVersion: v1\nkind: List\n",  # (no items at all)
+        b"apiVersion: v1\nkind: ConfigMapList\nitems: null\n---\n# nothing\n",
+    ],
+)
+def test_a_list_without_items_is_an_empty_side(empty: bytes) -> None:
+    # kubectl flattens a List (cli-runtime resource/visitor.go FlattenListVisitor): one
+    # without items applies nothing ("no objects passed to apply")
+    code, out, err = report("old.yaml", "-", "--format", "json", stdin=empty)
+    assert code == 0
+    assert err == (
+        "<stdin>:1:1: warning: no Kubernetes objects in NEW (only Lists without items: "
+        "a failed render?): compared as a render of nothing; --strict makes this an error\n"
+    )
+    data = json.loads(out)
+    assert data["summary"]["warnings"] == 1 and data["summary"]["removed"] > 0
+    assert [f["code"] for f in data["findings"]] == ["empty-input"]
+    code, out, err = report("old.yaml", "-", "--strict", stdin=empty)
+    assert (code, out) == (2, "")
+    assert err == (
+        "cmhash: <stdin>:1:1: no Kubernetes objects in the input (only Lists without items)\n"
+    )
+
+
+def test_a_list_with_items_is_no_empty_side() -> None:
+    listed = b"apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Service, metadata: {name: s}}\n"
+    code, out, err = report("old.yaml", "-", "--format", "json", "--strict", stdin=listed)
+    assert code == 0 and err == ""
+    assert json.loads(out)["summary"]["warnings"] == 0
 
 
 # ------------------------------------------------------------- 9. left open before
@@ -490,6 +547,42 @@ def test_the_count_each_autoscaler_gives() -> None:
     assert not replicas_of(None, keda({"autoscaling.keda.sh/paused": "true"})).known
     assert replicas_of(5, None).said() == "replicas 5"
     assert replicas_of(None, None).said().startswith("replicas unknown offline: ")
+
+
+@pytest.mark.parametrize(
+    ("kind", "extra", "said"),
+    [
+        ("Deployment", "", "; new pods get the new template"),
+        ("StatefulSet", "  serviceName: web\n", ""),
+    ],
+)
+def test_a_count_keda_holds_at_zero_is_named(
+    tmp_path: Path, kind: str, extra: str, said: str
+) -> None:
+    # no spec.replicas: KEDA's paused-replicas "0" holds it at 0 (the rule says so, not
+    # "spec.replicas is 0")
+    def side(image: str) -> str:
+        return (
+            f"apiVersion: apps/v1\nkind: {kind}\nmetadata: {{name: web, namespace: shop}}\n"
+            f"spec:\n{extra}  selector: {{matchLabels: {{app: web}}}}\n  template:\n"
+            "    metadata: {labels: {app: web}}\n"
+            f"    spec: {{containers: [{{name: c, image: '{image}'}}]}}\n---\n"
+            "apiVersion: keda.sh/v1alpha1\nkind: ScaledObject\n"
+            "metadata:\n  name: web\n  namespace: shop\n"
+            "  annotations: {autoscaling.keda.sh/paused-replicas: '0'}\n"
+            f"spec:\n  scaleTargetRef: {{kind: {kind}, name: web}}\n"
+            "  minReplicaCount: 2\n  maxReplicaCount: 8\n"
+            "  triggers: [{type: cpu, metricType: Utilization, metadata: {value: '60'}}]\n"
+        )
+
+    (tmp_path / "o.yaml").write_text(side("app:1"))
+    (tmp_path / "n.yaml").write_text(side("app:2"))
+    code, out, _ = report("o.yaml", "n.yaml", "--format", "json", cwd=tmp_path)
+    (web,) = json.loads(out)["notRestarting"]
+    assert (code, web["outcome"]) == (0, "none")
+    assert web["reason"] == (
+        "replicas 0 from ScaledObject/web, autoscaling.keda.sh/paused-replicas: no pod runs" + said
+    )
 
 
 @pytest.mark.parametrize(

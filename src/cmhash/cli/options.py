@@ -268,8 +268,9 @@ def comment_options(token_env: str, token_help: str) -> Callable[[_F], _F]:
             "--comment-key",
             default=None,
             metavar="TEXT",
-            help="Which comment is this job's, shown above the report (default: from "
-            "FILE's path: two jobs of one merge request keep one each).",
+            help="Which comment is this job's, shown above the report (default: FILE's "
+            "path in the repository, however it is named: two jobs of one merge request "
+            "keep one each).",
         )(fn)
         fn = click.option(
             "--token-env", default=token_env, show_default=True, metavar="VAR", help=token_help

@@ -211,7 +211,8 @@ def gitlab_note(file: str, token_env: str, comment_key: str | None) -> None:
     from cmhash.integrations.comments import file_key
     from cmhash.integrations.gitlab import post_note_from_environment
 
-    how, note = post_note_from_environment(file, token_env, file_key(file, comment_key))
+    key = file_key(file, comment_key, "CI_PROJECT_DIR")
+    how, note = post_note_from_environment(file, token_env, key)
     err(f"{how} merge-request note {note}")
 
 
@@ -232,6 +233,6 @@ def github_comment(file: str, token_env: str, comment_key: str | None, pr: int |
     from cmhash.integrations.comments import file_key
     from cmhash.integrations.github import post_comment_from_environment
 
-    key = file_key(file, comment_key)
+    key = file_key(file, comment_key, "GITHUB_WORKSPACE")
     how, comment = post_comment_from_environment(file, token_env, pr, key)
     err(f"{how} pull-request comment {comment}")

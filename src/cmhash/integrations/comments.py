@@ -245,11 +245,40 @@ class Key(NamedTuple):
 NO_KEY = Key()  # the legacy marker
 
 
-def file_key(path: str, given: str | None) -> Key:
-    """``--comment-key`` (shown above the report), else the report file's path."""
+def file_key(path: str, given: str | None, root_env: str) -> Key:
+    """``--comment-key`` (shown above the report), else the report file's path from the
+    repository's root: ``root_env`` (CI_PROJECT_DIR, GITHUB_WORKSPACE) or the git top
+    level of the file's directory, symbolic links resolved. However the file is named
+    (``report.md``, ``./report.md``, its absolute path) and wherever the job runs from,
+    one file is one key, the same in every pipeline; ``report.md`` of two directories
+    is two. A file outside the repository: its whole resolved path."""
     if given:
         return Key(given, given)
-    return Key(os.path.normpath(path))
+    where = os.path.realpath(path)
+    for root in (os.environ.get(root_env), _top_level(os.path.dirname(where))):
+        if root:
+            rel = os.path.relpath(where, os.path.realpath(root))
+            if rel != os.pardir and not rel.startswith(os.pardir + os.sep):
+                return Key(rel.replace(os.sep, "/"))
+    return Key(where)
+
+
+def _top_level(directory: str) -> str | None:
+    """The top level of the git work tree ``directory`` is in, if git says one."""
+    import subprocess
+
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return (out.stdout.strip() or None) if out.returncode == 0 else None
 
 
 def upsert(api: Api, text: str, key: Key = NO_KEY) -> tuple[str, int]:

@@ -13,10 +13,12 @@ from cmhash.knowledge.labels import is_empty, selector_matches
 from cmhash.knowledge.rollout_holds import HOLDS, RELEASED, released_only
 from cmhash.knowledge.rollout_rule import (
     DEPLOYMENT,
+    ZERO,
     Outcome,
     Rule,
     Workload,
     always,
+    no_pod,
     replicas,
     scaled,
     scales_from_zero,
@@ -199,9 +201,9 @@ DEPLOYMENT_RULES = (
         "deployment-zero-replicas",
         DEPLOYMENT,
         lambda c: replicas(c).exact == 0,
-        "spec.replicas: 0",
+        ZERO,
         Outcome.NONE,
-        lambda c: "spec.replicas is 0: no pod runs; new pods get the new template",
+        lambda c: f"{no_pod(c)}; new pods get the new template",
         f"{K8S_DEPLOYMENT}#scaling-a-deployment; pkg/controller/deployment/rolling.go "
         "(the new ReplicaSet is scaled to spec.replicas)",
     ),

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple, Protocol
 
 from cmhash.knowledge.defaults import path_get
 from cmhash.knowledge.podupdate import Effect
-from cmhash.knowledge.replicas import Replicas
+from cmhash.knowledge.replicas import SPEC, Replicas
 from cmhash.model import ResourceId, TextEnum
 
 
@@ -105,6 +105,17 @@ def scaled(c: Workload) -> str:
     (HorizontalPodAutoscaler/web))``."""
     n = c.replicas()
     return f" ({n.said()})" if n.scaled else ""
+
+
+# the condition of the rules for a workload at 0 (a count an autoscaler holds too)
+ZERO = "replicas 0: spec.replicas, or an autoscaler that holds it there"
+
+
+def no_pod(c: Workload) -> str:
+    """Why a workload at 0 runs no pod, with the value it read: ``spec.replicas is 0``,
+    or the autoscaler that holds it at 0 (KEDA's ``paused-replicas: "0"``)."""
+    n = c.replicas()
+    return f"{'spec.replicas is 0' if n.source.startswith(SPEC) else n.said()}: no pod runs"
 
 
 def scales_from_zero(c: Workload) -> bool:

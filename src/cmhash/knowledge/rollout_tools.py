@@ -22,11 +22,13 @@ from cmhash.knowledge.rollout_rule import (
     EVERY_KIND,
     KNATIVE,
     ROLLOUT,
+    ZERO,
     Outcome,
     Rule,
     Takeover,
     Workload,
     always,
+    no_pod,
     replicas,
 )
 
@@ -210,9 +212,9 @@ ARGO_ROLLOUT_RULES = (
         "rollout-zero-replicas",
         ROLLOUT,
         lambda c: replicas(c).exact == 0,
-        "spec.replicas: 0",
+        ZERO,
         Outcome.NONE,
-        lambda c: "spec.replicas is 0: no pod runs",
+        no_pod,
         f"{ARGO}features/specification/ (spec.replicas)",
     ),
     Rule(

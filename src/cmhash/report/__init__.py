@@ -14,7 +14,8 @@ partial and in-place restarts, and objects their engine re-creates; not CronJobs
 run, refused changes, nor a scale from or to zero: no pod is replaced). Workloads only
 NEW has (``added``: new pods) or only OLD has (``removed``) are not restarts and are not
 counted; a workload defined twice counts once (workloads.py pairs them). A side without
-any object is an ``empty-input`` warning (an error under ``--strict``).
+any object (a List's items counted) is an ``empty-input`` warning (an error under
+``--strict``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cmhash.output import plural
-from cmhash.report.compare import build, empty_message
+from cmhash.report.compare import build
+from cmhash.report.empty import NO_ITEMS, Empty, empty_message, holds_objects
 from cmhash.report.render import FORMATS, fails, formatted
 from cmhash.visible import visible
 
@@ -128,20 +130,30 @@ def data_of(
     ]
     # an empty side is a warning, and an error under --strict (the pipeline's own, as
     # for an empty pipe in the stream mode)
+    own = (old_settings or settings, settings)
     sides = [
         app.run(sources, side, keep_plans=True, allow_empty=not side.strict, output=False)
-        for sources, side in zip(inputs, (old_settings or settings, settings), strict=True)
+        for sources, side in zip(inputs, own, strict=True)
     ]
-    empty = [
-        (label, srcs[0].display if len(srcs) == 1 else path)
-        for label, path, srcs, side in zip(("OLD", "NEW"), (old, new), inputs, sides, strict=True)
-        if side.empty
-    ]
+    empty = []
+    for label, path, srcs, side, mine in zip(
+        ("OLD", "NEW"), (old, new), inputs, sides, own, strict=True
+    ):
+        where = srcs[0].display if len(srcs) == 1 else path
+        if side.empty:
+            empty.append(Empty(label, where))
+        elif not holds_objects(srcs, settings.parser):  # a List without items
+            if mine.strict:
+                from cmhash.errors import InputError
+
+                what = f"no Kubernetes objects in the input ({NO_ITEMS})"
+                raise InputError(what, path=where, line=1, column=1)
+            empty.append(Empty(label, where, NO_ITEMS))
     if empty and not settings.quiet:
         from cmhash.output import err
 
-        for label, where in empty:
-            err(f"{where}:1:1: warning: {empty_message(label)}")
+        for e in empty:
+            err(f"{e.where}:1:1: warning: {empty_message(e)}")
     scalers = (
         Scalers(inputs[0], settings.parser, settings.namespace),
         Scalers(inputs[1], settings.parser, settings.namespace),

@@ -119,7 +119,7 @@ def _text(value: bytes | None) -> list[str] | None:
         return None
     if "\0" in text:
         return None
-    return [ln if len(ln) <= MAX_LINE else ln[: MAX_LINE - 1] + "…" for ln in text.split("\n")]
+    return text.split("\n")  # cut to MAX_LINE once masked (redact.py ``bound``)
 
 
 def _diff(old: bytes | None, new: bytes | None) -> str:

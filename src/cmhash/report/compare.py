@@ -30,8 +30,9 @@ from cmhash.report.changes import (
     config_changes,
     value_diffs,
 )
+from cmhash.report.empty import Empty, empty_message
 from cmhash.report.pruned import pruned_versions
-from cmhash.report.redact import mask_names, redact, secret_names, secret_texts
+from cmhash.report.redact import Masker, bound, mask_names, redact, secret_names, secret_texts
 from cmhash.report.scaling import NO_SCALERS, Scalers
 from cmhash.report.templates import templates_of
 from cmhash.report.usage import Names, UsedBy, Users, unversioned
@@ -44,8 +45,9 @@ if TYPE_CHECKING:
 FORMAT_VERSION = 4
 
 
-def _fingerprint(f: Finding) -> str:
-    """Stable across line moves: what the finding is about, not where it is."""
+def _fingerprint(f: Finding, secrets: Masker | None = None) -> str:
+    """Stable across line moves: what the finding is about, not where it is; with
+    ``secrets`` masked (no hash of text that holds a Secret's value)."""
     about = "\0".join(
         (
             f.code,
@@ -56,15 +58,17 @@ def _fingerprint(f: Finding) -> str:
             "" if (f.resource or f.workload) else f.message,
         )
     )
+    if secrets is not None:
+        about = secrets.sub(about)
     return sha256(about.encode("utf-8")).hexdigest()[:32]
 
 
-def _fingerprints(findings: Iterable[Finding]) -> list[str]:
+def _fingerprints(findings: Iterable[Finding], secrets: Masker | None = None) -> list[str]:
     """One per finding, unique: a repeat gets a counter (GitLab shows one per print)."""
     seen: dict[str, int] = {}
     out = []
     for f in findings:
-        fp = _fingerprint(f)
+        fp = _fingerprint(f, secrets)
         n = seen.get(fp, 0)
         seen[fp] = n + 1
         out.append(fp if n == 0 else sha256(f"{fp}/{n}".encode()).hexdigest()[:32])
@@ -125,7 +129,7 @@ def _summary(
 ) -> str:
     parts = [f"{side} has no Kubernetes objects (a failed render?)" for side in empty]
     parts.append(
-        f"{plural(restart, 'workload')} will restart" if restart else "No workload will restart"
+        f"{plural(restart, 'workload')} will restart" if restart else "no workload will restart"
     )
     if not_restarting:
         verb = "is" if not_restarting == 1 else "are"
@@ -143,34 +147,36 @@ def _summary(
     parts.append(f"{changed} changed" if changed else "no ConfigMap or Secret changed")
     if errors:
         parts.append(plural(errors, "error"))
-    return "; ".join(parts)
-
-
-def empty_message(side: str) -> str:
-    return (
-        f"no Kubernetes objects in {side} (it is empty or only comments: a failed "
-        "render?): compared as a render of nothing; --strict makes this an error"
-    )
+    text = "; ".join(parts)
+    return text[:1].upper() + text[1:]
 
 
 def _findings(
     old: RunResult,
     new: RunResult,
     configs: list[ConfigChange],
-    empty: Sequence[tuple[str, str]] = (),
+    empty: Sequence[Empty] = (),
     more: Sequence[Finding] = (),
+    secrets: Masker | None = None,
 ) -> tuple[list[dict[str, Any]], dict[Level, int]]:
     """NEW's findings and the immutable-config errors, each marked new when OLD lacked it;
-    a warning for a side without objects; ``more``: the report's own (downtime)."""
+    a warning for a side without objects; ``more``: the report's own (downtime);
+    ``secrets``: masked before the fingerprint is taken."""
+    blank = [
+        Finding(e.where, 1, 1, Level.WARNING, Code.EMPTY_INPUT, empty_message(e)) for e in empty
+    ]
     found = [
-        *(Finding(w, 1, 1, Level.WARNING, Code.EMPTY_INPUT, empty_message(s)) for s, w in empty),
+        *blank,
         *new.findings,
         *more,
         *(_immutable_finding(c) for c in configs if c.immutable_violation),
         *(_duplicate_finding(a, b) for a, b in duplicates(new.plans)),
     ]
     found.sort(key=Finding.sort_key)
+    # what OLD had is not new: its findings, and its being empty (OLD's own warning, and
+    # NEW's too when both are)
     known = {_about(f) for f in old.findings}
+    known |= {_about(f) for f, e in zip(blank, empty, strict=True) if e.side == "OLD"}
     items = [
         {
             "file": f.path,
@@ -182,7 +188,7 @@ def _findings(
             "new": _about(f) not in known,
             "fingerprint": fp,
         }
-        for f, fp in zip(found, _fingerprints(found), strict=True)
+        for f, fp in zip(found, _fingerprints(found, secrets), strict=True)
     ]
     counts = {level: sum(1 for f in found if f.level is level) for level in Level}
     return items, counts
@@ -271,9 +277,10 @@ def _objects(r: RunResult, names: Names) -> dict[ResourceId, ConfigEntry]:
     }
 
 
-def _one_environment(r: RunResult, side: str) -> None:
+def _one_environment(r: RunResult, side: str, secrets: Masker | None) -> None:
     """report matches objects by identity: a side with environments (an id several
-    directories define, plan/scopes.py) would match one environment's against another's."""
+    directories define, plan/scopes.py) would match one environment's against another's
+    (the error masks ``secrets``, as the report does)."""
     per = r.config_index.by_directory if r.config_index else {}
     for key, dirs in per.items():
         what, example = several_places(dirs)
@@ -281,10 +288,11 @@ def _one_environment(r: RunResult, side: str) -> None:
             hint = f"run it on each environment's directory (e.g. {example})"
         else:
             hint = "run it on each Helm release's render" + (f" (e.g. {example})" * bool(example))
-        raise UsageError(
+        message = (
             f"{side}: {key.kind} {key.name!r} is defined in {what} ({defined_in(dirs)}): "
             f"report compares one environment at a time; {hint}"
         )
+        raise UsageError(secrets.sub(message) if secrets else message)
 
 
 def _identity(workload: dict[str, Any]) -> tuple[Any, ...]:
@@ -306,7 +314,7 @@ def build(
     parser: str = "fast",
     values: bool = True,
     scalers: tuple[Scalers, Scalers] = (NO_SCALERS, NO_SCALERS),
-    empty: Sequence[tuple[str, str]] = (),
+    empty: Sequence[Empty] = (),
     nodes: int | None = None,
     acknowledge: tuple[Acknowledgement, ...] = (),
 ) -> dict[str, Any]:
@@ -316,8 +324,9 @@ def build(
     of a side without any object (an ``empty-input`` warning); ``nodes``: how many
     nodes run a DaemonSet's pods (--nodes; unknown offline); ``acknowledge``: the
     config's, which make a known downtime a notice."""
-    _one_environment(old, "OLD")
-    _one_environment(new, "NEW")
+    secrets = secret_texts(old, new)
+    _one_environment(old, "OLD", secrets)
+    _one_environment(new, "NEW", secrets)
     names = _names(old, new)
     configs = [
         # a versioned object with new content is a new object: nothing is edited in place
@@ -332,7 +341,7 @@ def build(
     if downtime:
         annotated = {p.info.about.resource: p.info.selection.acknowledged for p in new.plans}
         downtime = acknowledged(downtime, acknowledge, annotated)
-    findings, counts = _findings(old, new, configs, empty, downtime)
+    findings, counts = _findings(old, new, configs, empty, downtime, secrets)
     config_items, unused = _configs(old, new, configs, users, names, used, values)
     capacity, capacity_by_namespace = totals(restart)
     added, removed = sides(old, new)
@@ -350,7 +359,7 @@ def build(
                 configs,
                 errors,
                 (len(added), len(removed)),
-                [side for side, _ in empty],
+                [e.side for e in empty],
             ),
             "restart": len(restart),
             "restartByNamespace": by_namespace(restart),
@@ -377,6 +386,7 @@ def build(
         **({"pruned": pruned_versions(old, new)} if names.versioned else {}),
         "findings": findings,
     }
-    redact(data, secret_texts(old, new))  # a Secret's value copied into what is shown
+    redact(data, secrets)  # a Secret's value copied into what is shown
     mask_names(data, secret_names(old, new))  # creds-5f46k2f562: a hash of its values
+    bound(data)  # long values cut, once nothing of a Secret is left in them
     return data

@@ -25,8 +25,6 @@ from typing import Any, NamedTuple
 from cmhash.knowledge.defaults import CONTAINERS, DEFAULTS, QUANTITIES, matches, quantity
 from cmhash.knowledge.zerovalues import stored
 
-_MAX_VALUE = 120  # characters of a value shown in a cause
-
 
 class Unit(NamedTuple):
     pattern: tuple[str, ...]  # path steps; "*" any key, "<c>" a container list
@@ -93,10 +91,10 @@ def _unit(path: tuple[str, ...]) -> Unit | None:
 
 
 def shown(value: Any) -> str:
-    """A value as one bounded line (strings as they are, the rest as compact JSON)."""
+    """A value as one line (strings as they are, the rest as compact JSON); cut to its
+    shown length only once any Secret value in it is masked (redact.py ``bound``)."""
     text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
-    text = text.replace("\r", "\\r").replace("\n", "\\n")
-    return text if len(text) <= _MAX_VALUE else text[: _MAX_VALUE - 1] + "…"
+    return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def _env(item: Any) -> str | None:
