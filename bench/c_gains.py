@@ -41,7 +41,6 @@ ENTRIES = {
     "document_resources": "parse/resources.py resources_of",
     "cuts": "read/split.py cut loop",
     "top_level": "read/split.py top-level scan",
-    "line_numbers": "read/source.py _py_line_numbers",
     "_cpack": "analyze/transport.py pickle",
     "_cjson": "jsonout.py / hashing.py Python writers",
 }
@@ -55,7 +54,6 @@ GROUPS = {
     "resources": ("document_resources",),
     "resolve": ("resolve_plain",),
     "scan": ("top_level", "cuts"),
-    "lines": ("line_numbers",),
     "json": ("_cjson",),
     "pack": ("_cpack",),
 }

@@ -1880,59 +1880,6 @@ append_offset(PyObject *list, Py_ssize_t at)
     return rc;
 }
 
-/* ---------------------------------------------------------------- SourceText.lines
- *
- * read/source.py's SourceText.lines (its _py_lines is the reference): the 1-based line
- * of each offset of ``offsets``, which are sorted and at least 0; one pass over the
- * text, counting line breaks ('\n') with memchr in 1-byte text. A list, in order. */
-
-static PyObject *
-line_numbers(PyObject *Py_UNUSED(self), PyObject *args)
-{
-    PyObject *text, *offsets;
-    if (!PyArg_ParseTuple(args, "UO!:line_numbers", &text, &PyList_Type, &offsets))
-        return NULL;
-    int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
-    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    Py_ssize_t count = PyList_GET_SIZE(offsets);
-    PyObject *out = PyList_New(count);
-    if (out == NULL)
-        return NULL;
-    Py_ssize_t at = 0, line = 1;
-    for (Py_ssize_t i = 0; i < count; i++) {
-        Py_ssize_t offset = PyLong_AsSsize_t(PyList_GET_ITEM(offsets, i));
-        if (offset == -1 && PyErr_Occurred())
-            goto fail;
-        if (offset < at) {
-            PyErr_SetString(PyExc_ValueError, "line_numbers: offsets must be sorted, from 0");
-            goto fail;
-        }
-        Py_ssize_t end = offset < n ? offset : n;
-        if (kind == PyUnicode_1BYTE_KIND) {
-            const char *p = (const char *)data + at, *stop = (const char *)data + end;
-            while (p < stop && (p = memchr(p, '\n', (size_t)(stop - p))) != NULL) {
-                line++;
-                p++;
-            }
-        }
-        else {
-            for (Py_ssize_t j = at; j < end; j++)
-                if (PyUnicode_READ(kind, data, j) == '\n')
-                    line++;
-        }
-        at = end > at ? end : at;
-        PyObject *v = PyLong_FromSsize_t(line);
-        if (v == NULL)
-            goto fail;
-        PyList_SET_ITEM(out, i, v);
-    }
-    return out;
-fail:
-    Py_DECREF(out);
-    return NULL;
-}
-
 /* ---------------------------------------------------------------- split._cuts
  *
  * read/split.py's cuts (its _py_cuts is the reference): where the text's documents
@@ -2472,8 +2419,6 @@ static PyMethodDef methods[] = {
     {"document_resources", document_resources, METH_VARARGS,
      "document_resources(source, doc, roots) -> list[Resource] | NotImplemented: "
      "resources.document_resources for the common case"},
-    {"line_numbers", line_numbers, METH_VARARGS,
-     "line_numbers(text, sorted offsets) -> list[int]: SourceText.lines' pass, in C"},
     {"cuts", cuts, METH_VARARGS,
      "cuts(text, only_comments) -> list[int]: split._cuts, where each document starts, "
      "then the text's length"},

@@ -27,7 +27,6 @@ NAMES = (
     "cuts",
     "document_resources",
     "find_refs",
-    "line_numbers",
     "resolve_plain",
     "site_refs",
     "top_level",
