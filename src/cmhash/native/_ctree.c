@@ -23,11 +23,6 @@
  * the reference, decides.
  *
  * check_edit(old_root, new_text, node_type, kinds, template_path, key, value) -> True | None
- *
- * And analyze/refs.py's walk of reference sites (collect): the nodes at a trie of paths
- * over a tree the C builder made; anything else is "cannot", and refs.py walks it.
- *
- * collect(node, trie, field, count, node_type, kinds) -> list[list[(Node, str)]] | None
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -1059,14 +1054,14 @@ check_edit(PyObject *Py_UNUSED(self), PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* ---- collect: analyze/refs.py's site walk ----------------------------------------
+/* ---- collect: analyze/refs.py's site walk, for find_refs ---------------------------
  *
  * refs._collect in C: the nodes at every path of a trie of reference sites (keys to
  * follow, "*" to fan out over list items, the sites whose path ends here), each with its
  * field path, in document order. Only over trees the C builder made: an alias, or a
  * mapping without its key index (a merge, a duplicate key), returns 0 ("cannot"), and
- * refs._collect walks the whole thing instead, raising what it raises. Internally: 1
- * done, 0 cannot, -1 a Python exception. */
+ * refs.py reads the whole pod spec instead, raising what it raises. Internally: 1 done,
+ * 0 cannot, -1 a Python exception. */
 
 typedef struct {
     PyObject *kinds[3];
@@ -1228,28 +1223,6 @@ run_collect(PyObject *const kinds[3], PyObject *node, PyObject *trie,
     if (r < 0)
         return NULL;
     Py_RETURN_NONE;
-}
-
-static PyObject *
-collect(PyObject *Py_UNUSED(self), PyObject *args)
-{
-    PyObject *node, *trie, *field, *kinds_tuple;
-    Py_ssize_t count;
-    PyTypeObject *type;
-    if (!PyArg_ParseTuple(args, "OOUnO!O!", &node, &trie, &field, &count, &PyType_Type, &type,
-                          &PyTuple_Type, &kinds_tuple))
-        return NULL;
-    if (!kinds_ok(kinds_tuple))
-        return NULL;
-    if (count < 0) {
-        PyErr_SetString(PyExc_ValueError, "_ctree.collect: count must be >= 0");
-        return NULL;
-    }
-    if (read_layout(type) < 0)
-        return NULL;
-    PyObject *const kinds[3] = {PyTuple_GET_ITEM(kinds_tuple, 0), PyTuple_GET_ITEM(kinds_tuple, 1),
-                                PyTuple_GET_ITEM(kinds_tuple, 2)};
-    return run_collect(kinds, node, trie, field, count);
 }
 
 /* ---- what the tree's readers below work with ----------------------------------------
@@ -1417,42 +1390,14 @@ top_level(PyObject *Py_UNUSED(self), PyObject *args)
  * step by step): the Reference of each site node, over mappings with their key index and
  * untagged, unaliased values. Anything else -- an alias, a tag, a value Kubernetes would
  * refuse (refs.py raises the error), a name with a problem for renaming -- returns
- * NotImplemented for the whole site, and refs.py reads it. bind_refs() sets the
- * Reference and Spot classes and go-yaml's boolean words once (after bind_scalar). */
+ * NotImplemented for the whole site, and find_refs hands the pod spec to refs.py. (The
+ * walk and this, as entry points of their own for refs.py's Python path, saved under
+ * 2 % of a run: only find_refs calls them.) */
 
 static PyTypeObject *ref_type, *spot_type;
-static PyObject *true_words, *false_words, *refs_fallback;
+static PyObject *true_words, *false_words;
 static PyObject *KEY_KEY;  /* "key", of an items entry */
 static PyObject *NAME_KEY; /* "name", of a container */
-
-static PyObject *
-bind_refs(PyObject *Py_UNUSED(self), PyObject *args)
-{
-    PyTypeObject *ref, *spot;
-    PyObject *t, *f, *fallback;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O", &PyType_Type, &ref, &PyType_Type, &spot,
-                          &PyFrozenSet_Type, &t, &PyFrozenSet_Type, &f, &fallback))
-        return NULL;
-    if (scalar_kind == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "_ctree.bind_refs: bind_scalar() first");
-        return NULL;
-    }
-    if (!PyType_IsSubtype(ref, &PyTuple_Type) || !PyType_IsSubtype(spot, &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "_ctree.bind_refs: tuple classes expected");
-        return NULL;
-    }
-    Py_INCREF(ref);
-    Py_INCREF(spot);
-    Py_INCREF(t);
-    Py_INCREF(f);
-    Py_INCREF(fallback);
-    Py_XSETREF(refs_fallback, fallback);
-    Py_XSETREF(ref_type, ref);
-    Py_XSETREF(spot_type, spot);
-    Py_XSETREF(true_words, t);
-    Py_XSETREF(false_words, f);
-    Py_RETURN_NONE;
-}
 
 /* The value node under key of a mapping (borrowed into *out; NULL: absent). 1 ok, 0 not
  * the common case, -1 error. */
@@ -1730,24 +1675,6 @@ site_refs_or_not(PyObject *site_tuple, PyObject *matches, PyObject *container)
     return refs;
 }
 
-static PyObject *
-site_refs(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
-{
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "site_refs(site, matches, container)");
-        return NULL;
-    }
-    if (refs_fallback == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "_ctree.site_refs: bind_refs() first");
-        return NULL;
-    }
-    PyObject *refs = site_refs_or_not(args[0], args[1], args[2]);
-    if (refs != Py_NotImplemented)
-        return refs;
-    Py_DECREF(refs);
-    return PyObject_Vectorcall(refs_fallback, args, 3, NULL);
-}
-
 /* ---------------------------------------------------------------- marker lines
  *
  * read/split.py's marker lines (its _py_markers is the reference), for cuts() below:
@@ -1896,19 +1823,25 @@ fail:
  * the reference): the containers of both lists, each container's sites, the pod's sites,
  * and imagePullSecrets when asked, with the walk (collect) and the References
  * (site_refs) above. Anything either of them hands back -- or an aliased list or
- * container -- makes the whole pod spec refs.py's: None. bind_find() sets the tables
- * once (after bind_refs). */
+ * container -- makes the whole pod spec refs.py's: None. bind_find() sets the Reference
+ * and Spot classes, go-yaml's boolean words and the tables once (after bind_scalar). */
 
 static PyObject *find_tables; /* (lists, container sites, trie, pod sites, trie, (pull site,), trie) */
 
 static PyObject *
 bind_find(PyObject *Py_UNUSED(self), PyObject *args)
 {
-    PyObject *tables;
-    if (!PyArg_ParseTuple(args, "O!", &PyTuple_Type, &tables))
+    PyTypeObject *ref, *spot;
+    PyObject *t, *f, *tables;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!", &PyType_Type, &ref, &PyType_Type, &spot,
+                          &PyFrozenSet_Type, &t, &PyFrozenSet_Type, &f, &PyTuple_Type, &tables))
         return NULL;
-    if (ref_type == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "_ctree.bind_find: bind_refs() first");
+    if (scalar_kind == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_ctree.bind_find: bind_scalar() first");
+        return NULL;
+    }
+    if (!PyType_IsSubtype(ref, &PyTuple_Type) || !PyType_IsSubtype(spot, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "_ctree.bind_find: tuple classes expected");
         return NULL;
     }
     if (PyTuple_GET_SIZE(tables) != 7 || !PyTuple_Check(PyTuple_GET_ITEM(tables, 0)) ||
@@ -1918,8 +1851,11 @@ bind_find(PyObject *Py_UNUSED(self), PyObject *args)
         PyErr_SetString(PyExc_TypeError, "_ctree.bind_find: the tables of refs.py");
         return NULL;
     }
-    Py_INCREF(tables);
-    Py_XSETREF(find_tables, tables);
+    Py_XSETREF(ref_type, (PyTypeObject *)Py_NewRef(ref));
+    Py_XSETREF(spot_type, (PyTypeObject *)Py_NewRef(spot));
+    Py_XSETREF(true_words, Py_NewRef(t));
+    Py_XSETREF(false_words, Py_NewRef(f));
+    Py_XSETREF(find_tables, Py_NewRef(tables));
     Py_RETURN_NONE;
 }
 
@@ -2046,7 +1982,7 @@ find_refs(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
  * absent), and whose kind is not a list kind. Anything else -- a List, a missing kind, a
  * value Kubernetes refuses, an alias -- returns NotImplemented for the whole document,
  * and resources.py reads it. bind_resources() sets the Resource class once (after
- * bind_refs). */
+ * bind_get). */
 
 static PyTypeObject *resource_type;
 static PyObject *KIND_KEY, *API_KEY, *NAMESPACE_KEY, *GENERATE_KEY, *LIST_SUFFIX;
@@ -2181,7 +2117,7 @@ bind_resolve(PyObject *Py_UNUSED(self), PyObject *args)
                           &PyType_Type, &use, &PyFrozenSet_Type, &empty, &how))
         return NULL;
     if (ref_type == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "_ctree.bind_resolve: bind_refs() first");
+        PyErr_SetString(PyExc_RuntimeError, "_ctree.bind_resolve: bind_find() first");
         return NULL;
     }
     if (!PyType_IsSubtype(rid, &PyTuple_Type) || !PyType_IsSubtype(resolved, &PyTuple_Type) ||
@@ -2332,14 +2268,9 @@ static PyMethodDef methods[] = {
      "bind_get(node_type, map_kind, alias_kind): the Node class and kinds the readers use"},
     {"bind_scalar", bind_scalar, METH_VARARGS,
      "bind_scalar(scalar_kind, seq_kind): the other kinds (after bind_get)"},
-    {"bind_refs", bind_refs, METH_VARARGS,
-     "bind_refs(reference_type, spot_type, true_words, false_words, fallback): what "
-     "site_refs() makes (after bind_scalar)"},
-    {"site_refs", (PyCFunction)(void (*)(void))site_refs, METH_FASTCALL,
-     "site_refs(site, matches, container) -> list[Reference]: refs._site_refs, in C for the "
-     "common case"},
     {"bind_find", bind_find, METH_VARARGS,
-     "bind_find(tables): refs.py's container lists, sites and tries (after bind_refs)"},
+     "bind_find(reference_type, spot_type, true_words, false_words, tables): refs.py's "
+     "classes, words, container lists, sites and tries (after bind_scalar)"},
     {"find_refs", (PyCFunction)(void (*)(void))find_refs, METH_FASTCALL,
      "find_refs(pod_spec, field, image_pull_secrets) -> list[Reference] | None: "
      "refs.find_references over a C-built tree (None: refs.py reads it)"},
@@ -2354,12 +2285,9 @@ static PyMethodDef methods[] = {
     {"top_level", top_level, METH_VARARGS,
      "top_level(text, key) -> list[str] | None | NotImplemented: classify._top_level over "
      "ASCII text"},
-    {"collect", collect, METH_VARARGS,
-     "collect(node, trie, field, count, node_type, kinds) -> list[list[(Node, str)]] | None: "
-     "refs._collect's walk over C-built trees (None: cannot, walk in Python)"},
     {"bind_resolve", bind_resolve, METH_VARARGS,
      "bind_resolve(resource_id, resolved, use, no_keys, image_pull_how): what "
-     "resolve_plain() makes (after bind_refs)"},
+     "resolve_plain() makes (after bind_find)"},
     {"resolve_plain", (PyCFunction)(void (*)(void))resolve_plain, METH_FASTCALL,
      "resolve_plain(refs, namespace, objects, image_pull_secrets) -> (resolved, uses) | None: "
      "resolve._resolve for a workload whose references are all plain"},

@@ -52,21 +52,6 @@ def ctree_check_edit() -> CheckEdit | None:
     return lambda old, text, path, key, value: c_check(old, text, Node, KINDS, path, key, value)
 
 
-Found = list[list[tuple[Node, str]]]  # per reference site: (node, field path)
-Collect = Callable[[Node, Any, str, int], Found | None]
-
-
-@functools.cache
-def ctree_collect() -> Collect | None:
-    """native/_ctree.c's ``collect`` for our Node class: analyze/refs.py's walk of a trie
-    of reference sites, over trees the C builder made (None from it: walk in Python).
-    None without the extension."""
-    c_collect = cext.function("collect")
-    if c_collect is None:
-        return None
-    return lambda node, trie, field, count: c_collect(node, trie, field, count, Node, KINDS)
-
-
 _Parts = tuple[Callable[[str], Any], Any, type[BaseException], type[BaseException]]
 
 
