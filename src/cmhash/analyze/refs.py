@@ -1,7 +1,8 @@
 """The ConfigMaps and Secrets a PodSpec names, as References: the walk of the reference
 sites (knowledge/podspec.py; an operator's resource: knowledge/operators.py), one trie
-walk per container and pod spec (in C when the tree is C-built), and the subPath mounts
-of ConfigMap and Secret volumes."""
+walk per container and pod spec (a pod spec's whole reading in C when the tree is
+C-built: native/_ctree.c find_refs), and the subPath mounts of ConfigMap and Secret
+volumes."""
 
 # No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 

@@ -9,9 +9,9 @@ caches the backend of a run (``backend``).
 
 And native/_ctree.c's entry points over our tree, bound for our ``Node`` class and limits
 (the extension says whether they are there: native/cext.py): ``build`` (the fast
-backend's trees), ``check_edit`` (the self-check, edit/treecheck.py) and ``collect`` (the
-reference-site walk, analyze/refs.py). Each is None when the extension was not built or
-is turned off, and its Python reference does the work.
+backend's trees) and ``check_edit`` (the self-check, edit/treecheck.py). Each is None
+when the extension was not built or is turned off, and its Python reference does the
+work.
 """
 
 from __future__ import annotations
