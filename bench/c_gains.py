@@ -6,9 +6,8 @@ their Python references (``CMHASH_C_OFF``).
 
     python bench/c_gains.py [--runs 9] [--apps 5000] [--only refs,scan] [--off a,b]
 
-Entry points are measured in groups: the ones that only pay together (``find_refs``
-calls ``site_refs`` and ``collect``) are one group, and each group is what would go back
-to Python together. The runs are interleaved (all on, the group off, all on, ...) so
+Entry points are measured in groups: the ones that only pay together are one group,
+and each group is what would go back to Python together. The runs are interleaved (all on, the group off, all on, ...) so
 that drift in the machine's load hits each alike; the gain of a group is the median,
 over the pairs, of (time with it off / time with all on) - 1, as a percentage of the run,
 with the lowest and highest pair beside it. Time here is the processes' CPU time (user
@@ -34,14 +33,11 @@ ENTRIES = {
     "Node": "the whole of _ctree (each entry point reads C nodes): parse/tree.py _PyNode",
     "build": "parse/builder.py _Builder (libyaml's events through PyYAML)",
     "check_edit": "edit/verify.py (a second parse and a tree comparison)",
-    "collect": "analyze/refs.py walk",
     "find_refs": "analyze/refs.py find_references' body",
-    "site_refs": "analyze/refs.py _py_site_refs",
     "resolve_plain": "plan/resolve.py _py_resolve",
     "document_resources": "parse/resources.py resources_of",
     "cuts": "read/split.py cut loop",
     "top_level": "read/split.py top-level scan",
-    "line_numbers": "read/source.py _py_line_numbers",
     "_cpack": "analyze/transport.py pickle",
     "_cjson": "jsonout.py / hashing.py Python writers",
 }
@@ -51,11 +47,10 @@ ENTRIES = {
 GROUPS = {
     "tree": ("build",),  # (Node itself: the whole of _ctree, every group below with it)
     "self-check": ("check_edit",),
-    "refs": ("find_refs", "site_refs", "collect"),
+    "refs": ("find_refs",),
     "resources": ("document_resources",),
     "resolve": ("resolve_plain",),
     "scan": ("top_level", "cuts"),
-    "lines": ("line_numbers",),
     "json": ("_cjson",),
     "pack": ("_cpack",),
 }

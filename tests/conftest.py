@@ -290,7 +290,6 @@ def _forget_backends() -> None:
 
     events._BACKENDS.clear()
     backends.ctree_check_edit.cache_clear()
-    backends.ctree_collect.cache_clear()
 
 
 def report_json(tmp: Path, old: bytes, new: bytes, *args: str) -> dict[str, Any]:

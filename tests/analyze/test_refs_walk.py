@@ -12,13 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from manifests import Stream, Style, render, streams, styles
 
 from cmhash.analyze import refs
-from cmhash.analyze.annotations import Spot
 from cmhash.errors import NodeError
 from cmhash.knowledge import podspec
 from cmhash.knowledge.kinds import DEFAULT_TABLE
-from cmhash.knowledge.podspec import Site
 from cmhash.parse.events import backend, parse_chunk
-from cmhash.parse.k8syaml import FALSE_WORDS, TRUE_WORDS
 from cmhash.parse.resources import document_resources, pod_template
 from cmhash.parse.tree import Node, get, items, scalar
 from cmhash.read.source import SourceText
@@ -89,9 +86,9 @@ def _per_site(spec: Node) -> list[refs.Reference]:
     for i, container in enumerate(items(get(spec, "containers"))):
         for site in podspec.CONTAINER_SITES:
             found = refs.walk(container, site.path, f"spec.containers[{i}]")
-            out += refs._site_refs(site, found, scalar(get(container, "name")))
+            out += refs._py_site_refs(site, found, scalar(get(container, "name")))
     for site in podspec.POD_SITES:
-        out += refs._site_refs(site, refs.walk(spec, site.path, "spec"), None)
+        out += refs._py_site_refs(site, refs.walk(spec, site.path, "spec"), None)
     return out
 
 
@@ -125,41 +122,13 @@ def test_errors_and_odd_keys_as_before(spec: str) -> None:
     assert _outcome(lambda: refs.find_references(node, "spec")) == _outcome(lambda: _per_site(node))
 
 
-def _python_matches(node: Node, trie: refs._Trie, field: str, count: int) -> refs.Found:
-    found: refs.Found = [[] for _ in range(count)]
-    refs._collect(node, trie, field, found)
-    return found
-
-
-def test_the_c_walk_is_the_python_walk_on_the_corpus() -> None:
-    """native/_ctree.c's collect against refs._collect, its reference: the same nodes (the
-    same objects) with the same field paths, on every pod spec and container of the
-    corpus; and it really walks them (it hands back only aliases and merges)."""
-    from cmhash.parse.backends import ctree_collect
-
-    fast = ctree_collect()
-    if fast is None:
-        pytest.skip("without the C extension")
-    walked = 0
-    for f in sorted(CORPUS.rglob("*.yaml")):
-        for spec in _pod_specs(f.read_text()):
-            nodes = [(spec, refs._POD_TRIE, len(podspec.POD_SITES))] + [
-                (c, refs._CONTAINER_TRIE, len(podspec.CONTAINER_SITES))
-                for c in items(get(spec, "containers")) + items(get(spec, "initContainers"))
-            ]
-            for node, trie, count in nodes:
-                got = fast(node, trie, "spec", count)
-                if got is not None:
-                    walked += 1
-                    assert got == _python_matches(node, trie, "spec", count)
-                    assert [[id(n) for n, _ in g] for g in got] == [
-                        [id(n) for n, _ in g] for g in _python_matches(node, trie, "spec", count)
-                    ]
-    assert walked > 100
+# ---------------------------------------- the site walk and the References, in find_refs
+# (native/_ctree.c's collect and site_ref: find_refs' own steps; anything either hands
+# back makes the whole pod spec refs.py's)
 
 
 @pytest.mark.parametrize(
-    ("spec", "c_walks"),
+    ("spec", "c_makes"),
     [
         ("volumes:\n- {name: v, configMap: {name: x}}\n", True),
         ("volumes:\n- &v {name: v, configMap: {name: x}}\n- *v\n", False),  # an alias
@@ -173,104 +142,6 @@ def test_the_c_walk_is_the_python_walk_on_the_corpus() -> None:
             "volumes:\n- projected:\n    sources:\n    - secret: {name: a}\n    - secret: {name: b}\n",
             True,
         ),
-    ],
-)
-def test_the_c_walk_hands_back_what_it_does_not_read(spec: str, c_walks: bool) -> None:
-    from cmhash.parse.backends import ctree_collect
-
-    fast = ctree_collect()
-    if fast is None:
-        pytest.skip("without the C extension")
-    text = "spec:\n" + "".join("  " + line + "\n" for line in spec.splitlines())
-    node = get(parse_chunk(text, 0, backend("fast"))[0], "spec")
-    assert node is not None
-    got = fast(node, refs._POD_TRIE, "spec", len(podspec.POD_SITES))
-    assert (got is not None) is c_walks
-    if got is not None:
-        assert got == _python_matches(node, refs._POD_TRIE, "spec", len(podspec.POD_SITES))
-    # whoever walks, _matches gives what the Python walk gives (or raises what it raises)
-    want = _outcome(lambda: _python_matches(node, refs._POD_TRIE, "spec", len(podspec.POD_SITES)))
-    assert (
-        _outcome(lambda: refs._matches(node, refs._POD_TRIE, "spec", len(podspec.POD_SITES)))
-        == want
-    )
-
-
-# ------------------------------------------------------------------ _site_refs in C
-
-
-def _c_site_refs() -> Callable[..., object]:
-    """The C walk alone: NotImplemented where it hands the site to refs.py."""
-    _ctree = pytest.importorskip("cmhash.native._ctree")
-    if refs._site_refs is refs._py_site_refs:
-        pytest.skip("without the C extension")
-    saved = refs._py_site_refs
-
-    def c(site: Site, matches: list[tuple[Node, str]], container: str | None) -> object:
-        _ctree.bind_refs(refs.Reference, Spot, TRUE_WORDS, FALSE_WORDS, lambda *a: NotImplemented)
-        try:
-            return _ctree.site_refs(site, matches, container)
-        finally:
-            _ctree.bind_refs(refs.Reference, Spot, TRUE_WORDS, FALSE_WORDS, saved)
-
-    return c
-
-
-def _site_cases(spec: Node) -> list[tuple[Site, list[tuple[Node, str]], str | None]]:
-    containers = items(get(spec, "containers")) + items(get(spec, "initContainers"))
-    cases = [
-        (site, refs.walk(container, site.path, f"c[{i}]"), scalar(get(container, "name")))
-        for i, container in enumerate(containers)
-        for site in podspec.CONTAINER_SITES
-    ]
-    cases += [
-        (site, refs.walk(spec, site.path, "spec"), None)
-        for site in (*podspec.POD_SITES, podspec.IMAGE_PULL_SITE)
-    ]
-    return [c for c in cases if c[1]]
-
-
-def _same_refs(
-    c: Callable[..., object],
-    site: Site,
-    matches: list[tuple[Node, str]],
-    container: str | None,
-) -> bool:
-    """The C result is the Python one (same values, same classes), or NotImplemented;
-    and _site_refs gives the Python outcome either way. True when C made them."""
-    got = c(site, matches, container)
-    want = _outcome(lambda: refs._py_site_refs(site, matches, container))
-    if got is not NotImplemented:
-        assert isinstance(got, list)
-        assert got == want
-        assert [(type(r), type(r.spot)) for r in got] == [(type(r), type(r.spot)) for r in want]  # type: ignore[union-attr]
-    assert _outcome(lambda: refs._site_refs(site, matches, container)) == want
-    return got is not NotImplemented
-
-
-def test_the_c_site_refs_are_the_python_ones_on_the_corpus() -> None:
-    c = _c_site_refs()
-    made = 0
-    for f in sorted(CORPUS.rglob("*.yaml")):
-        for spec in _pod_specs(f.read_text()):
-            for site, matches, container in _site_cases(spec):
-                made += _same_refs(c, site, matches, container)
-    assert made > 70  # every site of the corpus (none is handed back)
-
-
-@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], deadline=None)
-@given(streams(), styles)
-def test_the_c_site_refs_on_generated_pod_specs(stream: Stream, style: Style) -> None:
-    c = _c_site_refs()
-    for spec in _pod_specs(render(stream, style).decode("utf-8")):
-        for site, matches, container in _site_cases(spec):
-            _same_refs(c, site, matches, container)
-
-
-@pytest.mark.parametrize(
-    ("spec", "c_makes"),
-    [
-        ("volumes:\n- {name: v, configMap: {name: x}}\n", True),
         ("volumes:\n- {name: v, configMap: {name: x, optional: yes}}\n", True),
         ("volumes:\n- {name: v, configMap: {name: x, optional: Off}}\n", True),
         ("volumes:\n- {name: v, configMap: {name: x, optional: ~}}\n", True),
@@ -325,22 +196,17 @@ def test_the_c_site_refs_on_generated_pod_specs(stream: Stream, style: Style) ->
         ("containers:\n- {name: ~, envFrom: [{configMapRef: {name: 'ä'}}]}\n", True),
     ],
 )
-def test_the_c_site_refs_hand_back_what_they_do_not_make(spec: str, c_makes: bool) -> None:
-    c = _c_site_refs()
+def test_the_c_walk_and_references_hand_back_what_they_do_not_make(
+    spec: str, c_makes: bool
+) -> None:
+    _c_find()
     text = "spec:\n" + "".join("  " + line + "\n" for line in spec.splitlines())
-    node = get(parse_chunk(text, 0, backend("fast"))[0], "spec")
-    assert node is not None
-    made = [_same_refs(c, *case) for case in _site_cases(node)]
-    assert made and any(made) is c_makes, made
-
-
-def test_the_c_site_refs_hand_back_trees_of_the_python_parser() -> None:
-    c = _c_site_refs()
-    text = "spec:\n  volumes:\n  - {name: v, configMap: {name: x, items: [{key: a}]}}\n"
-    node = get(parse_chunk(text, 0, backend("exact"))[0], "spec")
-    assert node is not None
-    for case in _site_cases(node):
-        _same_refs(c, *case)
+    made = []
+    for pull in (False, True):  # each on a fresh tree (entries() caches what it reads)
+        node = get(parse_chunk(text, 0, backend("fast"))[0], "spec")
+        assert node is not None
+        made.append(_same_found(node, pull))
+    assert made == [c_makes, c_makes]
 
 
 # ------------------------------------------------------------------ find_references in C
@@ -445,26 +311,20 @@ def test_the_c_find_writes_field_paths_as_python(field: str) -> None:
     assert got[0].field == f"{field}.initContainers[0].env[0].valueFrom.secretKeyRef"
 
 
-def test_the_c_site_refs_read_a_block_style_by_its_value() -> None:
+def test_the_c_references_read_a_block_style_by_its_value() -> None:
     """A name in block style has a spot with a problem: C hands it back whatever str
     object holds the style (compared by value, not by identity)."""
-    from cmhash.parse.tree import MAP, SCALAR, entries
 
     class Style(str):
         pass
 
-    c = _c_site_refs()
     for style in ("|", ">", Style("|"), Style(">")):
-        name = Node(SCALAR, 10, 20, "cfg", style, None, None)
-        site = Node(
-            MAP, 0, 30, [(Node(SCALAR, 0, 4, "name", None, None, None), name)], False, None, None
-        )
-        entries(site)  # the key index C reads
-        matches = [(site, "spec.volumes[0].configMap")]
-        volume_site = next(
-            s for s in podspec.POD_SITES if s.how == "volume" and s.target == "ConfigMap"
-        )
-        assert c(volume_site, matches, None) is NotImplemented
-        got = refs._site_refs(volume_site, matches, None)
-        assert got == refs._py_site_refs(volume_site, matches, None)
+        text = "spec:\n  volumes:\n  - {name: v, configMap: {name: cfg}}\n"
+        node = get(parse_chunk(text, 0, backend("fast"))[0], "spec")
+        name = get(get(items(get(node, "volumes"))[0], "configMap"), "name")
+        assert node is not None and name is not None
+        name.style = style
+        assert _c_find()(node, "spec", False) is None
+        got = refs.find_references(node, "spec")
+        assert got == refs._py_find_references(node, "spec")
         assert got[0].spot is not None and got[0].spot.problem is not None

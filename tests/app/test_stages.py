@@ -21,7 +21,6 @@ from cmhash.model import ResourceId
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.plan.index import build_index
 from cmhash.plan.workload import plan_workload
-from cmhash.read import source as source_module
 from cmhash.read.source import SourceText
 from cmhash.read.split import Chunk
 from cmhash.settings.stages import stages
@@ -419,17 +418,6 @@ def test_positions_as_from_every_line_start(pieces: list[str], offsets: list[int
         assert src.position(offset) == _old_position(text, offset), offset
     # many at once, in one pass (explain), in any order and with repeats
     assert src.lines(every) == {o: src.position(o)[0] for o in every}
-    ordered = sorted(set(every))  # the C pass (native/_ctree.c) is its reference's twin
-    assert source_module._line_numbers(text, ordered) == source_module._py_line_numbers(
-        text, ordered
-    )
-
-
-def test_line_numbers_are_counted_in_c() -> None:
-    pytest.importorskip("cmhash.native._ctree")
-    assert source_module._line_numbers is not source_module._py_line_numbers
-    with pytest.raises(ValueError, match="sorted"):
-        source_module._line_numbers("a\nb\n", [3, 1])
 
 
 def test_tuples_made_without_a_frame_have_every_field() -> None:

@@ -80,32 +80,29 @@ def test_check_edit_holds_what_it_walks_while_a_handler_changes_the_tree() -> No
     assert out.split() == ["True", "True"]
 
 
-# ---------------------------------------------------------------- site_refs and a style
+# ---------------------------------------------------------------- find_refs and a style
 
 
-def test_site_refs_with_a_deleted_style_slot_hands_the_site_to_python() -> None:
+def test_find_refs_with_a_deleted_style_slot_hands_the_pod_spec_to_python() -> None:
     """``del node.style`` leaves the slot empty; the C site walk read it as an object.
-    Now the site goes to refs.py, which says what is wrong (AttributeError), as the
+    Now the pod spec goes to refs.py, which says what is wrong (AttributeError), as the
     Python path alone does."""
     pytest.importorskip("cmhash.native._ctree")
     out = _ok(
         _child(
             """
             from cmhash.analyze import refs
-            from cmhash.knowledge.podspec import POD_SITES
             from cmhash.parse import events
             from cmhash.parse.tree import get, items
 
             spec = events.parse_chunk(
                 "volumes:\\n- {name: v, configMap: {name: x}}\\n", 0, events.backend("fast")
             )[0]
-            site = POD_SITES[0]
-            matches = refs.walk(spec, site.path, "spec")
             name = get(get(items(get(spec, "volumes"))[0], "configMap"), "name")
             del name.style
-            for f in (refs._site_refs, refs._py_site_refs):
+            for f in (refs.find_references, refs._py_find_references):
                 try:
-                    f(site, matches, None)
+                    f(spec, "spec")
                     print("made")
                 except AttributeError:
                     print("AttributeError")

@@ -60,34 +60,6 @@ def test_check_edit_leaves_our_key_twice_to_verify_py() -> None:
     assert _ctree.check_edit(once, new, Node, K, (), "k", "v") is True
 
 
-def test_collect_on_nodes_no_parser_makes() -> None:
-    trie = ({"a": ({}, [0])}, [])
-    assert _ctree.collect(unset(), trie, "", 1, Node, K) is None
-    root = _ctree.build("a: {b: 1}\n", 0, Node, K, 100, 10**6)[0]
-
-    class W:
-        def __hash__(self) -> int:
-            return hash("a")
-
-        def __eq__(self, other: object) -> bool:
-            return other == "a"
-
-    assert _ctree.collect(root, ({W(): ({"b": ({}, [0])}, [])}, []), "x", 1, Node, K) is None
-    children: dict[Any, Any] = {}
-
-    class Clears(str):
-        def __hash__(self) -> int:
-            children.clear()
-            return str.__hash__(self)
-
-    children[Clears("a")] = ({"b": ({}, [0])}, [])
-    assert _ctree.collect(root, (children, []), "x", 1, Node, K) is None
-    with pytest.raises(ValueError):
-        _ctree.collect(root, trie, "", -1, Node, K)
-    with pytest.raises(ValueError):
-        _ctree.collect(root, trie, "", 1, Node, (SCALAR, SEQ, 3))
-
-
 def test_get_with_a_key_that_is_not_a_str() -> None:
     root = _ctree.build("".join(f"k{i}: {{x: {i}}}\n" for i in range(40)), 0, Node, K, 100, 10**6)
     node = root[0]

@@ -1,7 +1,8 @@
 """The ConfigMaps and Secrets a PodSpec names, as References: the walk of the reference
 sites (knowledge/podspec.py; an operator's resource: knowledge/operators.py), one trie
-walk per container and pod spec (in C when the tree is C-built), and the subPath mounts
-of ConfigMap and Secret volumes."""
+walk per container and pod spec (a pod spec's whole reading in C when the tree is
+C-built: native/_ctree.c find_refs), and the subPath mounts of ConfigMap and Secret
+volumes."""
 
 # No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
@@ -21,7 +22,6 @@ from cmhash.knowledge.podspec import (
     Site,
 )
 from cmhash.native import cext
-from cmhash.parse.backends import Found, ctree_collect
 from cmhash.parse.k8syaml import FALSE_WORDS, TRUE_WORDS
 from cmhash.parse.resources import bool_field
 from cmhash.parse.tree import MAP, Node, entries, get, items, scalar, walk
@@ -70,15 +70,13 @@ def _trie(sites: tuple[Site, ...]) -> _Trie:
     return root
 
 
+Found = list[list[tuple[Node, str]]]  # per reference site: (node, field path)
+
+
 def _matches(node: Node | None, trie: _Trie, field: str, count: int) -> Found:
     """Per site of the table, the nodes at its path with their field paths, in document
     order: what ``walk(node, site.path, field)`` gives for each site, in one walk."""
-    if node is not None:
-        fast = ctree_collect()  # the same walk in C, over trees the C builder made
-        found = fast(node, trie, field, count) if fast is not None else None
-        if found is not None:
-            return found
-    found = [[] for _ in range(count)]
+    found: Found = [[] for _ in range(count)]
     if node is not None:
         _collect(node, trie, field, found)
     return found
@@ -111,8 +109,8 @@ _POD_TRIE = _trie(POD_SITES)
 def _py_site_refs(
     site: Site, matches: list[tuple[Node, str]], container: str | None
 ) -> list[Reference]:
-    """The References of one site's nodes (native/_ctree.c's copy hands anything but the
-    common case back to this)."""
+    """The References of one site's nodes (native/_ctree.c's find_refs has a copy for the
+    common case, and hands anything else back to find_references' Python body)."""
     refs = []
     for node, f in matches:
         if not site.name_field:  # the node is the name (a list of names)
@@ -151,15 +149,6 @@ def _py_site_refs(
     return refs
 
 
-SiteRefs = Callable[[Site, list[tuple[Node, str]], str | None], list[Reference]]
-
-
-_site_refs: SiteRefs = (
-    cext.function("site_refs", "bind_refs", Reference, Spot, TRUE_WORDS, FALSE_WORDS, _py_site_refs)
-    or _py_site_refs
-)
-
-
 def _sites(
     sites: tuple[Site, ...], trie: _Trie, node: Node | None, field: str, container: str | None
 ) -> list[Reference]:
@@ -174,7 +163,7 @@ def _sites(
     for i, site in enumerate(sites):
         matches = walk(node, site.path, field) if found is None else found[i]
         if matches:  # (most sites are absent from most pods)
-            refs += _site_refs(site, matches, container)
+            refs += _py_site_refs(site, matches, container)
     return refs
 
 
@@ -228,7 +217,9 @@ def _py_find_references(
             refs += _sites(CONTAINER_SITES, _CONTAINER_TRIE, container, cfield, cname)
     refs += _sites(POD_SITES, _POD_TRIE, pod_spec, field, None)
     if image_pull_secrets:
-        refs.extend(_site_refs(IMAGE_PULL_SITE, walk(pod_spec, IMAGE_PULL_SITE.path, field), None))
+        refs.extend(
+            _py_site_refs(IMAGE_PULL_SITE, walk(pod_spec, IMAGE_PULL_SITE.path, field), None)
+        )
     return refs
 
 
@@ -237,6 +228,10 @@ def _py_find_references(
 _C_FIND: Callable[[Node, str, bool], list[Reference] | None] | None = cext.function(
     "find_refs",
     "bind_find",
+    Reference,
+    Spot,
+    TRUE_WORDS,
+    FALSE_WORDS,
     (
         CONTAINER_LISTS,
         CONTAINER_SITES,

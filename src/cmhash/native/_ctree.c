@@ -23,11 +23,6 @@
  * the reference, decides.
  *
  * check_edit(old_root, new_text, node_type, kinds, template_path, key, value) -> True | None
- *
- * And analyze/refs.py's walk of reference sites (collect): the nodes at a trie of paths
- * over a tree the C builder made; anything else is "cannot", and refs.py walks it.
- *
- * collect(node, trie, field, count, node_type, kinds) -> list[list[(Node, str)]] | None
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -190,69 +185,48 @@ static PyTypeObject NodeType = {
     .tp_new = node_new,
 };
 
-/* Where each object slot lives in a Node. One layout, the C Node's: build() and the
- * readers below take no other class (a Python __slots__ class would need its member
- * descriptors' offsets, which only CPython's private API tells). The table stays so that
- * every slot is read and written in one way. */
-typedef struct {
-    PyTypeObject *type;
-    Py_ssize_t offset[N_SLOTS];
-} layout_t;
+/* A Node's object slot i: build() and the readers below take no other class than the
+ * C Node (a Python __slots__ class would need its member descriptors' offsets, which only
+ * CPython's private API tells). */
+#define SLOT(node, i) (((NodeObject *)(node))->slots[i])
+#define IS_NODE(o) (Py_TYPE(o) == &NodeType)
 
-static layout_t layout = {NULL, {0}};
-
-/* 0 when ``type`` is the C Node (the layout then filled), else -1 with a TypeError. */
+/* 0 when ``type`` is the C Node, else -1 with a TypeError. */
 static int
 read_layout(PyTypeObject *type)
 {
-    if (type != &NodeType) {
-        PyErr_SetString(PyExc_TypeError,
-                        "_ctree: builds and reads its own Node (cmhash.native._ctree.Node) only");
-        return -1;
-    }
-    if (layout.type == NULL) {
-        for (int i = 0; i < N_OBJECT_SLOTS; i++)
-            layout.offset[i] = offsetof(NodeObject, slots) + (Py_ssize_t)(i * sizeof(PyObject *));
-        layout.type = type; /* (a static type: never freed) */
-    }
-    return 0;
+    if (type == &NodeType)
+        return 0;
+    PyErr_SetString(PyExc_TypeError,
+                    "_ctree: builds and reads its own Node (cmhash.native._ctree.Node) only");
+    return -1;
 }
 
 /* A new Node; steals the references to value and style. */
 static PyObject *
-new_node(const layout_t *L, PyObject *kind, Py_ssize_t start, Py_ssize_t end, PyObject *value,
-         PyObject *style)
+new_node(PyObject *kind, Py_ssize_t start, Py_ssize_t end, PyObject *value, PyObject *style)
 {
-    PyTypeObject *type = L->type;
-    PyObject *node = value == NULL || style == NULL ? NULL : type->tp_alloc(type, 0);
+    PyObject *node = value == NULL || style == NULL ? NULL : NodeType.tp_alloc(&NodeType, 0);
     if (node == NULL) {
         Py_XDECREF(value);
         Py_XDECREF(style);
         return NULL;
     }
-    char *base = (char *)node;
     ((NodeObject *)node)->start = start;
     ((NodeObject *)node)->end = end; /* -1 while a collection is open */
-    Py_INCREF(kind);
-    *(PyObject **)(base + L->offset[S_KIND]) = kind;
-    *(PyObject **)(base + L->offset[S_VALUE]) = value;
-    *(PyObject **)(base + L->offset[S_STYLE]) = style;
-    Py_INCREF(Py_None);
-    *(PyObject **)(base + L->offset[S_TAG]) = Py_None;
-    Py_INCREF(Py_None);
-    *(PyObject **)(base + L->offset[S_ANCHOR]) = Py_None;
-    Py_INCREF(Py_None);
-    *(PyObject **)(base + L->offset[S_DICT]) = Py_None;
+    SLOT(node, S_KIND) = Py_NewRef(kind);
+    SLOT(node, S_VALUE) = value;
+    SLOT(node, S_STYLE) = style;
+    SLOT(node, S_TAG) = Py_NewRef(Py_None);
+    SLOT(node, S_ANCHOR) = Py_NewRef(Py_None);
+    SLOT(node, S_DICT) = Py_NewRef(Py_None);
     return node;
 }
 
 static void
-set_slot(const layout_t *L, PyObject *node, int slot, PyObject *value)
+set_slot(PyObject *node, int i, PyObject *value)
 {
-    PyObject **p = (PyObject **)((char *)node + L->offset[slot]);
-    PyObject *old = *p;
-    *p = value;
-    Py_XDECREF(old);
+    Py_XSETREF(SLOT(node, i), value);
 }
 
 /* Scalar styles as PyYAML reports them, with plain as None (events.py: ev.style or None). */
@@ -277,12 +251,6 @@ static PyObject *MERGE_KEY;   /* "<<" */
 static PyObject *STAR;        /* "*": a trie step over every list item (refs.py) */
 static PyObject *METADATA_KEY, *ANNOTATIONS_KEY; /* check_edit's levels */
 
-static PyObject *
-slot(const layout_t *L, PyObject *node, int i)
-{
-    return *(PyObject **)((char *)node + L->offset[i]);
-}
-
 /* An open mapping or sequence: its node and the children read so far -- for a mapping,
  * its (key, value) pairs, a key waiting for its value, and tree.entries()' key index as
  * long as the mapping is plain (see add_pair). */
@@ -302,7 +270,6 @@ typedef struct {
     frame_t *stack;
     Py_ssize_t depth, cap, max_depth;
     PyObject *roots;
-    layout_t L;          /* this build's copy of the layout (holds a reference to L.type) */
     PyObject *scalar_kind;
     PyObject *text;      /* the chunk (borrowed), for single_pair */
     Py_ssize_t bom;      /* 1 when it starts with a byte-order mark, which marks skip */
@@ -328,10 +295,10 @@ add_pair(builder_t *b, frame_t *f, PyObject *key, PyObject *value)
         return FAIL;
     }
     if (f->index != NULL) {
-        PyObject *name = slot(&b->L, key, S_VALUE);
+        PyObject *name = SLOT(key, S_VALUE);
         Py_ssize_t before = PyDict_GET_SIZE(f->index);
-        if (slot(&b->L, key, S_KIND) != b->scalar_kind || !PyUnicode_CheckExact(name) ||
-            (slot(&b->L, key, S_STYLE) == Py_None && PyUnicode_Compare(name, MERGE_KEY) == 0))
+        if (SLOT(key, S_KIND) != b->scalar_kind || !PyUnicode_CheckExact(name) ||
+            (SLOT(key, S_STYLE) == Py_None && PyUnicode_Compare(name, MERGE_KEY) == 0))
             Py_CLEAR(f->index);
         else if (PyDict_SetDefault(f->index, name, pair) == NULL) {
             Py_DECREF(pair);
@@ -376,7 +343,7 @@ open_collection(builder_t *b, PyObject *kind, Py_ssize_t start, int flow, int is
     PyObject *style = flow ? Py_True : Py_False;
     Py_INCREF(style);
     Py_INCREF(Py_None);
-    PyObject *node = new_node(&b->L, kind, start, -1, Py_None, style);
+    PyObject *node = new_node(kind, start, -1, Py_None, style);
     if (node == NULL) {
         Py_DECREF(children);
         return FAIL;
@@ -439,9 +406,9 @@ close_collection(builder_t *b, Py_ssize_t end)
         return BAIL;
     }
     ((NodeObject *)f.node)->end = end;
-    set_slot(&b->L, f.node, S_VALUE, f.children);
+    set_slot(f.node, S_VALUE, f.children);
     if (f.index != NULL)
-        set_slot(&b->L, f.node, S_DICT, f.index);
+        set_slot(f.node, S_DICT, f.index);
     Py_DECREF(f.node);
     return NONE;
 }
@@ -537,7 +504,7 @@ on_event(builder_t *b, yaml_event_t *ev, Py_ssize_t base, PyObject *const kinds[
             Py_DECREF(value);
             return BAIL;
         }
-        PyObject *node = new_node(&b->L, kinds[0], start, base + (Py_ssize_t)ev->end_mark.index,
+        PyObject *node = new_node(kinds[0], start, base + (Py_ssize_t)ev->end_mark.index,
                                   value, scalar_style(ev->data.scalar.style));
         return node == NULL ? FAIL : append(b, node);
     }
@@ -620,8 +587,7 @@ build(PyObject *Py_UNUSED(self), PyObject *args)
     /* no yaml_parser_set_encoding: PyYAML leaves it to libyaml's detection too, which
      * skips a leading byte-order mark without counting it in the offsets */
     Py_ssize_t bom = PyUnicode_GET_LENGTH(text) > 0 && PyUnicode_READ_CHAR(text, 0) == 0xFEFF;
-    builder_t b = {NULL, 0, 0, max_depth, PyList_New(0), layout, kinds[0], text, bom};
-    Py_INCREF(b.L.type);
+    builder_t b = {NULL, 0, 0, max_depth, PyList_New(0), kinds[0], text, bom};
     unsigned long events = 0;
     int stop = b.roots == NULL ? FAIL : NONE;
     int done = 0;
@@ -647,7 +613,6 @@ build(PyObject *Py_UNUSED(self), PyObject *args)
     while (b.depth > 0)
         drop_frame(&b.stack[--b.depth]);
     PyMem_Free(b.stack);
-    Py_DECREF(b.L.type);
     if (stop == NONE)
         return b.roots;
     Py_XDECREF(b.roots);
@@ -672,7 +637,6 @@ typedef struct {
     yaml_event_t ev;
     int have;           /* ev holds the next event, not yet consumed */
     unsigned long events;
-    layout_t L;
     PyObject *kinds[3];
     PyObject *path;     /* tuple of str: the template path */
     PyObject *key;      /* our annotation key (str) */
@@ -767,20 +731,19 @@ style_is(PyObject *old, yaml_scalar_style_t style)
 static int
 old_names(checker_t *c, PyObject *node, PyObject *name)
 {
-    if (Py_TYPE(node) != c->L.type)
+    if (!IS_NODE(node))
         return 0;
-    PyObject *k = slot(&c->L, node, S_KIND), *v = slot(&c->L, node, S_VALUE);
+    PyObject *k = SLOT(node, S_KIND), *v = SLOT(node, S_VALUE);
     return k != NULL && v != NULL && kind_is(k, c->kinds[0]) && PyUnicode_CheckExact(v) &&
            PyUnicode_Compare(v, name) == 0;
 }
 
 /* Whether an old mapping entry is a (Node, Node) pair. */
 static int
-is_pair(checker_t *c, PyObject *pair)
+is_pair(PyObject *pair)
 {
     return PyTuple_Check(pair) && PyTuple_GET_SIZE(pair) == 2 &&
-           Py_TYPE(PyTuple_GET_ITEM(pair, 0)) == c->L.type &&
-           Py_TYPE(PyTuple_GET_ITEM(pair, 1)) == c->L.type;
+           IS_NODE(PyTuple_GET_ITEM(pair, 0)) && IS_NODE(PyTuple_GET_ITEM(pair, 1));
 }
 
 static int check_node(checker_t *c, PyObject *old, int role, Py_ssize_t d);
@@ -861,11 +824,11 @@ check_pairs(checker_t *c, PyObject *pairs, int role, Py_ssize_t d)
     Py_ssize_t found = 0, ours_before = 0;
     for (Py_ssize_t i = 0; i < N_PAIRS; i++) { /* (Node, Node) pairs; the keys this level reads */
         PyObject *pair = PyList_GET_ITEM(pairs, i);
-        if (!is_pair(c, pair))
+        if (!is_pair(pair))
             return 0;
         PyObject *k = PyTuple_GET_ITEM(pair, 0);
         if (special != NULL && old_names(c, k, special)) {
-            PyObject *vk = slot(&c->L, PyTuple_GET_ITEM(pair, 1), S_KIND);
+            PyObject *vk = SLOT(PyTuple_GET_ITEM(pair, 1), S_KIND);
             if (vk == NULL || !kind_is(vk, c->kinds[2]))
                 return 0;
             found++;
@@ -886,7 +849,7 @@ check_pairs(checker_t *c, PyObject *pairs, int role, Py_ssize_t d)
     int made = 0;
     Py_ssize_t i = 0;
     for (;;) {
-        while (role == R_ANN && i < N_PAIRS && is_pair(c, PyList_GET_ITEM(pairs, i)) &&
+        while (role == R_ANN && i < N_PAIRS && is_pair(PyList_GET_ITEM(pairs, i)) &&
                old_names(c, PyTuple_GET_ITEM(PyList_GET_ITEM(pairs, i), 0), c->key))
             i++; /* an old value under our key: replaced (a pair checked again: a signal
                   * handler may have changed the list since the first pass) */
@@ -910,7 +873,7 @@ check_pairs(checker_t *c, PyObject *pairs, int role, Py_ssize_t d)
         if (i >= N_PAIRS)
             return 0;
         PyObject *pair = PyList_GET_ITEM(pairs, i++);
-        if (!is_pair(c, pair))
+        if (!is_pair(pair))
             return 0;
         Py_INCREF(pair); /* (held while its nodes are walked) */
         PyObject *k = PyTuple_GET_ITEM(pair, 0);
@@ -939,14 +902,14 @@ static int check_held(checker_t *c, PyObject *kind, PyObject *style, PyObject *v
 static int
 check_node(checker_t *c, PyObject *old, int role, Py_ssize_t d)
 {
-    if (Py_TYPE(old) != c->L.type) {
+    if (!IS_NODE(old)) {
         PyErr_SetString(PyExc_TypeError, "_ctree.check_edit: not a Node");
         return -1;
     }
-    if (slot(&c->L, old, S_TAG) != Py_None || slot(&c->L, old, S_ANCHOR) != Py_None)
+    if (SLOT(old, S_TAG) != Py_None || SLOT(old, S_ANCHOR) != Py_None)
         return 0;
-    PyObject *kind = slot(&c->L, old, S_KIND), *style = slot(&c->L, old, S_STYLE);
-    PyObject *value = slot(&c->L, old, S_VALUE);
+    PyObject *kind = SLOT(old, S_KIND), *style = SLOT(old, S_STYLE);
+    PyObject *value = SLOT(old, S_VALUE);
     if (kind == NULL || style == NULL || value == NULL) /* a Node never filled in */
         return 0;
     Py_INCREF(old);
@@ -1052,8 +1015,6 @@ check_edit(PyObject *Py_UNUSED(self), PyObject *args)
         return PyErr_NoMemory();
     }
     yaml_parser_set_input_string(&c.parser, (const unsigned char *)utf8, (size_t)size);
-    c.L = layout;
-    Py_INCREF(c.L.type);
     for (int i = 0; i < 3; i++)
         c.kinds[i] = PyTuple_GET_ITEM(kinds_tuple, i);
     c.path = path;
@@ -1067,7 +1028,7 @@ check_edit(PyObject *Py_UNUSED(self), PyObject *args)
         if (ev != NULL && ev->type == YAML_DOCUMENT_START_EVENT) {
             consume(&c);
             int role = PyTuple_GET_SIZE(path) ? R_PATH : R_TEMPLATE;
-            PyObject *root_kind = slot(&c.L, old, S_KIND);
+            PyObject *root_kind = SLOT(old, S_KIND);
             r = root_kind != NULL && kind_is(root_kind, c.kinds[2]) ? check_node(&c, old, role, 0)
                                                                     : 0;
             if (r > 0) {
@@ -1086,7 +1047,6 @@ check_edit(PyObject *Py_UNUSED(self), PyObject *args)
     consume(&c);
     yaml_parser_delete(&c.parser);
     Py_XDECREF(encoded);
-    Py_DECREF(c.L.type);
     if (r < 0)
         return NULL;
     if (r > 0)
@@ -1094,19 +1054,17 @@ check_edit(PyObject *Py_UNUSED(self), PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* ---- collect: analyze/refs.py's site walk ----------------------------------------
+/* ---- collect: analyze/refs.py's site walk, for find_refs ---------------------------
  *
  * refs._collect in C: the nodes at every path of a trie of reference sites (keys to
  * follow, "*" to fan out over list items, the sites whose path ends here), each with its
  * field path, in document order. Only over trees the C builder made: an alias, or a
  * mapping without its key index (a merge, a duplicate key), returns 0 ("cannot"), and
- * refs._collect walks the whole thing instead, raising what it raises. Internally: 1
- * done, 0 cannot, -1 a Python exception. */
+ * refs.py reads the whole pod spec instead, raising what it raises. Internally: 1 done,
+ * 0 cannot, -1 a Python exception. */
 
 typedef struct {
-    layout_t L;
     PyObject *kinds[3];
-    PyObject *star;  /* "*" */
     PyObject *found; /* list of lists, one per site */
     int depth;
 } collector_t;
@@ -1169,14 +1127,14 @@ collect_step(collector_t *c, PyObject *written, PyObject *step, PyObject *sub, P
 static int
 collect_into(collector_t *c, PyObject *node, PyObject *trie, PyObject *field)
 {
-    if (Py_TYPE(node) != c->L.type || !PyTuple_Check(trie) || PyTuple_GET_SIZE(trie) != 2)
+    if (!IS_NODE(node) || !PyTuple_Check(trie) || PyTuple_GET_SIZE(trie) != 2)
         return 0;
     PyObject *children = PyTuple_GET_ITEM(trie, 0), *ends = PyTuple_GET_ITEM(trie, 1);
     if (!PyDict_Check(children) || !PyList_Check(ends))
         return 0;
     /* the kind first: an alias (or an unset slot) is refs._collect's, which records the
      * node it reads through to, never the alias itself */
-    PyObject *kind = slot(&c->L, node, S_KIND), *value = slot(&c->L, node, S_VALUE);
+    PyObject *kind = SLOT(node, S_KIND), *value = SLOT(node, S_VALUE);
     if (kind == NULL || value == NULL)
         return 0;
     int is_map = kind_is(kind, c->kinds[2]);
@@ -1202,7 +1160,7 @@ collect_into(collector_t *c, PyObject *node, PyObject *trie, PyObject *field)
         return 1;
     if (++c->depth > CHECK_MAX_DEPTH)
         return 0;
-    PyObject *star = PyDict_GetItemWithError(children, c->star);
+    PyObject *star = PyDict_GetItemWithError(children, STAR);
     if (star == NULL && PyErr_Occurred())
         return -1;
     if (star != NULL && is_seq) {
@@ -1220,7 +1178,7 @@ collect_into(collector_t *c, PyObject *node, PyObject *trie, PyObject *field)
         }
     }
     if (is_map && n_children > (star != NULL)) {
-        PyObject *written = slot(&c->L, node, S_DICT);
+        PyObject *written = SLOT(node, S_DICT);
         if (written == NULL || !PyDict_Check(written))
             return 0; /* a merge or a duplicate key: refs._collect (entries()) decides */
         Py_ssize_t pos = 0;
@@ -1228,7 +1186,7 @@ collect_into(collector_t *c, PyObject *node, PyObject *trie, PyObject *field)
         while (PyDict_Next(children, &pos, &step, &sub)) {
             if (!PyUnicode_CheckExact(step))
                 return 0;
-            if (PyUnicode_Compare(step, c->star) == 0)
+            if (PyUnicode_Compare(step, STAR) == 0)
                 continue;
             /* held: nothing below runs Python code with exact str keys, but be safe */
             Py_INCREF(step);
@@ -1247,62 +1205,24 @@ collect_into(collector_t *c, PyObject *node, PyObject *trie, PyObject *field)
 /* The walk of a trie of sites from node: list of lists (new), Py_None (new) when it
  * cannot, NULL on a Python exception. */
 static PyObject *
-run_collect(const layout_t *L, PyObject *const kinds[3], PyObject *node, PyObject *trie,
+run_collect(PyObject *const kinds[3], PyObject *node, PyObject *trie,
             PyObject *field, Py_ssize_t count)
 {
-    collector_t c;
-    c.L = *L;
-    for (int i = 0; i < 3; i++)
-        c.kinds[i] = kinds[i];
-    c.depth = 0;
-    c.star = Py_NewRef(STAR);
-    c.found = PyList_New(count);
-    if (c.star == NULL || c.found == NULL) {
-        Py_XDECREF(c.star);
-        Py_XDECREF(c.found);
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < count; i++) {
+    collector_t c = {{kinds[0], kinds[1], kinds[2]}, PyList_New(count), 0};
+    for (Py_ssize_t i = 0; c.found != NULL && i < count; i++) {
         PyObject *list = PyList_New(0);
-        if (list == NULL) {
-            Py_DECREF(c.star);
-            Py_DECREF(c.found);
-            return NULL;
-        }
-        PyList_SET_ITEM(c.found, i, list);
+        if (list == NULL)
+            Py_CLEAR(c.found);
+        else
+            PyList_SET_ITEM(c.found, i, list);
     }
-    Py_INCREF(c.L.type);
-    int r = collect_into(&c, node, trie, field);
-    Py_DECREF(c.L.type);
-    Py_DECREF(c.star);
+    int r = c.found == NULL ? -1 : collect_into(&c, node, trie, field);
     if (r > 0)
         return c.found;
-    Py_DECREF(c.found);
+    Py_XDECREF(c.found);
     if (r < 0)
         return NULL;
     Py_RETURN_NONE;
-}
-
-static PyObject *
-collect(PyObject *Py_UNUSED(self), PyObject *args)
-{
-    PyObject *node, *trie, *field, *kinds_tuple;
-    Py_ssize_t count;
-    PyTypeObject *type;
-    if (!PyArg_ParseTuple(args, "OOUnO!O!", &node, &trie, &field, &count, &PyType_Type, &type,
-                          &PyTuple_Type, &kinds_tuple))
-        return NULL;
-    if (!kinds_ok(kinds_tuple))
-        return NULL;
-    if (count < 0) {
-        PyErr_SetString(PyExc_ValueError, "_ctree.collect: count must be >= 0");
-        return NULL;
-    }
-    if (read_layout(type) < 0)
-        return NULL;
-    PyObject *const kinds[3] = {PyTuple_GET_ITEM(kinds_tuple, 0), PyTuple_GET_ITEM(kinds_tuple, 1),
-                                PyTuple_GET_ITEM(kinds_tuple, 2)};
-    return run_collect(&layout, kinds, node, trie, field, count);
 }
 
 /* ---- what the tree's readers below work with ----------------------------------------
@@ -1311,8 +1231,6 @@ collect(PyObject *Py_UNUSED(self), PyObject *args)
  * the scalar and sequence ones, once, when tree.py is imported. (tree.get and
  * tree.scalar themselves were in C too: under 1 % of a run, back in Python.) */
 
-static PyTypeObject *get_type;
-static Py_ssize_t get_offset[N_SLOTS];
 static PyObject *get_map_kind, *get_alias_kind;
 
 static PyObject *
@@ -1324,20 +1242,11 @@ bind_get(PyObject *Py_UNUSED(self), PyObject *args)
         return NULL;
     if (read_layout(type) < 0)
         return NULL;
-    Py_INCREF(type);
     Py_INCREF(map_kind);
     Py_INCREF(alias_kind);
-    Py_XSETREF(get_type, type);
     Py_XSETREF(get_map_kind, map_kind);
     Py_XSETREF(get_alias_kind, alias_kind);
-    memcpy(get_offset, layout.offset, sizeof get_offset);
     Py_RETURN_NONE;
-}
-
-static PyObject *
-get_slot(PyObject *node, int i)
-{
-    return *(PyObject **)((char *)node + get_offset[i]);
 }
 
 /* A node's start or end (S_START, S_END) as a Python int (new); NULL on error. */
@@ -1356,7 +1265,7 @@ bind_scalar(PyObject *Py_UNUSED(self), PyObject *args)
     PyObject *kind, *seq;
     if (!PyArg_ParseTuple(args, "UU", &kind, &seq))
         return NULL;
-    if (get_type == NULL) {
+    if (get_map_kind == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "_ctree.bind_scalar: bind_get() first");
         return NULL;
     }
@@ -1481,42 +1390,14 @@ top_level(PyObject *Py_UNUSED(self), PyObject *args)
  * step by step): the Reference of each site node, over mappings with their key index and
  * untagged, unaliased values. Anything else -- an alias, a tag, a value Kubernetes would
  * refuse (refs.py raises the error), a name with a problem for renaming -- returns
- * NotImplemented for the whole site, and refs.py reads it. bind_refs() sets the
- * Reference and Spot classes and go-yaml's boolean words once (after bind_scalar). */
+ * NotImplemented for the whole site, and find_refs hands the pod spec to refs.py. (The
+ * walk and this, as entry points of their own for refs.py's Python path, saved under
+ * 2 % of a run: only find_refs calls them.) */
 
 static PyTypeObject *ref_type, *spot_type;
-static PyObject *true_words, *false_words, *refs_fallback;
+static PyObject *true_words, *false_words;
 static PyObject *KEY_KEY;  /* "key", of an items entry */
 static PyObject *NAME_KEY; /* "name", of a container */
-
-static PyObject *
-bind_refs(PyObject *Py_UNUSED(self), PyObject *args)
-{
-    PyTypeObject *ref, *spot;
-    PyObject *t, *f, *fallback;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O", &PyType_Type, &ref, &PyType_Type, &spot,
-                          &PyFrozenSet_Type, &t, &PyFrozenSet_Type, &f, &fallback))
-        return NULL;
-    if (scalar_kind == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "_ctree.bind_refs: bind_scalar() first");
-        return NULL;
-    }
-    if (!PyType_IsSubtype(ref, &PyTuple_Type) || !PyType_IsSubtype(spot, &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "_ctree.bind_refs: tuple classes expected");
-        return NULL;
-    }
-    Py_INCREF(ref);
-    Py_INCREF(spot);
-    Py_INCREF(t);
-    Py_INCREF(f);
-    Py_INCREF(fallback);
-    Py_XSETREF(refs_fallback, fallback);
-    Py_XSETREF(ref_type, ref);
-    Py_XSETREF(spot_type, spot);
-    Py_XSETREF(true_words, t);
-    Py_XSETREF(false_words, f);
-    Py_RETURN_NONE;
-}
 
 /* The value node under key of a mapping (borrowed into *out; NULL: absent). 1 ok, 0 not
  * the common case, -1 error. */
@@ -1524,9 +1405,9 @@ static int
 value_of(PyObject *node, PyObject *key, PyObject **out)
 {
     *out = NULL;
-    if (Py_TYPE(node) != get_type || get_slot(node, S_KIND) != get_map_kind)
+    if (!IS_NODE(node) || SLOT(node, S_KIND) != get_map_kind)
         return 0;
-    PyObject *index = get_slot(node, S_DICT);
+    PyObject *index = SLOT(node, S_DICT);
     if (index == NULL || !PyDict_CheckExact(index))
         return 0;
     PyObject *pair = PyDict_GetItemWithError(index, key);
@@ -1535,8 +1416,8 @@ value_of(PyObject *node, PyObject *key, PyObject **out)
     if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2)
         return 0;
     PyObject *value = PyTuple_GET_ITEM(pair, 1);
-    if (Py_TYPE(value) != get_type || get_slot(value, S_KIND) == get_alias_kind ||
-        get_slot(value, S_TAG) != Py_None)
+    if (!IS_NODE(value) || SLOT(value, S_KIND) == get_alias_kind ||
+        SLOT(value, S_TAG) != Py_None)
         return 0;
     *out = value;
     return 1;
@@ -1550,10 +1431,10 @@ text_of(PyObject *value, PyObject **text)
     *text = NULL;
     if (value == NULL)
         return 1;
-    PyObject *v = get_slot(value, S_VALUE);
-    if (get_slot(value, S_KIND) != scalar_kind || v == NULL || !PyUnicode_CheckExact(v))
+    PyObject *v = SLOT(value, S_VALUE);
+    if (SLOT(value, S_KIND) != scalar_kind || v == NULL || !PyUnicode_CheckExact(v))
         return 0;
-    if (!(get_slot(value, S_STYLE) == Py_None && is_null_text(v)))
+    if (!(SLOT(value, S_STYLE) == Py_None && is_null_text(v)))
         *text = v;
     return 1;
 }
@@ -1566,14 +1447,14 @@ item_keys(PyObject *listed, PyObject *key_name, int *odd)
     *odd = 0;
     if (listed == NULL)
         return NULL;
-    PyObject *kind = get_slot(listed, S_KIND);
+    PyObject *kind = SLOT(listed, S_KIND);
     if (kind == scalar_kind || kind == get_map_kind)
         return NULL; /* tree.items() of a scalar (null too) or a mapping: [] */
     if (kind != seq_kind) {
         *odd = 1;
         return NULL;
     }
-    PyObject *list = get_slot(listed, S_VALUE);
+    PyObject *list = SLOT(listed, S_VALUE);
     if (list == NULL || !PyList_CheckExact(list)) {
         *odd = 1;
         return NULL;
@@ -1583,7 +1464,7 @@ item_keys(PyObject *listed, PyObject *key_name, int *odd)
         return NULL;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++) {
         PyObject *item = PyList_GET_ITEM(list, i), *value, *text;
-        PyObject *item_kind = Py_TYPE(item) == get_type ? get_slot(item, S_KIND) : NULL;
+        PyObject *item_kind = IS_NODE(item) ? SLOT(item, S_KIND) : NULL;
         if (item_kind == scalar_kind || item_kind == seq_kind)
             continue; /* tree.get of a scalar or a sequence: None */
         if (item_kind != get_map_kind) {
@@ -1598,7 +1479,7 @@ item_keys(PyObject *listed, PyObject *key_name, int *odd)
             break;
         }
         if (value != NULL &&
-            (get_slot(value, S_KIND) == get_map_kind || get_slot(value, S_KIND) == seq_kind))
+            (SLOT(value, S_KIND) == get_map_kind || SLOT(value, S_KIND) == seq_kind))
             continue; /* tree.scalar of a mapping or a sequence: None */
         if (!text_of(value, &text)) {
             *odd = 1;
@@ -1629,9 +1510,9 @@ flag_of(PyObject *value, int *flag)
     *flag = 0;
     if (value == NULL)
         return 1;
-    PyObject *v = get_slot(value, S_VALUE);
-    if (get_slot(value, S_KIND) != scalar_kind || v == NULL || !PyUnicode_CheckExact(v) ||
-        get_slot(value, S_STYLE) != Py_None)
+    PyObject *v = SLOT(value, S_VALUE);
+    if (SLOT(value, S_KIND) != scalar_kind || v == NULL || !PyUnicode_CheckExact(v) ||
+        SLOT(value, S_STYLE) != Py_None)
         return 0;
     if (is_null_text(v))
         return 1;
@@ -1671,7 +1552,7 @@ static PyObject *
 site_ref(PyObject *node, PyObject *field, PyObject *container, PyObject *const site[7])
 {
     /* site: target, how, name_field, key_field, items_field, optional_field, "key" */
-    PyObject *kind = Py_TYPE(node) == get_type ? get_slot(node, S_KIND) : NULL;
+    PyObject *kind = IS_NODE(node) ? SLOT(node, S_KIND) : NULL;
     if (kind == scalar_kind || kind == seq_kind || kind == get_alias_kind)
         Py_RETURN_NONE; /* refs.py reads a name from mappings only */
     if (kind != get_map_kind || !PyUnicode_CheckExact(field))
@@ -1684,14 +1565,14 @@ site_ref(PyObject *node, PyObject *field, PyObject *container, PyObject *const s
         Py_RETURN_NOTIMPLEMENTED;
     if (name == NULL || PyUnicode_GET_LENGTH(name) == 0)
         Py_RETURN_NONE;
-    PyObject *style = get_slot(raw, S_STYLE);
+    PyObject *style = SLOT(raw, S_STYLE);
     if (style == NULL) /* deleted by Python code (``del node.style``): refs.py says so */
         Py_RETURN_NOTIMPLEMENTED;
     if (style != Py_None && (!PyUnicode_Check(style) ||
                              PyUnicode_CompareWithASCIIString(style, "|") == 0 ||
                              PyUnicode_CompareWithASCIIString(style, ">") == 0))
         Py_RETURN_NOTIMPLEMENTED; /* a block name: a spot with a problem */
-    if (get_slot(raw, S_ANCHOR) != Py_None)
+    if (SLOT(raw, S_ANCHOR) != Py_None)
         Py_RETURN_NOTIMPLEMENTED; /* a spot with a problem */
     if (site[3] != Py_None) { /* one named key */
         PyObject *key;
@@ -1794,24 +1675,6 @@ site_refs_or_not(PyObject *site_tuple, PyObject *matches, PyObject *container)
     return refs;
 }
 
-static PyObject *
-site_refs(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
-{
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "site_refs(site, matches, container)");
-        return NULL;
-    }
-    if (refs_fallback == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "_ctree.site_refs: bind_refs() first");
-        return NULL;
-    }
-    PyObject *refs = site_refs_or_not(args[0], args[1], args[2]);
-    if (refs != Py_NotImplemented)
-        return refs;
-    Py_DECREF(refs);
-    return PyObject_Vectorcall(refs_fallback, args, 3, NULL);
-}
-
 /* ---------------------------------------------------------------- marker lines
  *
  * read/split.py's marker lines (its _py_markers is the reference), for cuts() below:
@@ -1878,59 +1741,6 @@ append_offset(PyObject *list, Py_ssize_t at)
     int rc = PyList_Append(list, o);
     Py_DECREF(o);
     return rc;
-}
-
-/* ---------------------------------------------------------------- SourceText.lines
- *
- * read/source.py's SourceText.lines (its _py_lines is the reference): the 1-based line
- * of each offset of ``offsets``, which are sorted and at least 0; one pass over the
- * text, counting line breaks ('\n') with memchr in 1-byte text. A list, in order. */
-
-static PyObject *
-line_numbers(PyObject *Py_UNUSED(self), PyObject *args)
-{
-    PyObject *text, *offsets;
-    if (!PyArg_ParseTuple(args, "UO!:line_numbers", &text, &PyList_Type, &offsets))
-        return NULL;
-    int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
-    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    Py_ssize_t count = PyList_GET_SIZE(offsets);
-    PyObject *out = PyList_New(count);
-    if (out == NULL)
-        return NULL;
-    Py_ssize_t at = 0, line = 1;
-    for (Py_ssize_t i = 0; i < count; i++) {
-        Py_ssize_t offset = PyLong_AsSsize_t(PyList_GET_ITEM(offsets, i));
-        if (offset == -1 && PyErr_Occurred())
-            goto fail;
-        if (offset < at) {
-            PyErr_SetString(PyExc_ValueError, "line_numbers: offsets must be sorted, from 0");
-            goto fail;
-        }
-        Py_ssize_t end = offset < n ? offset : n;
-        if (kind == PyUnicode_1BYTE_KIND) {
-            const char *p = (const char *)data + at, *stop = (const char *)data + end;
-            while (p < stop && (p = memchr(p, '\n', (size_t)(stop - p))) != NULL) {
-                line++;
-                p++;
-            }
-        }
-        else {
-            for (Py_ssize_t j = at; j < end; j++)
-                if (PyUnicode_READ(kind, data, j) == '\n')
-                    line++;
-        }
-        at = end > at ? end : at;
-        PyObject *v = PyLong_FromSsize_t(line);
-        if (v == NULL)
-            goto fail;
-        PyList_SET_ITEM(out, i, v);
-    }
-    return out;
-fail:
-    Py_DECREF(out);
-    return NULL;
 }
 
 /* ---------------------------------------------------------------- split._cuts
@@ -2013,20 +1823,25 @@ fail:
  * the reference): the containers of both lists, each container's sites, the pod's sites,
  * and imagePullSecrets when asked, with the walk (collect) and the References
  * (site_refs) above. Anything either of them hands back -- or an aliased list or
- * container -- makes the whole pod spec refs.py's: None. bind_find() sets the tables
- * once (after bind_refs). */
+ * container -- makes the whole pod spec refs.py's: None. bind_find() sets the Reference
+ * and Spot classes, go-yaml's boolean words and the tables once (after bind_scalar). */
 
 static PyObject *find_tables; /* (lists, container sites, trie, pod sites, trie, (pull site,), trie) */
-static layout_t find_layout;
 
 static PyObject *
 bind_find(PyObject *Py_UNUSED(self), PyObject *args)
 {
-    PyObject *tables;
-    if (!PyArg_ParseTuple(args, "O!", &PyTuple_Type, &tables))
+    PyTypeObject *ref, *spot;
+    PyObject *t, *f, *tables;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!", &PyType_Type, &ref, &PyType_Type, &spot,
+                          &PyFrozenSet_Type, &t, &PyFrozenSet_Type, &f, &PyTuple_Type, &tables))
         return NULL;
-    if (ref_type == NULL || get_type == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "_ctree.bind_find: bind_refs() first");
+    if (scalar_kind == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_ctree.bind_find: bind_scalar() first");
+        return NULL;
+    }
+    if (!PyType_IsSubtype(ref, &PyTuple_Type) || !PyType_IsSubtype(spot, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "_ctree.bind_find: tuple classes expected");
         return NULL;
     }
     if (PyTuple_GET_SIZE(tables) != 7 || !PyTuple_Check(PyTuple_GET_ITEM(tables, 0)) ||
@@ -2036,14 +1851,11 @@ bind_find(PyObject *Py_UNUSED(self), PyObject *args)
         PyErr_SetString(PyExc_TypeError, "_ctree.bind_find: the tables of refs.py");
         return NULL;
     }
-    if (read_layout(get_type) < 0)
-        return NULL;
-    if (find_layout.type != NULL)
-        Py_DECREF(find_layout.type);
-    find_layout = layout;
-    Py_INCREF(find_layout.type);
-    Py_INCREF(tables);
-    Py_XSETREF(find_tables, tables);
+    Py_XSETREF(ref_type, (PyTypeObject *)Py_NewRef(ref));
+    Py_XSETREF(spot_type, (PyTypeObject *)Py_NewRef(spot));
+    Py_XSETREF(true_words, Py_NewRef(t));
+    Py_XSETREF(false_words, Py_NewRef(f));
+    Py_XSETREF(find_tables, Py_NewRef(tables));
     Py_RETURN_NONE;
 }
 
@@ -2054,7 +1866,7 @@ find_sites(PyObject *refs, PyObject *node, PyObject *sites, PyObject *trie, PyOb
 {
     PyObject *const kinds[3] = {scalar_kind, seq_kind, get_map_kind};
     Py_ssize_t count = PyTuple_GET_SIZE(sites);
-    PyObject *found = run_collect(&find_layout, kinds, node, trie, field, count);
+    PyObject *found = run_collect(kinds, node, trie, field, count);
     if (found == NULL || found == Py_None) {
         Py_XDECREF(found);
         return found == NULL ? -1 : 0;
@@ -2087,22 +1899,22 @@ find_containers(PyObject *refs, PyObject *pod_spec, PyObject *list_name, PyObjec
     int r = value_of(pod_spec, list_name, &list);
     if (r <= 0 || list == NULL)
         return r < 0 ? -1 : (r == 0 ? 0 : 1);
-    PyObject *kind = get_slot(list, S_KIND);
+    PyObject *kind = SLOT(list, S_KIND);
     if (kind == scalar_kind || kind == get_map_kind)
         return 1; /* tree.items() of anything but a sequence: [] */
-    PyObject *items = get_slot(list, S_VALUE);
+    PyObject *items = SLOT(list, S_VALUE);
     if (kind != seq_kind || items == NULL || !PyList_CheckExact(items))
         return 0;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items); i++) {
         PyObject *container = PyList_GET_ITEM(items, i), *cname = NULL;
-        if (Py_TYPE(container) != get_type)
+        if (!IS_NODE(container))
             return 0;
-        PyObject *ckind = get_slot(container, S_KIND);
+        PyObject *ckind = SLOT(container, S_KIND);
         if (ckind == get_map_kind) { /* its name: tree.scalar(tree.get(container, "name")) */
             PyObject *value;
             if ((r = value_of(container, NAME_KEY, &value)) <= 0)
                 return r;
-            if (value != NULL && get_slot(value, S_KIND) == scalar_kind && !text_of(value, &cname))
+            if (value != NULL && SLOT(value, S_KIND) == scalar_kind && !text_of(value, &cname))
                 return 0;
         }
         else if (ckind != scalar_kind && ckind != seq_kind)
@@ -2133,7 +1945,7 @@ find_refs(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     PyObject *pod_spec = args[0], *field = args[1], *tables = find_tables;
-    if (Py_TYPE(pod_spec) != get_type || get_slot(pod_spec, S_KIND) != get_map_kind)
+    if (!IS_NODE(pod_spec) || SLOT(pod_spec, S_KIND) != get_map_kind)
         Py_RETURN_NONE;
     int pull = PyObject_IsTrue(args[2]);
     if (pull < 0)
@@ -2170,7 +1982,7 @@ find_refs(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
  * absent), and whose kind is not a list kind. Anything else -- a List, a missing kind, a
  * value Kubernetes refuses, an alias -- returns NotImplemented for the whole document,
  * and resources.py reads it. bind_resources() sets the Resource class once (after
- * bind_refs). */
+ * bind_get). */
 
 static PyTypeObject *resource_type;
 static PyObject *KIND_KEY, *API_KEY, *NAMESPACE_KEY, *GENERATE_KEY, *LIST_SUFFIX;
@@ -2181,7 +1993,7 @@ bind_resources(PyObject *Py_UNUSED(self), PyObject *args)
     PyTypeObject *type;
     if (!PyArg_ParseTuple(args, "O!", &PyType_Type, &type))
         return NULL;
-    if (!PyType_IsSubtype(type, &PyTuple_Type) || get_type == NULL) {
+    if (!PyType_IsSubtype(type, &PyTuple_Type) || get_map_kind == NULL) {
         PyErr_SetString(PyExc_TypeError, "_ctree.bind_resources: a tuple class, after bind_get");
         return NULL;
     }
@@ -2200,7 +2012,7 @@ str_field_of(PyObject *map, PyObject *key, PyObject **text)
     int r = value_of(map, key, &value);
     if (r <= 0)
         return r;
-    if (value != NULL && get_slot(value, S_KIND) != scalar_kind)
+    if (value != NULL && SLOT(value, S_KIND) != scalar_kind)
         return 0; /* a mapping or a sequence: resources.py raises */
     return text_of(value, text);
 }
@@ -2216,13 +2028,13 @@ static PyObject *
 resource_of(PyObject *source, PyObject *doc, PyObject *root)
 {
     PyObject *kind = NULL, *api = NULL, *meta = NULL, *name = NULL, *ns = NULL, *gen = NULL;
-    if (Py_TYPE(root) != get_type || get_slot(root, S_KIND) != get_map_kind)
+    if (!IS_NODE(root) || SLOT(root, S_KIND) != get_map_kind)
         Py_RETURN_NOTIMPLEMENTED;
     int r = str_field_of(root, KIND_KEY, &kind);
     if (r > 0 && kind != NULL)
         r = str_field_of(root, API_KEY, &api);
     if (r > 0 && kind != NULL && (r = value_of(root, METADATA_KEY, &meta)) > 0 && meta != NULL &&
-        get_slot(meta, S_KIND) != get_map_kind)
+        SLOT(meta, S_KIND) != get_map_kind)
         r = 0; /* null metadata, or not a mapping: resources.py */
     if (r > 0 && meta != NULL && (r = str_field_of(meta, NAME_KEY, &name)) > 0 &&
         (r = str_field_of(meta, NAMESPACE_KEY, &ns)) > 0 &&
@@ -2305,7 +2117,7 @@ bind_resolve(PyObject *Py_UNUSED(self), PyObject *args)
                           &PyType_Type, &use, &PyFrozenSet_Type, &empty, &how))
         return NULL;
     if (ref_type == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "_ctree.bind_resolve: bind_refs() first");
+        PyErr_SetString(PyExc_RuntimeError, "_ctree.bind_resolve: bind_find() first");
         return NULL;
     }
     if (!PyType_IsSubtype(rid, &PyTuple_Type) || !PyType_IsSubtype(resolved, &PyTuple_Type) ||
@@ -2456,14 +2268,9 @@ static PyMethodDef methods[] = {
      "bind_get(node_type, map_kind, alias_kind): the Node class and kinds the readers use"},
     {"bind_scalar", bind_scalar, METH_VARARGS,
      "bind_scalar(scalar_kind, seq_kind): the other kinds (after bind_get)"},
-    {"bind_refs", bind_refs, METH_VARARGS,
-     "bind_refs(reference_type, spot_type, true_words, false_words, fallback): what "
-     "site_refs() makes (after bind_scalar)"},
-    {"site_refs", (PyCFunction)(void (*)(void))site_refs, METH_FASTCALL,
-     "site_refs(site, matches, container) -> list[Reference]: refs._site_refs, in C for the "
-     "common case"},
     {"bind_find", bind_find, METH_VARARGS,
-     "bind_find(tables): refs.py's container lists, sites and tries (after bind_refs)"},
+     "bind_find(reference_type, spot_type, true_words, false_words, tables): refs.py's "
+     "classes, words, container lists, sites and tries (after bind_scalar)"},
     {"find_refs", (PyCFunction)(void (*)(void))find_refs, METH_FASTCALL,
      "find_refs(pod_spec, field, image_pull_secrets) -> list[Reference] | None: "
      "refs.find_references over a C-built tree (None: refs.py reads it)"},
@@ -2472,20 +2279,15 @@ static PyMethodDef methods[] = {
     {"document_resources", document_resources, METH_VARARGS,
      "document_resources(source, doc, roots) -> list[Resource] | NotImplemented: "
      "resources.document_resources for the common case"},
-    {"line_numbers", line_numbers, METH_VARARGS,
-     "line_numbers(text, sorted offsets) -> list[int]: SourceText.lines' pass, in C"},
     {"cuts", cuts, METH_VARARGS,
      "cuts(text, only_comments) -> list[int]: split._cuts, where each document starts, "
      "then the text's length"},
     {"top_level", top_level, METH_VARARGS,
      "top_level(text, key) -> list[str] | None | NotImplemented: classify._top_level over "
      "ASCII text"},
-    {"collect", collect, METH_VARARGS,
-     "collect(node, trie, field, count, node_type, kinds) -> list[list[(Node, str)]] | None: "
-     "refs._collect's walk over C-built trees (None: cannot, walk in Python)"},
     {"bind_resolve", bind_resolve, METH_VARARGS,
      "bind_resolve(resource_id, resolved, use, no_keys, image_pull_how): what "
-     "resolve_plain() makes (after bind_refs)"},
+     "resolve_plain() makes (after bind_find)"},
     {"resolve_plain", (PyCFunction)(void (*)(void))resolve_plain, METH_FASTCALL,
      "resolve_plain(refs, namespace, objects, image_pull_secrets) -> (resolved, uses) | None: "
      "resolve._resolve for a workload whose references are all plain"},

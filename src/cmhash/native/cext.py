@@ -4,7 +4,7 @@ that decides; the modules it mirrors bind its functions (``function``). The two 
 only the compiler (``cmhash.native._cjson``, ``cmhash.native._cpack``) load through ``optional``.
 
 ``CMHASH_C_OFF=name,name``, for measuring what each piece of C saves (bench/c_gains.py):
-those entry points (:data:`NAMES`: ``build``, ``check_edit``, ``collect``, ...; ``Node``
+those entry points (:data:`NAMES`: ``build``, ``check_edit``, ``cuts``, ...; ``Node``
 is the whole of ``_ctree``, whose every entry point reads C nodes; or a whole module,
 ``_cjson``, ``_cpack``) are left to their Python references. Another name (``node``,
 ``buidl``) is a usage error (:func:`check_off`, exit 2), never a run that measures
@@ -23,13 +23,10 @@ NAMES = (
     "Node",
     "build",
     "check_edit",
-    "collect",
     "cuts",
     "document_resources",
     "find_refs",
-    "line_numbers",
     "resolve_plain",
-    "site_refs",
     "top_level",
     "_cjson",
     "_cpack",

@@ -9,9 +9,9 @@ caches the backend of a run (``backend``).
 
 And native/_ctree.c's entry points over our tree, bound for our ``Node`` class and limits
 (the extension says whether they are there: native/cext.py): ``build`` (the fast
-backend's trees), ``check_edit`` (the self-check, edit/treecheck.py) and ``collect`` (the
-reference-site walk, analyze/refs.py). Each is None when the extension was not built or
-is turned off, and its Python reference does the work.
+backend's trees) and ``check_edit`` (the self-check, edit/treecheck.py). Each is None
+when the extension was not built or is turned off, and its Python reference does the
+work.
 """
 
 from __future__ import annotations
@@ -50,21 +50,6 @@ def ctree_check_edit() -> CheckEdit | None:
     if c_check is None:
         return None
     return lambda old, text, path, key, value: c_check(old, text, Node, KINDS, path, key, value)
-
-
-Found = list[list[tuple[Node, str]]]  # per reference site: (node, field path)
-Collect = Callable[[Node, Any, str, int], Found | None]
-
-
-@functools.cache
-def ctree_collect() -> Collect | None:
-    """native/_ctree.c's ``collect`` for our Node class: analyze/refs.py's walk of a trie
-    of reference sites, over trees the C builder made (None from it: walk in Python).
-    None without the extension."""
-    c_collect = cext.function("collect")
-    if c_collect is None:
-        return None
-    return lambda node, trie, field, count: c_collect(node, trie, field, count, Node, KINDS)
 
 
 _Parts = tuple[Callable[[str], Any], Any, type[BaseException], type[BaseException]]

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, BinaryIO
 
 from cmhash.errors import InputError, printable
-from cmhash.native import cext
 from cmhash.record import Record
 
 if TYPE_CHECKING:
@@ -23,8 +22,9 @@ _OTHER_BOMS = {
 }
 
 
-def _py_line_numbers(text: str, offsets: list[int]) -> list[int]:
-    """The 1-based line of each of the sorted ``offsets`` (native/_ctree.c has a copy)."""
+def _line_numbers(text: str, offsets: list[int]) -> list[int]:
+    """The 1-based line of each of the sorted ``offsets``: one pass, str.count between
+    them (a C copy of this pass saved nothing measurable: ARCHITECTURE.md)."""
     out = []
     line, at = 1, 0
     for offset in offsets:
@@ -32,11 +32,6 @@ def _py_line_numbers(text: str, offsets: list[int]) -> list[int]:
         out.append(line)
         at = offset
     return out
-
-
-_line_numbers: Callable[[str, list[int]], list[int]] = (
-    cext.function("line_numbers") or _py_line_numbers
-)
 
 
 class SourceText(Record):
