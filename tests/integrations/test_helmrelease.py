@@ -209,3 +209,31 @@ def test_a_render_of_another_chart_version_is_refused(tmp_path: Path) -> None:
         "version (--version 0.2.0)"
     )
     assert release.read_text() == RELEASE.replace('version: "0.1.0"', 'version: "0.2.0"')
+
+
+@pytest.mark.parametrize(
+    ("edit", "key"),
+    [
+        (("  interval: 10m\n", "  interval: 10m\n  interval: 5m\n"), "  interval: 5m"),
+        (
+            ("    logLevel: debug\n", "    logLevel: debug\n    logLevel: info\n"),
+            "    logLevel: info",
+        ),
+    ],
+)
+@pytest.mark.parametrize("check", [False, True])
+def test_a_duplicate_key_in_the_release_is_one_line_and_exit_2(
+    tmp_path: Path, edit: tuple[str, str], key: str, check: bool
+) -> None:
+    release = tmp_path / "release.yaml"
+    text = RELEASE.replace(*edit)
+    release.write_text(text)
+    res = _keep(release, APP, check=check)
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if t == key)
+    column = len(key) - len(key.lstrip()) + 1
+    name = key.strip().split(":")[0]
+    assert (res.code, res.stderr) == (
+        2,
+        f"cmhash: {release}:{line}:{column}: duplicate key {name!r}\n",
+    )
+    assert release.read_text() == text

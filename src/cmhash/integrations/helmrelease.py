@@ -171,6 +171,13 @@ class Update(NamedTuple):
 
 def updated(text: str, path: str, patches: list[Patch], render: Render) -> Update:
     """``text`` with cmhash's post-renderer holding ``patches`` (none: taken out)."""
+    try:
+        return _updated(text, path, patches, render)
+    except NodeError as exc:  # a duplicate key, read where a field is first used
+        raise file_error(exc.public, path, text, exc.offset) from None
+
+
+def _updated(text: str, path: str, patches: list[Patch], render: Render) -> Update:
     release = _the_release(text, path)
     check_reproducible(release, text, path, render)
     origin = hrorigin.record(release, render.contents)
