@@ -47,7 +47,7 @@ data:
 """
 
 
-def _keep(release: Path, *inputs: Path, check: bool = False) -> Result:
+def _keep(release: Path, *inputs: Path | str, check: bool = False) -> Result:
     args = ["patches", "--no-config", *map(str, inputs), "--helmrelease", str(release)]
     return run_cmhash([*args, "--check"] if check else args)
 
@@ -237,3 +237,60 @@ def test_a_duplicate_key_in_the_release_is_one_line_and_exit_2(
         f"cmhash: {release}:{line}:{column}: duplicate key {name!r}\n",
     )
     assert release.read_text() == text
+
+
+VALUES_SECRET = """\
+apiVersion: v1
+kind: Secret
+metadata:
+  name: shop-values
+  namespace: shop
+data:
+  values.yaml: {}
+"""
+
+
+def _with_secret(tmp: Path, password: str) -> Path:
+    import base64
+
+    secret = tmp / "values-secret.yaml"
+    body = base64.b64encode(f"password: {password}\n".encode()).decode()
+    secret.write_text(VALUES_SECRET.format(body))
+    return secret
+
+
+def test_a_values_secret_is_fingerprinted_only_with_the_secret_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The HelmRelease is in Git: an unkeyed SHA-256 of a Secret's values there lets
+    anyone confirm a guess of them. Without --secret-key-env only the reference is
+    recorded (and a note says how to have more); with it, an HMAC under the key."""
+    text = RELEASE.replace(
+        "  values:\n", "  valuesFrom:\n    - kind: Secret\n      name: shop-values\n  values:\n"
+    )
+    release = tmp_path / "release.yaml"
+
+    def valuesfrom(password: str, *key: str) -> tuple[str, str]:
+        release.write_text(text)
+        res = _keep(release, APP, _with_secret(tmp_path, password), *key)
+        assert res.code == 0
+        return _record(release.read_text())["spec.valuesFrom"], res.stderr
+
+    monkeypatch.setenv("CMHASH_TEST_KEY", "some-ci-key")
+    plain, stderr = valuesfrom("hunter2")
+    assert valuesfrom("hunter3")[0] == plain  # nothing of the Secret's content
+    assert "note: " in stderr and "Secret/shop-values: no fingerprint" in stderr
+    assert "--secret-key-env VAR" in stderr and "hunter" not in stderr
+    keyed, stderr = valuesfrom("hunter2", "--secret-key-env", "CMHASH_TEST_KEY")
+    assert "note:" not in stderr and keyed != plain
+    assert valuesfrom("hunter3", "--secret-key-env", "CMHASH_TEST_KEY")[0] != keyed
+    monkeypatch.setenv("CMHASH_TEST_KEY", "another-key")
+    assert valuesfrom("hunter2", "--secret-key-env", "CMHASH_TEST_KEY")[0] != keyed
+    # --check compares keyed fingerprints: a changed Secret is stale, the same one is not
+    monkeypatch.setenv("CMHASH_TEST_KEY", "some-ci-key")
+    valuesfrom("hunter2", "--secret-key-env", "CMHASH_TEST_KEY")
+    key = ("--secret-key-env", "CMHASH_TEST_KEY")
+    same = _keep(release, APP, _with_secret(tmp_path, "hunter2"), *key, check=True)
+    assert same.code == 0
+    moved = _keep(release, APP, _with_secret(tmp_path, "hunter3"), *key, check=True)
+    assert moved.code == 1 and "spec.valuesFrom is not what" in moved.stderr

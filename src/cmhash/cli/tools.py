@@ -93,6 +93,7 @@ def patches(
             check,
             kustomize_field,
             gen.render_of(result),
+            settings.secret_key,
         )
     )
 

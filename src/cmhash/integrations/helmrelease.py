@@ -169,18 +169,23 @@ class Update(NamedTuple):
     same_patches: bool  # only the record differs
 
 
-def updated(text: str, path: str, patches: list[Patch], render: Render) -> Update:
-    """``text`` with cmhash's post-renderer holding ``patches`` (none: taken out)."""
+def updated(
+    text: str, path: str, patches: list[Patch], render: Render, key: bytes | None = None
+) -> Update:
+    """``text`` with cmhash's post-renderer holding ``patches`` (none: taken out);
+    ``key``: --secret-key-env's."""
     try:
-        return _updated(text, path, patches, render)
+        return _updated(text, path, patches, render, key)
     except NodeError as exc:  # a duplicate key, read where a field is first used
         raise file_error(exc.public, path, text, exc.offset) from None
 
 
-def _updated(text: str, path: str, patches: list[Patch], render: Render) -> Update:
+def _updated(
+    text: str, path: str, patches: list[Patch], render: Render, key: bytes | None
+) -> Update:
     release = _the_release(text, path)
     check_reproducible(release, text, path, render)
-    origin = hrorigin.record(release, render.contents)
+    origin = hrorigin.record(release, render.contents, key)
     changed: list[str] | None = []
     new = _with_block(text, path, release, patches, origin)
     ours = _ours(text, path, _renderers_span(text, release))
@@ -262,12 +267,16 @@ def _verify(new: str, path: str, patches: list[Patch]) -> None:
         )
 
 
-def deliver(patches: list[Patch], path: str, check: bool, render: Render) -> int:
+def deliver(
+    patches: list[Patch], path: str, check: bool, render: Render, key: bytes | None = None
+) -> int:
     from cmhash.output import err
     from cmhash.write.writer import write_new_file
 
     text = read_file(path)
-    update = updated(text, path, patches, render)
+    update = updated(text, path, patches, render, key)
+    for note in hrorigin.secret_notes(update.release) if key is None and patches else ():
+        err(f"cmhash: note: {path}: {note}")
     if update.text == text:
         return EXIT_OK
     if check:

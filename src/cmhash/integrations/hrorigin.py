@@ -13,12 +13,16 @@ lines, one ``# cmhash:from FIELD: VALUE`` line per field the render depends on, 
 The chart, version, values files, release name and target namespace are written as they
 are (JSON strings); ``spec.values`` and ``spec.valuesFrom`` never are: they may hold
 passwords, so they are written as a SHA-256 of their content (canonical JSON of the
-parsed values; for ``valuesFrom`` also each referenced key of the ConfigMaps and
-Secrets among the inputs, by its own digest).
+parsed values; for ``valuesFrom`` also each referenced key of the ConfigMaps among the
+inputs, by its own digest). A Secret's key is in Git nowhere else, and a SHA-256 of a
+guessable value gives it away to whoever tries values, so it is fingerprinted only
+under ``--secret-key-env`` (HMAC-SHA256 with the key, as the lock file's); without a
+key only the reference is (``secret_notes`` says so, and how to have it).
 """
 
 from __future__ import annotations
 
+import hmac
 import json
 import re
 from collections.abc import Mapping
@@ -51,19 +55,38 @@ def _digest(data: Any) -> str:
     return "sha256:" + sha256(text.encode("utf-8")).hexdigest()
 
 
-def _values_from(data: Any, given: Contents) -> Any:
-    """The references and, for each, the digest of the key it reads (None: not given)."""
-    content = []
+def _values_from(data: Any, given: Contents, key: bytes | None) -> Any:
+    """The references and, for each, the digest of the key it reads (None: not given,
+    or a Secret's without ``key``)."""
+    content: list[str | None] = []
     for ref in data if isinstance(data, list) else ():
         ref = ref if isinstance(ref, dict) else {}
         entries = given.get((str(ref.get("kind")), str(ref.get("name"))), {})
         value = entries.get(str(ref.get("valuesKey") or DEFAULT_VALUES_KEY))
-        content.append(None if value is None else sha256(value).hexdigest())
-    return {"refs": data, "content": content}
+        if value is None or ref.get("kind") != "Secret":
+            content.append(None if value is None else sha256(value).hexdigest())
+        else:
+            content.append(None if key is None else hmac.new(key, value, sha256).hexdigest())
+    return {"refs": data, "content": content, "keyed": key is not None}
 
 
-def record(release: Node, given: Contents) -> dict[str, str]:
-    """field -> what is written for it, for every field the HelmRelease sets."""
+def secret_notes(release: Node) -> list[str]:
+    """What to tell when no ``--secret-key-env`` is given: the valuesFrom Secrets whose
+    content is left out of the record (so ``--check`` does not see it change)."""
+    refs = to_python(get_path(release, ("spec", "valuesFrom")))
+    items = refs if isinstance(refs, list) else []
+    names = [str(r.get("name")) for r in items if isinstance(r, dict) and r.get("kind") == "Secret"]
+    return [
+        f"spec.valuesFrom names Secret/{name}: no fingerprint of its content is written to "
+        "the HelmRelease (it is in Git), so --check does not see it change; give "
+        "--secret-key-env VAR to write one keyed with VAR's key"
+        for name in names
+    ]
+
+
+def record(release: Node, given: Contents, key: bytes | None = None) -> dict[str, str]:
+    """field -> what is written for it, for every field the HelmRelease sets; ``key``:
+    --secret-key-env's, which keys the fingerprints of valuesFrom Secrets."""
     out = {}
     for field, digest in FIELDS:
         node = get_path(release, tuple(field.split(".")))
@@ -71,7 +94,7 @@ def record(release: Node, given: Contents) -> dict[str, str]:
             continue
         data = to_python(node)
         if field == "spec.valuesFrom":
-            data = _values_from(data, given)
+            data = _values_from(data, given, key)
         out[field] = _digest(data) if digest else json.dumps(data, ensure_ascii=True)
     return out
 

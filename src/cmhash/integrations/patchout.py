@@ -21,9 +21,10 @@ def deliver(
     check: bool,
     field: str = "patches",
     render: Render | None = None,
+    secret_key: bytes | None = None,
 ) -> int:
     """Print the patches, or keep a kustomization's or a HelmRelease's copy current;
-    the exit code."""
+    the exit code. ``secret_key``: --secret-key-env's (a HelmRelease's record)."""
     from cmhash.errors import EXIT_CHANGED, EXIT_OK
     from cmhash.output import err, write_stdout
 
@@ -52,7 +53,7 @@ def deliver(
 
     assert helmrelease is not None
     assert render is not None
-    return hr.deliver(patches, helmrelease, check, render)
+    return hr.deliver(patches, helmrelease, check, render, secret_key)
 
 
 def _check_name(name: str) -> None:
