@@ -294,3 +294,61 @@ def test_a_values_secret_is_fingerprinted_only_with_the_secret_key(
     assert same.code == 0
     moved = _keep(release, APP, _with_secret(tmp_path, "hunter3"), *key, check=True)
     assert moved.code == 1 and "spec.valuesFrom is not what" in moved.stderr
+
+
+USER_RENDERER = """\
+  postRenderers:
+    - kustomize:
+        patches:
+          - target: {kind: Deployment, name: web}
+            patch: |
+              - op: add
+                path: /metadata/labels/team
+                value: shop
+"""
+
+CONFIG_RENDERER = """\
+  postRenderers:
+    - kustomize:
+        patches:
+          - patch: |
+              apiVersion: v1
+              kind: ConfigMap
+              metadata:
+                name: app-config
+              data:
+                greeting: from-the-user-patch
+"""
+
+
+def test_the_users_own_post_renderers_are_part_of_the_record(tmp_path: Path) -> None:
+    """helm-controller runs every post-renderer in turn on the render, cmhash's first:
+    when the user's change, --check says so."""
+    release = tmp_path / "release.yaml"
+    release.write_text(RELEASE.replace("  values:\n", USER_RENDERER + "  values:\n"))
+    assert _keep(release, APP).code == 0
+    text = release.read_text()
+    assert _record(text)["spec.postRenderers"].startswith("sha256:")
+    assert _keep(release, APP, check=True).code == 0
+    release.write_text(text.replace("value: shop", "value: web"))
+    res = _keep(release, APP, check=True)
+    assert res.code == 1 and "spec.postRenderers is not what" in res.stderr
+    assert f"{release}:{text.splitlines().index('  postRenderers:') + 1}:3:" in res.stderr
+
+
+@pytest.mark.parametrize("kind", ["ConfigMap", "Secret"])
+def test_a_post_renderer_that_patches_config_is_refused(tmp_path: Path, kind: str) -> None:
+    """What it changes is applied by Flux but not in the render cmhash hashed: no
+    re-run would move the checksum, so the pods would never roll on it."""
+    release = tmp_path / "release.yaml"
+    text = RELEASE.replace(
+        "  values:\n", CONFIG_RENDERER.replace("ConfigMap", kind) + "  values:\n"
+    )
+    release.write_text(text)
+    for check in (False, True):
+        res = _keep(release, APP, check=check)
+        line = text.splitlines().index("          - patch: |") + 1
+        assert res.code == 2 and res.stderr.startswith(
+            f"cmhash: {release}:{line}:13: this post-renderer patches a {kind} after the render"
+        )
+        assert release.read_text() == text

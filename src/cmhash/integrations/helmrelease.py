@@ -29,7 +29,7 @@ from cmhash.errors import EXIT_CHANGED, EXIT_OK, NodeError
 from cmhash.integrations import hrorigin
 from cmhash.integrations.patches import file_error, inline_entries, read_file, without_bare_key
 from cmhash.parse.events import backend, parse_chunk
-from cmhash.parse.tree import MAP, SEQ, Node, deref, entries, get_path, scalar
+from cmhash.parse.tree import MAP, SEQ, Node, deref, entries, get_path, scalar, to_python
 
 if TYPE_CHECKING:
     from cmhash.integrations.patches import Patch, Render
@@ -104,9 +104,53 @@ def check_reproducible(release: Node, text: str, path: str, render: Render) -> N
                     text,
                     item.start,
                 )
+    _refuse_config_patches(release, text, path)
     problem = hrorigin.chart_label_problem(release, render.charts)
     if problem is not None:
         raise file_error(problem[0], path, text, problem[1])
+
+
+# the kinds whose change a checksum covers: a post-renderer that patches them after the
+# render changes what Flux applies, and cmhash's checksum (of the render) never moves
+_CONFIG_KINDS = frozenset(["ConfigMap", "Secret"])
+
+
+def _patched_kinds(item: Node) -> set[str]:
+    """The kinds one ``kustomize.patches`` item names: its ``target.kind`` and the
+    ``kind`` of each document of its ``patch`` (a strategic-merge patch)."""
+    import yaml
+
+    kinds = {scalar(get_path(item, ("target", "kind"))) or ""}
+    try:
+        docs = list(yaml.safe_load_all(scalar(get_path(item, ("patch",))) or ""))
+    except yaml.YAMLError:
+        docs = []
+    kinds.update(str(d.get("kind")) for d in docs if isinstance(d, dict))
+    return kinds
+
+
+def _refuse_config_patches(release: Node, text: str, path: str) -> None:
+    """helm-controller runs each ``spec.postRenderers`` entry on the render in turn,
+    cmhash's first (fluxcd/helm-controller internal/postrender/build.go,
+    ``BuildPostRenderers``): a ConfigMap or Secret another entry patches is applied as
+    patched, but cmhash's checksum is of the render, so the pods would never roll on
+    that change. Refused, naming the patch."""
+    renderers = deref(get_path(release, ("spec", "postRenderers")))
+    for entry in renderers.value if renderers is not None and renderers.kind == SEQ else ():
+        items = deref(get_path(entry, ("kustomize", "patches")))
+        for item in items.value if items is not None and items.kind == SEQ else ():
+            kinds = sorted(_patched_kinds(item) & _CONFIG_KINDS)
+            if kinds:
+                raise file_error(
+                    f"this post-renderer patches a {' and a '.join(kinds)} after the "
+                    "render, which cmhash's checksums (of the render) do not see, so the "
+                    "pods would not roll when it changes: make that change through the "
+                    "chart's values, or keep cmhash's patches in a kustomization that "
+                    "builds the patched render (--kustomization)",
+                    path,
+                    text,
+                    item.start,
+                )
 
 
 def _block(patches: list[Patch], column: int, nl: str, origin: dict[str, str]) -> str:
@@ -185,16 +229,29 @@ def _updated(
 ) -> Update:
     release = _the_release(text, path)
     check_reproducible(release, text, path, render)
-    origin = hrorigin.record(release, render.contents, key)
+    ours = _ours(text, path, _renderers_span(text, release))
+    origin = hrorigin.record(release, render.contents, key, _others(release, ours))
     changed: list[str] | None = []
     new = _with_block(text, path, release, patches, origin)
-    ours = _ours(text, path, _renderers_span(text, release))
     same = False
     if ours is not None:
         old = hrorigin.read(text[ours[0] : ours[1]])
         changed = None if old is None else hrorigin.changed(old, origin)
         same = old is not None and _with_block(text, path, release, patches, old) == text
     return Update(new, changed, release, same)
+
+
+def _others(release: Node, ours: tuple[int, int] | None) -> list[Any]:
+    """The user's own ``spec.postRenderers`` entries (cmhash's, between its markers,
+    left out): helm-controller applies them after cmhash's, to the same render."""
+    renderers = deref(get_path(release, ("spec", "postRenderers")))
+    if renderers is None or renderers.kind != SEQ:
+        return []
+    return [
+        to_python(item)
+        for item in renderers.value
+        if ours is None or not ours[0] <= item.start < ours[1]
+    ]
 
 
 def _renderers_span(text: str, release: Node) -> tuple[int, int] | None:

@@ -41,6 +41,8 @@ FIELDS = (
     ("spec.targetNamespace", False),
     ("spec.values", True),
     ("spec.valuesFrom", True),
+    # the user's own post-renderers, which helm-controller runs after cmhash's
+    ("spec.postRenderers", True),
 )
 # fluxcd/pkg apis/meta ValuesReference GetValuesKey: "values.yaml" when valuesKey is empty
 DEFAULT_VALUES_KEY = "values.yaml"
@@ -84,11 +86,18 @@ def secret_notes(release: Node) -> list[str]:
     ]
 
 
-def record(release: Node, given: Contents, key: bytes | None = None) -> dict[str, str]:
+def record(
+    release: Node, given: Contents, key: bytes | None = None, others: list[Any] | None = None
+) -> dict[str, str]:
     """field -> what is written for it, for every field the HelmRelease sets; ``key``:
-    --secret-key-env's, which keys the fingerprints of valuesFrom Secrets."""
+    --secret-key-env's, which keys the fingerprints of valuesFrom Secrets; ``others``:
+    the post-renderers besides cmhash's."""
     out = {}
     for field, digest in FIELDS:
+        if field == "spec.postRenderers":
+            if others:
+                out[field] = _digest(others)
+            continue
         node = get_path(release, tuple(field.split(".")))
         if node is None or node.is_null:
             continue
