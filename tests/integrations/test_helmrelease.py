@@ -352,3 +352,36 @@ def test_a_post_renderer_that_patches_config_is_refused(tmp_path: Path, kind: st
             f"cmhash: {release}:{line}:13: this post-renderer patches a {kind} after the render"
         )
         assert release.read_text() == text
+
+
+def test_values_from_objects_are_the_ones_of_the_releases_namespace(tmp_path: Path) -> None:
+    """helm-controller looks every valuesFrom reference up in the HelmRelease's own
+    namespace: a same-named ConfigMap of another namespace is not what it reads,
+    whichever order the inputs come in."""
+    release = tmp_path / "release.yaml"
+    release.write_text(
+        RELEASE.replace(
+            "  values:\n",
+            "  valuesFrom:\n    - kind: ConfigMap\n      name: shop-values\n  values:\n",
+        )
+    )
+    shop = tmp_path / "shop.yaml"
+    shop.write_text(VALUES_CM)
+    dev = tmp_path / "dev.yaml"
+    dev.write_text(VALUES_CM.replace("namespace: shop", "namespace: dev"))
+    other = tmp_path / "other.yaml"
+    other.write_text(dev.read_text().replace("logLevel: warn", "logLevel: trace"))
+    only_dev = _keep(release, APP, dev)
+    assert only_dev.code == 2
+    assert "ConfigMap/shop-values, which is not among the inputs in namespace shop" in (
+        only_dev.stderr
+    )
+    assert _keep(release, APP, shop).code == 0
+    assert _keep(release, APP, shop, other, check=True).code == 0  # dev's: not Flux's
+    assert _keep(release, APP, other, shop, check=True).code == 0
+    shop.write_text(VALUES_CM.replace("logLevel: warn", "logLevel: error"))
+    assert _keep(release, APP, shop, dev, check=True).code == 1  # shop's changed
+    # a values file that names no namespace is taken as the HelmRelease's
+    bare = tmp_path / "bare.yaml"
+    bare.write_text(VALUES_CM.replace("  namespace: shop\n", ""))
+    assert _keep(release, APP, bare, check=True).code == 0
