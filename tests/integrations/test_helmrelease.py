@@ -93,6 +93,10 @@ def test_the_record_names_chart_and_version_and_hashes_the_values(tmp_path: Path
             "spec.releaseName",
             "  releaseName:",
         ),
+        # Flux names the release after the HelmRelease, in its namespace, when
+        # spec.releaseName and spec.targetNamespace are not written
+        (("  name: shop\n", "  name: shopx\n"), "metadata.name", "  name: shopx"),
+        (("  namespace: shop\n", "  namespace: other\n"), "metadata.namespace", "  namespace:"),
     ],
 )
 def test_check_names_the_field_that_changed(
@@ -385,3 +389,20 @@ def test_values_from_objects_are_the_ones_of_the_releases_namespace(tmp_path: Pa
     bare = tmp_path / "bare.yaml"
     bare.write_text(VALUES_CM.replace("  namespace: shop\n", ""))
     assert _keep(release, APP, bare, check=True).code == 0
+
+
+def test_metadata_is_not_recorded_where_the_spec_names_the_release(tmp_path: Path) -> None:
+    """With spec.releaseName and spec.targetNamespace written, Flux renders with them:
+    renaming or moving the HelmRelease itself changes nothing rendered."""
+    release = tmp_path / "release.yaml"
+    release.write_text(
+        RELEASE.replace(
+            "  interval: 10m\n", "  interval: 10m\n  releaseName: shop\n  targetNamespace: shop\n"
+        )
+    )
+    assert _keep(release, APP).code == 0
+    record = _record(release.read_text())
+    assert "metadata.name" not in record and "metadata.namespace" not in record
+    moved = release.read_text().replace("  name: shop\n", "  name: shopx\n", 1)
+    release.write_text(moved.replace("  namespace: shop\n", "  namespace: other\n", 1))
+    assert _keep(release, APP, check=True).code == 0

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from hashlib import sha256
 from typing import Any
 
-from cmhash.parse.tree import MAP, Node, deref, entries, get_path, to_python
+from cmhash.parse.tree import MAP, Node, deref, entries, get_path, scalar, to_python
 
 FROM = "# cmhash:from "
 # (field, written as a digest): the order of the lines
@@ -39,11 +39,23 @@ FIELDS = (
     ("spec.chart.spec.valuesFiles", False),
     ("spec.releaseName", False),
     ("spec.targetNamespace", False),
+    # what the release's name and namespace come from when those two are not written
+    # (fluxcd/helm-controller api/v2 helmrelease_types.go: GetReleaseName is
+    # spec.releaseName, else [spec.targetNamespace-]metadata.name; GetReleaseNamespace
+    # is spec.targetNamespace, else metadata.namespace); GetStorageNamespace (where
+    # Helm keeps its release record) changes nothing rendered, so it is not recorded
+    ("metadata.name", False),
+    ("metadata.namespace", False),
     ("spec.values", True),
     ("spec.valuesFrom", True),
     # the user's own post-renderers, which helm-controller runs after cmhash's
     ("spec.postRenderers", True),
 )
+# metadata field -> the spec field that, when written, decides in its place
+_DERIVED = {
+    "metadata.name": ("spec", "releaseName"),
+    "metadata.namespace": ("spec", "targetNamespace"),
+}
 # fluxcd/pkg apis/meta ValuesReference GetValuesKey: "values.yaml" when valuesKey is empty
 DEFAULT_VALUES_KEY = "values.yaml"
 _LINE = re.compile(r"^[ \t]*" + re.escape(FROM) + r"(\S+): (.*?)[ \t]*\r?$", re.MULTILINE)
@@ -98,6 +110,8 @@ def record(
             if others:
                 out[field] = _digest(others)
             continue
+        if field in _DERIVED and scalar(get_path(release, _DERIVED[field])):
+            continue  # the spec field says it: metadata's does not enter the render
         node = get_path(release, tuple(field.split(".")))
         if node is None or node.is_null:
             continue
@@ -119,8 +133,10 @@ def read(block: str) -> dict[str, str] | None:
 
 
 def changed(old: Mapping[str, str], new: Mapping[str, str]) -> list[str]:
-    """The fields whose value differs (set, changed or taken out), in FIELDS' order."""
-    return [f for f, _ in FIELDS if old.get(f) != new.get(f)]
+    """The fields whose value differs (set, changed or taken out), in FIELDS' order; a
+    metadata field that a spec field now decides in its place is that spec field's."""
+    superseded = {f for f, spec in _DERIVED.items() if ".".join(spec) in new}
+    return [f for f, _ in FIELDS if old.get(f) != new.get(f) and f not in superseded]
 
 
 def where(release: Node, field: str) -> int:
