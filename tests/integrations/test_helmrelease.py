@@ -406,3 +406,77 @@ def test_metadata_is_not_recorded_where_the_spec_names_the_release(tmp_path: Pat
     moved = release.read_text().replace("  name: shop\n", "  name: shopx\n", 1)
     release.write_text(moved.replace("  namespace: shop\n", "  namespace: other\n", 1))
     assert _keep(release, APP, check=True).code == 0
+
+
+# the helm.sh/chart label as `helm create`'s scaffold writes it (the <CHARTNAME>.chart helper)
+LABEL = (
+    '{{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}'
+)
+LONG_CHART = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-cfg
+  labels:
+    helm.sh/chart: LABEL
+data:
+  greeting: hi
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-web
+  labels:
+    helm.sh/chart: LABEL
+spec:
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+        - name: web
+          image: nginx
+          envFrom:
+            - configMapRef: {name: {{ .Release.Name }}-cfg}
+""".replace("LABEL", LABEL)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    "version",
+    [
+        "1.4.2-main.20261128153012+git.8f3e2a1b9c4d7e6f0a1b",  # cut inside the build metadata
+        "1.4.2-main.20261128153012+git.8f3e2a1b9c4d7e6-x9",  # cut right after a "-"
+        "1.4.2",
+    ],
+)
+def test_a_chart_label_cut_at_63_characters_is_the_charts(tmp_path: Path, version: str) -> None:
+    """Helm's scaffold cuts the label at 63 characters (a label value's limit) and
+    trims one trailing "-": the render of the HelmRelease's chart and version is
+    accepted, whatever the cut."""
+    from cmhash.integrations.hrorigin import chart_label
+
+    chart = tmp_path / "checkout-service"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text(
+        f"apiVersion: v2\nname: checkout-service\nversion: {version}\n"
+    )
+    (chart / "templates" / "all.yaml").write_text(LONG_CHART)
+    render = subprocess.run(
+        [tool("helm"), "template", "shop", str(chart), "-n", "shop"],
+        capture_output=True,
+        env=helm_env(tmp_path, "helm"),
+        check=True,
+    ).stdout
+    label = next(d for d in yaml.safe_load_all(render))["metadata"]["labels"]["helm.sh/chart"]
+    assert label == chart_label("checkout-service", version)
+    release = tmp_path / "release.yaml"
+    text = RELEASE.replace("relapp", "checkout-service").replace("0.1.0", version)
+    release.write_text(text)
+    res = run_cmhash(["patches", "--no-config", "-", "--helmrelease", str(release)], stdin=render)
+    assert res.code == 0, res.stderr
+    release.write_text(text.replace(version, "1.4.3"))
+    other = run_cmhash(["patches", "--no-config", "-", "--helmrelease", str(release)], stdin=render)
+    assert other.code == 2 and "asks for 1.4.3, but the render's helm.sh/chart" in other.stderr

@@ -153,24 +153,35 @@ def where(release: Node, field: str) -> int:
     return release.start
 
 
+def chart_label(name: str, version: str) -> str:
+    """The ``helm.sh/chart`` label Helm's scaffold writes for a chart: ``printf "%s-%s"
+    .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-"``
+    (helm/helm pkg/chart/v2/util/create.go, the ``<CHARTNAME>.chart`` helper: a label
+    value is at most 63 characters)."""
+    label = f"{name}-{version}".replace("+", "_")[:63]
+    return label.removesuffix("-")
+
+
 def chart_label_problem(release: Node, charts: set[str]) -> tuple[str, int] | None:
-    """The render's ``helm.sh/chart`` labels (``NAME-VERSION``, as ``helm create``'s
-    scaffold writes them) against ``spec.chart.spec``: a render of the HelmRelease's
-    chart at another version is not the one Flux makes. (message, offset) or None."""
+    """The render's ``helm.sh/chart`` labels (as ``helm create``'s scaffold writes
+    them) against ``spec.chart.spec``: a render of the HelmRelease's chart at another
+    version is not the one Flux makes. (message, offset) or None."""
     chart_node = get_path(release, ("spec", "chart", "spec", "chart"))
     version_node = get_path(release, ("spec", "chart", "spec", "version"))
     chart, version = to_python(chart_node), to_python(version_node)
     if not isinstance(chart, str) or version is None or version_node is None:
         return None
     name = chart.rstrip("/").rsplit("/", 1)[-1]
-    want = f"{name}-{str(version).removeprefix('v')}".replace("+", "_")
+    bare = str(version).removeprefix("v")
+    want = chart_label(name, bare)
     ours = sorted(
         c for c in charts if c.startswith(f"{name}-") and c[len(name) + 1 :][:1].isdigit()
     )
     if not ours or want in ours:
         return None
     return (
-        f"spec.chart.spec.version asks for {version}, but the render's helm.sh/chart label "
-        f"says {ours[0]}: render the chart at the HelmRelease's version (--version {version})",
+        f"spec.chart.spec.version asks for {version}, but the render's helm.sh/chart "
+        f"label says {ours[0]}: render the chart at the HelmRelease's version "
+        f"(--version {version})",
         version_node.start,
     )
