@@ -480,3 +480,23 @@ def test_a_chart_label_cut_at_63_characters_is_the_charts(tmp_path: Path, versio
     release.write_text(text.replace(version, "1.4.3"))
     other = run_cmhash(["patches", "--no-config", "-", "--helmrelease", str(release)], stdin=render)
     assert other.code == 2 and "asks for 1.4.3, but the render's helm.sh/chart" in other.stderr
+
+
+def test_a_render_of_another_chart_at_the_releases_version_is_refused(tmp_path: Path) -> None:
+    """examples/app.yaml is labelled by no chart; a render labelled shop-0.1.0 is not
+    a render of chart relapp 0.1.0, the HelmRelease's."""
+    render = tmp_path / "render.yaml"
+    label = "\nmetadata:\n  labels:\n    helm.sh/chart: shop-0.1.0\n"
+    render.write_text(APP.read_text().replace("\nmetadata:\n", label))
+    release = tmp_path / "release.yaml"
+    release.write_text(RELEASE)
+    res = _keep(release, render)
+    assert res.code == 2
+    assert res.stderr.splitlines()[-1] == (
+        f"cmhash: {release}:10:14: spec.chart.spec.chart is relapp, but the render's "
+        "helm.sh/chart label says shop-0.1.0: render the HelmRelease's chart"
+    )
+    assert release.read_text() == RELEASE
+    # a GitRepository chart path: its last element is the chart's name
+    release.write_text(RELEASE.replace("chart: relapp", "chart: ./charts/shop"))
+    assert _keep(release, render).code == 0

@@ -165,7 +165,9 @@ def chart_label(name: str, version: str) -> str:
 def chart_label_problem(release: Node, charts: set[str]) -> tuple[str, int] | None:
     """The render's ``helm.sh/chart`` labels (as ``helm create``'s scaffold writes
     them) against ``spec.chart.spec``: a render of the HelmRelease's chart at another
-    version is not the one Flux makes. (message, offset) or None."""
+    version, or of another chart at its version, is not the one Flux makes. (message,
+    offset) or None. A render with no label of the chart and none at its version (an
+    umbrella chart whose objects are all its dependencies') cannot be checked."""
     chart_node = get_path(release, ("spec", "chart", "spec", "chart"))
     version_node = get_path(release, ("spec", "chart", "spec", "version"))
     chart, version = to_python(chart_node), to_python(version_node)
@@ -177,11 +179,21 @@ def chart_label_problem(release: Node, charts: set[str]) -> tuple[str, int] | No
     ours = sorted(
         c for c in charts if c.startswith(f"{name}-") and c[len(name) + 1 :][:1].isdigit()
     )
-    if not ours or want in ours:
+    if want in ours:
+        return None
+    if ours:
+        return (
+            f"spec.chart.spec.version asks for {version}, but the render's helm.sh/chart "
+            f"label says {ours[0]}: render the chart at the HelmRelease's version "
+            f"(--version {version})",
+            version_node.start,
+        )
+    tail = "-" + bare.replace("+", "_")
+    others = sorted(c for c in charts if c.endswith(tail))
+    if not others or chart_node is None:
         return None
     return (
-        f"spec.chart.spec.version asks for {version}, but the render's helm.sh/chart "
-        f"label says {ours[0]}: render the chart at the HelmRelease's version "
-        f"(--version {version})",
-        version_node.start,
+        f"spec.chart.spec.chart is {chart}, but the render's helm.sh/chart label says "
+        f"{others[0]}: render the HelmRelease's chart",
+        chart_node.start,
     )
