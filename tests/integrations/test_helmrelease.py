@@ -500,3 +500,18 @@ def test_a_render_of_another_chart_at_the_releases_version_is_refused(tmp_path: 
     # a GitRepository chart path: its last element is the chart's name
     release.write_text(RELEASE.replace("chart: relapp", "chart: ./charts/shop"))
     assert _keep(release, render).code == 0
+
+
+def test_quiet_prints_errors_only_when_keeping_a_helmrelease(tmp_path: Path) -> None:
+    release = tmp_path / "release.yaml"
+    release.write_text(
+        RELEASE.replace(
+            "  values:\n", "  valuesFrom:\n    - kind: Secret\n      name: shop-values\n  values:\n"
+        )
+    )
+    res = _keep(release, APP, _with_secret(tmp_path, "hunter2"), "-q")
+    assert (res.code, res.stderr) == (0, "")  # neither `updated` nor the Secret's note
+    assert "# cmhash:begin" in release.read_text()
+    release.write_text(release.read_text().replace("logLevel: debug", "logLevel: info"))
+    stale = _keep(release, APP, _with_secret(tmp_path, "hunter2"), "-q", check=True)
+    assert stale.code == 1 and "cmhash: stale: " in stale.stderr  # the answer stays

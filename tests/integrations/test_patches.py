@@ -762,3 +762,16 @@ def test_findings_with_helmrelease_and_check(tmp_path: Path) -> None:
         done = _keep_release(f, "--strict", *extra, render=render)
         assert done.code == 2 and "1 error; nothing written" in done.stderr
     assert f.read_text() == RELEASE
+
+
+def test_quiet_prints_errors_only_when_keeping_a_kustomization(tmp_path: Path) -> None:
+    """-q: no `updated` or `note:` lines; the files are written all the same."""
+    (tmp_path / "loud").mkdir()
+    (tmp_path / "quiet").mkdir()
+    loud = _keep(_overlay(tmp_path / "loud"))
+    assert loud.code == 0 and "cmhash: updated " in loud.stderr
+    d = _overlay(tmp_path / "quiet")
+    quiet = _keep(d, "-q")
+    assert (quiet.code, quiet.stderr) == (0, "")
+    assert (d / "cmhash-patches.yaml").exists()
+    assert _keep(d, "--check").code == 0

@@ -94,6 +94,7 @@ def patches(
             kustomize_field,
             gen.render_of(result),
             settings.secret_key,
+            settings.quiet,
         )
     )
 

@@ -349,14 +349,20 @@ def _verify(new: str, path: str, patches: list[Patch]) -> None:
 
 
 def deliver(
-    patches: list[Patch], path: str, check: bool, render: Render, key: bytes | None = None
+    patches: list[Patch],
+    path: str,
+    check: bool,
+    render: Render,
+    key: bytes | None = None,
+    quiet: bool = False,
 ) -> int:
     from cmhash.output import err
     from cmhash.write.writer import write_new_file
 
     text = read_file(path)
     update = updated(text, path, patches, render, key)
-    for note in hrorigin.secret_notes(update.release) if key is None and patches else ():
+    notes = hrorigin.secret_notes(update.release) if key is None and patches else []
+    for note in () if quiet else notes:
         err(f"cmhash: note: {path}: {note}")
     if update.text == text:
         return EXIT_OK
@@ -380,5 +386,6 @@ def deliver(
     _verify(update.text, path, patches)
     write_new_file(path, update.text)
     since = f" ({', '.join(update.changed)} changed since)" if update.changed else ""
-    err(f"cmhash: updated {path}: cmhash's post-renderer{since}")
+    if not quiet:
+        err(f"cmhash: updated {path}: cmhash's post-renderer{since}")
     return EXIT_OK
