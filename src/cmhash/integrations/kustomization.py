@@ -170,8 +170,8 @@ def with_entry(text: str, path: Path, name: str, wanted: bool, field: str = "pat
             raise file_error(
                 f"this kustomization sets {renaming}: kustomize applies its patches before that, "
                 "to the objects as its resources name them, while the patches name the "
-                "built objects; keep cmhash's patches in a kustomization without "
-                "namespace, namePrefix or nameSuffix (the base, or one in between)",
+                "built objects; keep cmhash's patches in a kustomization of their own "
+                "above this one (resources: [this directory]), and build and apply that",
                 path,
                 text,
                 written[renaming][0].start,
