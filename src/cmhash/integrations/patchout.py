@@ -19,7 +19,7 @@ def deliver(
     helmrelease: str | None,
     patch_name: str,
     check: bool,
-    field: str = "patches",
+    field: str | None = None,
     render: Render | None = None,
     secret_key: bytes | None = None,
     quiet: bool = False,
