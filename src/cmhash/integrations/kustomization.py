@@ -155,8 +155,8 @@ def with_entry(text: str, path: Path, name: str, wanted: bool, field: str = "pat
 
 
 def default_field(text: str, path: Path) -> str:
-    """The field cmhash's item goes in when --kustomize-field is not given: where it
-    already is, else ``patchesStrategicMerge`` when the kustomization uses that (kustomize
+    """The field cmhash's item goes in when --kustomize-field is not given:
+    ``patchesStrategicMerge`` when the kustomization uses that (kustomize
     v4's field: a ``patches:`` entry beside it would break the v4 build), else
     ``patches``."""
     root = _root(text, path)
