@@ -201,11 +201,22 @@ def _skip_reason(report: pytest.TestReport) -> str:
     return str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr)
 
 
+def _missing_tool(reason: str) -> str:
+    """The tool a skip reason names: ``NAME is not installed (run …)`` or ``no WHAT is
+    installed (run …)`` (tool() and _standalone() below)."""
+    import re
+
+    text = reason.removeprefix("Skipped: ")
+    found = re.match(r"(?:no )?(.+?) is (?:not )?installed \(run ", text)
+    return found.group(1) if found else "?"
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     """After a default run: what it left out, and how to run it."""
     skipped = [_skip_reason(r) for r in terminalreporter.stats.get("skipped", [])]
     slow = sum(1 for reason in skipped if reason.endswith(SLOW_REASON))
-    tools = sum(1 for reason in skipped if "(run scripts/get-tools.sh)" in reason)
+    missing = [_missing_tool(r) for r in skipped if "(run scripts/get-tools.sh)" in r]
+    tools = len(missing)
     if not (slow or tools):
         return
     write = terminalreporter.write_line
@@ -217,9 +228,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             "does (and fails where a tool is missing)"
         )
     if tools:
+        names = ", ".join(sorted(set(missing)))
         write(
             f"{tools} test{'s' if tools != 1 else ''} of the real tools skipped, the tools "
-            "missing: scripts/get-tools.sh installs them"
+            f"missing ({names}): scripts/get-tools.sh installs them"
         )
 
 
