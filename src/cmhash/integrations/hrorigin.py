@@ -73,7 +73,8 @@ def _values_from(data: Any, given: Contents, key: bytes | None) -> Any:
     """The references and, for each, the digest of the key it reads (None: not given,
     or a Secret's without ``key``)."""
     content: list[str | None] = []
-    for ref in data if isinstance(data, list) else ():
+    refs = data if isinstance(data, list) else []
+    for ref in refs:
         ref = ref if isinstance(ref, dict) else {}
         entries = given.get((str(ref.get("kind")), str(ref.get("name"))), {})
         value = entries.get(str(ref.get("valuesKey") or DEFAULT_VALUES_KEY))
@@ -81,7 +82,10 @@ def _values_from(data: Any, given: Contents, key: bytes | None) -> Any:
             content.append(None if value is None else sha256(value).hexdigest())
         else:
             content.append(None if key is None else hmac.new(key, value, sha256).hexdigest())
-    return {"refs": data, "content": content, "keyed": key is not None}
+    out = {"refs": data, "content": content}
+    if any(isinstance(r, dict) and r.get("kind") == "Secret" for r in refs):
+        out["keyed"] = key is not None  # (a record of ConfigMaps only: as before)
+    return out
 
 
 def secret_notes(release: Node) -> list[str]:
