@@ -22,7 +22,7 @@ def test_heavy_entries_mark_whole_tests_or_the_parameters_named() -> None:
     assert conftest._heavy(_item("tests/plan/test_versioned.py::test_rename_closure"))
     signals = "tests/runtime/test_signals.py::test_signal_at_an_exact_step_rolls_everything_back"
     assert conftest._heavy(_item(f"{signals}[rename-400-SIGHUP]"))
-    assert not conftest._heavy(_item(f"{signals}[rename-199-SIGHUP]"))  # stays in
+    assert not conftest._heavy(_item(f"{signals}[stage-200-SIGHUP]"))  # stays in
     assert not conftest._heavy(_item("tests/plan/test_versioned.py::test_rename_closure_x"))
 
 
