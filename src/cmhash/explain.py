@@ -213,7 +213,7 @@ def _how(r: dict[str, Any]) -> str:
 
 
 # what a line of the short view tells apart: the object and what explain says of it
-_SAME_LINE = ("kind", "namespace", "name", "target", "producedBy", "definedIn", "versionedAs")
+_SAME_LINE = ("kind", "namespace", "name", "producedBy", "definedIn", "versionedAs")
 _LISTED = 3  # keys named on a line of the short view; more are counted
 
 
@@ -237,18 +237,41 @@ def _one_per_object(refs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             None if any(r["keys"] is None for r in same) else {k for r in same for k in r["keys"]}
         )
         optional = [r["optional"] for r in same]
+        required = {k for r in same if not r["optional"] for k in r["missingKeys"]}
         out.append(
             {
                 **same[0],
+                "target": _target(same),
                 "hows": list(dict.fromkeys(_how(r) for r in same)),
                 "count": len(same),
                 "keys": None if keys is None else sorted(keys),
                 "optional": all(optional) or ("partly" if any(optional) else False),
-                "missingKeys": sorted({k for r in same for k in r["missingKeys"]}),
+                "missingKeys": sorted(required),
+                "absentOptional": sorted(
+                    {k for r in same if r["optional"] for k in r["missingKeys"]} - required
+                ),
                 "excludedBecause": same[0].get("excludedBecause"),
             }
         )
     return out
+
+
+def _target(same: list[dict[str, Any]]) -> str:
+    """What explain says of one object referenced several times: the same for all, or
+    what its required references find, then what the optional ones do."""
+    targets = list(dict.fromkeys(r["target"] for r in same))
+    if len(targets) == 1:
+        return str(targets[0])
+    required = list(dict.fromkeys(r["target"] for r in same if not r["optional"]))
+    optional = list(dict.fromkeys(r["target"] for r in same if r["optional"]))
+    if not required or not [t for t in optional if t not in required]:
+        return ", ".join(map(str, targets))
+    extra = [t for t in optional if t not in required]
+    return f"{', '.join(map(str, required))} (optional references: {', '.join(map(str, extra))})"
+
+
+def _keys_said(keys: list[str], what: str) -> str:
+    return f"; {what}: {', '.join(keys)}" if len(keys) <= _LISTED else f"; {len(keys)} {what}"
 
 
 def _reference_line(w: dict[str, Any], r: dict[str, Any], last: bool) -> str:
@@ -264,8 +287,9 @@ def _reference_line(w: dict[str, Any], r: dict[str, Any], last: bool) -> str:
             "all keys" if r["keys"] is None else _listed(r["keys"], "keys")
         )
         extra = {True: ", optional", "partly": ", partly optional"}.get(r["optional"], "")
-        if r["missingKeys"]:
-            missing = "; missing " + _listed(r["missingKeys"], "keys")
+        missing = _keys_said(r["missingKeys"], "missing keys") if r["missingKeys"] else ""
+        if r["absentOptional"]:
+            missing += _keys_said(r["absentOptional"], "optional keys absent")
     why = f" ({r['excludedBecause']})" if r.get("excludedBecause") else ""
     via = f" (produced by {r['producedBy']})" if r.get("producedBy") else ""
     if r.get("definedIn"):

@@ -177,7 +177,10 @@ class Finding(NamedTuple):
         return (self.path, self.line, self.column, self.level.rank, self.code.value)
 
     def format(self) -> str:
-        return f"{self.path}:{self.line}:{self.column}: {self.level}: {self.message} [{self.code}]"
+        """``path:line:col: level: message [code]``; line 0: a place without a line (the
+        file kustomize's origin annotation names, unshown.with_origins)."""
+        where = f"{self.path}:{self.line}:{self.column}" if self.line else self.path
+        return f"{where}: {self.level}: {self.message} [{self.code}]"
 
     def about(self) -> str:
         """The object as 'apiVersion/kind/name/namespace' ('' without one): what Code

@@ -435,6 +435,29 @@ def test_a_command_after_options_gets_the_hint(tmp_path: Path, line: list[str], 
     )
 
 
+@pytest.mark.parametrize(
+    ("line", "command", "options"),
+    [
+        (["-i", "ci-report"], "ci-report", "-i"),
+        (["--diff", "report", "a.yaml", "b.yaml"], "report", "--diff"),
+        (["-qi", "explain", "x.yaml"], "explain", "-i"),
+        (["--in-place", "--diff", "lock", "x.yaml"], "lock", "--in-place, --diff"),
+    ],
+)
+def test_an_option_the_command_lacks_gets_no_reordering_hint(
+    tmp_path: Path, line: list[str], command: str, options: str
+) -> None:
+    """Moving the command first would only trade the error for click's "No such
+    option": say whose option it is instead."""
+    res = run_cmhash(line, cwd=tmp_path)
+    assert res.code == 2 and res.stdout == b""
+    which = "those are options" if "," in options else "that is an option"
+    assert res.stderr.strip() == (
+        f"cmhash: {command}: no such file or directory (cmhash {command} takes no {options}: "
+        f"{which} of cmhash's default command, inject; see cmhash {command} --help)"
+    )
+
+
 def test_an_options_value_or_a_file_named_like_a_command_is_no_command(tmp_path: Path) -> None:
     app = (ROOT / "examples" / "app.yaml").read_text()
     (tmp_path / "app.yaml").write_text(app)

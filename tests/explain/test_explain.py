@@ -245,8 +245,54 @@ def test_one_line_per_referenced_object_by_default_every_reference_with_detail()
         [*heads[: len(workloads)], tree[-1], *heads[len(workloads) :]]
     )
     line = next(x for x in tree if "argocd-cmd-params-cm via env, volume" in x)
-    assert "references, " in line and "keys, optional): in-stream; missing " in line
+    assert "references, " in line and "keys, optional): in-stream; " in line
+    assert line.endswith(" optional keys absent")  # all optional: none is "missing"
     assert (
         run_cmhash([*base, "--format", "json", "--detail"]).out
         == run_cmhash([*base, "--format", "json"]).out
     )
+
+
+MIXED = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cfg, namespace: s}
+data: {a: "1", b: "2"}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: s}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+        - name: web
+          image: nginx
+          env:
+            - {name: A, valueFrom: {configMapKeyRef: {name: cfg, key: a}}}
+            - {name: Z, valueFrom: {configMapKeyRef: {name: cfg, key: zz, optional: true}}}
+            - {name: Y, valueFrom: {configMapKeyRef: {name: cfg, key: yy}}}
+            - {name: P, valueFrom: {secretKeyRef: {name: sec, key: p, optional: true}}}
+            - {name: Q, valueFrom: {secretKeyRef: {name: sec, key: q}}}
+"""
+
+
+def test_the_short_view_is_one_line_per_object_and_tells_required_from_optional(
+    tmp_path: Path,
+) -> None:
+    """One Secret read by an optional and a required reference is one line, saying what
+    the required one finds; a required missing key (the pod would not start) is told
+    apart from an optional absent one."""
+    app = tmp_path / "mix.yaml"
+    app.write_text(MIXED)
+    tree = [
+        x for x in run_cmhash(["explain", "--no-config", str(app)]).out.splitlines() if "─ " in x
+    ]
+    assert tree == [
+        "  ├─ ConfigMap/cfg via env (3 references, keys a, yy, zz, partly optional): "
+        "in-stream; missing keys: yy; optional keys absent: zz",
+        "  └─ Secret/sec via env (2 references, keys p, q, partly optional): missing "
+        "(optional references: optional-absent)",
+    ]

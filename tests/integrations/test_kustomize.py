@@ -146,3 +146,54 @@ def test_pipe_from_kubectl_kustomize(tmp_path: Path) -> None:
     assert rendered.returncode == 0, rendered.stderr
     res = run_cmhash(["--no-config", "-"], stdin=rendered.stdout.encode())
     assert res.code == 0 and b"checksum/config" in res.stdout
+
+
+ORIGIN_APP = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cfg
+data:
+  a: "1"
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: shop
+spec:
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+        - name: web
+          image: nginx
+          envFrom:
+            - configMapRef: {name: cfg}
+"""
+
+
+@pytest.mark.parametrize("origins", [True, False])
+def test_transformer_messages_name_the_origin_file(
+    tmp_path: Path, plugin_home: Path, origins: bool
+) -> None:
+    """With buildMetadata: [originAnnotations] kustomize writes each object's file on
+    what it hands the plugin: the message names it, not a line of that stream."""
+    app = tmp_path / "app"
+    shutil.copytree(EXAMPLES / "legacy", app, ignore=shutil.ignore_patterns("*.yaml"))
+    shutil.copy(EXAMPLES / "legacy" / "cmhash-transformer.yaml", app)
+    (app / "app.yaml").write_text(ORIGIN_APP)
+    meta = "buildMetadata: [originAnnotations]\n" if origins else ""
+    (app / "kustomization.yaml").write_text(
+        f"resources:\n  - app.yaml\ntransformers:\n  - cmhash-transformer.yaml\n{meta}"
+    )
+    out = kustomize(app, KUSTOMIZE_PLUGIN_HOME=str(plugin_home))
+    assert out.returncode != 0  # namespace-mismatch fails the build
+    if origins:
+        assert "app.yaml (Deployment/web): error: Deployment/web -n shop" in out.stderr
+        assert "<stdin>" not in out.stderr
+    else:
+        assert "<stdin>:" in out.stderr and "[namespace-mismatch]" in out.stderr

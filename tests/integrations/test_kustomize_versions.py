@@ -59,8 +59,9 @@ def test_several_patches_under_patches_need_v5_and_cmhash_says_what_to_do(tmp_pa
     assert done.code == 0, done.stderr
     note = (
         "cmhash: note: a file of several patches under patches: needs kustomize v5 (kubectl "
-        "kustomize, Flux, Argo CD; kustomize v4 fails on it): for kustomize v4, run cmhash "
-        "patches again with --kustomize-field patchesStrategicMerge"
+        "kustomize, Flux, Argo CD; kustomize v4 fails on it): for kustomize v4, take "
+        "`- path: cmhash-patches.yaml` out of patches: (v4 builds the directory again) and "
+        "run cmhash patches again with --kustomize-field patchesStrategicMerge"
     )
     assert note in done.stderr.splitlines()
     assert _annotated(_objects(_build(5, d)))
@@ -68,11 +69,49 @@ def test_several_patches_under_patches_need_v5_and_cmhash_says_what_to_do(tmp_pa
     assert v4.returncode != 0 and "unable to parse SM or JSON patch" in v4.stderr
     # said once, when the entry goes in: a refresh of the patch file says nothing of it
     assert note not in _keep(d).stderr
-    # what the note says works with both
-    e = _dir(tmp_path / "psm", "resources: [app.yaml]\n")
-    done = _keep(e, "--kustomize-field", "patchesStrategicMerge")
+    # what the note says, done with kustomize v4 alone, works with both
+    text = (d / "kustomization.yaml").read_text()
+    (d / "kustomization.yaml").write_text(text.replace("- path: cmhash-patches.yaml\n", ""))
+    v4 = _build(4, d)
+    assert v4.returncode == 0, v4.stderr
+    psm = ["--kustomize-field", "patchesStrategicMerge"]
+    done = run_cmhash(
+        ["patches", "--no-config", "-", "--kustomization", str(d), *psm], v4.stdout.encode()
+    )
     assert done.code == 0 and "note:" not in done.stderr
-    assert _annotated(_objects(_build(4, e))) and _annotated(_objects(_build(5, e)))
+    assert _annotated(_objects(_build(4, d))) and _annotated(_objects(_build(5, d)))
+
+
+@pytest.mark.integration
+def test_the_field_given_moves_cmhashs_entry(tmp_path: Path) -> None:
+    """--kustomize-field X takes cmhash's entry out of the other field: under both, v4
+    fails on the patches: one and v5 applies the file twice."""
+    d = _dir(tmp_path, "resources: [app.yaml]\n")
+    assert _keep(d).code == 0
+    assert _keep(d, "--kustomize-field", "patchesStrategicMerge").code == 0
+    psm = "resources: [app.yaml]\npatchesStrategicMerge:\n- cmhash-patches.yaml\n"
+    assert (d / "kustomization.yaml").read_text() == psm
+    assert _annotated(_objects(_build(4, d))) and _annotated(_objects(_build(5, d)))
+    assert _keep(d, "--check").code == 0  # the field it is in is kept without the option
+    assert _keep(d, "--kustomize-field", "patches").code == 0
+    back = "resources: [app.yaml]\npatches:\n- path: cmhash-patches.yaml\n"
+    assert (d / "kustomization.yaml").read_text() == back
+
+
+@pytest.mark.integration
+def test_a_kustomization_with_patches_strategic_merge_gets_the_entry_there(tmp_path: Path) -> None:
+    """kustomize v4's field in use (the user's patches, or cmhash's entry put there):
+    without --kustomize-field the entry goes there too, and v4 still builds it."""
+    kustomization = "resources: [app.yaml]\npatchesStrategicMerge:\n- replicas.yaml\n"
+    d = _dir(tmp_path, kustomization)
+    done = _keep(d)
+    assert done.code == 0 and "note:" not in done.stderr
+    assert (d / "kustomization.yaml").read_text() == kustomization.replace(
+        "patchesStrategicMerge:\n", "patchesStrategicMerge:\n- cmhash-patches.yaml\n"
+    )
+    objs = _objects(_build(4, d))
+    assert objs["Deployment"]["spec"]["replicas"] == 3 and _annotated(objs)
+    assert _keep(d, "--check").code == 0
 
 
 @pytest.mark.integration

@@ -762,3 +762,102 @@ def test_findings_with_helmrelease_and_check(tmp_path: Path) -> None:
         done = _keep_release(f, "--strict", *extra, render=render)
         assert done.code == 2 and "1 error; nothing written" in done.stderr
     assert f.read_text() == RELEASE
+
+
+def test_quiet_prints_errors_only_when_keeping_a_kustomization(tmp_path: Path) -> None:
+    """-q: no `updated` or `note:` lines; the files are written all the same."""
+    (tmp_path / "loud").mkdir()
+    (tmp_path / "quiet").mkdir()
+    loud = _keep(_overlay(tmp_path / "loud"))
+    assert loud.code == 0 and "cmhash: updated " in loud.stderr
+    d = _overlay(tmp_path / "quiet")
+    quiet = _keep(d, "-q")
+    assert (quiet.code, quiet.stderr) == (0, "")
+    assert (d / "cmhash-patches.yaml").exists()
+    assert _keep(d, "--check").code == 0
+
+
+OVERLAY_APP = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cfg
+data:
+  a: "1"
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+        - name: web
+          image: nginx
+          envFrom:
+            - configMapRef: {name: cfg}
+"""
+PROD = """\
+namespace: shop
+resources:
+  - ../base
+patches:
+  - patch: |
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: cfg
+      data:
+        a: "prod-value"
+"""
+
+
+@pytest.mark.integration
+def test_patches_above_an_overlay_that_sets_a_namespace(tmp_path: Path) -> None:
+    """The Flux page's layout: an overlay sets namespace: (cmhash refuses to keep its
+    patches there) and patches config of its base; the patches go in a kustomization
+    of their own above it (Flux's path:), built as Flux builds it. The overlay's config
+    change then fails --check, and the patches made again move the checksum."""
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "app.yaml").write_text(OVERLAY_APP)
+    (tmp_path / "base" / "kustomization.yaml").write_text("resources:\n  - app.yaml\n")
+    (tmp_path / "prod").mkdir()
+    (tmp_path / "prod" / "kustomization.yaml").write_text(PROD)
+    flux = tmp_path / "flux"
+    flux.mkdir()
+    (flux / "kustomization.yaml").write_text("resources:\n  - ../prod\n")
+    kubectl = [tool("kubectl"), "kustomize"]
+
+    def keep(*extra: str) -> Result:
+        built = subprocess.run([*kubectl, str(flux)], capture_output=True, check=True).stdout
+        args = ["patches", "--no-config", "-", "--kustomization", str(flux), *extra]
+        return run_cmhash(args, stdin=built)
+
+    def checksum() -> str:
+        web = next(d for d in _build(kubectl, flux) if d["kind"] == "Deployment")
+        assert web["metadata"]["namespace"] == "shop"
+        return str(web["spec"]["template"]["metadata"]["annotations"]["checksum/config"])
+
+    refused = run_cmhash(
+        [
+            "patches",
+            "--no-config",
+            str(tmp_path / "base"),
+            "--kustomization",
+            str(tmp_path / "prod"),
+        ]
+    )
+    assert refused.code == 2 and "a kustomization of their own above this one" in refused.stderr
+    assert keep().code == 0
+    first = checksum()
+    assert keep("--check").code == 0
+    prod = tmp_path / "prod" / "kustomization.yaml"
+    prod.write_text(PROD.replace("prod-value", "prod-value-changed"))
+    assert keep("--check").code == 1  # the overlay's config moved
+    assert keep().code == 0
+    assert checksum() != first

@@ -22,7 +22,7 @@ def test_heavy_entries_mark_whole_tests_or_the_parameters_named() -> None:
     assert conftest._heavy(_item("tests/plan/test_versioned.py::test_rename_closure"))
     signals = "tests/runtime/test_signals.py::test_signal_at_an_exact_step_rolls_everything_back"
     assert conftest._heavy(_item(f"{signals}[rename-400-SIGHUP]"))
-    assert not conftest._heavy(_item(f"{signals}[rename-199-SIGHUP]"))  # stays in
+    assert not conftest._heavy(_item(f"{signals}[stage-200-SIGHUP]"))  # stays in
     assert not conftest._heavy(_item("tests/plan/test_versioned.py::test_rename_closure_x"))
 
 
@@ -79,14 +79,22 @@ class _Reporter:
 
 def test_the_end_of_a_default_run_says_how_to_run_the_rest() -> None:
     reporter = _Reporter(
-        [SLOW_REASON, SLOW_REASON, "helm is not installed (run scripts/get-tools.sh)"]
+        [
+            SLOW_REASON,
+            SLOW_REASON,
+            "pre-commit is not installed (run scripts/get-tools.sh)",
+            "helm is not installed (run scripts/get-tools.sh)",
+            "no kustomize v4 is installed (run scripts/get-tools.sh)",
+            "helm is not installed (run scripts/get-tools.sh)",
+        ]
     )
     conftest.pytest_terminal_summary(reporter, 0, None)  # type: ignore[arg-type]
     assert reporter.lines == [
         "-- not run here",
         "2 slow tests left out of the default run: `pytest --run-slow` runs them too; "
         "`CI=true pytest` runs everything as CI does (and fails where a tool is missing)",
-        "1 test of the real tools skipped, the tools missing: scripts/get-tools.sh installs them",
+        "4 tests of the real tools skipped, the tools missing (helm, kustomize v4, "
+        "pre-commit): scripts/get-tools.sh installs them",
     ]
     quiet = _Reporter([])
     conftest.pytest_terminal_summary(quiet, 0, None)  # type: ignore[arg-type]

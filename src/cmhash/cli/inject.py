@@ -85,6 +85,8 @@ def inject(
 
         if unshown.as_exec_plugin():
             result = unshown.escalated(result, unshown.TRANSFORMER)
+            if one is not None:
+                result = unshown.with_origins(result, one)
     if keep_versions is not None and previous is not None:
         from cmhash.app.history import with_history
 

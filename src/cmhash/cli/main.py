@@ -149,11 +149,36 @@ class DefaultGroup(click.Group):
             elif arg in self.commands and not os.path.lexists(arg):
                 import shlex
 
+                foreign = self._not_options_of(arg, args[:i], takes_value)
+                if foreign:
+                    which = "those are options" if foreign[1:] else "that is an option"
+                    raise UsageError(
+                        f"{arg}: no such file or directory (cmhash {arg} takes no "
+                        f"{', '.join(foreign)}: {which} of cmhash's default command, "
+                        f"inject; see cmhash {arg} --help)"
+                    )
                 line = shlex.join([arg, *args[:i], *args[i + 1 :]])
                 raise UsageError(
                     f"{arg}: no such file or directory (a command comes first: cmhash {line})"
                 )
             i += 1
+
+    def _not_options_of(self, name: str, before: list[str], takes_value: set[str]) -> list[str]:
+        """The options of ``before`` (written before the command) that it does not take
+        (``takes_value``: inject's options that take a value: -nVALUE)."""
+        known = {o for p in self.commands[name].params for o in (*p.opts, *p.secondary_opts)}
+        out = []
+        for arg in before:
+            if arg.startswith("--"):
+                opts = [arg.split("=", 1)[0]]
+            elif arg.startswith("-") and arg != "-":
+                opts = [f"-{c}" for c in arg[1:]]  # -qn: -q and -n; -nshop: -n
+                cut = next((j + 1 for j, o in enumerate(opts) if o in takes_value), len(opts))
+                opts = opts[:cut]
+            else:
+                continue
+            out += [o for o in opts if o not in known and o not in out]
+        return out
 
     def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         formatter.write_usage("cmhash", "[inject] [OPTIONS] [PATH]...")

@@ -49,10 +49,11 @@ Exit codes:
 @click.option(
     "--kustomize-field",
     type=click.Choice(["patches", "patchesStrategicMerge"]),
-    default="patches",
-    show_default=True,
-    help="The kustomization field that lists the patch file: patches needs kustomize v5 "
-    "(kubectl 1.27+, Flux, Argo CD); patchesStrategicMerge also works with kustomize v4.",
+    default=None,
+    help="The kustomization field that lists the patch file (cmhash's entry is moved "
+    "there from the other): patches needs kustomize v5 (kubectl 1.27+, Flux, Argo CD); "
+    "patchesStrategicMerge also works with kustomize v4. Default: patchesStrategicMerge "
+    "when the kustomization already has that field, else patches.",
 )
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if what is kept is stale.")
 def patches(
@@ -60,7 +61,7 @@ def patches(
     kustomization_dir: str | None,
     helmrelease: str | None,
     patch_file: str,
-    kustomize_field: str,
+    kustomize_field: str | None,
     check: bool,
     **opts: Any,
 ) -> None:
@@ -93,6 +94,8 @@ def patches(
             check,
             kustomize_field,
             gen.render_of(result),
+            settings.secret_key,
+            settings.quiet,
         )
     )
 

@@ -145,7 +145,29 @@ def legacy_patches(root: Node | None) -> Node | None:
 
 
 def with_entry(text: str, path: Path, name: str, wanted: bool, field: str = "patches") -> str:
-    """``text`` with cmhash's item in ``field`` (``wanted``) or without it."""
+    """``text`` with cmhash's item in ``field`` (``wanted``) or without it; wanted, it
+    is moved there from the other field (kustomize v4 fails on the file under
+    ``patches:``, and with both v5 would apply it twice)."""
+    if wanted:
+        other = next(f for f in FIELDS if f != field)
+        text = _with_entry(text, path, name, False, other)
+    return _with_entry(text, path, name, wanted, field)
+
+
+def default_field(text: str, path: Path) -> str:
+    """The field cmhash's item goes in when --kustomize-field is not given:
+    ``patchesStrategicMerge`` when the kustomization uses that (kustomize
+    v4's field: a ``patches:`` entry beside it would break the v4 build), else
+    ``patches``."""
+    root = _root(text, path)
+    try:
+        written = entries(root) if root is not None else {}
+    except NodeError as exc:
+        raise file_error(exc.public, path, text, exc.offset) from None
+    return "patchesStrategicMerge" if "patchesStrategicMerge" in written else "patches"
+
+
+def _with_entry(text: str, path: Path, name: str, wanted: bool, field: str) -> str:
     nl = "\r\n" if "\r\n" in text else "\n"
     root = _root(text, path)
     try:
@@ -170,8 +192,8 @@ def with_entry(text: str, path: Path, name: str, wanted: bool, field: str = "pat
             raise file_error(
                 f"this kustomization sets {renaming}: kustomize applies its patches before that, "
                 "to the objects as its resources name them, while the patches name the "
-                "built objects; keep cmhash's patches in a kustomization without "
-                "namespace, namePrefix or nameSuffix (the base, or one in between)",
+                "built objects; keep cmhash's patches in a kustomization of their own "
+                "above this one (resources: [this directory]), and build and apply that",
                 path,
                 text,
                 written[renaming][0].start,
@@ -240,10 +262,12 @@ def with_entry(text: str, path: Path, name: str, wanted: bool, field: str = "pat
     )
 
 
-def plan(directory: str, name: str, patch_text: str | None, field: str = "patches") -> Plan:
-    """What to write for ``patch_text`` (None: no workload needs a patch)."""
+def plan(directory: str, name: str, patch_text: str | None, field: str | None = "patches") -> Plan:
+    """What to write for ``patch_text`` (None: no workload needs a patch); ``field``
+    None: ``default_field``'s."""
     kustomization = find(directory)
     old_text = read_file(kustomization)
+    field = field or default_field(old_text, kustomization)
     patch_path = kustomization.parent / name
     old_patch = read_file(patch_path) if patch_path.exists() else None
     if old_patch is not None and not old_patch.replace("\r\n", "\n").startswith(HEADER):
@@ -259,11 +283,11 @@ def plan(directory: str, name: str, patch_text: str | None, field: str = "patche
             legacy_patches(_root(old_text, kustomization)) is not None
         )
         _verify(old_text, new_text, kustomization, name, patch_text is not None, field, bare)
-        notes = _versions_note(bare, field, patch_text)
+        notes = _versions_note(bare, field, patch_text, name)
     return Plan(kustomization, old_text, new_text, patch_path, old_patch, patch_text, notes)
 
 
-def _versions_note(bare: bool, field: str, patch_text: str | None) -> list[str]:
+def _versions_note(bare: bool, field: str, patch_text: str | None, name: str) -> list[str]:
     """What the kustomize that builds the directory must be, said when the entry goes in."""
     if patch_text is None:
         return []
@@ -275,8 +299,9 @@ def _versions_note(bare: bool, field: str, patch_text: str | None) -> list[str]:
     if field == "patches" and patch_text.count("\n---\n") > 1:
         return [
             "a file of several patches under patches: needs kustomize v5 (kubectl kustomize, "
-            "Flux, Argo CD; kustomize v4 fails on it): for kustomize v4, run cmhash patches "
-            "again with --kustomize-field patchesStrategicMerge"
+            "Flux, Argo CD; kustomize v4 fails on it): for kustomize v4, take "
+            f"`- path: {name}` out of patches: (v4 builds the directory again) and run "
+            "cmhash patches again with --kustomize-field patchesStrategicMerge"
         ]
     return []
 
@@ -288,11 +313,12 @@ def _verify(
     out) and nothing else; otherwise exit 2 and the file is left as it is."""
     import yaml
 
-    def items(data: object) -> list[object]:
-        value = data.get(field) if isinstance(data, dict) else None
+    def items(data: object, key: str = field) -> list[object]:
+        value = data.get(key) if isinstance(data, dict) else None
         return list(value) if isinstance(value, list) else []
 
     ours = name if bare else {"path": name}
+    other = next(f for f in FIELDS if f != field)
     try:
         before, after = yaml.safe_load(old), yaml.safe_load(new)
     except yaml.YAMLError:
@@ -301,13 +327,16 @@ def _verify(
     expected = [i for i in items(before) if i != ours]
     if wanted:
         expected = [ours, *expected]
+    moved = [i for i in items(before, other) if i not in (name, {"path": name})] if wanted else []
 
     def rest(d: object) -> dict[object, object]:
-        return {k: v for k, v in d.items() if k != field} if isinstance(d, dict) else {}
+        keep = (field, other) if wanted else (field,)
+        return {k: v for k, v in d.items() if k not in keep} if isinstance(d, dict) else {}
 
     if (
         not isinstance(after, dict)
         or sorted(map(repr, items(after))) != sorted(map(repr, expected))
+        or (wanted and items(after, other) != moved)
         or rest(after) != rest(before if isinstance(before, dict) else {})
     ):
         raise file_error(

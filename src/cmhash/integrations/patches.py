@@ -229,14 +229,17 @@ class Render(NamedTuple):
     """What a HelmRelease's post-renderer is checked against (helmrelease.py): the
     ConfigMaps' and Secrets' content by (kind, name), and the ``helm.sh/chart`` labels."""
 
-    contents: dict[tuple[str, str], Mapping[str, bytes]]
+    # (kind, namespace (None: the render names none), name) -> key -> content
+    contents: dict[tuple[str, str | None, str], Mapping[str, bytes]]
     charts: set[str]
 
 
 def render_of(result: RunResult) -> Render:
     index = result.config_index
     entries = list(index.objects.values()) if index is not None else []
-    contents = {(e.info.kind, e.info.name): e.info.content.entries for e in entries}
+    contents = {
+        (e.info.kind, e.info.namespace, e.info.name): e.info.content.entries for e in entries
+    }
     labels = [p.info.labels for p in result.plans] + [e.info.labels for e in entries]
     charts = {v for pairs in labels for k, v in pairs if k == "helm.sh/chart"}
     return Render(contents, charts)

@@ -19,11 +19,14 @@ def deliver(
     helmrelease: str | None,
     patch_name: str,
     check: bool,
-    field: str = "patches",
+    field: str | None = None,
     render: Render | None = None,
+    secret_key: bytes | None = None,
+    quiet: bool = False,
 ) -> int:
     """Print the patches, or keep a kustomization's or a HelmRelease's copy current;
-    the exit code."""
+    the exit code. ``secret_key``: --secret-key-env's (a HelmRelease's record);
+    ``quiet``: -q, no ``updated`` or ``note:`` lines (``stale:`` ones are the answer)."""
     from cmhash.errors import EXIT_CHANGED, EXIT_OK
     from cmhash.output import err, write_stdout
 
@@ -43,16 +46,15 @@ def deliver(
                 err(f"cmhash: stale: {what}")
             return EXIT_CHANGED if stale else EXIT_OK
         kustomization.apply(plan)
-        for what in stale:
-            err(f"cmhash: updated {what}")
-        for note in plan.notes:
-            err(f"cmhash: note: {note}")
+        lines = [*(f"updated {w}" for w in stale), *(f"note: {n}" for n in plan.notes)]
+        for line in () if quiet else lines:
+            err(f"cmhash: {line}")
         return EXIT_OK
     from cmhash.integrations import helmrelease as hr
 
     assert helmrelease is not None
     assert render is not None
-    return hr.deliver(patches, helmrelease, check, render)
+    return hr.deliver(patches, helmrelease, check, render, secret_key, quiet)
 
 
 def _check_name(name: str) -> None:
