@@ -183,6 +183,46 @@ DOCS: list[tuple[str, str, str, Any]] = [
         "data",
         {"p": "1", "q": "3"},
     ),
+    # go-yaml v2 (decode.go mapping/merge): keys set in document order, a merge
+    # overwriting what came before it; in a list the earlier mapping wins
+    (
+        "merge-after-the-key",
+        H.format(kind="ConfigMap") + "data:\n  q: '0'\n  <<: {q: '1', p: '2'}\n",
+        "data",
+        {"p": "2", "q": "1"},
+    ),
+    (
+        "merge-twice",
+        H.format(kind="ConfigMap") + "data:\n  <<: {a: '1'}\n  <<: {a: '2'}\n",
+        "data",
+        {"a": "2"},
+    ),
+    (
+        "merge-key-merge",
+        H.format(kind="ConfigMap") + "data:\n  <<: {a: '1'}\n  a: '2'\n  <<: {a: '3', b: '4'}\n",
+        "data",
+        {"a": "3", "b": "4"},
+    ),
+    (
+        "merge-list-earlier-wins",
+        H.format(kind="ConfigMap") + "data:\n  a: '0'\n  <<: [{a: '1'}, {a: '2', b: '3'}]\n",
+        "data",
+        {"a": "1", "b": "3"},
+    ),
+    (
+        "merge-of-a-merging-mapping",
+        H.format(kind="ConfigMap")
+        + "b: &b {p: '1', <<: {p: '2', q: '3'}}\ndata:\n  p: '0'\n  <<: *b\n",
+        "data",
+        {"p": "2", "q": "3"},
+    ),
+    (
+        "merge-the-name",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  <<: {name: app-v2}\n"
+        "data: {k: v}\n",
+        "metadata",
+        {"name": "app-v2"},
+    ),
     (
         "merge-quoted-is-a-key",
         H.format(kind="ConfigMap") + "data:\n  '<<': lit\n  q: '3'\n",
