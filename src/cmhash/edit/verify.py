@@ -273,6 +273,7 @@ def check_document(
     matcher = _Matcher(events, slots, skip, renames)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 5000))  # one frame a level; documents nest <= 1000
+    error = be.error  # (before the ``try``: see parse/events.py ``_parse_once``)
     try:
         for root in old_roots:
             matcher.node(root)
@@ -280,7 +281,7 @@ def check_document(
             raise _Mismatch("the number of documents changed")
     except _Mismatch as exc:
         raise NodeError(f"the document changed beyond the annotation ({exc})", base) from None
-    except be.error as exc:
+    except error as exc:
         for s in slots.values():  # checked again from the start
             s.seen.clear()
         if be.name == "fast":  # read as parse_chunk read the original: by the reference

@@ -108,8 +108,10 @@ class Backend:
         load = self.__dict__.get("_load")
         if load is None or attr.startswith("__"):
             raise AttributeError(attr)
-        self._load = None
+        # (loaded first, marked after: a signal that lands inside ``load`` leaves it to load
+        # again, never a half-set backend whose ``error`` an ``except`` clause then misses)
         run, module, self.error, self.reader_error = load()
+        self._load = None
         self.run = run
         self.scalar = module.ScalarEvent
         self.mstart = module.MappingStartEvent
