@@ -60,6 +60,9 @@ VALUES: list[tuple[str, Any]] = [
     ("!!binary aGV sbG8=", ERROR),  # a space
     ("!!binary >\n    aGVs\n    bG8=", ERROR),  # folded: the line break is a space
     ("!!binary a*b=", ERROR),
+    # an escape beyond U+10FFFF names no character
+    ('"\\U00110000"', ERROR),
+    ('"\\UFFFFFFFF"', ERROR),
     # !!str and the non-specific tag: the text as written
     ("!!str 3", "3"),
     ("!!str ~", "~"),
