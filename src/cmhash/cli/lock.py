@@ -190,8 +190,11 @@ def restart(
     if result is None:
         err(f"cmhash: {where}: {one.resource.label} asks for this restart already")
         return
-    write_files([result], list(paths))
-    err(f'cmhash: {where}: {one.resource.label}: cmhash.io/restart: "{reason}"')
+    from cmhash.runtime.signals import held
+
+    with held():  # a signal after the write waits for this line, which is then true
+        write_files([result], list(paths))
+        err(f'cmhash: {where}: {one.resource.label}: cmhash.io/restart: "{reason}"')
 
 
 @click.command(
