@@ -151,9 +151,16 @@ def not_objects(roots: Sequence[str], files: Sequence[str]) -> Found:
         for path in k.resources:
             resource_of.setdefault(path, k)
     users = _users(found)
+    # the kustomization file itself: kustomize's build configuration, never an object
+    # (kind Kustomization or Component of kustomize.config.k8s.io, no API serves it),
+    # with or without its apiVersion and kind
+    own = {os.path.normpath(os.path.abspath(k.file)): k for k in found}
     left, notes = [], []
     for f in files:
         at = os.path.normpath(os.path.abspath(f))
+        if at in own:
+            left.append(LeftOut(f, f"kustomize's build file, {_build(own[at], users)}"))
+            continue
         hit = named.get(at)
         if hit is None:
             continue
