@@ -147,3 +147,19 @@ def test_a_kustomization_with_its_kind_is_nothing_to_check(
     (tmp_path / ".cmhash.yaml").write_text("paths: [.]\n")
     res = run_cmhash(["--check"], cwd=tmp_path)
     assert res.code == 2 and "no Kubernetes manifests in the input" in res.stderr, res.stderr
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_directory_inside_a_chart_is_refused_like_the_chart(chart: Path, mode: str) -> None:
+    """``cmhash -i mychart/templates`` rewrote a template (a checksum frozen at today's
+    render in chart source) while each of its files named alone is skipped."""
+    (chart / "templates" / "static.yaml").write_text(CM)  # a template with no template code
+    flags, piped = MODES[mode]
+    before = {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()}
+    res = run_cmhash([*flags, "mychart/templates"], cwd=chart.parent)
+    assert res.code == 2, (res.code, res.stderr)
+    assert res.stderr == (
+        "cmhash: mychart/templates/: inside the Helm chart source mychart/ (Chart.yaml), not "
+        f"rendered manifests: render the chart first: helm template RELEASE mychart/ {piped}"
+    )
+    assert {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()} == before
