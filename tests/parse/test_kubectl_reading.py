@@ -471,3 +471,42 @@ def test_the_checksum_follows_what_the_pod_sees(parser: str) -> None:
         return res.out.split("checksum/config: ")[1].split("\n")[0]
 
     assert checksum('"aGVsbG8="') != checksum("!!binary aGVsbG8=") == checksum('"hello"')
+
+
+def _json_list(ensure_ascii: bool) -> str:
+    """A List of a ConfigMap and a Deployment, as Python's ``json.dumps`` writes it."""
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+    cm["data"] = {"greeting": "hi \U0001f600"}
+    container = {"name": "c", "image": "i", "envFrom": [{"configMapRef": {"name": "c"}}]}
+    dep = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "w"},
+        "spec": {"template": {"spec": {"containers": [container]}}},
+    }
+    doc = {"apiVersion": "v1", "kind": "List", "items": [cm, dep]}
+    return json.dumps(doc, ensure_ascii=ensure_ascii)
+
+
+@PARSERS
+def test_json_reads_an_escaped_surrogate_pair_as_one_character(parser: str) -> None:
+    """``json.dumps`` writes 😀 as ``"\\ud83d\\ude00"`` (ensure_ascii, its default): in
+    JSON one character (kubectl reads a stream that starts with "{" as JSON), in YAML
+    no character. It was refused as a YAML syntax error; a lone one still is."""
+
+    def checksum(text: str) -> str:
+        res = run_cmhash(["--no-config", "--parser", parser, "-"], stdin=text.encode())
+        assert res.code == 0, res.stderr
+        return res.out.split('"checksum/config": "')[1][:64]
+
+    escaped = _json_list(ensure_ascii=True)
+    assert "\\ud83d\\ude00" in escaped
+    assert checksum(escaped) == checksum(_json_list(ensure_ascii=False))
+    assert "escape code" in refused(escaped.replace("\\ude00", ""), parser)
+
+
+@pytest.mark.integration
+def test_kubectl_reads_an_escaped_surrogate_pair_in_json(tmp_path: Path) -> None:
+    cm = json.loads(_json_list(ensure_ascii=False))["items"][0]
+    got = kubectl_sends(json.dumps(cm), tmp_path)
+    assert got["data"] == {"greeting": "hi \U0001f600"}

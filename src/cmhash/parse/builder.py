@@ -74,16 +74,32 @@ _BAD_ESCAPE = (
 )
 
 
+def is_json(text: str) -> bool:
+    """Whether kubectl reads ``text`` as JSON (apimachinery yaml.NewYAMLOrJSONDecoder:
+    it starts with "{" after white space)."""
+    return text.lstrip(" \t\r\n").startswith("{")
+
+
+def json_pairs(value: str) -> str:
+    """Escaped UTF-16 surrogate pairs as the one character each is in JSON (Go's
+    encoding/json, RFC 8259 section 7); a lone one stays (and is refused)."""
+    return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
 class _Builder:
     """The tree under construction: open collections, anchors, the aliases seen."""
 
-    __slots__ = ("aliased", "anchors", "base", "fast", "roots", "ruamel", "stack", "text")
+    __slots__ = ("aliased", "anchors", "base", "fast", "json", "roots", "ruamel", "stack", "text")
 
     def __init__(self, base: int, text: str, fast: bool, ruamel: bool) -> None:
         self.base = base
         self.text = text
         self.fast = fast  # libyaml's events: single-pair flow mappings go to the reference
         self.ruamel = ruamel  # ruamel's events: a node's start mark is moved (start)
+        # JSON, as kubectl decides (apimachinery yaml.NewYAMLOrJSONDecoder: the stream
+        # starts with "{" after white space): read by Go's encoding/json, where an
+        # escaped UTF-16 surrogate pair is one character (RFC 8259 section 7)
+        self.json = is_json(text)
         self.aliased: list[tuple[Node, Node]] = []
         self.roots = Roots()
         self.roots.aliased = self.aliased
@@ -115,7 +131,10 @@ class _Builder:
                 start,
             )
         if ev.style == '"' and not value.isascii() and re.search(_SURROGATE, value):
-            self.lone_surrogate(ev)
+            if self.json:  # (``"\\ud83d\\ude00"``, as Python's json.dumps writes 😀)
+                value = json_pairs(value)
+            if re.search(_SURROGATE, value):
+                self.lone_surrogate(ev)
         tag = ev.tag
         if tag is not None and tag != NON_SPECIFIC:  # (``! 3``: the string "3", kept "!")
             _check_tag(tag, start)
