@@ -510,3 +510,37 @@ def test_kubectl_reads_an_escaped_surrogate_pair_in_json(tmp_path: Path) -> None
     cm = json.loads(_json_list(ensure_ascii=False))["items"][0]
     got = kubectl_sends(json.dumps(cm), tmp_path)
     assert got["data"] == {"greeting": "hi \U0001f600"}
+
+
+def _referring(name: str, key: str = '"k"') -> str:
+    return (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: w}\nspec:\n  template:\n"
+        "    spec:\n      containers:\n      - name: c\n        env:\n        - name: E\n"
+        f"          valueFrom: {{configMapKeyRef: {{name: {name}, key: {key}}}}}\n"
+    )
+
+
+# a reference's name or key as written -> what kubectl sends (JSON); the API server
+# refuses a number or a boolean in these string fields
+REF_SCALARS = [("1234", 1234), ("0x4D2", 1234), ("yes", True), ("'1234'", "1234"), ("cfg", "cfg")]
+
+
+@PARSERS
+@pytest.mark.parametrize(("written", "sent"), REF_SCALARS, ids=[w for w, _ in REF_SCALARS])
+def test_a_reference_name_or_key_is_read_as_kubectl_sends_it(
+    written: str, sent: Any, parser: str
+) -> None:
+    for text in (_referring(written), _referring("cfg", key=written)):
+        if isinstance(sent, str):
+            res = run_cmhash(["--no-config", "--parser", parser, "-"], stdin=text.encode())
+            assert res.code == 0, res.stderr
+        else:
+            assert "must be a string" in refused(text, parser)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("written", "sent"), REF_SCALARS, ids=[w for w, _ in REF_SCALARS])
+def test_kubectl_sends_a_reference_name_so(tmp_path: Path, written: str, sent: Any) -> None:
+    got = kubectl_sends(_referring(written, key=written), tmp_path)
+    ref = got["spec"]["template"]["spec"]["containers"][0]["env"][0]["valueFrom"]
+    assert ref["configMapKeyRef"] == {"name": sent, "key": sent}
