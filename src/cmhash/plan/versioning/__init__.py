@@ -56,11 +56,19 @@ def versioning(
     # the field), unless it asks for the new one itself (cmhash.io/versioned: "true")
     # (a field a table or a schema already read, to the object it names: not again)
     read = {(id(at.source), at.ref.offset) for refs in by_name.refs.values() for at in refs}
+    # (and a workload's declaring annotation: cmhash reads it, and follows the new name)
+    declared = [
+        (id(plan.source), r.ref.spot.start, r.ref.spot.end)
+        for plan in first
+        for r in plan.resolved
+        if r.ref.how == "declared" and r.ref.spot is not None
+    ]
     for _ in range(len(decided.renamed)):
         found = [
             m
             for m in mentions.scan(decided, sources, secret_spans, first)
             if not {(id(m.source), m.offset), (id(m.source), m.offset - 1)} & read
+            and not any(s == id(m.source) and a <= m.offset < b for s, a, b in declared)
             and not m.renamed.entry.info.versioned
             and m.renamed.new != m.renamed.old
             and mentions.names_its_kind(m)
