@@ -202,3 +202,36 @@ def test_an_operators_pod_annotations_are_its_template() -> None:
     )
     (found,) = misplaced(explain(CM + "---\n" + text))
     assert "cmhash.io/skip in spec.podMetadata.annotations does nothing there" in found["message"]
+
+
+CRONJOB = (
+    "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: cj\n{meta}spec:\n"
+    "  schedule: '* * * * *'\n  jobTemplate:\n    spec:\n      template:\n        metadata:\n"
+    "{template}          labels: {{app: cj}}\n        spec:\n          containers:\n"
+    "          - {{name: c, image: i}}\n"
+)
+
+
+@pytest.mark.parametrize("kind", ["StatefulSet", "DaemonSet", "CronJob"])
+@pytest.mark.parametrize("place", [WORKLOAD, TEMPLATE])
+def test_wave_is_said_to_handle_only_its_kinds(kind: str, place: str) -> None:
+    """Wave runs controllers for Deployments, StatefulSets and DaemonSets only: on a
+    CronJob its annotation does nothing wherever it is (it was told to move it to the
+    CronJob's metadata, where nothing reads it either)."""
+    values = {WAVE_ON: ""}
+    if kind == "CronJob":
+        meta = f'  annotations: {{{WAVE_ON}: "true"}}\n' if place == WORKLOAD else ""
+        template = f'          annotations: {{{WAVE_ON}: "true"}}\n' if place == TEMPLATE else ""
+        text = CRONJOB.format(meta=meta, template=template)
+    else:
+        text = deployment(
+            values if place == WORKLOAD else None, values if place == TEMPLATE else None
+        ).replace("kind: Deployment", f"kind: {kind}")
+    found = misplaced(explain(CM + "---\n" + text))
+    if kind == "CronJob":
+        (one,) = found
+        assert "Wave handles only Deployments, StatefulSets and DaemonSets" in one["message"]
+        assert one["message"].endswith("remove it"), one["message"]
+    else:
+        assert bool(found) == (place == TEMPLATE), found
+        assert all("move it where it is read" in f["message"] for f in found)

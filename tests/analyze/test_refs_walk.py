@@ -109,7 +109,7 @@ def _outcome(f: Callable[[], object]) -> object:
         "  - name: A\n    name: B\n",
         "containers:\n- name: c\n  env:\n  - valueFrom: {configMapKeyRef: {name: [x]}}\n"
         "  envFrom:\n  - {secretRef: {name: s}, secretRef: {name: t}}\n",
-        "volumes:\n- name: v\n  '*': {configMap: {name: x}}\n  configMap: {name: y}\n",
+        "volumes:\n- name: v\n  '*': {configMap: {name: x}}\n  configMap: {name: z}\n",
         "volumes:\n- {name: v, secret: {secretName: s}, secret: {secretName: t}}\n"
         "containers:\n- {name: c, env: [{name: a, name: b}]}\n",
     ],
@@ -134,7 +134,7 @@ def test_errors_and_odd_keys_as_before(spec: str) -> None:
         ("volumes:\n- &v {name: v, configMap: {name: x}}\n- *v\n", False),  # an alias
         ("volumes:\n- name: v\n  <<: {configMap: {name: x}}\n", False),  # a merge
         ("volumes:\n- {name: v, configMap: {name: x}, configMap: {name: y}}\n", False),
-        ("volumes:\n- name: v\n  '*': {configMap: {name: x}}\n  configMap: {name: y}\n", True),
+        ("volumes:\n- name: v\n  '*': {configMap: {name: x}}\n  configMap: {name: z}\n", True),
         ("volumes: {'*': {configMap: {name: x}}}\n", True),  # '*' fans out over lists only
         ("volumes: [[{configMap: {name: x}}]]\n", True),
         ("volumes: x\n", True),

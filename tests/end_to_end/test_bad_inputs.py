@@ -85,6 +85,15 @@ CATALOGUE: list[Bad] = [
     Bad("long-surrogate-escape", H + 'data:\n  a: "\\U0000DBFF"\n', ESCAPE, "6:9"),
     Bad("surrogate-pair-escapes", H + 'data:\n  a: "\\ud83d\\ude00"\n', ESCAPE, "6:9"),
     Bad("surrogate-escape-in-a-key", H + 'data:\n  "\\ud800": x\n', ESCAPE, "6:6"),
+    # beyond U+10FFFF: no character either (ruamel's chr() raised: exit 3)
+    Bad("escape-beyond-unicode", H + 'data:\n  a: "\\U00110000"\n', ESCAPE, "6:9"),
+    Bad("escape-beyond-int32", H + 'data:\n  a: "ab\\UFFFFFFFF"\n', ESCAPE, "6:11"),
+    Bad(
+        "escape-beyond-unicode-in-an-annotation",
+        H.replace("metadata:\n", 'metadata:\n  annotations: {a: "\\U00110000"}\n'),
+        ESCAPE,
+        "4:23",
+    ),
     # --- keys and document shapes
     Bad("duplicate-top-level-key", H + "kind: Secret\n", "duplicate key 'kind'", "5:1"),
     Bad("duplicate-data-key", H + "data:\n  a: x\n  a: y\n", "duplicate key 'a'", "7:3"),

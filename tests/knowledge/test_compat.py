@@ -267,13 +267,14 @@ def test_reloader_reads_metadata_or_else_the_pod_template_per_kind() -> None:
 
 
 def test_search_and_match_exactly_true() -> None:
-    spec = ENV_FROM.format(target="m") + "        - configMapRef: {name: n}\n"
+    # (not "n": go-yaml v2 reads a plain n as false, which Kubernetes refuses as a name)
+    spec = ENV_FROM.format(target="m") + "        - configMapRef: {name: nn}\n"
     meta = ann(**{"reloader.stakater.com/search": "true"})
     matched = cm("m", meta=ann(**{"reloader.stakater.com/match": "true"}))
-    almost = cm("n", meta=ann(**{"reloader.stakater.com/match": "True"}))
+    almost = cm("nn", meta=ann(**{"reloader.stakater.com/match": "True"}))
     docs = [matched, almost, DEP.format(name="d", meta=meta, spec=spec)]
     assert moves(docs, "m", "--opt-in")
-    assert not moves(docs, "n", "--opt-in")
+    assert not moves(docs, "nn", "--opt-in")
 
 
 def test_secret_provider_class_annotations() -> None:

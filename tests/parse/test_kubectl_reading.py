@@ -60,6 +60,9 @@ VALUES: list[tuple[str, Any]] = [
     ("!!binary aGV sbG8=", ERROR),  # a space
     ("!!binary >\n    aGVs\n    bG8=", ERROR),  # folded: the line break is a space
     ("!!binary a*b=", ERROR),
+    # an escape beyond U+10FFFF names no character
+    ('"\\U00110000"', ERROR),
+    ('"\\UFFFFFFFF"', ERROR),
     # !!str and the non-specific tag: the text as written
     ("!!str 3", "3"),
     ("!!str ~", "~"),
@@ -182,6 +185,46 @@ DOCS: list[tuple[str, str, str, Any]] = [
         H.format(kind="ConfigMap") + "b: &b {p: '1'}\ndata:\n  ! <<: *b\n  q: '3'\n",
         "data",
         {"p": "1", "q": "3"},
+    ),
+    # go-yaml v2 (decode.go mapping/merge): keys set in document order, a merge
+    # overwriting what came before it; in a list the earlier mapping wins
+    (
+        "merge-after-the-key",
+        H.format(kind="ConfigMap") + "data:\n  q: '0'\n  <<: {q: '1', p: '2'}\n",
+        "data",
+        {"p": "2", "q": "1"},
+    ),
+    (
+        "merge-twice",
+        H.format(kind="ConfigMap") + "data:\n  <<: {a: '1'}\n  <<: {a: '2'}\n",
+        "data",
+        {"a": "2"},
+    ),
+    (
+        "merge-key-merge",
+        H.format(kind="ConfigMap") + "data:\n  <<: {a: '1'}\n  a: '2'\n  <<: {a: '3', b: '4'}\n",
+        "data",
+        {"a": "3", "b": "4"},
+    ),
+    (
+        "merge-list-earlier-wins",
+        H.format(kind="ConfigMap") + "data:\n  a: '0'\n  <<: [{a: '1'}, {a: '2', b: '3'}]\n",
+        "data",
+        {"a": "1", "b": "3"},
+    ),
+    (
+        "merge-of-a-merging-mapping",
+        H.format(kind="ConfigMap")
+        + "b: &b {p: '1', <<: {p: '2', q: '3'}}\ndata:\n  p: '0'\n  <<: *b\n",
+        "data",
+        {"p": "2", "q": "3"},
+    ),
+    (
+        "merge-the-name",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  <<: {name: app-v2}\n"
+        "data: {k: v}\n",
+        "metadata",
+        {"name": "app-v2"},
     ),
     (
         "merge-quoted-is-a-key",
@@ -428,3 +471,76 @@ def test_the_checksum_follows_what_the_pod_sees(parser: str) -> None:
         return res.out.split("checksum/config: ")[1].split("\n")[0]
 
     assert checksum('"aGVsbG8="') != checksum("!!binary aGVsbG8=") == checksum('"hello"')
+
+
+def _json_list(ensure_ascii: bool) -> str:
+    """A List of a ConfigMap and a Deployment, as Python's ``json.dumps`` writes it."""
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+    cm["data"] = {"greeting": "hi \U0001f600"}
+    container = {"name": "c", "image": "i", "envFrom": [{"configMapRef": {"name": "c"}}]}
+    dep = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "w"},
+        "spec": {"template": {"spec": {"containers": [container]}}},
+    }
+    doc = {"apiVersion": "v1", "kind": "List", "items": [cm, dep]}
+    return json.dumps(doc, ensure_ascii=ensure_ascii)
+
+
+@PARSERS
+def test_json_reads_an_escaped_surrogate_pair_as_one_character(parser: str) -> None:
+    """``json.dumps`` writes 😀 as ``"\\ud83d\\ude00"`` (ensure_ascii, its default): in
+    JSON one character (kubectl reads a stream that starts with "{" as JSON), in YAML
+    no character. It was refused as a YAML syntax error; a lone one still is."""
+
+    def checksum(text: str) -> str:
+        res = run_cmhash(["--no-config", "--parser", parser, "-"], stdin=text.encode())
+        assert res.code == 0, res.stderr
+        return res.out.split('"checksum/config": "')[1][:64]
+
+    escaped = _json_list(ensure_ascii=True)
+    assert "\\ud83d\\ude00" in escaped
+    assert checksum(escaped) == checksum(_json_list(ensure_ascii=False))
+    assert "escape code" in refused(escaped.replace("\\ude00", ""), parser)
+
+
+@pytest.mark.integration
+def test_kubectl_reads_an_escaped_surrogate_pair_in_json(tmp_path: Path) -> None:
+    cm = json.loads(_json_list(ensure_ascii=False))["items"][0]
+    got = kubectl_sends(json.dumps(cm), tmp_path)
+    assert got["data"] == {"greeting": "hi \U0001f600"}
+
+
+def _referring(name: str, key: str = '"k"') -> str:
+    return (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: w}\nspec:\n  template:\n"
+        "    spec:\n      containers:\n      - name: c\n        env:\n        - name: E\n"
+        f"          valueFrom: {{configMapKeyRef: {{name: {name}, key: {key}}}}}\n"
+    )
+
+
+# a reference's name or key as written -> what kubectl sends (JSON); the API server
+# refuses a number or a boolean in these string fields
+REF_SCALARS = [("1234", 1234), ("0x4D2", 1234), ("yes", True), ("'1234'", "1234"), ("cfg", "cfg")]
+
+
+@PARSERS
+@pytest.mark.parametrize(("written", "sent"), REF_SCALARS, ids=[w for w, _ in REF_SCALARS])
+def test_a_reference_name_or_key_is_read_as_kubectl_sends_it(
+    written: str, sent: Any, parser: str
+) -> None:
+    for text in (_referring(written), _referring("cfg", key=written)):
+        if isinstance(sent, str):
+            res = run_cmhash(["--no-config", "--parser", parser, "-"], stdin=text.encode())
+            assert res.code == 0, res.stderr
+        else:
+            assert "must be a string" in refused(text, parser)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("written", "sent"), REF_SCALARS, ids=[w for w, _ in REF_SCALARS])
+def test_kubectl_sends_a_reference_name_so(tmp_path: Path, written: str, sent: Any) -> None:
+    got = kubectl_sends(_referring(written, key=written), tmp_path)
+    ref = got["spec"]["template"]["spec"]["containers"][0]["env"][0]["valueFrom"]
+    assert ref["configMapKeyRef"] == {"name": sent, "key": sent}

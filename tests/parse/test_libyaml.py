@@ -641,3 +641,28 @@ def test_the_releases_compared_are_the_linked_ones() -> None:
         assert events.backend("fast").scalar.__module__ == want
     finally:
         events._BACKENDS.clear()
+
+
+ODD_TAGS = [
+    "!!se!!binary aGk9",  # (fuzzing found it: libyaml reads the handle !!, ruamel !se!)
+    "!vault secret/x",
+    "!!python/str x",
+]
+
+
+@pytest.mark.parametrize("value", ODD_TAGS)
+def test_an_odd_tag_gets_one_message_with_or_without_the_c_builder(value: str) -> None:
+    """Without the C tree builder (an install where it did not compile) the fast path
+    reads libyaml's events through PyYAML: an unknown tag is refused by the reference
+    parser there too, so the message is the one the C build and --parser exact give."""
+    doc = f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c}}\ndata:\n  a: {value}\n"
+    said = set()
+    for env, parser in (
+        ({"CMHASH_CTREE": "1"}, "fast"),
+        ({"CMHASH_CTREE": "0"}, "fast"),
+        ({}, "exact"),
+    ):
+        res = run_cmhash(["--no-config", "--parser", parser, "-"], stdin=doc.encode(), env=env)
+        assert res.code == 2, res.stderr
+        said.add(res.stderr)
+    assert len(said) == 1, said

@@ -124,11 +124,55 @@ def test_kube_prometheus(manifests: Path, tmp_path: Path) -> None:
 
 def test_every_live_field_is_a_field_of_its_profile() -> None:
     """A live row names a reference field the profile reads (a site's path, or a
-    default's field); ThanosRuler has none (its reloader watches rule ConfigMaps only)."""
+    default's field); ThanosRuler has none (its reloader watches rule ConfigMaps only),
+    nor do the VictoriaMetrics operator's kinds but VMAlertmanager and VMAgent."""
     for kind in OPERATOR_KINDS:
         fields = {".".join(s.path).removesuffix(".*") for s in kind.sites}
         fields |= {field for field, _, _ in kind.defaults}
         for field, how in kind.live:
             assert field in fields and how, (kind.kind, field)
     live = {k.kind for k in OPERATOR_KINDS if k.live}
-    assert live == {"Prometheus", "PrometheusAgent", "Alertmanager"}
+    assert live == {"Prometheus", "PrometheusAgent", "Alertmanager", "VMAlertmanager", "VMAgent"}
+
+
+VM = """\
+apiVersion: v1
+kind: Secret
+metadata: {name: am-cfg, namespace: mon}
+stringData:
+  alertmanager.yaml: |
+    route: {receiver: r}
+    receivers: [{name: r}]
+---
+apiVersion: operator.victoriametrics.com/v1beta1
+kind: VMAlertmanager
+metadata: {name: am, namespace: mon}
+spec:
+  replicaCount: 3
+  configSecret: am-cfg
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: extra-scrape, namespace: mon}
+stringData:
+  s.yaml: "[]"
+---
+apiVersion: operator.victoriametrics.com/v1beta1
+kind: VMAgent
+metadata: {name: ag, namespace: mon}
+spec:
+  remoteWrite: [{url: "http://vm"}]
+  additionalScrapeConfigs: {name: extra-scrape, key: s.yaml}
+"""
+
+
+def test_the_victoriametrics_operators_generated_configuration_is_live_too() -> None:
+    """VMAlertmanager's configSecret and VMAgent's additionalScrapeConfigs go into the
+    configuration the VictoriaMetrics operator generates, which its config-reloader
+    applies, as the Prometheus operator's do: a three-replica VMAlertmanager rolled (and
+    lost its cluster state) on every receiver edit."""
+    sums, said = _run(VM)
+    assert sums == [] and said.count("[live-reloaded]") == 2, said
+    assert "VMAlertmanager/am -n mon does not roll on Secret 'am-cfg'" in said
+    assert "VMAgent/ag -n mon does not roll on Secret 'extra-scrape'" in said
+    assert len(_run(VM, "--hash-live-reloaded")[0]) == 2

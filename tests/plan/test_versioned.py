@@ -531,3 +531,33 @@ def test_newcomer_regressions(tmp_path: Path) -> None:
     res = run(stream(secret, d, ing), "--versioned")
     assert "versioned as 'db-…'" in res.stderr
     assert not re.search(r"db-[2456789bcdfghkmt]{10}", res.stderr)
+
+
+OPERATORS = Path(__file__).parent.parent / "fixtures" / "operators-by-name"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in OPERATORS.glob("*.yaml")))
+def test_an_object_an_operators_resource_names_keeps_its_name(name: str) -> None:
+    """Operators' resources (no CRDs in the input) naming Secrets and ConfigMaps a
+    Deployment also uses: CloudNativePG's superuserSecret ({name}) and serverTLSSecret
+    (a string), KEDA's secretTargetRef ({parameter, name, key}), Strimzi's secretName,
+    External Secrets' PushSecret, cert-manager's Issuer (ca.secretName,
+    acme.privateKeySecretRef), Istio's DestinationRule credentialName, Traefik,
+    Contour, Argo Workflows, Kyverno, and pod templates inside Tekton, KEDA ScaledJob
+    and Argo Workflows resources. Each controller reads the object by the name written
+    there: each keeps its name, said at the field (was: renamed, with a warning at
+    the very field that still named the old one)."""
+    text = (OPERATORS / name).read_text()
+    res = run_cmhash(["--no-config", "--versioned", "-"], stdin=text.encode())
+    assert res.code == 0, res.stderr
+    assert "[unknown-reference]" not in res.stderr, res.stderr
+
+    def names(stream: str) -> list[tuple[str, str]]:
+        docs = [d for d in yaml.safe_load_all(stream) if d]
+        return [
+            (d["kind"], d["metadata"]["name"]) for d in docs if d["kind"] in ("ConfigMap", "Secret")
+        ]
+
+    assert names(res.out) == names(text)
+    kept = res.stderr.count("[not-versioned]")
+    assert kept and kept == len([line for line in res.stderr.splitlines() if line])

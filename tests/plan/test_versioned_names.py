@@ -207,6 +207,34 @@ SAMPLES: dict[tuple[str, tuple[str, ...], str], tuple[str, str]] = {
         "    hosts: [a.example]\n    tls:\n      mode: SIMPLE\n      credentialName: tls\n",
         "Secret",
     ),
+    **{
+        ("DestinationRule", path, "credentialName"): (
+            "apiVersion: networking.istio.io/v1\nkind: DestinationRule\n"
+            "metadata: {name: d, namespace: ns}\nspec:\n  host: a.ns.svc.cluster.local\n" + text,
+            "Secret",
+        )
+        for path, text in (
+            (
+                ("spec", "trafficPolicy", "tls"),
+                "  trafficPolicy:\n    tls: {mode: MUTUAL, credentialName: tls}\n",
+            ),
+            (
+                ("spec", "trafficPolicy", "portLevelSettings", "*", "tls"),
+                "  trafficPolicy:\n    portLevelSettings:\n    - port: {number: 443}\n"
+                "      tls: {mode: SIMPLE, credentialName: tls}\n",
+            ),
+            (
+                ("spec", "subsets", "*", "trafficPolicy", "tls"),
+                "  subsets:\n  - name: v1\n    labels: {v: '1'}\n    trafficPolicy:\n"
+                "      tls: {mode: MUTUAL, credentialName: tls}\n",
+            ),
+            (
+                ("spec", "subsets", "*", "trafficPolicy", "portLevelSettings", "*", "tls"),
+                "  subsets:\n  - name: v1\n    trafficPolicy:\n      portLevelSettings:\n"
+                "      - port: {number: 443}\n        tls: {mode: SIMPLE, credentialName: tls}\n",
+            ),
+        )
+    },
     ("IngressRoute", ("spec", "tls"), "secretName"): (
         "apiVersion: traefik.io/v1alpha1\nkind: IngressRoute\nmetadata: {name: r, namespace: ns}\n"
         "spec:\n  routes: []\n  tls:\n    secretName: tls\n",

@@ -18,7 +18,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, TOOLS_BIN, run_cmhash, tool, tool_env
+from conftest import ROOT, TOOLS_BIN, run_cmhash, tool, tool_env, write_tree
 
 TREE = ROOT / "tests" / "fixtures" / "kustomize-components"
 COMPONENTS = ("components/external_db", "components/ldap", "components/recaptcha")
@@ -138,3 +138,39 @@ def test_components_must_be_a_list_of_names(tree: Path) -> None:
     ), res.stderr
     assert _build("kustomize", tree, "overlays/dev").returncode != 0
     assert _build("kubectl", tree, "overlays/dev").returncode != 0
+
+
+def test_the_build_advice_is_a_shell_command(tmp_path: Path) -> None:
+    """A directory with a space is quoted (pasted unquoted, it built two directories)."""
+    write_tree(
+        tmp_path,
+        {
+            "overlays/my overlay/kustomization.yaml": "resources: [../../base]\npatches:\n- path: p.yaml\n",
+            "overlays/my overlay/p.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+            "base/kustomization.yaml": "resources: [cm.yaml]\n",
+            "base/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: b}\n",
+        },
+    )
+    res = run_cmhash(["-v", "."], cwd=tmp_path)
+    assert "kustomize build 'overlays/my overlay' | cmhash" in res.stderr, res.stderr
+    assert "kustomize build overlays/my overlay" not in res.stderr
+
+
+def test_an_overlay_listing_a_component_as_a_resource_is_not_advised(tmp_path: Path) -> None:
+    """kustomize refuses that build ("expected kind != 'Component'"): said, not advised."""
+    write_tree(
+        tmp_path,
+        {
+            "ovl/kustomization.yaml": "resources: [../comp]\npatches:\n- path: p.yaml\n",
+            "ovl/p.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+            "comp/kustomization.yaml": (
+                "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n"
+                "patches:\n- path: q.yaml\n"
+            ),
+            "comp/q.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+            "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\ndata: {a: b}\n",
+        },
+    )
+    res = run_cmhash(["-v", "."], cwd=tmp_path)
+    assert "lists the kustomize Component comp under resources" in res.stderr, res.stderr
+    assert "is a kustomization that patches" not in res.stderr

@@ -115,3 +115,51 @@ def test_the_hint_renders_with_the_real_helm(chart: Path) -> None:
     res = run_cmhash(["--check", "-"], stdin=render.stdout, cwd=chart.parent)
     assert res.code == 1, res.stderr  # a real check: the render's workloads need checksums
     assert "would update" in res.stderr
+
+
+KUSTOMIZATION = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: {kind}\n"
+PATCH = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: c\n"
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("kind", "body"),
+    [
+        ("Kustomization", "resources: [../base]\npatches:\n- path: cm.yaml\n"),
+        ("Component", "patches:\n- path: cm.yaml\n"),
+    ],
+)
+def test_a_kustomization_with_its_kind_is_nothing_to_check(
+    tmp_path: Path, mode: str, kind: str, body: str
+) -> None:
+    """An overlay or a Component whose kustomization file says its apiVersion and kind
+    (as ``kustomize edit fix`` writes it): the file is kustomize's build configuration,
+    no object, so the directory holds nothing to check (it passed, "nothing to
+    change", with only the kustomization file read as a manifest)."""
+    write_tree(
+        tmp_path,
+        {"ovl/kustomization.yaml": KUSTOMIZATION.format(kind=kind) + body, "ovl/cm.yaml": PATCH},
+    )
+    flags, _ = MODES[mode]
+    res = run_cmhash([*flags, "ovl"], cwd=tmp_path)
+    assert res.code == 2, (res.code, res.stderr)
+    assert "no Kubernetes manifests in the input" in res.stderr
+    (tmp_path / ".cmhash.yaml").write_text("paths: [.]\n")
+    res = run_cmhash(["--check"], cwd=tmp_path)
+    assert res.code == 2 and "no Kubernetes manifests in the input" in res.stderr, res.stderr
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_directory_inside_a_chart_is_refused_like_the_chart(chart: Path, mode: str) -> None:
+    """``cmhash -i mychart/templates`` rewrote a template (a checksum frozen at today's
+    render in chart source) while each of its files named alone is skipped."""
+    (chart / "templates" / "static.yaml").write_text(CM)  # a template with no template code
+    flags, piped = MODES[mode]
+    before = {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()}
+    res = run_cmhash([*flags, "mychart/templates"], cwd=chart.parent)
+    assert res.code == 2, (res.code, res.stderr)
+    assert res.stderr == (
+        "cmhash: mychart/templates/: inside the Helm chart source mychart/ (Chart.yaml), not "
+        f"rendered manifests: render the chart first: helm template RELEASE mychart/ {piped}"
+    )
+    assert {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()} == before

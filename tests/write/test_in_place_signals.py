@@ -147,3 +147,58 @@ def test_signals_from_outside_tell_the_truth(
         seen.add((proc.returncode, outcome))
     if action == signal.SIG_DFL:
         assert (EXIT[sig], "old") in seen, seen  # some signals did stop a run
+
+
+# the signal sent right after the last rename (signals still held: it waits for the
+# lines the run then prints, which are true): the files are new, and the line says so
+AFTER_THE_WRITE = """
+import os, signal, sys
+import cmhash.write.writer as w
+real, sig = w.wrote, int(sys.argv[1])
+def wrote(files):
+    real(files)
+    os.kill(os.getpid(), sig)
+w.wrote = wrote
+sys.argv = ["cmhash", *sys.argv[2:]]
+from cmhash.cli.main import entry
+entry()
+"""
+
+
+@pytest.mark.parametrize(
+    "sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name
+)
+@pytest.mark.parametrize("command", ["in-place", "restart"])
+def test_a_signal_after_the_write_says_the_files_are_new(
+    tmp_path: Path, sig: signal.Signals, command: str
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    files = {repo / "config.yaml": CM, repo / "a.yaml": dep("a"), repo / "b.yaml": dep("b")}
+    for path, data in files.items():
+        path.write_bytes(data)
+    args = (
+        ["--no-config", "-i", str(repo)]
+        if command == "in-place"
+        else ["restart", "deployment/a", str(repo)]
+    )
+    args += ["--reason", "rotate"] if command == "restart" else []
+    proc = subprocess.run(
+        [sys.executable, "-c", AFTER_THE_WRITE, str(int(sig)), *args],
+        capture_output=True,
+        text=True,
+        preexec_fn=disposition(sig, signal.SIG_DFL),
+        timeout=120,
+    )
+    assert proc.returncode == EXIT[sig], proc.stderr
+    # (click writes a line break for Ctrl-C, after the terminal's "^C")
+    *said, last = [line for line in proc.stderr.splitlines() if line]
+    if command == "in-place":
+        assert state({p: d for p, d in files.items() if p.name != "b.yaml"}) == "new"
+        assert len(updated(proc.stderr)) == len(said) == 2
+        assert last == f"{MESSAGE[sig]} after writing: 2 files updated"
+    else:
+        assert b"cmhash.io/restart" in (repo / "a.yaml").read_bytes()
+        assert len(said) == 1 and said[0].endswith('cmhash.io/restart: "rotate"'), said
+        assert last == f"{MESSAGE[sig]} after writing: 1 file updated"
+    assert not list(repo.glob(".cmhash-*"))

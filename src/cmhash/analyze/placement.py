@@ -42,6 +42,9 @@ def _why(
     row: Placement, place: str, key: str, annotations: list[Annotations], kind: str
 ) -> str | None:
     """Why ``key`` does nothing where it is written (None: it is read there)."""
+    if row.kinds and kind not in row.kinds:
+        handled = ", ".join(f"{k}s" for k in row.kinds[:-1]) + f" and {row.kinds[-1]}s"
+        return f"{row.who} handles only {handled}, not a {kind}, wherever it is written"
     if place not in row.read:
         return f"{row.who} reads it on {_read(row, kind)}"
     if row.shadowed and place == TEMPLATE:
@@ -61,6 +64,7 @@ def misplaced(annotations: list[Annotations], compat: frozenset[str], kind: str)
     """One finding for every annotation of the workload (of kind ``kind``) that its
     tool does not read where it is written, at the first of them; None when none is."""
     found: list[tuple[int, str]] = []
+    movable = False  # (one the tool reads elsewhere on this kind: "move it")
     for ann in annotations:
         place = WORKLOAD if ann.field == METADATA else TEMPLATE
         written = f"the {kind}'s metadata.annotations" if place == WORKLOAD else ann.field
@@ -71,11 +75,13 @@ def misplaced(annotations: list[Annotations], compat: frozenset[str], kind: str)
             why = _why(row, place, key, annotations, kind)
             if why is not None:
                 found.append((offset, f"{key} in {written} does nothing there: {why}"))
+                movable = movable or not row.kinds or kind in row.kinds
     if not found:
         return None
     found.sort()
     return Skipped(
         found[0][0],
-        "; ".join(text for _, text in found) + "; move it where it is read",
+        "; ".join(text for _, text in found)
+        + ("; move it where it is read" if movable else "; remove it"),
         Code.MISPLACED_ANNOTATION.value,
     )

@@ -22,7 +22,7 @@ from cmhash.knowledge.podspec import (
     Site,
 )
 from cmhash.native import cext
-from cmhash.parse.k8syaml import FALSE_WORDS, TRUE_WORDS
+from cmhash.parse.k8syaml import FALSE_WORDS, HINTED, TRUE_WORDS, resolves_to_non_string
 from cmhash.parse.resources import bool_field
 from cmhash.parse.tree import MAP, Node, entries, get, items, scalar, walk
 
@@ -49,6 +49,35 @@ def _text(node: Node, name: str, field: str) -> str | None:
     if child is not None and value is None and not child.is_null:
         raise NodeError(f"'{field}.{name}' must be a string", child.start)
     return value
+
+
+def _maybe_not_a_string(ref: Reference) -> bool:
+    """Whether a reference's name or a key would be a number or a boolean if written
+    plain (then its node says whether it was: ``_refuse_non_strings``)."""
+    return resolves_to_non_string(ref.name) or any(
+        k[:1] in HINTED and resolves_to_non_string(k) for k in ref.keys or ()
+    )
+
+
+def _refuse_non_strings(site: Site, matches: list[tuple[Node, str]]) -> None:
+    """A plain name or key that kubectl's decoder (go-yaml v2) reads as a number or a
+    boolean (``name: 1234``, ``0x4D2``, ``yes``; ``key: 0x1F``) reaches the API server
+    as one, which refuses it in a string field ("cannot unmarshal number into Go struct
+    field ... of type string"): refused here too, at the value."""
+    for node, f in matches:
+        fields = [(site.name_field, f"{f}.{site.name_field}")] if site.name_field else [("", f)]
+        if site.key_field is not None:
+            fields.append((site.key_field, f"{f}.{site.key_field}"))
+        for name, where in fields:
+            child = get(node, name) if name else node
+            if child is None or child.kind != "scalar" or child.style is not None:
+                continue
+            if child.tag is None and child.value and resolves_to_non_string(child.value):
+                raise NodeError(
+                    f"'{where}' must be a string: kubectl sends {child.value} as a number or "
+                    "a boolean, which Kubernetes refuses here; quote it",
+                    child.start,
+                )
 
 
 class _Trie(NamedTuple):
@@ -163,7 +192,10 @@ def _sites(
     for i, site in enumerate(sites):
         matches = walk(node, site.path, field) if found is None else found[i]
         if matches:  # (most sites are absent from most pods)
-            refs += _py_site_refs(site, matches, container)
+            got = _py_site_refs(site, matches, container)
+            if any(_maybe_not_a_string(r) for r in got):
+                _refuse_non_strings(site, matches)
+            refs += got
     return refs
 
 
@@ -200,8 +232,8 @@ def find_references(
     """Every ConfigMap/Secret reference of one PodSpec, in document order of sites."""
     if pod_spec is not None and _C_FIND is not None:
         found = _C_FIND(pod_spec, field, image_pull_secrets)
-        if found is not None:
-            return found
+        if found is not None and not any(_maybe_not_a_string(r) for r in found):
+            return found  # (else the Python body, which refuses a plain 1234 or yes)
     return _py_find_references(pod_spec, field, image_pull_secrets=image_pull_secrets)
 
 

@@ -30,7 +30,7 @@ def outcome(command: click.Command, args: list[str]) -> int:
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else EXIT_INPUT
     except click.exceptions.Abort:
-        err("cmhash: interrupted")
+        err(f"cmhash: interrupted{signals.after_write()}")
         return EXIT_INTERRUPTED
     except click.ClickException as exc:
         err(f"cmhash: {exc.format_message()}")
@@ -39,10 +39,10 @@ def outcome(command: click.Command, args: list[str]) -> int:
         err(f"cmhash: {exc}")
         return exc.exit_code
     except KeyboardInterrupt:
-        err("cmhash: interrupted")
+        err(f"cmhash: interrupted{signals.after_write()}")
         return EXIT_INTERRUPTED
     except signals.Terminated as exc:
-        err(f"cmhash: terminated ({exc.name})")
+        err(f"cmhash: terminated ({exc.name}){signals.after_write()}")
         return 128 + exc.signum
     except signals.RolledBack as exc:
         what = "interrupted" if exc.signum == signal.SIGINT else f"terminated ({exc.name})"

@@ -215,8 +215,11 @@ def restart(
         err(f"cmhash: {where}: {one.resource.label} asks for this restart already")
         return
     later = _restart_effect(sources, result, one, paths)
-    write_files([result], list(paths))
-    err(f'cmhash: {where}: {one.resource.label}: cmhash.io/restart: "{reason}"')
+    from cmhash.runtime.signals import held
+
+    with held():  # a signal after the write waits for this line, which is then true
+        write_files([result], list(paths))
+        err(f'cmhash: {where}: {one.resource.label}: cmhash.io/restart: "{reason}"')
     for label in later:
         err(
             f"cmhash: note: {label} restarts nothing running: its next Job starts with "

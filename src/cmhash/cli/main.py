@@ -276,10 +276,10 @@ def entry() -> None:
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else EXIT_INPUT
     except KeyboardInterrupt:  # before outcome() could catch it, or after
-        err("cmhash: interrupted")
+        err(f"cmhash: interrupted{signals.after_write()}")
         code = EXIT_INTERRUPTED
     except signals.Terminated as exc:
-        err(f"cmhash: terminated ({exc.name})")
+        err(f"cmhash: terminated ({exc.name}){signals.after_write()}")
         code = 128 + exc.signum
     else:  # pragma: no cover - main always exits
         code = EXIT_OK

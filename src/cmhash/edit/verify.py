@@ -15,6 +15,7 @@ from typing import Any
 
 from cmhash.errors import NodeError
 from cmhash.knowledge.kinds import WorkloadKind
+from cmhash.parse.builder import is_json, json_pairs
 from cmhash.parse.events import TAB_RETRIES, backend, route, separating_tab, spaced
 from cmhash.parse.resources import document_resources, pod_template
 from cmhash.parse.tree import ALIAS, MAP, SCALAR, SEQ, Node, own
@@ -82,6 +83,7 @@ class _Events:
         self.next_event = self.be.run(text)
         self.framing = self.be.framing  # stream and document start/end: not nodes
         self.ahead: Any = None
+        self.json = is_json(text)  # (its escaped surrogate pairs read as the builder reads them)
 
     def peek(self) -> Any:
         if self.ahead is None:
@@ -93,6 +95,10 @@ class _Events:
         ev = next_event()
         while ev is not None and ev.__class__ in framing:
             ev = next_event()
+        if self.json and ev is not None and ev.__class__ is self.be.scalar:
+            value = ev.value
+            if ev.style == '"' and not value.isascii():
+                ev.value = json_pairs(value)
         return ev
 
     def take(self) -> Any:
@@ -273,6 +279,7 @@ def check_document(
     matcher = _Matcher(events, slots, skip, renames)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 5000))  # one frame a level; documents nest <= 1000
+    error = be.error  # (before the ``try``: see parse/events.py ``_parse_once``)
     try:
         for root in old_roots:
             matcher.node(root)
@@ -280,7 +287,7 @@ def check_document(
             raise _Mismatch("the number of documents changed")
     except _Mismatch as exc:
         raise NodeError(f"the document changed beyond the annotation ({exc})", base) from None
-    except be.error as exc:
+    except error as exc:
         for s in slots.values():  # checked again from the start
             s.seen.clear()
         if be.name == "fast":  # read as parse_chunk read the original: by the reference

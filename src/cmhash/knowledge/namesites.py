@@ -194,6 +194,25 @@ SITES: tuple[Site, ...] = (
         "Secret",
         cite="istio.io/api networking/v1 ServerTLSSettings.credential_name",
     ),
+    # Istio's sidecar or gateway reads the client TLS Secret named by a DestinationRule's
+    # credentialName through SDS (networking/v1 ClientTLSSettings.credential_name), at
+    # the traffic policy, its port-level settings, and each subset's
+    *(
+        Site(
+            ("networking.istio.io",),
+            ("DestinationRule",),
+            path,
+            "credentialName",
+            "Secret",
+            cite="istio.io/api networking/v1 ClientTLSSettings.credential_name",
+        )
+        for path in (
+            ("spec", "trafficPolicy", "tls"),
+            ("spec", "trafficPolicy", "portLevelSettings", "*", "tls"),
+            ("spec", "subsets", "*", "trafficPolicy", "tls"),
+            ("spec", "subsets", "*", "trafficPolicy", "portLevelSettings", "*", "tls"),
+        )
+    ),
     # Traefik's IngressRoute TLS Secret (traefik.io/v1alpha1 TLS.SecretName)
     Site(
         ("traefik.io", "traefik.containo.us"),

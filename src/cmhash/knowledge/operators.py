@@ -181,6 +181,20 @@ _VM_COMMON = (
     *env_sites("spec", "extraEnvs", "extraEnvsFrom"),
 )
 
+# What the VictoriaMetrics operator's config-reloader applies without a restart, as the
+# Prometheus operator's does (VictoriaMetrics docs/operator/vmalertmanager-configuration.md:
+# the operator generates vmalertmanager-<name>-config from spec.configSecret and the
+# VMAlertmanagerConfigs, "mounted at VMAlertmanager Pod. A special side-car container
+# tracks its changes and sends config-reload signals"; api/operator/v1beta1
+# vmalertmanager_types.go Validate: configSecret may not be that built-in config
+# secret's name; docs/operator/configuration_syncronization.MD: VMAgent's scrape
+# configuration, additionalScrapeConfigs included, is the generated Secret its
+# config-reloader watches)
+_VM_GENERATED = (
+    "the VictoriaMetrics operator reads it into the configuration it generates, which its "
+    "config-reloader applies without a restart"
+)
+
 # VictoriaMetrics operator: spec.podMetadata.annotations are the pods' annotations
 # (internal/controller/operator/factory/build: PodMetadata), spec.secrets and
 # spec.configMaps are mounted, extraEnvs/extraEnvsFrom are the main container's env
@@ -194,6 +208,7 @@ VICTORIAMETRICS_OPERATOR: tuple[dict[str, Any], ...] = (
             key_ref("spec", "additionalScrapeConfigs"),
             key_ref("spec", "relabelConfig", target="ConfigMap"),
         ),
+        live=(("spec.additionalScrapeConfigs", _VM_GENERATED),),
     ),
     _profile(
         "operator.victoriametrics.com",
@@ -206,6 +221,7 @@ VICTORIAMETRICS_OPERATOR: tuple[dict[str, Any], ...] = (
         "VMAlertmanager",
         _VM,
         (*_VM_COMMON, named("spec", "configSecret", target="Secret")),
+        live=(("spec.configSecret", _VM_GENERATED),),
     ),
     _profile(
         "operator.victoriametrics.com",

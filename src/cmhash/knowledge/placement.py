@@ -45,6 +45,12 @@ class Placement(NamedTuple):
     cite: str  # where the tool reads it
     shadowed: bool = False  # on the pod template only when the metadata has none of
     # Reloader's four keys for the kind (see the module docstring)
+    kinds: tuple[str, ...] = ()  # the workload kinds its tool handles (empty: every one)
+
+
+# Wave runs controllers for these kinds only (wave-k8s/wave pkg/controller
+# add_deployment.go, add_statefulset.go, add_daemonset.go)
+WAVE_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 
 
 _SHOULD_RELOAD = "pkg/common/common.go ShouldReload"
@@ -58,9 +64,24 @@ PLACEMENTS: tuple[Placement, ...] = (
         "Wave",
         (WORKLOAD,),
         "pkg/core/required_annotation.go hasRequiredAnnotation: obj.GetAnnotations()",
+        kinds=WAVE_KINDS,
     ),
-    Placement("wave.pusher.com/extra-configmaps", "wave", "Wave", (WORKLOAD,), _WAVE_CHILDREN),
-    Placement("wave.pusher.com/extra-secrets", "wave", "Wave", (WORKLOAD,), _WAVE_CHILDREN),
+    Placement(
+        "wave.pusher.com/extra-configmaps",
+        "wave",
+        "Wave",
+        (WORKLOAD,),
+        _WAVE_CHILDREN,
+        kinds=WAVE_KINDS,
+    ),
+    Placement(
+        "wave.pusher.com/extra-secrets",
+        "wave",
+        "Wave",
+        (WORKLOAD,),
+        _WAVE_CHILDREN,
+        kinds=WAVE_KINDS,
+    ),
     # Reloader: the exclude lists from the workload's metadata only (read before
     # ShouldReload may switch to podAnnotations) ...
     *(

@@ -93,8 +93,10 @@ class Backend:
         load = self.__dict__.get("_load")
         if load is None or attr.startswith("__"):
             raise AttributeError(attr)
-        self._load = None
+        # (loaded first, marked after: a signal that lands inside ``load`` leaves it to load
+        # again, never a half-set backend whose ``error`` an ``except`` clause then misses)
         run, module, self.error, self.reader_error = load()
+        self._load = None
         self.run = run
         self.scalar = module.ScalarEvent
         self.mstart = module.MappingStartEvent
@@ -177,7 +179,7 @@ def ruamel_parts() -> _Parts:
     from ruamel.yaml.error import MarkedYAMLError, StreamMark
     from ruamel.yaml.parser import ParserError
     from ruamel.yaml.reader import ReaderError
-    from ruamel.yaml.scanner import Scanner
+    from ruamel.yaml.scanner import Scanner, ScannerError
 
     class _Scanner(Scanner):
         def scan_block_scalar_indentation(self) -> Any:
@@ -197,6 +199,19 @@ def ruamel_parts() -> _Parts:
                     forward()
                     max_indent = max(max_indent, self.reader.column)
             return chunks, max_indent, end_mark
+
+        def scan_flow_scalar_non_spaces(self, double: Any, start_mark: Any) -> Any:
+            """ruamel's, with an escape beyond U+10FFFF (``"\\U00110000"``: its ``chr``
+            raises) refused as libyaml refuses it, at the escape's first digit."""
+            try:
+                return super().scan_flow_scalar_non_spaces(double, start_mark)
+            except (ValueError, OverflowError):
+                raise ScannerError(
+                    "while parsing a quoted scalar",
+                    start_mark,
+                    "found invalid Unicode character escape code",
+                    self.reader.get_mark(),
+                ) from None
 
     def run(text: str) -> Callable[[], Any]:
         reader = YAML(typ="safe", pure=True)

@@ -74,16 +74,32 @@ _BAD_ESCAPE = (
 )
 
 
+def is_json(text: str) -> bool:
+    """Whether kubectl reads ``text`` as JSON (apimachinery yaml.NewYAMLOrJSONDecoder:
+    it starts with "{" after white space)."""
+    return text.lstrip(" \t\r\n").startswith("{")
+
+
+def json_pairs(value: str) -> str:
+    """Escaped UTF-16 surrogate pairs as the one character each is in JSON (Go's
+    encoding/json, RFC 8259 section 7); a lone one stays (and is refused)."""
+    return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
 class _Builder:
     """The tree under construction: open collections, anchors, the aliases seen."""
 
-    __slots__ = ("aliased", "anchors", "base", "fast", "roots", "ruamel", "stack", "text")
+    __slots__ = ("aliased", "anchors", "base", "fast", "json", "roots", "ruamel", "stack", "text")
 
     def __init__(self, base: int, text: str, fast: bool, ruamel: bool) -> None:
         self.base = base
         self.text = text
         self.fast = fast  # libyaml's events: single-pair flow mappings go to the reference
         self.ruamel = ruamel  # ruamel's events: a node's start mark is moved (start)
+        # JSON, as kubectl decides (apimachinery yaml.NewYAMLOrJSONDecoder: the stream
+        # starts with "{" after white space): read by Go's encoding/json, where an
+        # escaped UTF-16 surrogate pair is one character (RFC 8259 section 7)
+        self.json = is_json(text)
         self.aliased: list[tuple[Node, Node]] = []
         self.roots = Roots()
         self.roots.aliased = self.aliased
@@ -102,7 +118,7 @@ class _Builder:
         tag: str | None = ev.tag
         if tag is None or tag == "!":
             return None
-        _check_tag(tag, start)
+        self.check_tag(tag, start)
         return tag
 
     def scalar(self, ev: Any) -> Node:
@@ -115,10 +131,13 @@ class _Builder:
                 start,
             )
         if ev.style == '"' and not value.isascii() and re.search(_SURROGATE, value):
-            self.lone_surrogate(ev)
+            if self.json:  # (``"\\ud83d\\ude00"``, as Python's json.dumps writes 😀)
+                value = json_pairs(value)
+            if re.search(_SURROGATE, value):
+                self.lone_surrogate(ev)
         tag = ev.tag
         if tag is not None and tag != NON_SPECIFIC:  # (``! 3``: the string "3", kept "!")
-            _check_tag(tag, start)
+            self.check_tag(tag, start)
             try:
                 value = decode_tagged(tag, value)
             except TagError as exc:
@@ -135,6 +154,14 @@ class _Builder:
         if ev.anchor is not None:
             self.anchors[ev.anchor] = node
         return node
+
+    def check_tag(self, tag: str, start: int) -> None:
+        """An unknown tag is refused; on libyaml's events, by the reference parser, whose
+        reading of an odd tag (``!!se!!binary``: an undefined handle ``!se!``) libyaml's
+        releases and PyYAML do not share: one message whatever path read it."""
+        if self.fast and tag not in _STANDARD_TAGS:
+            raise Misread
+        _check_tag(tag, start)
 
     def lone_surrogate(self, ev: Any) -> None:
         """A double-quoted escape named a UTF-16 surrogate (``"\\ud800"``): no character.

@@ -212,13 +212,16 @@ def _parse(text: str, base: int, be: Backend) -> Roots:
 
 def _parse_once(text: str, base: int, be: Backend, tabs: bool) -> Roots:
     """``tabs``: a separating tab raises _SeparatingTab (ruamel's, read again as a space)."""
+    # looked up before the ``try``: a signal that lands while the machinery loads is no
+    # parse error, and an ``except`` clause must not load it while that signal propagates
+    run, error, reader_error = be.run, be.error, be.reader_error
     try:
-        return build(be.run(text), base, be, text)
-    except be.error as exc:
+        return build(run(text), base, be, text)
+    except error as exc:
         if be.name == "fast" and libyaml.is_limit(exc):
             raise _LibyamlLimit from None
         if tabs and (at := separating_tab(text, exc)) is not None:
             raise _SeparatingTab(at) from None
         raise syntax_error(exc, text, base, _Refused if be.name == "fast" else NodeError) from None
-    except be.reader_error:
+    except reader_error:
         raise control_character(text, base) from None

@@ -87,25 +87,31 @@ def deref(node: Node | None, *, limit: int = 64) -> Node | None:
 
 
 def entries(node: Node) -> dict[str, tuple[Node, Node]]:
-    """Key -> (key node, value node) of a mapping, ``<<`` merges applied, duplicates refused."""
+    """Key -> (key node, value node) of a mapping, ``<<`` merges applied as kubectl's
+    go-yaml v2 applies them, explicit duplicates refused.
+
+    go-yaml v2 ``decode.go`` ``(*decoder).mapping`` sets the keys in document order and
+    ``(*decoder).merge`` unmarshals the merged mapping into the same map, so a ``<<``
+    overwrites a key written before it, and of two ``<<`` the later wins; in a list of
+    mappings (merged last to first) the earlier wins. (The YAML merge spec, and yaml.v3,
+    let the explicit key win; kubectl sends v2's.)"""
     cached = node._dict
     if cached is not None:
         return cached
     result: dict[str, tuple[Node, Node]] = {}
-    merged: dict[str, tuple[Node, Node]] = {}
+    written: set[str] = set()
     for k, v in node.value:
         key = deref(k)
         if key is None or key.kind != SCALAR:
             raise NodeError("complex mapping keys are not supported", k.start)
         name = key.value
         if name == MERGE_KEY and is_merge_key(key):
-            _merge_into(merged, v)
+            result.update(_merged(v))
             continue
-        if name in result:
+        if name in written:
             raise NodeError(f"duplicate key {name!r}", k.start)
+        written.add(name)
         result[name] = (k, v)
-    for name, pair in merged.items():
-        result.setdefault(name, pair)
     node._dict = result
     return result
 
@@ -115,7 +121,8 @@ def is_merge_key(key: Node) -> bool:
     return key.value == MERGE_KEY and key.style is None and key.tag in _MERGE_TAGS
 
 
-def _merge_into(merged: dict[str, tuple[Node, Node]], value: Node) -> None:
+def _merged(value: Node) -> dict[str, tuple[Node, Node]]:
+    """What one ``<<`` sets: a mapping's entries, or a list's with the earlier winning."""
     target = deref(value)
     sources = (
         [target]
@@ -126,10 +133,12 @@ def _merge_into(merged: dict[str, tuple[Node, Node]], value: Node) -> None:
     )
     if not sources or any(s is None or s.kind != MAP for s in sources):
         raise NodeError("a '<<' merge key needs a mapping or a list of mappings", value.start)
+    merged: dict[str, tuple[Node, Node]] = {}
     for src in sources:
         assert src is not None
         for name, pair in entries(src).items():
             merged.setdefault(name, pair)
+    return merged
 
 
 def own(node: Node, key: str) -> tuple[Node, Node] | None:

@@ -263,7 +263,25 @@ def _service_account(plan: WorkloadPlan, chunk: tuple[int, int] | None) -> str:
     return "default"
 
 
-def _same_namespace(referrer: str, target: str) -> bool:
+def namespace_at(src: SourceText, offset: int, default_ns: str) -> str | None:
+    """The namespace of the resource written at ``offset`` ("" when it names none and no
+    default is given); None when no resource holds it (a List's frame, a bad document)."""
+    for index, (start, end) in enumerate(split_chunks(src.text)):
+        if not start <= offset < end:
+            continue
+        try:
+            found = document_resources(
+                src, index, parse_chunk(src.text[start:end], start, backend("fast"))
+            )
+        except NodeError:
+            return None
+        for res in found:
+            if res.node.start <= offset < res.node.end:
+                return res.namespace or default_ns
+    return None
+
+
+def same_namespace(referrer: str, target: str) -> bool:
     """Whether a field of an object in ``referrer`` may name one in ``target``: the same
     namespace, or one of them names none and none is given (a chart's extra objects
     beside its own namespaced ones: both land in the release namespace when Helm installs
@@ -306,7 +324,7 @@ def read_by_name(
     for res in _resources(sources, cut, WANTED):
         for ref in references(res, default_ns):
             for k in by_name.get((ref.kind, ref.name), []):
-                if ref.namespace is None or _same_namespace(ref.namespace, k.namespace):
+                if ref.namespace is None or same_namespace(ref.namespace, k.namespace):
                     why = f"{ref.by} names it, and what reads that field looks for this name"
                     out.named(k, Located(res.source, ref), why)
     # 1b. {name, key} selectors outside pod specs, in the resource's own namespace
@@ -315,7 +333,7 @@ def read_by_name(
             ns = f.namespace or res.namespace or default_ns
             for kind in f.targets:
                 for k in by_name.get((kind, f.name), []):
-                    if _same_namespace(ns, k.namespace):
+                    if same_namespace(ns, k.namespace):
                         by = f"{res.kind}/{res.name or ''} {f.field}"
                         ref = NameRef(kind, ns, f.name, by, f.offset, None)
                         why = (

@@ -204,13 +204,18 @@ def is_chart(directory: str) -> bool:
 
 def _in_chart(path: str) -> bool:
     """Whether a named file lies inside a Helm chart source directory."""
+    return _chart_above(path) is not None
+
+
+def _chart_above(path: str) -> str | None:
+    """The Helm chart source directory ``path`` lies inside (absolute), or None."""
     d = os.path.dirname(os.path.abspath(path))
     while True:
         if is_chart(d):
-            return True
+            return d
         parent = os.path.dirname(d)
         if parent == d:
-            return False
+            return None
         d = parent
 
 
@@ -343,11 +348,21 @@ def refusal(inputs: Inputs, mode: Mode) -> CmhashError | None:
     that reads no manifest at all is refused, saying what was skipped, unless it only
     named files in a mode about files (pre-commit's ``pass_filenames``)."""
     for root in inputs.roots:
-        if os.path.isdir(root) and is_chart(root):
-            shown = printable(root.rstrip(os.sep) + os.sep)
+        if not os.path.isdir(root):
+            continue
+        shown = printable(root.rstrip(os.sep) + os.sep)
+        if is_chart(root):
             return InputError(
                 "a Helm chart's source (Chart.yaml), not rendered manifests: render it "
                 f"first: helm template RELEASE {shown} | {_PIPED[mode]}",
+                path=shown,
+            )
+        chart = _chart_above(root.rstrip(os.sep) or os.sep)
+        if chart is not None:  # its templates/: the same files named one by one are skipped
+            top = printable(os.path.relpath(chart) + os.sep)
+            return InputError(
+                f"inside the Helm chart source {top} (Chart.yaml), not rendered manifests: "
+                f"render the chart first: helm template RELEASE {top} | {_PIPED[mode]}",
                 path=shown,
             )
     if inputs.sources or not inputs.skipped:

@@ -43,6 +43,7 @@ read once, by its real path, however many ways the walk reaches it.
 # No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 import os
+import shlex
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
@@ -151,9 +152,16 @@ def not_objects(roots: Sequence[str], files: Sequence[str]) -> Found:
         for path in k.resources:
             resource_of.setdefault(path, k)
     users = _users(found)
+    # the kustomization file itself: kustomize's build configuration, never an object
+    # (kind Kustomization or Component of kustomize.config.k8s.io, no API serves it),
+    # with or without its apiVersion and kind
+    own = {os.path.normpath(os.path.abspath(k.file)): k for k in found}
     left, notes = [], []
     for f in files:
         at = os.path.normpath(os.path.abspath(f))
+        if at in own:
+            left.append(LeftOut(f, f"kustomize's build file, {_build(own[at], users)}"))
+            continue
         hit = named.get(at)
         if hit is None:
             continue
@@ -166,7 +174,20 @@ def not_objects(roots: Sequence[str], files: Sequence[str]) -> Found:
             )
             continue
         left.append(LeftOut(f, f"{what} of {os.path.relpath(k.file)}, {_build(k, users)}"))
-    changing = [k for k in found if k.changes and not k.component]
+    components = {k.directory for k in found if k.component}
+    changing = []
+    for k in found:
+        if not k.changes or k.component:
+            continue
+        wrong = sorted(r for r in k.resources if r in components)
+        if wrong:  # kustomize refuses the build: advise none
+            warnings.append(
+                f"{os.path.relpath(k.file)}: warning: lists the kustomize Component "
+                f"{_arg(wrong[0])} under resources, which kustomize refuses to build "
+                "(expected kind != 'Component'); list it under components"
+            )
+            continue
+        changing.append(k)
     return Found(left, changing, notes, warnings)
 
 
@@ -191,11 +212,16 @@ def _users(found: Sequence[Kustomization]) -> dict[str, list[Kustomization]]:
     return out
 
 
+def _arg(directory: str) -> str:
+    """A directory as a shell argument of the advice (``'overlays/my overlay'``)."""
+    return shlex.quote(os.path.relpath(directory))
+
+
 def _build(k: Kustomization, users: dict[str, list[Kustomization]]) -> str:
     """What the note of a file ``k`` names as no object says about building."""
     if not k.component:
-        return f"not an object (build it: kustomize build {os.path.relpath(k.directory)} | cmhash)"
-    built = sorted(os.path.relpath(u.directory) for u in users.get(k.directory, ()))
+        return f"not an object (build it: kustomize build {_arg(k.directory)} | cmhash)"
+    built = sorted(_arg(u.directory) for u in users.get(k.directory, ()))
     if not built:
         return (
             "not an object (a kustomize Component: built only by the kustomizations that list it)"
@@ -212,7 +238,7 @@ def pointer(k: Kustomization) -> str:
     return (
         f"{d}{os.sep} is a kustomization that patches or generates objects: its patches and "
         "generator inputs are not objects and are left out, and what it deploys is known "
-        f"only after a build: run cmhash on that (kustomize build {d} | cmhash)"
+        f"only after a build: run cmhash on that (kustomize build {_arg(k.directory)} | cmhash)"
     )
 
 

@@ -16,6 +16,8 @@ _LINES = {
     "SIGHUP": "terminated (SIGHUP)",
 }
 _said: dict[int, bytes] = {}
+# said after the line once an in-place write is done (``signals.wrote``): the files are new
+after = ""
 _sigint = -1  # its number, once install() has looked
 
 
@@ -39,5 +41,5 @@ def install() -> None:
         num = getattr(sig, name, None)
         if num is None or sig.getsignal(num) == sig.SIG_IGN:
             continue
-        _said[num] = f"cmhash: {line}\n".encode()
+        _said[num] = f"cmhash: {line}{after}\n".encode()
         sig.signal(num, _quit)

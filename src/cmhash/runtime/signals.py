@@ -90,6 +90,22 @@ def release() -> None:
         early.install()
 
 
+def wrote(files: int) -> None:
+    """An in-place write is done (its last rename, signals still held): a signal from now
+    on still ends the run with its code, and its one line says the files were written
+    (``cmhash: interrupted after writing: 1 file updated``), the run's and ``early``'s."""
+    from cmhash.runtime import early
+
+    early.after = f" after writing: {files} file{'' if files == 1 else 's'} updated"
+
+
+def after_write() -> str:
+    """What a signal's line adds once an in-place write is done (``wrote``), or ""."""
+    from cmhash.runtime import early
+
+    return early.after
+
+
 def reset_in_child() -> None:
     """In forked workers: the parent handles signals; a worker just stops."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)

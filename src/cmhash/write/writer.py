@@ -13,7 +13,9 @@ puts back the originals of the files already replaced, from memory and again by 
 file + rename. Steps 2 and 3 run with SIGINT, SIGTERM and SIGHUP held off
 (``signals.held``) and check for one between files: a signal never lands between a
 rename and its bookkeeping, and one that arrives rolls everything back, then stops the
-run as ``signals.RolledBack`` (one line that says so; exit 130, 143 or 129). A signal
+run as ``signals.RolledBack`` (one line that says so; exit 130, 143 or 129); one after
+the last rename ends it with its code and a line that says the files are new
+(``signals.wrote``). A signal
 the parent made ignored (``nohup``, a background job) stops nothing. Each file is at
 every moment either wholly old or wholly new, even if the process is killed; only
 SIGKILL can leave a hidden ``.cmhash-*.tmp``.
@@ -29,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from cmhash.errors import InputError
 from cmhash.read.source import STDIN
-from cmhash.runtime.signals import held
+from cmhash.runtime.signals import held, wrote
 
 if TYPE_CHECKING:
     from cmhash.write.emit import FileResult
@@ -153,6 +155,7 @@ def write_files(
         except BaseException:
             _roll_back(jobs, replace)
             raise
+        wrote(len(jobs))  # (still held: a signal from here on says the files are new)
     for d in sorted({os.path.dirname(j.target) for j in jobs}):
         _fsync_dir(d)
 

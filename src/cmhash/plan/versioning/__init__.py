@@ -25,6 +25,7 @@ from cmhash.plan.options import PlanOptions
 from cmhash.plan.versioning import decision, edits, mentions
 from cmhash.plan.versioning.decision import Versioning
 from cmhash.plan.workload import Planner
+from cmhash.plan.workplan import WorkloadPlan
 from cmhash.read.source import SourceText
 
 
@@ -47,6 +48,62 @@ def versioning(
         for w in d.workloads
     ]
     by_name = byname.read_by_name(sources, index.objects, first, options.namespace or "")
+    before = len(findings)
+    decided = _decided(index, first, options, findings, by_name)
+    # a field outside pod specs that names a renamed object (an operator's resource: a
+    # CNPG Cluster's superuserSecret, a KEDA secretTargetRef) is read by whatever
+    # reconciles it, under the old name: that object keeps its name (not-versioned, at
+    # the field), unless it asks for the new one itself (cmhash.io/versioned: "true")
+    # (a field a table or a schema already read, to the object it names: not again)
+    read = {(id(at.source), at.ref.offset) for refs in by_name.refs.values() for at in refs}
+    # (and a workload's declaring annotation: cmhash reads it, and follows the new name)
+    declared = [
+        (id(plan.source), r.ref.spot.start, r.ref.spot.end)
+        for plan in first
+        for r in plan.resolved
+        if r.ref.how == "declared" and r.ref.spot is not None
+    ]
+    for _ in range(len(decided.renamed)):
+        found = [
+            m
+            for m in mentions.scan(decided, sources, secret_spans, first)
+            if not {(id(m.source), m.offset), (id(m.source), m.offset - 1)} & read
+            and not any(s == id(m.source) and a <= m.offset < b for s, a, b in declared)
+            and not m.renamed.entry.info.versioned
+            and m.renamed.new != m.renamed.old
+            and mentions.names_its_kind(m)
+            and byname.same_namespace(
+                byname.namespace_at(m.source, m.offset, options.namespace or "") or "",
+                m.renamed.entry.id.namespace,
+            )
+        ]
+        if not found:
+            break
+        for m in found:
+            r = m.renamed
+            by = f"the field {m.key!r}"
+            ref = byname.NameRef(r.entry.info.kind, None, r.old, by, m.offset, None)
+            why = (
+                f"{by} outside a pod spec names it, and what reads that field (the "
+                "operator or controller of that resource) looks for this name"
+            )
+            by_name.named(r.entry.id, byname.Located(m.source, ref), why)
+        del findings[before:]
+        decided = _decided(index, first, options, findings, by_name)
+    told = {(f.path, f.line, f.column) for f in findings}  # a field of namesites.py's table
+    said = [m.finding for m in mentions.scan(decided, sources, secret_spans, first)]
+    findings.extend(f for f in said if (f.path, f.line, f.column) not in told)
+    return decided
+
+
+def _decided(
+    index: ConfigIndex,
+    first: list[WorkloadPlan],
+    options: PlanOptions,
+    findings: list[Finding],
+    by_name: byname.ByName,
+) -> Versioning:
+    """The new names and their edits."""
     decided = decision.decide(index, first, options, findings, by_name)
     for key in decided.names:
         per = index.by_directory.get(key)
@@ -60,7 +117,4 @@ def versioning(
                 entry.info.offset,
             )
     edits.edits(decided, first)
-    told = {(f.path, f.line, f.column) for f in findings}  # a field of namesites.py's table
-    found = mentions.scan(decided, sources, secret_spans, first)
-    findings.extend(f for f in found if (f.path, f.line, f.column) not in told)
     return decided

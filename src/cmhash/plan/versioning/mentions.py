@@ -15,6 +15,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import accumulate
+from typing import NamedTuple
 
 from cmhash.analyze.versioned_names import base_name, shown
 from cmhash.findings import Code, Finding, finding
@@ -23,6 +24,8 @@ from cmhash.plan.workplan import WorkloadPlan
 from cmhash.read.source import SourceText
 
 _KEY = re.compile(r"secret|config[-_]?map", re.IGNORECASE)
+# a key that says which kind it names (``secretName`` a Secret, ``configMap`` a ConfigMap)
+_KIND_KEY = {"Secret": re.compile("secret", re.I), "ConfigMap": re.compile("config[-_]?map", re.I)}
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]*")
 # the key just before a value on the same line: `key: ` / `"key": "` / `{key: `
 _KEY_BEFORE = re.compile(r"""["']?([\w./-]+)["']?\s*:\s*["']?$""")
@@ -76,12 +79,29 @@ def _key_of(lines: list[str], index: int, col: int) -> str | None:
     return None
 
 
+class Mention(NamedTuple):
+    """A field that looks like it names a renamed object, and its warning."""
+
+    renamed: Renamed
+    source: SourceText
+    offset: int
+    key: str  # the field's key
+    finding: Finding
+
+
+def names_its_kind(m: Mention) -> bool:
+    """Whether the field's key says the kind of the object it names (``secretName`` and a
+    Secret; not ``secretName`` and a ConfigMap of the same name)."""
+    kind_key = _KIND_KEY.get(m.renamed.entry.info.kind)
+    return kind_key is not None and kind_key.search(m.key) is not None
+
+
 def scan(
     versioning: Versioning,
     sources: list[SourceText],
     secret_spans: Mapping[int, list[tuple[int, int]]],
     plans: Iterable[WorkloadPlan] = (),
-) -> list[Finding]:
+) -> list[Mention]:
     """``plans``: the workloads, whose references cmhash resolved (in their own
     namespace): never unknown, whichever object of that name they name."""
     # the name it had, and its base name (which, after a first run, no object has)
@@ -97,7 +117,7 @@ def scan(
             spot = res.ref.spot
             if spot is not None and res.ref.how != "declared":  # a declared list: its own
                 known.setdefault(id(plan.source), []).append((spot.start, spot.end))
-    out: list[Finding] = []
+    out: list[Mention] = []
     for src in sources:
         skip = (
             secret_spans.get(id(src), [])
@@ -110,7 +130,7 @@ def scan(
 
 def _in_source(
     src: SourceText, wanted: dict[str, list[Renamed]], skip: list[tuple[int, int]]
-) -> Iterator[Finding]:
+) -> Iterator[Mention]:
     text = src.text
     merged: list[tuple[int, int]] = []  # the spans' union: Secrets hold renamed names
     for a, b in sorted(skip):
@@ -143,11 +163,12 @@ def _in_source(
             if r.entry.source is src and info.offset <= offset < info.end:
                 continue  # the object's own document
             new = shown(info.kind, r.new)  # findings reach reports and merge requests
-            yield finding(
+            said = finding(
                 src,
                 offset,
                 Code.UNKNOWN_REFERENCE,
                 f"{key!r} here names {info.kind} {m.group()!r}, which is versioned as "
-                f"{new!r}; cmhash does not rewrite this field: update it, or opt the "
-                'object out (cmhash.io/versioned: "false")',
+                f"{new!r}; cmhash does not rewrite this field: update it, or drop "
+                'cmhash.io/versioned: "true"',
             )
+            yield Mention(r, src, offset, key, said)
