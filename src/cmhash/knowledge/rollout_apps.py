@@ -17,6 +17,7 @@ from cmhash.knowledge.rollout_rule import (
     Rule,
     Workload,
     always,
+    refused_strategy_rule,
     replicas,
     scaled,
     scales_from_zero,
@@ -162,6 +163,7 @@ IMMUTABLE_RULES = (
 )
 
 DEPLOYMENT_RULES = (
+    refused_strategy_rule("deployment-strategy-refused", DEPLOYMENT),
     Rule(
         "deployment-paused",
         DEPLOYMENT,

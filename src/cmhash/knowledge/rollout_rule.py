@@ -17,6 +17,7 @@ from typing import Any, NamedTuple, Protocol
 from cmhash.knowledge.defaults import path_get
 from cmhash.knowledge.podupdate import Effect
 from cmhash.knowledge.replicas import Replicas
+from cmhash.knowledge.strategy import STRATEGY_CHECKS, refused_strategy
 from cmhash.model import ResourceId, TextEnum
 
 
@@ -98,6 +99,26 @@ def replicas(c: Workload) -> Replicas:
     """Its pod count (knowledge/replicas.py): what every rule reads, never 1 for an
     absent field."""
     return c.replicas()
+
+
+def refused_strategy_rule(name: str, kinds: tuple[tuple[str, str], ...]) -> Rule:
+    """The API server refuses the workload's update strategy (knowledge/strategy.py)."""
+
+    def why(c: Workload) -> str | None:
+        return refused_strategy(c.id.kind, c.spec() or {})
+
+    return Rule(
+        name,
+        kinds,
+        lambda c: why(c) is not None,
+        "an update strategy the API server refuses (knowledge/strategy.py STRATEGY_CHECKS)",
+        Outcome.REFUSED,
+        lambda c: (
+            f"{why(c)}: the API server refuses the {c.id.kind} (kubectl apply fails), "
+            "so nothing rolls"
+        ),
+        "; ".join(sorted({x.source for x in STRATEGY_CHECKS})),
+    )
 
 
 def scaled(c: Workload) -> str:

@@ -20,6 +20,7 @@ from cmhash.knowledge.rollout_rule import (
     Rule,
     Workload,
     always,
+    refused_strategy_rule,
     replicas,
     scaled,
     scales_from_zero,
@@ -112,6 +113,7 @@ STATEFULSET_RULES = (
         ),
         f"{STS_VALIDATION} (ValidateNonnegativeField on rollingUpdate.partition)",
     ),
+    refused_strategy_rule("statefulset-strategy-refused", STATEFULSET),
     Rule(
         "statefulset-on-delete",
         STATEFULSET,
@@ -200,6 +202,7 @@ STATEFULSET_RULES = (
 )
 
 DAEMONSET_RULES = (
+    refused_strategy_rule("daemonset-strategy-refused", DAEMONSET),
     Rule(
         "daemonset-on-delete",
         DAEMONSET,
