@@ -121,3 +121,33 @@ def test_defaults_come_before_validation(kind: str, spec: dict[str, Any], refuse
 def test_every_check_cites_upstream() -> None:
     for check in STRATEGY_CHECKS:
         assert "kubernetes/" in check.source, check.name
+
+
+def test_whole_yaml_floats_are_the_integers_kubectl_sends(tmp_path: Path) -> None:
+    """``1e3`` and ``4.0`` are YAML floats that kubectl sends as the JSON numbers 1000
+    and 4, which decode into the int32 partition; ``"3"`` and ``1.5`` do not decode."""
+    cases = [
+        ("StatefulSet", "{rollingUpdate: {partition: 1e3}}"),
+        ("StatefulSet", "{rollingUpdate: {partition: 4.0}}"),
+        ("StatefulSet", '{rollingUpdate: {partition: "3"}}'),
+        ("StatefulSet", "{rollingUpdate: {partition: 1.5}}"),
+        ("StatefulSet", "{rollingUpdate: {partition: 2.0}}"),
+    ]
+    data = _report(tmp_path, cases)
+    got = {w["name"]: w for w in data["notRestarting"] + data["restart"]}
+    assert (got["w0"]["rule"], got["w1"]["rule"]) == ("statefulset-partition-all",) * 2
+    assert "partition 1000 ≥ replicas 4" in got["w0"]["reason"]
+    for name in ("w2", "w3"):
+        assert got[name]["outcome"] == "refused" and "is no integer" in got[name]["reason"]
+    assert got["w4"]["outcome"] == "partial" and got["w4"]["capacity"]["waves"] == 2
+    (tmp_path / "new.yaml").write_text(
+        _doc(
+            "Deployment", "d", "{rollingUpdate: {maxSurge: 2.0, maxUnavailable: 0}}", "i:2"
+        ).replace("replicas: 4", "replicas: 4.0")
+    )
+    (tmp_path / "old.yaml").write_text(_doc("Deployment", "d", "{}", "i:1"))
+    res = run_cmhash(
+        ["report", "--no-config", "old.yaml", "new.yaml", "--format", "json"], cwd=tmp_path
+    )
+    cap = json.loads(res.out)["restart"][0]["capacity"]
+    assert (cap["replicas"], cap["surgePods"], cap["waves"]) == (4, 2, 2)

@@ -30,6 +30,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from cmhash.knowledge.strategy import whole
+
 DEPLOY = "kubernetes/kubernetes pkg/controller/deployment/util/deployment_util.go"
 INTSTR = (
     "kubernetes/apimachinery pkg/util/intstr/intstr.go GetScaledValueFromIntOrPercent "
@@ -141,6 +143,10 @@ def scaled(value: Any, total: int, round_up: bool) -> int | None:
     negative number)."""
     if isinstance(value, bool):
         return None
+    if isinstance(value, float):
+        value = whole(value)  # 2.0 is the 2 kubectl sends; 1.5 is refused
+        if value is None:
+            return None
     if isinstance(value, int):
         return value if value >= 0 else None
     if isinstance(value, str):
@@ -231,7 +237,7 @@ def statefulset(spec: Mapping[str, Any], n: int) -> Figures | None:
     """A RollingUpdate StatefulSet of ``n`` replicas: the pods at or above the partition."""
     rolling = _get(spec, "updateStrategy", "rollingUpdate") or {}
     partition = _get(rolling, "partition")
-    partition = partition if isinstance(partition, int) and not isinstance(partition, bool) else 0
+    partition = whole(partition) or 0  # 3.0, 1e3: the integer kubectl sends
     updated = max(0, n - max(partition, 0))
     mu = _get(rolling, "maxUnavailable")
     got = scaled(1 if mu is None else mu, n, False)

@@ -38,6 +38,7 @@ autoscaler scales it back from there.
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from cmhash.knowledge.strategy import whole
 from cmhash.model import ResourceId
 
 HPA_SOURCE = (
@@ -185,7 +186,8 @@ class Scaling(NamedTuple):
 
 
 def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """An int32 field as kubectl sends it: a whole YAML float (4.0) is the integer."""
+    return whole(value)
 
 
 def _get(obj: Any, *path: str) -> Any:

@@ -28,6 +28,7 @@ from cmhash.knowledge.rollout_rule import (
     starts,
     stops,
 )
+from cmhash.knowledge.strategy import whole
 
 K8S_STS = "https://kubernetes.io/docs/concepts/workloads/controllers/statefulset/"
 STS_VALIDATION = (
@@ -36,8 +37,7 @@ STS_VALIDATION = (
 
 
 def _partition(c: Workload) -> int:
-    p = c.spec("updateStrategy", "rollingUpdate", "partition")
-    return p if isinstance(p, int) and not isinstance(p, bool) else 0
+    return whole(c.spec("updateStrategy", "rollingUpdate", "partition")) or 0
 
 
 def _partition_text(c: Workload) -> str:
@@ -63,7 +63,7 @@ def _released_partition(c: Workload) -> str | None:
             f"earlier template change (if any) are updated, {ordinals(q, replicas(c))}"
         )
     p = old_field(c, "spec", "updateStrategy", "rollingUpdate", "partition")
-    p = p if isinstance(p, int) and not isinstance(p, bool) else 0
+    p = whole(p) or 0
     if p <= q:
         return None
     return (

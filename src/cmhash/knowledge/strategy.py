@@ -98,6 +98,13 @@ class Strategy(NamedTuple):
     rolling: Any  # the rollingUpdate block as written (None: absent)
     max_surge: int | str | Invalid | None
     max_unavailable: int | str | Invalid | None
+    partition: int | Invalid | None = None  # a StatefulSet's
+
+
+def whole(value: Any) -> int | None:
+    """An int32 field's number as decoded, None when absent or undecodable."""
+    v = as_int32(value)
+    return None if isinstance(v, Invalid) else v
 
 
 def strategy(kind: str, spec: Mapping[str, Any]) -> Strategy:
@@ -116,7 +123,7 @@ def strategy(kind: str, spec: Mapping[str, Any]) -> Strategy:
         ms, mu = ("25%" if ms is None else ms), ("25%" if mu is None else mu)
     if t == "RollingUpdate" and kind == "DaemonSet":
         ms, mu = (0 if ms is None else ms), (1 if mu is None else mu)
-    return Strategy(kind, t, rolling, ms, mu)
+    return Strategy(kind, t, rolling, ms, mu, as_int32(_get(rolling, "partition")))
 
 
 class StrategyCheck(NamedTuple):
@@ -241,6 +248,14 @@ STRATEGY_CHECKS: tuple[StrategyCheck, ...] = (
         lambda s: _rolling(s) and not _nonzero(s.max_surge) and not _nonzero(s.max_unavailable),
         lambda s: "rollingUpdate.maxUnavailable cannot be 0 when maxSurge is 0",
         f'{VALIDATION} ValidateRollingUpdateDaemonSet ("cannot be 0 when maxSurge is 0")',
+    ),
+    StrategyCheck(
+        "statefulset-partition-undecodable",
+        ("StatefulSet",),
+        lambda s: _rolling(s) and isinstance(s.partition, Invalid),
+        lambda s: f"rollingUpdate.partition {getattr(s.partition, 'value', None)!r} is no integer",
+        f"{DECODE}; kubernetes/api apps/v1 types.go RollingUpdateStatefulSetStrategy "
+        "(partition *int32)",
     ),
     StrategyCheck(
         "statefulset-max-unavailable-zero",
