@@ -75,6 +75,11 @@ def test_get_scaled_value_rounds_as_asked() -> None:
         (_rolling("50%", 0), 4, Figures(2, 0, 4, 2, False)),
         # maxUnavailable 10 of 5: MaxUnavailable caps it at 5: everything may go at once
         (_rolling(None, 10), 5, Figures(2, 5, 0, 1, True)),
+        # maxSurge 200% of 2 resolves to 4, but the new ReplicaSet never exceeds the
+        # replicas (NewRSNewReplicas) and the old pods are at most 2: +2 at most
+        (_rolling("200%", 0), 2, Figures(2, 0, 2, 1, False)),
+        # an int above the replicas likewise: 20 of 3 is +3
+        (_rolling(20, 0), 3, Figures(3, 0, 3, 1, False)),
         # replicas 0: MaxUnavailable is 0; nothing rolls
         (_rolling(), 0, Figures(0, 0, 0, 0, False)),
     ],

@@ -64,10 +64,13 @@ CAPACITY_RULES: tuple[CapacityRule, ...] = (
     CapacityRule(
         "deployment-rolling",
         "Deployment (RollingUpdate)",
-        "at most replicas + surge pods, at least replicas minus unavailable available; waves "
+        "at most replicas + surge pods (the surge at most the replicas), at least replicas "
+        "minus unavailable available; waves "
         "≥ ceil(replicas / (surge + unavailable)); every pod down at some point when "
         "unavailable ≥ replicas",
-        f"{DEPLOY} NewRSNewReplicas (maxTotalPods = replicas + maxSurge); "
+        f"{DEPLOY} NewRSNewReplicas (maxTotalPods = replicas + maxSurge; scaleUpCount "
+        "at most replicas - newRS.replicas: 'Do not exceed the number of desired "
+        "replicas'); "
         "pkg/controller/deployment/rolling.go reconcileOldReplicaSets "
         "(minAvailable = replicas - maxUnavailable)",
     ),
@@ -207,6 +210,9 @@ def deployment(spec: Mapping[str, Any], n: int) -> Figures | None:
     except ValueError:
         return None
     unavailable = 0 if n == 0 else min(unavailable, n)  # MaxUnavailable
+    # NewRSNewReplicas: "Do not exceed the number of desired replicas" (the new
+    # ReplicaSet), and the old pods are never more than the replicas: at most +n
+    surge = min(surge, n)
     waves = math.ceil(n / (surge + unavailable)) if n and surge + unavailable else 0
     down = n >= 1 and unavailable >= n
     why = ""

@@ -1,0 +1,49 @@
+"""The capacity figures and budgets where the controllers, the API server and admission
+decide them, on the shapes an attack found wrong: a surge above the replicas, pod-level
+limits, negative requests, a RuntimeClass's overhead."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from conftest import run_cmhash
+
+
+def _pair(tmp_path: Path, new: str) -> None:
+    (tmp_path / "new.yaml").write_text(new)
+    (tmp_path / "old.yaml").write_text(new.replace("img:2", "img:1"))
+
+
+def _run(tmp_path: Path, *args: str) -> tuple[int, dict[str, Any], str]:
+    res = run_cmhash(
+        ["report", "--no-config", "old.yaml", "new.yaml", "--format", "json", *args],
+        cwd=tmp_path,
+    )
+    return res.code, json.loads(res.out) if res.out else {}, res.stderr
+
+
+SURGE_OVER_REPLICAS = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: t}
+spec:
+  replicas: 2
+  strategy: {rollingUpdate: {maxSurge: 200%, maxUnavailable: 0}}
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - {name: c, image: "img:2", resources: {requests: {cpu: "1", memory: 1Gi}}}
+"""
+
+
+def test_a_surge_above_the_replicas_is_capped_at_them(tmp_path: Path) -> None:
+    """NewRSNewReplicas never scales the new ReplicaSet above spec.replicas: 200% of 2
+    adds 2 pods, not 4, and a 2-CPU budget holds."""
+    _pair(tmp_path, SURGE_OVER_REPLICAS)
+    code, data, err = _run(tmp_path, "--max-surge-cpu", "2")
+    assert code == 0, err
+    cap = data["restart"][0]["capacity"]
+    assert (cap["surgePods"], cap["surgeRequests"]) == (2, {"cpu": "2", "memory": "2Gi"})
