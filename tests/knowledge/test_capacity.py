@@ -230,6 +230,21 @@ def test_a_limit_stands_in_for_a_missing_request() -> None:
     assert _text(pod_requests(spec)) == {"cpu": "1500m", "memory": "1Gi"}
 
 
+def test_a_pod_level_limit_defaults_the_pod_level_request() -> None:
+    """defaultPodRequests: "When no containers specify requests for a resource, the
+    pod-level requests will default to match the pod-level limits" (the attacked shape:
+    pod limits {2, 1Gi}, a container with no resources)."""
+    pod_limits = {"resources": {"limits": {"cpu": "2", "memory": "1Gi"}}}
+    spec = {"containers": [{"name": "app"}], **pod_limits}
+    assert _text(pod_requests(spec)) == {"cpu": "2", "memory": "1Gi"}
+    # a container requesting cpu keeps the containers' cpu; memory from the pod limit
+    spec = {"containers": [_c("app", cpu="500m")], **pod_limits}
+    assert _text(pod_requests(spec)) == {"cpu": "500m", "memory": "1Gi"}
+    # a pod-level request wins over the pod-level limit
+    both = {"resources": {"limits": {"cpu": "2"}, "requests": {"cpu": "1"}}}
+    assert _text(pod_requests({"containers": [{"name": "app"}], **both})) == {"cpu": "1"}
+
+
 def test_an_unreadable_quantity_makes_the_request_unknown() -> None:
     assert pod_requests({"containers": [_c("a", cpu="{{ .Values.cpu }}")]}) is None
     assert pod_requests({"containers": [{"name": "a"}]}) == {}

@@ -47,3 +47,28 @@ def test_a_surge_above_the_replicas_is_capped_at_them(tmp_path: Path) -> None:
     assert code == 0, err
     cap = data["restart"][0]["capacity"]
     assert (cap["surgePods"], cap["surgeRequests"]) == (2, {"cpu": "2", "memory": "2Gi"})
+
+
+POD_LEVEL_LIMIT = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: t}
+spec:
+  replicas: 2
+  strategy: {rollingUpdate: {maxSurge: 1, maxUnavailable: 0}}
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      resources: {limits: {cpu: "2", memory: 1Gi}}
+      containers:
+      - {name: c, image: "img:2"}
+"""
+
+
+def test_pod_level_limits_are_the_pod_request(tmp_path: Path) -> None:
+    """defaultPodRequests: no container requests cpu or memory, so the pod-level limits
+    are the pod's requests: the surge is 2 CPU, over a 1-CPU budget."""
+    _pair(tmp_path, POD_LEVEL_LIMIT)
+    code, data, err = _run(tmp_path, "--max-surge-cpu", "1")
+    assert code == 1 and "request 2 more cpu (--max-surge-cpu 1)" in err, err
+    assert data["restart"][0]["capacity"]["requests"] == {"cpu": "2", "memory": "1Gi"}

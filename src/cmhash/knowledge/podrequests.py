@@ -14,7 +14,10 @@ rollout plan multiplies (report/capacity.py).
    its own request plus the sidecars started before it; the largest of these is a floor
    (``max(sum, init peak)``, resource by resource);
 4. pod-level ``spec.resources.requests`` (cpu, memory) replace the computed value
-   (``PodLevelResources``, beta and on from Kubernetes 1.34);
+   (``PodLevelResources``, beta and on from Kubernetes 1.34); a pod-level limit stands
+   in for a pod-level request where no container requests (or limits) that resource
+   (``defaultPodRequests``: "When no containers specify requests for a resource, the
+   pod-level requests will default to match the pod-level limits");
 5. ``spec.overhead`` added.
 
 A quantity the API server would refuse (an unrendered template, a word) makes the
@@ -42,7 +45,8 @@ REQUESTS_SOURCE = (
     "aggregateContainerResourcesByFn (restartable init containers added cumulatively, "
     "the largest init container as a floor), addResourceList, maxResourceList; "
     "kubernetes/kubernetes pkg/apis/core/v1/defaults.go SetDefaults_Pod (limits as "
-    "requests); pkg/scheduler/framework/plugins/noderesources/fit.go "
+    "requests), defaultPodRequests (a pod-level limit as the pod-level request where no "
+    "container requests the resource); pkg/scheduler/framework/plugins/noderesources/fit.go "
     "computePodResourceRequest"
 )
 DURATION_SOURCE = (
@@ -120,13 +124,21 @@ def pod_requests(spec: Mapping[str, Any]) -> Requests | None:
         peak = _max(peak, use)
     total = _max(total, peak)
     pod = spec.get("resources")
-    if isinstance(pod, Mapping) and isinstance(pod.get("requests"), Mapping):
+    if isinstance(pod, Mapping):
+        requests, limits = pod.get("requests"), pod.get("limits")
+        requests = requests if isinstance(requests, Mapping) else {}
+        limits = limits if isinstance(limits, Mapping) else {}
         for key in RESOURCES:
-            if key in pod["requests"]:
-                q = parse(pod["requests"][key])
-                if q is None:
-                    return None
-                total[key] = q
+            if key in requests:
+                text = requests[key]
+            elif key in limits and key not in total:  # defaultPodRequests
+                text = limits[key]
+            else:
+                continue
+            q = parse(text)
+            if q is None:
+                return None
+            total[key] = q
     overhead = spec.get("overhead")
     if isinstance(overhead, Mapping):
         extra: Requests = {}
