@@ -72,3 +72,56 @@ def test_pod_level_limits_are_the_pod_request(tmp_path: Path) -> None:
     code, data, err = _run(tmp_path, "--max-surge-cpu", "1")
     assert code == 1 and "request 2 more cpu (--max-surge-cpu 1)" in err, err
     assert data["restart"][0]["capacity"]["requests"] == {"cpu": "2", "memory": "1Gi"}
+
+
+NEGATIVE = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: big, namespace: t}
+spec:
+  replicas: 2
+  strategy: {rollingUpdate: {maxSurge: 1, maxUnavailable: 0}}
+  selector: {matchLabels: {app: big}}
+  template:
+    metadata: {labels: {app: big}}
+    spec:
+      containers:
+      - {name: c, image: "img:2", resources: {requests: {cpu: "2", memory: 2Gi}}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: typo, namespace: t}
+spec:
+  replicas: 2
+  strategy: {rollingUpdate: {maxSurge: 1, maxUnavailable: 0}}
+  selector: {matchLabels: {app: typo}}
+  template:
+    metadata: {labels: {app: typo}}
+    spec:
+      containers:
+      - {name: c, image: "img:2", resources: {requests: {cpu: "-1", memory: -1Gi}}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: minus, namespace: t}
+spec:
+  replicas: -1
+  selector: {matchLabels: {app: minus}}
+  template:
+    metadata: {labels: {app: minus}}
+    spec:
+      containers:
+      - {name: c, image: "img:2"}
+"""
+
+
+def test_negative_requests_and_replicas_are_refused_never_summed(tmp_path: Path) -> None:
+    """ValidateResourceQuantityValue and ValidateNonnegativeField refuse them: nothing
+    rolls, and ``typo`` no longer offsets ``big`` (+2 CPU, +2Gi: over both budgets)."""
+    _pair(tmp_path, NEGATIVE)
+    code, data, err = _run(tmp_path, "--max-surge-cpu", "1", "--max-surge-memory", "1Gi")
+    assert code == 1, err
+    assert [w["name"] for w in data["restart"]] == ["big"]
+    refused = {w["name"]: w["reason"] for w in data["notRestarting"]}
+    assert "requests.cpu -1 is negative" in refused["typo"]
+    assert "spec.replicas -1 is negative" in refused["minus"]
+    assert data["summary"]["capacity"]["surgeRequests"] == {"cpu": "2", "memory": "2Gi"}

@@ -163,6 +163,7 @@ RULE_CASES = {
     "statefulset-on-delete-rolling-update": None,  # and test_report_edges.py
     "statefulset-negative-partition": None,
     "deployment-strategy-refused": None,
+    "negative-count": None,
     "daemonset-strategy-refused": None,
     "statefulset-strategy-refused": None,
     "statefulset-on-delete": "StatefulSet/db-ondelete",
@@ -211,6 +212,7 @@ UNIT_CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
         "StatefulSet",
         {"updateStrategy": {"type": "OnDelete", "rollingUpdate": {"partition": 1}}},
     ),
+    "negative-count": ("apps", "Deployment", {"replicas": -1}),
     "deployment-strategy-refused": (
         "apps",
         "Deployment",

@@ -102,7 +102,10 @@ def _max(into: Requests, more: Requests) -> Requests:
 
 def pod_requests(spec: Mapping[str, Any]) -> Requests | None:
     """cpu and memory of one pod (a key absent: nothing requests it); None when a
-    quantity cannot be read."""
+    quantity cannot be read, or is negative (refused: never a figure that lowers a
+    total)."""
+    if negative_quantity(spec) is not None:
+        return None
     total: Requests = {}
     for c in _list(spec.get("containers")):
         got = _requests(c)
@@ -150,6 +153,38 @@ def pod_requests(spec: Mapping[str, Any]) -> Requests | None:
                 extra[key] = q
         total = _add(total, extra)
     return total
+
+
+NEGATIVE_SOURCE = (
+    "kubernetes/kubernetes pkg/apis/core/validation/validation.go "
+    "ValidateResourceRequirements, ValidatePodResources, validateOverhead -> "
+    'ValidateResourceQuantityValue ("must be greater than or equal to 0")'
+)
+
+
+def negative_quantity(spec: Mapping[str, Any]) -> str | None:
+    """The first negative request, limit or overhead of a pod spec, as ``containers[c].
+    resources.requests.cpu -1``: the API server refuses the object (and a negative
+    figure would lower the totals)."""
+    places: list[tuple[str, Any]] = []
+    for field in ("initContainers", "containers"):
+        for c in _list(spec.get(field)):
+            r = c.get("resources")
+            where = f"{field}[{c.get('name')}].resources"
+            if isinstance(r, Mapping):
+                places += [(f"{where}.{k}", r.get(k)) for k in ("requests", "limits")]
+    pod = spec.get("resources")
+    if isinstance(pod, Mapping):
+        places += [(f"resources.{k}", pod.get(k)) for k in ("requests", "limits")]
+    places.append(("overhead", spec.get("overhead")))
+    for where, values in places:
+        if not isinstance(values, Mapping):
+            continue
+        for key, text in values.items():
+            q = parse(text)
+            if q is not None and q.value < 0:
+                return f"{where}.{key} {text}"
+    return None
 
 
 def _seconds(probe: Any, field: str, default: int) -> int:
