@@ -125,3 +125,53 @@ def test_negative_requests_and_replicas_are_refused_never_summed(tmp_path: Path)
     assert "requests.cpu -1 is negative" in refused["typo"]
     assert "spec.replicas -1 is negative" in refused["minus"]
     assert data["summary"]["capacity"]["surgeRequests"] == {"cpu": "2", "memory": "2Gi"}
+
+
+RUNTIMECLASS = """apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata: {name: kata}
+handler: kata
+overhead:
+  podFixed: {cpu: 250m, memory: 160Mi}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: t}
+spec:
+  replicas: 2
+  strategy: {rollingUpdate: {maxSurge: 1, maxUnavailable: 0}}
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      runtimeClassName: kata
+      containers:
+      - {name: c, image: "img:2", resources: {requests: {cpu: 100m, memory: 64Mi}}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: plain, namespace: t}
+spec:
+  replicas: 2
+  strategy: {rollingUpdate: {maxSurge: 1, maxUnavailable: 0}}
+  selector: {matchLabels: {app: plain}}
+  template:
+    metadata: {labels: {app: plain}}
+    spec:
+      runtimeClassName: runc
+      containers:
+      - {name: c, image: "img:2", resources: {requests: {cpu: 100m, memory: 64Mi}}}
+"""
+
+
+def test_a_runtime_classes_overhead_is_added(tmp_path: Path) -> None:
+    """The RuntimeClass admission sets the pod's overhead from overhead.podFixed:
+    100m/64Mi + 250m/160Mi; a RuntimeClass not in the input adds nothing."""
+    _pair(tmp_path, RUNTIMECLASS)
+    code, data, err = _run(tmp_path)
+    assert code == 0, err
+    got = {w["name"]: w["capacity"]["requests"] for w in data["restart"]}
+    assert got == {
+        "web": {"cpu": "350m", "memory": "224Mi"},
+        "plain": {"cpu": "100m", "memory": "64Mi"},
+    }

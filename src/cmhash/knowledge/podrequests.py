@@ -162,6 +162,25 @@ NEGATIVE_SOURCE = (
 )
 
 
+# A pod's overhead is set at its creation from its RuntimeClass, which cmhash reads when
+# the input holds it (report/scaling.py): the admission plugin writes it, rejecting a pod
+# whose own overhead differs
+RUNTIMECLASS = ("node.k8s.io", "RuntimeClass")
+RUNTIMECLASS_SOURCE = (
+    "kubernetes/kubernetes plugin/pkg/admission/runtimeclass/admission.go setOverhead "
+    "(pod.Spec.Overhead = nodeOverhead.PodFixed; \"Pod's Overhead doesn't match "
+    "RuntimeClass's defined Overhead\"); component-helpers resource/helpers.go "
+    "PodRequests (the overhead added)"
+)
+
+
+def runtime_class_overhead(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A RuntimeClass's ``overhead.podFixed`` (None: none)."""
+    overhead = obj.get("overhead")
+    fixed = overhead.get("podFixed") if isinstance(overhead, Mapping) else None
+    return fixed if isinstance(fixed, Mapping) else None
+
+
 def negative_quantity(spec: Mapping[str, Any]) -> str | None:
     """The first negative request, limit or overhead of a pod spec, as ``containers[c].
     resources.requests.cpu -1``: the API server refuses the object (and a negative

@@ -104,6 +104,7 @@ def cost(
     replicas: Replicas,
     engine: str | None = None,
     nodes: int | None = None,
+    overhead: Mapping[str, Any] | None = None,
 ) -> Cost:
     """A restart's capacity figures (``key``: its group and kind; ``obj``: NEW's
     object; ``replicas``: its count, knowledge/replicas.py)."""
@@ -111,6 +112,8 @@ def cost(
     spec = spec if isinstance(spec, Mapping) else {}
     pod = path_get(obj, pod_spec_path)
     pod = pod if isinstance(pod, Mapping) else {}
+    if overhead is not None:  # its RuntimeClass's, set by admission (RUNTIMECLASS_SOURCE)
+        pod = {**pod, "overhead": overhead}
     requests = pod_requests(pod)
     per_pod: dict[str, Quantity | None] | None = (
         None if requests is None else {k: requests.get(k, ZERO) for k in RESOURCES}

@@ -191,6 +191,8 @@ class Templates(NamedTuple):
         obj = self.obj(plan) or {}
         ctx = Context(obj, (), self.rollouts, plan.id, scaling=self.scalers[1].of(plan))
         kind = plan.info.kind
+        pod = path_get(obj, kind.pod_spec_path)
+        rc = pod.get("runtimeClassName") if isinstance(pod, Mapping) else None
         return cost(
             (kind.group, kind.kind),
             decision.outcome,
@@ -200,6 +202,7 @@ class Templates(NamedTuple):
             ctx.replicas(),
             ctx.forced(),
             self.nodes,
+            self.scalers[1].overhead(rc),
         )
 
     def created(self, plan: WorkloadPlan) -> tuple[Decision, list[dict[str, Any]]] | None:
