@@ -257,7 +257,26 @@ def test_ready_after_is_a_floor() -> None:
     assert ready_after({"containers": [{"name": "a", "readinessProbe": {}}]}) == 0
     startup = {"initialDelaySeconds": 30}
     both = {"containers": [{"name": "a", "readinessProbe": probe, "startupProbe": startup}]}
-    assert ready_after(both) == 45
+    # both delays run from the container's start (worker.go doProbe): the readiness
+    # probe's first success no earlier than 30 s, the second 10 s later
+    assert ready_after(both) == 40
+
+
+def test_startup_and_readiness_delays_overlap() -> None:
+    """Argo CD's redis-ha: redis startup 30 / readiness 30 is Ready at 30, not 60;
+    sentinel startup 5 / readiness 30 with successThreshold 3, 15 s apart, at 60."""
+    redis = {
+        "name": "redis",
+        "startupProbe": {"initialDelaySeconds": 30},
+        "readinessProbe": {"initialDelaySeconds": 30},
+    }
+    sentinel = {
+        "name": "sentinel",
+        "startupProbe": {"initialDelaySeconds": 5},
+        "readinessProbe": {"initialDelaySeconds": 30, "periodSeconds": 15, "successThreshold": 3},
+    }
+    assert ready_after({"containers": [redis]}) == 30
+    assert ready_after({"containers": [redis, sentinel]}) == 60
 
 
 # ------------------------------------------------------------------- Quantity

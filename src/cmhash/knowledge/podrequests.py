@@ -25,9 +25,11 @@ request unknown. A LimitRange's defaults are not in the manifest: the figure is 
 manifest asks for.
 
 **Readiness floor** (kubelet ``prober/worker.go doProbe``; ``IsPodAvailable``): a
-readiness probe runs no earlier than ``initialDelaySeconds`` and needs
-``successThreshold`` successes ``periodSeconds`` apart (defaults 0, 10, 1); a startup
-probe holds the others until it succeeds (no earlier than its own delay); a pod is
+readiness probe runs no earlier than ``initialDelaySeconds`` from the container's start
+and needs ``successThreshold`` successes ``periodSeconds`` apart (defaults 0, 10, 1); a
+startup probe holds the others until it succeeds, no earlier than its own delay, which
+runs from the same start: the two delays overlap (the later counts), they do not add; a
+pod is
 available ``minReadySeconds`` after it is ready. Image pulls, scheduling and start-up
 take time too, unknown offline: the result is a lower bound.
 """
@@ -222,9 +224,11 @@ def ready_after(spec: Mapping[str, Any]) -> int:
     ]
     for c in containers:
         startup, readiness = c.get("startupProbe"), c.get("readinessProbe")
+        # every probe's delay runs from the container's start: readiness is probed from
+        # the later of its own delay and the startup probe's success
         t = _seconds(startup, "initialDelaySeconds", 0) if isinstance(startup, Mapping) else 0
         if isinstance(readiness, Mapping):
-            t += _seconds(readiness, "initialDelaySeconds", 0)
+            t = max(t, _seconds(readiness, "initialDelaySeconds", 0))
             succ = max(_seconds(readiness, "successThreshold", 1), 1)
             t += (succ - 1) * _seconds(readiness, "periodSeconds", 10)
         longest = max(longest, t)
