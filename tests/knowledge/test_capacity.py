@@ -137,6 +137,15 @@ def test_statefulset_rolling_update(spec: dict[str, Any], n: int, want: Figures)
     assert got[:5] == want[:5]
 
 
+def test_a_lowered_partition_updates_only_the_ordinals_it_held() -> None:
+    """Partition 3 → 1 of 5, the template unchanged: ordinals 3 and 4 already run the
+    update revision, only 1 and 2 are replaced: one wave of maxUnavailable 2, two of 1."""
+    assert statefulset(_sts(1, 2), 5, held=3)[:5] == (0, 2, 3, 1, False)
+    assert statefulset(_sts(1, 1), 5, held=3)[:5] == (0, 1, 4, 2, False)
+    # an old partition above the replicas: every ordinal from the new one
+    assert statefulset(_sts(1, 1), 5, held=9)[:5] == (0, 1, 4, 4, False)
+
+
 def _ds(ms: Any = None, mu: Any = None) -> dict[str, Any]:
     rolling = {k: v for k, v in (("maxSurge", ms), ("maxUnavailable", mu)) if v is not None}
     return {"updateStrategy": {"type": "RollingUpdate", "rollingUpdate": rolling}}

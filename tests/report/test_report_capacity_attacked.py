@@ -175,3 +175,29 @@ def test_a_runtime_classes_overhead_is_added(tmp_path: Path) -> None:
         "web": {"cpu": "350m", "memory": "224Mi"},
         "plain": {"cpu": "100m", "memory": "64Mi"},
     }
+
+
+RELEASED = """apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: part, namespace: t}
+spec:
+  replicas: 5
+  serviceName: x
+  updateStrategy: {rollingUpdate: {partition: 1, maxUnavailable: 2}}
+  selector: {matchLabels: {app: part}}
+  template:
+    metadata: {labels: {app: part}}
+    spec:
+      containers: [{name: c, image: "img:1", resources: {requests: {cpu: 100m}}}]
+"""
+
+
+def test_a_released_partition_counts_the_ordinals_it_held(tmp_path: Path) -> None:
+    """Partition 3 → 1, the template unchanged: ordinals 1 and 2 roll, 2 at a time, in
+    one wave (3 and 4 are already updated)."""
+    (tmp_path / "new.yaml").write_text(RELEASED)
+    (tmp_path / "old.yaml").write_text(RELEASED.replace("partition: 1", "partition: 3"))
+    code, data, err = _run(tmp_path)
+    assert code == 0, err
+    cap = data["restart"][0]["capacity"]
+    assert (cap["unavailablePods"], cap["minAvailable"], cap["waves"]) == (2, 3, 1)

@@ -88,9 +88,11 @@ CAPACITY_RULES: tuple[CapacityRule, ...] = (
         "the pods with ordinal ≥ partition, highest first, no surge; maxUnavailable at "
         "once (default 1; a percentage rounds down, at least 1; Kubernetes 1.35 and "
         "later, one at a time before); downtime when every pod is updated at once (one "
-        "replica, or maxUnavailable ≥ replicas)",
+        "replica, or maxUnavailable ≥ replicas); a partition lowered alone updates only "
+        "the ordinals it held back (those below the old partition)",
         "kubernetes/kubernetes pkg/controller/statefulset/stateful_set_control.go "
-        "updateStatefulSet, updateStatefulSetAfterInvariantEstablished; "
+        "updateStatefulSet, updateStatefulSetAfterInvariantEstablished (only pods whose "
+        "revision is not the update revision are deleted); "
         'stateful_set_utils.go getStatefulSetMaxUnavailable ("round down to at least 1"); '
         "pkg/features/kube_features.go MaxUnavailableStatefulSet (beta, on, 1.35)",
     ),
@@ -239,12 +241,16 @@ def recreated(n: int, engine: str, same_names: bool = False) -> Figures:
     return Figures(0 if same_names else n, n, 0, 1 if n else 0, n >= 1, why)
 
 
-def statefulset(spec: Mapping[str, Any], n: int) -> Figures | None:
-    """A RollingUpdate StatefulSet of ``n`` replicas: the pods at or above the partition."""
+def statefulset(spec: Mapping[str, Any], n: int, held: int | None = None) -> Figures | None:
+    """A RollingUpdate StatefulSet of ``n`` replicas: the pods at or above the partition;
+    below ``held`` only (the partition before it was lowered, the template unchanged:
+    the ordinals at or above it already run the update revision, and the controller
+    deletes only pods whose revision is not the update revision)."""
     rolling = _get(spec, "updateStrategy", "rollingUpdate") or {}
     partition = _get(rolling, "partition")
     partition = whole(partition) or 0  # 3.0, 1e3: the integer kubectl sends
-    updated = max(0, n - max(partition, 0))
+    top = n if held is None else min(n, held)
+    updated = max(0, top - max(partition, 0))
     mu = _get(rolling, "maxUnavailable")
     got = scaled(1 if mu is None else mu, n, False)
     if got is None:

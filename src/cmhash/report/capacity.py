@@ -58,6 +58,7 @@ def _strategy(
     spec: Mapping[str, Any],
     engine: str | None,
     nodes: int | None,
+    held: int | None = None,
 ) -> tuple[Any, str] | None:
     """(a function of the pod count giving ``Figures``, the fix) for the workload's
     strategy; None where no rule gives figures (an operator's kind, an Argo Rollout)."""
@@ -73,7 +74,7 @@ def _strategy(
             return cap.recreate, cap.FIX_RECREATE
         return (lambda n: cap.deployment(spec, n)), cap.FIX
     if key == ("apps", "StatefulSet"):
-        return (lambda n: cap.statefulset(spec, n)), cap.FIX_STATEFULSET
+        return (lambda n: cap.statefulset(spec, n, held)), cap.FIX_STATEFULSET
     if key == ("apps", "DaemonSet"):
         return (lambda n: cap.daemonset(spec, nodes)), cap.FIX_DAEMONSET
     return None
@@ -105,6 +106,7 @@ def cost(
     engine: str | None = None,
     nodes: int | None = None,
     overhead: Mapping[str, Any] | None = None,
+    held: int | None = None,
 ) -> Cost:
     """A restart's capacity figures (``key``: its group and kind; ``obj``: NEW's
     object; ``replicas``: its count, knowledge/replicas.py)."""
@@ -118,7 +120,7 @@ def cost(
     per_pod: dict[str, Quantity | None] | None = (
         None if requests is None else {k: requests.get(k, ZERO) for k in RESOURCES}
     )
-    how = _strategy(key, outcome, rule, spec, engine, nodes)
+    how = _strategy(key, outcome, rule, spec, engine, nodes, held)
     if key == ("", "Pod"):
         replicas = Replicas(1, 1, "a bare Pod")
     if key == ("apps", "DaemonSet"):

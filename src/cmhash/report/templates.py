@@ -16,6 +16,7 @@ from cmhash.errors import NodeError
 from cmhash.knowledge.defaults import BY_AMOUNT, path_get
 from cmhash.knowledge.kinds import is_kubernetes_group
 from cmhash.knowledge.rollout_rule import ROLLOUT, Takeover
+from cmhash.knowledge.strategy import whole
 from cmhash.knowledge.zerovalues import TYPED_CUSTOM
 from cmhash.model import ResourceId
 from cmhash.parse.events import backend, parse_chunk
@@ -193,6 +194,10 @@ class Templates(NamedTuple):
         kind = plan.info.kind
         pod = path_get(obj, kind.pod_spec_path)
         rc = pod.get("runtimeClassName") if isinstance(pod, Mapping) else None
+        held = None  # a partition lowered alone: the ordinals below OLD's partition
+        if decision.rule == "statefulset-released" and self.old is not None:
+            before = self.old.get(plan.id)
+            held = whole(path_get(before, ("spec", "updateStrategy", "rollingUpdate", "partition")))
         return cost(
             (kind.group, kind.kind),
             decision.outcome,
@@ -203,6 +208,7 @@ class Templates(NamedTuple):
             ctx.forced(),
             self.nodes,
             self.scalers[1].overhead(rc),
+            held,
         )
 
     def created(self, plan: WorkloadPlan) -> tuple[Decision, list[dict[str, Any]]] | None:
