@@ -201,3 +201,33 @@ def test_a_released_partition_counts_the_ordinals_it_held(tmp_path: Path) -> Non
     assert code == 0, err
     cap = data["restart"][0]["capacity"]
     assert (cap["unavailablePods"], cap["minAvailable"], cap["waves"]) == (2, 3, 1)
+
+
+def _hpa(kind: str, spec: str) -> str:
+    api = "keda.sh/v1alpha1" if kind == "ScaledObject" else "autoscaling/v2"
+    return f"""apiVersion: {api}
+kind: {kind}
+metadata: {{name: web, namespace: t}}
+spec: {{scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: web}}, {spec}}}
+"""
+
+
+def test_no_negative_count_reaches_the_report(tmp_path: Path) -> None:
+    """An HPA minReplicas -3, or 0..0 (refused: maxReplicas "must be greater than 0"), a
+    KEDA minReplicaCount -1: no count, never a negative one in the schema'd JSON, and
+    never "spec.replicas is 0" for a Deployment of 3."""
+    import jsonschema
+    from conftest import ROOT
+
+    schema = json.loads((ROOT / "src" / "cmhash" / "schemas" / "report.schema.json").read_text())
+    for kind, spec in (
+        ("HorizontalPodAutoscaler", "minReplicas: -3, maxReplicas: 2"),
+        ("HorizontalPodAutoscaler", "minReplicas: 0, maxReplicas: 0"),
+        ("ScaledObject", "minReplicaCount: -1"),
+    ):
+        _pair(tmp_path, SURGE_OVER_REPLICAS + "---\n" + _hpa(kind, spec))
+        code, data, err = _run(tmp_path)
+        assert code == 0, err
+        jsonschema.validate(data, schema)
+        (w,) = data["restart"]
+        assert w["capacity"]["replicas"] is None, (spec, w)
