@@ -231,3 +231,54 @@ def test_no_negative_count_reaches_the_report(tmp_path: Path) -> None:
         jsonschema.validate(data, schema)
         (w,) = data["restart"]
         assert w["capacity"]["replicas"] is None, (spec, w)
+
+
+# Argo Rollouts' workloadRef example, as in the corpus' argo-rollouts render
+WORKLOAD_REF = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: rollout-ref-deployment
+spec:
+  replicas: 0
+  selector:
+    matchLabels:
+      app: rollout-ref-deployment
+  template:
+    metadata:
+      labels:
+        app: rollout-ref-deployment
+    spec:
+      containers:
+        - name: rollouts-demo
+          image: img:2
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata:
+  name: rollout-ref-deployment
+spec:
+  replicas: 5
+  workloadRef:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: rollout-ref-deployment
+  strategy:
+    canary:
+      steps:
+        - setWeight: 20
+        - pause: {duration: 10s}
+"""
+
+
+def test_a_deployment_rolled_by_an_argo_rollout_has_the_rollouts_count(tmp_path: Path) -> None:
+    """The Rollout scales the Deployment to 0 and runs its template at its own
+    spec.replicas: 5, not the Deployment's 0."""
+    _pair(tmp_path, WORKLOAD_REF)
+    code, data, err = _run(tmp_path)
+    assert code == 0, err
+    (w,) = [w for w in data["restart"] if w["kind"] == "Deployment"]
+    assert w["capacity"]["replicas"] == 5
+    res = run_cmhash(
+        ["report", "--no-config", "old.yaml", "new.yaml", "--format", "text"], cwd=tmp_path
+    )
+    assert "capacity: replicas 5: surge unknown" in res.out

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple, Protocol
 
 from cmhash.knowledge.defaults import path_get
 from cmhash.knowledge.podupdate import Effect
-from cmhash.knowledge.replicas import Replicas
+from cmhash.knowledge.replicas import Replicas, replicas_of
 from cmhash.knowledge.strategy import STRATEGY_CHECKS, refused_strategy
 from cmhash.model import ResourceId, TextEnum
 
@@ -119,6 +119,16 @@ def refused_strategy_rule(name: str, kinds: tuple[tuple[str, str], ...]) -> Rule
         ),
         "; ".join(sorted({x.source for x in STRATEGY_CHECKS})),
     )
+
+
+def rollout_replicas(taken: Takeover) -> Replicas:
+    """The count of a workload an Argo Rollout takes over (``spec.workloadRef``): the
+    Rollout's ``spec.replicas`` (it scales the workload itself down to 0), unknown
+    offline when absent (apply keeps the live count)."""
+    n = replicas_of(taken.spec("replicas"), None)
+    if n.exact is None:
+        return Replicas(None, None, f"Argo {taken.name} gives no spec.replicas")
+    return Replicas(n.low, n.high, f"Argo {taken.name}")
 
 
 def scaled(c: Workload) -> str:

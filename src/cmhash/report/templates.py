@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from cmhash.errors import NodeError
 from cmhash.knowledge.defaults import BY_AMOUNT, path_get
 from cmhash.knowledge.kinds import is_kubernetes_group
-from cmhash.knowledge.rollout_rule import ROLLOUT, Takeover
+from cmhash.knowledge.rollout_rule import ROLLOUT, Takeover, rollout_replicas
 from cmhash.knowledge.strategy import whole
 from cmhash.knowledge.zerovalues import TYPED_CUSTOM
 from cmhash.model import ResourceId
@@ -194,6 +194,10 @@ class Templates(NamedTuple):
         kind = plan.info.kind
         pod = path_get(obj, kind.pod_spec_path)
         rc = pod.get("runtimeClassName") if isinstance(pod, Mapping) else None
+        count = ctx.replicas()
+        taken = self.rollouts.get(plan.id)
+        if decision.rule == "workload-ref" and taken is not None:
+            count = rollout_replicas(taken)  # its pods run under the Rollout's count
         held = None  # a partition lowered alone: the ordinals below OLD's partition
         if decision.rule == "statefulset-released" and self.old is not None:
             before = self.old.get(plan.id)
@@ -204,7 +208,7 @@ class Templates(NamedTuple):
             decision.rule,
             obj,
             kind.pod_spec_path,
-            ctx.replicas(),
+            count,
             ctx.forced(),
             self.nodes,
             self.scalers[1].overhead(rc),
