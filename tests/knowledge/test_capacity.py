@@ -146,6 +146,27 @@ def test_a_lowered_partition_updates_only_the_ordinals_it_held() -> None:
     assert statefulset(_sts(1, 1), 5, held=9)[:5] == (0, 1, 4, 4, False)
 
 
+def test_the_downtime_fix_is_one_that_helps() -> None:
+    """A percentage of 100 scales with the replicas: more replicas do not help, a lower
+    maxUnavailable does; a one-replica StatefulSet's maxUnavailable is at least 1: only
+    more replicas help."""
+    from cmhash.knowledge.capacity import (
+        FIX_PERCENT,
+        FIX_STATEFULSET_ONE,
+        FIX_STATEFULSET_PERCENT,
+    )
+
+    d100 = deployment(_rolling(0, "100%"), 4)
+    assert d100 is not None and d100.fix == FIX_PERCENT and "more replicas do not" in d100.fix
+    d1 = deployment(_rolling(0, 1), 1)
+    assert d1 is not None and d1.downtime and d1.fix == ""  # FIX: maxSurge 1, more replicas
+    s100 = statefulset(_sts(None, "100%"), 4)
+    assert s100 is not None and s100.fix == FIX_STATEFULSET_PERCENT
+    one = statefulset(_sts(), 1)
+    assert one is not None and one.fix == FIX_STATEFULSET_ONE
+    assert "lower maxUnavailable" not in one.fix
+
+
 def _ds(ms: Any = None, mu: Any = None) -> dict[str, Any]:
     rolling = {k: v for k, v in (("maxSurge", ms), ("maxUnavailable", mu)) if v is not None}
     return {"updateStrategy": {"type": "RollingUpdate", "rollingUpdate": rolling}}

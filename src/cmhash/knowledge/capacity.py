@@ -177,6 +177,13 @@ class Figures(NamedTuple):
     waves: int | None
     downtime: bool | None
     why: str = ""  # what makes it a downtime, in the manifest's words
+    fix: str = ""  # the fix that helps this case (else the strategy's FIX)
+
+
+def _full(value: Any) -> bool:
+    """A percentage of 100 or more: it scales with the count, so more replicas never
+    bring it below the count."""
+    return percent_or_int(value) and (scaled(value, 100, False) or 0) >= 100
 
 
 def _get(spec: Mapping[str, Any], *path: str) -> Any:
@@ -225,7 +232,8 @@ def deployment(spec: Mapping[str, Any], n: int) -> Figures | None:
             f"replicas {n}, maxSurge {ms_text} and maxUnavailable {mu_text} resolve to "
             f"+{surge} / -{unavailable}: every pod may stop before a new one is ready"
         )
-    return Figures(surge, unavailable, n - unavailable, waves, down, why)
+    fix = FIX_PERCENT if down and _full(mu) else ""
+    return Figures(surge, unavailable, n - unavailable, waves, down, why, fix)
 
 
 def recreate(n: int) -> Figures:
@@ -259,14 +267,18 @@ def statefulset(spec: Mapping[str, Any], n: int, held: int | None = None) -> Fig
     unavailable = min(batch, updated)
     waves = math.ceil(updated / batch) if updated else 0
     down = n >= 1 and updated >= 1 and unavailable >= n
-    why = ""
+    why = fix = ""
     if down:
         why = (
             f"replicas {n}: its only pod is replaced"
             if n == 1
             else f"replicas {n} and maxUnavailable {batch}: every pod is replaced at once"
         )
-    return Figures(0, unavailable, n - unavailable, waves, down, why)
+        if n == 1:
+            fix = FIX_STATEFULSET_ONE
+        elif _full(mu):
+            fix = FIX_STATEFULSET_PERCENT
+    return Figures(0, unavailable, n - unavailable, waves, down, why, fix)
 
 
 def daemonset(spec: Mapping[str, Any], nodes: int | None) -> Figures | None:
@@ -314,9 +326,26 @@ FIX_RECREATE = (
     "ReadWriteOnce volume, a schema migration); a PodDisruptionBudget is not the fix: "
     "it limits evictions, not the rollout's own deletions"
 )
+FIX_PERCENT = (
+    "set maxSurge: 1 (and maxUnavailable: 0) so that a new pod is ready before an old "
+    "one stops, or a maxUnavailable below 100% (a percentage scales with the replicas: "
+    "more replicas do not help); a PodDisruptionBudget is not the fix: it limits "
+    "evictions (a node drain), not the controller deleting its own pods in a rollout"
+)
 FIX_STATEFULSET = (
-    "run more replicas (or a lower maxUnavailable); a PodDisruptionBudget is not the "
-    "fix: it limits evictions, not the StatefulSet controller deleting its pods"
+    "set a maxUnavailable below the replicas (or run more replicas than it); a "
+    "PodDisruptionBudget is not the fix: it limits evictions, not the StatefulSet "
+    "controller deleting its pods"
+)
+FIX_STATEFULSET_ONE = (
+    "run more replicas (a StatefulSet has no surge, and maxUnavailable is at least 1: "
+    "with one replica its pod always stops); a PodDisruptionBudget is not the fix: it "
+    "limits evictions, not the StatefulSet controller deleting its pods"
+)
+FIX_STATEFULSET_PERCENT = (
+    "set a maxUnavailable below 100% (a percentage scales with the replicas: more "
+    "replicas do not help); a PodDisruptionBudget is not the fix: it limits evictions, "
+    "not the StatefulSet controller deleting its pods"
 )
 FIX_DAEMONSET = (
     "set maxSurge: 1 with maxUnavailable: 0 (the new pod starts before the old one "

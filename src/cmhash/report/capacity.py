@@ -175,8 +175,8 @@ def cost(
     }
     down = None
     if downtime and how is not None:
-        why = next(f.why for f in fs if f.downtime)
-        down = Downtime(why, how[1])
+        first = next(f for f in fs if f.downtime)
+        down = Downtime(first.why, first.fix or how[1])
     return Cost(data, down)
 
 
