@@ -282,3 +282,19 @@ def test_a_deployment_rolled_by_an_argo_rollout_has_the_rollouts_count(tmp_path:
         ["report", "--no-config", "old.yaml", "new.yaml", "--format", "text"], cwd=tmp_path
     )
     assert "capacity: replicas 5: surge unknown" in res.out
+
+
+def test_a_namespace_of_unknown_surge_says_so(tmp_path: Path) -> None:
+    """Its +0 is not "costs nothing": the namespace's total counts its unknown ones."""
+    unknown = SURGE_OVER_REPLICAS.replace("namespace: t", "namespace: u").replace(
+        "  replicas: 2\n", ""
+    )
+    _pair(tmp_path, SURGE_OVER_REPLICAS + "---\n" + unknown)
+    code, data, err = _run(tmp_path)
+    assert code == 0, err
+    by_ns = data["summary"]["capacityByNamespace"]
+    assert by_ns["u"]["unknown"] == 1 and "unknown" not in by_ns["t"]
+    res = run_cmhash(
+        ["report", "--no-config", "old.yaml", "new.yaml", "--format", "text"], cwd=tmp_path
+    )
+    assert "namespace u: +0 pods (+0 CPU, +0 memory); 1 workload unknown" in res.out

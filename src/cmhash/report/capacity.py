@@ -212,11 +212,17 @@ def unknown(restart: list[dict[str, Any]]) -> int:
 
 def totals(restart: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """``summary.capacity`` (every restart rolling at once) and the same per namespace:
-    the known figures summed, the workloads with downtime counted."""
+    the known figures summed, the workloads with downtime counted (per namespace, the
+    workloads of unknown surge too: ``capacityUnknown`` counts them in all)."""
     by_ns: dict[str, list[dict[str, Any]]] = {}
     for w in restart:
         by_ns.setdefault(w["namespace"], []).append(w)
-    return _sum(restart), {ns: _sum(ws) for ns, ws in sorted(by_ns.items())}
+    per_ns = {}
+    for ns, ws in sorted(by_ns.items()):
+        per_ns[ns] = _sum(ws)
+        if unknown(ws):  # its +0 is not "costs nothing"
+            per_ns[ns]["unknown"] = unknown(ws)
+    return _sum(restart), per_ns
 
 
 def downtime_finding(w: Mapping[str, Any], down: Downtime) -> Any:
