@@ -75,6 +75,11 @@ def test_get_scaled_value_rounds_as_asked() -> None:
         (_rolling("50%", 0), 4, Figures(2, 0, 4, 2, False)),
         # maxUnavailable 10 of 5: MaxUnavailable caps it at 5: everything may go at once
         (_rolling(None, 10), 5, Figures(2, 5, 0, 1, True)),
+        # maxSurge 200% of 2 resolves to 4, but the new ReplicaSet never exceeds the
+        # replicas (NewRSNewReplicas) and the old pods are at most 2: +2 at most
+        (_rolling("200%", 0), 2, Figures(2, 0, 2, 1, False)),
+        # an int above the replicas likewise: 20 of 3 is +3
+        (_rolling(20, 0), 3, Figures(3, 0, 3, 1, False)),
         # replicas 0: MaxUnavailable is 0; nothing rolls
         (_rolling(), 0, Figures(0, 0, 0, 0, False)),
     ],
@@ -130,6 +135,36 @@ def test_statefulset_rolling_update(spec: dict[str, Any], n: int, want: Figures)
     got = statefulset(spec, n)
     assert got is not None
     assert got[:5] == want[:5]
+
+
+def test_a_lowered_partition_updates_only_the_ordinals_it_held() -> None:
+    """Partition 3 → 1 of 5, the template unchanged: ordinals 3 and 4 already run the
+    update revision, only 1 and 2 are replaced: one wave of maxUnavailable 2, two of 1."""
+    assert statefulset(_sts(1, 2), 5, held=3)[:5] == (0, 2, 3, 1, False)
+    assert statefulset(_sts(1, 1), 5, held=3)[:5] == (0, 1, 4, 2, False)
+    # an old partition above the replicas: every ordinal from the new one
+    assert statefulset(_sts(1, 1), 5, held=9)[:5] == (0, 1, 4, 4, False)
+
+
+def test_the_downtime_fix_is_one_that_helps() -> None:
+    """A percentage of 100 scales with the replicas: more replicas do not help, a lower
+    maxUnavailable does; a one-replica StatefulSet's maxUnavailable is at least 1: only
+    more replicas help."""
+    from cmhash.knowledge.capacity import (
+        FIX_PERCENT,
+        FIX_STATEFULSET_ONE,
+        FIX_STATEFULSET_PERCENT,
+    )
+
+    d100 = deployment(_rolling(0, "100%"), 4)
+    assert d100 is not None and d100.fix == FIX_PERCENT and "more replicas do not" in d100.fix
+    d1 = deployment(_rolling(0, 1), 1)
+    assert d1 is not None and d1.downtime and d1.fix == ""  # FIX: maxSurge 1, more replicas
+    s100 = statefulset(_sts(None, "100%"), 4)
+    assert s100 is not None and s100.fix == FIX_STATEFULSET_PERCENT
+    one = statefulset(_sts(), 1)
+    assert one is not None and one.fix == FIX_STATEFULSET_ONE
+    assert "lower maxUnavailable" not in one.fix
 
 
 def _ds(ms: Any = None, mu: Any = None) -> dict[str, Any]:
@@ -225,6 +260,21 @@ def test_a_limit_stands_in_for_a_missing_request() -> None:
     assert _text(pod_requests(spec)) == {"cpu": "1500m", "memory": "1Gi"}
 
 
+def test_a_pod_level_limit_defaults_the_pod_level_request() -> None:
+    """defaultPodRequests: "When no containers specify requests for a resource, the
+    pod-level requests will default to match the pod-level limits" (the attacked shape:
+    pod limits {2, 1Gi}, a container with no resources)."""
+    pod_limits = {"resources": {"limits": {"cpu": "2", "memory": "1Gi"}}}
+    spec = {"containers": [{"name": "app"}], **pod_limits}
+    assert _text(pod_requests(spec)) == {"cpu": "2", "memory": "1Gi"}
+    # a container requesting cpu keeps the containers' cpu; memory from the pod limit
+    spec = {"containers": [_c("app", cpu="500m")], **pod_limits}
+    assert _text(pod_requests(spec)) == {"cpu": "500m", "memory": "1Gi"}
+    # a pod-level request wins over the pod-level limit
+    both = {"resources": {"limits": {"cpu": "2"}, "requests": {"cpu": "1"}}}
+    assert _text(pod_requests({"containers": [{"name": "app"}], **both})) == {"cpu": "1"}
+
+
 def test_an_unreadable_quantity_makes_the_request_unknown() -> None:
     assert pod_requests({"containers": [_c("a", cpu="{{ .Values.cpu }}")]}) is None
     assert pod_requests({"containers": [{"name": "a"}]}) == {}
@@ -237,7 +287,26 @@ def test_ready_after_is_a_floor() -> None:
     assert ready_after({"containers": [{"name": "a", "readinessProbe": {}}]}) == 0
     startup = {"initialDelaySeconds": 30}
     both = {"containers": [{"name": "a", "readinessProbe": probe, "startupProbe": startup}]}
-    assert ready_after(both) == 45
+    # both delays run from the container's start (worker.go doProbe): the readiness
+    # probe's first success no earlier than 30 s, the second 10 s later
+    assert ready_after(both) == 40
+
+
+def test_startup_and_readiness_delays_overlap() -> None:
+    """Argo CD's redis-ha: redis startup 30 / readiness 30 is Ready at 30, not 60;
+    sentinel startup 5 / readiness 30 with successThreshold 3, 15 s apart, at 60."""
+    redis = {
+        "name": "redis",
+        "startupProbe": {"initialDelaySeconds": 30},
+        "readinessProbe": {"initialDelaySeconds": 30},
+    }
+    sentinel = {
+        "name": "sentinel",
+        "startupProbe": {"initialDelaySeconds": 5},
+        "readinessProbe": {"initialDelaySeconds": 30, "periodSeconds": 15, "successThreshold": 3},
+    }
+    assert ready_after({"containers": [redis]}) == 30
+    assert ready_after({"containers": [redis, sentinel]}) == 60
 
 
 # ------------------------------------------------------------------- Quantity

@@ -259,3 +259,27 @@ def test_the_report_pages_example_is_the_real_output() -> None:
     shown = [q for q in quoted if q and "…" not in q]
     assert len(shown) > 10
     assert [q for q in shown if q not in expected] == []
+
+
+def test_the_budgets_are_documented_where_users_look() -> None:
+    """Every exit-1 budget is in the exit-codes reference; every input of the GitLab
+    report template is in its page's inputs list; ci-report --help describes each
+    verdict option as report --help does."""
+    import re
+
+    from click.testing import CliRunner
+
+    from cmhash.cli.main import cli
+
+    codes = (ROOT / "docs" / "reference" / "exit-codes.md").read_text()
+    for opt in ("--max-restarts", "--max-surge-cpu", "--max-surge-memory", "--no-downtime"):
+        assert opt in codes, opt
+    template = (ROOT / "ci-templates" / "gitlab" / "cmhash-report.yml").read_text()
+    spec = template.split("\n---", 1)[0]
+    inputs = re.findall(r"^    ([a-z][a-z-]*):$", spec, re.M)
+    page = (ROOT / "docs" / "integrations" / "gitlab.md").read_text()
+    listed = page.split("**Inputs:** `render`", 1)[1].split(". The job", 1)[0]
+    assert inputs and [i for i in inputs if f"`{i}`" not in "`render`" + listed] == []
+    out = CliRunner().invoke(cli, ["ci-report", "--help"], terminal_width=200).output
+    for text in ("more extra CPU than QTY", "no pod available", "more than N workloads restart"):
+        assert text in out, text

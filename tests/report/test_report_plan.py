@@ -168,6 +168,10 @@ RULE_CASES = {
     "deployment-rolls": "Deployment/recreate",
     "statefulset-on-delete-rolling-update": None,  # and test_report_edges.py
     "statefulset-negative-partition": None,
+    "deployment-strategy-refused": None,
+    "negative-count": None,
+    "daemonset-strategy-refused": None,
+    "statefulset-strategy-refused": None,
     "statefulset-on-delete": "StatefulSet/db-ondelete",
     "statefulset-zero-replicas": None,  # unit-tested below
     "statefulset-partition-all": "StatefulSet/db-partition-all",
@@ -213,6 +217,22 @@ UNIT_CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
         "apps",
         "StatefulSet",
         {"updateStrategy": {"type": "OnDelete", "rollingUpdate": {"partition": 1}}},
+    ),
+    "negative-count": ("apps", "Deployment", {"replicas": -1}),
+    "deployment-strategy-refused": (
+        "apps",
+        "Deployment",
+        {"strategy": {"rollingUpdate": {"maxSurge": 0, "maxUnavailable": 0}}},
+    ),
+    "daemonset-strategy-refused": (
+        "apps",
+        "DaemonSet",
+        {"updateStrategy": {"rollingUpdate": {"maxSurge": 1}}},
+    ),
+    "statefulset-strategy-refused": (
+        "apps",
+        "StatefulSet",
+        {"updateStrategy": {"rollingUpdate": {"maxUnavailable": 0}}},
     ),
     "statefulset-negative-partition": (
         "apps",

@@ -248,7 +248,7 @@ def _quantity(param: Any, value: str | None) -> Any:
 
 def verdict_options(*names: str, described: bool = True) -> Callable[[_F], _F]:
     """These of report's verdict options, in this order (``described``: with their help
-    text; ci-report lists them without)."""
+    text, as report and ci-report show them)."""
 
     def apply(fn: _F) -> _F:
         for name in reversed(names):

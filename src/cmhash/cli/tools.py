@@ -134,7 +134,9 @@ def install_kustomize_plugin(plugin_home: str | None) -> None:
     epilog="""\b
 Exit codes:
   0  report written
-  1  --fail-on findings, or more restarts than the budget (all outputs still written)
+  1  --fail-on findings, more restarts than --max-restarts*, more surge than
+     --max-surge-cpu / --max-surge-memory, downtime with --no-downtime (all outputs
+     still written)
   2  bad input or usage, a failed render, a comment that could not be posted
   3  internal error (a bug: please report it)""",
 )
@@ -167,7 +169,6 @@ Exit codes:
     "no_downtime",
     "nodes",
     "no_values",
-    described=False,
 )
 def ci_report(
     render: str,

@@ -30,6 +30,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from cmhash.knowledge.strategy import whole
+
 DEPLOY = "kubernetes/kubernetes pkg/controller/deployment/util/deployment_util.go"
 INTSTR = (
     "kubernetes/apimachinery pkg/util/intstr/intstr.go GetScaledValueFromIntOrPercent "
@@ -62,10 +64,13 @@ CAPACITY_RULES: tuple[CapacityRule, ...] = (
     CapacityRule(
         "deployment-rolling",
         "Deployment (RollingUpdate)",
-        "at most replicas + surge pods, at least replicas minus unavailable available; waves "
+        "at most replicas + surge pods (the surge at most the replicas), at least replicas "
+        "minus unavailable available; waves "
         "≥ ceil(replicas / (surge + unavailable)); every pod down at some point when "
         "unavailable ≥ replicas",
-        f"{DEPLOY} NewRSNewReplicas (maxTotalPods = replicas + maxSurge); "
+        f"{DEPLOY} NewRSNewReplicas (maxTotalPods = replicas + maxSurge; scaleUpCount "
+        "at most replicas - newRS.replicas: 'Do not exceed the number of desired "
+        "replicas'); "
         "pkg/controller/deployment/rolling.go reconcileOldReplicaSets "
         "(minAvailable = replicas - maxUnavailable)",
     ),
@@ -83,9 +88,11 @@ CAPACITY_RULES: tuple[CapacityRule, ...] = (
         "the pods with ordinal ≥ partition, highest first, no surge; maxUnavailable at "
         "once (default 1; a percentage rounds down, at least 1; Kubernetes 1.35 and "
         "later, one at a time before); downtime when every pod is updated at once (one "
-        "replica, or maxUnavailable ≥ replicas)",
+        "replica, or maxUnavailable ≥ replicas); a partition lowered alone updates only "
+        "the ordinals it held back (those below the old partition)",
         "kubernetes/kubernetes pkg/controller/statefulset/stateful_set_control.go "
-        "updateStatefulSet, updateStatefulSetAfterInvariantEstablished; "
+        "updateStatefulSet, updateStatefulSetAfterInvariantEstablished (only pods whose "
+        "revision is not the update revision are deleted); "
         'stateful_set_utils.go getStatefulSetMaxUnavailable ("round down to at least 1"); '
         "pkg/features/kube_features.go MaxUnavailableStatefulSet (beta, on, 1.35)",
     ),
@@ -141,6 +148,10 @@ def scaled(value: Any, total: int, round_up: bool) -> int | None:
     negative number)."""
     if isinstance(value, bool):
         return None
+    if isinstance(value, float):
+        value = whole(value)  # 2.0 is the 2 kubectl sends; 1.5 is refused
+        if value is None:
+            return None
     if isinstance(value, int):
         return value if value >= 0 else None
     if isinstance(value, str):
@@ -166,6 +177,13 @@ class Figures(NamedTuple):
     waves: int | None
     downtime: bool | None
     why: str = ""  # what makes it a downtime, in the manifest's words
+    fix: str = ""  # the fix that helps this case (else the strategy's FIX)
+
+
+def _full(value: Any) -> bool:
+    """A percentage of 100 or more: it scales with the count, so more replicas never
+    bring it below the count."""
+    return percent_or_int(value) and (scaled(value, 100, False) or 0) >= 100
 
 
 def _get(spec: Mapping[str, Any], *path: str) -> Any:
@@ -201,6 +219,9 @@ def deployment(spec: Mapping[str, Any], n: int) -> Figures | None:
     except ValueError:
         return None
     unavailable = 0 if n == 0 else min(unavailable, n)  # MaxUnavailable
+    # NewRSNewReplicas: "Do not exceed the number of desired replicas" (the new
+    # ReplicaSet), and the old pods are never more than the replicas: at most +n
+    surge = min(surge, n)
     waves = math.ceil(n / (surge + unavailable)) if n and surge + unavailable else 0
     down = n >= 1 and unavailable >= n
     why = ""
@@ -211,7 +232,8 @@ def deployment(spec: Mapping[str, Any], n: int) -> Figures | None:
             f"replicas {n}, maxSurge {ms_text} and maxUnavailable {mu_text} resolve to "
             f"+{surge} / -{unavailable}: every pod may stop before a new one is ready"
         )
-    return Figures(surge, unavailable, n - unavailable, waves, down, why)
+    fix = FIX_PERCENT if down and _full(mu) else ""
+    return Figures(surge, unavailable, n - unavailable, waves, down, why, fix)
 
 
 def recreate(n: int) -> Figures:
@@ -227,12 +249,16 @@ def recreated(n: int, engine: str, same_names: bool = False) -> Figures:
     return Figures(0 if same_names else n, n, 0, 1 if n else 0, n >= 1, why)
 
 
-def statefulset(spec: Mapping[str, Any], n: int) -> Figures | None:
-    """A RollingUpdate StatefulSet of ``n`` replicas: the pods at or above the partition."""
+def statefulset(spec: Mapping[str, Any], n: int, held: int | None = None) -> Figures | None:
+    """A RollingUpdate StatefulSet of ``n`` replicas: the pods at or above the partition;
+    below ``held`` only (the partition before it was lowered, the template unchanged:
+    the ordinals at or above it already run the update revision, and the controller
+    deletes only pods whose revision is not the update revision)."""
     rolling = _get(spec, "updateStrategy", "rollingUpdate") or {}
     partition = _get(rolling, "partition")
-    partition = partition if isinstance(partition, int) and not isinstance(partition, bool) else 0
-    updated = max(0, n - max(partition, 0))
+    partition = whole(partition) or 0  # 3.0, 1e3: the integer kubectl sends
+    top = n if held is None else min(n, held)
+    updated = max(0, top - max(partition, 0))
     mu = _get(rolling, "maxUnavailable")
     got = scaled(1 if mu is None else mu, n, False)
     if got is None:
@@ -241,14 +267,18 @@ def statefulset(spec: Mapping[str, Any], n: int) -> Figures | None:
     unavailable = min(batch, updated)
     waves = math.ceil(updated / batch) if updated else 0
     down = n >= 1 and updated >= 1 and unavailable >= n
-    why = ""
+    why = fix = ""
     if down:
         why = (
             f"replicas {n}: its only pod is replaced"
             if n == 1
             else f"replicas {n} and maxUnavailable {batch}: every pod is replaced at once"
         )
-    return Figures(0, unavailable, n - unavailable, waves, down, why)
+        if n == 1:
+            fix = FIX_STATEFULSET_ONE
+        elif _full(mu):
+            fix = FIX_STATEFULSET_PERCENT
+    return Figures(0, unavailable, n - unavailable, waves, down, why, fix)
 
 
 def daemonset(spec: Mapping[str, Any], nodes: int | None) -> Figures | None:
@@ -296,9 +326,26 @@ FIX_RECREATE = (
     "ReadWriteOnce volume, a schema migration); a PodDisruptionBudget is not the fix: "
     "it limits evictions, not the rollout's own deletions"
 )
+FIX_PERCENT = (
+    "set maxSurge: 1 (and maxUnavailable: 0) so that a new pod is ready before an old "
+    "one stops, or a maxUnavailable below 100% (a percentage scales with the replicas: "
+    "more replicas do not help); a PodDisruptionBudget is not the fix: it limits "
+    "evictions (a node drain), not the controller deleting its own pods in a rollout"
+)
 FIX_STATEFULSET = (
-    "run more replicas (or a lower maxUnavailable); a PodDisruptionBudget is not the "
-    "fix: it limits evictions, not the StatefulSet controller deleting its pods"
+    "set a maxUnavailable below the replicas (or run more replicas than it); a "
+    "PodDisruptionBudget is not the fix: it limits evictions, not the StatefulSet "
+    "controller deleting its pods"
+)
+FIX_STATEFULSET_ONE = (
+    "run more replicas (a StatefulSet has no surge, and maxUnavailable is at least 1: "
+    "with one replica its pod always stops); a PodDisruptionBudget is not the fix: it "
+    "limits evictions, not the StatefulSet controller deleting its pods"
+)
+FIX_STATEFULSET_PERCENT = (
+    "set a maxUnavailable below 100% (a percentage scales with the replicas: more "
+    "replicas do not help); a PodDisruptionBudget is not the fix: it limits evictions, "
+    "not the StatefulSet controller deleting its pods"
 )
 FIX_DAEMONSET = (
     "set maxSurge: 1 with maxUnavailable: 0 (the new pod starts before the old one "

@@ -14,7 +14,10 @@ rollout plan multiplies (report/capacity.py).
    its own request plus the sidecars started before it; the largest of these is a floor
    (``max(sum, init peak)``, resource by resource);
 4. pod-level ``spec.resources.requests`` (cpu, memory) replace the computed value
-   (``PodLevelResources``, beta and on from Kubernetes 1.34);
+   (``PodLevelResources``, beta and on from Kubernetes 1.34); a pod-level limit stands
+   in for a pod-level request where no container requests (or limits) that resource
+   (``defaultPodRequests``: "When no containers specify requests for a resource, the
+   pod-level requests will default to match the pod-level limits");
 5. ``spec.overhead`` added.
 
 A quantity the API server would refuse (an unrendered template, a word) makes the
@@ -22,9 +25,11 @@ request unknown. A LimitRange's defaults are not in the manifest: the figure is 
 manifest asks for.
 
 **Readiness floor** (kubelet ``prober/worker.go doProbe``; ``IsPodAvailable``): a
-readiness probe runs no earlier than ``initialDelaySeconds`` and needs
-``successThreshold`` successes ``periodSeconds`` apart (defaults 0, 10, 1); a startup
-probe holds the others until it succeeds (no earlier than its own delay); a pod is
+readiness probe runs no earlier than ``initialDelaySeconds`` from the container's start
+and needs ``successThreshold`` successes ``periodSeconds`` apart (defaults 0, 10, 1); a
+startup probe holds the others until it succeeds, no earlier than its own delay, which
+runs from the same start: the two delays overlap (the later counts), they do not add; a
+pod is
 available ``minReadySeconds`` after it is ready. Image pulls, scheduling and start-up
 take time too, unknown offline: the result is a lower bound.
 """
@@ -42,7 +47,8 @@ REQUESTS_SOURCE = (
     "aggregateContainerResourcesByFn (restartable init containers added cumulatively, "
     "the largest init container as a floor), addResourceList, maxResourceList; "
     "kubernetes/kubernetes pkg/apis/core/v1/defaults.go SetDefaults_Pod (limits as "
-    "requests); pkg/scheduler/framework/plugins/noderesources/fit.go "
+    "requests), defaultPodRequests (a pod-level limit as the pod-level request where no "
+    "container requests the resource); pkg/scheduler/framework/plugins/noderesources/fit.go "
     "computePodResourceRequest"
 )
 DURATION_SOURCE = (
@@ -98,7 +104,10 @@ def _max(into: Requests, more: Requests) -> Requests:
 
 def pod_requests(spec: Mapping[str, Any]) -> Requests | None:
     """cpu and memory of one pod (a key absent: nothing requests it); None when a
-    quantity cannot be read."""
+    quantity cannot be read, or is negative (refused: never a figure that lowers a
+    total)."""
+    if negative_quantity(spec) is not None:
+        return None
     total: Requests = {}
     for c in _list(spec.get("containers")):
         got = _requests(c)
@@ -120,13 +129,21 @@ def pod_requests(spec: Mapping[str, Any]) -> Requests | None:
         peak = _max(peak, use)
     total = _max(total, peak)
     pod = spec.get("resources")
-    if isinstance(pod, Mapping) and isinstance(pod.get("requests"), Mapping):
+    if isinstance(pod, Mapping):
+        requests, limits = pod.get("requests"), pod.get("limits")
+        requests = requests if isinstance(requests, Mapping) else {}
+        limits = limits if isinstance(limits, Mapping) else {}
         for key in RESOURCES:
-            if key in pod["requests"]:
-                q = parse(pod["requests"][key])
-                if q is None:
-                    return None
-                total[key] = q
+            if key in requests:
+                text = requests[key]
+            elif key in limits and key not in total:  # defaultPodRequests
+                text = limits[key]
+            else:
+                continue
+            q = parse(text)
+            if q is None:
+                return None
+            total[key] = q
     overhead = spec.get("overhead")
     if isinstance(overhead, Mapping):
         extra: Requests = {}
@@ -138,6 +155,57 @@ def pod_requests(spec: Mapping[str, Any]) -> Requests | None:
                 extra[key] = q
         total = _add(total, extra)
     return total
+
+
+NEGATIVE_SOURCE = (
+    "kubernetes/kubernetes pkg/apis/core/validation/validation.go "
+    "ValidateResourceRequirements, ValidatePodResources, validateOverhead -> "
+    'ValidateResourceQuantityValue ("must be greater than or equal to 0")'
+)
+
+
+# A pod's overhead is set at its creation from its RuntimeClass, which cmhash reads when
+# the input holds it (report/scaling.py): the admission plugin writes it, rejecting a pod
+# whose own overhead differs
+RUNTIMECLASS = ("node.k8s.io", "RuntimeClass")
+RUNTIMECLASS_SOURCE = (
+    "kubernetes/kubernetes plugin/pkg/admission/runtimeclass/admission.go setOverhead "
+    "(pod.Spec.Overhead = nodeOverhead.PodFixed; \"Pod's Overhead doesn't match "
+    "RuntimeClass's defined Overhead\"); component-helpers resource/helpers.go "
+    "PodRequests (the overhead added)"
+)
+
+
+def runtime_class_overhead(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A RuntimeClass's ``overhead.podFixed`` (None: none)."""
+    overhead = obj.get("overhead")
+    fixed = overhead.get("podFixed") if isinstance(overhead, Mapping) else None
+    return fixed if isinstance(fixed, Mapping) else None
+
+
+def negative_quantity(spec: Mapping[str, Any]) -> str | None:
+    """The first negative request, limit or overhead of a pod spec, as ``containers[c].
+    resources.requests.cpu -1``: the API server refuses the object (and a negative
+    figure would lower the totals)."""
+    places: list[tuple[str, Any]] = []
+    for field in ("initContainers", "containers"):
+        for c in _list(spec.get(field)):
+            r = c.get("resources")
+            where = f"{field}[{c.get('name')}].resources"
+            if isinstance(r, Mapping):
+                places += [(f"{where}.{k}", r.get(k)) for k in ("requests", "limits")]
+    pod = spec.get("resources")
+    if isinstance(pod, Mapping):
+        places += [(f"resources.{k}", pod.get(k)) for k in ("requests", "limits")]
+    places.append(("overhead", spec.get("overhead")))
+    for where, values in places:
+        if not isinstance(values, Mapping):
+            continue
+        for key, text in values.items():
+            q = parse(text)
+            if q is not None and q.value < 0:
+                return f"{where}.{key} {text}"
+    return None
 
 
 def _seconds(probe: Any, field: str, default: int) -> int:
@@ -156,9 +224,11 @@ def ready_after(spec: Mapping[str, Any]) -> int:
     ]
     for c in containers:
         startup, readiness = c.get("startupProbe"), c.get("readinessProbe")
+        # every probe's delay runs from the container's start: readiness is probed from
+        # the later of its own delay and the startup probe's success
         t = _seconds(startup, "initialDelaySeconds", 0) if isinstance(startup, Mapping) else 0
         if isinstance(readiness, Mapping):
-            t += _seconds(readiness, "initialDelaySeconds", 0)
+            t = max(t, _seconds(readiness, "initialDelaySeconds", 0))
             succ = max(_seconds(readiness, "successThreshold", 1), 1)
             t += (succ - 1) * _seconds(readiness, "periodSeconds", 10)
         longest = max(longest, t)

@@ -38,6 +38,7 @@ autoscaler scales it back from there.
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from cmhash.knowledge.strategy import whole
 from cmhash.model import ResourceId
 
 HPA_SOURCE = (
@@ -185,7 +186,8 @@ class Scaling(NamedTuple):
 
 
 def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """An int32 field as kubectl sends it: a whole YAML float (4.0) is the integer."""
+    return whole(value)
 
 
 def _get(obj: Any, *path: str) -> Any:
@@ -194,6 +196,29 @@ def _get(obj: Any, *path: str) -> Any:
             return None
         obj = obj.get(step)
     return obj
+
+
+def _refused_range(row: Autoscaler, low: int, high: int | None) -> str:
+    """Why the range is no count (``RANGE_SOURCE``): a bound below 0, an HPA's
+    maxReplicas below 1 or below its minReplicas; "" when it is one."""
+    if low < 0:
+        return f"{row.low} {low} is negative"
+    if high is not None and high < 0:
+        return f"{row.high} {high} is negative"
+    if row.zero_stops and high is not None and high < 1:
+        return f"{row.high} {high}: must be greater than 0"
+    if high is not None and high < low:
+        return f"{row.high} {high} is below {row.low} {low}"
+    return ""
+
+
+RANGE_SOURCE = (
+    "kubernetes/kubernetes pkg/apis/autoscaling/validation/validation.go "
+    "ValidateHorizontalPodAutoscalerSpec (minReplicas at least 1, or 0 with "
+    'HPAScaleToZero; maxReplicas "must be greater than 0" and not below '
+    "minReplicas); kedacore/keda apis/keda/v1alpha1/scaledobject_webhook.go "
+    "(minReplicaCount not above maxReplicaCount)"
+)
 
 
 def read_autoscaler(group: str, kind: str, obj: Mapping[str, Any]) -> Scaling | None:
@@ -226,7 +251,13 @@ def read_autoscaler(group: str, kind: str, obj: Mapping[str, Any]) -> Scaling | 
         high = row.high_default if high is None else high
         if idle is not None:
             low = min(low, idle)
-        replicas = Replicas(low, high, own) if high is not None else Replicas(None, None, own)
+        refused = _refused_range(row, low, high)
+        if refused:
+            replicas = Replicas(None, None, f"{own} is refused ({refused}): the count is unknown")
+        elif high is not None:
+            replicas = Replicas(low, high, own)
+        else:
+            replicas = Replicas(None, None, own)
     namespace = _get(obj, "metadata", "namespace")
     return Scaling(
         own,
@@ -260,6 +291,8 @@ def replicas_of(
     if own is None and _int(old) is not None:
         why = f"OLD's spec.replicas {old} is removed: apply deletes the field"
         return defaulted(why, scaling)
+    if own is not None and own < 0:  # ValidateNonnegativeField: refused
+        return Replicas(None, None, f"spec.replicas {own} is negative: the API server refuses it")
     if scaling is not None:
         if own == 0 and scaling.row.zero_stops:
             return Replicas(0, 0, f"{SPEC}; {scaling.name} does not scale a workload at 0")

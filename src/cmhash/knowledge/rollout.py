@@ -21,6 +21,7 @@ from cmhash.knowledge.podupdate import Effect
 from cmhash.knowledge.rollout_apps import (
     DEPLOYMENT_RULES,
     IMMUTABLE_RULES,
+    NEGATIVE_RULES,
     RECREATE_RULES,
     SELECTOR_RULES,
 )
@@ -152,6 +153,7 @@ NEVER_ROLLS: dict[Policy, str] = {
 RULES: tuple[Rule, ...] = (
     *SKIP_RULES,
     *SELECTOR_RULES,
+    *NEGATIVE_RULES,
     *RECREATE_RULES,
     *IMMUTABLE_RULES,
     *WORKLOAD_REF_RULES,

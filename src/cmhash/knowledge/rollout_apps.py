@@ -8,8 +8,11 @@ behaviour."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from cmhash.knowledge.engines import RECREATE_SOURCE
 from cmhash.knowledge.labels import is_empty, selector_matches
+from cmhash.knowledge.podrequests import NEGATIVE_SOURCE, negative_quantity
 from cmhash.knowledge.rollout_holds import HOLDS, RELEASED, released_only
 from cmhash.knowledge.rollout_rule import (
     DEPLOYMENT,
@@ -19,6 +22,7 @@ from cmhash.knowledge.rollout_rule import (
     Workload,
     always,
     no_pod,
+    refused_strategy_rule,
     replicas,
     scaled,
     scales_from_zero,
@@ -26,6 +30,7 @@ from cmhash.knowledge.rollout_rule import (
     starts,
     stops,
 )
+from cmhash.knowledge.strategy import whole
 
 K8S_DEPLOYMENT = "https://kubernetes.io/docs/concepts/workloads/controllers/deployment/"
 
@@ -122,6 +127,38 @@ SELECTOR_RULES = (
     ),
 )
 
+
+def _negative_replicas(c: Workload) -> bool:
+    n = whole(c.spec("replicas"))  # a DaemonSet has no such field
+    return c.id.kind != "DaemonSet" and n is not None and n < 0
+
+
+def _negative(c: Workload) -> str | None:
+    """A negative spec.replicas or quantity of the pod template, in the manifest's words."""
+    if _negative_replicas(c):
+        return f"spec.replicas {c.spec('replicas')} is negative"
+    pod = c.spec("template", "spec")
+    got = negative_quantity(pod) if isinstance(pod, Mapping) else None
+    return f"spec.template.spec.{got} is negative" if got else None
+
+
+NEGATIVE_RULES = (
+    Rule(
+        "negative-count",
+        SELECTOR_KINDS,
+        lambda c: _negative(c) is not None,
+        "spec.replicas, or a request, limit or overhead of the pod template, below 0",
+        Outcome.REFUSED,
+        lambda c: (
+            f"{_negative(c)}: the API server refuses the {c.id.kind} (must be greater than "
+            "or equal to 0), so nothing rolls"
+        ),
+        f"{APPS_VALIDATION} ValidateDeploymentSpec, ValidateStatefulSetSpec, "
+        "ValidateReplicaSetSpec (ValidateNonnegativeField on spec.replicas); "
+        f"{NEGATIVE_SOURCE}",
+    ),
+)
+
 RECREATE_RULES = (
     Rule(
         "recreated",
@@ -164,6 +201,7 @@ IMMUTABLE_RULES = (
 )
 
 DEPLOYMENT_RULES = (
+    refused_strategy_rule("deployment-strategy-refused", DEPLOYMENT),
     Rule(
         "deployment-paused",
         DEPLOYMENT,

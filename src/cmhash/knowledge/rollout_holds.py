@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 from cmhash.knowledge.defaults import path_get
 from cmhash.knowledge.replicas import Replicas
 from cmhash.knowledge.rollout_rule import DAEMONSET, DEPLOYMENT, ROLLOUT, STATEFULSET, Workload
+from cmhash.knowledge.strategy import whole
 
 
 def ordinals(low: int, n: Replicas, high: int | None = None) -> str:
@@ -96,7 +97,7 @@ RELEASED = "the change releases pods held back (rollout released): "
 
 
 def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    return whole(value) or 0  # a whole YAML float is the integer kubectl sends
 
 
 def released_fields(

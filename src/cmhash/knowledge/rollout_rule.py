@@ -16,7 +16,8 @@ from typing import Any, NamedTuple, Protocol
 
 from cmhash.knowledge.defaults import path_get
 from cmhash.knowledge.podupdate import Effect
-from cmhash.knowledge.replicas import SPEC, Replicas
+from cmhash.knowledge.replicas import SPEC, Replicas, replicas_of
+from cmhash.knowledge.strategy import STRATEGY_CHECKS, refused_strategy
 from cmhash.model import ResourceId, TextEnum
 
 
@@ -98,6 +99,36 @@ def replicas(c: Workload) -> Replicas:
     """Its pod count (knowledge/replicas.py): what every rule reads, never 1 for an
     absent field."""
     return c.replicas()
+
+
+def refused_strategy_rule(name: str, kinds: tuple[tuple[str, str], ...]) -> Rule:
+    """The API server refuses the workload's update strategy (knowledge/strategy.py)."""
+
+    def why(c: Workload) -> str | None:
+        return refused_strategy(c.id.kind, c.spec() or {})
+
+    return Rule(
+        name,
+        kinds,
+        lambda c: why(c) is not None,
+        "an update strategy the API server refuses (knowledge/strategy.py STRATEGY_CHECKS)",
+        Outcome.REFUSED,
+        lambda c: (
+            f"{why(c)}: the API server refuses the {c.id.kind} (kubectl apply fails), "
+            "so nothing rolls"
+        ),
+        "; ".join(sorted({x.source for x in STRATEGY_CHECKS})),
+    )
+
+
+def rollout_replicas(taken: Takeover) -> Replicas:
+    """The count of a workload an Argo Rollout takes over (``spec.workloadRef``): the
+    Rollout's ``spec.replicas`` (it scales the workload itself down to 0), unknown
+    offline when absent (apply keeps the live count)."""
+    n = replicas_of(taken.spec("replicas"), None)
+    if n.exact is None:
+        return Replicas(None, None, f"Argo {taken.name} gives no spec.replicas")
+    return Replicas(n.low, n.high, f"Argo {taken.name}")
 
 
 def scaled(c: Workload) -> str:

@@ -22,6 +22,7 @@ from cmhash.knowledge.rollout_rule import (
     Workload,
     always,
     no_pod,
+    refused_strategy_rule,
     replicas,
     scaled,
     scales_from_zero,
@@ -29,6 +30,7 @@ from cmhash.knowledge.rollout_rule import (
     starts,
     stops,
 )
+from cmhash.knowledge.strategy import whole
 
 K8S_STS = "https://kubernetes.io/docs/concepts/workloads/controllers/statefulset/"
 STS_VALIDATION = (
@@ -37,8 +39,7 @@ STS_VALIDATION = (
 
 
 def _partition(c: Workload) -> int:
-    p = c.spec("updateStrategy", "rollingUpdate", "partition")
-    return p if isinstance(p, int) and not isinstance(p, bool) else 0
+    return whole(c.spec("updateStrategy", "rollingUpdate", "partition")) or 0
 
 
 def _partition_text(c: Workload) -> str:
@@ -64,7 +65,7 @@ def _released_partition(c: Workload) -> str | None:
             f"earlier template change (if any) are updated, {ordinals(q, replicas(c))}"
         )
     p = old_field(c, "spec", "updateStrategy", "rollingUpdate", "partition")
-    p = p if isinstance(p, int) and not isinstance(p, bool) else 0
+    p = whole(p) or 0
     if p <= q:
         return None
     return (
@@ -114,6 +115,7 @@ STATEFULSET_RULES = (
         ),
         f"{STS_VALIDATION} (ValidateNonnegativeField on rollingUpdate.partition)",
     ),
+    refused_strategy_rule("statefulset-strategy-refused", STATEFULSET),
     Rule(
         "statefulset-on-delete",
         STATEFULSET,
@@ -202,6 +204,7 @@ STATEFULSET_RULES = (
 )
 
 DAEMONSET_RULES = (
+    refused_strategy_rule("daemonset-strategy-refused", DAEMONSET),
     Rule(
         "daemonset-on-delete",
         DAEMONSET,

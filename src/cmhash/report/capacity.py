@@ -58,6 +58,7 @@ def _strategy(
     spec: Mapping[str, Any],
     engine: str | None,
     nodes: int | None,
+    held: int | None = None,
 ) -> tuple[Any, str] | None:
     """(a function of the pod count giving ``Figures``, the fix) for the workload's
     strategy; None where no rule gives figures (an operator's kind, an Argo Rollout)."""
@@ -73,7 +74,7 @@ def _strategy(
             return cap.recreate, cap.FIX_RECREATE
         return (lambda n: cap.deployment(spec, n)), cap.FIX
     if key == ("apps", "StatefulSet"):
-        return (lambda n: cap.statefulset(spec, n)), cap.FIX_STATEFULSET
+        return (lambda n: cap.statefulset(spec, n, held)), cap.FIX_STATEFULSET
     if key == ("apps", "DaemonSet"):
         return (lambda n: cap.daemonset(spec, nodes)), cap.FIX_DAEMONSET
     return None
@@ -104,6 +105,8 @@ def cost(
     replicas: Replicas,
     engine: str | None = None,
     nodes: int | None = None,
+    overhead: Mapping[str, Any] | None = None,
+    held: int | None = None,
 ) -> Cost:
     """A restart's capacity figures (``key``: its group and kind; ``obj``: NEW's
     object; ``replicas``: its count, knowledge/replicas.py)."""
@@ -111,11 +114,13 @@ def cost(
     spec = spec if isinstance(spec, Mapping) else {}
     pod = path_get(obj, pod_spec_path)
     pod = pod if isinstance(pod, Mapping) else {}
+    if overhead is not None:  # its RuntimeClass's, set by admission (RUNTIMECLASS_SOURCE)
+        pod = {**pod, "overhead": overhead}
     requests = pod_requests(pod)
     per_pod: dict[str, Quantity | None] | None = (
         None if requests is None else {k: requests.get(k, ZERO) for k in RESOURCES}
     )
-    how = _strategy(key, outcome, rule, spec, engine, nodes)
+    how = _strategy(key, outcome, rule, spec, engine, nodes, held)
     if key == ("", "Pod"):
         replicas = Replicas(1, 1, "a bare Pod")
     if key == ("apps", "DaemonSet"):
@@ -170,8 +175,8 @@ def cost(
     }
     down = None
     if downtime and how is not None:
-        why = next(f.why for f in fs if f.downtime)
-        down = Downtime(why, how[1])
+        first = next(f for f in fs if f.downtime)
+        down = Downtime(first.why, first.fix or how[1])
     return Cost(data, down)
 
 
@@ -207,11 +212,17 @@ def unknown(restart: list[dict[str, Any]]) -> int:
 
 def totals(restart: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """``summary.capacity`` (every restart rolling at once) and the same per namespace:
-    the known figures summed, the workloads with downtime counted."""
+    the known figures summed, the workloads with downtime counted (per namespace, the
+    workloads of unknown surge too: ``capacityUnknown`` counts them in all)."""
     by_ns: dict[str, list[dict[str, Any]]] = {}
     for w in restart:
         by_ns.setdefault(w["namespace"], []).append(w)
-    return _sum(restart), {ns: _sum(ws) for ns, ws in sorted(by_ns.items())}
+    per_ns = {}
+    for ns, ws in sorted(by_ns.items()):
+        per_ns[ns] = _sum(ws)
+        if unknown(ws):  # its +0 is not "costs nothing"
+            per_ns[ns]["unknown"] = unknown(ws)
+    return _sum(restart), per_ns
 
 
 def downtime_finding(w: Mapping[str, Any], down: Downtime) -> Any:

@@ -133,6 +133,8 @@ def capacity_total(t: dict[str, Any]) -> str:
     line = f"+{plural(t['surgePods'], 'pod')} ({_requests(t['surgeRequests'], '+')})"
     if t["downtime"]:
         line += f"; {plural(t['downtime'], 'workload')} with downtime"
+    if t.get("unknown"):
+        line += f"; {plural(t['unknown'], 'workload')} unknown"
     return line
 
 

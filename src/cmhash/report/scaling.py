@@ -1,6 +1,7 @@
 """report: the autoscalers of one side (knowledge/replicas.py AUTOSCALERS: a
 HorizontalPodAutoscaler, a KEDA ScaledObject), and which workload each owns the pod
-count of.
+count of; and its RuntimeClasses' ``overhead.podFixed`` (knowledge/podrequests.py), which
+admission sets as the overhead of the pods naming them.
 
 An autoscaler is no workload, ConfigMap or Secret: the pipeline passes its document
 through unread. Its documents are found here by the kind's name in the text (a scan
@@ -14,9 +15,11 @@ autoscaler's (``--namespace`` for none) equal to the workload's."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from cmhash.errors import CmhashError, NodeError
+from cmhash.knowledge.podrequests import RUNTIMECLASS, runtime_class_overhead
 from cmhash.knowledge.replicas import BY_KIND, KIND_NAMES, Scaling, read_autoscaler
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.parse.resources import document_resources
@@ -36,19 +39,28 @@ class Scalers:
         self._parser = parser
         self._namespace = namespace  # --namespace: where objects without one go
         self._by_target: dict[tuple[str, str, str], list[Scaling]] | None = None
+        self._classes: dict[str, Mapping[str, Any]] = {}  # RuntimeClass -> podFixed
+
+    def overhead(self, runtime_class: Any) -> Mapping[str, Any] | None:
+        """The ``overhead.podFixed`` of the input's RuntimeClass of that name (cluster
+        scoped), which admission sets as the pod's overhead."""
+        if self._by_target is None:
+            self._by_target = self._load()
+        return self._classes.get(runtime_class) if isinstance(runtime_class, str) else None
 
     def _load(self) -> dict[tuple[str, str, str], list[Scaling]]:
         found: dict[tuple[str, str, str], list[Scaling]] = {}
         be = backend(self._parser)
+        names = (*KIND_NAMES, RUNTIMECLASS[1])
         for src in self._sources:
             text = src.text
-            if not any(name in text for name in KIND_NAMES):
+            if not any(name in text for name in names):
                 continue
             marks = cuts(text)
             for doc in range(len(marks) - 1):
                 ch = chunk(marks, doc)
                 piece = text[ch.start : ch.end]
-                if not any(name in piece for name in KIND_NAMES):
+                if not any(name in piece for name in names):
                     continue
                 try:
                     roots = parse_chunk(piece, ch.start, be)
@@ -56,13 +68,19 @@ class Scalers:
                 except (CmhashError, NodeError, ValueError, RecursionError):
                     continue
                 for res in resources:
-                    if (res.group, res.kind) not in BY_KIND:
+                    key = (res.group, res.kind)
+                    if key not in BY_KIND and key != RUNTIMECLASS:
                         continue
                     with deep():
                         try:
                             obj = plain(res.node)
                         except (CmhashError, NodeError):
                             continue
+                    if key == RUNTIMECLASS:
+                        fixed = runtime_class_overhead(obj) if isinstance(obj, Mapping) else None
+                        if fixed is not None and res.name:
+                            self._classes[res.name] = fixed
+                        continue
                     scaling = read_autoscaler(res.group, res.kind, obj)
                     if scaling is not None:
                         found.setdefault(scaling.target, []).append(scaling)

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from cmhash.errors import NodeError
 from cmhash.knowledge.defaults import BY_AMOUNT, path_get
 from cmhash.knowledge.kinds import is_kubernetes_group
-from cmhash.knowledge.rollout_rule import ROLLOUT, Takeover
+from cmhash.knowledge.rollout_rule import ROLLOUT, Takeover, rollout_replicas
+from cmhash.knowledge.strategy import whole
 from cmhash.knowledge.zerovalues import TYPED_CUSTOM
 from cmhash.model import ResourceId
 from cmhash.parse.events import backend, parse_chunk
@@ -191,15 +192,27 @@ class Templates(NamedTuple):
         obj = self.obj(plan) or {}
         ctx = Context(obj, (), self.rollouts, plan.id, scaling=self.scalers[1].of(plan))
         kind = plan.info.kind
+        pod = path_get(obj, kind.pod_spec_path)
+        rc = pod.get("runtimeClassName") if isinstance(pod, Mapping) else None
+        count = ctx.replicas()
+        taken = self.rollouts.get(plan.id)
+        if decision.rule == "workload-ref" and taken is not None:
+            count = rollout_replicas(taken)  # its pods run under the Rollout's count
+        held = None  # a partition lowered alone: the ordinals below OLD's partition
+        if decision.rule == "statefulset-released" and self.old is not None:
+            before = self.old.get(plan.id)
+            held = whole(path_get(before, ("spec", "updateStrategy", "rollingUpdate", "partition")))
         return cost(
             (kind.group, kind.kind),
             decision.outcome,
             decision.rule,
             obj,
             kind.pod_spec_path,
-            ctx.replicas(),
+            count,
             ctx.forced(),
             self.nodes,
+            self.scalers[1].overhead(rc),
+            held,
         )
 
     def created(self, plan: WorkloadPlan) -> tuple[Decision, list[dict[str, Any]]] | None:
