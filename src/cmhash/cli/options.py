@@ -246,6 +246,18 @@ def _quantity(param: Any, value: str | None) -> Any:
     return q
 
 
+# the budgets of report and ci-report, in the order their help shows them
+BUDGETS = (
+    "max_restarts",
+    "max_restarts_per_namespace",
+    "max_surge_cpu",
+    "max_surge_memory",
+    "no_downtime",
+    "nodes",
+    "no_values",
+)
+
+
 def verdict_options(*names: str, described: bool = True) -> Callable[[_F], _F]:
     """These of report's verdict options, in this order (``described``: with their help
     text, as report and ci-report show them)."""

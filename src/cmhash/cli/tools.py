@@ -11,7 +11,13 @@ from typing import Any
 import click
 
 from cmhash.cli.inject import select_inputs
-from cmhash.cli.options import comment_options, common_options, settings_options, verdict_options
+from cmhash.cli.options import (
+    BUDGETS,
+    comment_options,
+    common_options,
+    settings_options,
+    verdict_options,
+)
 from cmhash.errors import EXIT_INPUT, UsageError
 from cmhash.output import err
 
@@ -160,16 +166,7 @@ Exit codes:
     "directory it runs in and --render: two jobs of one merge request keep one each).",
 )
 @click.option("--summary", default=None, help="Append the Markdown to this file.")
-@verdict_options(
-    "fail_on",
-    "max_restarts",
-    "max_restarts_per_namespace",
-    "max_surge_cpu",
-    "max_surge_memory",
-    "no_downtime",
-    "nodes",
-    "no_values",
-)
+@verdict_options("fail_on", *BUDGETS)
 def ci_report(
     render: str,
     base: str,

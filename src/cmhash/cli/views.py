@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from cmhash.cli.inject import empty_allowed, run_pipeline, select_inputs, warn_if_empty
-from cmhash.cli.options import common_options, settings_options, verdict_options
+from cmhash.cli.options import BUDGETS, common_options, settings_options, verdict_options
 from cmhash.errors import EXIT_INPUT
 
 EXPLAIN_EXIT_CODES_HELP = """\b
@@ -97,15 +97,7 @@ Exit codes:
     help="Write the report to this file (a regular file atomically; a device or FIFO as a "
     "stream; through a symlink, its target) instead of stdout.",
 )
-@verdict_options(
-    "max_restarts",
-    "max_restarts_per_namespace",
-    "max_surge_cpu",
-    "max_surge_memory",
-    "no_downtime",
-    "nodes",
-    "no_values",
-)
+@verdict_options(*BUDGETS)
 @click.option(
     "--old-lock",
     metavar="FILE",

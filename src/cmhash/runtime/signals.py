@@ -23,7 +23,9 @@ HANDLED = (signal.SIGTERM, signal.SIGHUP)
 HELD = (signal.SIGINT, *HANDLED)
 
 
-class Terminated(BaseException):
+class _Signalled(BaseException):
+    """A signal that ends the run (no ``except Exception`` swallows it)."""
+
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
@@ -31,6 +33,10 @@ class Terminated(BaseException):
     @property
     def name(self) -> str:
         return signal.Signals(self.signum).name
+
+
+class Terminated(_Signalled):
+    """SIGTERM or SIGHUP arrived: the run ends with 128 + ``signum``."""
 
 
 def _raise(signum: int, frame: FrameType | None) -> None:
@@ -113,18 +119,9 @@ def reset_in_child() -> None:
         signal.signal(sig, signal.SIG_DFL)
 
 
-class RolledBack(BaseException):
+class RolledBack(_Signalled):
     """A held signal stopped a commit, which rolled everything back: ``cli`` says so and
-    exits with 128 + ``signum`` (like ``KeyboardInterrupt`` and :class:`Terminated`, no
-    ``except Exception`` swallows it)."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-    @property
-    def name(self) -> str:
-        return signal.Signals(self.signum).name
+    exits with 128 + ``signum`` (not a :class:`Terminated`: its handlers do not catch it)."""
 
 
 def _stopping() -> list[int]:
