@@ -66,8 +66,7 @@ def lock(
     moves exactly the checksums of the workloads that use that object."""
     from cmhash.app.lock import make_lock
     from cmhash.output import err, report_notes, write_stdout
-    from cmhash.read.inputs import select
-    from cmhash.read.stdin import Mode
+    from cmhash.read.inputs import stream_sources
     from cmhash.settings.layering import layered
 
     settings = layered(opts, read_lock=False)
@@ -81,14 +80,7 @@ def lock(
         raise UsageError("only one of EXPORTS and --for can be - (stdin)")
 
     def read(paths: tuple[str, ...]) -> list[Any]:
-        return select(
-            list(paths),
-            mode=Mode.STREAM,
-            config_paths=(),
-            config_file=None,
-            excludes=settings.exclude,
-            max_bytes=settings.max_input_bytes,
-        ).sources
+        return stream_sources(paths, settings.exclude, settings.max_input_bytes)
 
     if print_kinds:
         from cmhash.app.lock import needed_resources

@@ -375,3 +375,18 @@ def refusal(inputs: Inputs, mode: Mode) -> CmhashError | None:
         f"no Kubernetes manifests in the input: {count} path{'s' if count != 1 else ''} "
         f"skipped (e.g. {first.path}: {first.why}; -v lists them)"
     )
+
+
+def stream_sources(
+    paths: Sequence[str], excludes: Sequence[str], max_bytes: int
+) -> list[SourceText]:
+    """PATHS (``-``: stdin) read as one stream, with no config file: a report's side, the
+    lock's exports and manifests."""
+    return select(
+        list(paths),
+        mode=Mode.STREAM,
+        config_paths=(),
+        config_file=None,
+        excludes=excludes,
+        max_bytes=max_bytes,
+    ).sources

@@ -110,24 +110,13 @@ def data_of(
     ``nodes``: --nodes, how many nodes run a DaemonSet's pods)."""
     from cmhash.app import pipeline as app
     from cmhash.errors import UsageError
-    from cmhash.read.inputs import select
-    from cmhash.read.stdin import Mode
+    from cmhash.read.inputs import stream_sources
     from cmhash.report.scaling import Scalers
     from cmhash.runtime import lifetime
 
     if old == "-" and new == "-":
         raise UsageError("OLD and NEW cannot both be - (stdin)")
-    inputs = [
-        select(
-            [p],
-            mode=Mode.STREAM,
-            config_paths=(),
-            config_file=None,
-            excludes=settings.exclude,
-            max_bytes=settings.max_input_bytes,
-        ).sources
-        for p in (old, new)
-    ]
+    inputs = [stream_sources([p], settings.exclude, settings.max_input_bytes) for p in (old, new)]
     # an empty side is a warning, and an error under --strict (the pipeline's own, as
     # for an empty pipe in the stream mode)
     own = (old_settings or settings, settings)
