@@ -127,6 +127,27 @@ def test_negative_requests_and_replicas_are_refused_never_summed(tmp_path: Path)
     assert data["summary"]["capacity"]["surgeRequests"] == {"cpu": "2", "memory": "2Gi"}
 
 
+def test_a_request_that_is_no_quantity_or_a_count_beyond_int32_is_refused(
+    tmp_path: Path,
+) -> None:
+    """The API server cannot decode ``1.5.3`` into a Quantity, nor 10^11 into an int32
+    spec.replicas: refused, nothing rolls, and the budget is no longer silently passed
+    (``typo``'s surge was unknown, ``huge``'s count too)."""
+    new = (
+        NEGATIVE.replace('cpu: "-1", memory: -1Gi', 'cpu: "1.5.3", memory: 64Mi')
+        .replace("replicas: -1", "replicas: 100000000000")
+        .replace("name: minus", "name: huge")
+    )
+    _pair(tmp_path, new)
+    code, data, err = _run(tmp_path, "--max-surge-cpu", "1")
+    assert code == 1, err  # big alone: +2 CPU
+    assert [w["name"] for w in data["restart"]] == ["big"]
+    refused = {w["name"]: w["reason"] for w in data["notRestarting"]}
+    assert "requests.cpu '1.5.3' is not a quantity" in refused["typo"]
+    assert "spec.replicas 100000000000 is no int32" in refused["huge"]
+    assert all(w["outcome"] == "refused" for w in data["notRestarting"])
+
+
 RUNTIMECLASS = """apiVersion: node.k8s.io/v1
 kind: RuntimeClass
 metadata: {name: kata}

@@ -184,9 +184,9 @@ def runtime_class_overhead(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
 
 
 def negative_quantity(spec: Mapping[str, Any]) -> str | None:
-    """The first negative request, limit or overhead of a pod spec, as ``containers[c].
-    resources.requests.cpu -1``: the API server refuses the object (and a negative
-    figure would lower the totals)."""
+    """The first request, limit or overhead of a pod spec that is negative or no quantity
+    at all, as ``containers[c].resources.requests.cpu -1 is negative``: the API server
+    refuses the object (and such a figure would lower the totals or hide a surge)."""
     places: list[tuple[str, Any]] = []
     for field in ("initContainers", "containers"):
         for c in _list(spec.get(field)):
@@ -203,8 +203,11 @@ def negative_quantity(spec: Mapping[str, Any]) -> str | None:
             continue
         for key, text in values.items():
             q = parse(text)
+            if q is None and text is not None:
+                # (null decodes to a zero Quantity; anything else must parse first)
+                return f"{where}.{key} {text!r} is not a quantity"
             if q is not None and q.value < 0:
-                return f"{where}.{key} {text}"
+                return f"{where}.{key} {text} is negative"
     return None
 
 

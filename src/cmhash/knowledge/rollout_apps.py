@@ -30,7 +30,7 @@ from cmhash.knowledge.rollout_rule import (
     starts,
     stops,
 )
-from cmhash.knowledge.strategy import whole
+from cmhash.knowledge.strategy import Invalid, as_int32
 
 K8S_DEPLOYMENT = "https://kubernetes.io/docs/concepts/workloads/controllers/deployment/"
 
@@ -128,18 +128,26 @@ SELECTOR_RULES = (
 )
 
 
-def _negative_replicas(c: Workload) -> bool:
-    n = whole(c.spec("replicas"))  # a DaemonSet has no such field
-    return c.id.kind != "DaemonSet" and n is not None and n < 0
+def _bad_replicas(c: Workload) -> str | None:
+    """spec.replicas negative, or no int32 (k8s.io/api apps/v1 types.go) kubectl's JSON
+    decodes into it; a DaemonSet has no such field."""
+    if c.id.kind == "DaemonSet":
+        return None
+    n = as_int32(c.spec("replicas"))
+    if isinstance(n, Invalid):
+        return f"spec.replicas {n.value!r} is no int32"
+    return f"spec.replicas {n} is negative" if n is not None and n < 0 else None
 
 
 def _negative(c: Workload) -> str | None:
-    """A negative spec.replicas or quantity of the pod template, in the manifest's words."""
-    if _negative_replicas(c):
-        return f"spec.replicas {c.spec('replicas')} is negative"
+    """A spec.replicas or quantity of the pod template the API server refuses (negative,
+    beyond its type, no quantity), in the manifest's words."""
+    bad = _bad_replicas(c)
+    if bad:
+        return bad
     pod = c.spec("template", "spec")
     got = negative_quantity(pod) if isinstance(pod, Mapping) else None
-    return f"spec.template.spec.{got} is negative" if got else None
+    return f"spec.template.spec.{got}" if got else None
 
 
 NEGATIVE_RULES = (
@@ -147,12 +155,10 @@ NEGATIVE_RULES = (
         "negative-count",
         SELECTOR_KINDS,
         lambda c: _negative(c) is not None,
-        "spec.replicas, or a request, limit or overhead of the pod template, below 0",
+        "spec.replicas, or a request, limit or overhead of the pod template, below 0 (or no "
+        "number or quantity the API server reads)",
         Outcome.REFUSED,
-        lambda c: (
-            f"{_negative(c)}: the API server refuses the {c.id.kind} (must be greater than "
-            "or equal to 0), so nothing rolls"
-        ),
+        lambda c: f"{_negative(c)}: the API server refuses the {c.id.kind}, so nothing rolls",
         f"{APPS_VALIDATION} ValidateDeploymentSpec, ValidateStatefulSetSpec, "
         "ValidateReplicaSetSpec (ValidateNonnegativeField on spec.replicas); "
         f"{NEGATIVE_SOURCE}",
