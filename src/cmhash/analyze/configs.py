@@ -37,6 +37,7 @@ from cmhash.parse.k8syaml import (
 )
 from cmhash.parse.resources import Resource, bool_field, require_name, str_field
 from cmhash.parse.tree import ALIAS, MAP, SCALAR, Node, deref, entries, get, get_path
+from cmhash.read.split import may_hold_secret
 
 _BINARY_TAG = "tag:yaml.org,2002:binary"
 
@@ -158,10 +159,11 @@ def is_immutable(res: Resource) -> bool:
 
 
 def config_info(
-    res: Resource, options: AnalyzeOptions, default_nl: str, secret: bool
+    res: Resource, options: AnalyzeOptions, default_nl: str, doc_text: str
 ) -> ConfigInfo | None:
-    """A ConfigMap's or Secret's summary; None for one named by generateName (``secret``:
-    the document may hold Secret text, which no message may quote)."""
+    """A ConfigMap's or Secret's summary; None for one named by generateName
+    (``doc_text``: its document's text; no message quotes a document that may hold a
+    Secret, asked only when there is a message)."""
     if res.name is None and res.generate_name is not None:
         # a name only the API server picks: nothing can reference it, but a Secret
         # stays a Secret: its data is checked like any Secret's, and its span goes to
@@ -179,7 +181,7 @@ def config_info(
         try:
             edits = version_edits(res, annotations, options, default_nl)
         except NodeError as exc:
-            error = (exc.public if secret else exc.message, exc.offset)
+            error = (exc.public if may_hold_secret(doc_text) else exc.message, exc.offset)
     node = res.node
     return _config_info(  # (every field, in order: no Python frame for the tuple)
         (
