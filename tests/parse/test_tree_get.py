@@ -88,6 +88,35 @@ def test_scalar_of_none_and_other_objects() -> None:
     assert tree.scalar(odd) == "5"
 
 
+def _items_reference(node: Node | None) -> list[Node]:
+    """tree.items as it was first written: every item read through deref."""
+    node = tree.deref(node)
+    if node is None or node.kind != SEQ:
+        return []
+    return [n for n in (tree.deref(x) for x in node.value) if n is not None]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "s: [a, {b: 1}, [c]]\n",  # no alias: the items as they are
+        "a: &x 1\nm: &m {k: v}\ns: [*x, 2, *m, &y [3], *y]\n",  # aliased items
+        "l: &l [a, b]\ns: *l\nt: [*l]\n",  # the sequence itself an alias
+        "s: []\nt: {a: [1]}\nu: x\nv:\n",  # empty, a mapping, a scalar, null
+    ],
+)
+def test_items_the_same_as_its_reference(text: str) -> None:
+    """``items`` copies a sequence without an alias as it is, and reads through each
+    alias otherwise: the same nodes, in the same order, as deref on every item."""
+    for parser in ("fast", "exact"):
+        root = events.parse_chunk(text, 0, events.backend(parser))[0]
+        for node in [None, *_nodes(root)]:
+            got = tree.items(node)
+            assert [id(n) for n in got] == [id(n) for n in _items_reference(node)]
+            if node is not None and node.kind == SEQ:
+                assert got is not node.value  # a copy: a caller may change it
+
+
 def test_get_on_the_corpus() -> None:
     checked = 0
     for f in sorted(CORPUS.rglob("*.yaml"))[:10]:

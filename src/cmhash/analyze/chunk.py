@@ -41,16 +41,17 @@ def _workload(
     options: AnalyzeOptions,
     default_nl: str,
     roots: Roots,
-    secret: bool,
+    text: str,
 ) -> WorkloadInfo:
     """A workload's summary, with its candidate edit refused when it would land inside a
-    node an alias repeats, and its error message stripped of text in a Secret doc."""
+    node an alias repeats, and its error message stripped of text when its document
+    (``text``) may hold a Secret."""
     winfo = analyze_workload(res, wk, options, default_nl)
     if winfo.edit is not None and roots.aliased:
         problem = inside_aliased(winfo.edit, roots.aliased)
         if problem is not None:
             winfo.edit, winfo.edit_error = None, problem
-    if winfo.edit_error is not None and secret:
+    if winfo.edit_error is not None and may_hold_secret(text):
         winfo.edit_error = NodeError(winfo.edit_error.public, winfo.edit_error.offset)
     return winfo
 
@@ -62,7 +63,6 @@ def _verify(
     roots: Roots,
     candidates: list[tuple[int, WorkloadInfo]],
     options: AnalyzeOptions,
-    secret: bool,
 ) -> None:
     """Apply every candidate edit of the document and verify the result (verify.py); a
     failure is kept and raised only if one of these edits is really made."""
@@ -93,7 +93,7 @@ def _verify(
             be,
         )
     except NodeError as exc:
-        info.verify_error = (exc.public if secret else exc.message, exc.offset)
+        info.verify_error = (exc.public if may_hold_secret(text) else exc.message, exc.offset)
 
 
 def analyze_chunk(
@@ -113,14 +113,13 @@ def analyze_chunk(
     info = DocInfo(
         index, chunk, not roots[0].is_null if len(roots) == 1 else any(not r.is_null for r in roots)
     )
-    secret = may_hold_secret(text)
     configs: list[ConfigInfo] = []
     workloads: list[WorkloadInfo] = []
     candidates: list[tuple[int, WorkloadInfo]] = []
     unnamed: list[tuple[int, int]] = []  # Secrets named by generateName: (start, end)
     for pos, res in enumerate(document_resources(src, index, roots)):
         if res.kind in ("ConfigMap", "Secret") and res.group == "":
-            config = config_info(res, options, default_nl, secret)
+            config = config_info(res, options, default_nl, text)
             if config is not None:
                 configs.append(config)
             elif res.kind == "Secret":
@@ -135,7 +134,7 @@ def analyze_chunk(
         for wk in groups:
             if wk.component is not None and _absent(get_path(res.node, wk.template_path)):
                 continue  # a pod group the resource does not run (a VMCluster without vmselect)
-            winfo = _workload(res, wk, options, default_nl, roots, secret)
+            winfo = _workload(res, wk, options, default_nl, roots, text)
             workloads.append(winfo)
             if winfo.edit is not None:
                 candidates.append((pos, winfo))
@@ -154,7 +153,7 @@ def analyze_chunk(
     info.configs, info.workloads = tuple(configs), tuple(workloads)
     info.unnamed_secrets = tuple(unnamed)
     if candidates:
-        _verify(src, info, text, roots, candidates, options, secret)
+        _verify(src, info, text, roots, candidates, options)
     return info
 
 

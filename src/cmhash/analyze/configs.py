@@ -36,13 +36,8 @@ from cmhash.parse.k8syaml import (
     tagged_value,
 )
 from cmhash.parse.resources import Resource, bool_field, require_name, str_field
-from cmhash.parse.tree import MAP, SCALAR, Node, deref, entries, get, get_path, scalar
-
-
-def _non_string_plain(node: Node) -> bool:
-    """A plain scalar that Kubernetes' decoder turns into a number, boolean or null."""
-    return node.style is None and node.tag is None and resolves_to_non_string(node.value)
-
+from cmhash.parse.tree import ALIAS, MAP, SCALAR, Node, deref, entries, get, get_path
+from cmhash.read.split import may_hold_secret
 
 _BINARY_TAG = "tag:yaml.org,2002:binary"
 
@@ -50,7 +45,7 @@ _BINARY_TAG = "tag:yaml.org,2002:binary"
 def _key(knode: Node, written: str, what: str, field: str) -> str:
     """A data key as kubectl sends it: as written, unless it resolves to another type
     (``yes`` is ``true``, ``0x1F`` is ``31``) or has a tag (k8syaml.key_string)."""
-    k = deref(knode) or knode
+    k = knode if knode.kind != ALIAS else deref(knode) or knode
     if k.tag is None and (k.style is not None or (written and written[0] not in HINTED)):
         return written  # (most keys: no lookup)
     try:
@@ -89,11 +84,11 @@ def _string_map(
         if val.tag is not None:
             out[key] = (_tagged_string(val, f"{what} '{field}.{key}'", base64), val)
             continue
-        text = scalar(val)  # None: null
-        if text is None:
+        if val.is_null:
             out[key] = ("", val)
             continue
-        if val.style is None and _non_string_plain(val):
+        text = str(val.value)  # (scalar(val): a scalar, read through its alias already)
+        if val.style is None and resolves_to_non_string(text):  # (and no tag: above)
             raise NodeError(
                 f"{what} '{field}.{key}' is not a string in Kubernetes' YAML; quote the value",
                 v.start,
@@ -164,10 +159,11 @@ def is_immutable(res: Resource) -> bool:
 
 
 def config_info(
-    res: Resource, options: AnalyzeOptions, default_nl: str, secret: bool
+    res: Resource, options: AnalyzeOptions, default_nl: str, doc_text: str
 ) -> ConfigInfo | None:
-    """A ConfigMap's or Secret's summary; None for one named by generateName (``secret``:
-    the document may hold Secret text, which no message may quote)."""
+    """A ConfigMap's or Secret's summary; None for one named by generateName
+    (``doc_text``: its document's text; no message quotes a document that may hold a
+    Secret, asked only when there is a message)."""
     if res.name is None and res.generate_name is not None:
         # a name only the API server picks: nothing can reference it, but a Secret
         # stays a Secret: its data is checked like any Secret's, and its span goes to
@@ -185,7 +181,7 @@ def config_info(
         try:
             edits = version_edits(res, annotations, options, default_nl)
         except NodeError as exc:
-            error = (exc.public if secret else exc.message, exc.offset)
+            error = (exc.public if may_hold_secret(doc_text) else exc.message, exc.offset)
     node = res.node
     return _config_info(  # (every field, in order: no Python frame for the tuple)
         (

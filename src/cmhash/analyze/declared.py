@@ -272,18 +272,20 @@ class Skipped(NamedTuple):
     code: str = Code.SKIPPED_ITEM.value
 
 
+_DECLARED_BY = {d.annotation: d for d in DECLARATIONS}  # annotation -> what it declares
+
+
 def declared_references(
     annotations: list[Annotations], compat: frozenset[str]
 ) -> tuple[list[Reference], list[Skipped]]:
     """Every dependency the annotations declare, in annotation order, each read where the
     tool that defines it reads it; and the items that tool would skip."""
-    by_key = {d.annotation: d for d in DECLARATIONS}
     refs: list[Reference] = []
     skipped: list[Skipped] = []
     meta = metadata(annotations)
     for ann in annotations:
         for key, (value, offset) in ann.values.items():
-            decl = by_key.get(key)
+            decl = _DECLARED_BY.get(key)
             if decl is not None and gate_on(decl.compat, compat):
                 if (
                     decl.compat == "reloader"

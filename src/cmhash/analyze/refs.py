@@ -304,6 +304,7 @@ def _volume_targets(volume: Node) -> tuple[tuple[str, str], ...]:
 # the file sites, from a volume (their path minus ("volumes", "*"))
 _VOLUME_SITES = tuple(s._replace(path=s.path[2:]) for s in POD_SITES if s.how in FILE_SITES)
 _VOLUME_TRIE = _trie(_VOLUME_SITES)
+_SUBPATH_KEYS = frozenset(SUBPATH_FIELDS)
 
 
 def find_subpath_mounts(pod_spec: Node | None, field: str) -> list[SubPathMount]:
@@ -313,6 +314,10 @@ def find_subpath_mounts(pod_spec: Node | None, field: str) -> list[SubPathMount]
     for list_name in CONTAINER_LISTS:
         for i, container in enumerate(items(get(pod_spec, list_name))):
             for j, m in enumerate(items(get(container, "volumeMounts"))):
+                # (a mount that writes neither key, most of them, is passed over on its
+                # key index: ``get`` reads a mapping's through that same index)
+                if m.kind != MAP or _SUBPATH_KEYS.isdisjoint(entries(m)):
+                    continue
                 if any(scalar(get(m, f)) for f in SUBPATH_FIELDS):
                     where = f"{field}.{list_name}[{i}].volumeMounts[{j}]"
                     found.append((container, scalar(get(m, "name")), m, where))

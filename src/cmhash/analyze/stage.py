@@ -63,7 +63,9 @@ def analyze(
         bar = Progress(total, None, 1, progress)
         try:
             for si, src in enumerate(sources):  # chunked one source at a time
-                infos = analyze_source(src, table, options, progress=bar.advance)
+                infos = analyze_source(  # (no call per document for a bar not shown)
+                    src, table, options, progress=bar.advance if progress else None
+                )
                 content = content or any(d.has_content for d in infos)
                 per_source[si] = [d for d in infos if d.kept]
                 del infos

@@ -154,6 +154,22 @@ class KindTable:
         self._sources: dict[tuple[str, str], list[SecretSource]] = {}
         for s in sources:
             self._sources.setdefault((s.group, s.kind), []).insert(0, s)  # later rows win
+        self._read: dict[tuple[str, str], bool] = {}  # (apiVersion, kind) -> ``reads``
+
+    def reads(self, api_version: str, kind: str) -> bool:
+        """Whether a document of this apiVersion and kind is read at all: a list, a
+        ConfigMap or Secret, a workload or a source. (Each pair decided once: a stream
+        repeats a few of them in every document.)"""
+        pair = (api_version, kind)
+        known = self._read.get(pair)
+        if known is None:
+            known = self._read[pair] = (
+                is_list(api_version, kind)
+                or (api_version == "v1" and kind in ("ConfigMap", "Secret"))
+                or self.lookup(api_version, kind) is not None
+                or self.source(api_version, kind) is not None
+            )
+        return known
 
     def lookup(self, api_version: str, kind: str) -> WorkloadKind | None:
         """The kind's row (its first pod group's, for a kind with several)."""

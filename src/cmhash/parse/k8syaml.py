@@ -43,6 +43,7 @@ cluster) and pinned against it in the tests, case by case.
 
 from __future__ import annotations
 
+import binascii
 import functools
 import math
 import re
@@ -207,8 +208,6 @@ def go_base64(text: str) -> bytes | None:
     """``base64.StdEncoding.DecodeString(text)`` (Go): line breaks skipped, padding
     required, nothing after it, no other character; None where Go returns an error.
     (What kubectl does with ``!!binary``, and the API server with Secret ``data``.)"""
-    import binascii
-
     compact = text.replace("\r", "").replace("\n", "")
     if not _compiled(_BASE64).fullmatch(compact):
         return None

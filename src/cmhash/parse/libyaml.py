@@ -103,8 +103,8 @@ def misread(text: str) -> bool:
         "\t" in text
         or (not text.isascii() and any(c in text for c in _BREAKS))
         or "%YAML" in text
-        or _named_colon(text, "*")
-        or _named_colon(text, "&")
+        or ("*" in text and _named_colon(text, "*"))  # (most texts have neither sigil)
+        or ("&" in text and _named_colon(text, "&"))
         or ("?" in text and any(_key_starts(text, m.start()) for m in re.finditer(_KEY, text)))
     )
 

@@ -166,10 +166,11 @@ def pod_template(
     node = res.node
     key: Node | None = None
     for step in kind.template_path:
-        if get(node, step) is None:
+        child = get(node, step)
+        if child is None:
             return None, None
         if not owned:
-            node = get(node, step)  # type: ignore[assignment]
+            node = child
             continue
         pair = own(node, step)
         if pair is None:

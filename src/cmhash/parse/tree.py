@@ -208,10 +208,16 @@ if _ctree is not None:
 
 
 def items(node: Node | None) -> list[Node]:
-    node = deref(node)
+    """A sequence's items, each read through its alias; [] for anything else."""
+    if node is not None and node.kind == ALIAS:
+        node = deref(node)
     if node is None or node.kind != SEQ:
         return []
-    return [n for n in (deref(x) for x in node.value) if n is not None]
+    seq: list[Node] = node.value
+    for x in seq:
+        if x.kind == ALIAS:
+            return [n for n in map(deref, seq) if n is not None]
+    return list(seq)  # (the common case: no alias, and no Python step per item)
 
 
 _BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}

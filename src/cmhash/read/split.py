@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
 from cmhash.errors import NodeError
-from cmhash.knowledge.kinds import KindTable, is_list
+from cmhash.knowledge.kinds import KindTable
 from cmhash.native import cext
 
 # A marker: '---' or '...' followed by a blank, a line break or the end of the text; or
@@ -164,10 +164,7 @@ def relevant_kind(text: str, table: KindTable) -> bool | None:
     apis = top(text, "apiVersion")
     if not apis or len(apis) != 1:
         return None
-    kind, api = kinds[0], apis[0]
-    if is_list(api, kind) or (api == "v1" and kind in ("ConfigMap", "Secret")):
-        return True
-    return table.lookup(api, kind) is not None or table.source(api, kind) is not None
+    return table.reads(apis[0], kinds[0])
 
 
 def _is_blank(text: str) -> bool:

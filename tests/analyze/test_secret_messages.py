@@ -1,0 +1,50 @@
+"""A message about a document that may hold a Secret (read/split.py may_hold_secret: it
+names the kind) quotes nothing of it: its public form. The map stage asks only when there
+is a message (analyze/chunk.py, analyze/configs.py): the same messages either way."""
+
+from __future__ import annotations
+
+import pytest
+
+from cmhash.analyze.chunk import analyze_chunk
+from cmhash.analyze.options import AnalyzeOptions
+from cmhash.analyze.summaries import DocInfo
+from cmhash.knowledge.kinds import DEFAULT_TABLE
+from cmhash.read.source import SourceText
+from cmhash.read.split import Chunk
+
+ANCHORED = "the-anchor-name"
+FULL = f"cannot add the annotation: metadata carries an anchor (&{ANCHORED}) that other"
+PUBLIC = "cannot add the annotation: metadata carries an anchor that other nodes may share"
+
+
+def _analyze(text: str, options: AnalyzeOptions) -> DocInfo:
+    src = SourceText("x.yaml", text)
+    return analyze_chunk(src, 0, Chunk(0, len(text)), DEFAULT_TABLE, options, "\n")
+
+
+@pytest.mark.parametrize("secret", [False, True])
+def test_a_workloads_edit_error(secret: bool) -> None:
+    text = (
+        "apiVersion: apps/v1\nkind: Deployment\n"
+        + ("# kind: Secret (a document that may hold one)\n" if secret else "")
+        + f"metadata: {{name: app}}\nspec:\n  template:\n    metadata: &{ANCHORED}\n"
+        "      labels: {a: b}\n    spec:\n      containers:\n      - name: c\n"
+        "        envFrom: [{configMapRef: {name: cm}}]\n"
+    )
+    (w,) = _analyze(text, AnalyzeOptions()).workloads
+    assert w.edit is None and w.edit_error is not None
+    assert w.edit_error.message.startswith(PUBLIC if secret else FULL)
+    assert ANCHORED not in w.edit_error.public
+
+
+@pytest.mark.parametrize("secret", [False, True])
+def test_a_versioned_objects_edit_error(secret: bool) -> None:
+    text = (
+        "apiVersion: v1\nkind: ConfigMap\n"
+        + ("# kind: Secret (a document that may hold one)\n" if secret else "")
+        + f"metadata: &{ANCHORED}\n  name: cm\ndata: {{a: b}}\n"
+    )
+    (c,) = _analyze(text, AnalyzeOptions(versioned=True, versioned_keep=True)).configs
+    assert c.version_error is not None
+    assert c.version_error[0].startswith(PUBLIC if secret else FULL)
