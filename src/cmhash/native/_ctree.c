@@ -65,6 +65,7 @@ typedef struct {
 
 static PyMemberDef node_members[N_SLOTS + 1];
 static PyObject *NULL_WORDS, *NULL_TAG, *SCALAR_KIND; /* tree._NULLS, the null tag, "scalar" */
+static PyObject *EMPTY; /* "" */
 
 static PyObject *
 node_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
@@ -223,28 +224,15 @@ new_node(PyObject *kind, Py_ssize_t start, Py_ssize_t end, PyObject *value, PyOb
     return node;
 }
 
-static void
-set_slot(PyObject *node, int i, PyObject *value)
-{
-    Py_XSETREF(SLOT(node, i), value);
-}
-
-/* Scalar styles as PyYAML reports them, with plain as None (events.py: ev.style or None). */
-static PyObject *STYLE_SINGLE, *STYLE_DOUBLE, *STYLE_LITERAL, *STYLE_FOLDED;
+/* Scalar styles as PyYAML reports them, with plain as None (events.py: ev.style or None),
+ * by libyaml's yaml_scalar_style_t (NULL: not a style), for the builder and check_edit. */
+static PyObject *STYLES[YAML_FOLDED_SCALAR_STYLE + 1];
 
 static PyObject *
 scalar_style(yaml_scalar_style_t style)
 {
-    PyObject *s;
-    switch (style) {
-    case YAML_SINGLE_QUOTED_SCALAR_STYLE: s = STYLE_SINGLE; break;
-    case YAML_DOUBLE_QUOTED_SCALAR_STYLE: s = STYLE_DOUBLE; break;
-    case YAML_LITERAL_SCALAR_STYLE: s = STYLE_LITERAL; break;
-    case YAML_FOLDED_SCALAR_STYLE: s = STYLE_FOLDED; break;
-    default: s = Py_None; break;
-    }
-    Py_INCREF(s);
-    return s;
+    PyObject *s = style <= YAML_FOLDED_SCALAR_STYLE ? STYLES[style] : NULL;
+    return Py_NewRef(s != NULL ? s : Py_None);
 }
 
 static PyObject *MERGE_KEY;   /* "<<" */
@@ -406,9 +394,9 @@ close_collection(builder_t *b, Py_ssize_t end)
         return BAIL;
     }
     ((NodeObject *)f.node)->end = end;
-    set_slot(f.node, S_VALUE, f.children);
+    Py_XSETREF(SLOT(f.node, S_VALUE), f.children);
     if (f.index != NULL)
-        set_slot(f.node, S_DICT, f.index);
+        Py_XSETREF(SLOT(f.node, S_DICT), f.index);
     Py_DECREF(f.node);
     return NONE;
 }
@@ -715,16 +703,10 @@ scalar_is(yaml_event_t *ev, PyObject *s)
 static int
 style_is(PyObject *old, yaml_scalar_style_t style)
 {
-    const char *want;
-    switch (style) {
-    case YAML_PLAIN_SCALAR_STYLE: return old == Py_None;
-    case YAML_SINGLE_QUOTED_SCALAR_STYLE: want = "'"; break;
-    case YAML_DOUBLE_QUOTED_SCALAR_STYLE: want = "\""; break;
-    case YAML_LITERAL_SCALAR_STYLE: want = "|"; break;
-    case YAML_FOLDED_SCALAR_STYLE: want = ">"; break;
-    default: return 0;
-    }
-    return PyUnicode_Check(old) && PyUnicode_CompareWithASCIIString(old, want) == 0;
+    PyObject *want = style <= YAML_FOLDED_SCALAR_STYLE ? STYLES[style] : NULL;
+    if (want == NULL || want == Py_None) /* not a style, or plain */
+        return want == Py_None && old == Py_None;
+    return PyUnicode_Check(old) && PyUnicode_Compare(old, want) == 0;
 }
 
 /* Whether an old tree node is a scalar whose value is the str ``name``. */
@@ -993,12 +975,9 @@ check_edit(PyObject *Py_UNUSED(self), PyObject *args)
         return NULL;
     if (!kinds_ok(kinds_tuple))
         return NULL;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(path); i++) {
-        if (!PyUnicode_Check(PyTuple_GET_ITEM(path, i))) {
-            PyErr_SetString(PyExc_TypeError, "_ctree.check_edit: the path holds str");
-            return NULL;
-        }
-    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(path); i++)
+        if (!PyUnicode_Check(PyTuple_GET_ITEM(path, i)))
+            return PyErr_Format(PyExc_TypeError, "_ctree.check_edit: the path holds str");
     if (read_layout(type) < 0)
         return NULL;
     if (!PyUnicode_CheckExact(text) || Py_TYPE(old) != type)
@@ -1242,19 +1221,9 @@ bind_get(PyObject *Py_UNUSED(self), PyObject *args)
         return NULL;
     if (read_layout(type) < 0)
         return NULL;
-    Py_INCREF(map_kind);
-    Py_INCREF(alias_kind);
-    Py_XSETREF(get_map_kind, map_kind);
-    Py_XSETREF(get_alias_kind, alias_kind);
+    Py_XSETREF(get_map_kind, Py_NewRef(map_kind));
+    Py_XSETREF(get_alias_kind, Py_NewRef(alias_kind));
     Py_RETURN_NONE;
-}
-
-/* A node's start or end (S_START, S_END) as a Python int (new); NULL on error. */
-static PyObject *
-get_position(PyObject *node, int which)
-{
-    return PyLong_FromSsize_t(which == S_START ? ((NodeObject *)node)->start
-                                               : ((NodeObject *)node)->end);
 }
 
 static PyObject *scalar_kind, *seq_kind;
@@ -1265,14 +1234,10 @@ bind_scalar(PyObject *Py_UNUSED(self), PyObject *args)
     PyObject *kind, *seq;
     if (!PyArg_ParseTuple(args, "UU", &kind, &seq))
         return NULL;
-    if (get_map_kind == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "_ctree.bind_scalar: bind_get() first");
-        return NULL;
-    }
-    Py_INCREF(kind);
-    Py_INCREF(seq);
-    Py_XSETREF(scalar_kind, kind);
-    Py_XSETREF(seq_kind, seq);
+    if (get_map_kind == NULL)
+        return PyErr_Format(PyExc_RuntimeError, "_ctree.bind_scalar: bind_get() first");
+    Py_XSETREF(scalar_kind, Py_NewRef(kind));
+    Py_XSETREF(seq_kind, Py_NewRef(seq));
     Py_RETURN_NONE;
 }
 
@@ -1607,13 +1572,14 @@ site_ref(PyObject *node, PyObject *field, PyObject *container, PyObject *const s
             return r < 0 ? NULL : Py_NewRef(Py_NotImplemented);
         }
     }
-    PyObject *at[3] = {get_position(raw, S_START), get_position(raw, S_END),
-                       get_position(node, S_START)};
-    if (at[0] == NULL || at[1] == NULL || at[2] == NULL) { /* unset: refs.py reads them */
+    PyObject *at[3] = {PyLong_FromSsize_t(((NodeObject *)raw)->start),
+                       PyLong_FromSsize_t(((NodeObject *)raw)->end),
+                       PyLong_FromSsize_t(((NodeObject *)node)->start)};
+    if (at[0] == NULL || at[1] == NULL || at[2] == NULL) {
         for (int i = 0; i < 3; i++)
             Py_XDECREF(at[i]);
         Py_DECREF(keys);
-        return PyErr_Occurred() ? NULL : Py_NewRef(Py_NotImplemented);
+        return NULL;
     }
     PyObject *spot_items[4] = {at[0], at[1], style, Py_None};
     PyObject *f = intern(field);
@@ -1836,21 +1802,15 @@ bind_find(PyObject *Py_UNUSED(self), PyObject *args)
     if (!PyArg_ParseTuple(args, "O!O!O!O!O!", &PyType_Type, &ref, &PyType_Type, &spot,
                           &PyFrozenSet_Type, &t, &PyFrozenSet_Type, &f, &PyTuple_Type, &tables))
         return NULL;
-    if (scalar_kind == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "_ctree.bind_find: bind_scalar() first");
-        return NULL;
-    }
-    if (!PyType_IsSubtype(ref, &PyTuple_Type) || !PyType_IsSubtype(spot, &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "_ctree.bind_find: tuple classes expected");
-        return NULL;
-    }
+    if (scalar_kind == NULL)
+        return PyErr_Format(PyExc_RuntimeError, "_ctree.bind_find: bind_scalar() first");
+    if (!PyType_IsSubtype(ref, &PyTuple_Type) || !PyType_IsSubtype(spot, &PyTuple_Type))
+        return PyErr_Format(PyExc_TypeError, "_ctree.bind_find: tuple classes expected");
     if (PyTuple_GET_SIZE(tables) != 7 || !PyTuple_Check(PyTuple_GET_ITEM(tables, 0)) ||
         !PyTuple_Check(PyTuple_GET_ITEM(tables, 1)) ||
         !PyTuple_Check(PyTuple_GET_ITEM(tables, 3)) ||
-        !PyTuple_Check(PyTuple_GET_ITEM(tables, 5))) {
-        PyErr_SetString(PyExc_TypeError, "_ctree.bind_find: the tables of refs.py");
-        return NULL;
-    }
+        !PyTuple_Check(PyTuple_GET_ITEM(tables, 5)))
+        return PyErr_Format(PyExc_TypeError, "_ctree.bind_find: the tables of refs.py");
     Py_XSETREF(ref_type, (PyTypeObject *)Py_NewRef(ref));
     Py_XSETREF(spot_type, (PyTypeObject *)Py_NewRef(spot));
     Py_XSETREF(true_words, Py_NewRef(t));
@@ -1936,14 +1896,10 @@ find_containers(PyObject *refs, PyObject *pod_spec, PyObject *list_name, PyObjec
 static PyObject *
 find_refs(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 3 || !PyUnicode_CheckExact(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "find_refs(pod_spec, field: str, pull: bool)");
-        return NULL;
-    }
-    if (find_tables == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "_ctree.find_refs: bind_find() first");
-        return NULL;
-    }
+    if (nargs != 3 || !PyUnicode_CheckExact(args[1]))
+        return PyErr_Format(PyExc_TypeError, "find_refs(pod_spec, field: str, pull: bool)");
+    if (find_tables == NULL)
+        return PyErr_Format(PyExc_RuntimeError, "_ctree.find_refs: bind_find() first");
     PyObject *pod_spec = args[0], *field = args[1], *tables = find_tables;
     if (!IS_NODE(pod_spec) || SLOT(pod_spec, S_KIND) != get_map_kind)
         Py_RETURN_NONE;
@@ -1993,12 +1949,10 @@ bind_resources(PyObject *Py_UNUSED(self), PyObject *args)
     PyTypeObject *type;
     if (!PyArg_ParseTuple(args, "O!", &PyType_Type, &type))
         return NULL;
-    if (!PyType_IsSubtype(type, &PyTuple_Type) || get_map_kind == NULL) {
-        PyErr_SetString(PyExc_TypeError, "_ctree.bind_resources: a tuple class, after bind_get");
-        return NULL;
-    }
-    Py_INCREF(type);
-    Py_XSETREF(resource_type, type);
+    if (!PyType_IsSubtype(type, &PyTuple_Type) || get_map_kind == NULL)
+        return PyErr_Format(PyExc_TypeError,
+                            "_ctree.bind_resources: a tuple class, after bind_get");
+    Py_XSETREF(resource_type, (PyTypeObject *)Py_NewRef(type));
     Py_RETURN_NONE;
 }
 
@@ -2074,10 +2028,9 @@ document_resources(PyObject *Py_UNUSED(self), PyObject *args)
     PyObject *source, *doc, *roots;
     if (!PyArg_ParseTuple(args, "OO!O!", &source, &PyLong_Type, &doc, &PyList_Type, &roots))
         return NULL;
-    if (resource_type == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "_ctree.document_resources: bind_resources() first");
-        return NULL;
-    }
+    if (resource_type == NULL)
+        return PyErr_Format(PyExc_RuntimeError,
+                            "_ctree.document_resources: bind_resources() first");
     PyObject *out = PyList_New(0);
     for (Py_ssize_t i = 0; out != NULL && i < PyList_GET_SIZE(roots); i++) {
         PyObject *res = resource_of(source, doc, PyList_GET_ITEM(roots, i));
@@ -2116,25 +2069,16 @@ bind_resolve(PyObject *Py_UNUSED(self), PyObject *args)
     if (!PyArg_ParseTuple(args, "O!O!O!O!U", &PyType_Type, &rid, &PyType_Type, &resolved,
                           &PyType_Type, &use, &PyFrozenSet_Type, &empty, &how))
         return NULL;
-    if (ref_type == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "_ctree.bind_resolve: bind_find() first");
-        return NULL;
-    }
+    if (ref_type == NULL)
+        return PyErr_Format(PyExc_RuntimeError, "_ctree.bind_resolve: bind_find() first");
     if (!PyType_IsSubtype(rid, &PyTuple_Type) || !PyType_IsSubtype(resolved, &PyTuple_Type) ||
-        !PyType_IsSubtype(use, &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "_ctree.bind_resolve: tuple classes expected");
-        return NULL;
-    }
-    Py_INCREF(rid);
-    Py_INCREF(resolved);
-    Py_INCREF(use);
-    Py_INCREF(empty);
-    Py_INCREF(how);
-    Py_XSETREF(rid_type, rid);
-    Py_XSETREF(resolved_type, resolved);
-    Py_XSETREF(use_type, use);
-    Py_XSETREF(no_keys, empty);
-    Py_XSETREF(image_pull_how, how);
+        !PyType_IsSubtype(use, &PyTuple_Type))
+        return PyErr_Format(PyExc_TypeError, "_ctree.bind_resolve: tuple classes expected");
+    Py_XSETREF(rid_type, (PyTypeObject *)Py_NewRef(rid));
+    Py_XSETREF(resolved_type, (PyTypeObject *)Py_NewRef(resolved));
+    Py_XSETREF(use_type, (PyTypeObject *)Py_NewRef(use));
+    Py_XSETREF(no_keys, Py_NewRef(empty));
+    Py_XSETREF(image_pull_how, Py_NewRef(how));
     Py_RETURN_NONE;
 }
 
@@ -2234,16 +2178,12 @@ static PyObject *
 resolve_plain(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 4 || !PyTuple_Check(args[0]) || !PyUnicode_CheckExact(args[1]) ||
-        !PyDict_Check(args[2])) {
-        PyErr_SetString(PyExc_TypeError,
-                        "resolve_plain(refs: tuple, namespace: str, objects: dict, "
-                        "image_pull_secrets: bool)");
-        return NULL;
-    }
-    if (rid_type == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "_ctree.resolve_plain: bind_resolve() first");
-        return NULL;
-    }
+        !PyDict_Check(args[2]))
+        return PyErr_Format(PyExc_TypeError,
+                            "resolve_plain(refs: tuple, namespace: str, objects: dict, "
+                            "image_pull_secrets: bool)");
+    if (rid_type == NULL)
+        return PyErr_Format(PyExc_RuntimeError, "_ctree.resolve_plain: bind_resolve() first");
     int image_pull = PyObject_IsTrue(args[3]);
     if (image_pull < 0)
         return NULL;
@@ -2306,25 +2246,22 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit__ctree(void)
 {
-    STYLE_SINGLE = PyUnicode_InternFromString("'");
-    STYLE_DOUBLE = PyUnicode_InternFromString("\"");
-    STYLE_LITERAL = PyUnicode_InternFromString("|");
-    STYLE_FOLDED = PyUnicode_InternFromString(">");
-    MERGE_KEY = PyUnicode_InternFromString("<<");
-    STAR = PyUnicode_InternFromString("*");
-    METADATA_KEY = PyUnicode_InternFromString("metadata");
-    ANNOTATIONS_KEY = PyUnicode_InternFromString("annotations");
-    KEY_KEY = PyUnicode_InternFromString("key");
-    NAME_KEY = PyUnicode_InternFromString("name");
-    KIND_KEY = PyUnicode_InternFromString("kind");
-    API_KEY = PyUnicode_InternFromString("apiVersion");
-    NAMESPACE_KEY = PyUnicode_InternFromString("namespace");
-    GENERATE_KEY = PyUnicode_InternFromString("generateName");
-    LIST_SUFFIX = PyUnicode_InternFromString("List");
-    if (!STYLE_SINGLE || !STYLE_DOUBLE || !STYLE_LITERAL || !STYLE_FOLDED || !MERGE_KEY || !STAR ||
-        !METADATA_KEY || !ANNOTATIONS_KEY || !KEY_KEY || !NAME_KEY || !KIND_KEY || !API_KEY ||
-        !NAMESPACE_KEY || !GENERATE_KEY || !LIST_SUFFIX)
-        return NULL;
+    static const struct {
+        PyObject **var;
+        const char *text;
+    } strings[] = { /* the str constants above, interned */
+        {&STYLES[YAML_SINGLE_QUOTED_SCALAR_STYLE], "'"}, {&STYLES[YAML_LITERAL_SCALAR_STYLE], "|"},
+        {&STYLES[YAML_DOUBLE_QUOTED_SCALAR_STYLE], "\""}, {&STYLES[YAML_FOLDED_SCALAR_STYLE], ">"},
+        {&MERGE_KEY, "<<"}, {&STAR, "*"}, {&METADATA_KEY, "metadata"}, {&KEY_KEY, "key"},
+        {&ANNOTATIONS_KEY, "annotations"}, {&NAME_KEY, "name"}, {&KIND_KEY, "kind"},
+        {&API_KEY, "apiVersion"}, {&NAMESPACE_KEY, "namespace"}, {&LIST_SUFFIX, "List"},
+        {&GENERATE_KEY, "generateName"}, {&NULL_TAG, "tag:yaml.org,2002:null"},
+        {&SCALAR_KIND, "scalar"}, {&EMPTY, ""},
+    };
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
+        if ((*strings[i].var = PyUnicode_InternFromString(strings[i].text)) == NULL)
+            return NULL;
+    STYLES[YAML_PLAIN_SCALAR_STYLE] = Py_None;
     for (int i = 0; i < N_OBJECT_SLOTS; i++)
         node_members[i] = (PyMemberDef){(char *)SLOT_NAMES[i], MEMBER_OBJECT_EX,
                                         offsetof(NodeObject, slots) +
@@ -2333,23 +2270,15 @@ PyInit__ctree(void)
     node_members[S_START] = (PyMemberDef){"start", MEMBER_SSIZE, offsetof(NodeObject, start), 0,
                                           NULL};
     node_members[S_END] = (PyMemberDef){"end", MEMBER_SSIZE, offsetof(NodeObject, end), 0, NULL};
-    NULL_TAG = PyUnicode_InternFromString("tag:yaml.org,2002:null");
-    SCALAR_KIND = PyUnicode_InternFromString("scalar");
     PyObject *nulls = Py_BuildValue("(sssss)", "", "~", "null", "Null", "NULL");
     NULL_WORDS = nulls ? PyFrozenSet_New(nulls) : NULL;
     Py_XDECREF(nulls);
-    if (!NULL_TAG || !SCALAR_KIND || !NULL_WORDS || PyType_Ready(&NodeType) < 0)
+    if (NULL_WORDS == NULL || PyType_Ready(&NodeType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
-    if (m == NULL)
-        return NULL;
-    if (PyModule_AddObjectRef(m, "Node", (PyObject *)&NodeType) < 0) {
-        Py_DECREF(m);
-        return NULL;
-    }
-    if (PyModule_AddStringConstant(m, "LIBYAML_VERSION", yaml_get_version_string()) < 0) {
-        Py_DECREF(m);
-        return NULL;
-    }
+    const char *version = yaml_get_version_string();
+    if (m != NULL && (PyModule_AddObjectRef(m, "Node", (PyObject *)&NodeType) < 0 ||
+                      PyModule_AddStringConstant(m, "LIBYAML_VERSION", version) < 0))
+        Py_CLEAR(m);
     return m;
 }
