@@ -1033,6 +1033,57 @@ check_edit(PyObject *Py_UNUSED(self), PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* ---- what the tree's readers below work with ----------------------------------------
+ *
+ * bind_get() sets the Node class and the mapping and alias kind strings, bind_scalar()
+ * the scalar and sequence ones, once, when tree.py is imported. (tree.get and
+ * tree.scalar themselves were in C too: under 1 % of a run, back in Python.) */
+
+static PyObject *get_map_kind, *get_alias_kind;
+
+static PyObject *
+bind_get(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyTypeObject *type;
+    PyObject *map_kind, *alias_kind;
+    if (!PyArg_ParseTuple(args, "O!UU", &PyType_Type, &type, &map_kind, &alias_kind))
+        return NULL;
+    if (read_layout(type) < 0)
+        return NULL;
+    Py_XSETREF(get_map_kind, Py_NewRef(map_kind));
+    Py_XSETREF(get_alias_kind, Py_NewRef(alias_kind));
+    Py_RETURN_NONE;
+}
+
+static PyObject *scalar_kind, *seq_kind;
+
+static PyObject *
+bind_scalar(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *kind, *seq;
+    if (!PyArg_ParseTuple(args, "UU", &kind, &seq))
+        return NULL;
+    if (get_map_kind == NULL)
+        return PyErr_Format(PyExc_RuntimeError, "_ctree.bind_scalar: bind_get() first");
+    Py_XSETREF(scalar_kind, Py_NewRef(kind));
+    Py_XSETREF(seq_kind, Py_NewRef(seq));
+    Py_RETURN_NONE;
+}
+
+static int
+is_null_text(PyObject *value)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(value);
+    if (n == 0)
+        return 1;
+    if (n > 4 || !PyUnicode_IS_ASCII(value))
+        return 0;
+    const char *s = (const char *)PyUnicode_1BYTE_DATA(value);
+    if (n == 1)
+        return s[0] == '~';
+    return n == 4 && (!memcmp(s, "null", 4) || !memcmp(s, "Null", 4) || !memcmp(s, "NULL", 4));
+}
+
 /* ---- collect: analyze/refs.py's site walk, for find_refs ---------------------------
  *
  * refs._collect in C: the nodes at every path of a trie of reference sites (keys to
@@ -1043,7 +1094,6 @@ check_edit(PyObject *Py_UNUSED(self), PyObject *args)
  * 0 cannot, -1 a Python exception. */
 
 typedef struct {
-    PyObject *kinds[3];
     PyObject *found; /* list of lists, one per site */
     int depth;
 } collector_t;
@@ -1116,9 +1166,9 @@ collect_into(collector_t *c, PyObject *node, PyObject *trie, PyObject *field)
     PyObject *kind = SLOT(node, S_KIND), *value = SLOT(node, S_VALUE);
     if (kind == NULL || value == NULL)
         return 0;
-    int is_map = kind_is(kind, c->kinds[2]);
-    int is_seq = !is_map && kind_is(kind, c->kinds[1]);
-    if (!is_map && !is_seq && !kind_is(kind, c->kinds[0]))
+    int is_map = kind_is(kind, get_map_kind);
+    int is_seq = !is_map && kind_is(kind, seq_kind);
+    if (!is_map && !is_seq && !kind_is(kind, scalar_kind))
         return 0;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(ends); i++) {
         Py_ssize_t site = PyLong_AsSsize_t(PyList_GET_ITEM(ends, i));
@@ -1179,80 +1229,6 @@ collect_into(collector_t *c, PyObject *node, PyObject *trie, PyObject *field)
     }
     c->depth--;
     return 1;
-}
-
-/* The walk of a trie of sites from node: list of lists (new), Py_None (new) when it
- * cannot, NULL on a Python exception. */
-static PyObject *
-run_collect(PyObject *const kinds[3], PyObject *node, PyObject *trie,
-            PyObject *field, Py_ssize_t count)
-{
-    collector_t c = {{kinds[0], kinds[1], kinds[2]}, PyList_New(count), 0};
-    for (Py_ssize_t i = 0; c.found != NULL && i < count; i++) {
-        PyObject *list = PyList_New(0);
-        if (list == NULL)
-            Py_CLEAR(c.found);
-        else
-            PyList_SET_ITEM(c.found, i, list);
-    }
-    int r = c.found == NULL ? -1 : collect_into(&c, node, trie, field);
-    if (r > 0)
-        return c.found;
-    Py_XDECREF(c.found);
-    if (r < 0)
-        return NULL;
-    Py_RETURN_NONE;
-}
-
-/* ---- what the tree's readers below work with ----------------------------------------
- *
- * bind_get() sets the Node class and the mapping and alias kind strings, bind_scalar()
- * the scalar and sequence ones, once, when tree.py is imported. (tree.get and
- * tree.scalar themselves were in C too: under 1 % of a run, back in Python.) */
-
-static PyObject *get_map_kind, *get_alias_kind;
-
-static PyObject *
-bind_get(PyObject *Py_UNUSED(self), PyObject *args)
-{
-    PyTypeObject *type;
-    PyObject *map_kind, *alias_kind;
-    if (!PyArg_ParseTuple(args, "O!UU", &PyType_Type, &type, &map_kind, &alias_kind))
-        return NULL;
-    if (read_layout(type) < 0)
-        return NULL;
-    Py_XSETREF(get_map_kind, Py_NewRef(map_kind));
-    Py_XSETREF(get_alias_kind, Py_NewRef(alias_kind));
-    Py_RETURN_NONE;
-}
-
-static PyObject *scalar_kind, *seq_kind;
-
-static PyObject *
-bind_scalar(PyObject *Py_UNUSED(self), PyObject *args)
-{
-    PyObject *kind, *seq;
-    if (!PyArg_ParseTuple(args, "UU", &kind, &seq))
-        return NULL;
-    if (get_map_kind == NULL)
-        return PyErr_Format(PyExc_RuntimeError, "_ctree.bind_scalar: bind_get() first");
-    Py_XSETREF(scalar_kind, Py_NewRef(kind));
-    Py_XSETREF(seq_kind, Py_NewRef(seq));
-    Py_RETURN_NONE;
-}
-
-static int
-is_null_text(PyObject *value)
-{
-    Py_ssize_t n = PyUnicode_GET_LENGTH(value);
-    if (n == 0)
-        return 1;
-    if (n > 4 || !PyUnicode_IS_ASCII(value))
-        return 0;
-    const char *s = (const char *)PyUnicode_1BYTE_DATA(value);
-    if (n == 1)
-        return s[0] == '~';
-    return n == 4 && (!memcmp(s, "null", 4) || !memcmp(s, "Null", 4) || !memcmp(s, "NULL", 4));
 }
 
 /* ---------------------------------------------------------------- classify._top_level
@@ -1354,8 +1330,8 @@ top_level(PyObject *Py_UNUSED(self), PyObject *args)
  * analyze/refs.py's _site_refs for the common case (its reference, which this mirrors
  * step by step): the Reference of each site node, over mappings with their key index and
  * untagged, unaliased values. Anything else -- an alias, a tag, a value Kubernetes would
- * refuse (refs.py raises the error), a name with a problem for renaming -- returns
- * NotImplemented for the whole site, and find_refs hands the pod spec to refs.py. (The
+ * refuse (refs.py raises the error), a name with a problem for renaming -- and
+ * find_refs hands the whole pod spec to refs.py. (The
  * walk and this, as entry points of their own for refs.py's Python path, saved under
  * 2 % of a run: only find_refs calls them.) */
 
@@ -1402,6 +1378,17 @@ text_of(PyObject *value, PyObject **text)
     if (!(SLOT(value, S_STYLE) == Py_None && is_null_text(v)))
         *text = v;
     return 1;
+}
+
+/* A plain string field of a mapping: 1 with *text (borrowed; NULL: absent or null), 0
+ * anything else (a mapping or a sequence is an error Python raises). */
+static int
+str_field_of(PyObject *map, PyObject *key, PyObject **text)
+{
+    PyObject *value;
+    *text = NULL;
+    int r = value_of(map, key, &value);
+    return r <= 0 ? r : text_of(value, text);
 }
 
 /* keys of an items list: the sorted, unique "key" values; NULL with no error for "none
@@ -1511,53 +1498,59 @@ intern(PyObject *s)
     return s;
 }
 
-/* One site node's Reference (new), Py_None (new) when it names nothing, Py_NotImplemented
- * (new) when it is refs.py's, NULL on error. */
-static PyObject *
-site_ref(PyObject *node, PyObject *field, PyObject *container, PyObject *const site[7])
+/* One site node's Reference, appended to refs (nothing when it names nothing): 1 done, 0
+ * refs.py's, -1 an error. node and field: a pair collect found for site_tuple. */
+static int
+site_ref(PyObject *refs, PyObject *node, PyObject *field, PyObject *container,
+         PyObject *site_tuple)
 {
-    /* site: target, how, name_field, key_field, items_field, optional_field, "key" */
+    /* refs.Site: path, then (site[0..5]) target, how, name_field, key_field, items_field,
+     * optional_field */
+    if (!PyTuple_Check(site_tuple) || PyTuple_GET_SIZE(site_tuple) != 7)
+        return 0;
+    PyObject *const *site = &PyTuple_GET_ITEM(site_tuple, 1);
+    for (int i = 0; i < 6; i++)
+        if (!PyUnicode_CheckExact(site[i]) && !(i >= 3 && site[i] == Py_None))
+            return 0;
     PyObject *kind = IS_NODE(node) ? SLOT(node, S_KIND) : NULL;
     if (kind == scalar_kind || kind == seq_kind || kind == get_alias_kind)
-        Py_RETURN_NONE; /* refs.py reads a name from mappings only */
-    if (kind != get_map_kind || !PyUnicode_CheckExact(field))
-        Py_RETURN_NOTIMPLEMENTED;
-    PyObject *raw, *name, *value, *keys = NULL, *spot = NULL, *out = NULL;
+        return 1; /* refs.py reads a name from mappings only */
+    if (kind != get_map_kind)
+        return 0;
+    PyObject *raw, *name, *value, *keys = NULL;
     int r = value_of(node, site[2], &raw);
     if (r <= 0)
-        return r < 0 ? NULL : Py_NewRef(Py_NotImplemented);
+        return r;
     if (!text_of(raw, &name))
-        Py_RETURN_NOTIMPLEMENTED;
+        return 0;
     if (name == NULL || PyUnicode_GET_LENGTH(name) == 0)
-        Py_RETURN_NONE;
+        return 1;
     PyObject *style = SLOT(raw, S_STYLE);
     if (style == NULL) /* deleted by Python code (``del node.style``): refs.py says so */
-        Py_RETURN_NOTIMPLEMENTED;
+        return 0;
     if (style != Py_None && (!PyUnicode_Check(style) ||
                              PyUnicode_CompareWithASCIIString(style, "|") == 0 ||
                              PyUnicode_CompareWithASCIIString(style, ">") == 0))
-        Py_RETURN_NOTIMPLEMENTED; /* a block name: a spot with a problem */
+        return 0; /* a block name: a spot with a problem */
     if (SLOT(raw, S_ANCHOR) != Py_None)
-        Py_RETURN_NOTIMPLEMENTED; /* a spot with a problem */
+        return 0; /* a spot with a problem */
     if (site[3] != Py_None) { /* one named key */
         PyObject *key;
-        if ((r = value_of(node, site[3], &value)) <= 0)
-            return r < 0 ? NULL : Py_NewRef(Py_NotImplemented);
-        if (!text_of(value, &key))
-            Py_RETURN_NOTIMPLEMENTED;
+        if ((r = str_field_of(node, site[3], &key)) <= 0)
+            return r;
         keys = key != NULL ? PyTuple_Pack(1, key) : PyTuple_New(0);
         if (keys == NULL)
-            return NULL;
+            return -1;
     }
     else if (site[4] != Py_None) { /* a list of {key: ...} */
         int odd;
         if ((r = value_of(node, site[4], &value)) <= 0)
-            return r < 0 ? NULL : Py_NewRef(Py_NotImplemented);
-        keys = item_keys(value, site[6], &odd);
+            return r;
+        keys = item_keys(value, KEY_KEY, &odd);
         if (keys == NULL && PyErr_Occurred())
-            return NULL;
+            return -1;
         if (odd)
-            Py_RETURN_NOTIMPLEMENTED;
+            return 0;
         if (keys == NULL)
             keys = Py_NewRef(Py_None);
     }
@@ -1569,76 +1562,36 @@ site_ref(PyObject *node, PyObject *field, PyObject *container, PyObject *const s
             r = flag_of(value, &optional);
         if (r <= 0) {
             Py_DECREF(keys);
-            return r < 0 ? NULL : Py_NewRef(Py_NotImplemented);
+            return r;
         }
     }
     PyObject *at[3] = {PyLong_FromSsize_t(((NodeObject *)raw)->start),
                        PyLong_FromSsize_t(((NodeObject *)raw)->end),
                        PyLong_FromSsize_t(((NodeObject *)node)->start)};
-    if (at[0] == NULL || at[1] == NULL || at[2] == NULL) {
-        for (int i = 0; i < 3; i++)
-            Py_XDECREF(at[i]);
-        Py_DECREF(keys);
-        return NULL;
-    }
-    PyObject *spot_items[4] = {at[0], at[1], style, Py_None};
-    PyObject *f = intern(field);
+    PyObject *f = intern(field), *spot = NULL, *ref = NULL;
     PyObject *c = container != Py_None && PyUnicode_GET_LENGTH(container) ? intern(container)
                                                                          : Py_NewRef(container);
-    spot = new_tuple(spot_type, spot_items, 4);
+    if (at[0] != NULL && at[1] != NULL && at[2] != NULL) {
+        PyObject *spot_items[4] = {at[0], at[1], style, Py_None};
+        spot = new_tuple(spot_type, spot_items, 4);
+    }
     if (spot != NULL) {
         PyObject *items[12] = {
             site[0], name,    keys,    optional ? Py_True : Py_False,
             site[1], f,       at[2],   c,
             Py_None, Py_False, Py_None, spot,
         };
-        out = new_tuple(ref_type, items, 12);
+        ref = new_tuple(ref_type, items, 12);
     }
+    r = ref != NULL && PyList_Append(refs, ref) == 0 ? 1 : -1;
     for (int i = 0; i < 3; i++)
-        Py_DECREF(at[i]);
+        Py_XDECREF(at[i]);
     Py_XDECREF(spot);
+    Py_XDECREF(ref);
     Py_DECREF(f);
     Py_DECREF(c);
     Py_DECREF(keys);
-    return out;
-}
-
-static PyObject *
-site_refs_or_not(PyObject *site_tuple, PyObject *matches, PyObject *container)
-{
-    /* refs.Site: path, target, how, name_field, key_field, items_field, optional_field */
-    if (!PyTuple_Check(site_tuple) || PyTuple_GET_SIZE(site_tuple) != 7 ||
-        !PyList_CheckExact(matches) || (container != Py_None && !PyUnicode_CheckExact(container)))
-        Py_RETURN_NOTIMPLEMENTED;
-    PyObject *site[7];
-    for (int i = 0; i < 6; i++) {
-        site[i] = PyTuple_GET_ITEM(site_tuple, i + 1);
-        if (!PyUnicode_CheckExact(site[i]) && !(i >= 3 && site[i] == Py_None))
-            Py_RETURN_NOTIMPLEMENTED;
-    }
-    site[6] = KEY_KEY;
-    PyObject *refs = PyList_New(0);
-    if (refs == NULL)
-        return NULL;
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(matches); i++) {
-        PyObject *m = PyList_GET_ITEM(matches, i);
-        if (!PyTuple_Check(m) || PyTuple_GET_SIZE(m) != 2) {
-            Py_DECREF(refs);
-            Py_RETURN_NOTIMPLEMENTED;
-        }
-        PyObject *ref = site_ref(PyTuple_GET_ITEM(m, 0), PyTuple_GET_ITEM(m, 1), container, site);
-        if (ref == NULL || ref == Py_NotImplemented) {
-            Py_DECREF(refs);
-            return ref;
-        }
-        int rc = ref == Py_None ? 0 : PyList_Append(refs, ref);
-        Py_DECREF(ref);
-        if (rc < 0) {
-            Py_DECREF(refs);
-            return NULL;
-        }
-    }
-    return refs;
+    return r;
 }
 
 /* ---------------------------------------------------------------- marker lines
@@ -1824,30 +1777,26 @@ static int
 find_sites(PyObject *refs, PyObject *node, PyObject *sites, PyObject *trie, PyObject *field,
            PyObject *container)
 {
-    PyObject *const kinds[3] = {scalar_kind, seq_kind, get_map_kind};
     Py_ssize_t count = PyTuple_GET_SIZE(sites);
-    PyObject *found = run_collect(kinds, node, trie, field, count);
-    if (found == NULL || found == Py_None) {
-        Py_XDECREF(found);
-        return found == NULL ? -1 : 0;
+    collector_t c = {PyList_New(count), 0};
+    for (Py_ssize_t i = 0; c.found != NULL && i < count; i++) {
+        PyObject *list = PyList_New(0);
+        if (list == NULL)
+            Py_CLEAR(c.found);
+        else
+            PyList_SET_ITEM(c.found, i, list);
     }
-    int r = 1;
+    int r = c.found == NULL ? -1 : collect_into(&c, node, trie, field);
     for (Py_ssize_t i = 0; r > 0 && i < count; i++) {
-        PyObject *matches = PyList_GET_ITEM(found, i);
-        if (PyList_GET_SIZE(matches) == 0)
-            continue; /* (most sites are absent from most pods) */
-        PyObject *made = site_refs_or_not(PyTuple_GET_ITEM(sites, i), matches, container);
-        if (made == NULL)
-            r = -1;
-        else if (made == Py_NotImplemented)
-            r = 0;
-        else {
-            Py_ssize_t n = PyList_GET_SIZE(refs);
-            r = PyList_SetSlice(refs, n, n, made) < 0 ? -1 : 1;
+        /* the (node, field) pairs of site i (none in most pods for most sites) */
+        PyObject *found = PyList_GET_ITEM(c.found, i);
+        for (Py_ssize_t j = 0; r > 0 && j < PyList_GET_SIZE(found); j++) {
+            PyObject *pair = PyList_GET_ITEM(found, j);
+            r = site_ref(refs, PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1), container,
+                         PyTuple_GET_ITEM(sites, i));
         }
-        Py_XDECREF(made);
     }
-    Py_DECREF(found);
+    Py_XDECREF(c.found);
     return r;
 }
 
@@ -1954,21 +1903,6 @@ bind_resources(PyObject *Py_UNUSED(self), PyObject *args)
                             "_ctree.bind_resources: a tuple class, after bind_get");
     Py_XSETREF(resource_type, (PyTypeObject *)Py_NewRef(type));
     Py_RETURN_NONE;
-}
-
-/* A plain string field of a mapping: 1 with *text (borrowed; NULL: absent or null), 0
- * anything else. */
-static int
-str_field_of(PyObject *map, PyObject *key, PyObject **text)
-{
-    PyObject *value;
-    *text = NULL;
-    int r = value_of(map, key, &value);
-    if (r <= 0)
-        return r;
-    if (value != NULL && SLOT(value, S_KIND) != scalar_kind)
-        return 0; /* a mapping or a sequence: resources.py raises */
-    return text_of(value, text);
 }
 
 static PyObject *
