@@ -1330,10 +1330,9 @@ top_level(PyObject *Py_UNUSED(self), PyObject *args)
  * analyze/refs.py's _site_refs for the common case (its reference, which this mirrors
  * step by step): the Reference of each site node, over mappings with their key index and
  * untagged, unaliased values. Anything else -- an alias, a tag, a value Kubernetes would
- * refuse (refs.py raises the error), a name with a problem for renaming -- and
- * find_refs hands the whole pod spec to refs.py. (The
- * walk and this, as entry points of their own for refs.py's Python path, saved under
- * 2 % of a run: only find_refs calls them.) */
+ * refuse (refs.py raises the error), a name with a problem for renaming -- and find_refs
+ * hands the whole pod spec to refs.py. (The walk and this, as entry points of their own
+ * for refs.py's Python path, saved under 2 % of a run: only find_refs calls them.) */
 
 static PyTypeObject *ref_type, *spot_type;
 static PyObject *true_words, *false_words;
@@ -1609,16 +1608,6 @@ typedef struct {
     Py_ssize_t line; /* the start of the next line to look at */
 } marker_scan;
 
-static void
-marker_scan_init(marker_scan *s, PyObject *text)
-{
-    s->text = text;
-    s->kind = PyUnicode_KIND(text);
-    s->data = PyUnicode_DATA(text);
-    s->n = PyUnicode_GET_LENGTH(text);
-    s->line = 0;
-}
-
 /* The next marker line's start and its first character ('-', '.' or '%'); -1 at the end
  * of the text, -2 on an error (set). */
 static Py_ssize_t
@@ -1651,17 +1640,6 @@ next_marker(marker_scan *s, Py_UCS4 *token)
     return -1;
 }
 
-static int
-append_offset(PyObject *list, Py_ssize_t at)
-{
-    PyObject *o = PyLong_FromSsize_t(at);
-    if (o == NULL)
-        return -1;
-    int rc = PyList_Append(list, o);
-    Py_DECREF(o);
-    return rc;
-}
-
 /* ---------------------------------------------------------------- split._cuts
  *
  * read/split.py's cuts (its _py_cuts is the reference): where the text's documents
@@ -1674,7 +1652,10 @@ add_cut(PyObject *cuts, Py_ssize_t at)
     Py_ssize_t len = PyList_GET_SIZE(cuts);
     if (len > 0 && PyLong_AsSsize_t(PyList_GET_ITEM(cuts, len - 1)) == at)
         return 0; /* (cuts never go back: only an equal one is left out) */
-    return append_offset(cuts, at);
+    PyObject *o = PyLong_FromSsize_t(at);
+    int rc = o == NULL ? -1 : PyList_Append(cuts, o);
+    Py_XDECREF(o);
+    return rc;
 }
 
 static PyObject *
@@ -1686,8 +1667,8 @@ cuts(PyObject *Py_UNUSED(self), PyObject *args)
     PyObject *out = PyList_New(0);
     if (out == NULL || add_cut(out, 0) < 0)
         goto fail;
-    marker_scan scan;
-    marker_scan_init(&scan, text);
+    marker_scan scan = {text, PyUnicode_KIND(text), PyUnicode_DATA(text),
+                        PyUnicode_GET_LENGTH(text), 0};
     Py_ssize_t prefix_from = 0; /* where a document prefix (directives allowed) began; -1: none */
     int directive_open = 0;
     Py_UCS4 token;
@@ -1905,12 +1886,6 @@ bind_resources(PyObject *Py_UNUSED(self), PyObject *args)
     Py_RETURN_NONE;
 }
 
-static PyObject *
-interned(PyObject *s)
-{
-    return s == NULL ? Py_NewRef(Py_None) : intern(s);
-}
-
 /* One root's Resource (new), or Py_NotImplemented (new), or NULL on error. */
 static PyObject *
 resource_of(PyObject *source, PyObject *doc, PyObject *root)
@@ -1935,14 +1910,11 @@ resource_of(PyObject *source, PyObject *doc, PyObject *root)
         return NULL;
     if (r == 0 || kind == NULL || PyUnicode_Tailmatch(kind, LIST_SUFFIX, 0, PY_SSIZE_T_MAX, 1))
         Py_RETURN_NOTIMPLEMENTED; /* no kind (an error), or maybe a List: resources.py */
-    PyObject *empty = PyUnicode_New(0, 0);
-    if (empty == NULL)
-        return NULL;
     PyObject *items[8] = {
         source,
         root,
-        interned(api != NULL ? api : empty),
-        interned(kind),
+        intern(api != NULL ? api : EMPTY),
+        intern(kind),
         name != NULL ? name : Py_None,
         ns != NULL && PyUnicode_GET_LENGTH(ns) ? intern(ns) : Py_NewRef(ns != NULL ? ns : Py_None),
         doc,
@@ -1952,7 +1924,6 @@ resource_of(PyObject *source, PyObject *doc, PyObject *root)
     Py_DECREF(items[2]);
     Py_DECREF(items[3]);
     Py_DECREF(items[5]);
-    Py_DECREF(empty);
     return res;
 }
 
@@ -2016,27 +1987,6 @@ bind_resolve(PyObject *Py_UNUSED(self), PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* a tuple of ``type`` (a NamedTuple class) from n new references, stolen even on error */
-static PyObject *
-make_tuple(PyTypeObject *type, Py_ssize_t n, PyObject **items)
-{
-    PyObject *t = type->tp_alloc(type, n);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (t == NULL || items[i] == NULL) {
-            Py_XDECREF(items[i]);
-            continue;
-        }
-        PyTuple_SET_ITEM(t, i, items[i]);
-    }
-    if (t != NULL)
-        for (Py_ssize_t i = 0; i < n; i++)
-            if (PyTuple_GET_ITEM(t, i) == NULL) {
-                Py_DECREF(t);
-                return NULL;
-            }
-    return t;
-}
-
 /* 1 made (appended to resolved and uses), 0 not plain (None), -1 an exception */
 static int
 resolve_one(PyObject *ref, PyObject *namespace, PyObject *objects, int image_pull,
@@ -2055,8 +2005,8 @@ resolve_one(PyObject *ref, PyObject *namespace, PyObject *objects, int image_pul
         return 0; /* not hashed: _resolve records why */
     /* the target: ResourceId("", kind, ref.namespace or the workload's, name) */
     PyObject *ns = ref_ns != Py_None && PyUnicode_GET_LENGTH(ref_ns) ? ref_ns : namespace;
-    PyObject *parts[4] = {PyUnicode_New(0, 0), Py_NewRef(kind), Py_NewRef(ns), Py_NewRef(name)};
-    PyObject *key = make_tuple(rid_type, 4, parts);
+    PyObject *parts[4] = {EMPTY, kind, ns, name};
+    PyObject *key = new_tuple(rid_type, parts, 4);
     if (key == NULL)
         return -1;
     PyObject *entry = PyDict_GetItemWithError(objects, key); /* borrowed */
@@ -2074,35 +2024,31 @@ resolve_one(PyObject *ref, PyObject *namespace, PyObject *objects, int image_pul
         !PyDict_CheckExact(PyTuple_GET_ITEM(content, 2)) || PyTuple_GET_ITEM(content, 4) != Py_None)
         return 0; /* produced by a source, or not what analyze makes */
     PyObject *entries = PyTuple_GET_ITEM(content, 2);
-    PyObject *keyset = Py_None;
-    if (keys != Py_None) {
-        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(keys); i++) {
-            PyObject *k = PyTuple_GET_ITEM(keys, i);
-            if (!PyUnicode_CheckExact(k))
-                return 0;
-            int has = PyDict_Contains(entries, k);
-            if (has <= 0)
-                return has; /* a named key the object lacks: _resolve reports it */
-        }
-        keyset = PyFrozenSet_New(keys);
-        if (keyset == NULL)
-            return -1;
+    for (Py_ssize_t i = 0; keys != Py_None && i < PyTuple_GET_SIZE(keys); i++) {
+        PyObject *k = PyTuple_GET_ITEM(keys, i);
+        if (!PyUnicode_CheckExact(k))
+            return 0;
+        int has = PyDict_Contains(entries, k);
+        if (has <= 0)
+            return has; /* a named key the object lacks: _resolve reports it */
     }
-    else
-        Py_INCREF(keyset);
-    /* Resolved(ref, entry, no missing keys, not excluded) */
-    PyObject *r_items[4] = {Py_NewRef(ref), Py_NewRef(entry),
-                            keys != Py_None && PyTuple_GET_SIZE(keys) ? PyFrozenSet_New(NULL)
-                                                                     : Py_NewRef(no_keys),
-                            Py_NewRef(Py_None)};
-    PyObject *r = make_tuple(resolved_type, 4, r_items);
-    /* Use(kind, name, content, keys, the namespace when it is another one) */
+    /* Resolved(ref, entry, no missing keys, not excluded); Use(kind, name, content, keys,
+     * the namespace when it is another one) */
     int other = ref_ns != Py_None && PyUnicode_Compare(ref_ns, namespace) != 0; /* exact strs */
-    PyObject *u_items[5] = {Py_NewRef(kind), Py_NewRef(name), Py_NewRef(content), keyset,
-                            Py_NewRef(other ? ref_ns : Py_None)};
-    PyObject *u = make_tuple(use_type, 5, u_items);
-    int ok = r != NULL && u != NULL && PyList_Append(resolved, r) == 0 &&
-             PyList_Append(uses, u) == 0;
+    PyObject *keyset = keys != Py_None ? PyFrozenSet_New(keys) : Py_NewRef(Py_None);
+    PyObject *missing = NULL, *r = NULL, *u = NULL;
+    if (keyset != NULL)
+        missing = keys != Py_None && PyTuple_GET_SIZE(keys) ? PyFrozenSet_New(NULL)
+                                                            : Py_NewRef(no_keys);
+    if (missing != NULL) {
+        PyObject *r_items[4] = {ref, entry, missing, Py_None};
+        PyObject *u_items[5] = {kind, name, content, keyset, other ? ref_ns : Py_None};
+        r = new_tuple(resolved_type, r_items, 4);
+        u = r != NULL ? new_tuple(use_type, u_items, 5) : NULL;
+    }
+    int ok = u != NULL && PyList_Append(resolved, r) == 0 && PyList_Append(uses, u) == 0;
+    Py_XDECREF(keyset);
+    Py_XDECREF(missing);
     Py_XDECREF(r);
     Py_XDECREF(u);
     return ok ? 1 : -1;
