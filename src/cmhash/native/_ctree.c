@@ -521,26 +521,39 @@ on_event(builder_t *b, yaml_event_t *ev, Py_ssize_t base, PyObject *const kinds[
     }
 }
 
-/* The UTF-8 of a str for libyaml: ASCII text is its own UTF-8; other text is encoded
- * into a temporary bytes object (*encoded, to release), as PyYAML does
- * (PyUnicode_AsUTF8AndSize would keep a copy attached to the str, doubling a whole
- * file's text for the rest of the run). NULL with no exception set for text that is not
- * UTF-8-encodable (lone surrogates); NULL with the exception set for anything else (a
- * MemoryError is not "not UTF-8": the caller passes it on). */
-static const char *
-utf8_of(PyObject *text, PyObject **encoded, Py_ssize_t *size)
+/* libyaml's parser over a str's UTF-8, for build and check_edit. ASCII text is its own
+ * UTF-8; other text is encoded into a temporary bytes object (*encoded, to release after
+ * the parser), as PyYAML does (PyUnicode_AsUTF8AndSize would keep a copy attached to the
+ * str, doubling a whole file's text for the rest of the run). No yaml_parser_set_encoding:
+ * PyYAML leaves it to libyaml's detection too, which skips a leading byte-order mark
+ * without counting it in the offsets. 1 ready (the caller deletes the parser), 0 text that
+ * is not UTF-8-encodable (lone surrogates), -1 an exception (a MemoryError is not "not
+ * UTF-8": the caller passes it on). */
+static int
+open_parser(yaml_parser_t *parser, PyObject *text, PyObject **encoded)
 {
+    Py_ssize_t size = 0;
+    const char *utf8 = NULL;
     *encoded = NULL;
     if (PyUnicode_IS_ASCII(text))
-        return PyUnicode_AsUTF8AndSize(text, size);
-    *encoded = PyUnicode_AsUTF8String(text);
-    if (*encoded == NULL) {
-        if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
-            PyErr_Clear();
-        return NULL;
+        utf8 = PyUnicode_AsUTF8AndSize(text, &size);
+    else if ((*encoded = PyUnicode_AsUTF8String(text)) != NULL) {
+        utf8 = PyBytes_AS_STRING(*encoded);
+        size = PyBytes_GET_SIZE(*encoded);
     }
-    *size = PyBytes_GET_SIZE(*encoded);
-    return PyBytes_AS_STRING(*encoded);
+    else if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (utf8 == NULL)
+        return -1;
+    if (!yaml_parser_initialize(parser)) {
+        Py_CLEAR(*encoded);
+        PyErr_NoMemory();
+        return -1;
+    }
+    yaml_parser_set_input_string(parser, (const unsigned char *)utf8, (size_t)size);
+    return 1;
 }
 
 static PyObject *
@@ -562,18 +575,10 @@ build(PyObject *Py_UNUSED(self), PyObject *args)
     if (!PyUnicode_CheckExact(text)) /* PyYAML's CParser refuses str subclasses */
         Py_RETURN_NONE;
     PyObject *encoded;
-    Py_ssize_t size = 0;
-    const char *utf8 = utf8_of(text, &encoded, &size);
-    if (utf8 == NULL) /* lone surrogates: events.py's path raises, as it always did */
-        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
     yaml_parser_t parser;
-    if (!yaml_parser_initialize(&parser)) {
-        Py_XDECREF(encoded);
-        return PyErr_NoMemory();
-    }
-    yaml_parser_set_input_string(&parser, (const unsigned char *)utf8, (size_t)size);
-    /* no yaml_parser_set_encoding: PyYAML leaves it to libyaml's detection too, which
-     * skips a leading byte-order mark without counting it in the offsets */
+    int ready = open_parser(&parser, text, &encoded);
+    if (ready <= 0) /* lone surrogates (0): events.py's path raises, as it always did */
+        return ready < 0 ? NULL : Py_NewRef(Py_None);
     Py_ssize_t bom = PyUnicode_GET_LENGTH(text) > 0 && PyUnicode_READ_CHAR(text, 0) == 0xFEFF;
     builder_t b = {NULL, 0, 0, max_depth, PyList_New(0), kinds[0], text, bom};
     unsigned long events = 0;
@@ -666,6 +671,17 @@ stop(void)
     return PyErr_Occurred() ? -1 : 0;
 }
 
+/* The next event, if it is of this type, consumed: 1; else stop(). */
+static int
+expect(checker_t *c, yaml_event_type_t type)
+{
+    yaml_event_t *ev = peek(c);
+    if (ev == NULL || ev->type != type)
+        return stop();
+    consume(c);
+    return 1;
+}
+
 /* Whether a Python str holds exactly these UTF-8 bytes (1 or 0). libyaml's text is
  * always UTF-8, so decoding fails only for want of memory: then 0 with the MemoryError
  * set (the callers' stop() passes it on). */
@@ -753,29 +769,11 @@ check_created(checker_t *c, int levels)
         return stop();
     consume(c);
     ev = peek(c);
-    if (ev == NULL)
-        return stop();
-    if (levels == 2) {
-        if (!scalar_is(ev, ANNOTATIONS_KEY))
-            return stop();
-        consume(c);
-        int r = check_created(c, 1);
-        if (r <= 0)
-            return r;
-    }
-    else {
-        if (!scalar_is(ev, c->key))
-            return stop();
-        consume(c);
-        int r = check_ours(c);
-        if (r <= 0)
-            return r;
-    }
-    ev = peek(c);
-    if (ev == NULL || ev->type != YAML_MAPPING_END_EVENT)
+    if (ev == NULL || !scalar_is(ev, levels == 2 ? ANNOTATIONS_KEY : c->key))
         return stop();
     consume(c);
-    return 1;
+    int r = levels == 2 ? check_created(c, 1) : check_ours(c);
+    return r <= 0 ? r : expect(c, YAML_MAPPING_END_EVENT);
 }
 
 /* The entries of an old mapping against the new stream's, up to its end event. ``role``
@@ -942,11 +940,7 @@ check_held(checker_t *c, PyObject *kind, PyObject *style, PyObject *value, int r
                 return r;
         }
         c->depth--;
-        ev = peek(c);
-        if (ev == NULL || ev->type != YAML_SEQUENCE_END_EVENT)
-            return stop();
-        consume(c);
-        return 1;
+        return expect(c, YAML_SEQUENCE_END_EVENT);
     }
     case YAML_MAPPING_START_EVENT: {
         if (!kind_is(kind, c->kinds[2]) || ev->data.mapping_start.anchor != NULL ||
@@ -983,54 +977,31 @@ check_edit(PyObject *Py_UNUSED(self), PyObject *args)
     if (!PyUnicode_CheckExact(text) || Py_TYPE(old) != type)
         Py_RETURN_NONE;
     PyObject *encoded;
-    Py_ssize_t size = 0;
-    const char *utf8 = utf8_of(text, &encoded, &size);
-    if (utf8 == NULL)
-        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
-    checker_t c;
-    memset(&c, 0, sizeof c);
-    if (!yaml_parser_initialize(&c.parser)) {
-        Py_XDECREF(encoded);
-        return PyErr_NoMemory();
-    }
-    yaml_parser_set_input_string(&c.parser, (const unsigned char *)utf8, (size_t)size);
+    checker_t c = {.path = path, .key = key, .value = value};
+    int ready = open_parser(&c.parser, text, &encoded);
+    if (ready <= 0)
+        return ready < 0 ? NULL : Py_NewRef(Py_None);
     for (int i = 0; i < 3; i++)
         c.kinds[i] = PyTuple_GET_ITEM(kinds_tuple, i);
-    c.path = path;
-    c.key = key;
-    c.value = value;
-    int r = 0;
-    yaml_event_t *ev = peek(&c);
-    if (ev != NULL && ev->type == YAML_STREAM_START_EVENT) {
-        consume(&c);
-        ev = peek(&c);
-        if (ev != NULL && ev->type == YAML_DOCUMENT_START_EVENT) {
-            consume(&c);
-            int role = PyTuple_GET_SIZE(path) ? R_PATH : R_TEMPLATE;
-            PyObject *root_kind = SLOT(old, S_KIND);
-            r = root_kind != NULL && kind_is(root_kind, c.kinds[2]) ? check_node(&c, old, role, 0)
-                                                                    : 0;
-            if (r > 0) {
-                ev = peek(&c);
-                r = ev != NULL && ev->type == YAML_DOCUMENT_END_EVENT;
-                if (r) {
-                    consume(&c);
-                    ev = peek(&c);
-                    r = ev != NULL && ev->type == YAML_STREAM_END_EVENT;
-                }
-            }
-        }
+    int r = expect(&c, YAML_STREAM_START_EVENT);
+    if (r > 0)
+        r = expect(&c, YAML_DOCUMENT_START_EVENT);
+    if (r > 0) {
+        int role = PyTuple_GET_SIZE(path) ? R_PATH : R_TEMPLATE;
+        PyObject *root_kind = SLOT(old, S_KIND);
+        r = root_kind != NULL && kind_is(root_kind, c.kinds[2]) ? check_node(&c, old, role, 0)
+                                                                : 0;
     }
+    if (r > 0)
+        r = expect(&c, YAML_DOCUMENT_END_EVENT);
+    if (r > 0)
+        r = expect(&c, YAML_STREAM_END_EVENT);
     if (r == 0 && PyErr_Occurred())
         r = -1;
     consume(&c);
     yaml_parser_delete(&c.parser);
     Py_XDECREF(encoded);
-    if (r < 0)
-        return NULL;
-    if (r > 0)
-        Py_RETURN_TRUE;
-    Py_RETURN_NONE;
+    return r < 0 ? NULL : Py_NewRef(r > 0 ? Py_True : Py_None);
 }
 
 /* ---- what the tree's readers below work with ----------------------------------------
