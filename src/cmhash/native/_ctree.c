@@ -325,54 +325,36 @@ append(builder_t *b, PyObject *node)
 static int
 open_collection(builder_t *b, PyObject *kind, Py_ssize_t start, int flow, int is_map)
 {
-    PyObject *children = PyList_New(0);
+    PyObject *children = PyList_New(0), *node = NULL, *index = NULL;
+    int why = FAIL;
     if (children == NULL)
         return FAIL;
-    PyObject *style = flow ? Py_True : Py_False;
-    Py_INCREF(style);
-    Py_INCREF(Py_None);
-    PyObject *node = new_node(kind, start, -1, Py_None, style);
-    if (node == NULL) {
-        Py_DECREF(children);
-        return FAIL;
-    }
-    Py_INCREF(node);
-    if (append(b, node) == FAIL) {
-        Py_DECREF(node);
-        Py_DECREF(children);
-        return FAIL;
-    }
+    node = new_node(kind, start, -1, Py_NewRef(Py_None), Py_NewRef(flow ? Py_True : Py_False));
+    if (node == NULL || append(b, Py_NewRef(node)) == FAIL)
+        goto fail;
     if (b->depth >= b->max_depth) { /* events.py names the limit */
-        Py_DECREF(node);
-        Py_DECREF(children);
-        return BAIL;
+        why = BAIL;
+        goto fail;
     }
-    PyObject *index = NULL;
-    if (is_map && (index = PyDict_New()) == NULL) {
-        Py_DECREF(node);
-        Py_DECREF(children);
-        return FAIL;
-    }
+    if (is_map && (index = PyDict_New()) == NULL)
+        goto fail;
     if (b->depth == b->cap) {
         Py_ssize_t cap = b->cap ? b->cap * 2 : 16;
         frame_t *stack = PyMem_Realloc(b->stack, (size_t)cap * sizeof(frame_t));
         if (stack == NULL) {
-            Py_DECREF(node);
-            Py_DECREF(children);
-            Py_XDECREF(index);
             PyErr_NoMemory();
-            return FAIL;
+            goto fail;
         }
         b->stack = stack;
         b->cap = cap;
     }
-    frame_t *f = &b->stack[b->depth++];
-    f->node = node;
-    f->children = children;
-    f->key = NULL;
-    f->index = index;
-    f->is_map = is_map;
+    b->stack[b->depth++] = (frame_t){node, children, NULL, index, is_map};
     return NONE;
+fail:
+    Py_XDECREF(node);
+    Py_DECREF(children);
+    Py_XDECREF(index);
+    return why;
 }
 
 static void
@@ -1369,15 +1351,10 @@ item_keys(PyObject *listed, PyObject *key_name, int *odd)
     *odd = 0;
     if (listed == NULL)
         return NULL;
-    PyObject *kind = SLOT(listed, S_KIND);
+    PyObject *kind = SLOT(listed, S_KIND), *list = SLOT(listed, S_VALUE);
     if (kind == scalar_kind || kind == get_map_kind)
         return NULL; /* tree.items() of a scalar (null too) or a mapping: [] */
-    if (kind != seq_kind) {
-        *odd = 1;
-        return NULL;
-    }
-    PyObject *list = SLOT(listed, S_VALUE);
-    if (list == NULL || !PyList_CheckExact(list)) {
+    if (kind != seq_kind || list == NULL || !PyList_CheckExact(list)) {
         *odd = 1;
         return NULL;
     }
@@ -1389,21 +1366,13 @@ item_keys(PyObject *listed, PyObject *key_name, int *odd)
         PyObject *item_kind = IS_NODE(item) ? SLOT(item, S_KIND) : NULL;
         if (item_kind == scalar_kind || item_kind == seq_kind)
             continue; /* tree.get of a scalar or a sequence: None */
-        if (item_kind != get_map_kind) {
-            *odd = 1;
-            break;
-        }
-        int r = value_of(item, key_name, &value);
+        int r = item_kind == get_map_kind ? value_of(item, key_name, &value) : 0;
         if (r < 0)
             break;
-        if (r == 0) {
-            *odd = 1;
-            break;
-        }
-        if (value != NULL &&
+        if (r > 0 && value != NULL &&
             (SLOT(value, S_KIND) == get_map_kind || SLOT(value, S_KIND) == seq_kind))
             continue; /* tree.scalar of a mapping or a sequence: None */
-        if (!text_of(value, &text)) {
+        if (r == 0 || !text_of(value, &text)) {
             *odd = 1;
             break;
         }
