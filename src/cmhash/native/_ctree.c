@@ -1662,7 +1662,7 @@ fail:
  * analyze/refs.py's find_references over a tree the C builder made (its Python body is
  * the reference): the containers of both lists, each container's sites, the pod's sites,
  * and imagePullSecrets when asked, with the walk (collect) and the References
- * (site_refs) above. Anything either of them hands back -- or an aliased list or
+ * (site_ref) above. Anything either of them hands back -- or an aliased list or
  * container -- makes the whole pod spec refs.py's: None. bind_find() sets the Reference
  * and Spot classes, go-yaml's boolean words and the tables once (after bind_scalar). */
 
