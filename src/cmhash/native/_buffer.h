@@ -35,14 +35,29 @@ buffer_reserve(buffer_t *o, size_t more)
     return 0;
 }
 
-/* What a writer that returned r made of o: its bytes (r > 0), None (r == 0: a value it
- * leaves to Python), or the exception (r < 0); o's memory is freed. */
+/* n bytes at the end: 0 ok, -1 out of memory (exception set) */
+static int
+buffer_put(buffer_t *o, const void *data, size_t n)
+{
+    if (buffer_reserve(o, n) < 0)
+        return -1;
+    memcpy(o->buf + o->len, data, n);
+    o->len += n;
+    return 0;
+}
+
+/* What a writer that returned r made of o: its bytes, or its text decoded from UTF-8
+ * when as_text (r > 0), None (r == 0: a value it leaves to Python), or the exception
+ * (r < 0); o's memory is freed. */
 static PyObject *
-buffer_finish(buffer_t *o, int r)
+buffer_finish(buffer_t *o, int r, int as_text)
 {
     PyObject *result = NULL;
-    if (r > 0)
-        result = PyBytes_FromStringAndSize(o->buf ? o->buf : "", (Py_ssize_t)o->len);
+    const char *buf = o->buf ? o->buf : "";
+    if (r > 0 && as_text)
+        result = PyUnicode_DecodeUTF8(buf, (Py_ssize_t)o->len, "strict");
+    else if (r > 0)
+        result = PyBytes_FromStringAndSize(buf, (Py_ssize_t)o->len);
     else if (r == 0)
         result = Py_NewRef(Py_None);
     PyMem_Free(o->buf);

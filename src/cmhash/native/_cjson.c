@@ -16,16 +16,6 @@
  */
 #include "_buffer.h"
 
-static int
-put(buffer_t *o, const char *s, size_t n)
-{
-    if (buffer_reserve(o, n) < 0)
-        return -1;
-    memcpy(o->buf + o->len, s, n);
-    o->len += n;
-    return 0;
-}
-
 /* A line break and the indentation of depth d. */
 static int
 newline(buffer_t *o, int depth)
@@ -37,6 +27,10 @@ newline(buffer_t *o, int depth)
     o->len += 2 * (size_t)depth;
     return 0;
 }
+
+/* the escapes json.dumps writes by name; the rest below U+0020 are \u00xx */
+static const char ESCAPES['\\' + 1] = {['"'] = '"', ['\\'] = '\\', ['\b'] = 'b', ['\f'] = 'f',
+                                      ['\n'] = 'n', ['\r'] = 'r', ['\t'] = 't'};
 
 /* 1 written, 0 not UTF-8-encodable (json.dumps decides), -1 an exception */
 static int
@@ -76,17 +70,10 @@ put_string(buffer_t *o, PyObject *s)
             continue;
         }
         *w++ = '\\';
-        switch (c) {
-        case '"': *w++ = '"'; break;
-        case '\\': *w++ = '\\'; break;
-        case '\b': *w++ = 'b'; break;
-        case '\f': *w++ = 'f'; break;
-        case '\n': *w++ = 'n'; break;
-        case '\r': *w++ = 'r'; break;
-        case '\t': *w++ = 't'; break;
-        default:
+        if (ESCAPES[c] != 0)
+            *w++ = ESCAPES[c];
+        else
             w += sprintf(w, "u%04x", c);
-        }
     }
     *w++ = '"';
     o->len = (size_t)(w - o->buf);
@@ -101,7 +88,7 @@ static int
 write_items(buffer_t *o, PyObject *value, int depth, int is_dict)
 {
     int r = 1;
-    if (put(o, is_dict ? "{" : "[", 1) < 0)
+    if (buffer_put(o, is_dict ? "{" : "[", 1) < 0)
         return -1;
     if (is_dict) {
         Py_ssize_t pos = 0;
@@ -110,25 +97,25 @@ write_items(buffer_t *o, PyObject *value, int depth, int is_dict)
         while (r > 0 && PyDict_Next(value, &pos, &key, &item)) {
             if (!PyUnicode_Check(key))
                 return 0;
-            if ((i++ && put(o, ",", 1) < 0) || newline(o, depth + 1) < 0)
+            if ((i++ && buffer_put(o, ",", 1) < 0) || newline(o, depth + 1) < 0)
                 return -1;
             r = put_string(o, key);
             if (r > 0)
-                r = put(o, ": ", 2) < 0 ? -1 : write_value(o, item, depth + 1);
+                r = buffer_put(o, ": ", 2) < 0 ? -1 : write_value(o, item, depth + 1);
         }
     }
     else {
         Py_ssize_t n = PySequence_Fast_GET_SIZE(value);
         PyObject **items = PySequence_Fast_ITEMS(value);
         for (Py_ssize_t i = 0; r > 0 && i < n; i++) {
-            if ((i && put(o, ",", 1) < 0) || newline(o, depth + 1) < 0)
+            if ((i && buffer_put(o, ",", 1) < 0) || newline(o, depth + 1) < 0)
                 return -1;
             r = write_value(o, items[i], depth + 1);
         }
     }
     if (r <= 0)
         return r;
-    if (newline(o, depth) < 0 || put(o, is_dict ? "}" : "]", 1) < 0)
+    if (newline(o, depth) < 0 || buffer_put(o, is_dict ? "}" : "]", 1) < 0)
         return -1;
     return 1;
 }
@@ -143,7 +130,7 @@ write_value(buffer_t *o, PyObject *value, int depth)
         int is_dict = type == &PyDict_Type;
         Py_ssize_t n = is_dict ? PyDict_GET_SIZE(value) : PySequence_Fast_GET_SIZE(value);
         if (n == 0)
-            return put(o, is_dict ? "{}" : "[]", 2) < 0 ? -1 : 1;
+            return buffer_put(o, is_dict ? "{}" : "[]", 2) < 0 ? -1 : 1;
         if (Py_EnterRecursiveCall(" in cmhash.native._cjson.write"))
             return -1;
         int r = write_items(o, value, depth, is_dict);
@@ -151,25 +138,25 @@ write_value(buffer_t *o, PyObject *value, int depth)
         return r;
     }
     if (value == Py_None)
-        return put(o, "null", 4) < 0 ? -1 : 1;
+        return buffer_put(o, "null", 4) < 0 ? -1 : 1;
     if (value == Py_True)
-        return put(o, "true", 4) < 0 ? -1 : 1;
+        return buffer_put(o, "true", 4) < 0 ? -1 : 1;
     if (value == Py_False)
-        return put(o, "false", 5) < 0 ? -1 : 1;
+        return buffer_put(o, "false", 5) < 0 ? -1 : 1;
     if (type == &PyLong_Type) {
         int overflow;
         long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
         if (!overflow) {
             char digits[32];
             int n = snprintf(digits, sizeof digits, "%lld", v);
-            return put(o, digits, (size_t)n) < 0 ? -1 : 1;
+            return buffer_put(o, digits, (size_t)n) < 0 ? -1 : 1;
         }
         PyObject *text = PyLong_Type.tp_repr(value);
         if (text == NULL)
             return -1;
         Py_ssize_t n;
         const char *p = PyUnicode_AsUTF8AndSize(text, &n);
-        int r = p == NULL ? -1 : put(o, p, (size_t)n) < 0 ? -1 : 1;
+        int r = p == NULL ? -1 : buffer_put(o, p, (size_t)n) < 0 ? -1 : 1;
         Py_DECREF(text);
         return r;
     }
@@ -182,14 +169,7 @@ static PyObject *
 cjson_write(PyObject *Py_UNUSED(self), PyObject *data)
 {
     buffer_t o = {NULL, 0, 0};
-    int r = write_value(&o, data, 0);
-    PyObject *result = NULL;
-    if (r > 0)
-        result = PyUnicode_DecodeUTF8(o.buf ? o.buf : "", (Py_ssize_t)o.len, "strict");
-    else if (r == 0)
-        result = Py_NewRef(Py_None);
-    PyMem_Free(o.buf);
-    return result;
+    return buffer_finish(&o, write_value(&o, data, 0), 1);
 }
 
 /* document(data) -> bytes | None: write(data) and a line break, as UTF-8 bytes, for
@@ -200,9 +180,9 @@ cjson_document(PyObject *Py_UNUSED(self), PyObject *data)
 {
     buffer_t o = {NULL, 0, 0};
     int r = write_value(&o, data, 0);
-    if (r > 0 && put(&o, "\n", 1) < 0)
+    if (r > 0 && buffer_put(&o, "\n", 1) < 0)
         r = -1;
-    return buffer_finish(&o, r);
+    return buffer_finish(&o, r, 0);
 }
 
 static PyMethodDef methods[] = {

@@ -133,11 +133,7 @@ put_byte(packer_t *p, char c)
 static int
 put_raw(packer_t *p, const void *data, size_t n)
 {
-    if (buffer_reserve(&p->out, n) < 0)
-        return -1;
-    memcpy(p->out.buf + p->out.len, data, n);
-    p->out.len += n;
-    return 1;
+    return buffer_put(&p->out, data, n) < 0 ? -1 : 1;
 }
 
 static int
@@ -377,9 +373,8 @@ pack_new(packer_t *p, PyObject *obj, int depth)
 }
 
 static PyObject *
-pack(PyObject *self, PyObject *args)
+pack(PyObject *Py_UNUSED(self), PyObject *args)
 {
-    (void)self;
     PyObject *obj, *index, *entries;
     if (!PyArg_ParseTuple(args, "OO!O!:pack", &obj, &PyDict_Type, &index, &PyTuple_Type,
                           &entries))
@@ -387,7 +382,7 @@ pack(PyObject *self, PyObject *args)
     if (check_registry(index, entries) < 0)
         return NULL;
     packer_t p = {{NULL, 0, 0}, index, entries, {NULL, NULL, 0, 0}};
-    PyObject *out = buffer_finish(&p.out, pack_value(&p, obj, 0));
+    PyObject *out = buffer_finish(&p.out, pack_value(&p, obj, 0), 0);
     memo_free(&p.memo);
     return out;
 }
@@ -414,16 +409,18 @@ take(reader_t *r, void *into, size_t n)
 
 static PyObject *unpack_value(reader_t *r, int depth);
 
-/* n items into a tuple or list made by the caller (items still NULL) */
-static int
-fill(reader_t *r, PyObject **items, uint32_t n, int depth)
+/* obj, a tuple or list the caller made with n items still NULL, filled; NULL (obj
+ * released) on an error, or when obj is NULL */
+static PyObject *
+fill(reader_t *r, PyObject *obj, uint32_t n, int depth)
 {
-    for (uint32_t i = 0; i < n; i++) {
+    PyObject **items = obj != NULL ? PySequence_Fast_ITEMS(obj) : NULL;
+    for (uint32_t i = 0; obj != NULL && i < n; i++) {
         items[i] = unpack_value(r, depth + 1);
         if (items[i] == NULL)
-            return -1;
+            Py_CLEAR(obj);
     }
-    return 0;
+    return obj;
 }
 
 static PyObject *
@@ -432,10 +429,8 @@ unpack_object(reader_t *r, int depth)
     uint16_t code;
     if (take(r, &code, 2) < 0)
         return NULL;
-    if (code >= PyTuple_GET_SIZE(r->entries)) {
-        PyErr_SetString(PyExc_ValueError, "cmhash.native._cpack: unknown class");
-        return NULL;
-    }
+    if (code >= PyTuple_GET_SIZE(r->entries))
+        return PyErr_Format(PyExc_ValueError, "cmhash.native._cpack: unknown class");
     PyObject *entry = PyTuple_GET_ITEM(r->entries, code);
     PyTypeObject *cls = (PyTypeObject *)PyTuple_GET_ITEM(entry, 0);
     long how = PyLong_AsLong(PyTuple_GET_ITEM(entry, 1));
@@ -444,10 +439,8 @@ unpack_object(reader_t *r, int depth)
         uint16_t member;
         if (take(r, &member, 2) < 0)
             return NULL;
-        if (member >= PyTuple_GET_SIZE(extra)) {
-            PyErr_SetString(PyExc_ValueError, "cmhash.native._cpack: unknown member");
-            return NULL;
-        }
+        if (member >= PyTuple_GET_SIZE(extra))
+            return PyErr_Format(PyExc_ValueError, "cmhash.native._cpack: unknown member");
         return Py_NewRef(PyTuple_GET_ITEM(extra, member));
     }
     if (how == HOW_TUPLE) {
@@ -456,24 +449,14 @@ unpack_object(reader_t *r, int depth)
         uint32_t n;
         if (take(r, &tag, 1) < 0 || take(r, &n, 4) < 0)
             return NULL;
-        if (tag != T_TUPLE || n > (size_t)(r->end - r->at)) {
-            PyErr_SetString(PyExc_ValueError, "cmhash.native._cpack: bad tuple");
-            return NULL;
-        }
-        PyObject *obj = cls->tp_alloc(cls, n);
-        if (obj == NULL)
-            return NULL;
-        if (fill(r, &PyTuple_GET_ITEM(obj, 0), n, depth) < 0) {
-            Py_DECREF(obj);
-            return NULL;
-        }
-        return obj;
+        if (tag != T_TUPLE || n > (size_t)(r->end - r->at))
+            return PyErr_Format(PyExc_ValueError, "cmhash.native._cpack: bad tuple");
+        return fill(r, cls->tp_alloc(cls, n), n, depth);
     }
     /* a record: made as object.__new__(cls), then its slots set in order */
-    if (cls->tp_new == NULL) {
-        PyErr_SetString(PyExc_TypeError, "cmhash.native._cpack: a record class that cannot be made");
-        return NULL;
-    }
+    if (cls->tp_new == NULL)
+        return PyErr_Format(PyExc_TypeError,
+                            "cmhash.native._cpack: a record class that cannot be made");
     PyObject *empty = PyTuple_New(0);
     if (empty == NULL)
         return NULL;
@@ -501,10 +484,8 @@ static PyObject *
 unpack_value(reader_t *r, int depth)
 {
     char tag;
-    if (depth > MAX_DEPTH) {
-        PyErr_SetString(PyExc_ValueError, "cmhash.native._cpack: nested too deep");
-        return NULL;
-    }
+    if (depth > MAX_DEPTH)
+        return PyErr_Format(PyExc_ValueError, "cmhash.native._cpack: nested too deep");
     if (take(r, &tag, 1) < 0)
         return NULL;
     switch (tag) {
@@ -524,10 +505,8 @@ unpack_value(reader_t *r, int depth)
         uint32_t i;
         if (take(r, &i, 4) < 0)
             return NULL;
-        if (i >= (size_t)PyList_GET_SIZE(r->seen)) {
-            PyErr_SetString(PyExc_ValueError, "cmhash.native._cpack: unknown object");
-            return NULL;
-        }
+        if (i >= (size_t)PyList_GET_SIZE(r->seen))
+            return PyErr_Format(PyExc_ValueError, "cmhash.native._cpack: unknown object");
         return Py_NewRef(PyList_GET_ITEM(r->seen, i));
     }
     default:
@@ -547,33 +526,16 @@ unpack_new(reader_t *r, char tag, int depth)
         return unpack_object(r, depth);
     if (take(r, &n, 4) < 0)
         return NULL;
+    if (n > (size_t)(r->end - r->at)) /* n bytes, or n items of a byte at least */
+        return PyErr_Format(PyExc_ValueError, "cmhash.native._cpack: truncated data");
     if (tag == T_STR || tag == T_BYTES) {
-        if (n > (size_t)(r->end - r->at)) {
-            PyErr_SetString(PyExc_ValueError, "cmhash.native._cpack: truncated data");
-            return NULL;
-        }
         const char *data = r->at;
         r->at += n;
         return tag == T_STR ? PyUnicode_DecodeUTF8(data, (Py_ssize_t)n, "strict")
                             : PyBytes_FromStringAndSize(data, (Py_ssize_t)n);
     }
-    if (n > (size_t)(r->end - r->at)) { /* every item takes a byte at least */
-        PyErr_SetString(PyExc_ValueError, "cmhash.native._cpack: truncated data");
-        return NULL;
-    }
-    if (tag == T_TUPLE || tag == T_LIST) {
-        PyObject *obj = tag == T_TUPLE ? PyTuple_New(n) : PyList_New(n);
-        if (obj == NULL)
-            return NULL;
-        if (n == 0)
-            return obj;
-        PyObject **items = tag == T_TUPLE ? &PyTuple_GET_ITEM(obj, 0) : &PyList_GET_ITEM(obj, 0);
-        if (fill(r, items, n, depth) < 0) {
-            Py_DECREF(obj);
-            return NULL;
-        }
-        return obj;
-    }
+    if (tag == T_TUPLE || tag == T_LIST)
+        return fill(r, tag == T_TUPLE ? PyTuple_New(n) : PyList_New(n), n, depth);
     if (tag == T_DICT || tag == T_FROZENSET) {
         PyObject *obj = tag == T_DICT ? PyDict_New() : PyFrozenSet_New(NULL);
         if (obj == NULL)
@@ -597,15 +559,12 @@ unpack_new(reader_t *r, char tag, int depth)
         }
         return obj;
     }
-    PyErr_SetString(PyExc_ValueError, "cmhash.native._cpack: unknown tag");
-    return NULL;
+    return PyErr_Format(PyExc_ValueError, "cmhash.native._cpack: unknown tag");
 }
 
 static PyObject *
-unpack(PyObject *self, PyObject *args)
+unpack(PyObject *Py_UNUSED(self), PyObject *args)
 {
-    (void)self;
-    (void)self;
     Py_buffer data;
     PyObject *entries;
     if (!PyArg_ParseTuple(args, "y*O!:unpack", &data, &PyTuple_Type, &entries))

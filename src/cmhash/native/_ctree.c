@@ -65,6 +65,7 @@ typedef struct {
 
 static PyMemberDef node_members[N_SLOTS + 1];
 static PyObject *NULL_WORDS, *NULL_TAG, *SCALAR_KIND; /* tree._NULLS, the null tag, "scalar" */
+static PyObject *EMPTY; /* "" */
 
 static PyObject *
 node_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
@@ -223,28 +224,15 @@ new_node(PyObject *kind, Py_ssize_t start, Py_ssize_t end, PyObject *value, PyOb
     return node;
 }
 
-static void
-set_slot(PyObject *node, int i, PyObject *value)
-{
-    Py_XSETREF(SLOT(node, i), value);
-}
-
-/* Scalar styles as PyYAML reports them, with plain as None (events.py: ev.style or None). */
-static PyObject *STYLE_SINGLE, *STYLE_DOUBLE, *STYLE_LITERAL, *STYLE_FOLDED;
+/* Scalar styles as PyYAML reports them, with plain as None (events.py: ev.style or None),
+ * by libyaml's yaml_scalar_style_t (NULL: not a style), for the builder and check_edit. */
+static PyObject *STYLES[YAML_FOLDED_SCALAR_STYLE + 1];
 
 static PyObject *
 scalar_style(yaml_scalar_style_t style)
 {
-    PyObject *s;
-    switch (style) {
-    case YAML_SINGLE_QUOTED_SCALAR_STYLE: s = STYLE_SINGLE; break;
-    case YAML_DOUBLE_QUOTED_SCALAR_STYLE: s = STYLE_DOUBLE; break;
-    case YAML_LITERAL_SCALAR_STYLE: s = STYLE_LITERAL; break;
-    case YAML_FOLDED_SCALAR_STYLE: s = STYLE_FOLDED; break;
-    default: s = Py_None; break;
-    }
-    Py_INCREF(s);
-    return s;
+    PyObject *s = style <= YAML_FOLDED_SCALAR_STYLE ? STYLES[style] : NULL;
+    return Py_NewRef(s != NULL ? s : Py_None);
 }
 
 static PyObject *MERGE_KEY;   /* "<<" */
@@ -337,54 +325,36 @@ append(builder_t *b, PyObject *node)
 static int
 open_collection(builder_t *b, PyObject *kind, Py_ssize_t start, int flow, int is_map)
 {
-    PyObject *children = PyList_New(0);
+    PyObject *children = PyList_New(0), *node = NULL, *index = NULL;
+    int why = FAIL;
     if (children == NULL)
         return FAIL;
-    PyObject *style = flow ? Py_True : Py_False;
-    Py_INCREF(style);
-    Py_INCREF(Py_None);
-    PyObject *node = new_node(kind, start, -1, Py_None, style);
-    if (node == NULL) {
-        Py_DECREF(children);
-        return FAIL;
-    }
-    Py_INCREF(node);
-    if (append(b, node) == FAIL) {
-        Py_DECREF(node);
-        Py_DECREF(children);
-        return FAIL;
-    }
+    node = new_node(kind, start, -1, Py_NewRef(Py_None), Py_NewRef(flow ? Py_True : Py_False));
+    if (node == NULL || append(b, Py_NewRef(node)) == FAIL)
+        goto fail;
     if (b->depth >= b->max_depth) { /* events.py names the limit */
-        Py_DECREF(node);
-        Py_DECREF(children);
-        return BAIL;
+        why = BAIL;
+        goto fail;
     }
-    PyObject *index = NULL;
-    if (is_map && (index = PyDict_New()) == NULL) {
-        Py_DECREF(node);
-        Py_DECREF(children);
-        return FAIL;
-    }
+    if (is_map && (index = PyDict_New()) == NULL)
+        goto fail;
     if (b->depth == b->cap) {
         Py_ssize_t cap = b->cap ? b->cap * 2 : 16;
         frame_t *stack = PyMem_Realloc(b->stack, (size_t)cap * sizeof(frame_t));
         if (stack == NULL) {
-            Py_DECREF(node);
-            Py_DECREF(children);
-            Py_XDECREF(index);
             PyErr_NoMemory();
-            return FAIL;
+            goto fail;
         }
         b->stack = stack;
         b->cap = cap;
     }
-    frame_t *f = &b->stack[b->depth++];
-    f->node = node;
-    f->children = children;
-    f->key = NULL;
-    f->index = index;
-    f->is_map = is_map;
+    b->stack[b->depth++] = (frame_t){node, children, NULL, index, is_map};
     return NONE;
+fail:
+    Py_XDECREF(node);
+    Py_DECREF(children);
+    Py_XDECREF(index);
+    return why;
 }
 
 static void
@@ -406,9 +376,9 @@ close_collection(builder_t *b, Py_ssize_t end)
         return BAIL;
     }
     ((NodeObject *)f.node)->end = end;
-    set_slot(f.node, S_VALUE, f.children);
+    Py_XSETREF(SLOT(f.node, S_VALUE), f.children);
     if (f.index != NULL)
-        set_slot(f.node, S_DICT, f.index);
+        Py_XSETREF(SLOT(f.node, S_DICT), f.index);
     Py_DECREF(f.node);
     return NONE;
 }
@@ -533,26 +503,39 @@ on_event(builder_t *b, yaml_event_t *ev, Py_ssize_t base, PyObject *const kinds[
     }
 }
 
-/* The UTF-8 of a str for libyaml: ASCII text is its own UTF-8; other text is encoded
- * into a temporary bytes object (*encoded, to release), as PyYAML does
- * (PyUnicode_AsUTF8AndSize would keep a copy attached to the str, doubling a whole
- * file's text for the rest of the run). NULL with no exception set for text that is not
- * UTF-8-encodable (lone surrogates); NULL with the exception set for anything else (a
- * MemoryError is not "not UTF-8": the caller passes it on). */
-static const char *
-utf8_of(PyObject *text, PyObject **encoded, Py_ssize_t *size)
+/* libyaml's parser over a str's UTF-8, for build and check_edit. ASCII text is its own
+ * UTF-8; other text is encoded into a temporary bytes object (*encoded, to release after
+ * the parser), as PyYAML does (PyUnicode_AsUTF8AndSize would keep a copy attached to the
+ * str, doubling a whole file's text for the rest of the run). No yaml_parser_set_encoding:
+ * PyYAML leaves it to libyaml's detection too, which skips a leading byte-order mark
+ * without counting it in the offsets. 1 ready (the caller deletes the parser), 0 text that
+ * is not UTF-8-encodable (lone surrogates), -1 an exception (a MemoryError is not "not
+ * UTF-8": the caller passes it on). */
+static int
+open_parser(yaml_parser_t *parser, PyObject *text, PyObject **encoded)
 {
+    Py_ssize_t size = 0;
+    const char *utf8 = NULL;
     *encoded = NULL;
     if (PyUnicode_IS_ASCII(text))
-        return PyUnicode_AsUTF8AndSize(text, size);
-    *encoded = PyUnicode_AsUTF8String(text);
-    if (*encoded == NULL) {
-        if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
-            PyErr_Clear();
-        return NULL;
+        utf8 = PyUnicode_AsUTF8AndSize(text, &size);
+    else if ((*encoded = PyUnicode_AsUTF8String(text)) != NULL) {
+        utf8 = PyBytes_AS_STRING(*encoded);
+        size = PyBytes_GET_SIZE(*encoded);
     }
-    *size = PyBytes_GET_SIZE(*encoded);
-    return PyBytes_AS_STRING(*encoded);
+    else if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (utf8 == NULL)
+        return -1;
+    if (!yaml_parser_initialize(parser)) {
+        Py_CLEAR(*encoded);
+        PyErr_NoMemory();
+        return -1;
+    }
+    yaml_parser_set_input_string(parser, (const unsigned char *)utf8, (size_t)size);
+    return 1;
 }
 
 static PyObject *
@@ -574,18 +557,10 @@ build(PyObject *Py_UNUSED(self), PyObject *args)
     if (!PyUnicode_CheckExact(text)) /* PyYAML's CParser refuses str subclasses */
         Py_RETURN_NONE;
     PyObject *encoded;
-    Py_ssize_t size = 0;
-    const char *utf8 = utf8_of(text, &encoded, &size);
-    if (utf8 == NULL) /* lone surrogates: events.py's path raises, as it always did */
-        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
     yaml_parser_t parser;
-    if (!yaml_parser_initialize(&parser)) {
-        Py_XDECREF(encoded);
-        return PyErr_NoMemory();
-    }
-    yaml_parser_set_input_string(&parser, (const unsigned char *)utf8, (size_t)size);
-    /* no yaml_parser_set_encoding: PyYAML leaves it to libyaml's detection too, which
-     * skips a leading byte-order mark without counting it in the offsets */
+    int ready = open_parser(&parser, text, &encoded);
+    if (ready <= 0) /* lone surrogates (0): events.py's path raises, as it always did */
+        return ready < 0 ? NULL : Py_NewRef(Py_None);
     Py_ssize_t bom = PyUnicode_GET_LENGTH(text) > 0 && PyUnicode_READ_CHAR(text, 0) == 0xFEFF;
     builder_t b = {NULL, 0, 0, max_depth, PyList_New(0), kinds[0], text, bom};
     unsigned long events = 0;
@@ -678,6 +653,17 @@ stop(void)
     return PyErr_Occurred() ? -1 : 0;
 }
 
+/* The next event, if it is of this type, consumed: 1; else stop(). */
+static int
+expect(checker_t *c, yaml_event_type_t type)
+{
+    yaml_event_t *ev = peek(c);
+    if (ev == NULL || ev->type != type)
+        return stop();
+    consume(c);
+    return 1;
+}
+
 /* Whether a Python str holds exactly these UTF-8 bytes (1 or 0). libyaml's text is
  * always UTF-8, so decoding fails only for want of memory: then 0 with the MemoryError
  * set (the callers' stop() passes it on). */
@@ -715,16 +701,10 @@ scalar_is(yaml_event_t *ev, PyObject *s)
 static int
 style_is(PyObject *old, yaml_scalar_style_t style)
 {
-    const char *want;
-    switch (style) {
-    case YAML_PLAIN_SCALAR_STYLE: return old == Py_None;
-    case YAML_SINGLE_QUOTED_SCALAR_STYLE: want = "'"; break;
-    case YAML_DOUBLE_QUOTED_SCALAR_STYLE: want = "\""; break;
-    case YAML_LITERAL_SCALAR_STYLE: want = "|"; break;
-    case YAML_FOLDED_SCALAR_STYLE: want = ">"; break;
-    default: return 0;
-    }
-    return PyUnicode_Check(old) && PyUnicode_CompareWithASCIIString(old, want) == 0;
+    PyObject *want = style <= YAML_FOLDED_SCALAR_STYLE ? STYLES[style] : NULL;
+    if (want == NULL || want == Py_None) /* not a style, or plain */
+        return want == Py_None && old == Py_None;
+    return PyUnicode_Check(old) && PyUnicode_Compare(old, want) == 0;
 }
 
 /* Whether an old tree node is a scalar whose value is the str ``name``. */
@@ -771,29 +751,11 @@ check_created(checker_t *c, int levels)
         return stop();
     consume(c);
     ev = peek(c);
-    if (ev == NULL)
-        return stop();
-    if (levels == 2) {
-        if (!scalar_is(ev, ANNOTATIONS_KEY))
-            return stop();
-        consume(c);
-        int r = check_created(c, 1);
-        if (r <= 0)
-            return r;
-    }
-    else {
-        if (!scalar_is(ev, c->key))
-            return stop();
-        consume(c);
-        int r = check_ours(c);
-        if (r <= 0)
-            return r;
-    }
-    ev = peek(c);
-    if (ev == NULL || ev->type != YAML_MAPPING_END_EVENT)
+    if (ev == NULL || !scalar_is(ev, levels == 2 ? ANNOTATIONS_KEY : c->key))
         return stop();
     consume(c);
-    return 1;
+    int r = levels == 2 ? check_created(c, 1) : check_ours(c);
+    return r <= 0 ? r : expect(c, YAML_MAPPING_END_EVENT);
 }
 
 /* The entries of an old mapping against the new stream's, up to its end event. ``role``
@@ -960,11 +922,7 @@ check_held(checker_t *c, PyObject *kind, PyObject *style, PyObject *value, int r
                 return r;
         }
         c->depth--;
-        ev = peek(c);
-        if (ev == NULL || ev->type != YAML_SEQUENCE_END_EVENT)
-            return stop();
-        consume(c);
-        return 1;
+        return expect(c, YAML_SEQUENCE_END_EVENT);
     }
     case YAML_MAPPING_START_EVENT: {
         if (!kind_is(kind, c->kinds[2]) || ev->data.mapping_start.anchor != NULL ||
@@ -993,65 +951,90 @@ check_edit(PyObject *Py_UNUSED(self), PyObject *args)
         return NULL;
     if (!kinds_ok(kinds_tuple))
         return NULL;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(path); i++) {
-        if (!PyUnicode_Check(PyTuple_GET_ITEM(path, i))) {
-            PyErr_SetString(PyExc_TypeError, "_ctree.check_edit: the path holds str");
-            return NULL;
-        }
-    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(path); i++)
+        if (!PyUnicode_Check(PyTuple_GET_ITEM(path, i)))
+            return PyErr_Format(PyExc_TypeError, "_ctree.check_edit: the path holds str");
     if (read_layout(type) < 0)
         return NULL;
     if (!PyUnicode_CheckExact(text) || Py_TYPE(old) != type)
         Py_RETURN_NONE;
     PyObject *encoded;
-    Py_ssize_t size = 0;
-    const char *utf8 = utf8_of(text, &encoded, &size);
-    if (utf8 == NULL)
-        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
-    checker_t c;
-    memset(&c, 0, sizeof c);
-    if (!yaml_parser_initialize(&c.parser)) {
-        Py_XDECREF(encoded);
-        return PyErr_NoMemory();
-    }
-    yaml_parser_set_input_string(&c.parser, (const unsigned char *)utf8, (size_t)size);
+    checker_t c = {.path = path, .key = key, .value = value};
+    int ready = open_parser(&c.parser, text, &encoded);
+    if (ready <= 0)
+        return ready < 0 ? NULL : Py_NewRef(Py_None);
     for (int i = 0; i < 3; i++)
         c.kinds[i] = PyTuple_GET_ITEM(kinds_tuple, i);
-    c.path = path;
-    c.key = key;
-    c.value = value;
-    int r = 0;
-    yaml_event_t *ev = peek(&c);
-    if (ev != NULL && ev->type == YAML_STREAM_START_EVENT) {
-        consume(&c);
-        ev = peek(&c);
-        if (ev != NULL && ev->type == YAML_DOCUMENT_START_EVENT) {
-            consume(&c);
-            int role = PyTuple_GET_SIZE(path) ? R_PATH : R_TEMPLATE;
-            PyObject *root_kind = SLOT(old, S_KIND);
-            r = root_kind != NULL && kind_is(root_kind, c.kinds[2]) ? check_node(&c, old, role, 0)
-                                                                    : 0;
-            if (r > 0) {
-                ev = peek(&c);
-                r = ev != NULL && ev->type == YAML_DOCUMENT_END_EVENT;
-                if (r) {
-                    consume(&c);
-                    ev = peek(&c);
-                    r = ev != NULL && ev->type == YAML_STREAM_END_EVENT;
-                }
-            }
-        }
+    int r = expect(&c, YAML_STREAM_START_EVENT);
+    if (r > 0)
+        r = expect(&c, YAML_DOCUMENT_START_EVENT);
+    if (r > 0) {
+        int role = PyTuple_GET_SIZE(path) ? R_PATH : R_TEMPLATE;
+        PyObject *root_kind = SLOT(old, S_KIND);
+        r = root_kind != NULL && kind_is(root_kind, c.kinds[2]) ? check_node(&c, old, role, 0)
+                                                                : 0;
     }
+    if (r > 0)
+        r = expect(&c, YAML_DOCUMENT_END_EVENT);
+    if (r > 0)
+        r = expect(&c, YAML_STREAM_END_EVENT);
     if (r == 0 && PyErr_Occurred())
         r = -1;
     consume(&c);
     yaml_parser_delete(&c.parser);
     Py_XDECREF(encoded);
-    if (r < 0)
+    return r < 0 ? NULL : Py_NewRef(r > 0 ? Py_True : Py_None);
+}
+
+/* ---- what the tree's readers below work with ----------------------------------------
+ *
+ * bind_get() sets the Node class and the mapping and alias kind strings, bind_scalar()
+ * the scalar and sequence ones, once, when tree.py is imported. (tree.get and
+ * tree.scalar themselves were in C too: under 1 % of a run, back in Python.) */
+
+static PyObject *get_map_kind, *get_alias_kind;
+
+static PyObject *
+bind_get(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyTypeObject *type;
+    PyObject *map_kind, *alias_kind;
+    if (!PyArg_ParseTuple(args, "O!UU", &PyType_Type, &type, &map_kind, &alias_kind))
         return NULL;
-    if (r > 0)
-        Py_RETURN_TRUE;
+    if (read_layout(type) < 0)
+        return NULL;
+    Py_XSETREF(get_map_kind, Py_NewRef(map_kind));
+    Py_XSETREF(get_alias_kind, Py_NewRef(alias_kind));
     Py_RETURN_NONE;
+}
+
+static PyObject *scalar_kind, *seq_kind;
+
+static PyObject *
+bind_scalar(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *kind, *seq;
+    if (!PyArg_ParseTuple(args, "UU", &kind, &seq))
+        return NULL;
+    if (get_map_kind == NULL)
+        return PyErr_Format(PyExc_RuntimeError, "_ctree.bind_scalar: bind_get() first");
+    Py_XSETREF(scalar_kind, Py_NewRef(kind));
+    Py_XSETREF(seq_kind, Py_NewRef(seq));
+    Py_RETURN_NONE;
+}
+
+static int
+is_null_text(PyObject *value)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(value);
+    if (n == 0)
+        return 1;
+    if (n > 4 || !PyUnicode_IS_ASCII(value))
+        return 0;
+    const char *s = (const char *)PyUnicode_1BYTE_DATA(value);
+    if (n == 1)
+        return s[0] == '~';
+    return n == 4 && (!memcmp(s, "null", 4) || !memcmp(s, "Null", 4) || !memcmp(s, "NULL", 4));
 }
 
 /* ---- collect: analyze/refs.py's site walk, for find_refs ---------------------------
@@ -1064,7 +1047,6 @@ check_edit(PyObject *Py_UNUSED(self), PyObject *args)
  * 0 cannot, -1 a Python exception. */
 
 typedef struct {
-    PyObject *kinds[3];
     PyObject *found; /* list of lists, one per site */
     int depth;
 } collector_t;
@@ -1137,9 +1119,9 @@ collect_into(collector_t *c, PyObject *node, PyObject *trie, PyObject *field)
     PyObject *kind = SLOT(node, S_KIND), *value = SLOT(node, S_VALUE);
     if (kind == NULL || value == NULL)
         return 0;
-    int is_map = kind_is(kind, c->kinds[2]);
-    int is_seq = !is_map && kind_is(kind, c->kinds[1]);
-    if (!is_map && !is_seq && !kind_is(kind, c->kinds[0]))
+    int is_map = kind_is(kind, get_map_kind);
+    int is_seq = !is_map && kind_is(kind, seq_kind);
+    if (!is_map && !is_seq && !kind_is(kind, scalar_kind))
         return 0;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(ends); i++) {
         Py_ssize_t site = PyLong_AsSsize_t(PyList_GET_ITEM(ends, i));
@@ -1200,94 +1182,6 @@ collect_into(collector_t *c, PyObject *node, PyObject *trie, PyObject *field)
     }
     c->depth--;
     return 1;
-}
-
-/* The walk of a trie of sites from node: list of lists (new), Py_None (new) when it
- * cannot, NULL on a Python exception. */
-static PyObject *
-run_collect(PyObject *const kinds[3], PyObject *node, PyObject *trie,
-            PyObject *field, Py_ssize_t count)
-{
-    collector_t c = {{kinds[0], kinds[1], kinds[2]}, PyList_New(count), 0};
-    for (Py_ssize_t i = 0; c.found != NULL && i < count; i++) {
-        PyObject *list = PyList_New(0);
-        if (list == NULL)
-            Py_CLEAR(c.found);
-        else
-            PyList_SET_ITEM(c.found, i, list);
-    }
-    int r = c.found == NULL ? -1 : collect_into(&c, node, trie, field);
-    if (r > 0)
-        return c.found;
-    Py_XDECREF(c.found);
-    if (r < 0)
-        return NULL;
-    Py_RETURN_NONE;
-}
-
-/* ---- what the tree's readers below work with ----------------------------------------
- *
- * bind_get() sets the Node class and the mapping and alias kind strings, bind_scalar()
- * the scalar and sequence ones, once, when tree.py is imported. (tree.get and
- * tree.scalar themselves were in C too: under 1 % of a run, back in Python.) */
-
-static PyObject *get_map_kind, *get_alias_kind;
-
-static PyObject *
-bind_get(PyObject *Py_UNUSED(self), PyObject *args)
-{
-    PyTypeObject *type;
-    PyObject *map_kind, *alias_kind;
-    if (!PyArg_ParseTuple(args, "O!UU", &PyType_Type, &type, &map_kind, &alias_kind))
-        return NULL;
-    if (read_layout(type) < 0)
-        return NULL;
-    Py_INCREF(map_kind);
-    Py_INCREF(alias_kind);
-    Py_XSETREF(get_map_kind, map_kind);
-    Py_XSETREF(get_alias_kind, alias_kind);
-    Py_RETURN_NONE;
-}
-
-/* A node's start or end (S_START, S_END) as a Python int (new); NULL on error. */
-static PyObject *
-get_position(PyObject *node, int which)
-{
-    return PyLong_FromSsize_t(which == S_START ? ((NodeObject *)node)->start
-                                               : ((NodeObject *)node)->end);
-}
-
-static PyObject *scalar_kind, *seq_kind;
-
-static PyObject *
-bind_scalar(PyObject *Py_UNUSED(self), PyObject *args)
-{
-    PyObject *kind, *seq;
-    if (!PyArg_ParseTuple(args, "UU", &kind, &seq))
-        return NULL;
-    if (get_map_kind == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "_ctree.bind_scalar: bind_get() first");
-        return NULL;
-    }
-    Py_INCREF(kind);
-    Py_INCREF(seq);
-    Py_XSETREF(scalar_kind, kind);
-    Py_XSETREF(seq_kind, seq);
-    Py_RETURN_NONE;
-}
-
-static int
-is_null_text(PyObject *value)
-{
-    Py_ssize_t n = PyUnicode_GET_LENGTH(value);
-    if (n == 0)
-        return 1;
-    if (n > 4 || !PyUnicode_IS_ASCII(value))
-        return 0;
-    const char *s = (const char *)PyUnicode_1BYTE_DATA(value);
-    if (n == 1)
-        return s[0] == '~';
-    return n == 4 && (!memcmp(s, "null", 4) || !memcmp(s, "Null", 4) || !memcmp(s, "NULL", 4));
 }
 
 /* ---------------------------------------------------------------- classify._top_level
@@ -1389,10 +1283,9 @@ top_level(PyObject *Py_UNUSED(self), PyObject *args)
  * analyze/refs.py's _site_refs for the common case (its reference, which this mirrors
  * step by step): the Reference of each site node, over mappings with their key index and
  * untagged, unaliased values. Anything else -- an alias, a tag, a value Kubernetes would
- * refuse (refs.py raises the error), a name with a problem for renaming -- returns
- * NotImplemented for the whole site, and find_refs hands the pod spec to refs.py. (The
- * walk and this, as entry points of their own for refs.py's Python path, saved under
- * 2 % of a run: only find_refs calls them.) */
+ * refuse (refs.py raises the error), a name with a problem for renaming -- and find_refs
+ * hands the whole pod spec to refs.py. (The walk and this, as entry points of their own
+ * for refs.py's Python path, saved under 2 % of a run: only find_refs calls them.) */
 
 static PyTypeObject *ref_type, *spot_type;
 static PyObject *true_words, *false_words;
@@ -1439,6 +1332,17 @@ text_of(PyObject *value, PyObject **text)
     return 1;
 }
 
+/* A plain string field of a mapping: 1 with *text (borrowed; NULL: absent or null), 0
+ * anything else (a mapping or a sequence is an error Python raises). */
+static int
+str_field_of(PyObject *map, PyObject *key, PyObject **text)
+{
+    PyObject *value;
+    *text = NULL;
+    int r = value_of(map, key, &value);
+    return r <= 0 ? r : text_of(value, text);
+}
+
 /* keys of an items list: the sorted, unique "key" values; NULL with no error for "none
  * listed" (every key), and with *odd set for refs.py's case. */
 static PyObject *
@@ -1447,15 +1351,10 @@ item_keys(PyObject *listed, PyObject *key_name, int *odd)
     *odd = 0;
     if (listed == NULL)
         return NULL;
-    PyObject *kind = SLOT(listed, S_KIND);
+    PyObject *kind = SLOT(listed, S_KIND), *list = SLOT(listed, S_VALUE);
     if (kind == scalar_kind || kind == get_map_kind)
         return NULL; /* tree.items() of a scalar (null too) or a mapping: [] */
-    if (kind != seq_kind) {
-        *odd = 1;
-        return NULL;
-    }
-    PyObject *list = SLOT(listed, S_VALUE);
-    if (list == NULL || !PyList_CheckExact(list)) {
+    if (kind != seq_kind || list == NULL || !PyList_CheckExact(list)) {
         *odd = 1;
         return NULL;
     }
@@ -1467,21 +1366,13 @@ item_keys(PyObject *listed, PyObject *key_name, int *odd)
         PyObject *item_kind = IS_NODE(item) ? SLOT(item, S_KIND) : NULL;
         if (item_kind == scalar_kind || item_kind == seq_kind)
             continue; /* tree.get of a scalar or a sequence: None */
-        if (item_kind != get_map_kind) {
-            *odd = 1;
-            break;
-        }
-        int r = value_of(item, key_name, &value);
+        int r = item_kind == get_map_kind ? value_of(item, key_name, &value) : 0;
         if (r < 0)
             break;
-        if (r == 0) {
-            *odd = 1;
-            break;
-        }
-        if (value != NULL &&
+        if (r > 0 && value != NULL &&
             (SLOT(value, S_KIND) == get_map_kind || SLOT(value, S_KIND) == seq_kind))
             continue; /* tree.scalar of a mapping or a sequence: None */
-        if (!text_of(value, &text)) {
+        if (r == 0 || !text_of(value, &text)) {
             *odd = 1;
             break;
         }
@@ -1546,53 +1437,59 @@ intern(PyObject *s)
     return s;
 }
 
-/* One site node's Reference (new), Py_None (new) when it names nothing, Py_NotImplemented
- * (new) when it is refs.py's, NULL on error. */
-static PyObject *
-site_ref(PyObject *node, PyObject *field, PyObject *container, PyObject *const site[7])
+/* One site node's Reference, appended to refs (nothing when it names nothing): 1 done, 0
+ * refs.py's, -1 an error. node and field: a pair collect found for site_tuple. */
+static int
+site_ref(PyObject *refs, PyObject *node, PyObject *field, PyObject *container,
+         PyObject *site_tuple)
 {
-    /* site: target, how, name_field, key_field, items_field, optional_field, "key" */
+    /* refs.Site: path, then (site[0..5]) target, how, name_field, key_field, items_field,
+     * optional_field */
+    if (!PyTuple_Check(site_tuple) || PyTuple_GET_SIZE(site_tuple) != 7)
+        return 0;
+    PyObject *const *site = &PyTuple_GET_ITEM(site_tuple, 1);
+    for (int i = 0; i < 6; i++)
+        if (!PyUnicode_CheckExact(site[i]) && !(i >= 3 && site[i] == Py_None))
+            return 0;
     PyObject *kind = IS_NODE(node) ? SLOT(node, S_KIND) : NULL;
     if (kind == scalar_kind || kind == seq_kind || kind == get_alias_kind)
-        Py_RETURN_NONE; /* refs.py reads a name from mappings only */
-    if (kind != get_map_kind || !PyUnicode_CheckExact(field))
-        Py_RETURN_NOTIMPLEMENTED;
-    PyObject *raw, *name, *value, *keys = NULL, *spot = NULL, *out = NULL;
+        return 1; /* refs.py reads a name from mappings only */
+    if (kind != get_map_kind)
+        return 0;
+    PyObject *raw, *name, *value, *keys = NULL;
     int r = value_of(node, site[2], &raw);
     if (r <= 0)
-        return r < 0 ? NULL : Py_NewRef(Py_NotImplemented);
+        return r;
     if (!text_of(raw, &name))
-        Py_RETURN_NOTIMPLEMENTED;
+        return 0;
     if (name == NULL || PyUnicode_GET_LENGTH(name) == 0)
-        Py_RETURN_NONE;
+        return 1;
     PyObject *style = SLOT(raw, S_STYLE);
     if (style == NULL) /* deleted by Python code (``del node.style``): refs.py says so */
-        Py_RETURN_NOTIMPLEMENTED;
+        return 0;
     if (style != Py_None && (!PyUnicode_Check(style) ||
                              PyUnicode_CompareWithASCIIString(style, "|") == 0 ||
                              PyUnicode_CompareWithASCIIString(style, ">") == 0))
-        Py_RETURN_NOTIMPLEMENTED; /* a block name: a spot with a problem */
+        return 0; /* a block name: a spot with a problem */
     if (SLOT(raw, S_ANCHOR) != Py_None)
-        Py_RETURN_NOTIMPLEMENTED; /* a spot with a problem */
+        return 0; /* a spot with a problem */
     if (site[3] != Py_None) { /* one named key */
         PyObject *key;
-        if ((r = value_of(node, site[3], &value)) <= 0)
-            return r < 0 ? NULL : Py_NewRef(Py_NotImplemented);
-        if (!text_of(value, &key))
-            Py_RETURN_NOTIMPLEMENTED;
+        if ((r = str_field_of(node, site[3], &key)) <= 0)
+            return r;
         keys = key != NULL ? PyTuple_Pack(1, key) : PyTuple_New(0);
         if (keys == NULL)
-            return NULL;
+            return -1;
     }
     else if (site[4] != Py_None) { /* a list of {key: ...} */
         int odd;
         if ((r = value_of(node, site[4], &value)) <= 0)
-            return r < 0 ? NULL : Py_NewRef(Py_NotImplemented);
-        keys = item_keys(value, site[6], &odd);
+            return r;
+        keys = item_keys(value, KEY_KEY, &odd);
         if (keys == NULL && PyErr_Occurred())
-            return NULL;
+            return -1;
         if (odd)
-            Py_RETURN_NOTIMPLEMENTED;
+            return 0;
         if (keys == NULL)
             keys = Py_NewRef(Py_None);
     }
@@ -1604,75 +1501,36 @@ site_ref(PyObject *node, PyObject *field, PyObject *container, PyObject *const s
             r = flag_of(value, &optional);
         if (r <= 0) {
             Py_DECREF(keys);
-            return r < 0 ? NULL : Py_NewRef(Py_NotImplemented);
+            return r;
         }
     }
-    PyObject *at[3] = {get_position(raw, S_START), get_position(raw, S_END),
-                       get_position(node, S_START)};
-    if (at[0] == NULL || at[1] == NULL || at[2] == NULL) { /* unset: refs.py reads them */
-        for (int i = 0; i < 3; i++)
-            Py_XDECREF(at[i]);
-        Py_DECREF(keys);
-        return PyErr_Occurred() ? NULL : Py_NewRef(Py_NotImplemented);
-    }
-    PyObject *spot_items[4] = {at[0], at[1], style, Py_None};
-    PyObject *f = intern(field);
+    PyObject *at[3] = {PyLong_FromSsize_t(((NodeObject *)raw)->start),
+                       PyLong_FromSsize_t(((NodeObject *)raw)->end),
+                       PyLong_FromSsize_t(((NodeObject *)node)->start)};
+    PyObject *f = intern(field), *spot = NULL, *ref = NULL;
     PyObject *c = container != Py_None && PyUnicode_GET_LENGTH(container) ? intern(container)
                                                                          : Py_NewRef(container);
-    spot = new_tuple(spot_type, spot_items, 4);
+    if (at[0] != NULL && at[1] != NULL && at[2] != NULL) {
+        PyObject *spot_items[4] = {at[0], at[1], style, Py_None};
+        spot = new_tuple(spot_type, spot_items, 4);
+    }
     if (spot != NULL) {
         PyObject *items[12] = {
             site[0], name,    keys,    optional ? Py_True : Py_False,
             site[1], f,       at[2],   c,
             Py_None, Py_False, Py_None, spot,
         };
-        out = new_tuple(ref_type, items, 12);
+        ref = new_tuple(ref_type, items, 12);
     }
+    r = ref != NULL && PyList_Append(refs, ref) == 0 ? 1 : -1;
     for (int i = 0; i < 3; i++)
-        Py_DECREF(at[i]);
+        Py_XDECREF(at[i]);
     Py_XDECREF(spot);
+    Py_XDECREF(ref);
     Py_DECREF(f);
     Py_DECREF(c);
     Py_DECREF(keys);
-    return out;
-}
-
-static PyObject *
-site_refs_or_not(PyObject *site_tuple, PyObject *matches, PyObject *container)
-{
-    /* refs.Site: path, target, how, name_field, key_field, items_field, optional_field */
-    if (!PyTuple_Check(site_tuple) || PyTuple_GET_SIZE(site_tuple) != 7 ||
-        !PyList_CheckExact(matches) || (container != Py_None && !PyUnicode_CheckExact(container)))
-        Py_RETURN_NOTIMPLEMENTED;
-    PyObject *site[7];
-    for (int i = 0; i < 6; i++) {
-        site[i] = PyTuple_GET_ITEM(site_tuple, i + 1);
-        if (!PyUnicode_CheckExact(site[i]) && !(i >= 3 && site[i] == Py_None))
-            Py_RETURN_NOTIMPLEMENTED;
-    }
-    site[6] = KEY_KEY;
-    PyObject *refs = PyList_New(0);
-    if (refs == NULL)
-        return NULL;
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(matches); i++) {
-        PyObject *m = PyList_GET_ITEM(matches, i);
-        if (!PyTuple_Check(m) || PyTuple_GET_SIZE(m) != 2) {
-            Py_DECREF(refs);
-            Py_RETURN_NOTIMPLEMENTED;
-        }
-        PyObject *ref = site_ref(PyTuple_GET_ITEM(m, 0), PyTuple_GET_ITEM(m, 1), container, site);
-        if (ref == NULL || ref == Py_NotImplemented) {
-            Py_DECREF(refs);
-            return ref;
-        }
-        int rc = ref == Py_None ? 0 : PyList_Append(refs, ref);
-        Py_DECREF(ref);
-        if (rc < 0) {
-            Py_DECREF(refs);
-            return NULL;
-        }
-    }
-    return refs;
+    return r;
 }
 
 /* ---------------------------------------------------------------- marker lines
@@ -1689,16 +1547,6 @@ typedef struct {
     Py_ssize_t n;
     Py_ssize_t line; /* the start of the next line to look at */
 } marker_scan;
-
-static void
-marker_scan_init(marker_scan *s, PyObject *text)
-{
-    s->text = text;
-    s->kind = PyUnicode_KIND(text);
-    s->data = PyUnicode_DATA(text);
-    s->n = PyUnicode_GET_LENGTH(text);
-    s->line = 0;
-}
 
 /* The next marker line's start and its first character ('-', '.' or '%'); -1 at the end
  * of the text, -2 on an error (set). */
@@ -1732,17 +1580,6 @@ next_marker(marker_scan *s, Py_UCS4 *token)
     return -1;
 }
 
-static int
-append_offset(PyObject *list, Py_ssize_t at)
-{
-    PyObject *o = PyLong_FromSsize_t(at);
-    if (o == NULL)
-        return -1;
-    int rc = PyList_Append(list, o);
-    Py_DECREF(o);
-    return rc;
-}
-
 /* ---------------------------------------------------------------- split._cuts
  *
  * read/split.py's cuts (its _py_cuts is the reference): where the text's documents
@@ -1755,7 +1592,10 @@ add_cut(PyObject *cuts, Py_ssize_t at)
     Py_ssize_t len = PyList_GET_SIZE(cuts);
     if (len > 0 && PyLong_AsSsize_t(PyList_GET_ITEM(cuts, len - 1)) == at)
         return 0; /* (cuts never go back: only an equal one is left out) */
-    return append_offset(cuts, at);
+    PyObject *o = PyLong_FromSsize_t(at);
+    int rc = o == NULL ? -1 : PyList_Append(cuts, o);
+    Py_XDECREF(o);
+    return rc;
 }
 
 static PyObject *
@@ -1767,8 +1607,8 @@ cuts(PyObject *Py_UNUSED(self), PyObject *args)
     PyObject *out = PyList_New(0);
     if (out == NULL || add_cut(out, 0) < 0)
         goto fail;
-    marker_scan scan;
-    marker_scan_init(&scan, text);
+    marker_scan scan = {text, PyUnicode_KIND(text), PyUnicode_DATA(text),
+                        PyUnicode_GET_LENGTH(text), 0};
     Py_ssize_t prefix_from = 0; /* where a document prefix (directives allowed) began; -1: none */
     int directive_open = 0;
     Py_UCS4 token;
@@ -1822,7 +1662,7 @@ fail:
  * analyze/refs.py's find_references over a tree the C builder made (its Python body is
  * the reference): the containers of both lists, each container's sites, the pod's sites,
  * and imagePullSecrets when asked, with the walk (collect) and the References
- * (site_refs) above. Anything either of them hands back -- or an aliased list or
+ * (site_ref) above. Anything either of them hands back -- or an aliased list or
  * container -- makes the whole pod spec refs.py's: None. bind_find() sets the Reference
  * and Spot classes, go-yaml's boolean words and the tables once (after bind_scalar). */
 
@@ -1836,21 +1676,15 @@ bind_find(PyObject *Py_UNUSED(self), PyObject *args)
     if (!PyArg_ParseTuple(args, "O!O!O!O!O!", &PyType_Type, &ref, &PyType_Type, &spot,
                           &PyFrozenSet_Type, &t, &PyFrozenSet_Type, &f, &PyTuple_Type, &tables))
         return NULL;
-    if (scalar_kind == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "_ctree.bind_find: bind_scalar() first");
-        return NULL;
-    }
-    if (!PyType_IsSubtype(ref, &PyTuple_Type) || !PyType_IsSubtype(spot, &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "_ctree.bind_find: tuple classes expected");
-        return NULL;
-    }
+    if (scalar_kind == NULL)
+        return PyErr_Format(PyExc_RuntimeError, "_ctree.bind_find: bind_scalar() first");
+    if (!PyType_IsSubtype(ref, &PyTuple_Type) || !PyType_IsSubtype(spot, &PyTuple_Type))
+        return PyErr_Format(PyExc_TypeError, "_ctree.bind_find: tuple classes expected");
     if (PyTuple_GET_SIZE(tables) != 7 || !PyTuple_Check(PyTuple_GET_ITEM(tables, 0)) ||
         !PyTuple_Check(PyTuple_GET_ITEM(tables, 1)) ||
         !PyTuple_Check(PyTuple_GET_ITEM(tables, 3)) ||
-        !PyTuple_Check(PyTuple_GET_ITEM(tables, 5))) {
-        PyErr_SetString(PyExc_TypeError, "_ctree.bind_find: the tables of refs.py");
-        return NULL;
-    }
+        !PyTuple_Check(PyTuple_GET_ITEM(tables, 5)))
+        return PyErr_Format(PyExc_TypeError, "_ctree.bind_find: the tables of refs.py");
     Py_XSETREF(ref_type, (PyTypeObject *)Py_NewRef(ref));
     Py_XSETREF(spot_type, (PyTypeObject *)Py_NewRef(spot));
     Py_XSETREF(true_words, Py_NewRef(t));
@@ -1864,30 +1698,26 @@ static int
 find_sites(PyObject *refs, PyObject *node, PyObject *sites, PyObject *trie, PyObject *field,
            PyObject *container)
 {
-    PyObject *const kinds[3] = {scalar_kind, seq_kind, get_map_kind};
     Py_ssize_t count = PyTuple_GET_SIZE(sites);
-    PyObject *found = run_collect(kinds, node, trie, field, count);
-    if (found == NULL || found == Py_None) {
-        Py_XDECREF(found);
-        return found == NULL ? -1 : 0;
+    collector_t c = {PyList_New(count), 0};
+    for (Py_ssize_t i = 0; c.found != NULL && i < count; i++) {
+        PyObject *list = PyList_New(0);
+        if (list == NULL)
+            Py_CLEAR(c.found);
+        else
+            PyList_SET_ITEM(c.found, i, list);
     }
-    int r = 1;
+    int r = c.found == NULL ? -1 : collect_into(&c, node, trie, field);
     for (Py_ssize_t i = 0; r > 0 && i < count; i++) {
-        PyObject *matches = PyList_GET_ITEM(found, i);
-        if (PyList_GET_SIZE(matches) == 0)
-            continue; /* (most sites are absent from most pods) */
-        PyObject *made = site_refs_or_not(PyTuple_GET_ITEM(sites, i), matches, container);
-        if (made == NULL)
-            r = -1;
-        else if (made == Py_NotImplemented)
-            r = 0;
-        else {
-            Py_ssize_t n = PyList_GET_SIZE(refs);
-            r = PyList_SetSlice(refs, n, n, made) < 0 ? -1 : 1;
+        /* the (node, field) pairs of site i (none in most pods for most sites) */
+        PyObject *found = PyList_GET_ITEM(c.found, i);
+        for (Py_ssize_t j = 0; r > 0 && j < PyList_GET_SIZE(found); j++) {
+            PyObject *pair = PyList_GET_ITEM(found, j);
+            r = site_ref(refs, PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1), container,
+                         PyTuple_GET_ITEM(sites, i));
         }
-        Py_XDECREF(made);
     }
-    Py_DECREF(found);
+    Py_XDECREF(c.found);
     return r;
 }
 
@@ -1936,14 +1766,10 @@ find_containers(PyObject *refs, PyObject *pod_spec, PyObject *list_name, PyObjec
 static PyObject *
 find_refs(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 3 || !PyUnicode_CheckExact(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "find_refs(pod_spec, field: str, pull: bool)");
-        return NULL;
-    }
-    if (find_tables == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "_ctree.find_refs: bind_find() first");
-        return NULL;
-    }
+    if (nargs != 3 || !PyUnicode_CheckExact(args[1]))
+        return PyErr_Format(PyExc_TypeError, "find_refs(pod_spec, field: str, pull: bool)");
+    if (find_tables == NULL)
+        return PyErr_Format(PyExc_RuntimeError, "_ctree.find_refs: bind_find() first");
     PyObject *pod_spec = args[0], *field = args[1], *tables = find_tables;
     if (!IS_NODE(pod_spec) || SLOT(pod_spec, S_KIND) != get_map_kind)
         Py_RETURN_NONE;
@@ -1993,34 +1819,11 @@ bind_resources(PyObject *Py_UNUSED(self), PyObject *args)
     PyTypeObject *type;
     if (!PyArg_ParseTuple(args, "O!", &PyType_Type, &type))
         return NULL;
-    if (!PyType_IsSubtype(type, &PyTuple_Type) || get_map_kind == NULL) {
-        PyErr_SetString(PyExc_TypeError, "_ctree.bind_resources: a tuple class, after bind_get");
-        return NULL;
-    }
-    Py_INCREF(type);
-    Py_XSETREF(resource_type, type);
+    if (!PyType_IsSubtype(type, &PyTuple_Type) || get_map_kind == NULL)
+        return PyErr_Format(PyExc_TypeError,
+                            "_ctree.bind_resources: a tuple class, after bind_get");
+    Py_XSETREF(resource_type, (PyTypeObject *)Py_NewRef(type));
     Py_RETURN_NONE;
-}
-
-/* A plain string field of a mapping: 1 with *text (borrowed; NULL: absent or null), 0
- * anything else. */
-static int
-str_field_of(PyObject *map, PyObject *key, PyObject **text)
-{
-    PyObject *value;
-    *text = NULL;
-    int r = value_of(map, key, &value);
-    if (r <= 0)
-        return r;
-    if (value != NULL && SLOT(value, S_KIND) != scalar_kind)
-        return 0; /* a mapping or a sequence: resources.py raises */
-    return text_of(value, text);
-}
-
-static PyObject *
-interned(PyObject *s)
-{
-    return s == NULL ? Py_NewRef(Py_None) : intern(s);
 }
 
 /* One root's Resource (new), or Py_NotImplemented (new), or NULL on error. */
@@ -2047,14 +1850,11 @@ resource_of(PyObject *source, PyObject *doc, PyObject *root)
         return NULL;
     if (r == 0 || kind == NULL || PyUnicode_Tailmatch(kind, LIST_SUFFIX, 0, PY_SSIZE_T_MAX, 1))
         Py_RETURN_NOTIMPLEMENTED; /* no kind (an error), or maybe a List: resources.py */
-    PyObject *empty = PyUnicode_New(0, 0);
-    if (empty == NULL)
-        return NULL;
     PyObject *items[8] = {
         source,
         root,
-        interned(api != NULL ? api : empty),
-        interned(kind),
+        intern(api != NULL ? api : EMPTY),
+        intern(kind),
         name != NULL ? name : Py_None,
         ns != NULL && PyUnicode_GET_LENGTH(ns) ? intern(ns) : Py_NewRef(ns != NULL ? ns : Py_None),
         doc,
@@ -2064,7 +1864,6 @@ resource_of(PyObject *source, PyObject *doc, PyObject *root)
     Py_DECREF(items[2]);
     Py_DECREF(items[3]);
     Py_DECREF(items[5]);
-    Py_DECREF(empty);
     return res;
 }
 
@@ -2074,10 +1873,9 @@ document_resources(PyObject *Py_UNUSED(self), PyObject *args)
     PyObject *source, *doc, *roots;
     if (!PyArg_ParseTuple(args, "OO!O!", &source, &PyLong_Type, &doc, &PyList_Type, &roots))
         return NULL;
-    if (resource_type == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "_ctree.document_resources: bind_resources() first");
-        return NULL;
-    }
+    if (resource_type == NULL)
+        return PyErr_Format(PyExc_RuntimeError,
+                            "_ctree.document_resources: bind_resources() first");
     PyObject *out = PyList_New(0);
     for (Py_ssize_t i = 0; out != NULL && i < PyList_GET_SIZE(roots); i++) {
         PyObject *res = resource_of(source, doc, PyList_GET_ITEM(roots, i));
@@ -2116,47 +1914,17 @@ bind_resolve(PyObject *Py_UNUSED(self), PyObject *args)
     if (!PyArg_ParseTuple(args, "O!O!O!O!U", &PyType_Type, &rid, &PyType_Type, &resolved,
                           &PyType_Type, &use, &PyFrozenSet_Type, &empty, &how))
         return NULL;
-    if (ref_type == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "_ctree.bind_resolve: bind_find() first");
-        return NULL;
-    }
+    if (ref_type == NULL)
+        return PyErr_Format(PyExc_RuntimeError, "_ctree.bind_resolve: bind_find() first");
     if (!PyType_IsSubtype(rid, &PyTuple_Type) || !PyType_IsSubtype(resolved, &PyTuple_Type) ||
-        !PyType_IsSubtype(use, &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "_ctree.bind_resolve: tuple classes expected");
-        return NULL;
-    }
-    Py_INCREF(rid);
-    Py_INCREF(resolved);
-    Py_INCREF(use);
-    Py_INCREF(empty);
-    Py_INCREF(how);
-    Py_XSETREF(rid_type, rid);
-    Py_XSETREF(resolved_type, resolved);
-    Py_XSETREF(use_type, use);
-    Py_XSETREF(no_keys, empty);
-    Py_XSETREF(image_pull_how, how);
+        !PyType_IsSubtype(use, &PyTuple_Type))
+        return PyErr_Format(PyExc_TypeError, "_ctree.bind_resolve: tuple classes expected");
+    Py_XSETREF(rid_type, (PyTypeObject *)Py_NewRef(rid));
+    Py_XSETREF(resolved_type, (PyTypeObject *)Py_NewRef(resolved));
+    Py_XSETREF(use_type, (PyTypeObject *)Py_NewRef(use));
+    Py_XSETREF(no_keys, Py_NewRef(empty));
+    Py_XSETREF(image_pull_how, Py_NewRef(how));
     Py_RETURN_NONE;
-}
-
-/* a tuple of ``type`` (a NamedTuple class) from n new references, stolen even on error */
-static PyObject *
-make_tuple(PyTypeObject *type, Py_ssize_t n, PyObject **items)
-{
-    PyObject *t = type->tp_alloc(type, n);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (t == NULL || items[i] == NULL) {
-            Py_XDECREF(items[i]);
-            continue;
-        }
-        PyTuple_SET_ITEM(t, i, items[i]);
-    }
-    if (t != NULL)
-        for (Py_ssize_t i = 0; i < n; i++)
-            if (PyTuple_GET_ITEM(t, i) == NULL) {
-                Py_DECREF(t);
-                return NULL;
-            }
-    return t;
 }
 
 /* 1 made (appended to resolved and uses), 0 not plain (None), -1 an exception */
@@ -2177,8 +1945,8 @@ resolve_one(PyObject *ref, PyObject *namespace, PyObject *objects, int image_pul
         return 0; /* not hashed: _resolve records why */
     /* the target: ResourceId("", kind, ref.namespace or the workload's, name) */
     PyObject *ns = ref_ns != Py_None && PyUnicode_GET_LENGTH(ref_ns) ? ref_ns : namespace;
-    PyObject *parts[4] = {PyUnicode_New(0, 0), Py_NewRef(kind), Py_NewRef(ns), Py_NewRef(name)};
-    PyObject *key = make_tuple(rid_type, 4, parts);
+    PyObject *parts[4] = {EMPTY, kind, ns, name};
+    PyObject *key = new_tuple(rid_type, parts, 4);
     if (key == NULL)
         return -1;
     PyObject *entry = PyDict_GetItemWithError(objects, key); /* borrowed */
@@ -2196,35 +1964,31 @@ resolve_one(PyObject *ref, PyObject *namespace, PyObject *objects, int image_pul
         !PyDict_CheckExact(PyTuple_GET_ITEM(content, 2)) || PyTuple_GET_ITEM(content, 4) != Py_None)
         return 0; /* produced by a source, or not what analyze makes */
     PyObject *entries = PyTuple_GET_ITEM(content, 2);
-    PyObject *keyset = Py_None;
-    if (keys != Py_None) {
-        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(keys); i++) {
-            PyObject *k = PyTuple_GET_ITEM(keys, i);
-            if (!PyUnicode_CheckExact(k))
-                return 0;
-            int has = PyDict_Contains(entries, k);
-            if (has <= 0)
-                return has; /* a named key the object lacks: _resolve reports it */
-        }
-        keyset = PyFrozenSet_New(keys);
-        if (keyset == NULL)
-            return -1;
+    for (Py_ssize_t i = 0; keys != Py_None && i < PyTuple_GET_SIZE(keys); i++) {
+        PyObject *k = PyTuple_GET_ITEM(keys, i);
+        if (!PyUnicode_CheckExact(k))
+            return 0;
+        int has = PyDict_Contains(entries, k);
+        if (has <= 0)
+            return has; /* a named key the object lacks: _resolve reports it */
     }
-    else
-        Py_INCREF(keyset);
-    /* Resolved(ref, entry, no missing keys, not excluded) */
-    PyObject *r_items[4] = {Py_NewRef(ref), Py_NewRef(entry),
-                            keys != Py_None && PyTuple_GET_SIZE(keys) ? PyFrozenSet_New(NULL)
-                                                                     : Py_NewRef(no_keys),
-                            Py_NewRef(Py_None)};
-    PyObject *r = make_tuple(resolved_type, 4, r_items);
-    /* Use(kind, name, content, keys, the namespace when it is another one) */
+    /* Resolved(ref, entry, no missing keys, not excluded); Use(kind, name, content, keys,
+     * the namespace when it is another one) */
     int other = ref_ns != Py_None && PyUnicode_Compare(ref_ns, namespace) != 0; /* exact strs */
-    PyObject *u_items[5] = {Py_NewRef(kind), Py_NewRef(name), Py_NewRef(content), keyset,
-                            Py_NewRef(other ? ref_ns : Py_None)};
-    PyObject *u = make_tuple(use_type, 5, u_items);
-    int ok = r != NULL && u != NULL && PyList_Append(resolved, r) == 0 &&
-             PyList_Append(uses, u) == 0;
+    PyObject *keyset = keys != Py_None ? PyFrozenSet_New(keys) : Py_NewRef(Py_None);
+    PyObject *missing = NULL, *r = NULL, *u = NULL;
+    if (keyset != NULL)
+        missing = keys != Py_None && PyTuple_GET_SIZE(keys) ? PyFrozenSet_New(NULL)
+                                                            : Py_NewRef(no_keys);
+    if (missing != NULL) {
+        PyObject *r_items[4] = {ref, entry, missing, Py_None};
+        PyObject *u_items[5] = {kind, name, content, keyset, other ? ref_ns : Py_None};
+        r = new_tuple(resolved_type, r_items, 4);
+        u = r != NULL ? new_tuple(use_type, u_items, 5) : NULL;
+    }
+    int ok = u != NULL && PyList_Append(resolved, r) == 0 && PyList_Append(uses, u) == 0;
+    Py_XDECREF(keyset);
+    Py_XDECREF(missing);
     Py_XDECREF(r);
     Py_XDECREF(u);
     return ok ? 1 : -1;
@@ -2234,16 +1998,12 @@ static PyObject *
 resolve_plain(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 4 || !PyTuple_Check(args[0]) || !PyUnicode_CheckExact(args[1]) ||
-        !PyDict_Check(args[2])) {
-        PyErr_SetString(PyExc_TypeError,
-                        "resolve_plain(refs: tuple, namespace: str, objects: dict, "
-                        "image_pull_secrets: bool)");
-        return NULL;
-    }
-    if (rid_type == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "_ctree.resolve_plain: bind_resolve() first");
-        return NULL;
-    }
+        !PyDict_Check(args[2]))
+        return PyErr_Format(PyExc_TypeError,
+                            "resolve_plain(refs: tuple, namespace: str, objects: dict, "
+                            "image_pull_secrets: bool)");
+    if (rid_type == NULL)
+        return PyErr_Format(PyExc_RuntimeError, "_ctree.resolve_plain: bind_resolve() first");
     int image_pull = PyObject_IsTrue(args[3]);
     if (image_pull < 0)
         return NULL;
@@ -2306,25 +2066,22 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit__ctree(void)
 {
-    STYLE_SINGLE = PyUnicode_InternFromString("'");
-    STYLE_DOUBLE = PyUnicode_InternFromString("\"");
-    STYLE_LITERAL = PyUnicode_InternFromString("|");
-    STYLE_FOLDED = PyUnicode_InternFromString(">");
-    MERGE_KEY = PyUnicode_InternFromString("<<");
-    STAR = PyUnicode_InternFromString("*");
-    METADATA_KEY = PyUnicode_InternFromString("metadata");
-    ANNOTATIONS_KEY = PyUnicode_InternFromString("annotations");
-    KEY_KEY = PyUnicode_InternFromString("key");
-    NAME_KEY = PyUnicode_InternFromString("name");
-    KIND_KEY = PyUnicode_InternFromString("kind");
-    API_KEY = PyUnicode_InternFromString("apiVersion");
-    NAMESPACE_KEY = PyUnicode_InternFromString("namespace");
-    GENERATE_KEY = PyUnicode_InternFromString("generateName");
-    LIST_SUFFIX = PyUnicode_InternFromString("List");
-    if (!STYLE_SINGLE || !STYLE_DOUBLE || !STYLE_LITERAL || !STYLE_FOLDED || !MERGE_KEY || !STAR ||
-        !METADATA_KEY || !ANNOTATIONS_KEY || !KEY_KEY || !NAME_KEY || !KIND_KEY || !API_KEY ||
-        !NAMESPACE_KEY || !GENERATE_KEY || !LIST_SUFFIX)
-        return NULL;
+    static const struct {
+        PyObject **var;
+        const char *text;
+    } strings[] = { /* the str constants above, interned */
+        {&STYLES[YAML_SINGLE_QUOTED_SCALAR_STYLE], "'"}, {&STYLES[YAML_LITERAL_SCALAR_STYLE], "|"},
+        {&STYLES[YAML_DOUBLE_QUOTED_SCALAR_STYLE], "\""}, {&STYLES[YAML_FOLDED_SCALAR_STYLE], ">"},
+        {&MERGE_KEY, "<<"}, {&STAR, "*"}, {&METADATA_KEY, "metadata"}, {&KEY_KEY, "key"},
+        {&ANNOTATIONS_KEY, "annotations"}, {&NAME_KEY, "name"}, {&KIND_KEY, "kind"},
+        {&API_KEY, "apiVersion"}, {&NAMESPACE_KEY, "namespace"}, {&LIST_SUFFIX, "List"},
+        {&GENERATE_KEY, "generateName"}, {&NULL_TAG, "tag:yaml.org,2002:null"},
+        {&SCALAR_KIND, "scalar"}, {&EMPTY, ""},
+    };
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
+        if ((*strings[i].var = PyUnicode_InternFromString(strings[i].text)) == NULL)
+            return NULL;
+    STYLES[YAML_PLAIN_SCALAR_STYLE] = Py_None;
     for (int i = 0; i < N_OBJECT_SLOTS; i++)
         node_members[i] = (PyMemberDef){(char *)SLOT_NAMES[i], MEMBER_OBJECT_EX,
                                         offsetof(NodeObject, slots) +
@@ -2333,23 +2090,15 @@ PyInit__ctree(void)
     node_members[S_START] = (PyMemberDef){"start", MEMBER_SSIZE, offsetof(NodeObject, start), 0,
                                           NULL};
     node_members[S_END] = (PyMemberDef){"end", MEMBER_SSIZE, offsetof(NodeObject, end), 0, NULL};
-    NULL_TAG = PyUnicode_InternFromString("tag:yaml.org,2002:null");
-    SCALAR_KIND = PyUnicode_InternFromString("scalar");
     PyObject *nulls = Py_BuildValue("(sssss)", "", "~", "null", "Null", "NULL");
     NULL_WORDS = nulls ? PyFrozenSet_New(nulls) : NULL;
     Py_XDECREF(nulls);
-    if (!NULL_TAG || !SCALAR_KIND || !NULL_WORDS || PyType_Ready(&NodeType) < 0)
+    if (NULL_WORDS == NULL || PyType_Ready(&NodeType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
-    if (m == NULL)
-        return NULL;
-    if (PyModule_AddObjectRef(m, "Node", (PyObject *)&NodeType) < 0) {
-        Py_DECREF(m);
-        return NULL;
-    }
-    if (PyModule_AddStringConstant(m, "LIBYAML_VERSION", yaml_get_version_string()) < 0) {
-        Py_DECREF(m);
-        return NULL;
-    }
+    const char *version = yaml_get_version_string();
+    if (m != NULL && (PyModule_AddObjectRef(m, "Node", (PyObject *)&NodeType) < 0 ||
+                      PyModule_AddStringConstant(m, "LIBYAML_VERSION", version) < 0))
+        Py_CLEAR(m);
     return m;
 }
