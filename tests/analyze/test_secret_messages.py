@@ -4,6 +4,10 @@ is a message (analyze/chunk.py, analyze/configs.py): the same messages either wa
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from cmhash.analyze.chunk import analyze_chunk
@@ -48,3 +52,34 @@ def test_a_versioned_objects_edit_error(secret: bool) -> None:
     (c,) = _analyze(text, AnalyzeOptions(versioned=True, versioned_keep=True)).configs
     assert c.version_error is not None
     assert c.version_error[0].startswith(PUBLIC if secret else FULL)
+
+
+# The kind ``Secret`` as YAML spells it without the word after ``kind:`` (each one read as
+# a Secret by kubectl's decoder and by cmhash's): the message names the position only.
+KIND_SPELLINGS = [
+    "kind: !!str Secret",
+    "kind: !<tag:yaml.org,2002:str> Secret",
+    'kind: "\\x53ecret"',
+    'kind: "\\u0053ecret"',
+    'kind: "\\U00000053ecret"',
+    'kind: "Secr\\\n  et"',
+    "kind: >-\n  Secret",
+    "x: &k Secret\nkind: *k",
+    '"\\x6bind": Secret',
+]
+
+
+@pytest.mark.parametrize("kind", KIND_SPELLINGS)
+def test_a_secret_spelled_otherwise_is_a_secret_document(kind: str) -> None:
+    from cmhash.read.split import may_hold_secret
+
+    assert may_hold_secret(f"apiVersion: v1\n{kind}\nmetadata: {{name: s}}\n")
+
+
+@pytest.mark.parametrize("kind", KIND_SPELLINGS)
+def test_no_message_quotes_a_secret_spelled_otherwise(tmp_path: Path, kind: str) -> None:
+    f = tmp_path / "s.yaml"
+    f.write_text(f"apiVersion: v1\n{kind}\nmetadata: {{name: s}}\nstringData:\n  pw: !LEAKME x\n")
+    res = subprocess.run([sys.executable, "-m", "cmhash", str(f)], capture_output=True, text=True)
+    assert res.returncode == 2, res.stderr
+    assert "LEAKME" not in res.stderr + res.stdout and "unknown tag" in res.stderr

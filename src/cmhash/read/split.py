@@ -217,9 +217,12 @@ def refuse_ambiguous(text: str, base: int) -> None:
         )
 
 
-_SECRET = re.compile(r"""\bkind["']?\s*:\s*["']?Secret\b""")
-
-
 def may_hold_secret(text: str) -> bool:
-    """Whether a document's text could hold a Secret (conservatively: it names the kind)."""
-    return "Secret" in text and _SECRET.search(text) is not None  # (str.find is 10x faster)
+    """Whether a document's text could hold a Secret, conservatively, on the text alone
+    (its messages then quote nothing of it): it holds the word ``Secret`` anywhere (the
+    kind however written: plain, quoted, tagged ``!!str Secret``, a block scalar, an
+    anchor a ``kind: *alias`` repeats, under a key spelled ``"\\x6bind"``), or a
+    backslash (a double-quoted string spells the kind in escapes: ``"\\x53ecret"``,
+    ``"\\u0053ecret"``, ``"Secr\\`` and a line break). The YAML decoders kubectl and
+    cmhash use read each of those as the kind ``Secret``."""
+    return "Secret" in text or "\\" in text
