@@ -17,6 +17,7 @@ from cmhash.errors import NodeError
 from cmhash.knowledge.kinds import WorkloadKind
 from cmhash.parse.builder import is_json, json_pairs
 from cmhash.parse.events import TAB_RETRIES, backend, route, separating_tab, spaced
+from cmhash.parse.k8syaml import BINARY_TAG, TagError, decode_tagged
 from cmhash.parse.resources import document_resources, pod_template
 from cmhash.parse.tree import ALIAS, MAP, SCALAR, SEQ, Node, own
 from cmhash.read.source import SourceText
@@ -99,6 +100,11 @@ class _Events:
             value = ev.value
             if ev.style == '"' and not value.isascii():
                 ev.value = json_pairs(value)
+        if ev is not None and ev.__class__ is self.be.scalar and ev.tag == BINARY_TAG:
+            try:  # (the tree keeps a !!binary value decoded, as kubectl sends it: builder.py)
+                ev.value = decode_tagged(ev.tag, ev.value)
+            except TagError:
+                pass  # (then it differs: the original's was valid base64)
         return ev
 
     def take(self) -> Any:

@@ -199,7 +199,7 @@ class TagError(ValueError):
         self.public = public
 
 
-_BINARY = "tag:yaml.org,2002:binary"
+BINARY_TAG = "tag:yaml.org,2002:binary"
 _NOT_RESOLVED = ("str", "map", "seq", "merge")  # on a scalar: the text, a string
 _BASE64 = r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?"
 
@@ -229,7 +229,7 @@ def decode_tagged(tag: str, text: str) -> str:
     the others): ``!!binary`` decoded to kubectl's string; any other, checked as go-yaml
     checks it and left as written. TagError where kubectl refuses the document."""
     short = tag[len(TAG_PREFIX) :]
-    if tag == _BINARY:
+    if tag == BINARY_TAG:
         data = go_base64(text)
         if data is None:
             words = (

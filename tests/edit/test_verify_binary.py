@@ -1,0 +1,42 @@
+"""A ``!!binary`` scalar in an edited workload: the tree keeps it decoded, as kubectl sends
+it (parse/builder.py), and the self-check (edit/verify.py) reads the edited text's
+event the same way, so the edit is verified instead of failing as a changed value (exit
+3, "please report this bug"), on every parser path."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+CM = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app}\ndata: {a: '1'}\n---\n"
+WORKLOAD = (
+    "apiVersion: apps/v1\nkind: {kind}\nmetadata: {{name: web}}\nspec:\n  template:\n"
+    "    metadata:\n      labels: {{a: {label}}}\n    spec:\n      containers:\n"
+    "      - name: c\n        image: i\n        envFrom: [{{configMapRef: {{name: app}}}}]\n"
+)
+CASES = {
+    "label": WORKLOAD.format(kind="Deployment", label="!!binary Yg=="),
+    "kind": WORKLOAD.format(kind="!!binary RGVwbG95bWVudA==", label="b"),
+}
+PATHS = {"c": {}, "python": {"CMHASH_CTREE": "0"}, "exact": {"ARGS": "--parser=exact"}}
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_binary_scalar_in_an_edited_workload(tmp_path, case: str, path: str) -> None:
+    import os
+
+    f = tmp_path / "in.yaml"
+    f.write_text(CM + CASES[case])
+    env = {**os.environ, **PATHS[path]}
+    args = [env.pop("ARGS")] if "ARGS" in env else []
+    res = subprocess.run(
+        [sys.executable, "-m", "cmhash", *args, str(f)], capture_output=True, text=True, env=env
+    )
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines(keepends=True)
+    at = lines.index("      annotations:\n")
+    assert lines[at + 1].startswith("        checksum/config: ")
+    assert "".join(lines[:at] + lines[at + 2 :]) == CM + CASES[case]  # nothing else changed
