@@ -196,3 +196,17 @@ def test_property_scan_finds_what_the_first_pattern_found(text: str) -> None:
 )
 def test_property_scan(text: str, plain: bool) -> None:
     assert cverify._plain(text) is plain
+
+
+def test_deeper_than_rapidyamls_emitter_goes_to_python(capfd: pytest.CaptureFixture[str]) -> None:
+    """rapidyaml's emitter stops at 64 levels (an ExceptionVisit, with its own lines on
+    stderr); cmhash reads up to its own limit: the C++ path cannot tell, Python decides,
+    and nothing of rapidyaml's reaches stderr."""
+    deep = "[" * 70 + "]" * 70
+    old = doc(f"    spec:\n      containers: []\n      x: {deep}\n")
+    new = doc(
+        f'    metadata:\n      annotations:\n        {KEY}: "{V}"\n'
+        f"    spec:\n      containers: []\n      x: {deep}\n"
+    )
+    assert cverify.verify(old, new, DEPLOYMENT, KEY, V) is None
+    assert capfd.readouterr().err == ""
