@@ -66,6 +66,11 @@ KIND_SPELLINGS = [
     "kind: >-\n  Secret",
     "x: &k Secret\nkind: *k",
     '"\\x6bind": Secret',
+    "kind: !!binary U2VjcmV0",
+    "kind: !!binary |\n  U2Vj\n  cmV0",
+    "kind: !<tag:yaml.org,2002:%62inary> U2VjcmV0",
+    "x: &k !!binary U2VjcmV0\nkind: *k",
+    "!!binary a2luZA==: !!binary U2VjcmV0",
 ]
 
 
@@ -83,3 +88,14 @@ def test_no_message_quotes_a_secret_spelled_otherwise(tmp_path: Path, kind: str)
     res = subprocess.run([sys.executable, "-m", "cmhash", str(f)], capture_output=True, text=True)
     assert res.returncode == 2, res.stderr
     assert "LEAKME" not in res.stderr + res.stdout and "unknown tag" in res.stderr
+
+
+def test_a_secret_kind_through_a_tag_handle(tmp_path: Path) -> None:
+    f = tmp_path / "s.yaml"
+    f.write_text(
+        "%TAG !y! tag:yaml.org,2002:\n---\napiVersion: v1\nkind: !y!binary U2VjcmV0\n"
+        "metadata: {name: s}\nstringData:\n  pw: !LEAKME x\n"
+    )
+    res = subprocess.run([sys.executable, "-m", "cmhash", str(f)], capture_output=True, text=True)
+    assert res.returncode == 2, res.stderr
+    assert "LEAKME" not in res.stderr + res.stdout

@@ -217,12 +217,21 @@ def refuse_ambiguous(text: str, base: int) -> None:
         )
 
 
+# a tag where a node may start: after the text's start, a blank or a flow indicator
+_TAG_START = r"(?:\A|[\s\ufeff\[\]{},:])!"
+
+
 def may_hold_secret(text: str) -> bool:
     """Whether a document's text could hold a Secret, conservatively, on the text alone
-    (its messages then quote nothing of it): it holds the word ``Secret`` anywhere (the
-    kind however written: plain, quoted, tagged ``!!str Secret``, a block scalar, an
-    anchor a ``kind: *alias`` repeats, under a key spelled ``"\\x6bind"``), or a
-    backslash (a double-quoted string spells the kind in escapes: ``"\\x53ecret"``,
-    ``"\\u0053ecret"``, ``"Secr\\`` and a line break). The YAML decoders kubectl and
-    cmhash use read each of those as the kind ``Secret``."""
-    return "Secret" in text or "\\" in text
+    (its messages then quote nothing of it). YAML writes the kind ``Secret`` only with
+    the word itself (plain, quoted, tagged ``!!str Secret``, a block scalar, an anchor a
+    ``kind: *alias`` repeats, under a key spelled otherwise), with escapes, which need a
+    backslash (``"\\x53ecret"``, ``"\\u0053ecret"``, ``"Secr\\`` and a line break), or
+    with a tag that decodes it (``!!binary U2VjcmV0``, however the tag is spelled:
+    ``!<tag:yaml.org,2002:%62inary>``, a ``%TAG`` handle), which starts a node with
+    ``!``. The YAML decoders kubectl and cmhash use read each of those as ``Secret``."""
+    return (
+        "Secret" in text
+        or "\\" in text
+        or ("!" in text and re.search(_TAG_START, text) is not None)
+    )
