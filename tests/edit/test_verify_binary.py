@@ -40,3 +40,24 @@ def test_a_binary_scalar_in_an_edited_workload(tmp_path, case: str, path: str) -
     at = lines.index("      annotations:\n")
     assert lines[at + 1].startswith("        checksum/config: ")
     assert "".join(lines[:at] + lines[at + 2 :]) == CM + CASES[case]  # nothing else changed
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["!!str checksum/config", "&a checksum/config", "!!binary Y2hlY2tzdW0vY29uZmln"],
+)
+def test_our_key_anchored_or_tagged_is_refused_at_the_key(tmp_path, key: str) -> None:
+    """Our annotation key already there, anchored or tagged: one line at the key, exit 2
+    (the value could be replaced, but the self-check reads our key plain: it had stopped
+    the run with exit 3)."""
+    f = tmp_path / "in.yaml"
+    text = CM + CASES["label"].replace(
+        "labels: {a: !!binary Yg==}", f"annotations:\n        {key}: old"
+    )
+    f.write_text(text)
+    res = subprocess.run([sys.executable, "-m", "cmhash", str(f)], capture_output=True, text=True)
+    assert res.returncode == 2, res.stderr
+    line = text[: text.index(key)].count("\n") + 1
+    assert (
+        f"in.yaml:{line}:9: cannot replace the value of 'checksum/config': its key is" in res.stderr
+    )

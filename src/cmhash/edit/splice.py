@@ -327,6 +327,12 @@ def _replace_value(
 ) -> Edit | None:
     """Our key exists: its value scalar becomes ``value``, double-quoted (or ``plain``,
     written as is); None if it already is."""
+    if k.anchor is not None or k.tag is not None:  # (the self-check reads our key plain)
+        raise NodeError(
+            f"cannot replace the value of {key!r}: its key is anchored or tagged; write the "
+            "key without them",
+            k.start,
+        )
     if v.kind == ALIAS or v.anchor is not None or (v.tag not in (None, _STR_TAG)):
         raise NodeError(
             f"cannot replace the value of {key!r}: it is an alias, anchored or tagged", v.start
