@@ -48,7 +48,6 @@ CHART_FILE = "Chart.yaml"
 CHART_SOURCE = "a Helm chart source (render it, then run cmhash on the output)"
 # a top-level apiVersion or kind key, in YAML (column 0: re.MULTILINE) or JSON (anywhere: one
 # line); compiled by re's cache when a directory is walked
-_MANIFEST_KEY = r'^(?:apiVersion|kind)[ \t]*:|"(?:apiVersion|kind)"\s*:'
 
 
 # cmhash's commands: a path named like one was most likely a command after options
@@ -118,24 +117,6 @@ class Excludes:
             return False
         rel = relative.replace(os.sep, "/")
         return bool(self._spec.match_file(rel + "/" if is_dir else rel))
-
-
-def is_manifest_text(text: str) -> bool:
-    """Whether some document has a top-level ``apiVersion`` or ``kind``. A JSON text
-    is decided by its top-level keys (a Grafana dashboard, a JSON schema, cmhash's own
-    report.json hold ``"kind"`` deeper down); one that is not JSON after all (a JSON
-    stream, broken JSON) by the patterns, so a broken manifest stays an error."""
-    head = text.lstrip(" \t\r\n")
-    if head[:1] in ("{", "["):
-        import json  # (a JSON text in a directory walk)
-
-        try:
-            data = json.loads(head)
-        except (ValueError, RecursionError):
-            pass
-        else:
-            return isinstance(data, dict) and ("apiVersion" in data or "kind" in data)
-    return re.search(_MANIFEST_KEY, text, re.MULTILINE) is not None
 
 
 def _raise_walk_error(exc: OSError) -> None:
@@ -265,6 +246,12 @@ def expand(
     return out
 
 
+def _is_manifest(text: str) -> bool:
+    from cmhash.read.manifests import is_manifest_text  # (a walk's files only)
+
+    return is_manifest_text(text)
+
+
 def _read(
     paths: Sequence[tuple[str, bool]],
     max_bytes: int,
@@ -277,7 +264,7 @@ def _read(
             sources.append(decode(STDIN, stdin(), max_bytes=max_bytes))
             continue
         src = decode(path, read_file(path, max_bytes), max_bytes=max_bytes)
-        if filtered and not is_manifest_text(src.text):
+        if filtered and not _is_manifest(src.text):
             skipped.append(
                 Skipped(path, "not a Kubernetes manifest (no document has apiVersion or kind)")
             )

@@ -227,11 +227,17 @@ def may_hold_secret(text: str) -> bool:
     the word itself (plain, quoted, tagged ``!!str Secret``, a block scalar, an anchor a
     ``kind: *alias`` repeats, under a key spelled otherwise), with escapes, which need a
     backslash (``"\\x53ecret"``, ``"\\u0053ecret"``, ``"Secr\\`` and a line break), or
-    with a tag that decodes it (``!!binary U2VjcmV0``, however the tag is spelled:
-    ``!<tag:yaml.org,2002:%62inary>``, a ``%TAG`` handle), which starts a node with
-    ``!``. The YAML decoders kubectl and cmhash use read each of those as ``Secret``."""
+    with the one tag that decodes text into other text, ``!!binary`` (``U2VjcmV0``),
+    however it is spelled: its name, or a ``%`` (``!<tag:yaml.org,2002:%62inary>``, a
+    ``%TAG`` handle), and a ``!`` where a node starts. The YAML decoders kubectl and cmhash
+    use read each of those as ``Secret``. (Another tag, ``!vault``, is no Secret's spelling:
+    its message may name it.)"""
     return (
         "Secret" in text
         or "\\" in text
-        or ("!" in text and re.search(_TAG_START, text) is not None)
+        or (
+            ("binary" in text or "%" in text)
+            and "!" in text
+            and re.search(_TAG_START, text) is not None
+        )
     )
