@@ -14,7 +14,7 @@ import pytest
 from conftest import run_cmhash
 
 from cmhash.errors import InputError
-from cmhash.read.inputs import is_manifest_text
+from cmhash.read.manifests import is_manifest_text
 from cmhash.read.source import decode
 
 H = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n"

@@ -193,16 +193,22 @@ def test_a_plain_run_imports_the_pinned_set(chart: Path) -> None:
 
 # Each mode of a plain run against the plain set: what it adds, what it leaves out, and
 # which of LAZY it may load (write/writer.py still builds its _Job with dataclasses)
+# (read.manifests: whether a file is a manifest, asked of the files these modes skip)
 MODES = {
     "stdin": (["-"], set(), {"cmhash.read.kustomize", "cmhash.read.kustfile"}, set()),
     "--in-place": (
         ["-i", "app.yaml"],
-        {"cmhash.write.writer", "cmhash.visible"},
+        {"cmhash.write.writer", "cmhash.visible", "cmhash.read.manifests"},
         set(),
         {"cmhash.write.writer", "dataclasses"},
     ),
-    "--check": (["--check", "app.yaml"], {"cmhash.visible"}, set(), set()),
-    "--diff": (["--diff", "app.yaml"], {"cmhash.write.diff"}, set(), set()),
+    "--check": (["--check", "app.yaml"], {"cmhash.visible", "cmhash.read.manifests"}, set(), set()),
+    "--diff": (
+        ["--diff", "app.yaml"],
+        {"cmhash.write.diff", "cmhash.read.manifests"},
+        set(),
+        set(),
+    ),
 }
 
 
