@@ -183,6 +183,11 @@ def check_build(text: str) -> str | None:
         same = _same_release()
         if not same and misread(text):
             return None  # (the pipeline reads these with the reference parser only)
+        if not same and text.startswith("\ufeff"):
+            # the two releases place the marks after a leading byte-order mark one apart;
+            # the pipeline never builds such a text (SourceText strips the BOM, a later one
+            # is refused: read/split.py refuse_ambiguous)
+            return None
         want = [_dump(r, same) for r in events._parse_fast(text, 0, py)]
     except builder.Misread:
         return None if built is None else "C built a single-pair flow mapping"
