@@ -5,6 +5,7 @@ event the same way, so the edit is verified instead of failing as a changed valu
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -20,20 +21,25 @@ CASES = {
     "label": WORKLOAD.format(kind="Deployment", label="!!binary Yg=="),
     "kind": WORKLOAD.format(kind="!!binary RGVwbG95bWVudA==", label="b"),
 }
-PATHS = {"c": {}, "python": {"CMHASH_CTREE": "0"}, "exact": {"ARGS": "--parser=exact"}}
+# each parser path: (environment, arguments)
+PATHS = {
+    "c": ({}, []),
+    "python": ({"CMHASH_CTREE": "0"}, []),
+    "exact": ({}, ["--parser=exact"]),
+}
 
 
 @pytest.mark.parametrize("path", sorted(PATHS))
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_binary_scalar_in_an_edited_workload(tmp_path, case: str, path: str) -> None:
-    import os
-
     f = tmp_path / "in.yaml"
     f.write_text(CM + CASES[case])
-    env = {**os.environ, **PATHS[path]}
-    args = [env.pop("ARGS")] if "ARGS" in env else []
+    extra, args = PATHS[path]
     res = subprocess.run(
-        [sys.executable, "-m", "cmhash", *args, str(f)], capture_output=True, text=True, env=env
+        [sys.executable, "-m", "cmhash", *args, str(f)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **extra},
     )
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines(keepends=True)
