@@ -56,3 +56,27 @@ def test_a_flow_style_file_is_annotated_in_place(tmp_path: Path) -> None:
     res = subprocess.run([sys.executable, "-m", "cmhash", "-i", str(tmp_path)], capture_output=True)
     assert res.returncode == 0, res.stderr
     assert "checksum/config" in f.read_text()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# c\n!!map " + CM,
+        "# c\n!<tag:yaml.org,2002:map> " + CM,
+        "# c\n&a " + CM,
+        "--- !!map " + CM,
+        "# c\n!!map &x\n  " + CM,
+    ],
+)
+def test_a_flow_document_with_node_properties(text: str) -> None:
+    assert is_manifest_text(text)
+
+
+def test_a_broken_flow_manifest_is_an_error_not_skipped(tmp_path: Path) -> None:
+    """Indented by a tab (kubectl refuses it too): read, and refused with one line."""
+    (tmp_path / "app.yaml").write_text("# c\n\t" + DEPLOY)
+    res = subprocess.run(
+        [sys.executable, "-m", "cmhash", "--check", str(tmp_path)], capture_output=True, text=True
+    )
+    assert res.returncode == 2, res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and "app.yaml:" in res.stderr

@@ -7,7 +7,9 @@ from __future__ import annotations
 import re
 
 _MANIFEST_KEY = r'^(?:apiVersion|kind)[ \t]*:|"(?:apiVersion|kind)"\s*:'
-_FLOW_DOCUMENT = r"^(?:---[ \t]+)?[{\[]"  # a line that starts a document in flow style
+# a line that may start a document in flow style: ``{`` or ``[`` first, after indentation,
+# ``---`` and node properties (``!!map {``, ``&a {``, ``--- !!map {``)
+_FLOW_DOCUMENT = r"^[ \t]*(?:---[ \t]+)?(?:[!&][^\s{\[]*[ \t]*)*[{\[]"
 
 
 def is_manifest_text(text: str) -> bool:
