@@ -70,6 +70,8 @@ def syntax_error(
     """The parser's error ``exc`` on ``text`` (offsets shifted by ``base``) as ``error``."""
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     problem = getattr(exc, "problem", None) or "invalid YAML"
+    # ruamel writes a flow token's id as a tuple: "but found ('{',)"
+    problem = re.sub(r"\('([^']*)',\)", r"'\1'", problem)
     context = getattr(exc, "context", None)
     msg = f"YAML syntax error: {problem}" + (f" ({context})" if context else "")
     opened = getattr(exc, "context_mark", None)
