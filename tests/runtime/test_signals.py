@@ -411,7 +411,10 @@ KeyboardInterrupt
     ("text", "ours"),
     [
         (_PYTHONS_REPORT, False),
-        ('  File "/builds/cmhash/.venv/lib/python3.11/site-packages/click/core.py", line 1\n', False),
+        (
+            '  File "/builds/cmhash/.venv/lib/python3.11/site-packages/click/core.py", line 1\n',
+            False,
+        ),
         ('  File "/builds/x/src/cmhash/runtime.py", line 40, in entry\n', True),
         ('  File "/usr/lib/python3/site-packages/cmhash/cli/main.py", line 9, in main\n', True),
         ("cmhash: interrupted\n", True),
