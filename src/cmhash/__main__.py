@@ -6,23 +6,36 @@ cmhash's modules are imported, also spares the collections that importing them t
 ``early``, which makes a signal during those imports one line and its exit code.
 
 Until ``early`` is loaded (its package and module: compiled, where bytecode is not
-written), a Ctrl-C already gets that line from the handler set here first: ``_signal`` is
-loaded with the interpreter, so no import runs before it is in place."""
+written), the handlers set here first give that line already: ``_signal`` is loaded with
+the interpreter, so no import runs before they are in place. (Before this module's first
+line, Python loads the ``cmhash`` package and this module: a signal then is Python's.)"""
 
 import sys
 
 _signal = sys.modules["_signal"]
+# early._LINES' lines (tests/runtime/test_signals.py keeps them equal); no SIGHUP on Windows
+_LINES = {
+    getattr(_signal, name): f"cmhash: {line}\n".encode()
+    for name, line in (
+        ("SIGINT", "interrupted"),
+        ("SIGTERM", "terminated (SIGTERM)"),
+        ("SIGHUP", "terminated (SIGHUP)"),
+    )
+    if hasattr(_signal, name)
+}
 
 
-def _interrupted(signum: int, frame: object) -> None:
+def _quit(signum: int, frame: object) -> None:
     import os
 
-    os.write(2, b"\ncmhash: interrupted\n" if os.isatty(2) else b"cmhash: interrupted\n")
-    os._exit(130)
+    line = _LINES[signum]
+    os.write(2, b"\n" + line if signum == _signal.SIGINT and os.isatty(2) else line)
+    os._exit(128 + signum)
 
 
-if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:  # (not nohup's)
-    _signal.signal(_signal.SIGINT, _interrupted)
+for _num in _LINES:
+    if _signal.getsignal(_num) != _signal.SIG_IGN:  # (nohup's stays)
+        _signal.signal(_num, _quit)
 
 from cmhash.runtime import early  # noqa: E402  (after the handler above, on purpose)
 

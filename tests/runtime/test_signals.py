@@ -168,9 +168,12 @@ def test_signals_from_outside_at_many_moments(tmp_path: Path, sig: signal.Signal
 # main() is done (the final flush).
 EARLY = """
 import builtins, os, sys
-sig, point = int(sys.argv[1]), sys.argv[2]
+sigs, point = [int(s) for s in sys.argv[1].split(",")], sys.argv[2]
 sys.argv = ["cmhash", *sys.argv[3:]]
 real_import = builtins.__import__
+def send():
+    for sig in sigs:  # (more than one: all pending at once, as two quick Ctrl-C's)
+        os.kill(os.getpid(), sig)
 if point == "after-main":
     import cmhash.cli.main as cli
     real_main = cli.main
@@ -178,13 +181,13 @@ if point == "after-main":
         try:
             real_main(argv)
         finally:
-            os.kill(os.getpid(), sig)
+            send()
     cli.main = main
 else:
     def hooked(name, *args, **kwargs):
         if name == point:
             builtins.__import__ = real_import
-            os.kill(os.getpid(), sig)
+            send()
         return real_import(name, *args, **kwargs)
     builtins.__import__ = hooked
 from cmhash.__main__ import entry
@@ -192,6 +195,7 @@ entry()
 """
 
 EARLY_POINTS = [
+    "cmhash.runtime",  # __main__ imports early: its own handlers are in place
     "gc",  # the first import after __main__ put its handlers in place
     "click",  # cli's imports: about 70 ms of a small run, once a traceback
     "cmhash.cli.options",
@@ -207,8 +211,10 @@ def test_a_signal_during_start_up_is_one_line(
     tmp_path: Path, sig: signal.Signals, point: str
 ) -> None:
     """Ctrl-C (or SIGTERM) while cmhash is still importing click and its own modules
-    gave a Python traceback: now, wherever it lands from the console script's first line
-    to the exit, one line and 130 (143)."""
+    gave a Python traceback, and SIGTERM while __main__ loaded ``early`` ended it
+    silently: now, wherever it lands from __main__'s first line to the exit, one line
+    and 130 (143). Exactly that line: stderr is no terminal here, so no blank line
+    before it (click's main answers a KeyboardInterrupt with one)."""
     path = tmp_path / "m.yaml"
     path.write_bytes(CM + b"---\n" + dep("app"))
     proc = subprocess.run(
@@ -218,8 +224,37 @@ def test_a_signal_during_start_up_is_one_line(
         timeout=60,
     )
     assert proc.returncode == EXIT[sig], proc.stderr
-    assert proc.stderr.decode().strip().splitlines() == [MESSAGE[sig]]
-    assert b"Traceback" not in proc.stderr
+    assert proc.stderr.decode() == MESSAGE[sig] + "\n"
+
+
+@pytest.mark.parametrize(
+    "pair",
+    [
+        (signal.SIGINT, signal.SIGTERM),
+        (signal.SIGHUP, signal.SIGTERM),
+        (signal.SIGHUP, signal.SIGINT),
+    ],
+    ids=lambda p: "+".join(s.name for s in p),
+)
+@pytest.mark.parametrize("point", ["cmhash.cli.exits", "cmhash.deliver", "after-main"])
+def test_two_signals_at_once_are_one_stop(
+    tmp_path: Path, pair: tuple[signal.Signals, signal.Signals], point: str
+) -> None:
+    """Two signals at once (a second Ctrl-C, a SIGTERM after it): the first stops the
+    run; the second, arriving while that stop unwinds (its line being written), had
+    given a second line, or a traceback through cmhash's modules. Now one stop, one
+    line, its exit code."""
+    path = tmp_path / "m.yaml"
+    path.write_bytes(CM + b"---\n" + dep("app"))
+    sigs = ",".join(str(int(s)) for s in pair)
+    proc = subprocess.run(
+        [sys.executable, "-c", EARLY, sigs, point, "--no-config", str(path)],
+        capture_output=True,
+        preexec_fn=_as_in_a_terminal,
+        timeout=60,
+    )
+    (sig,) = [s for s in pair if EXIT[s] == proc.returncode] or [proc.returncode]
+    assert proc.stderr.decode() == MESSAGE[sig] + "\n", proc.stderr
 
 
 def test_an_ignored_sigint_stays_ignored(tmp_path: Path) -> None:
@@ -295,7 +330,7 @@ def test_a_signal_python_cannot_raise_is_not_lost(
         timeout=60,
     )
     assert proc.returncode == EXIT[sig], proc.stderr
-    assert proc.stderr.decode().strip().splitlines() == [MESSAGE[sig]]
+    assert proc.stderr.decode() == MESSAGE[sig] + "\n"
 
 
 def _disposition(sig: signal.Signals, action: signal.Handlers) -> Callable[[], None]:
@@ -377,8 +412,7 @@ def test_signals_at_random_instants_of_the_start(
             assert (proc.returncode, text) == (0, ""), text
             outcome = "done"
         elif proc.returncode == EXIT[sig]:
-            # (one line; a Ctrl-C inside click's own main may add click's blank line)
-            assert [x for x in text.splitlines() if x] == [MESSAGE[sig]], text
+            assert text == MESSAGE[sig] + "\n", text  # (one line: stderr is a pipe here)
             outcome = "cmhash"
         else:  # before cmhash's first line ran: the interpreter's
             assert proc.returncode in (-sig, 1), text
@@ -423,3 +457,13 @@ KeyboardInterrupt
 def test_what_counts_as_cmhash_on_stderr(text: str, ours: bool) -> None:
     """Python's own start-up report quotes the script's path (``bin/cmhash``): not cmhash's."""
     assert _from_cmhash(text) is ours
+
+
+def test_main_says_what_early_says() -> None:
+    """__main__'s first handlers (before ``early`` is loaded) give early's lines."""
+    import cmhash.__main__ as main
+    from cmhash.runtime import early
+
+    assert {signal.Signals(n).name: line for n, line in main._LINES.items()} == {
+        name: f"cmhash: {line}\n".encode() for name, line in early._LINES.items()
+    }

@@ -42,7 +42,7 @@ def outcome(command: click.Command, args: list[str]) -> int:
         err(f"cmhash: interrupted{signals.after_write()}")
         return EXIT_INTERRUPTED
     except signals.Terminated as exc:
-        err(f"cmhash: terminated ({exc.name}){signals.after_write()}")
+        err(signals.line(exc.signum) + signals.after_write())
         return 128 + exc.signum
     except signals.RolledBack as exc:
         what = "interrupted" if exc.signum == signal.SIGINT else f"terminated ({exc.name})"

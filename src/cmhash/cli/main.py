@@ -279,11 +279,11 @@ def entry() -> None:
         err(f"cmhash: interrupted{signals.after_write()}")
         code = EXIT_INTERRUPTED
     except signals.Terminated as exc:
-        err(f"cmhash: terminated ({exc.name}){signals.after_write()}")
+        err(signals.line(exc.signum) + signals.after_write())
         code = 128 + exc.signum
     else:  # pragma: no cover - main always exits
         code = EXIT_OK
-    early.install()  # (main did, unless a signal came between outcome() and its end)
+    signals.release()  # (main did, unless a signal came between outcome() and its end)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

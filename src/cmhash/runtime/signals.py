@@ -36,10 +36,34 @@ class _Signalled(BaseException):
 
 
 class Terminated(_Signalled):
-    """SIGTERM or SIGHUP arrived: the run ends with 128 + ``signum``."""
+    """SIGTERM or SIGHUP arrived, or in the console script SIGINT: the run ends with
+    128 + ``signum`` and :func:`line`."""
+
+
+def line(signum: int) -> str:
+    """The one line a stop on ``signum`` ends with (``after_write`` not included): after
+    the terminal's "^C" echo for a Ctrl-C on a terminal, as ``early`` writes it."""
+    if signum != signal.SIGINT:
+        return f"cmhash: terminated ({signal.Signals(signum).name})"
+    return ("\n" if _on_terminal() else "") + "cmhash: interrupted"
+
+
+def _on_terminal() -> bool:
+    try:
+        return os.isatty(2)
+    except OSError:  # pragma: no cover - stderr closed
+        return False
+
+
+# the signal whose exception is ending the run, once raised: a further one is that stop
+_stop: int | None = None
 
 
 def _raise(signum: int, frame: FrameType | None) -> None:
+    global _stop
+    if _stop is not None:
+        return  # (a second signal while the first unwinds: one stop, one line)
+    _stop = signum
     raise Terminated(signum)
 
 
@@ -47,15 +71,14 @@ _installed = False
 
 
 def install() -> None:
-    """SIGTERM/SIGHUP -> Terminated, SIGINT -> KeyboardInterrupt (Python's own handler,
-    in place of ``early``'s), unless the parent made them ignored (``nohup``); and a
-    signal's exception that Python could not raise is not lost (``_unraisable``). Only
-    the console script calls it: the process is cmhash's."""
-    global _installed
-    _installed = True
-    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    for sig in HANDLED:
+    """SIGINT, SIGTERM and SIGHUP -> Terminated (in place of ``early``'s handlers), unless
+    the parent made them ignored (``nohup``); and a signal's exception that Python could
+    not raise is not lost (``_unraisable``). Only the console script calls it: the
+    process is cmhash's. (Not ``KeyboardInterrupt`` for SIGINT: click's main answers
+    that with a blank line on stderr, there for a terminal, also on a pipe.)"""
+    global _installed, _stop
+    _installed, _stop = True, None
+    for sig in HELD:
         if signal.getsignal(sig) is not signal.SIG_IGN:
             signal.signal(sig, _raise)
     sys.unraisablehook = _unraisable
@@ -69,6 +92,7 @@ def _unraisable(info: Any) -> None:
     system's module locks free themselves through a weakref callback). Such a signal is
     sent again when the next Python function starts, where its exception propagates
     (or, held, waits for the poll). Anything else: Python's own report."""
+    global _stop
     exc = info.exc_value
     if isinstance(exc, KeyboardInterrupt):
         again = int(signal.SIGINT)
@@ -77,6 +101,7 @@ def _unraisable(info: Any) -> None:
     else:
         sys.__unraisablehook__(info)
         return
+    _stop = None  # (it stopped nothing: the one sent again is the stop)
     previous = sys.gettrace()
 
     def resend(frame: FrameType, event: str, arg: object) -> None:
@@ -89,8 +114,9 @@ def _unraisable(info: Any) -> None:
 def release() -> None:
     """The run is over (its exit code known): in the console script's process, a signal
     from now on ends it at once with one line (``early``), instead of an exception that
-    nothing is left to catch."""
-    if _installed:
+    nothing is left to catch. After a stop on a signal, a further one changes nothing
+    (its line is said)."""
+    if _installed and _stop is None:
         from cmhash.runtime import early
 
         early.install()
@@ -160,10 +186,12 @@ def held() -> Iterator[Pending]:
     line). A signal that comes after the body's last check is delivered as usual when
     the block ends (``KeyboardInterrupt`` or ``Terminated``); inside another ``held``
     block, when that one ends."""
+    global _stop
     old = signal.pthread_sigmask(signal.SIG_BLOCK, HELD)
     try:
         yield Pending()
     except _Stop as stop:
+        _stop = stop.signum  # (a signal from now on: the same stop)
         for s in _stopping():
             signal.sigwait({s})  # (pending: returns at once) taken, not delivered
         raise RolledBack(stop.signum) from None
