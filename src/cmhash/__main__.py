@@ -25,7 +25,14 @@ _LINES = {
 }
 
 
+_quitting = False
+
+
 def _quit(signum: int, frame: object) -> None:
+    global _quitting
+    if _quitting:  # (a second signal, its handler run between this one's write and exit)
+        return
+    _quitting = True
     import os
 
     line = _LINES[signum]

@@ -243,7 +243,8 @@ def test_two_signals_at_once_are_one_stop(
     """Two signals at once (a second Ctrl-C, a SIGTERM after it): the first stops the
     run; the second, arriving while that stop unwinds (its line being written), had
     given a second line, or a traceback through cmhash's modules. Now one stop, one
-    line, its exit code."""
+    line, its exit code (of the one Python takes first: pending together, they are
+    taken in a fixed order, whatever order they were sent in)."""
     path = tmp_path / "m.yaml"
     path.write_bytes(CM + b"---\n" + dep("app"))
     sigs = ",".join(str(int(s)) for s in pair)
@@ -467,3 +468,46 @@ def test_main_says_what_early_says() -> None:
     assert {signal.Signals(n).name: line for n, line in main._LINES.items()} == {
         name: f"cmhash: {line}\n".encode() for name, line in early._LINES.items()
     }
+
+
+# A second signal that arrives while the first one's one-line handler writes its line:
+# Python runs its handler when the write returns, before the exit
+QUIT_TWICE = """
+import os, signal, sys
+first, second, where = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+if where == "main":  # the handlers __main__ sets before it imports anything
+    import cmhash.__main__ as mod
+    for sig in (first, second):
+        signal.signal(sig, mod._quit)
+else:  # early's
+    from cmhash.runtime import early as mod
+    mod.install()
+real_write, sent = os.write, []
+def write(fd, data):
+    n = real_write(fd, data)
+    if not sent:  # (one second signal, no third)
+        sent.append(second)
+        os.kill(os.getpid(), second)
+    return n
+os.write = write
+os.kill(os.getpid(), first)
+for _ in range(10**6):
+    pass
+print("lost")
+"""
+
+
+TWICE = (signal.SIGHUP, signal.SIGTERM)
+
+
+@pytest.mark.parametrize("where", ["main", "early"])
+def test_a_signal_during_the_last_line_adds_none(where: str) -> None:
+    """SIGHUP's line written, then SIGTERM before the exit: two lines and 143 before; one
+    line and the first signal's code now."""
+    proc = subprocess.run(
+        [sys.executable, "-c", QUIT_TWICE, *(str(int(s)) for s in TWICE), where],
+        capture_output=True,
+        preexec_fn=_as_in_a_terminal,
+        timeout=60,
+    )
+    assert (proc.returncode, proc.stderr.decode()) == (129, MESSAGE[signal.SIGHUP] + "\n")

@@ -19,9 +19,14 @@ _said: dict[int, bytes] = {}
 # said after the line once an in-place write is done (``signals.wrote``): the files are new
 after = ""
 _sigint = -1  # its number, once install() has looked
+_quitting = False
 
 
 def _quit(signum: int, frame: object) -> None:
+    global _quitting
+    if _quitting:  # (a second signal, its handler run between this one's write and exit)
+        return
+    _quitting = True
     import os
 
     line = _said[signum]
