@@ -302,6 +302,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collection built (every test module, its tables and parameters) lives to the
+    end of the session: out of the cyclic collector's sight (``gc.freeze``), so that the
+    collections an in-process run triggers walk only what that run builds (the heap of
+    a whole session made the in-process end-to-end tests three times slower)."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+
+
 def _skip_reason(report: pytest.TestReport) -> str:
     longrepr = report.longrepr
     return str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr)
