@@ -23,6 +23,7 @@ _quitting = False
 
 
 def _quit(signum: int, frame: object) -> None:
+    # (its twin, cmhash/__main__.py's _quit, stands in until this module is loaded)
     global _quitting
     if _quitting:  # (a second signal, its handler run between this one's write and exit)
         return
