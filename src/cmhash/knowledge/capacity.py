@@ -30,6 +30,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from cmhash.knowledge.defaults import path_get
 from cmhash.knowledge.strategy import whole
 
 DEPLOY = "kubernetes/kubernetes pkg/controller/deployment/util/deployment_util.go"
@@ -186,15 +187,6 @@ def _full(value: Any) -> bool:
     return percent_or_int(value) and (scaled(value, 100, False) or 0) >= 100
 
 
-def _get(spec: Mapping[str, Any], *path: str) -> Any:
-    out: Any = spec
-    for step in path:
-        if not isinstance(out, Mapping):
-            return None
-        out = out.get(step)
-    return out
-
-
 def resolve_fenceposts(max_surge: Any, max_unavailable: Any, desired: int) -> tuple[int, int]:
     """``ResolveFenceposts``: (surge, unavailable); an absent value is 0 here (the API
     server's defaults come first: ``deployment``). ValueError where upstream errs."""
@@ -209,9 +201,9 @@ def resolve_fenceposts(max_surge: Any, max_unavailable: Any, desired: int) -> tu
 
 def deployment(spec: Mapping[str, Any], n: int) -> Figures | None:
     """A RollingUpdate Deployment of ``n`` replicas (None: a value the API refuses)."""
-    rolling = _get(spec, "strategy", "rollingUpdate") or {}
-    ms = _get(rolling, "maxSurge")
-    mu = _get(rolling, "maxUnavailable")
+    rolling = path_get(spec, ("strategy", "rollingUpdate")) or {}
+    ms = path_get(rolling, ("maxSurge",))
+    mu = path_get(rolling, ("maxUnavailable",))
     try:
         surge, unavailable = resolve_fenceposts(
             "25%" if ms is None else ms, "25%" if mu is None else mu, n
@@ -254,12 +246,12 @@ def statefulset(spec: Mapping[str, Any], n: int, held: int | None = None) -> Fig
     below ``held`` only (the partition before it was lowered, the template unchanged:
     the ordinals at or above it already run the update revision, and the controller
     deletes only pods whose revision is not the update revision)."""
-    rolling = _get(spec, "updateStrategy", "rollingUpdate") or {}
-    partition = _get(rolling, "partition")
+    rolling = path_get(spec, ("updateStrategy", "rollingUpdate")) or {}
+    partition = path_get(rolling, ("partition",))
     partition = whole(partition) or 0  # 3.0, 1e3: the integer kubectl sends
     top = n if held is None else min(n, held)
     updated = max(0, top - max(partition, 0))
-    mu = _get(rolling, "maxUnavailable")
+    mu = path_get(rolling, ("maxUnavailable",))
     got = scaled(1 if mu is None else mu, n, False)
     if got is None:
         return None
@@ -283,8 +275,8 @@ def statefulset(spec: Mapping[str, Any], n: int, held: int | None = None) -> Fig
 
 def daemonset(spec: Mapping[str, Any], nodes: int | None) -> Figures | None:
     """A RollingUpdate DaemonSet on ``nodes`` nodes (None: unknown offline)."""
-    rolling = _get(spec, "updateStrategy", "rollingUpdate") or {}
-    ms, mu = _get(rolling, "maxSurge"), _get(rolling, "maxUnavailable")
+    rolling = path_get(spec, ("updateStrategy", "rollingUpdate")) or {}
+    ms, mu = path_get(rolling, ("maxSurge",)), path_get(rolling, ("maxUnavailable",))
     ms = 0 if ms is None else ms
     mu = 1 if mu is None else mu
     if nodes is None:

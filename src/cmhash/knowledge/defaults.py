@@ -38,7 +38,7 @@ from typing import Any, NamedTuple
 def path_get(obj: Any, path: tuple[str, ...]) -> Any:
     """``obj[path[0]][path[1]]...``, or None where a step is missing or not a mapping."""
     for step in path:
-        if not isinstance(obj, dict):
+        if not isinstance(obj, Mapping):
             return None
         obj = obj.get(step)
     return obj

@@ -38,6 +38,7 @@ autoscaler scales it back from there.
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from cmhash.knowledge.defaults import path_get
 from cmhash.knowledge.strategy import whole
 from cmhash.model import ResourceId
 
@@ -185,19 +186,6 @@ class Scaling(NamedTuple):
     row: Autoscaler
 
 
-def _int(value: Any) -> int | None:
-    """An int32 field as kubectl sends it: a whole YAML float (4.0) is the integer."""
-    return whole(value)
-
-
-def _get(obj: Any, *path: str) -> Any:
-    for step in path:
-        if not isinstance(obj, dict):
-            return None
-        obj = obj.get(step)
-    return obj
-
-
 def _refused_range(row: Autoscaler, low: int, high: int | None) -> str:
     """Why the range is no count (``RANGE_SOURCE``): a bound below 0, an HPA's
     maxReplicas below 1 or below its minReplicas; "" when it is one."""
@@ -227,15 +215,15 @@ def read_autoscaler(group: str, kind: str, obj: Mapping[str, Any]) -> Scaling | 
     row = BY_KIND.get((group, kind))
     if row is None:
         return None
-    ref = _get(obj, "spec", "scaleTargetRef")
-    name = _get(ref, "name")
-    target_kind = _get(ref, "kind") or row.target_kind
+    ref = path_get(obj, ("spec", "scaleTargetRef"))
+    name = path_get(ref, ("name",))
+    target_kind = path_get(ref, ("kind",)) or row.target_kind
     if not isinstance(name, str) or not name or not isinstance(target_kind, str):
         return None
-    api = _get(ref, "apiVersion") or row.target_api or ""
+    api = path_get(ref, ("apiVersion",)) or row.target_api or ""
     target_group = api.rpartition("/")[0] if isinstance(api, str) else ""
-    own = f"{kind}/{_get(obj, 'metadata', 'name')}"
-    annotations = _get(obj, "metadata", "annotations")
+    own = f"{kind}/{path_get(obj, ('metadata', 'name'))}"
+    annotations = path_get(obj, ("metadata", "annotations"))
     annotations = annotations if isinstance(annotations, dict) else {}
     held = str(annotations.get(row.paused_replicas, "")) if row.paused_replicas else ""
     if held.isdigit():
@@ -244,10 +232,10 @@ def read_autoscaler(group: str, kind: str, obj: Mapping[str, Any]) -> Scaling | 
     elif row.paused and str(annotations.get(row.paused, "")).lower() == "true":
         replicas = Replicas(None, None, f"{own} is paused ({row.paused}): the live count stays")
     else:
-        low = _int(_get(obj, "spec", row.low))
+        low = whole(path_get(obj, ("spec", row.low)))
         low = row.low_default if low is None else low
-        idle = _int(_get(obj, "spec", row.idle)) if row.idle else None
-        high = _int(_get(obj, "spec", row.high))
+        idle = whole(path_get(obj, ("spec", row.idle))) if row.idle else None
+        high = whole(path_get(obj, ("spec", row.high)))
         high = row.high_default if high is None else high
         if idle is not None:
             low = min(low, idle)
@@ -258,7 +246,7 @@ def read_autoscaler(group: str, kind: str, obj: Mapping[str, Any]) -> Scaling | 
             replicas = Replicas(low, high, own)
         else:
             replicas = Replicas(None, None, own)
-    namespace = _get(obj, "metadata", "namespace")
+    namespace = path_get(obj, ("metadata", "namespace"))
     return Scaling(
         own,
         (target_group, target_kind, name),
@@ -284,11 +272,11 @@ def replicas_of(
     0), else ``spec.replicas``, else 1 when OLD's ``old`` field is removed (the default
     apply leaves: ``REMOVED_SOURCE``) or the object is ``replaced`` whole (Argo CD's
     Replace=true: rollout_tools.py REPLACE_SOURCE), else unknown offline."""
-    own = _int(spec_replicas)
+    own = whole(spec_replicas)
     if own is None and replaced:
         why = "spec.replicas is absent and Argo CD's Replace=true replaces the whole object"
         return defaulted(why, scaling)
-    if own is None and _int(old) is not None:
+    if own is None and whole(old) is not None:
         why = f"OLD's spec.replicas {old} is removed: apply deletes the field"
         return defaulted(why, scaling)
     if own is not None and own < 0:  # ValidateNonnegativeField: refused

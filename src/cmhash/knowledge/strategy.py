@@ -16,6 +16,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+from cmhash.knowledge.defaults import path_get
+
 VALIDATION = "kubernetes/kubernetes pkg/apis/apps/validation/validation.go"
 DEFAULTS = "kubernetes/kubernetes pkg/apis/apps/v1/defaults.go"
 DECODE = (
@@ -82,14 +84,6 @@ def _over_100(v: int | str) -> bool:
     return p is not None and p > 100
 
 
-def _get(m: Any, *path: str) -> Any:
-    for step in path:
-        if not isinstance(m, Mapping):
-            return None
-        m = m.get(step)
-    return m
-
-
 class Strategy(NamedTuple):
     """A workload's update strategy after the API server's defaults."""
 
@@ -112,18 +106,18 @@ def strategy(kind: str, spec: Mapping[str, Any]) -> Strategy:
     (RollingUpdate: maxUnavailable 1, maxSurge 0), ``SetDefaults_StatefulSet`` (no
     maxUnavailable default that validation sees as 0)."""
     field = "strategy" if kind == "Deployment" else "updateStrategy"
-    t = _get(spec, field, "type")
+    t = path_get(spec, (field, "type"))
     t = "RollingUpdate" if t is None or t == "" else t
-    rolling = _get(spec, field, "rollingUpdate")
-    ms = int_or_string(_get(rolling, "maxSurge"))
-    mu = int_or_string(_get(rolling, "maxUnavailable"))
+    rolling = path_get(spec, (field, "rollingUpdate"))
+    ms = int_or_string(path_get(rolling, ("maxSurge",)))
+    mu = int_or_string(path_get(rolling, ("maxUnavailable",)))
     if kind == "StatefulSet":
         ms = None  # no such field
     if t == "RollingUpdate" and kind == "Deployment":
         ms, mu = ("25%" if ms is None else ms), ("25%" if mu is None else mu)
     if t == "RollingUpdate" and kind == "DaemonSet":
         ms, mu = (0 if ms is None else ms), (1 if mu is None else mu)
-    return Strategy(kind, t, rolling, ms, mu, as_int32(_get(rolling, "partition")))
+    return Strategy(kind, t, rolling, ms, mu, as_int32(path_get(rolling, ("partition",))))
 
 
 class StrategyCheck(NamedTuple):
@@ -234,7 +228,7 @@ STRATEGY_CHECKS: tuple[StrategyCheck, ...] = (
             "rollingUpdate.maxSurge may not be set when maxUnavailable is non-zero"
             + (
                 " (maxUnavailable defaults to 1: set maxUnavailable: 0 with maxSurge)"
-                if _get(s.rolling, "maxUnavailable") is None
+                if path_get(s.rolling, ("maxUnavailable",)) is None
                 else ""
             )
         ),
