@@ -210,15 +210,6 @@ TYPES: dict[str, str] = {
     "SELinuxOptions": "user 0; role 0; type 0; level 0",
     "SeccompProfile": "type 0",
     "AppArmorProfile": "type 0",
-    "EphemeralContainer": (
-        "name 0; image 0; command []; args []; workingDir 0; ports []ContainerPort; "
-        "envFrom []EnvFromSource; env []EnvVar; resources ResourceRequirements; "
-        "resizePolicy []ContainerResizePolicy; restartPolicyRules []ContainerRestartRule; "
-        "volumeMounts []VolumeMount; volumeDevices []VolumeDevice; livenessProbe *Probe; "
-        "readinessProbe *Probe; startupProbe *Probe; lifecycle *Lifecycle; "
-        "terminationMessagePath 0; terminationMessagePolicy 0; imagePullPolicy 0; "
-        "securityContext *SecurityContext; stdin 0; stdinOnce 0; tty 0; targetContainerName 0"
-    ),
     "PodSecurityContext": (
         "seLinuxOptions *SELinuxOptions; supplementalGroups []; sysctls []Sysctl; "
         "seccompProfile *SeccompProfile; appArmorProfile *AppArmorProfile"
@@ -243,10 +234,6 @@ TYPES: dict[str, str] = {
     ),
     "PodAffinityTerm": "namespaces []; topologyKey 0; matchLabelKeys []; mismatchLabelKeys []",
     "WeightedPodAffinityTerm": "weight 0; podAffinityTerm PodAffinityTerm",
-    "PodAntiAffinity": (
-        "requiredDuringSchedulingIgnoredDuringExecution []PodAffinityTerm; "
-        "preferredDuringSchedulingIgnoredDuringExecution []WeightedPodAffinityTerm"
-    ),
     "Toleration": "key 0; operator 0; value 0; effect 0",
     "HostAlias": "ip 0; hostnames []",
     "PodDNSConfig": "nameservers []; searches []; options []PodDNSConfigOption",
@@ -260,6 +247,10 @@ TYPES: dict[str, str] = {
     "PodResourceClaim": "name 0",
     "EvictionResponder": "name 0",
 }
+# (types.go: an EphemeralContainer is a Container with a target; PodAntiAffinity has
+# PodAffinity's fields)
+TYPES["EphemeralContainer"] = TYPES["Container"] + "; targetContainerName 0"
+TYPES["PodAntiAffinity"] = TYPES["PodAffinity"]
 
 
 @cache
