@@ -171,10 +171,8 @@ class Pending:
             raise _Stop(waiting[0])
 
 
-class _Stop(BaseException):
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
+class _Stop(_Signalled):
+    """A held signal, raised by ``Pending.check`` to start the roll-back."""
 
 
 @contextmanager
