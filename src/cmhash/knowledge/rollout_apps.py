@@ -23,7 +23,6 @@ from cmhash.knowledge.rollout_rule import (
     always,
     no_pod,
     refused_strategy_rule,
-    replicas,
     scaled,
     scales_from_zero,
     scales_to_zero,
@@ -244,7 +243,7 @@ DEPLOYMENT_RULES = (
     Rule(
         "deployment-zero-replicas",
         DEPLOYMENT,
-        lambda c: replicas(c).exact == 0,
+        lambda c: c.replicas().exact == 0,
         ZERO,
         Outcome.NONE,
         lambda c: f"{no_pod(c)}; new pods get the new template",

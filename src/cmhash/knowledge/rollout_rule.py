@@ -95,12 +95,6 @@ def always(c: Workload) -> bool:
     return True
 
 
-def replicas(c: Workload) -> Replicas:
-    """Its pod count (knowledge/replicas.py): what every rule reads, never 1 for an
-    absent field."""
-    return c.replicas()
-
-
 def refused_strategy_rule(name: str, kinds: tuple[tuple[str, str], ...]) -> Rule:
     """The API server refuses the workload's update strategy (knowledge/strategy.py)."""
 

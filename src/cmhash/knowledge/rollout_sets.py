@@ -23,7 +23,6 @@ from cmhash.knowledge.rollout_rule import (
     always,
     no_pod,
     refused_strategy_rule,
-    replicas,
     scaled,
     scales_from_zero,
     scales_to_zero,
@@ -43,7 +42,7 @@ def _partition(c: Workload) -> int:
 
 
 def _partition_text(c: Workload) -> str:
-    p, n = _partition(c), replicas(c)
+    p, n = _partition(c), c.replicas()
     out = f"rollingUpdate.partition {p}: only pods with ordinal ≥ {p} are updated"
     if n.exact is None:  # a range or unknown: which ordinals exist depends on it
         out += f", {ordinals(p, n)}"
@@ -51,7 +50,7 @@ def _partition_text(c: Workload) -> str:
 
 
 def _partition_all(c: Workload) -> bool:
-    n = replicas(c)
+    n = c.replicas()
     return n.known and n.high is not None and _partition(c) >= n.high
 
 
@@ -62,7 +61,7 @@ def _released_partition(c: Workload) -> str | None:
     if old_type == "OnDelete" and c.spec("updateStrategy", "type") != "OnDelete":
         return (
             f"updateStrategy OnDelete → RollingUpdate: the pods not deleted since an "
-            f"earlier template change (if any) are updated, {ordinals(q, replicas(c))}"
+            f"earlier template change (if any) are updated, {ordinals(q, c.replicas())}"
         )
     p = old_field(c, "spec", "updateStrategy", "rollingUpdate", "partition")
     p = whole(p) or 0
@@ -70,7 +69,7 @@ def _released_partition(c: Workload) -> str | None:
         return None
     return (
         f"rollingUpdate.partition lowered from {p} to {q}: the pods it held back on an "
-        f"older template (if any) are updated, {ordinals(q, replicas(c), p)}" + _max_unavailable(c)
+        f"older template (if any) are updated, {ordinals(q, c.replicas(), p)}" + _max_unavailable(c)
     )
 
 
@@ -149,7 +148,7 @@ STATEFULSET_RULES = (
     Rule(
         "statefulset-zero-replicas",
         STATEFULSET,
-        lambda c: replicas(c).exact == 0,
+        lambda c: c.replicas().exact == 0,
         ZERO,
         Outcome.NONE,
         no_pod,
@@ -162,7 +161,7 @@ STATEFULSET_RULES = (
         "rollingUpdate.partition ≥ replicas (every count an autoscaler allows)",
         Outcome.NONE,
         lambda c: (
-            f"rollingUpdate.partition {_partition(c)} ≥ {replicas(c).said()}: no pod is "
+            f"rollingUpdate.partition {_partition(c)} ≥ {c.replicas().said()}: no pod is "
             "updated until the partition is lowered (or a pod is deleted)"
         ),
         f"{K8S_STS}#partitions (if a partition is greater than .spec.replicas, updates "

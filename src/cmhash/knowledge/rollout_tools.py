@@ -29,7 +29,6 @@ from cmhash.knowledge.rollout_rule import (
     Workload,
     always,
     no_pod,
-    replicas,
 )
 
 ARGO = "https://argoproj.github.io/argo-rollouts/"
@@ -211,7 +210,7 @@ ARGO_ROLLOUT_RULES = (
     Rule(
         "rollout-zero-replicas",
         ROLLOUT,
-        lambda c: replicas(c).exact == 0,
+        lambda c: c.replicas().exact == 0,
         ZERO,
         Outcome.NONE,
         no_pod,
