@@ -202,12 +202,10 @@ def resolve_fenceposts(max_surge: Any, max_unavailable: Any, desired: int) -> tu
 def deployment(spec: Mapping[str, Any], n: int) -> Figures | None:
     """A RollingUpdate Deployment of ``n`` replicas (None: a value the API refuses)."""
     rolling = path_get(spec, ("strategy", "rollingUpdate")) or {}
-    ms = path_get(rolling, ("maxSurge",))
-    mu = path_get(rolling, ("maxUnavailable",))
+    ms, mu = (path_get(rolling, (f,)) for f in ("maxSurge", "maxUnavailable"))
+    ms, mu = ("25%" if ms is None else ms), ("25%" if mu is None else mu)  # the defaults
     try:
-        surge, unavailable = resolve_fenceposts(
-            "25%" if ms is None else ms, "25%" if mu is None else mu, n
-        )
+        surge, unavailable = resolve_fenceposts(ms, mu, n)
     except ValueError:
         return None
     unavailable = 0 if n == 0 else min(unavailable, n)  # MaxUnavailable
@@ -218,10 +216,8 @@ def deployment(spec: Mapping[str, Any], n: int) -> Figures | None:
     down = n >= 1 and unavailable >= n
     why = ""
     if down:
-        ms_text = "25%" if ms is None else ms
-        mu_text = "25%" if mu is None else mu
         why = (
-            f"replicas {n}, maxSurge {ms_text} and maxUnavailable {mu_text} resolve to "
+            f"replicas {n}, maxSurge {ms} and maxUnavailable {mu} resolve to "
             f"+{surge} / -{unavailable}: every pod may stop before a new one is ready"
         )
     fix = FIX_PERCENT if down and _full(mu) else ""
@@ -247,8 +243,7 @@ def statefulset(spec: Mapping[str, Any], n: int, held: int | None = None) -> Fig
     the ordinals at or above it already run the update revision, and the controller
     deletes only pods whose revision is not the update revision)."""
     rolling = path_get(spec, ("updateStrategy", "rollingUpdate")) or {}
-    partition = path_get(rolling, ("partition",))
-    partition = whole(partition) or 0  # 3.0, 1e3: the integer kubectl sends
+    partition = whole(path_get(rolling, ("partition",))) or 0  # 3.0, 1e3: kubectl's integer
     top = n if held is None else min(n, held)
     updated = max(0, top - max(partition, 0))
     mu = path_get(rolling, ("maxUnavailable",))
@@ -277,8 +272,7 @@ def daemonset(spec: Mapping[str, Any], nodes: int | None) -> Figures | None:
     """A RollingUpdate DaemonSet on ``nodes`` nodes (None: unknown offline)."""
     rolling = path_get(spec, ("updateStrategy", "rollingUpdate")) or {}
     ms, mu = path_get(rolling, ("maxSurge",)), path_get(rolling, ("maxUnavailable",))
-    ms = 0 if ms is None else ms
-    mu = 1 if mu is None else mu
+    ms, mu = (0 if ms is None else ms), (1 if mu is None else mu)  # the defaults
     if nodes is None:
         surge = None if percent_or_int(ms) and scaled(ms, 100, True) else scaled(ms, 0, True)
         if percent_or_int(mu):
