@@ -133,10 +133,7 @@ def _rolling(s: Strategy) -> bool:
 
 
 def _undecodable(s: Strategy) -> Invalid | None:
-    for v in (s.max_surge, s.max_unavailable):
-        if isinstance(v, Invalid):
-            return v
-    return None
+    return next((v for v in (s.max_surge, s.max_unavailable) if isinstance(v, Invalid)), None)
 
 
 def _both(s: Strategy, test: Callable[[int | str], bool]) -> str | None:
