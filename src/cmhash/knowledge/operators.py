@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cmhash.knowledge.podspec import Site
+from cmhash.knowledge.podspec import CONTAINER_SITES, Site
 
 PODMETADATA = ("podMetadata", "annotations")
 
@@ -41,14 +41,8 @@ def env_sites(*path: str) -> tuple[Site, ...]:
     """A container's ``env`` and ``envFrom`` kept elsewhere (``path`` holds the lists'
     parent and their names: VictoriaMetrics' ``extraEnvs``/``extraEnvsFrom``)."""
     *parent, env, env_from = path
-    return (
-        Site(
-            (*parent, env, "*", "valueFrom", "configMapKeyRef"), "ConfigMap", "env", key_field="key"
-        ),
-        Site((*parent, env, "*", "valueFrom", "secretKeyRef"), "Secret", "env", key_field="key"),
-        Site((*parent, env_from, "*", "configMapRef"), "ConfigMap", "envFrom"),
-        Site((*parent, env_from, "*", "secretRef"), "Secret", "envFrom"),
-    )
+    lists = {"env": env, "envFrom": env_from}
+    return tuple(s._replace(path=(*parent, lists[s.path[0]], *s.path[1:])) for s in CONTAINER_SITES)
 
 
 def _profile(
@@ -303,7 +297,7 @@ OPENTELEMETRY_OPERATOR: tuple[dict[str, Any], ...] = (
             Site(("spec", "configmaps", "*"), "ConfigMap", "operator", optional_field=None),
             *(
                 s._replace(path=("spec", "additionalContainers", "*", *s.path))
-                for s in env_sites("env", "envFrom")
+                for s in CONTAINER_SITES
             ),
         ),
         level=("podAnnotations",),
@@ -326,14 +320,10 @@ OPENTELEMETRY_OPERATOR: tuple[dict[str, Any], ...] = (
 # ConfigMap: the loggers are set through Connect's REST API, the JMX exporter re-reads its
 # file), spec.template.pod.templatedVolumes (names rendered per pod) and the build pods.
 _CONNECT_ENV = tuple(
-    Site(
-        ("spec", "template", container, "env", "*", "valueFrom", ref),
-        target,
-        "env",
-        key_field="key",
-    )
+    s._replace(path=("spec", "template", container, *s.path))
     for container in ("connectContainer", "initContainer")  # (the init container: with spec.rack)
-    for ref, target in (("configMapKeyRef", "ConfigMap"), ("secretKeyRef", "Secret"))
+    for s in CONTAINER_SITES
+    if s.how == "env"
 )
 STRIMZI: tuple[dict[str, Any], ...] = (
     _profile(
