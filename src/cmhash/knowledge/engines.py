@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cmhash.knowledge.defaults import path_get
+from cmhash.knowledge.helm import ARGOCD_HOOK, HELM_HOOK
 
 # fluxcd/kustomize-controller internal/controller/kustomization_controller.go apply
 # (applyOpts.ForceSelector = {"<group>/force": EnabledValue}); api/v1 EnabledValue
@@ -42,10 +43,8 @@ ARGOCD_SSA = "ServerSideApply=true"
 # argoproj/argo-cd gitops-engine/pkg/sync/common/types.go AnnotationKeyHook, NewHookType:
 # the hook types a sync knows, case-sensitive (PostDelete is not one: the application
 # controller runs it when the application is deleted, controller/hook.go)
-ARGOCD_HOOK = "argocd.argoproj.io/hook"
 ARGOCD_HOOK_TYPES = frozenset(("PreSync", "Sync", "PostSync", "SyncFail", "Skip"))
 # gitops-engine/pkg/sync/hook/helm/type.go NewType: the Helm hooks Argo CD maps to its own
-HELM_HOOK = "helm.sh/hook"
 HELM_HOOK_TYPES = frozenset(("pre-install", "pre-upgrade", "post-upgrade", "post-install"))
 
 RECREATE_SOURCE = (
@@ -95,6 +94,10 @@ def _csv(value: Any) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
+def _sync_options(obj: Mapping[str, Any] | None) -> list[str]:
+    return _csv(_metadata(obj or {}, "annotations").get(ARGOCD_SYNC_OPTIONS))
+
+
 def forced_by(obj: Mapping[str, Any], live: Mapping[str, Any] | None = None) -> str | None:
     """The engine that deletes and re-creates ``obj`` (plain data) when the API server
     refuses its update, in words; None: none does. ``live``: OLD's object, as the cluster
@@ -107,14 +110,13 @@ def forced_by(obj: Mapping[str, Any], live: Mapping[str, Any] | None = None) -> 
                 return f"Flux ({FLUX_FORCE}: {value}{'' if o is obj else ', on the live object'})"
 
     def marks(o: Mapping[str, Any] | None) -> list[str]:
-        options = _csv(_metadata(o or {}, "annotations").get(ARGOCD_SYNC_OPTIONS))
-        return [opt for opt in options if opt in (ARGOCD_REPLACE, ARGOCD_FORCE)]
+        return [opt for opt in _sync_options(o) if opt in (ARGOCD_REPLACE, ARGOCD_FORCE)]
 
     synced = marks(obj)
     live_only = [m for m in marks(live) if m not in synced]
     both = synced + live_only
     # server-side apply is read on the object as synced only (shouldUseServerSideApply)
-    ssa = ARGOCD_SSA in _csv(_metadata(obj, "annotations").get(ARGOCD_SYNC_OPTIONS))
+    ssa = ARGOCD_SSA in _sync_options(obj)
     if ARGOCD_FORCE in both and (ARGOCD_REPLACE in both or not ssa):
         said = ",".join(synced) + ("; " if synced and live_only else "")
         said += f"{','.join(live_only)} on the live object" if live_only else ""
@@ -125,11 +127,7 @@ def forced_by(obj: Mapping[str, Any], live: Mapping[str, Any] | None = None) -> 
 def replaced_by_argocd(obj: Mapping[str, Any], live: Mapping[str, Any] | None) -> bool:
     """Whether Argo CD syncs ``obj`` by replacing the live object (``REPLACE_SOURCE``);
     ``live``: OLD's object, as the cluster holds it (None: none)."""
-    return any(
-        ARGOCD_REPLACE in _csv(_metadata(o, "annotations").get(ARGOCD_SYNC_OPTIONS))
-        for o in (obj, live)
-        if o is not None
-    )
+    return any(ARGOCD_REPLACE in _sync_options(o) for o in (obj, live))
 
 
 SKIPPED = (

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from cmhash.knowledge.defaults import path_get
-from cmhash.knowledge.engines import ARGOCD_HOOK, IGNORE_SOURCE, RECREATE_SOURCE, SKIP_SOURCE
+from cmhash.knowledge.engines import IGNORE_SOURCE, RECREATE_SOURCE, SKIP_SOURCE
+from cmhash.knowledge.helm import ARGOCD_HOOK
 from cmhash.knowledge.podupdate import Effect
 from cmhash.knowledge.rollout_holds import HOLDS, RELEASED, released_only
 from cmhash.knowledge.rollout_rule import (
