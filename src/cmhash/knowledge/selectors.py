@@ -77,6 +77,9 @@ WEB_TLS = (  # types.go:411,428,445 WebTLSConfig (client_ca: its JSON name)
     Leaf(("tlsConfig", "client_ca"), EITHER, "WebTLSConfig.ClientCA"),
     Leaf(("tlsConfig", "keySecret"), "Secret", "WebTLSConfig.KeySecret"),
 )
+# the same fields where the TLS block is the field itself (grpcServerTlsConfig, clusterTLS)
+TLS_FIELDS = tuple(leaf._replace(path=leaf.path[1:]) for leaf in SAFE_TLS)
+WEB_TLS_FIELDS = tuple(leaf._replace(path=leaf.path[1:]) for leaf in WEB_TLS)
 HTTP = (*BASIC_AUTH, *SAFE_AUTHORIZATION, *OAUTH2, *SAFE_TLS, *PROXY)  # HTTPConfig
 REMOTE_WRITE = (*HTTP, *SIGV4, *AZURE)  # RemoteWriteSpec
 
@@ -174,10 +177,7 @@ PROMETHEUS = (
     *_under(("remoteWrite", "*"), REMOTE_WRITE),
     *_under(("scrapeClasses", "*"), SAFE_AUTHORIZATION, SAFE_TLS),
     *_under(("tracingConfig",), SAFE_TLS),
-    *_under(
-        ("thanos", "grpcServerTlsConfig"),
-        tuple(leaf._replace(path=leaf.path[1:]) for leaf in SAFE_TLS),
-    ),
+    *_under(("thanos", "grpcServerTlsConfig"), TLS_FIELDS),
     *_secrets(("thanos",), "ThanosSpec", "objectStorageConfig", "tracingConfig"),
     *_under(("web",), WEB_TLS),
 )
@@ -206,19 +206,15 @@ ALERTMANAGER = (
         EITHER,
         "AlertmanagerConfiguration.Templates",
     ),
-    *_under(
-        ("clusterTLS", "client"), tuple(leaf._replace(path=leaf.path[1:]) for leaf in SAFE_TLS)
-    ),
-    *_under(("clusterTLS", "server"), tuple(leaf._replace(path=leaf.path[1:]) for leaf in WEB_TLS)),
+    *_under(("clusterTLS", "client"), TLS_FIELDS),
+    *_under(("clusterTLS", "server"), WEB_TLS_FIELDS),
     *_under(("web",), WEB_TLS),
 )
 THANOS_RULER = (
     *_under(("remoteWrite", "*"), REMOTE_WRITE),
     *_secrets((), "ThanosRulerSpec", "objectStorageConfig", "queryConfig", "alertmanagersConfig"),
     *_secrets((), "ThanosRulerSpec", "alertRelabelConfigs", "tracingConfig"),
-    *_under(
-        ("grpcServerTlsConfig",), tuple(leaf._replace(path=leaf.path[1:]) for leaf in SAFE_TLS)
-    ),
+    *_under(("grpcServerTlsConfig",), TLS_FIELDS),
     *_under(("web",), WEB_TLS),
 )
 
