@@ -61,25 +61,18 @@ class ReloaderKind(NamedTuple):
     exclude: str
 
 
-RELOADER_KINDS: tuple[ReloaderKind, ...] = (
+RELOADER_KINDS: tuple[ReloaderKind, ...] = tuple(
     ReloaderKind(
-        "ConfigMap",
-        "configmap.reloader.stakater.com/reload",
-        "configmap.reloader.stakater.com/auto",
-        "configmaps.exclude.reloader.stakater.com/reload",
-    ),
-    ReloaderKind(
-        "Secret",
-        "secret.reloader.stakater.com/reload",
-        "secret.reloader.stakater.com/auto",
-        "secrets.exclude.reloader.stakater.com/reload",
-    ),
-    ReloaderKind(
-        "SecretProviderClass",
-        "secretproviderclass.reloader.stakater.com/reload",
-        "secretproviderclass.reloader.stakater.com/auto",
-        "secretproviderclasses.exclude.reloader.stakater.com/reload",
-    ),
+        kind,
+        f"{kind.lower()}.reloader.stakater.com/reload",
+        f"{kind.lower()}.reloader.stakater.com/auto",
+        f"{plural}.exclude.reloader.stakater.com/reload",
+    )
+    for kind, plural in (
+        ("ConfigMap", "configmaps"),
+        ("Secret", "secrets"),
+        ("SecretProviderClass", "secretproviderclasses"),
+    )
 )
 RELOADER_BY_KIND = {k.kind: k for k in RELOADER_KINDS}
 RELOAD_LISTS = {k.reload: k for k in RELOADER_KINDS}
@@ -176,10 +169,7 @@ NOT_SELECTED = Rule(
 
 def decide(case: Case) -> Rule:
     """The first of Reloader's rules that applies to ``case`` (NOT_SELECTED: none)."""
-    for rule in RELOADER_RULES:
-        if rule.applies(case):
-            return rule
-    return NOT_SELECTED
+    return next((rule for rule in RELOADER_RULES if rule.applies(case)), NOT_SELECTED)
 
 
 def why(rule: Rule, view: ReloaderView) -> str:
