@@ -66,21 +66,9 @@ PLACEMENTS: tuple[Placement, ...] = (
         "pkg/core/required_annotation.go hasRequiredAnnotation: obj.GetAnnotations()",
         kinds=WAVE_KINDS,
     ),
-    Placement(
-        "wave.pusher.com/extra-configmaps",
-        "wave",
-        "Wave",
-        (WORKLOAD,),
-        _WAVE_CHILDREN,
-        kinds=WAVE_KINDS,
-    ),
-    Placement(
-        "wave.pusher.com/extra-secrets",
-        "wave",
-        "Wave",
-        (WORKLOAD,),
-        _WAVE_CHILDREN,
-        kinds=WAVE_KINDS,
+    *(
+        Placement(key, "wave", "Wave", (WORKLOAD,), _WAVE_CHILDREN, kinds=WAVE_KINDS)
+        for key in ("wave.pusher.com/extra-configmaps", "wave.pusher.com/extra-secrets")
     ),
     # Reloader: the exclude lists from the workload's metadata only (read before
     # ShouldReload may switch to podAnnotations) ...
