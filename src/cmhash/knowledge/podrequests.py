@@ -65,6 +65,18 @@ def _list(value: Any) -> list[Mapping[str, Any]]:
     return [c for c in value if isinstance(c, Mapping)] if isinstance(value, list) else []
 
 
+def _parsed(values: Mapping[str, Any]) -> Requests | None:
+    """The cpu and memory ``values`` give (None: one is no quantity)."""
+    out: Requests = {}
+    for key in RESOURCES:
+        if key in values:
+            q = parse(values[key])
+            if q is None:
+                return None
+            out[key] = q
+    return out
+
+
 def _requests(container: Mapping[str, Any]) -> Requests | None:
     resources = container.get("resources")
     if resources is None:
@@ -76,14 +88,10 @@ def _requests(container: Mapping[str, Any]) -> Requests | None:
         values = resources.get(field)
         if values is None:
             continue
-        if not isinstance(values, Mapping):
+        got = _parsed(values) if isinstance(values, Mapping) else None
+        if got is None:
             return None
-        for key in RESOURCES:
-            if key in values:
-                q = parse(values[key])
-                if q is None:
-                    return None
-                out[key] = q
+        out.update(got)
     return out
 
 
@@ -133,26 +141,17 @@ def pod_requests(spec: Mapping[str, Any]) -> Requests | None:
         requests, limits = pod.get("requests"), pod.get("limits")
         requests = requests if isinstance(requests, Mapping) else {}
         limits = limits if isinstance(limits, Mapping) else {}
-        for key in RESOURCES:
-            if key in requests:
-                text = requests[key]
-            elif key in limits and key not in total:  # defaultPodRequests
-                text = limits[key]
-            else:
-                continue
-            q = parse(text)
-            if q is None:
-                return None
-            total[key] = q
+        # a pod-level limit is the request where no container requests it: defaultPodRequests
+        given = {k: v for k, v in limits.items() if k not in total}
+        got = _parsed({**given, **requests})
+        if got is None:
+            return None
+        total.update(got)
     overhead = spec.get("overhead")
     if isinstance(overhead, Mapping):
-        extra: Requests = {}
-        for key in RESOURCES:
-            if key in overhead:
-                q = parse(overhead[key])
-                if q is None:
-                    return None
-                extra[key] = q
+        extra = _parsed(overhead)
+        if extra is None:
+            return None
         total = _add(total, extra)
     return total
 
