@@ -52,6 +52,11 @@ def _at(root: Node | None, source: SourceText | None, path: list[str | int]) -> 
     return {"line": line, "column": column}
 
 
+def _invalid(where: str, problem: str, origin: str, at: dict[str, int]) -> ConfigError:
+    """The error for the config's node at ``where`` (``at``: its line and column)."""
+    return ConfigError(f"invalid configuration at {where}: {problem}", path=origin, **at)
+
+
 def _message(err: Any) -> str:
     """jsonschema's message, but a mistyped word of a long list names the closest entry
     instead of the whole list."""
@@ -80,21 +85,14 @@ def validate(
     if errors:
         err = errors[0]
         where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
-        raise ConfigError(
-            f"invalid configuration at {where}: {_message(err)}",
-            path=origin,
-            **_at(root, source, list(err.absolute_path)),
-        )
+        raise _invalid(where, _message(err), origin, _at(root, source, list(err.absolute_path)))
     from cmhash.read.inputs import exclude_problem
 
     for i, pattern in enumerate(data.get("exclude") or ()):
         problem = exclude_problem(pattern)
         if problem:
-            raise ConfigError(
-                f"invalid configuration at exclude/{i}: {pattern!r} is {problem}",
-                path=origin,
-                **_at(root, source, ["exclude", i]),
-            )
+            at = _at(root, source, ["exclude", i])
+            raise _invalid(f"exclude/{i}", f"{pattern!r} is {problem}", origin, at)
     for group, key in RULE_GROUPS:
         rules = (data.get(group) or {}).get(key) or []
         for i, rule in enumerate(rules):
@@ -104,11 +102,7 @@ def validate(
                 at = _at(root, source, [group, key, i, "selector"])
                 if at and "\n" not in rule["selector"]:
                     at["column"] += exc.column  # inside a plain one-line selector
-                raise ConfigError(
-                    f"invalid configuration at {group}/{key}/{i}/selector: {exc.message}",
-                    path=origin,
-                    **at,
-                ) from None
+                raise _invalid(f"{group}/{key}/{i}/selector", exc.message, origin, at) from None
 
     _check_profiles(data, origin, root, source)
 
@@ -145,11 +139,8 @@ def _check_profiles(
                 "or one row per pod group, each with its own component"
             )
         if problem is not None:
-            raise ConfigError(
-                f"invalid configuration at workloadKinds/{i}/kind: {problem}",
-                path=origin,
-                **_at(root, source, ["workloadKinds", i, "kind"]),
-            )
+            at = _at(root, source, ["workloadKinds", i, "kind"])
+            raise _invalid(f"workloadKinds/{i}/kind", problem, origin, at)
         rows.append((i, component))
 
 
