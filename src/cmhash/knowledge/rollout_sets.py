@@ -63,8 +63,7 @@ def _released_partition(c: Workload) -> str | None:
             f"updateStrategy OnDelete → RollingUpdate: the pods not deleted since an "
             f"earlier template change (if any) are updated, {ordinals(q, c.replicas())}"
         )
-    p = old_field(c, "spec", "updateStrategy", "rollingUpdate", "partition")
-    p = whole(p) or 0
+    p = whole(old_field(c, "spec", "updateStrategy", "rollingUpdate", "partition")) or 0
     if p <= q:
         return None
     return (
