@@ -199,10 +199,6 @@ def to_json(data: dict[str, Any]) -> bytes:
     return jsonout.document(data)
 
 
-def _ns(ns: str) -> str:
-    return f" -n {ns}" if ns else ""
-
-
 _INDEX = re.compile(r"\[\d+\]")
 
 
@@ -217,8 +213,8 @@ _SAME_LINE = ("kind", "namespace", "name", "producedBy", "definedIn", "versioned
 _LISTED = 3  # keys named on a line of the short view; more are counted
 
 
-def _listed(keys: list[str], what: str) -> str:
-    return f"{what} {', '.join(keys)}" if len(keys) <= _LISTED else f"{len(keys)} {what}"
+def _listed(keys: list[str], what: str, sep: str = " ") -> str:
+    return f"{what}{sep}{', '.join(keys)}" if len(keys) <= _LISTED else f"{len(keys)} {what}"
 
 
 def _one_per_object(refs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -270,10 +266,6 @@ def _target(same: list[dict[str, Any]]) -> str:
     return f"{', '.join(map(str, required))} (optional references: {', '.join(map(str, extra))})"
 
 
-def _keys_said(keys: list[str], what: str) -> str:
-    return f"; {what}: {', '.join(keys)}" if len(keys) <= _LISTED else f"; {len(keys)} {what}"
-
-
 def _reference_line(w: dict[str, Any], r: dict[str, Any], last: bool) -> str:
     branch = "└─" if last else "├─"
     keys = "all keys" if r["keys"] is None else "keys " + ", ".join(r["keys"])
@@ -287,9 +279,9 @@ def _reference_line(w: dict[str, Any], r: dict[str, Any], last: bool) -> str:
             "all keys" if r["keys"] is None else _listed(r["keys"], "keys")
         )
         extra = {True: ", optional", "partly": ", partly optional"}.get(r["optional"], "")
-        missing = _keys_said(r["missingKeys"], "missing keys") if r["missingKeys"] else ""
+        missing = "; " + _listed(r["missingKeys"], "missing keys", ": ") if r["missingKeys"] else ""
         if r["absentOptional"]:
-            missing += _keys_said(r["absentOptional"], "optional keys absent")
+            missing += "; " + _listed(r["absentOptional"], "optional keys absent", ": ")
     why = f" ({r['excludedBecause']})" if r.get("excludedBecause") else ""
     via = f" (produced by {r['producedBy']})" if r.get("producedBy") else ""
     if r.get("definedIn"):
@@ -312,7 +304,8 @@ def to_text(data: dict[str, Any], detail: bool = False) -> str:
     collapsed = False
     for w in data["workloads"]:
         group = f" ({w['component']})" if w.get("component") else ""
-        head = f"{w['kind']}/{w['name']}{group}{_ns(w['namespace'])}  ({w['file']}:{w['line']})"
+        ns = f" -n {w['namespace']}" if w["namespace"] else ""
+        head = f"{w['kind']}/{w['name']}{group}{ns}  ({w['file']}:{w['line']})"
         out.append(head)
         if w["status"] == WorkloadStatus.ANNOTATED:
             out.append(f"  {data['annotationKey']}: {w['checksum']}")
