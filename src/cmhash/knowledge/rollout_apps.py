@@ -35,12 +35,9 @@ K8S_DEPLOYMENT = "https://kubernetes.io/docs/concepts/workloads/controllers/depl
 
 
 def _strategy(c: Workload) -> str:
-    t = c.spec("strategy", "type")
-    return (
-        "Recreate: every old pod stops before new ones start"
-        if t == "Recreate"
-        else ("rolling update")
-    )
+    if c.spec("strategy", "type") == "Recreate":
+        return "Recreate: every old pod stops before new ones start"
+    return "rolling update"
 
 
 def selector_mismatch(c: Workload) -> bool:
