@@ -39,11 +39,9 @@ def log(line: str) -> None:
     path = os.environ.get(LOG_ENV)
     if not path:
         return
-    try:
-        with open(path, "a", encoding="utf-8", errors="backslashreplace") as fh:
-            fh.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} cmhash[{os.getpid()}] {line}\n")
-    except OSError:  # a log that cannot be written must not break the run
-        pass
+    # (a log that cannot be written must not break the run)
+    with suppress(OSError), open(path, "a", encoding="utf-8", errors="backslashreplace") as fh:
+        fh.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} cmhash[{os.getpid()}] {line}\n")
 
 
 def report_notes(notes: Sequence[str], *, quiet: bool) -> None:
