@@ -104,11 +104,11 @@ def _reference(
     # the optional fields, in this order, only when they say something
     if ref.declared_by:
         out["declaredBy"] = ref.declared_by
+    renamed = names.get(entry.id) if entry is not None else None
     if entry is not None and entry.info.source:
-        out["producedBy"] = produced_by(entry, names.get(entry.id) if names else None)
+        out["producedBy"] = produced_by(entry, renamed)
     if entry is not None and contested and entry.id in contested:  # environments
         out["definedIn"] = f"{entry.source.display}:{lines[id(entry.source)][entry.info.offset]}"
-    renamed = names.get(entry.id) if names and entry is not None else None
     if renamed is not None:
         out["versionedAs"] = renamed
     if plan.locked:
@@ -160,9 +160,9 @@ def _config(entry: ConfigEntry, names: Mapping[ResourceId, str], lines: Lines) -
         "immutable": c.immutable,
         "optedOut": c.skipped,
     }
+    renamed = names.get(entry.id)
     if c.source:
-        out["producedBy"] = produced_by(entry, names.get(entry.id) if names else None)
-    renamed = names.get(entry.id) if names else None
+        out["producedBy"] = produced_by(entry, renamed)
     if renamed is not None:
         out["versionedAs"] = renamed
     return out
