@@ -19,7 +19,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import NamedTuple
 
-Path = tuple[str, ...]
+from cmhash.knowledge.sources import Path, dotted
 
 # external-secrets apis/externalsecrets/v1/externalsecret_types.go:764-770 (commit
 # cc5bfbc2): AnnotationDataHash, "all secrets managed by an ExternalSecret have this
@@ -82,13 +82,9 @@ class StoreField(NamedTuple):
     label: str = ""  # how ``per_target`` entries say what they were read from
 
 
-def _p(text: str) -> Path:
-    return tuple(text.split("."))
-
-
 _VSO = "secrets.hashicorp.com"
-_DESTINATION = _p("spec.destination.name")  # api/v1beta1/common.go:17-20, required
-_MAC = _p("status.secretMAC")
+_DESTINATION = dotted("spec.destination.name")  # api/v1beta1/common.go:17-20, required
+_MAC = dotted("status.secretMAC")
 _NO_SYNC = "{what}: {field} is not set (not synced yet?): not locked"
 
 FIELDS: tuple[StoreField, ...] = (
@@ -106,7 +102,7 @@ FIELDS: tuple[StoreField, ...] = (
         _DESTINATION,
         (_MAC,),
         _NO_SYNC,
-        when=(_p("spec.hmacSecretData"), True, True),
+        when=(dotted("spec.hmacSecretData"), True, True),
     ),
     StoreField(
         _VSO,
@@ -128,7 +124,7 @@ FIELDS: tuple[StoreField, ...] = (
         _DESTINATION,
         (_MAC,),
         _NO_SYNC,
-        when=(_p("spec.allowStaticCreds"), True, False),
+        when=(dotted("spec.allowStaticCreds"), True, False),
     ),
     # otherwise a new lease is new credentials: status.secretLease.id
     # (vaultdynamicsecret_types.go:82,107; controller getVaultSecretLease :720-726). A
@@ -141,7 +137,7 @@ FIELDS: tuple[StoreField, ...] = (
         ("v1beta1",),
         "Secret",
         _DESTINATION,
-        (_p("status.secretLease.id"),),
+        (dotted("status.secretLease.id"),),
         _NO_SYNC,
     ),
     # vaultpkisecret_types.go:122,135: secretMAC and serialNumber, both set on each
@@ -153,7 +149,7 @@ FIELDS: tuple[StoreField, ...] = (
         ("v1beta1",),
         "Secret",
         _DESTINATION,
-        (_MAC, _p("status.serialNumber")),
+        (_MAC, dotted("status.serialNumber")),
         _NO_SYNC,
     ),
     # hcpvaultsecretsapp_types.go:80 (always computed: hcpvaultsecretsapp_controller.go:239-255)
@@ -171,12 +167,12 @@ FIELDS: tuple[StoreField, ...] = (
             "ExternalSecret",
             (version,),
             "Secret",
-            _p("spec.target.name"),
+            dotted("spec.target.name"),
             (("metadata", "annotations", DATA_HASH),),
             "{what}: its Secret is not in the export, or has no " + DATA_HASH + " annotation "
             "yet: export the Secrets too (their metadata is enough)",
             own_name_default=True,
-            nothing=(_p("spec.target.creationPolicy"), ("None",)),
+            nothing=(dotted("spec.target.creationPolicy"), ("None",)),
             on_target=True,
         )
         for version in ("v1", "v1beta1")
@@ -203,8 +199,8 @@ FIELDS: tuple[StoreField, ...] = (
         "Certificate",
         ("v1",),
         "Secret",
-        _p("spec.secretName"),
-        (_p("status.revision"),),
+        dotted("spec.secretName"),
+        (dotted("status.revision"),),
         "{what}: {field} is not set (no certificate issued yet): not locked",
     ),
     # kubernetes-sigs/secrets-store-csi-driver (commit 0aad886f) apis/v1/
@@ -219,8 +215,8 @@ FIELDS: tuple[StoreField, ...] = (
             "SecretProviderClassPodStatus",
             (version,),
             "SecretProviderClass",
-            _p("status.secretProviderClassName"),
-            (_p("status.objects"),),
+            dotted("status.secretProviderClassName"),
+            (dotted("status.objects"),),
             "{what}: {field} is not set (nothing mounted yet?): not locked",
             per_target=True,
             label="status.objects of its SecretProviderClassPodStatuses",

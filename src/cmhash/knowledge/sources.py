@@ -107,7 +107,8 @@ class SecretSource(NamedTuple):
         return f"{self.group}/{self.kind}" if self.group else self.kind
 
 
-def _path(text: str) -> Path:
+def dotted(text: str) -> Path:
+    """``a.b.c`` as the path ``("a", "b", "c")``."""
     return tuple(text.split("."))
 
 
@@ -127,9 +128,9 @@ def source_row(
         kind,
         versions,
         produces,
-        _path(name) if name else None,
+        dotted(name) if name else None,
         own_name_default,
-        tuple(_path(c) for c in content),
+        tuple(dotted(c) for c in content),
         referenced,
     )
 
@@ -165,7 +166,7 @@ VAULT_SOURCES: tuple[SecretSource, ...] = tuple(
         name="spec.destination.name",
         own_name_default=False,
     )._replace(
-        template_annotations=_path("spec.destination.annotations"),
+        template_annotations=dotted("spec.destination.annotations"),
         restarts=restarts,
     )
     for kind, content, restarts in (
@@ -234,7 +235,7 @@ BUILTIN_SOURCES: tuple[SecretSource, ...] = (
         versions=("v1alpha1",),
     )._replace(
         # sealedsecret_expansion.go Unseal: the Secret's ObjectMeta is spec.template's
-        template_annotations=_path("spec.template.metadata.annotations"),
+        template_annotations=dotted("spec.template.metadata.annotations"),
         versioning="sealed",
     ),
     # spec.target.name, default its own name; creationPolicy None writes no Secret.
@@ -248,15 +249,15 @@ BUILTIN_SOURCES: tuple[SecretSource, ...] = (
             versions=(version,),
             name="spec.target.name",
         )._replace(
-            produces_nothing=(_path("spec.target.creationPolicy"), ("None",)),
+            produces_nothing=(dotted("spec.target.creationPolicy"), ("None",)),
             depends=TEMPLATE_FROM,
             # ExternalSecretTemplateMetadata: the annotations the Secret is written with
-            template_annotations=_path("spec.target.template.metadata.annotations"),
+            template_annotations=dotted("spec.target.template.metadata.annotations"),
             pins=EXTERNAL_SECRET_PINS,
             versioning="target",
             # externalsecret_controller.go Reconcile: Merge patches a Secret that must
             # exist, None writes nothing; only Owner (the default) and Orphan create it
-            not_owned=(_path("spec.target.creationPolicy"), ("Merge", "None")),
+            not_owned=(dotted("spec.target.creationPolicy"), ("Merge", "None")),
         )
         for version in ("v1", "v1beta1")
     ),
