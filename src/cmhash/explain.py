@@ -260,9 +260,9 @@ def _target(same: list[dict[str, Any]]) -> str:
         return str(targets[0])
     required = list(dict.fromkeys(r["target"] for r in same if not r["optional"]))
     optional = list(dict.fromkeys(r["target"] for r in same if r["optional"]))
-    if not required or not [t for t in optional if t not in required]:
-        return ", ".join(map(str, targets))
     extra = [t for t in optional if t not in required]
+    if not required or not extra:
+        return ", ".join(map(str, targets))
     return f"{', '.join(map(str, required))} (optional references: {', '.join(map(str, extra))})"
 
 

@@ -266,7 +266,5 @@ STRATEGY_CHECKS: tuple[StrategyCheck, ...] = (
 def refused_strategy(kind: str, spec: Mapping[str, Any]) -> str | None:
     """Why the API server refuses the workload's update strategy, or None."""
     s = strategy(kind, spec)
-    for check in STRATEGY_CHECKS:
-        if kind in check.kinds and check.when(s):
-            return check.text(s)
-    return None
+    hit = next((c for c in STRATEGY_CHECKS if kind in c.kinds and c.when(s)), None)
+    return None if hit is None else hit.text(s)
