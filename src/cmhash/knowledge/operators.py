@@ -82,6 +82,11 @@ def _profile(
 
 _PROM = "the Prometheus operator"
 
+
+def _prom(kind: str, sites: tuple[Site, ...], **more: Any) -> dict[str, Any]:
+    return _profile("monitoring.coreos.com", kind, _PROM, sites, **more)
+
+
 # What the Prometheus operator's config-reloader sidecar applies without a restart
 # (prometheus-operator at 6adcebc5076c; cmd/prometheus-config-reloader/main.go: it
 # watches --config-file and each --watched-dir and calls the reload URL). Left out of the
@@ -117,10 +122,8 @@ _MOUNTED = (
 # spec.podMetadata.annotations land on the StatefulSet's pod template; spec.secrets and
 # spec.configMaps are mounted as volumes (alertmanager/statefulset.go: range a.Spec.Secrets)
 PROMETHEUS_OPERATOR: tuple[dict[str, Any], ...] = (
-    _profile(
-        "monitoring.coreos.com",
+    _prom(
         "Prometheus",
-        _PROM,
         (
             *_MOUNTED,
             key_ref("spec", "additionalScrapeConfigs"),
@@ -133,19 +136,15 @@ PROMETHEUS_OPERATOR: tuple[dict[str, Any], ...] = (
             ("spec.additionalAlertManagerConfigs", _GENERATED),
         ),
     ),
-    _profile(
-        "monitoring.coreos.com",
+    _prom(
         "PrometheusAgent",
-        _PROM,
         (*_MOUNTED, key_ref("spec", "additionalScrapeConfigs")),
         live=(("spec.additionalScrapeConfigs", _GENERATED),),
     ),
     # the configuration Secret defaults to alertmanager-<name>
     # (alertmanager/statefulset.go defaultConfigSecretName: prefixedName(am.Name))
-    _profile(
-        "monitoring.coreos.com",
+    _prom(
         "Alertmanager",
-        _PROM,
         (*_MOUNTED, named("spec", "configSecret", target="Secret")),
         defaults=(("spec.configSecret", "Secret", "alertmanager-{name}"),),
         live=(
@@ -154,10 +153,8 @@ PROMETHEUS_OPERATOR: tuple[dict[str, Any], ...] = (
             ("spec.configMaps", _WATCHED),
         ),
     ),
-    _profile(
-        "monitoring.coreos.com",
+    _prom(
         "ThanosRuler",
-        _PROM,
         (
             key_ref("spec", "objectStorageConfig"),
             key_ref("spec", "queryConfig"),
@@ -169,6 +166,12 @@ PROMETHEUS_OPERATOR: tuple[dict[str, Any], ...] = (
 )
 
 _VM = "the VictoriaMetrics operator"
+
+
+def _vm(kind: str, sites: tuple[Site, ...], **more: Any) -> dict[str, Any]:
+    return _profile("operator.victoriametrics.com", kind, _VM, sites, **more)
+
+
 _VM_COMMON = (
     names("spec", "secrets", target="Secret"),
     names("spec", "configMaps", target="ConfigMap"),
@@ -193,10 +196,8 @@ _VM_GENERATED = (
 # (internal/controller/operator/factory/build: PodMetadata), spec.secrets and
 # spec.configMaps are mounted, extraEnvs/extraEnvsFrom are the main container's env
 VICTORIAMETRICS_OPERATOR: tuple[dict[str, Any], ...] = (
-    _profile(
-        "operator.victoriametrics.com",
+    _vm(
         "VMAgent",
-        _VM,
         (
             *_VM_COMMON,
             key_ref("spec", "additionalScrapeConfigs"),
@@ -204,29 +205,21 @@ VICTORIAMETRICS_OPERATOR: tuple[dict[str, Any], ...] = (
         ),
         live=(("spec.additionalScrapeConfigs", _VM_GENERATED),),
     ),
-    _profile(
-        "operator.victoriametrics.com",
+    _vm(
         "VMAlert",
-        _VM,
         (*_VM_COMMON, key_ref("spec", "notifierConfigRef")),
     ),
-    _profile(
-        "operator.victoriametrics.com",
+    _vm(
         "VMAlertmanager",
-        _VM,
         (*_VM_COMMON, named("spec", "configSecret", target="Secret")),
         live=(("spec.configSecret", _VM_GENERATED),),
     ),
-    _profile(
-        "operator.victoriametrics.com",
+    _vm(
         "VMSingle",
-        _VM,
         (*_VM_COMMON, key_ref("spec", "relabelConfig", target="ConfigMap")),
     ),
-    _profile(
-        "operator.victoriametrics.com",
+    _vm(
         "VMAuth",
-        _VM,
         (*_VM_COMMON, named("spec", "configSecret", target="Secret")),
     ),
 )
@@ -248,12 +241,10 @@ _VM_GROUP = (
     *env_sites("extraEnvs", "extraEnvsFrom"),
 )
 VMCLUSTER: tuple[dict[str, Any], ...] = (
-    _profile("operator.victoriametrics.com", "VMCluster", _VM, _VM_GROUP, component="vminsert"),
-    _profile("operator.victoriametrics.com", "VMCluster", _VM, _VM_GROUP, component="vmselect"),
-    _profile(
-        "operator.victoriametrics.com",
+    _vm("VMCluster", _VM_GROUP, component="vminsert"),
+    _vm("VMCluster", _VM_GROUP, component="vmselect"),
+    _vm(
         "VMCluster",
-        _VM,
         (
             *_VM_GROUP,
             key_ref("vmBackup", "credentialsSecret"),
@@ -265,9 +256,7 @@ VMCLUSTER: tuple[dict[str, Any], ...] = (
 
 
 def _cluster(kind: str, groups: tuple[str, ...]) -> tuple[dict[str, Any], ...]:
-    return tuple(
-        _profile("operator.victoriametrics.com", kind, _VM, _VM_GROUP, component=g) for g in groups
-    )
+    return tuple(_vm(kind, _VM_GROUP, component=g) for g in groups)
 
 
 # VictoriaLogs and VictoriaTraces, built like a VMCluster and a VMSingle (api/operator/v1/
@@ -280,8 +269,8 @@ def _cluster(kind: str, groups: tuple[str, ...]) -> tuple[dict[str, Any], ...]:
 VICTORIALOGS_TRACES: tuple[dict[str, Any], ...] = (
     *_cluster("VLCluster", ("vlinsert", "vlselect", "vlstorage")),
     *_cluster("VTCluster", ("insert", "select", "storage")),
-    _profile("operator.victoriametrics.com", "VLSingle", _VM, _VM_COMMON),
-    _profile("operator.victoriametrics.com", "VTSingle", _VM, _VM_COMMON),
+    _vm("VLSingle", _VM_COMMON),
+    _vm("VTSingle", _VM_COMMON),
 )
 
 # OpenTelemetry Operator internal/manifests/collector/deployment.go (and daemonset.go,
