@@ -17,7 +17,7 @@ change (VSO's ``lastRenewalTime`` and ``lastGeneration``, ESO's ``refreshTime`` 
 
 import hashlib
 from collections.abc import Mapping
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from cmhash.knowledge.sources import Path, dotted
 
@@ -87,6 +87,12 @@ _DESTINATION = dotted("spec.destination.name")  # api/v1beta1/common.go:17-20, r
 _MAC = dotted("status.secretMAC")
 _NO_SYNC = "{what}: {field} is not set (not synced yet?): not locked"
 
+
+def _vso(kind: str, fields: tuple[Path, ...], note: str = _NO_SYNC, **more: Any) -> StoreField:
+    """A Vault Secrets Operator kind's row: the Secret it writes at spec.destination.name."""
+    return StoreField(_VSO, kind, ("v1beta1",), "Secret", _DESTINATION, fields, note, **more)
+
+
 FIELDS: tuple[StoreField, ...] = (
     # hashicorp/vault-secrets-operator (commit 9b840a5a) api/v1beta1: status.secretMAC is
     # the base64 HMAC-SHA256 of json.Marshal of the data VSO writes (helpers/hmac.go:71,
@@ -94,66 +100,28 @@ FIELDS: tuple[StoreField, ...] = (
     # the data does (vaultstaticsecret_controller.go:241-244 syncs only when the MACs
     # differ). VaultStaticSecretStatus.SecretMAC (vaultstaticsecret_types.go:87) is set
     # only with spec.hmacSecretData, which defaults to true (:24-30; controller :215).
-    StoreField(
-        _VSO,
+    _vso("VaultStaticSecret", (_MAC,), when=(dotted("spec.hmacSecretData"), True, True)),
+    _vso(
         "VaultStaticSecret",
-        ("v1beta1",),
-        "Secret",
-        _DESTINATION,
-        (_MAC,),
-        _NO_SYNC,
-        when=(dotted("spec.hmacSecretData"), True, True),
-    ),
-    StoreField(
-        _VSO,
-        "VaultStaticSecret",
-        ("v1beta1",),
-        "Secret",
-        _DESTINATION,
         (),
         "{what}: spec.hmacSecretData is false, so the operator keeps no MAC of the Secret "
         "it writes: export that Secret (with its data) to lock it",
     ),
     # vaultdynamicsecret_types.go:95-96 "SecretMAC will only be stored when
     # VaultDynamicSecretSpec.AllowStaticCreds is true" (controller :541)
-    StoreField(
-        _VSO,
-        "VaultDynamicSecret",
-        ("v1beta1",),
-        "Secret",
-        _DESTINATION,
-        (_MAC,),
-        _NO_SYNC,
-        when=(dotted("spec.allowStaticCreds"), True, False),
-    ),
+    _vso("VaultDynamicSecret", (_MAC,), when=(dotted("spec.allowStaticCreds"), True, False)),
     # otherwise a new lease is new credentials: status.secretLease.id
     # (vaultdynamicsecret_types.go:82,107; controller getVaultSecretLease :720-726). A
     # renewal keeps the ID ("lease ID changed after renewal ... should never happen",
     # controller :259-262) but writes lastRenewalTime and a new requestID (:275-276):
     # neither is a fingerprint of the data
-    StoreField(
-        _VSO,
-        "VaultDynamicSecret",
-        ("v1beta1",),
-        "Secret",
-        _DESTINATION,
-        (dotted("status.secretLease.id"),),
-        _NO_SYNC,
-    ),
+    _vso("VaultDynamicSecret", (dotted("status.secretLease.id"),)),
     # vaultpkisecret_types.go:122,135: secretMAC and serialNumber, both set on each
     # issuance (vaultpkisecret_controller.go:276, 321); VSO releases before the MAC
     # (controller :116-125 "schemaEpoch") have the serial only
-    StoreField(
-        _VSO,
-        "VaultPKISecret",
-        ("v1beta1",),
-        "Secret",
-        _DESTINATION,
-        (_MAC, dotted("status.serialNumber")),
-        _NO_SYNC,
-    ),
+    _vso("VaultPKISecret", (_MAC, dotted("status.serialNumber"))),
     # hcpvaultsecretsapp_types.go:80 (always computed: hcpvaultsecretsapp_controller.go:239-255)
-    StoreField(_VSO, "HCPVaultSecretsApp", ("v1beta1",), "Secret", _DESTINATION, (_MAC,), _NO_SYNC),
+    _vso("HCPVaultSecretsApp", (_MAC,)),
     # External Secrets: no status field follows the data (ExternalSecretStatus
     # refreshTime moves on every refresh, syncedResourceVersion is the ExternalSecret's
     # own generation and metadata: externalsecret_controller.go:770, pkg/controllers/util/
