@@ -161,9 +161,6 @@ def _stopping() -> list[int]:
 class Pending:
     """Inside :func:`held`: whether a held signal has arrived."""
 
-    def arrived(self) -> bool:
-        return bool(_stopping())
-
     def check(self) -> None:
         """Raise (to start the roll-back) when a held signal waits."""
         waiting = _stopping()
