@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from functools import reduce
 from typing import Any, NamedTuple
 
 SOURCE = (
@@ -132,7 +133,4 @@ def canonical(q: Quantity) -> str:
 
 def total(quantities: Any) -> Quantity:
     """The sum, as ``addResourceList`` adds: the first non-zero term's format."""
-    out = ZERO
-    for q in quantities:
-        out = out.add(q)
-    return out
+    return reduce(Quantity.add, quantities, ZERO)
