@@ -226,17 +226,14 @@ def settings_from_mapping(data: dict[str, Any], base: Settings | None = None) ->
     """Config-file keys (camelCase, validated by the schema) -> Settings."""
     extra = tuple(workload_kind(k) for k in data.get("workloadKinds", ()))
     base = Settings() if base is None else base
-    secret_key = None
     env = data.get("secretKeyEnv")
-    if env:
-        secret_key = secret_key_from_env(env)
     jobs = data.get("jobs")  # true, false or "rename"
     return base.merged(
         **{field: data.get(key) for key, field in PLAIN_KEYS},
         jobs=None if jobs is None else jobs is not False,
         jobs_rename=None if jobs is None else jobs == "rename",
         quiet=data.get("quiet"),
-        secret_key=secret_key,
+        secret_key=secret_key_from_env(env) if env else None,
         extra_kinds=extra or None,
         extra_sources=sources_from_config(data["secretSources"])
         if data.get("secretSources")
