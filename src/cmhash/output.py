@@ -51,14 +51,13 @@ def report_notes(notes: Sequence[str], *, quiet: bool) -> None:
             err(f"cmhash: note: {line}")
 
 
-def report_findings(findings: Sequence[Finding], *, quiet: bool) -> list[Finding]:
-    """Print findings on stderr (errors only with --quiet); return those printed."""
+def report_findings(findings: Sequence[Finding], *, quiet: bool) -> None:
+    """Print findings on stderr (errors only with --quiet)."""
     from cmhash.model import Level
 
-    shown = [f for f in findings if not (quiet and f.level is not Level.ERROR)]
-    for f in shown:
-        err(f.format())
-    return shown
+    for f in findings:
+        if not quiet or f.level is Level.ERROR:
+            err(f.format())
 
 
 def write_stdout(text: str | bytes | Iterable[str], *, bom: bool = False) -> None:
