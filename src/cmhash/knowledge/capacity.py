@@ -202,7 +202,7 @@ def resolve_fenceposts(max_surge: Any, max_unavailable: Any, desired: int) -> tu
 def deployment(spec: Mapping[str, Any], n: int) -> Figures | None:
     """A RollingUpdate Deployment of ``n`` replicas (None: a value the API refuses)."""
     rolling = path_get(spec, ("strategy", "rollingUpdate")) or {}
-    ms, mu = (path_get(rolling, (f,)) for f in ("maxSurge", "maxUnavailable"))
+    ms, mu = path_get(rolling, ("maxSurge",)), path_get(rolling, ("maxUnavailable",))
     ms, mu = ("25%" if ms is None else ms), ("25%" if mu is None else mu)  # the defaults
     try:
         surge, unavailable = resolve_fenceposts(ms, mu, n)
