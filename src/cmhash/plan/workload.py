@@ -122,20 +122,18 @@ def _plan(
         )
         for item in info.skipped_items
     )
-    if plan.skip is not None:
-        about = SKIP_FINDINGS.get(plan.skip)
-        if about is not None:
-            detail = plan.skip_detail or "another workload"
-            _note(findings, plan, about[0], about[1].format(detail=detail))
-        # opted out: no findings, but explain and report show what it uses
-        resolve_workload(plan, index, options, [], renames)
-        if options.lock is not None or info.selection.restart or index.restarts:
-            _extras(plan, options, index)
-        return plan
-    uses = resolve_workload(plan, index, options, findings, renames)
+    skipped = plan.skip is not None
+    about = SKIP_FINDINGS.get(plan.skip) if plan.skip is not None else None
+    if about is not None:
+        detail = plan.skip_detail or "another workload"
+        _note(findings, plan, about[0], about[1].format(detail=detail))
+    # opted out: no findings, but explain and report show what it uses
+    uses = resolve_workload(plan, index, options, [] if skipped else findings, renames)
     extra = None
     if options.lock is not None or info.selection.restart or index.restarts:
         extra = _extras(plan, options, index)  # what Git does not see (a lock, a restart asked for)
+    if skipped:
+        return plan
     if info.kind.live and not options.hash_live_reloaded:
         from cmhash.plan.ref_findings import live_reloaded  # (an operator's resource)
 
@@ -232,7 +230,6 @@ class Planner:
         self.releases = releases
         self.options = options
         self._by_namespace: dict[str, PlanOptions] = {}
-        self.simple = not releases and not scoping.contested
 
     def plan(
         self,
@@ -242,10 +239,6 @@ class Planner:
         renames: Mapping[ResourceId, str] | None = None,
     ) -> WorkloadPlan:
         options = self.options
-        if self.simple:  # the common case: one index, one namespace rule
-            if self.scoping.index.restarted:
-                operator_restarts(w, w.namespace or options.namespace or "", self.scoping.index)
-            return plan_workload(src, w, self.scoping.index, options, findings, renames)
         if self.releases:
             ns = self.releases.of(src, w.offset)
             if ns is not None:
