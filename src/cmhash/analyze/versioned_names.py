@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from cmhash.analyze.hashing import Content, Use, canonical_json, entry, sha256_hex
+from cmhash.analyze.hashing import Content, Use, entry_json, sha256_hex
 from cmhash.model import ResourceId
 
 ALPHABET = "2456789bcdfghkmt"
@@ -51,7 +51,7 @@ def own_names(keys: Iterable[ResourceId]) -> set[ResourceId]:
 
 def suffix(content: Content, base: str, secret_key: bytes | None) -> str:
     """The version suffix of an object of ``content`` under ``base``."""
-    return hashed(canonical_json(entry(Use(content.kind, base, content, None), secret_key)))
+    return hashed(entry_json(Use(content.kind, base, content, None), secret_key))
 
 
 def hashed(text: str) -> str:
