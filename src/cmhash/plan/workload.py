@@ -187,10 +187,12 @@ def _rename_job(plan: WorkloadPlan, value: str, findings: list[Finding]) -> None
             told = f"is {what}: not renamed (its tool makes a new Job each time), only annotated"
             _note(findings, plan, Code.JOB_NOT_RENAMED, told)
         return
-    from cmhash.analyze.jobs import new_name, rename_edits
+    from cmhash.analyze.jobs import new_name
 
     new = new_name(info.job, value)
-    plan.job_edits = rename_edits(info.job, new) if new != info.name else list(info.job.marker)
+    # the name written in its own style, and the base-name annotation when missing
+    renamed = [info.job.spot.renamed(new)] if new != info.name else []
+    plan.job_edits = [*renamed, *info.job.marker]
     plan.runs_again_as = new
 
 
