@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, NamedTuple
+from contextlib import suppress
+from typing import NamedTuple
 
 from cmhash.analyze.versioned_names import VERSIONABLE, base_name, own_names
 from cmhash.errors import NodeError
@@ -40,9 +41,6 @@ from cmhash.plan.source_versions import own_source
 from cmhash.plan.versioning.decision import Renamed, Versioning
 from cmhash.read.source import SourceText
 from cmhash.read.split import split_chunks
-
-if TYPE_CHECKING:
-    from cmhash.parse.tree import Node
 
 MARK = "cmhash.io/kept-version"
 _MARK = re.compile(rf"# {re.escape(MARK)}: (\d+) ([A-Za-z]+) \S+[ \t]*\r?\n")
@@ -154,7 +152,10 @@ def versions(
             ) from None
         documents += sum(1 for root in roots if not root.is_null)
         if not versionable:
-            objects += _objects(prev, index, roots)
+            # a document that is no object (``foo: bar``, a scalar) counts none: PREV's
+            # other objects are not cmhash's to judge
+            with suppress(NodeError):
+                objects += len(document_resources(prev, index, roots))
             continue
         objects += len(resources)
         if len(resources) != 1 or resources[0].node is not roots[0]:
@@ -173,15 +174,6 @@ def versions(
         base = name if ResourceId.config(kind, ns, name) in own else base_name(name)
         out.append(Version(Identity(kind, ns, base), name, age, body, offset, directives))
     return Previous(out, objects, documents)
-
-
-def _objects(prev: SourceText, index: int, roots: list[Node]) -> int:
-    """The objects of a document that is no versionable kind; one that is no object
-    (``foo: bar``, a scalar) counts none: PREV's other objects are not cmhash's to judge."""
-    try:
-        return len(document_resources(prev, index, roots))
-    except NodeError:
-        return 0
 
 
 def _names(key: ResourceId, r: Renamed) -> list[tuple[str, str]]:

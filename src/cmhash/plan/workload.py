@@ -131,7 +131,9 @@ def _plan(
     uses = resolve_workload(plan, index, options, [] if skipped else findings, renames)
     extra = None
     if options.lock is not None or info.selection.restart or index.restarts:
-        extra = _extras(plan, options, index)  # what Git does not see (a lock, a restart asked for)
+        from cmhash.plan.lock import extras  # (a lock, or a restart asked for: rare)
+
+        extra = extras(plan, options.lock, index.writers)  # what Git does not see
     if skipped:
         return plan
     if info.kind.live and not options.hash_live_reloaded:
@@ -167,14 +169,6 @@ def _plan(
 def _note(findings: list[Finding], plan: WorkloadPlan, code: Code, text: str) -> None:
     """A finding at the workload, its message the workload's label and ``text``."""
     findings.append(plan.finding(plan.info.offset, code, f"{plan.info.label} {text}"))
-
-
-def _extras(
-    plan: WorkloadPlan, options: PlanOptions, index: ConfigIndex
-) -> dict[str, object] | None:
-    from cmhash.plan.lock import extras  # (a lock, or a restart asked for: rare)
-
-    return extras(plan, options.lock, index.writers)
 
 
 def _rename_job(plan: WorkloadPlan, value: str, findings: list[Finding]) -> None:

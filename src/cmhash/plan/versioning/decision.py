@@ -220,11 +220,12 @@ def decide(
             out.renamed[key] = Renamed(e, e.info.name, e.info.name)
             continue
         if e.info.producer is not None:  # one suffix for all a source makes
-            # (from the source's fields, which hold no Secret value: an ExternalSecret's
-            # refs, a class's parameters, sealed ciphertext; so never keyed, and a keyed
-            # run and an unkeyed one name the Secret alike)
-            own_base, content = source_versions.suffix_content(e)
-            new = f"{base}-{suffix(content, own_base, None)}"
+            # (from the source's own base name and its fields, the produced names in them
+            # read as base names (analyze/versioned_sources.py), which hold no Secret
+            # value: an ExternalSecret's refs, a class's parameters, sealed ciphertext; so
+            # never keyed, and a keyed run and an unkeyed one name the Secret alike)
+            own_base = base_name(e.info.producer.own_name)
+            new = f"{base}-{suffix(e.info.content, own_base, None)}"
         else:
             new = f"{base}-{suffix(e.info.content, base, options.secret_key)}"
         at = source_versions.name_at(e)
