@@ -110,21 +110,22 @@ def version_edits(
 ) -> tuple[Edit, ...]:
     """The candidate edits of a ConfigMap/Secret that may be versioned (NodeError when
     they cannot be made safely)."""
-    text = res.source.text
-    edits: list[Edit] = []
-    rules = keep_rules(options.versioned_keep, options.keep_versions)
-    if rules:
-        edits += annotations_edits(
-            text,
-            res.node,
-            None,
-            keep_values(annotations, rules),
-            default_nl,
-            what="the object",
-            any_style=True,
-        )
+    edits = keep_marks(res, annotations, options, default_nl)
     if options.versioned_immutable:
-        edit = pair_edit(text, res.node, "immutable", "true", default_nl)
+        edit = pair_edit(res.source.text, res.node, "immutable", "true", default_nl)
         if edit is not None:
             edits.append(edit)
     return tuple(edits)
+
+
+def keep_marks(
+    res: Resource, annotations: Annotations | None, options: AnalyzeOptions, nl: str
+) -> list[Edit]:
+    """The engines' keep marks (knowledge/versioning.py KEEP_RULES) the options ask for,
+    as edits of the object's annotations (NodeError when they cannot be made safely)."""
+    rules = keep_rules(options.versioned_keep, options.keep_versions)
+    if not rules:
+        return []
+    values = keep_values(annotations, rules)
+    text = res.source.text
+    return annotations_edits(text, res.node, None, values, nl, what="the object", any_style=True)

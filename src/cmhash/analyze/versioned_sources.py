@@ -32,11 +32,10 @@ from typing import Any, NamedTuple
 from cmhash.analyze.annotations import Annotations, Spot, aliased_spot, spot_of
 from cmhash.analyze.hashing import canonical_json
 from cmhash.analyze.options import AnalyzeOptions
-from cmhash.analyze.versioned import keep_values, name_spot
+from cmhash.analyze.versioned import keep_marks, name_spot
 from cmhash.edit.splice import PLACEHOLDER, Edit, annotations_edits, inside_aliased
 from cmhash.errors import NodeError
 from cmhash.knowledge.sources import SEALED_WIDE, SecretSource
-from cmhash.knowledge.versioning import keep_rules
 from cmhash.parse.resources import Resource
 from cmhash.parse.tree import MAP, Node, entries, get_path, scalar, walk
 
@@ -188,14 +187,7 @@ def keep_edits(
     an old producer must stay as long as the Secret it makes, so it is kept (or pruned
     last) like a versioned Secret. Never ``immutable``: a source has no such field at its
     top. (edits, or the error that forbids them)"""
-    rules = keep_rules(options.versioned_keep, options.keep_versions)
-    if not rules:
-        return (), None
-    values = keep_values(annotations, rules)
     try:
-        edits = annotations_edits(
-            res.source.text, res.node, None, values, nl, what="the object", any_style=True
-        )
+        return tuple(keep_marks(res, annotations, options, nl)), None
     except NodeError as exc:
         return (), (exc.message, exc.offset)
-    return tuple(edits), None
