@@ -84,10 +84,7 @@ class Selection(NamedTuple):
     restart: tuple[str, ...] = ()
 
     def view(self, kind: str) -> ReloaderView | None:
-        for v in self.reloader:
-            if v.kind == kind:
-                return v
-        return None
+        return next((v for v in self.reloader if v.kind == kind), None)
 
 
 def reloader_source(annotations: list[Annotations], rk: ReloaderKind) -> Annotations | None:

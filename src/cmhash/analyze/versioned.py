@@ -25,13 +25,9 @@ def version_window(annotations: Annotations | None) -> tuple[str, str, int] | No
     """(annotation, value, offset) of the first window annotation given, unread: only
     ``--keep-versions`` runs read it (a deploy by kapp or Spinnaker itself must not fail
     on cmhash's reading)."""
-    if annotations is None:
-        return None
-    for row in WINDOW_ANNOTATIONS:
-        if row.annotation in annotations.values:
-            value, offset = annotations.values[row.annotation]
-            return row.annotation, value, offset
-    return None
+    given = annotations.values if annotations is not None else {}
+    key = next((r.annotation for r in WINDOW_ANNOTATIONS if r.annotation in given), None)
+    return None if key is None else (key, *given[key])
 
 
 def versioned_flag(annotations: Annotations | None) -> bool | None:
@@ -60,10 +56,9 @@ def peer_keep_original(annotations: Annotations | None) -> str | None:
     (which cmhash cannot make), unless ``cmhash.io/versioned`` decides; else None."""
     if annotations is None or VERSIONED in annotations.values:
         return None
-    for row in PEER_ANNOTATIONS:
-        if row.keep_original and row.annotation in annotations.values:
-            return row.annotation
-    return None
+    given = annotations.values
+    rows = PEER_ANNOTATIONS
+    return next((r.annotation for r in rows if r.keep_original and r.annotation in given), None)
 
 
 def name_spot(res: Resource) -> Spot | None:
