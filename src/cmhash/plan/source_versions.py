@@ -42,13 +42,6 @@ def not_versioned(e: ConfigEntry, key: ResourceId, text: str) -> Finding:
     )
 
 
-def kept(e: ConfigEntry, key: ResourceId, why: str) -> Finding:
-    """The not-versioned note of a produced Secret whose source forbids a new name."""
-    return not_versioned(
-        e, key, f"{e.info.label} is not versioned: {why}; its references keep the name"
-    )
-
-
 def name_at(e: ConfigEntry) -> int:
     """Where a refusal to rename ``e`` points: its name, or for a produced Secret the
     name its source writes (``spec.target.name``, else the source's own)."""

@@ -145,7 +145,8 @@ def decide(
                 f"cannot version {e.info.label}: {why}; drop cmhash.io/versioned", e.info.offset
             )
         if why is not None and options.versioned and counting:
-            findings.append(source_versions.kept(e, key, why))
+            text = f"{e.info.label} is not versioned: {why}; its references keep the name"
+            findings.append(source_versions.not_versioned(e, key, text))
         if not _wanted(e, options, bool(counting)):
             continue
         label = f"{e.info.kind} {e.info.name!r}"
