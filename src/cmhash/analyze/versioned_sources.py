@@ -81,10 +81,10 @@ def _insertion(message: str) -> str:
 def _target(res: Resource, row: SecretSource, name: str, nl: str) -> Producer:
     """An ExternalSecret's: its own name and its target name (written or inserted)."""
     assert row.names is not None
-    own = name_spot(res)
+    out = Producer("rename", None, name_spot(res), res.name or "", None, None, None, row.names)
     at = _name_spots(res, row).get(name)
     if at is not None:
-        return Producer("rename", None, own, res.name or "", at, None, None, row.names)
+        return out._replace(target=at)
     spec = get_path(res.node, row.names[:-2])
     try:
         if spec is None or spec.kind != MAP:
@@ -100,9 +100,8 @@ def _target(res: Resource, row: SecretSource, name: str, nl: str) -> Producer:
             level=row.names[-2:-1],
         )
     except NodeError as exc:
-        why = (_insertion(exc.message), exc.offset)
-        return Producer("rename", None, own, res.name or "", None, None, why)
-    return Producer("rename", None, own, res.name or "", None, edits[0], None, row.names)
+        return out._replace(error=(_insertion(exc.message), exc.offset), names=())
+    return out._replace(insert=edits[0])
 
 
 def producer(
