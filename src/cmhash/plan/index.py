@@ -65,12 +65,6 @@ class ConfigIndex:
             e for per in self.by_directory.values() for e in per.values() if id(e) not in seen
         ]
 
-    def add(self, entry: ConfigEntry, key: ResourceId | None = None) -> None:
-        """``key``: its id, when the caller has it already."""
-        self.objects[entry.id if key is None else key] = entry
-        self._namespaces = None
-        self._matched = {}
-
     def other_namespaces(self, kind: str, name: str, ns: str) -> set[str]:
         """The namespaces other than ``ns`` that have an object ``kind``/``name`` (for a
         reference that finds none in its own: rare, so worked out on the first ask)."""
