@@ -263,15 +263,13 @@ def decide(
                     spot,
                 )
         out.renamed[key] = Renamed(e, e.info.name, new)
-        if spc is not None and spc.id not in out.renamed:  # renamed with what it makes
-            own = source_versions.with_suffix(spc.info.name, base, new)
-            out.renamed[spc.id] = Renamed(spc, spc.info.name, own)
+        if spc is not None and spc.id not in out.renamed:  # renamed with what it makes,
             # and its other Secrets, used or not: the new class must not sync a Secret
             # under the name the old one syncs for old pods
-            for sib in source_versions.siblings(index, e):
-                if sib.id not in out.renamed:
-                    name = source_versions.with_suffix(sib.info.name, base, new)
-                    out.renamed[sib.id] = Renamed(sib, sib.info.name, name)
+            for o in (spc, *source_versions.siblings(index, e)):
+                if o.id not in out.renamed:
+                    name = source_versions.with_suffix(o.info.name, base, new)
+                    out.renamed[o.id] = Renamed(o, o.info.name, name)
         if by_name is not None and new != e.info.name:
             findings.extend(_kept_references(by_name, key, e, new))
     return out
