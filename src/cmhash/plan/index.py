@@ -77,11 +77,10 @@ class ConfigIndex:
     def matching(self, kind: str, namespace: str, pattern: str) -> list[ConfigEntry]:
         """Objects of ``kind`` in ``namespace`` whose name Reloader's pattern selects
         (analyze/patterns.py), sorted by name."""
-        found = self._matched.get((kind, namespace, pattern))
-        if found is None:
-            self.prepare_patterns([(kind, namespace, pattern)])
-            found = self._matched[(kind, namespace, pattern)]
-        return found
+        key = (kind, namespace, pattern)
+        if key not in self._matched:
+            self.prepare_patterns([key])
+        return self._matched[key]
 
     def prepare_patterns(self, wanted: Iterable[tuple[str, str, str]]) -> None:
         """Match every (kind, namespace, pattern) at once: one RE2 Set per kind and
