@@ -57,9 +57,7 @@ _KIND_LINE = re.compile(
 )
 _START = re.compile(r"---[ \t]*(?:#[^\n]*)?\r?\n")
 _END = re.compile(r"(?m)^\.\.\.[ \t]*(?:#[^\n]*)?\r?\n\Z")  # a document end marker, last
-_DIRECTIVES_END = re.compile(
-    r"(?m)^---(?=[ \t\r\n]|\Z)"
-)  # the marker after a document's directives
+_DIRECTIVES_END = re.compile(r"(?m)^---(?=[ \t\r\n]|\Z)")  # the marker after directives
 
 
 class Identity(NamedTuple):
