@@ -223,7 +223,9 @@ class Planner:
 
     def __init__(self, scoping: scopes.Scoping, releases: Namespaces | None, options: PlanOptions):
         self.scoping = scoping
-        self.releases = releases
+        # both fixed for the run: the common case (neither) costs two attribute tests
+        self.releases = releases or None
+        self.contested = scoping.contested
         self.options = options
         self._by_namespace: dict[str, PlanOptions] = {}
 
@@ -244,7 +246,7 @@ class Planner:
                 options = got
         if self.scoping.index.restarted:
             operator_restarts(w, w.namespace or options.namespace or "", self.scoping.index)
-        if not self.scoping.contested:
+        if not self.contested:
             return plan_workload(src, w, self.scoping.index, options, findings, renames)
         # the tie check after the selection: a workload cmhash leaves alone (opted out,
         # ignored, not included, a Job or Pod not opted in) never fails the run
