@@ -6,7 +6,9 @@ them together with ENCODING_VERSION and a release note.
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import hmac
 
 import pytest
 from hypothesis import given, settings
@@ -19,11 +21,34 @@ from cmhash.analyze.hashing import (
     canonical,
     canonical_json,
     digest,
-    entry,
     merge_uses,
 )
 
 EMPTY_CM = Content("ConfigMap", "cfg", {})
+
+
+def entry(use: Use, secret_key: bytes | None = None) -> dict[str, object]:
+    """One object's entry by its definition (docs/hash-encoding.md), as a dict."""
+    out: dict[str, object] = {"kind": use.kind, "name": use.name}
+    if use.namespace is not None:
+        out["namespace"] = use.namespace
+    c = use.content
+    if c is None:
+        out["absent"] = True
+        return out
+    whole = use.keys is None or c.source is not None  # a source is always used whole
+    data: dict[str, str | None] = {}
+    for key in sorted(c.entries) if whole else sorted(use.keys or ()):
+        value = c.entries.get(key)
+        if value is not None and secret_key is not None and c.kind == "Secret":
+            value = hmac.new(secret_key, value, hashlib.sha256).digest()
+        data[key] = None if value is None else base64.b64encode(value).decode("ascii")
+    out["data"] = data
+    if c.secret_type is not None:
+        out["type"] = c.secret_type
+    if c.source is not None:
+        out["source"] = c.source
+    return out
 
 
 def py_canonical(uses: list[Use], secret_key: bytes | None = None) -> str:

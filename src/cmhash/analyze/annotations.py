@@ -54,11 +54,10 @@ def aliased_spot(spot: Spot | None, aliased: Sequence[tuple[Node, Node]]) -> Spo
     renamed: the copy would change too."""
     if spot is None or spot.problem is not None:
         return spot
-    for target, _ in aliased:
-        if target.start <= spot.start < target.end:
-            return spot._replace(
-                problem="the name is inside a node an alias repeats; write that part out in full"
-            )
+    if any(target.start <= spot.start < target.end for target, _ in aliased):
+        return spot._replace(
+            problem="the name is inside a node an alias repeats; write that part out in full"
+        )
     return spot
 
 

@@ -84,10 +84,7 @@ class Selection(NamedTuple):
     restart: tuple[str, ...] = ()
 
     def view(self, kind: str) -> ReloaderView | None:
-        for v in self.reloader:
-            if v.kind == kind:
-                return v
-        return None
+        return next((v for v in self.reloader if v.kind == kind), None)
 
 
 def reloader_source(annotations: list[Annotations], rk: ReloaderKind) -> Annotations | None:
@@ -246,7 +243,7 @@ def _kapp(key: str, value: str, offset: int, field: str) -> list[Reference]:
         roots = parse_chunk(value, 0, backend("fast"))
         data = to_python(roots[0]) if roots else None
     except NodeError:
-        raise NodeError(f"{key}: not a YAML mapping of apiVersion, kind and name", offset) from None
+        data = None
     if not isinstance(data, dict) or not isinstance(data.get("name"), str):
         raise NodeError(f"{key}: not a YAML mapping of apiVersion, kind and name", offset)
     if data.get("apiVersion") not in ("v1", None) or data.get("kind") not in (

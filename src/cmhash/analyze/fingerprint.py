@@ -219,11 +219,8 @@ def lock_entries(
     }
     drifted = []
     for obj in objects:
-        if obj.version != "v1" or obj.group or obj.kind not in ("Secret", "ConfigMap"):
-            continue
-        if not obj.has_data:
-            continue
-        if wanted is not None and obj.id not in wanted:
+        config = obj.version == "v1" and not obj.group and obj.kind in ("Secret", "ConfigMap")
+        if not config or not obj.has_data or (wanted is not None and obj.id not in wanted):
             continue
         try:
             whole, keys, drift = _data(obj, secret_key)

@@ -63,32 +63,6 @@ def _b64(data: bytes) -> str:
     return b2a_base64(data, newline=False).decode("ascii")  # (base64.b64encode, in C)
 
 
-def entry(use: Use, secret_key: bytes | None = None) -> dict[str, object]:
-    out: dict[str, object] = {"kind": use.kind, "name": use.name}
-    if use.namespace is not None:
-        out["namespace"] = use.namespace
-    c = use.content
-    if c is None:
-        out["absent"] = True
-        return out
-    whole = use.keys is None or c.source is not None  # a source is always used whole
-    wanted = sorted(c.entries) if whole else sorted(use.keys or ())
-    data: dict[str, str | None] = {}
-    for key in wanted:
-        value = c.entries.get(key)
-        if value is not None and secret_key is not None and c.kind == "Secret":
-            import hmac
-
-            value = hmac.new(secret_key, value, sha256).digest()
-        data[key] = None if value is None else _b64(value)
-    out["data"] = data
-    if c.secret_type is not None:
-        out["type"] = c.secret_type
-    if c.source is not None:
-        out["source"] = c.source
-    return out
-
-
 def merge_uses(uses: Iterable[Use]) -> list[Use]:
     """One Use per object: the union of keys; any whole-object use wins. Sorted by
     (kind, name), an object of another namespace after the workload's own."""
@@ -111,9 +85,9 @@ def canonical_json(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def _entry_json(use: Use, secret_key: bytes | None) -> str:
-    """``entry(use)`` as ``json.dumps`` writes it: keys in sorted order (absent, data,
-    kind, name, namespace, source, type), compact, not ASCII-escaped."""
+def entry_json(use: Use, secret_key: bytes | None = None) -> str:
+    """One object's entry, as ``json.dumps`` writes it: keys in sorted order (absent,
+    data, kind, name, namespace, source, type), compact, not ASCII-escaped."""
     q = encode_basestring  # a JSON string, as json.dumps(ensure_ascii=False) writes it
     who = f'"kind":{q(use.kind)},"name":{q(use.name)}'
     if use.namespace is not None:
@@ -148,7 +122,7 @@ def canonical(
     """The encoded text: ``{"v": 1, "refs": [entry, ...]}`` as ``canonical_json`` writes it
     (tests/test_hashing.py holds the two equal), written directly: no dicts, no encoder;
     ``extra``'s fields (JSON values) beside ``refs``, in key order, when given."""
-    refs = ",".join(_entry_json(u, secret_key) for u in merge_uses(uses))
+    refs = ",".join(entry_json(u, secret_key) for u in merge_uses(uses))
     if not extra:
         return f'{{"refs":[{refs}],"v":{ENCODING_VERSION}}}'
     assert all(k < "v" and k != "refs" for k in extra)

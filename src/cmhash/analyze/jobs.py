@@ -55,18 +55,19 @@ def _spec_digest(spec: "Node | None", key: str) -> str:
     return sha256_hex(canonical_json(data).encode("utf-8"))
 
 
+def _stem(base: str) -> str:
+    """The base shortened to keep ``base-<suffix>`` within 63 characters (and to end in a
+    letter or digit, as a name must)."""
+    return base[: MAX_NAME - SUFFIX_LEN - 1].rstrip("-.")
+
+
 def _renamed_from(name: str, base: str) -> bool:
     """Whether ``name`` is ``base`` or a name cmhash made from it (``base-<suffix>``)."""
-    stem = base[: MAX_NAME - SUFFIX_LEN - 1].rstrip("-.")
-    return (
-        name == base
-        or re.fullmatch(rf"{re.escape(stem)}-[{ALPHABET}]{{{SUFFIX_LEN}}}", name) is not None
-    )
+    made = rf"{re.escape(_stem(base))}-[{ALPHABET}]{{{SUFFIX_LEN}}}"
+    return name == base or re.fullmatch(made, name) is not None
 
 
-def plan_rename(
-    res: "Resource", template: "Node", key: str, default_nl: str, text: str
-) -> JobRename:
+def plan_rename(res: "Resource", key: str, default_nl: str, text: str) -> JobRename:
     """The map side: the base name, where the name is written, the template's digest and
     the base-name annotation's candidate edit. A name cmhash cannot rewrite in place (an
     alias, a block scalar) is an error at its position."""
@@ -83,23 +84,11 @@ def plan_rename(
     marker = annotations_edits(
         text, res.node, None, {BASE_NAME: base}, default_nl, what="the Job", any_style=True
     )
-    del template  # (the digest covers the whole spec, the template included)
     return JobRename(base, spot, _spec_digest(get(res.node, "spec"), key), tuple(marker))
 
 
-def suffix(rename: JobRename, checksum: str) -> str:
-    """The suffix of versioned names (the same alphabet) from the base, spec and checksum."""
-    return hashed(f"{rename.base}\n{rename.digest}\n{checksum}")
-
-
 def new_name(rename: JobRename, checksum: str) -> str:
-    """``base-<suffix>``, the base shortened to keep the whole within 63 characters (and
-    to end in a letter or digit, as a name must)."""
-    room = MAX_NAME - SUFFIX_LEN - 1
-    base = rename.base[:room].rstrip("-.")
-    return f"{base}-{suffix(rename, checksum)}"
-
-
-def rename_edits(rename: JobRename, new: str) -> list[Edit]:
-    """The name written in its own style, and the base-name annotation when missing."""
-    return [rename.spot.renamed(new), *rename.marker]
+    """``base-<suffix>``, the suffix of versioned names (the same alphabet) from the base,
+    spec and checksum."""
+    made = hashed(f"{rename.base}\n{rename.digest}\n{checksum}")
+    return f"{_stem(rename.base)}-{made}"

@@ -101,14 +101,10 @@ def compile_item(item: str) -> Any:
     try:
         return re2.compile(anchored(item), options)
     except re2.error as exc:
-        raise PatternError(_reason(exc)) from None
-
-
-def _reason(exc: Exception) -> str:
-    text = exc.args[0] if exc.args else str(exc)
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
-    return str(text)
+        reason = exc.args[0] if exc.args else str(exc)
+        if isinstance(reason, bytes):
+            reason = reason.decode("utf-8", "replace")
+        raise PatternError(str(reason)) from None
 
 
 @functools.lru_cache(maxsize=4096)

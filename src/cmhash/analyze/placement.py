@@ -19,16 +19,6 @@ def _keys(rk: ReloaderKind) -> tuple[str, ...]:
     return (rk.reload, RELOADER_AUTO, rk.typed_auto, RELOADER_SEARCH)
 
 
-def _shadowing(key: str, annotations: list[Annotations]) -> list[ReloaderKind]:
-    """The kinds for which Reloader reads ``key`` on the workload's metadata, not its pod
-    template's, because the metadata has one of that kind's four keys."""
-    return [
-        rk
-        for rk in RELOADER_KINDS
-        if key in _keys(rk) and reloader_source(annotations, rk) is metadata(annotations)
-    ]
-
-
 def _read(row: Placement, kind: str) -> str:
     """Where ``row``'s tool reads it on a workload, as the message says it."""
     if TEMPLATE in row.read:
@@ -48,8 +38,14 @@ def _why(
     if place not in row.read:
         return f"{row.who} reads it on {_read(row, kind)}"
     if row.shadowed and place == TEMPLATE:
-        kinds = _shadowing(key, annotations)
         meta = metadata(annotations)
+        # the kinds for which Reloader reads ``key`` on the workload's metadata, not its
+        # pod template's, because the metadata has one of that kind's four keys
+        kinds = [
+            rk
+            for rk in RELOADER_KINDS
+            if key in _keys(rk) and reloader_source(annotations, rk) is meta
+        ]
         if kinds and meta is not None:
             names = " and ".join(f"{rk.kind}s" for rk in kinds)
             said = next(k for rk in kinds for k in _keys(rk) if k in meta.values)

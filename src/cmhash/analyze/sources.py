@@ -39,15 +39,13 @@ def _canonical(node: Node | None, depth: int = 0) -> Any:
 
 def source_content(node: Node, row: SecretSource) -> dict[str, bytes]:
     """Content path -> its canonical JSON (absent paths are left out)."""
-
     out = {}
     for path in row.content:
         if "*" in path:  # every item of a list
             found = [n for n, _ in walk(node, path)]
             value: Any = [_canonical(n) for n in found] if found else None
         else:
-            one = get_path(node, path)
-            value = _canonical(one) if one is not None else None
+            value = _canonical(get_path(node, path))  # (None when absent)
         if value is not None:
             out[".".join(path)] = canonical_json(value).encode("utf-8")
     return out

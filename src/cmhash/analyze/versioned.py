@@ -25,13 +25,9 @@ def version_window(annotations: Annotations | None) -> tuple[str, str, int] | No
     """(annotation, value, offset) of the first window annotation given, unread: only
     ``--keep-versions`` runs read it (a deploy by kapp or Spinnaker itself must not fail
     on cmhash's reading)."""
-    if annotations is None:
-        return None
-    for row in WINDOW_ANNOTATIONS:
-        if row.annotation in annotations.values:
-            value, offset = annotations.values[row.annotation]
-            return row.annotation, value, offset
-    return None
+    given = annotations.values if annotations is not None else {}
+    key = next((r.annotation for r in WINDOW_ANNOTATIONS if r.annotation in given), None)
+    return None if key is None else (key, *given[key])
 
 
 def versioned_flag(annotations: Annotations | None) -> bool | None:
@@ -60,10 +56,9 @@ def peer_keep_original(annotations: Annotations | None) -> str | None:
     (which cmhash cannot make), unless ``cmhash.io/versioned`` decides; else None."""
     if annotations is None or VERSIONED in annotations.values:
         return None
-    for row in PEER_ANNOTATIONS:
-        if row.keep_original and row.annotation in annotations.values:
-            return row.annotation
-    return None
+    given = annotations.values
+    rows = PEER_ANNOTATIONS
+    return next((r.annotation for r in rows if r.keep_original and r.annotation in given), None)
 
 
 def name_spot(res: Resource) -> Spot | None:
@@ -110,21 +105,22 @@ def version_edits(
 ) -> tuple[Edit, ...]:
     """The candidate edits of a ConfigMap/Secret that may be versioned (NodeError when
     they cannot be made safely)."""
-    text = res.source.text
-    edits: list[Edit] = []
-    rules = keep_rules(options.versioned_keep, options.keep_versions)
-    if rules:
-        edits += annotations_edits(
-            text,
-            res.node,
-            None,
-            keep_values(annotations, rules),
-            default_nl,
-            what="the object",
-            any_style=True,
-        )
+    edits = keep_marks(res, annotations, options, default_nl)
     if options.versioned_immutable:
-        edit = pair_edit(text, res.node, "immutable", "true", default_nl)
+        edit = pair_edit(res.source.text, res.node, "immutable", "true", default_nl)
         if edit is not None:
             edits.append(edit)
     return tuple(edits)
+
+
+def keep_marks(
+    res: Resource, annotations: Annotations | None, options: AnalyzeOptions, nl: str
+) -> list[Edit]:
+    """The engines' keep marks (knowledge/versioning.py KEEP_RULES) the options ask for,
+    as edits of the object's annotations (NodeError when they cannot be made safely)."""
+    rules = keep_rules(options.versioned_keep, options.keep_versions)
+    if not rules:
+        return []
+    values = keep_values(annotations, rules)
+    text = res.source.text
+    return annotations_edits(text, res.node, None, values, nl, what="the object", any_style=True)

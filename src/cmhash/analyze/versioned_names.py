@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from cmhash.analyze.hashing import Content, Use, canonical_json, entry, sha256_hex
+from cmhash.analyze.hashing import Content, Use, entry_json, sha256_hex
 from cmhash.model import ResourceId
 
 ALPHABET = "2456789bcdfghkmt"
@@ -41,17 +41,16 @@ def own_names(keys: Iterable[ResourceId]) -> set[ResourceId]:
     ``app-config`` of the same kind and namespace is a name of its own, not a version of
     the other (two objects, each renamed after its own name)."""
     present = {(k.kind, k.namespace, k.name) for k in keys}
-    out = set()
-    for k in present:
-        base = base_name(k[2])
-        if base != k[2] and (k[0], k[1], base) in present:
-            out.add(ResourceId.config(k[0], k[1], k[2]))
-    return out
+    return {
+        ResourceId.config(kind, ns, name)
+        for kind, ns, name in present
+        if (base := base_name(name)) != name and (kind, ns, base) in present
+    }
 
 
 def suffix(content: Content, base: str, secret_key: bytes | None) -> str:
     """The version suffix of an object of ``content`` under ``base``."""
-    return hashed(canonical_json(entry(Use(content.kind, base, content, None), secret_key)))
+    return hashed(entry_json(Use(content.kind, base, content, None), secret_key))
 
 
 def hashed(text: str) -> str:

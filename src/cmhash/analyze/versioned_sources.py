@@ -32,11 +32,10 @@ from typing import Any, NamedTuple
 from cmhash.analyze.annotations import Annotations, Spot, aliased_spot, spot_of
 from cmhash.analyze.hashing import canonical_json
 from cmhash.analyze.options import AnalyzeOptions
-from cmhash.analyze.versioned import keep_values, name_spot
+from cmhash.analyze.versioned import keep_marks, name_spot
 from cmhash.edit.splice import PLACEHOLDER, Edit, annotations_edits, inside_aliased
 from cmhash.errors import NodeError
 from cmhash.knowledge.sources import SEALED_WIDE, SecretSource
-from cmhash.knowledge.versioning import keep_rules
 from cmhash.parse.resources import Resource
 from cmhash.parse.tree import MAP, Node, entries, get_path, scalar, walk
 
@@ -82,10 +81,10 @@ def _insertion(message: str) -> str:
 def _target(res: Resource, row: SecretSource, name: str, nl: str) -> Producer:
     """An ExternalSecret's: its own name and its target name (written or inserted)."""
     assert row.names is not None
-    own = name_spot(res)
+    out = Producer("rename", None, name_spot(res), res.name or "", None, None, None, row.names)
     at = _name_spots(res, row).get(name)
     if at is not None:
-        return Producer("rename", None, own, res.name or "", at, None, None, row.names)
+        return out._replace(target=at)
     spec = get_path(res.node, row.names[:-2])
     try:
         if spec is None or spec.kind != MAP:
@@ -101,9 +100,8 @@ def _target(res: Resource, row: SecretSource, name: str, nl: str) -> Producer:
             level=row.names[-2:-1],
         )
     except NodeError as exc:
-        why = (_insertion(exc.message), exc.offset)
-        return Producer("rename", None, own, res.name or "", None, None, why)
-    return Producer("rename", None, own, res.name or "", None, edits[0], None, row.names)
+        return out._replace(error=(_insertion(exc.message), exc.offset), names=())
+    return out._replace(insert=edits[0])
 
 
 def producer(
@@ -188,14 +186,7 @@ def keep_edits(
     an old producer must stay as long as the Secret it makes, so it is kept (or pruned
     last) like a versioned Secret. Never ``immutable``: a source has no such field at its
     top. (edits, or the error that forbids them)"""
-    rules = keep_rules(options.versioned_keep, options.keep_versions)
-    if not rules:
-        return (), None
-    values = keep_values(annotations, rules)
     try:
-        edits = annotations_edits(
-            res.source.text, res.node, None, values, nl, what="the object", any_style=True
-        )
+        return tuple(keep_marks(res, annotations, options, nl)), None
     except NodeError as exc:
         return (), (exc.message, exc.offset)
-    return tuple(edits), None

@@ -297,9 +297,7 @@ def analyze_workload(
         if options.jobs_rename and wk.policy is Policy.JOB and not generated and not info.hook:
             from cmhash.analyze.jobs import plan_rename
 
-            info.job = plan_rename(
-                res, template, options.annotation_key, default_nl, res.source.text
-            )
+            info.job = plan_rename(res, options.annotation_key, default_nl, res.source.text)
     except NodeError as exc:
         info.edit_error = exc.with_traceback(None)  # kept: never the parse tree via frames
     return info

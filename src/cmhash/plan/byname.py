@@ -161,18 +161,22 @@ def _resources(
 ) -> Iterator[Resource]:
     """The resources of every document ``wanted`` finds something in (parsed again:
     the map stage keeps summaries of ConfigMaps, Secrets and workloads only)."""
-    fast = backend("fast")
     for src in sources:
         if not wanted.search(src.text):
             continue
         for index, (start, end) in enumerate(cut.of(src)):
-            text = src.text[start:end]
-            if not wanted.search(text):
-                continue
-            try:
-                yield from document_resources(src, index, parse_chunk(text, start, fast))
-            except NodeError:
-                continue  # the map stage reported it
+            if wanted.search(src.text[start:end]):
+                yield from _parsed(src, index, start, end)
+
+
+def _parsed(src: SourceText, index: int, start: int, end: int) -> list[Resource]:
+    """The resources of one document chunk ([] when it does not parse: the map stage
+    reported it)."""
+    try:
+        text = src.text[start:end]
+        return document_resources(src, index, parse_chunk(text, start, backend("fast")))
+    except NodeError:
+        return []
 
 
 class _Cuts(dict[int, list[Chunk]]):
@@ -245,17 +249,8 @@ def _grants(resources: list[Resource], default_ns: str) -> dict[tuple[str, str],
 
 def _service_account(plan: WorkloadPlan, chunk: tuple[int, int] | None) -> str:
     """The ServiceAccount a workload's pods run as (``default`` when none is named)."""
-    src, info = plan.source, plan.info
-    if chunk is None:
-        return "default"
-    start, end = chunk
-    try:
-        found = document_resources(
-            src, info.doc, parse_chunk(src.text[start:end], start, backend("fast"))
-        )
-    except NodeError:
-        return "default"
-    for res in found:
+    info = plan.info
+    for res in _parsed(plan.source, info.doc, *chunk) if chunk is not None else ():
         if res.kind == info.kind.kind and res.name == info.name:
             spec = get(pod_template(res, info.kind)[0], "spec")
             named = scalar(get(spec, "serviceAccountName")) or scalar(get(spec, "serviceAccount"))
@@ -269,13 +264,7 @@ def namespace_at(src: SourceText, offset: int, default_ns: str) -> str | None:
     for index, (start, end) in enumerate(split_chunks(src.text)):
         if not start <= offset < end:
             continue
-        try:
-            found = document_resources(
-                src, index, parse_chunk(src.text[start:end], start, backend("fast"))
-            )
-        except NodeError:
-            return None
-        for res in found:
+        for res in _parsed(src, index, start, end):
             if res.node.start <= offset < res.node.end:
                 return res.namespace or default_ns
     return None

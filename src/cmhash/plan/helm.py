@@ -26,7 +26,7 @@ inferred, and from what, is said in one note line.
 
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from cmhash.analyze.summaries import DocInfo
@@ -49,20 +49,12 @@ _HELM_MARKS = (
 )
 
 
-def _helm_marked(text: str) -> bool:
-    if SOURCE_COMMENT not in text and POSTRENDER_FILENAME not in text:
-        return False
-    return re.search(_HELM_MARKS, text, re.MULTILINE) is not None
-
-
-def is_helm_output(texts: Iterable[str]) -> bool:
-    return any(_helm_marked(t) for t in texts)
-
-
 def is_helm_source(src: SourceText) -> bool:
-    """``is_helm_output`` of one source, computed once."""
+    """Whether a source is Helm output, computed once."""
     if src.helm_output is None:
-        src.helm_output = is_helm_output([src.text])
+        text = src.text
+        marked = SOURCE_COMMENT in text or POSTRENDER_FILENAME in text
+        src.helm_output = marked and re.search(_HELM_MARKS, text, re.MULTILINE) is not None
     return src.helm_output
 
 

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, NamedTuple
+from contextlib import suppress
+from typing import NamedTuple
 
 from cmhash.analyze.versioned_names import VERSIONABLE, base_name, own_names
 from cmhash.errors import NodeError
@@ -37,12 +38,9 @@ from cmhash.model import ResourceId
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.parse.resources import document_resources
 from cmhash.plan.source_versions import own_source
-from cmhash.plan.versioning.decision import Versioning
+from cmhash.plan.versioning.decision import Renamed, Versioning
 from cmhash.read.source import SourceText
 from cmhash.read.split import split_chunks
-
-if TYPE_CHECKING:
-    from cmhash.parse.tree import Node
 
 MARK = "cmhash.io/kept-version"
 _MARK = re.compile(rf"# {re.escape(MARK)}: (\d+) ([A-Za-z]+) \S+[ \t]*\r?\n")
@@ -59,9 +57,7 @@ _KIND_LINE = re.compile(
 )
 _START = re.compile(r"---[ \t]*(?:#[^\n]*)?\r?\n")
 _END = re.compile(r"(?m)^\.\.\.[ \t]*(?:#[^\n]*)?\r?\n\Z")  # a document end marker, last
-_DIRECTIVES_END = re.compile(
-    r"(?m)^---(?=[ \t\r\n]|\Z)"
-)  # the marker after a document's directives
+_DIRECTIVES_END = re.compile(r"(?m)^---(?=[ \t\r\n]|\Z)")  # the marker after directives
 
 
 class Identity(NamedTuple):
@@ -154,7 +150,10 @@ def versions(
             ) from None
         documents += sum(1 for root in roots if not root.is_null)
         if not versionable:
-            objects += _objects(prev, index, roots)
+            # a document that is no object (``foo: bar``, a scalar) counts none: PREV's
+            # other objects are not cmhash's to judge
+            with suppress(NodeError):
+                objects += len(document_resources(prev, index, roots))
             continue
         objects += len(resources)
         if len(resources) != 1 or resources[0].node is not roots[0]:
@@ -175,48 +174,40 @@ def versions(
     return Previous(out, objects, documents)
 
 
-def _objects(prev: SourceText, index: int, roots: list[Node]) -> int:
-    """The objects of a document that is no versionable kind; one that is no object
-    (``foo: bar``, a scalar) counts none: PREV's other objects are not cmhash's to judge."""
-    try:
-        return len(document_resources(prev, index, roots))
-    except NodeError:
-        return 0
+def _names(key: ResourceId, r: Renamed) -> list[tuple[str, str]]:
+    """(kind, name in the output) of a versioned object, and of its source when it is
+    renamed with it."""
+    src = own_source(r.entry, base_name(r.old), r.new)
+    return [(key.kind, r.new)] if src is None else [(key.kind, r.new), src]
 
 
 def current(versioning: Versioning) -> dict[Identity, str]:
     """The versioned objects of this run: identity -> name in the output (a renamed
     source under its own kind and name)."""
-    out = {
-        Identity(key.kind, key.namespace, base_name(r.new)): r.new
+    return {
+        Identity(kind, key.namespace, base_name(name)): name
         for key, r in versioning.renamed.items()
+        for kind, name in _names(key, r)
     }
-    for key, r in versioning.renamed.items():
-        src = own_source(r.entry, base_name(r.old), r.new)
-        if src is not None:
-            out[Identity(src[0], key.namespace, base_name(src[1]))] = src[1]
-    return out
 
 
 def _unwritten(versioning: Versioning) -> dict[tuple[str, str], str]:
     """(kind, base name) -> namespace of this run's versioned objects that write no
     namespace (the one they are taken to be in)."""
-    out: dict[tuple[str, str], str] = {}
-    for key, r in versioning.renamed.items():
-        if r.entry.info.namespace is not None:
-            continue
-        out[(key.kind, base_name(r.new))] = key.namespace
-        src = own_source(r.entry, base_name(r.old), r.new)
-        if src is not None:
-            out[(src[0], base_name(src[1]))] = key.namespace
-    return out
+    return {
+        (kind, base_name(name)): key.namespace
+        for key, r in versioning.renamed.items()
+        if r.entry.info.namespace is None
+        for kind, name in _names(key, r)
+    }
 
 
 def windows(versioning: Versioning) -> dict[Identity, tuple[int, str]]:
     """Objects whose own annotation bounds their history (kapp num-versions, Spinnaker
     max-version-history; analyze/versioned.py WINDOW_ANNOTATIONS): identity -> (the
-    number of versions to keep, the current one included, and what said so). Each tool
-    reads a whole number; anything else, or less than 1, is an error at the value."""
+    number of versions to keep, the current one included, and what said so), on their
+    sources too. Each tool reads a whole number; anything else, or less than 1, is an
+    error at the value."""
     out: dict[Identity, tuple[int, str]] = {}
     for key, r in versioning.renamed.items():
         window = r.entry.info.window
@@ -230,10 +221,8 @@ def windows(versioning: Versioning) -> dict[Identity, tuple[int, str]]:
                 f"(--keep-versions reads it for this object), not {value!r}",
                 offset,
             )
-        out[Identity(key.kind, key.namespace, base_name(r.new))] = (int(text), annotation)
-        src = own_source(r.entry, base_name(r.old), r.new)
-        if src is not None:  # on its source
-            out[Identity(src[0], key.namespace, base_name(src[1]))] = (int(text), annotation)
+        for kind, name in _names(key, r):
+            out[Identity(kind, key.namespace, base_name(name))] = (int(text), annotation)
     return out
 
 

@@ -65,12 +65,6 @@ class ConfigIndex:
             e for per in self.by_directory.values() for e in per.values() if id(e) not in seen
         ]
 
-    def add(self, entry: ConfigEntry, key: ResourceId | None = None) -> None:
-        """``key``: its id, when the caller has it already."""
-        self.objects[entry.id if key is None else key] = entry
-        self._namespaces = None
-        self._matched = {}
-
     def other_namespaces(self, kind: str, name: str, ns: str) -> set[str]:
         """The namespaces other than ``ns`` that have an object ``kind``/``name`` (for a
         reference that finds none in its own: rare, so worked out on the first ask)."""
@@ -83,11 +77,10 @@ class ConfigIndex:
     def matching(self, kind: str, namespace: str, pattern: str) -> list[ConfigEntry]:
         """Objects of ``kind`` in ``namespace`` whose name Reloader's pattern selects
         (analyze/patterns.py), sorted by name."""
-        found = self._matched.get((kind, namespace, pattern))
-        if found is None:
-            self.prepare_patterns([(kind, namespace, pattern)])
-            found = self._matched[(kind, namespace, pattern)]
-        return found
+        key = (kind, namespace, pattern)
+        if key not in self._matched:
+            self.prepare_patterns([key])
+        return self._matched[key]
 
     def prepare_patterns(self, wanted: Iterable[tuple[str, str, str]]) -> None:
         """Match every (kind, namespace, pattern) at once: one RE2 Set per kind and

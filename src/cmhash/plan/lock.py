@@ -50,20 +50,18 @@ def _wanted(plan: WorkloadPlan) -> dict[ResourceId, tuple[frozenset[str] | None,
 def _entry_for(
     key: ResourceId, entry: Any, lock: Lock, writers: Mapping[ResourceId, str]
 ) -> LockEntry | None:
+    by = None  # the source whose entry stands for the object's when it has none
     if entry is not None and entry.info.content.source is None:
-        writer = writers.get(key)
-        if writer is None:
+        by = writers.get(key)
+        if by is None:
             return None  # a ConfigMap or Secret of the manifests: what they say is hashed
         # ... that a source fills (ESO creationPolicy Merge, VSO destination.create
         # false): the cluster's copy is Git's and the store's, so its entry counts too
-        kind, _, name = writer.partition("/")
-        return lock.entries.get(key) or lock.entries.get(
-            ResourceId.config(kind, key.namespace, name)
-        )
+    elif entry is not None:
+        by = entry.info.source  # produced: its producer's entry
     found = lock.entries.get(key)
-    if found is None and entry is not None and entry.info.source is not None:
-        # produced: its producer's entry
-        kind, _, name = entry.info.source.partition("/")
+    if found is None and by is not None:
+        kind, _, name = by.partition("/")
         found = lock.entries.get(ResourceId.config(kind, key.namespace, name))
     return found
 

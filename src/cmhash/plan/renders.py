@@ -75,11 +75,9 @@ class _Doc(NamedTuple):
 class _Render:
     def __init__(self, doc: _Doc) -> None:
         self.chart = doc.chart
-        self.instance = doc.instance
-        self.phase = doc.phase
-        self.last: tuple[int, str] = _kind_key(doc.kind)
-        self.seen = {(doc.path, doc.kind)}
-        self.previous = (doc.path, doc.kind)
+        self.instance: str | None = None
+        self.phase = -1  # (no phase yet: ``take`` starts the document's)
+        self.take(doc)
 
     def breaks(self, doc: _Doc) -> bool:
         """Whether ``doc`` cannot be the next document of this render."""
@@ -96,7 +94,8 @@ class _Render:
 
     def take(self, doc: _Doc) -> None:
         if doc.phase != self.phase:
-            self.phase, self.seen = doc.phase, set()
+            self.phase = doc.phase
+            self.seen: set[tuple[str, str]] = set()
             self.last = (-1, "")
         self.instance = self.instance or doc.instance
         at = (doc.path, doc.kind)

@@ -145,11 +145,10 @@ def _py_resolve(
         for ref in _targets(plan, written, index) if written.pattern else (written,):
             key = plan.target(ref)
             use = _resolve_one(plan, ref, key, index, options, findings)
-            if use is not None and renames:  # a versioned object: hashed by its new name
-                new = renames.get(key)
-                use = use._replace(name=new) if new is not None else use
-            if use is not None:
-                uses.append(use)
+            if use is None:
+                continue
+            new = renames.get(key) if renames else None  # versioned: hashed by its new name
+            uses.append(use if new is None else use._replace(name=new))
     return uses
 
 

@@ -146,17 +146,14 @@ class Scoping:
             near = self._near[(key, scope)] = _Near(dirs)
         return near.nearest(_parts(where))
 
-    def _choose(self, where: str, key: ResourceId) -> ConfigEntry | object | None:
-        near = self._nearest(where, key)
-        if not near:
-            return None
-        return self._contested[key][near[0]] if len(near) == 1 else _TIE
-
     def _view(self, where: str) -> tuple[ConfigIndex, Ties]:
         got = _recent(self._by_dir, where)
         if got is not None:
             return got
-        choices = {key: self._choose(where, key) for key in self._contested}
+        choices: dict[ResourceId, ConfigEntry | object | None] = {}
+        for key, per in self._contested.items():
+            near = self._nearest(where, key)
+            choices[key] = (per[near[0]] if len(near) == 1 else _TIE) if near else None
         signature = tuple(id(c) for c in choices.values())
         got = _recent(self._views, signature)
         if got is None:

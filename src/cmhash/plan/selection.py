@@ -133,10 +133,8 @@ def _requirement(tokens: _Tokens) -> Requirement:
         return Requirement(key, "exists")
     column = tokens.column()
     tokens.take()
-    if op in ("=", "=="):
-        return Requirement(key, "=", (_value(tokens),))
-    if op == "!=":
-        return Requirement(key, "!=", (_value(tokens),))
+    if op in ("=", "==", "!="):
+        return Requirement(key, "!=" if op == "!=" else "=", (_value(tokens),))
     if op in ("in", "notin"):
         return Requirement(key, op, _set(tokens))
     if op in (">", "<"):

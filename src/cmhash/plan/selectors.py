@@ -95,10 +95,9 @@ class Found(NamedTuple):
 # -- CRD schemas ---------------------------------------------------------------------
 
 
-def _words(node: Node | None) -> tuple[str, ...]:
-    """The kinds a schema node's description names (one, or none when it names both
-    or neither)."""
-    text = (scalar(get(node, "description")) or "").lower()
+def _said(text: str) -> tuple[str, ...]:
+    """The kind ``text`` (lower-case) names: one, or none when it names both or
+    neither."""
     said = tuple(k for k in BOTH if k.lower() in text)
     return said if len(said) == 1 else ()
 
@@ -116,8 +115,8 @@ def _selector(node: Node) -> tuple[str, ...] | None:
         return None
     if any(scalar(get(p, "type")) not in (None, "string") for p in (name, key)):
         return None
-    for hint in (get(props, "optional"), key, node):
-        said = _words(hint)
+    for hint in (get(props, "optional"), key, node):  # (their descriptions)
+        said = _said((scalar(get(hint, "description")) or "").lower())
         if said:
             return said
     return ()
@@ -180,11 +179,7 @@ def _by_field(path: tuple[str, ...]) -> tuple[str, ...]:
     if not steps:
         return BOTH
     last = steps[-1]
-    if last in ARMS:
-        return (ARMS[last],)
-    low = last.lower()
-    said = tuple(k for k in BOTH if k.lower() in low)
-    return said if len(said) == 1 else BOTH
+    return (ARMS[last],) if last in ARMS else _said(last.lower()) or BOTH
 
 
 def _shape(node: Node) -> bool:

@@ -13,7 +13,6 @@ produced name itself: a second run finds the same name.
 
 from __future__ import annotations
 
-from cmhash.analyze.hashing import Content
 from cmhash.edit.splice import Edit, with_value
 from cmhash.findings import Code, Finding, finding
 from cmhash.knowledge.sources import Path
@@ -43,13 +42,6 @@ def not_versioned(e: ConfigEntry, key: ResourceId, text: str) -> Finding:
     )
 
 
-def kept(e: ConfigEntry, key: ResourceId, why: str) -> Finding:
-    """The not-versioned note of a produced Secret whose source forbids a new name."""
-    return not_versioned(
-        e, key, f"{e.info.label} is not versioned: {why}; its references keep the name"
-    )
-
-
 def name_at(e: ConfigEntry) -> int:
     """Where a refusal to rename ``e`` points: its name, or for a produced Secret the
     name its source writes (``spec.target.name``, else the source's own)."""
@@ -72,15 +64,6 @@ def own_source(e: ConfigEntry, base: str, new: str) -> tuple[str, str] | None:
     if p is None or p.own is None or source is None:
         return None
     return source.partition("/")[0], with_suffix(p.own_name, base, new)
-
-
-def suffix_content(e: ConfigEntry) -> tuple[str, Content]:
-    """What a source's suffix is computed from: its own base name and its content (the
-    produced names in it read as base names: analyze/versioned_sources.py)."""
-    from cmhash.analyze.versioned_names import base_name
-
-    p = e.info.producer
-    return base_name(p.own_name if p is not None else e.info.name), e.info.content
 
 
 def referenced_source(index: ConfigIndex, e: ConfigEntry) -> ConfigEntry | None:

@@ -122,20 +122,20 @@ def _plan(
         )
         for item in info.skipped_items
     )
-    if plan.skip is not None:
-        about = SKIP_FINDINGS.get(plan.skip)
-        if about is not None:
-            detail = plan.skip_detail or "another workload"
-            _note(findings, plan, about[0], about[1].format(detail=detail))
-        # opted out: no findings, but explain and report show what it uses
-        resolve_workload(plan, index, options, [], renames)
-        if options.lock is not None or info.selection.restart or index.restarts:
-            _extras(plan, options, index)
-        return plan
-    uses = resolve_workload(plan, index, options, findings, renames)
+    skipped = plan.skip is not None
+    about = SKIP_FINDINGS.get(plan.skip) if plan.skip is not None else None
+    if about is not None:
+        detail = plan.skip_detail or "another workload"
+        _note(findings, plan, about[0], about[1].format(detail=detail))
+    # opted out: no findings, but explain and report show what it uses
+    uses = resolve_workload(plan, index, options, [] if skipped else findings, renames)
     extra = None
     if options.lock is not None or info.selection.restart or index.restarts:
-        extra = _extras(plan, options, index)  # what Git does not see (a lock, a restart asked for)
+        from cmhash.plan.lock import extras  # (a lock, or a restart asked for: rare)
+
+        extra = extras(plan, options.lock, index.writers)  # what Git does not see
+    if skipped:
+        return plan
     if info.kind.live and not options.hash_live_reloaded:
         from cmhash.plan.ref_findings import live_reloaded  # (an operator's resource)
 
@@ -171,14 +171,6 @@ def _note(findings: list[Finding], plan: WorkloadPlan, code: Code, text: str) ->
     findings.append(plan.finding(plan.info.offset, code, f"{plan.info.label} {text}"))
 
 
-def _extras(
-    plan: WorkloadPlan, options: PlanOptions, index: ConfigIndex
-) -> dict[str, object] | None:
-    from cmhash.plan.lock import extras  # (a lock, or a restart asked for: rare)
-
-    return extras(plan, options.lock, index.writers)
-
-
 def _rename_job(plan: WorkloadPlan, value: str, findings: list[Finding]) -> None:
     """--jobs=rename: the Job's name from its template and checksum (analyze/jobs.py);
     hook and generateName Jobs are made anew by their tool anyway: left as they are."""
@@ -189,10 +181,12 @@ def _rename_job(plan: WorkloadPlan, value: str, findings: list[Finding]) -> None
             told = f"is {what}: not renamed (its tool makes a new Job each time), only annotated"
             _note(findings, plan, Code.JOB_NOT_RENAMED, told)
         return
-    from cmhash.analyze.jobs import new_name, rename_edits
+    from cmhash.analyze.jobs import new_name
 
     new = new_name(info.job, value)
-    plan.job_edits = rename_edits(info.job, new) if new != info.name else list(info.job.marker)
+    # the name written in its own style, and the base-name annotation when missing
+    renamed = [info.job.spot.renamed(new)] if new != info.name else []
+    plan.job_edits = [*renamed, *info.job.marker]
     plan.runs_again_as = new
 
 
@@ -229,10 +223,11 @@ class Planner:
 
     def __init__(self, scoping: scopes.Scoping, releases: Namespaces | None, options: PlanOptions):
         self.scoping = scoping
-        self.releases = releases
+        # both fixed for the run: the common case (neither) costs two attribute tests
+        self.releases = releases or None
+        self.contested = scoping.contested
         self.options = options
         self._by_namespace: dict[str, PlanOptions] = {}
-        self.simple = not releases and not scoping.contested
 
     def plan(
         self,
@@ -242,10 +237,6 @@ class Planner:
         renames: Mapping[ResourceId, str] | None = None,
     ) -> WorkloadPlan:
         options = self.options
-        if self.simple:  # the common case: one index, one namespace rule
-            if self.scoping.index.restarted:
-                operator_restarts(w, w.namespace or options.namespace or "", self.scoping.index)
-            return plan_workload(src, w, self.scoping.index, options, findings, renames)
         if self.releases:
             ns = self.releases.of(src, w.offset)
             if ns is not None:
@@ -255,7 +246,7 @@ class Planner:
                 options = got
         if self.scoping.index.restarted:
             operator_restarts(w, w.namespace or options.namespace or "", self.scoping.index)
-        if not self.scoping.contested:
+        if not self.contested:
             return plan_workload(src, w, self.scoping.index, options, findings, renames)
         # the tie check after the selection: a workload cmhash leaves alone (opted out,
         # ignored, not included, a Job or Pod not opted in) never fails the run

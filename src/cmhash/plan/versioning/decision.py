@@ -145,7 +145,8 @@ def decide(
                 f"cannot version {e.info.label}: {why}; drop cmhash.io/versioned", e.info.offset
             )
         if why is not None and options.versioned and counting:
-            findings.append(source_versions.kept(e, key, why))
+            text = f"{e.info.label} is not versioned: {why}; its references keep the name"
+            findings.append(source_versions.not_versioned(e, key, text))
         if not _wanted(e, options, bool(counting)):
             continue
         label = f"{e.info.kind} {e.info.name!r}"
@@ -220,11 +221,12 @@ def decide(
             out.renamed[key] = Renamed(e, e.info.name, e.info.name)
             continue
         if e.info.producer is not None:  # one suffix for all a source makes
-            # (from the source's fields, which hold no Secret value: an ExternalSecret's
-            # refs, a class's parameters, sealed ciphertext; so never keyed, and a keyed
-            # run and an unkeyed one name the Secret alike)
-            own_base, content = source_versions.suffix_content(e)
-            new = f"{base}-{suffix(content, own_base, None)}"
+            # (from the source's own base name and its fields, the produced names in them
+            # read as base names (analyze/versioned_sources.py), which hold no Secret
+            # value: an ExternalSecret's refs, a class's parameters, sealed ciphertext; so
+            # never keyed, and a keyed run and an unkeyed one name the Secret alike)
+            own_base = base_name(e.info.producer.own_name)
+            new = f"{base}-{suffix(e.info.content, own_base, None)}"
         else:
             new = f"{base}-{suffix(e.info.content, base, options.secret_key)}"
         at = source_versions.name_at(e)
@@ -261,15 +263,13 @@ def decide(
                     spot,
                 )
         out.renamed[key] = Renamed(e, e.info.name, new)
-        if spc is not None and spc.id not in out.renamed:  # renamed with what it makes
-            own = source_versions.with_suffix(spc.info.name, base, new)
-            out.renamed[spc.id] = Renamed(spc, spc.info.name, own)
+        if spc is not None and spc.id not in out.renamed:  # renamed with what it makes,
             # and its other Secrets, used or not: the new class must not sync a Secret
             # under the name the old one syncs for old pods
-            for sib in source_versions.siblings(index, e):
-                if sib.id not in out.renamed:
-                    name = source_versions.with_suffix(sib.info.name, base, new)
-                    out.renamed[sib.id] = Renamed(sib, sib.info.name, name)
+            for o in (spc, *source_versions.siblings(index, e)):
+                if o.id not in out.renamed:
+                    name = source_versions.with_suffix(o.info.name, base, new)
+                    out.renamed[o.id] = Renamed(o, o.info.name, name)
         if by_name is not None and new != e.info.name:
             findings.extend(_kept_references(by_name, key, e, new))
     return out

@@ -114,13 +114,10 @@ def _rename_item(
     core = item.strip()
     lead = item[: len(item) - len(item.lstrip())]
     trail = item[len(item.rstrip()) :]
-    if renamed.entry.namespace != plan.namespace and not regex:
+    if not regex:  # in another namespace than the workload's: only as namespace/name
         ns, _, name = core.rpartition("/")
-        hit = ns == renamed.entry.namespace and name == renamed.old
-        return lead + f"{ns}/{renamed.new}" + trail if hit else item
-    if not regex:
-        ns, _, name = core.rpartition("/")
-        if name != renamed.old or ns not in ("", plan.namespace):
+        home = renamed.entry.namespace
+        if name != renamed.old or ns not in ((home,) if home != plan.namespace else ("", home)):
             return item
         return lead + (f"{ns}/" if ns else "") + renamed.new + trail
     if renamed.entry.namespace != plan.namespace:
