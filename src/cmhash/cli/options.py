@@ -258,6 +258,15 @@ BUDGETS = (
 )
 
 
+def pop_budget(opts: dict[str, Any]) -> tuple[Any, bool, int | None]:
+    """``BUDGETS`` taken out of a command's options: the ``report.Budget``, whether
+    ConfigMap values are shown (not --no-values), and --nodes."""
+    from cmhash.report import Budget
+
+    budget = Budget(*(opts.pop(name) for name in BUDGETS[:5]))
+    return budget, not opts.pop("no_values"), opts.pop("nodes")
+
+
 def verdict_options(*names: str, described: bool = True) -> Callable[[_F], _F]:
     """These of report's verdict options, in this order (``described``: with their help
     text, as report and ci-report show them)."""

@@ -15,6 +15,7 @@ from cmhash.cli.options import (
     BUDGETS,
     comment_options,
     common_options,
+    pop_budget,
     settings_options,
     verdict_options,
 )
@@ -176,13 +177,6 @@ def ci_report(
     comment_key: str | None,
     summary: str | None,
     fail_on: str | None,
-    max_restarts: int | None,
-    max_restarts_per_namespace: int | None,
-    max_surge_cpu: Any,
-    max_surge_memory: Any,
-    no_downtime: bool,
-    nodes: int | None,
-    no_values: bool,
     **opts: Any,
 ) -> None:
     """The merge-request job of the GitLab template and the GitHub action: render the
@@ -190,15 +184,12 @@ def ci_report(
     run report once, write old.yaml, new.yaml, report.json, report.md and
     codequality.json to --output-dir, print the text report, append the Markdown to
     --summary, and create or update the merge-request comment."""
-    from cmhash import report as rep
     from cmhash.integrations.cireport import Job, run
     from cmhash.settings.layering import layered
 
     job = Job(render, base, output_dir, comment, token_env, summary, comment_key)
-    budget = rep.Budget(
-        max_restarts, max_restarts_per_namespace, max_surge_cpu, max_surge_memory, no_downtime
-    )
-    raise SystemExit(run(job, layered(opts), fail_on, budget, not no_values, nodes))
+    budget, values, nodes = pop_budget(opts)
+    raise SystemExit(run(job, layered(opts), fail_on, budget, values, nodes))
 
 
 @click.command("gitlab-note")

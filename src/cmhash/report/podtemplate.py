@@ -62,7 +62,7 @@ UNITS: tuple[Unit, ...] = (
     Unit(("spec", "serviceAccountName"), "reference"),
     Unit(("spec", "serviceAccount"), "reference"),
     Unit(("spec", "imagePullSecrets"), "reference"),
-    Unit(("spec", "<c>", "*"), "container"),  # a container added or removed
+    Unit(("spec", "<c>", "*"), "container", values=False),  # a container added or removed
 )
 
 # list items matched by this field (else by position)
@@ -169,8 +169,6 @@ def _walk(old: Any, new: Any, path: tuple[str, ...], key: str, out: list[Templat
             o = None if old is None else shown(old)
             n = None if new is None else shown(new)
         else:
-            o = n = None
-        if unit.type == "container":
             o = n = None
         out.append(TemplateCause(unit.type, _label(path), _change(old, new), o, n))
         return
