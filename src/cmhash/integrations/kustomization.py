@@ -19,7 +19,14 @@ from typing import NamedTuple
 
 from cmhash.edit.splice import column, line_start
 from cmhash.errors import InputError, NodeError
-from cmhash.integrations.patches import HEADER, file_error, line_end, read_file, without_bare_key
+from cmhash.integrations.patches import (
+    HEADER,
+    NOT_STRINGS,
+    file_error,
+    line_end,
+    read_file,
+    without_bare_key,
+)
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.parse.tree import MAP, SCALAR, SEQ, Node, deref, entries, items, scalar
 
@@ -105,17 +112,7 @@ def _scalar(name: str) -> str:
     """The file name as a YAML scalar: plain when YAML reads it as that string."""
     import json
 
-    if re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", name) and name.lower() not in (
-        "true",
-        "false",
-        "yes",
-        "no",
-        "on",
-        "off",
-        "null",
-        "y",
-        "n",
-    ):
+    if re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", name) and name.lower() not in NOT_STRINGS:
         return name
     return json.dumps(name)
 

@@ -89,11 +89,7 @@ def _replicas(r: Replicas) -> Any:
 def _quantities(values: Mapping[str, Quantity | None] | None) -> dict[str, str | None]:
     if values is None:
         return dict.fromkeys(RESOURCES)
-    out: dict[str, str | None] = {}
-    for k in RESOURCES:
-        q = values.get(k)
-        out[k] = None if q is None else canonical(q)
-    return out
+    return {k: None if (q := values.get(k)) is None else canonical(q) for k in RESOURCES}
 
 
 def cost(

@@ -11,6 +11,7 @@ workload using one Secret key, the checksum is a hash of little more than that v
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from hashlib import sha256
 from typing import TYPE_CHECKING, Any
@@ -301,10 +302,7 @@ def _identity(workload: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def by_namespace(restart: list[dict[str, Any]]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for w in restart:
-        counts[w["namespace"]] = counts.get(w["namespace"], 0) + 1
-    return dict(sorted(counts.items()))
+    return dict(sorted(Counter(w["namespace"] for w in restart).items()))
 
 
 def build(
