@@ -24,23 +24,17 @@ class LockResult(NamedTuple):
 
 
 class Used(NamedTuple):
-    # what a checksum takes a fingerprint of -> its producer (see ``used_objects``)
+    # what a checksum takes a fingerprint of -> its producer (see ``_used``)
     objects: dict[ResourceId, ResourceId | None]
     # under --versioned: the name each of them (and each producer) has in the cluster
     versioned: dict[ResourceId, ResourceId]
 
 
-def used_objects(
-    manifests: list[SourceText], settings: Settings
-) -> dict[ResourceId, ResourceId | None]:
+def _used(manifests: list[SourceText], settings: Settings) -> Used:
     """The objects whose fingerprint a checksum of ``manifests`` would take: what each
     annotated workload uses that the manifests do not define themselves (a produced
     Secret; an object created outside Git), each with its producer (whose entry it
     takes when it has none of its own: plan/lock.py). Ids as the lock's."""
-    return _used(manifests, settings).objects
-
-
-def _used(manifests: list[SourceText], settings: Settings) -> Used:
     from cmhash.app.pipeline import run
 
     result = run(
@@ -92,7 +86,7 @@ def needed_resources(manifests: list[SourceText], settings: Settings) -> list[st
 
     out = set()
     issued = _issuers(manifests, settings.namespace or "")
-    for target, producer in used_objects(manifests, settings).items():
+    for target, producer in _used(manifests, settings).objects.items():
         producer = producer or issued.get(target)
         kind = producer.kind if producer is not None else target.kind
         resource = EXPORTS.get(kind)
