@@ -71,10 +71,7 @@ def _viewer(api: Api, graphql_url: str) -> Any:
 
 
 def _github_mine(user_url: str, graphql_url: str) -> Callable[[Api], Mine]:
-    """The token's login, and its comments by it: GET /user (a personal token); an
-    installation token may not ask (403: the job's GITHUB_TOKEN, an App's token), then
-    GraphQL's viewer; then the job's own bot, github-actions[bot]. Never any bot: another
-    tool's comment (renovate's) may carry the marker too."""
+    """The token's login, asked as the module docstring says, and its comments by it."""
 
     def mine(api: Api) -> Mine:
         login = whoami(api, user_url, "login")
