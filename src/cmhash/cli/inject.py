@@ -83,7 +83,7 @@ def inject(
     if mode is Mode.STREAM and any(k.startswith("KUSTOMIZE_PLUGIN_") for k in os.environ):
         from cmhash.integrations import unshown  # kustomize's exec plugin: warnings unseen
 
-        if unshown.as_exec_plugin():
+        if any(name in os.environ for name in unshown.EXEC_PLUGIN_ENV):
             result = unshown.escalated(result, unshown.TRANSFORMER)
             if one is not None:
                 result = unshown.with_origins(result, one)

@@ -301,10 +301,6 @@ def _identity(workload: dict[str, Any]) -> tuple[Any, ...]:
     return tuple(workload.get(k) for k in ("kind", "apiVersion", "name", "namespace"))
 
 
-def by_namespace(restart: list[dict[str, Any]]) -> dict[str, int]:
-    return dict(sorted(Counter(w["namespace"] for w in restart).items()))
-
-
 def build(
     old: RunResult,
     new: RunResult,
@@ -360,7 +356,7 @@ def build(
                 [e.side for e in empty],
             ),
             "restart": len(restart),
-            "restartByNamespace": by_namespace(restart),
+            "restartByNamespace": dict(sorted(Counter(w["namespace"] for w in restart).items())),
             "capacity": capacity,
             "capacityByNamespace": capacity_by_namespace,
             "capacityUnknown": unknown(restart),

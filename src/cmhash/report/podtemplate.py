@@ -86,10 +86,6 @@ class TemplateCause(NamedTuple):
         return out
 
 
-def _unit(path: tuple[str, ...]) -> Unit | None:
-    return next((u for u in UNITS if matches(u.pattern, path)), None)
-
-
 def shown(value: Any) -> str:
     """A value as one line (strings as they are, the rest as compact JSON); cut to its
     shown length only once any Secret value in it is masked (redact.py ``bound``)."""
@@ -161,7 +157,8 @@ def _reordered(
 def _walk(old: Any, new: Any, path: tuple[str, ...], key: str, out: list[TemplateCause]) -> None:
     if old == new:
         return
-    unit = _unit(tuple(s.strip("[]") if s.startswith("[") else s for s in path))
+    steps = tuple(s.strip("[]") if s.startswith("[") else s for s in path)
+    unit = next((u for u in UNITS if matches(u.pattern, steps)), None)
     if unit is not None and (unit.type != "container" or old is None or new is None):
         if unit.type == "env":
             o, n = _env(old), _env(new)
