@@ -134,11 +134,7 @@ def _causes(
             continue
         keys = used[key]
         if key not in old_used:
-            causes.append(
-                Cause(
-                    kind, name, "newly referenced", tuple(sorted(keys)) if keys is not None else ()
-                )
-            )
+            causes.append(Cause(kind, name, "newly referenced", tuple(sorted(keys or ()))))
             continue
         ch = changes.get(key)
         if ch is None:
