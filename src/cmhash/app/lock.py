@@ -226,15 +226,13 @@ def make_lock(
     if used is not None:
         have_ids = {e.id for e in found.entries} | {key for key, _ in found.notes if key}
         nameless = [k for k, p in used.items() if not k.namespace and k not in have_ids]
-    warnings = (
-        [
+    warnings = []
+    if nameless:
+        warnings.append(
             f"{len(nameless)} object(s) the manifests use have no namespace "
             f"({nameless[0].kind} {nameless[0].name}), so no export's object can be theirs: "
             "give the namespace the deploy uses with -n (helm template writes none)"
-        ]
-        if nameless
-        else []
-    )
+        )
     warnings += [
         f"{o.resource.source.display}:{o.resource.source.position(o.node.start)[0]}: "
         f"Secret {o.namespace}/{o.name}: its data is not what its "
