@@ -6,6 +6,7 @@ creates or updates (``cmhash gitlab-note``, ``cmhash github-comment``)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import click
@@ -200,11 +201,11 @@ def gitlab_note(file: str, token_env: str, comment_key: str | None) -> None:
     """Post FILE (a Markdown report) as a note on the pipeline's merge request, or update
     the note an earlier pipeline posted. Reads CI_API_V4_URL, CI_PROJECT_ID and
     CI_MERGE_REQUEST_IID, as GitLab sets them in merge-request pipelines."""
-    from cmhash.integrations.comments import file_key
-    from cmhash.integrations.gitlab import post_note_from_environment
+    from cmhash.integrations.comments import file_key, read_report
+    from cmhash.integrations.gitlab import post_note
 
     key = file_key(file, comment_key, "CI_PROJECT_DIR")
-    how, note = post_note_from_environment(file, token_env, key)
+    how, note = post_note(read_report(file), os.environ, token_env, key)
     err(f"{how} merge-request note {note}")
 
 
@@ -222,9 +223,9 @@ def github_comment(file: str, token_env: str, comment_key: str | None, pr: int |
     """Post FILE (a Markdown report) as a comment on the pull request, or update the
     comment an earlier run posted. Reads GITHUB_API_URL, GITHUB_REPOSITORY and the
     pull request from GITHUB_EVENT_PATH, as GitHub Actions sets them."""
-    from cmhash.integrations.comments import file_key
-    from cmhash.integrations.github import post_comment_from_environment
+    from cmhash.integrations.comments import file_key, read_report
+    from cmhash.integrations.github import post_comment
 
     key = file_key(file, comment_key, "GITHUB_WORKSPACE")
-    how, comment = post_comment_from_environment(file, token_env, pr, key)
+    how, comment = post_comment(read_report(file), os.environ, token_env, pr, key)
     err(f"{how} pull-request comment {comment}")

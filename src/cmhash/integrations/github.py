@@ -11,7 +11,6 @@ may carry the marker too."""
 from __future__ import annotations
 
 import json
-import os
 import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -22,7 +21,6 @@ from cmhash.integrations.comments import (
     Key,
     Mine,
     NoteError,
-    read_report,
     request,
     token,
     upsert,
@@ -123,9 +121,3 @@ def post_comment(
         _github_mine(f"{api_url}/user", graphql_url(env, api_url)),
     )
     return upsert(api, text, key)
-
-
-def post_comment_from_environment(
-    path: str, token_env: str, pr: int | None = None, key: Key = NO_KEY
-) -> tuple[str, int]:
-    return post_comment(read_report(path), os.environ, token_env, pr, key)
