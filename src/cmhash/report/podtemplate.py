@@ -78,12 +78,7 @@ class TemplateCause(NamedTuple):
     new: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": self.type, "field": self.field, "change": self.change}
-        if self.old is not None:
-            out["old"] = self.old
-        if self.new is not None:
-            out["new"] = self.new
-        return out
+        return {k: v for k, v in self._asdict().items() if v is not None}  # (old, new: if any)
 
 
 def shown(value: Any) -> str:
