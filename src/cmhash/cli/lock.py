@@ -102,8 +102,7 @@ def lock(
         for line in result.warnings:
             err(f"cmhash: warning: {line}")
     if check:
-        current = _current(target)
-        if current != result.text:
+        if _current(target) != result.text:
             err(f"cmhash: {target or 'the lock'} would change")
             raise SystemExit(EXIT_CHANGED)
         return
