@@ -279,7 +279,7 @@ def test_rule(rule: Any, plan: dict[str, Any], truth: dict[str, Any]) -> None:
         rid = ResourceId(group, kind, "ns", "x")
         old = UNIT_OLD.get(rule.name)
         ctx = Context({"spec": spec}, (), {}, rid, UNIT_RENAMES.get(rule.name), old)
-        got = decide(ctx._replace(changes_template=rule.name not in UNIT_RELEASED))
+        got = decide(ctx._replace(template_changed=rule.name not in UNIT_RELEASED))
         assert (got.rule, got.outcome) == (rule.name, rule.outcome)
         return
     data = truth if where.startswith("truth:") else plan

@@ -24,23 +24,17 @@ class LockResult(NamedTuple):
 
 
 class Used(NamedTuple):
-    # what a checksum takes a fingerprint of -> its producer (see ``used_objects``)
+    # what a checksum takes a fingerprint of -> its producer (see ``_used``)
     objects: dict[ResourceId, ResourceId | None]
     # under --versioned: the name each of them (and each producer) has in the cluster
     versioned: dict[ResourceId, ResourceId]
 
 
-def used_objects(
-    manifests: list[SourceText], settings: Settings
-) -> dict[ResourceId, ResourceId | None]:
+def _used(manifests: list[SourceText], settings: Settings) -> Used:
     """The objects whose fingerprint a checksum of ``manifests`` would take: what each
     annotated workload uses that the manifests do not define themselves (a produced
     Secret; an object created outside Git), each with its producer (whose entry it
     takes when it has none of its own: plan/lock.py). Ids as the lock's."""
-    return _used(manifests, settings).objects
-
-
-def _used(manifests: list[SourceText], settings: Settings) -> Used:
     from cmhash.app.pipeline import run
 
     result = run(
@@ -92,7 +86,7 @@ def needed_resources(manifests: list[SourceText], settings: Settings) -> list[st
 
     out = set()
     issued = _issuers(manifests, settings.namespace or "")
-    for target, producer in used_objects(manifests, settings).items():
+    for target, producer in _used(manifests, settings).objects.items():
         producer = producer or issued.get(target)
         kind = producer.kind if producer is not None else target.kind
         resource = EXPORTS.get(kind)
@@ -232,15 +226,13 @@ def make_lock(
     if used is not None:
         have_ids = {e.id for e in found.entries} | {key for key, _ in found.notes if key}
         nameless = [k for k, p in used.items() if not k.namespace and k not in have_ids]
-    warnings = (
-        [
+    warnings = []
+    if nameless:
+        warnings.append(
             f"{len(nameless)} object(s) the manifests use have no namespace "
             f"({nameless[0].kind} {nameless[0].name}), so no export's object can be theirs: "
             "give the namespace the deploy uses with -n (helm template writes none)"
-        ]
-        if nameless
-        else []
-    )
+        )
     warnings += [
         f"{o.resource.source.display}:{o.resource.source.position(o.node.start)[0]}: "
         f"Secret {o.namespace}/{o.name}: its data is not what its "

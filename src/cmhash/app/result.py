@@ -4,6 +4,7 @@ out when first asked)."""
 # No "from __future__ import annotations": typing compiles string NamedTuple fields at import
 
 from collections.abc import Iterator, Mapping
+from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple
 
 from cmhash.analyze.summaries import DocInfo
@@ -26,32 +27,30 @@ class SecretSpans(Mapping[int, list[tuple[int, int]]]):
     def __init__(self, sources: list[SourceText], docs: list[list[DocInfo]]) -> None:
         self._sources = sources
         self._docs = docs
-        self._spans: dict[int, list[tuple[int, int]]] | None = None
 
+    @cached_property
     def _all(self) -> dict[int, list[tuple[int, int]]]:
-        if self._spans is None:
-            self._spans = {
-                id(src): [
-                    *(
-                        (c.offset, c.end)
-                        for d in per
-                        for c in d.configs
-                        if c.kind == "Secret" and c.source is None
-                    ),
-                    *(span for d in per for span in d.unnamed_secrets),
-                ]
-                for src, per in zip(self._sources, self._docs, strict=True)
-            }
-        return self._spans
+        return {
+            id(src): [
+                *(
+                    (c.offset, c.end)
+                    for d in per
+                    for c in d.configs
+                    if c.kind == "Secret" and c.source is None
+                ),
+                *(span for d in per for span in d.unnamed_secrets),
+            ]
+            for src, per in zip(self._sources, self._docs, strict=True)
+        }
 
     def __getitem__(self, key: int) -> list[tuple[int, int]]:
-        return self._all()[key]
+        return self._all[key]
 
     def __iter__(self) -> Iterator[int]:
-        return iter(self._all())
+        return iter(self._all)
 
     def __len__(self) -> int:
-        return len(self._all())
+        return len(self._all)
 
 
 class RunResult(NamedTuple):

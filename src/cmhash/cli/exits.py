@@ -29,7 +29,7 @@ def outcome(command: click.Command, args: list[str]) -> int:
         command.main(args=args, prog_name="cmhash", standalone_mode=False)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else EXIT_INPUT
-    except click.exceptions.Abort:
+    except (click.exceptions.Abort, KeyboardInterrupt):
         err(f"cmhash: interrupted{signals.after_write()}")
         return EXIT_INTERRUPTED
     except click.ClickException as exc:
@@ -38,9 +38,6 @@ def outcome(command: click.Command, args: list[str]) -> int:
     except CmhashError as exc:
         err(f"cmhash: {exc}")
         return exc.exit_code
-    except KeyboardInterrupt:
-        err(f"cmhash: interrupted{signals.after_write()}")
-        return EXIT_INTERRUPTED
     except signals.Terminated as exc:
         err(signals.line(exc.signum) + signals.after_write())
         return 128 + exc.signum

@@ -83,7 +83,7 @@ def inject(
     if mode is Mode.STREAM and any(k.startswith("KUSTOMIZE_PLUGIN_") for k in os.environ):
         from cmhash.integrations import unshown  # kustomize's exec plugin: warnings unseen
 
-        if unshown.as_exec_plugin():
+        if any(name in os.environ for name in unshown.EXEC_PLUGIN_ENV):
             result = unshown.escalated(result, unshown.TRANSFORMER)
             if one is not None:
                 result = unshown.with_origins(result, one)
@@ -155,21 +155,16 @@ def run_pipeline(inputs: Inputs, settings: Settings, **how: Any) -> RunResult:
     except TieError:
         _refuse_links(inputs)
         raise
-    _linked_environments(inputs, result)
+    # an object that several directories define: environments, to tell apart
+    if result.config_index is not None and result.config_index.by_directory:
+        _refuse_links(inputs)
     return result
 
 
-def _linked_environments(inputs: Inputs, result: RunResult) -> None:
+def _refuse_links(inputs: Inputs) -> None:
     """A repository whose environments share files through symbolic links: a file is
     read once, by its real path, so the environment a linked copy stands in cannot be
     told (the checksum could be another environment's). Refused, never guessed."""
-    index = result.config_index
-    if index is None or not index.by_directory:
-        return  # no object that several directories define: no environment to tell
-    _refuse_links(inputs)
-
-
-def _refuse_links(inputs: Inputs) -> None:
     linked = [s.path for s in inputs.skipped if "read already" in s.why]
     linked += [
         src.path

@@ -102,8 +102,7 @@ def lock(
         for line in result.warnings:
             err(f"cmhash: warning: {line}")
     if check:
-        current = _current(target)
-        if current != result.text:
+        if _current(target) != result.text:
             err(f"cmhash: {target or 'the lock'} would change")
             raise SystemExit(EXIT_CHANGED)
         return
@@ -192,16 +191,13 @@ def restart(
     ns = f" -n {namespace}" if namespace else ""
     if not found:
         raise UsageError(f"no {kind}/{name}{ns} in {', '.join(paths)}")
+    places = [f"{t.source.display}:{t.source.position(t.resource.node.start)[0]}" for t in found]
     if len(found) > 1:
-        places = ", ".join(
-            f"{t.source.display}:{t.source.position(t.resource.node.start)[0]}" for t in found
-        )
         raise UsageError(
-            f"{kind}/{name}{ns} is defined {len(found)} times ({places}): give the file (or -n) "
-            "of the one to restart"
+            f"{kind}/{name}{ns} is defined {len(found)} times ({', '.join(places)}): give the "
+            "file (or -n) of the one to restart"
         )
-    one = found[0]
-    where = f"{one.source.display}:{one.source.position(one.resource.node.start)[0]}"
+    one, where = found[0], places[0]
     result = annotate.restart_file(one, reason, parser)
     if result is None:
         err(f"cmhash: {where}: {one.resource.label} asks for this restart already")

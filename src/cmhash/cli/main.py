@@ -9,6 +9,7 @@ a plain run loads inject's."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 from collections.abc import Iterator, MutableMapping, Sequence
@@ -47,13 +48,10 @@ def refuse_contradictory_jobs(args: list[str]) -> None:
             raise UsageError(f"{arg}: use --jobs, --jobs=annotate, --jobs=rename or --no-jobs")
         if arg in _JOBS_MODES:
             seen.append(arg)
-    for i, first in enumerate(seen):
-        for second in seen[i + 1 :]:
-            a, b = _JOBS_MODES[first], _JOBS_MODES[second]
-            if a != b and (a == "off" or b == "off" or None not in (a, b)):
-                raise UsageError(
-                    f"{first} and {second} contradict each other: give only one of them"
-                )
+    for first, second in itertools.combinations(seen, 2):
+        a, b = _JOBS_MODES[first], _JOBS_MODES[second]
+        if a != b and (a == "off" or b == "off" or None not in (a, b)):
+            raise UsageError(f"{first} and {second} contradict each other: give only one of them")
 
 
 class Commands(MutableMapping[str, click.Command]):

@@ -185,47 +185,39 @@ def settings_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 # The options report and ci-report decide their exit code and the values shown by
-# (report.Budget, fail_on, --no-values): name -> (declarations, settings, report's help).
-_VERDICT: dict[str, tuple[tuple[str, ...], dict[str, Any], str]] = {
+# (report.Budget, fail_on, --no-values): name (--name) -> (settings, report's help).
+_VERDICT: dict[str, tuple[dict[str, Any], str]] = {
     "fail_on": (
-        ("--fail-on",),
         {"type": click.Choice(["error", "warning"]), "default": None},
         "Exit 1 when the new side has findings of this level or worse.",
     ),
     "max_restarts": (
-        ("--max-restarts",),
         {"type": click.IntRange(min=0), "default": None, "metavar": "N"},
         "Exit 1 when more than N workloads restart (the report is still written).",
     ),
     "max_restarts_per_namespace": (
-        ("--max-restarts-per-namespace",),
         {"type": click.IntRange(min=0), "default": None, "metavar": "N"},
         "Exit 1 when more than N workloads restart in any one namespace.",
     ),
     "max_surge_cpu": (
-        ("--max-surge-cpu",),
         {"default": None, "metavar": "QTY", "callback": lambda c, p, v: _quantity(p, v)},
         "Exit 1 when the restarts rolling at once request more extra CPU than QTY (a "
         "Kubernetes quantity: 4, 2500m).",
     ),
     "max_surge_memory": (
-        ("--max-surge-memory",),
         {"default": None, "metavar": "QTY", "callback": lambda c, p, v: _quantity(p, v)},
         "Exit 1 when the restarts rolling at once request more extra memory than QTY (8Gi, 512Mi).",
     ),
     "no_downtime": (
-        ("--no-downtime",),
         {"is_flag": True},
         "Exit 1 when a restarting workload has no pod available at some point of its rollout.",
     ),
     "nodes": (
-        ("--nodes",),
         {"type": click.IntRange(min=0), "default": None, "metavar": "N"},
         "The nodes that run each DaemonSet's pods (unknown offline): gives a DaemonSet's "
         "capacity figures.",
     ),
     "no_values": (
-        ("--no-values",),
         {"is_flag": True},
         "Show no ConfigMap values (key names only, as for Secrets).",
     ),
@@ -258,14 +250,24 @@ BUDGETS = (
 )
 
 
+def pop_budget(opts: dict[str, Any]) -> tuple[Any, bool, int | None]:
+    """``BUDGETS`` taken out of a command's options: the ``report.Budget``, whether
+    ConfigMap values are shown (not --no-values), and --nodes."""
+    from cmhash.report import Budget
+
+    budget = Budget(*(opts.pop(name) for name in BUDGETS[:5]))
+    return budget, not opts.pop("no_values"), opts.pop("nodes")
+
+
 def verdict_options(*names: str, described: bool = True) -> Callable[[_F], _F]:
     """These of report's verdict options, in this order (``described``: with their help
     text, as report and ci-report show them)."""
 
     def apply(fn: _F) -> _F:
         for name in reversed(names):
-            decls, settings, text = _VERDICT[name]
-            fn = click.option(*decls, **({**settings, "help": text} if described else settings))(fn)
+            settings, text = _VERDICT[name]
+            decl = "--" + name.replace("_", "-")
+            fn = click.option(decl, **({**settings, "help": text} if described else settings))(fn)
         return fn
 
     return apply

@@ -6,6 +6,7 @@ creates or updates (``cmhash gitlab-note``, ``cmhash github-comment``)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import click
@@ -15,6 +16,7 @@ from cmhash.cli.options import (
     BUDGETS,
     comment_options,
     common_options,
+    pop_budget,
     settings_options,
     verdict_options,
 )
@@ -176,13 +178,6 @@ def ci_report(
     comment_key: str | None,
     summary: str | None,
     fail_on: str | None,
-    max_restarts: int | None,
-    max_restarts_per_namespace: int | None,
-    max_surge_cpu: Any,
-    max_surge_memory: Any,
-    no_downtime: bool,
-    nodes: int | None,
-    no_values: bool,
     **opts: Any,
 ) -> None:
     """The merge-request job of the GitLab template and the GitHub action: render the
@@ -190,15 +185,12 @@ def ci_report(
     run report once, write old.yaml, new.yaml, report.json, report.md and
     codequality.json to --output-dir, print the text report, append the Markdown to
     --summary, and create or update the merge-request comment."""
-    from cmhash import report as rep
     from cmhash.integrations.cireport import Job, run
     from cmhash.settings.layering import layered
 
     job = Job(render, base, output_dir, comment, token_env, summary, comment_key)
-    budget = rep.Budget(
-        max_restarts, max_restarts_per_namespace, max_surge_cpu, max_surge_memory, no_downtime
-    )
-    raise SystemExit(run(job, layered(opts), fail_on, budget, not no_values, nodes))
+    budget, values, nodes = pop_budget(opts)
+    raise SystemExit(run(job, layered(opts), fail_on, budget, values, nodes))
 
 
 @click.command("gitlab-note")
@@ -209,11 +201,11 @@ def gitlab_note(file: str, token_env: str, comment_key: str | None) -> None:
     """Post FILE (a Markdown report) as a note on the pipeline's merge request, or update
     the note an earlier pipeline posted. Reads CI_API_V4_URL, CI_PROJECT_ID and
     CI_MERGE_REQUEST_IID, as GitLab sets them in merge-request pipelines."""
-    from cmhash.integrations.comments import file_key
-    from cmhash.integrations.gitlab import post_note_from_environment
+    from cmhash.integrations.comments import file_key, read_report
+    from cmhash.integrations.gitlab import post_note
 
     key = file_key(file, comment_key, "CI_PROJECT_DIR")
-    how, note = post_note_from_environment(file, token_env, key)
+    how, note = post_note(read_report(file), os.environ, token_env, key)
     err(f"{how} merge-request note {note}")
 
 
@@ -231,9 +223,9 @@ def github_comment(file: str, token_env: str, comment_key: str | None, pr: int |
     """Post FILE (a Markdown report) as a comment on the pull request, or update the
     comment an earlier run posted. Reads GITHUB_API_URL, GITHUB_REPOSITORY and the
     pull request from GITHUB_EVENT_PATH, as GitHub Actions sets them."""
-    from cmhash.integrations.comments import file_key
-    from cmhash.integrations.github import post_comment_from_environment
+    from cmhash.integrations.comments import file_key, read_report
+    from cmhash.integrations.github import post_comment
 
     key = file_key(file, comment_key, "GITHUB_WORKSPACE")
-    how, comment = post_comment_from_environment(file, token_env, pr, key)
+    how, comment = post_comment(read_report(file), os.environ, token_env, pr, key)
     err(f"{how} pull-request comment {comment}")

@@ -112,13 +112,6 @@ def report(
     fail_on: str | None,
     template_file: str | None,
     output: str | None,
-    max_restarts: int | None,
-    max_restarts_per_namespace: int | None,
-    max_surge_cpu: Any,
-    max_surge_memory: Any,
-    no_downtime: bool,
-    nodes: int | None,
-    no_values: bool,
     old_lock: str | None,
     **opts: Any,
 ) -> None:
@@ -129,11 +122,10 @@ def report(
 
     Secrets are described by key names only: never a value, never a hash of one."""
     from cmhash import report as rep
+    from cmhash.cli.options import pop_budget
     from cmhash.settings.layering import layered
 
-    budget = rep.Budget(
-        max_restarts, max_restarts_per_namespace, max_surge_cpu, max_surge_memory, no_downtime
-    )
+    budget, values, nodes = pop_budget(opts)
     settings = layered(opts)
     old_settings = None
     if old_lock is not None:
@@ -151,7 +143,7 @@ def report(
             fail_on,
             output,
             budget,
-            not no_values,
+            values,
             old_settings,
             nodes,
         )

@@ -12,7 +12,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -183,15 +183,14 @@ def _in_merge_request(comment: str, env: Mapping[str, str]) -> bool:
 
 
 def _post(comment: str, text: str, env: Mapping[str, str], token_env: str | None, key: Any) -> str:
-    poster: Callable[..., tuple[str, int]]
     if comment == "gitlab":
-        from cmhash.integrations.gitlab import post_note as poster
+        from cmhash.integrations.gitlab import post_note
 
-        how, ident = poster(text, env, token_env or "CMHASH_GITLAB_TOKEN", key)
+        how, ident = post_note(text, env, token_env or "CMHASH_GITLAB_TOKEN", key)
         return f"{how} merge-request note {ident}"
-    from cmhash.integrations.github import post_comment as poster
+    from cmhash.integrations.github import post_comment
 
-    how, ident = poster(text, env, token_env or "GITHUB_TOKEN", None, key)
+    how, ident = post_comment(text, env, token_env or "GITHUB_TOKEN", None, key)
     return f"{how} pull-request comment {ident}"
 
 

@@ -8,11 +8,9 @@ another. The marker carries a key (``marker``: a digest of ``--comment-key``, or
 job's paths by default), so that two jobs of one merge request (a matrix over
 environments, a monorepo's directories) keep a comment each; a comment of this tool
 with the marker of earlier versions (no key) is taken over once, so that nothing stale
-stays behind. Only the token's own comments count (``mine``): on GitHub the login GET
-/user names, else the one GraphQL's ``viewer`` names (an installation token: the job's
-GITHUB_TOKEN is ``github-actions[bot]``, an App's is ``<slug>[bot]``), else
-``github-actions[bot]``; on GitLab the user GET /user names. The token goes into a
-request header only: never into a message or a URL.
+stays behind. Only the token's own comments count (``mine``: whose, github.py's and
+gitlab.py's docstrings say). The token goes into a request header only: never into a
+message or a URL.
 """
 
 from __future__ import annotations

@@ -11,7 +11,6 @@ may carry the marker too."""
 from __future__ import annotations
 
 import json
-import os
 import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -22,7 +21,6 @@ from cmhash.integrations.comments import (
     Key,
     Mine,
     NoteError,
-    read_report,
     request,
     token,
     upsert,
@@ -71,10 +69,7 @@ def _viewer(api: Api, graphql_url: str) -> Any:
 
 
 def _github_mine(user_url: str, graphql_url: str) -> Callable[[Api], Mine]:
-    """The token's login, and its comments by it: GET /user (a personal token); an
-    installation token may not ask (403: the job's GITHUB_TOKEN, an App's token), then
-    GraphQL's viewer; then the job's own bot, github-actions[bot]. Never any bot: another
-    tool's comment (renovate's) may carry the marker too."""
+    """The token's login, asked as the module docstring says, and its comments by it."""
 
     def mine(api: Api) -> Mine:
         login = whoami(api, user_url, "login")
@@ -126,9 +121,3 @@ def post_comment(
         _github_mine(f"{api_url}/user", graphql_url(env, api_url)),
     )
     return upsert(api, text, key)
-
-
-def post_comment_from_environment(
-    path: str, token_env: str, pr: int | None = None, key: Key = NO_KEY
-) -> tuple[str, int]:
-    return post_comment(read_report(path), os.environ, token_env, pr, key)

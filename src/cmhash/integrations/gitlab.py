@@ -5,7 +5,6 @@ author is the user GET /user names (a project access token's bot user)."""
 
 from __future__ import annotations
 
-import os
 import urllib.parse
 from collections.abc import Callable, Mapping
 
@@ -15,7 +14,6 @@ from cmhash.integrations.comments import (
     Key,
     Mine,
     NoteError,
-    read_report,
     token,
     upsert,
     whoami,
@@ -67,7 +65,3 @@ def post_note(
         _gitlab_mine(f"{env['CI_API_V4_URL'].rstrip('/')}/user"),
     )
     return upsert(api, text, key)
-
-
-def post_note_from_environment(path: str, token_env: str, key: Key = NO_KEY) -> tuple[str, int]:
-    return post_note(read_report(path), os.environ, token_env, key)

@@ -243,26 +243,21 @@ def updated(
     """``text`` with cmhash's post-renderer holding ``patches`` (none: taken out);
     ``key``: --secret-key-env's."""
     try:
-        return _updated(text, path, patches, render, key)
+        release = _the_release(text, path)
+        check_reproducible(release, text, path, render)
+        ours = _ours(text, path, _renderers_span(text, release))
+        given = values_objects(release, render)
+        origin = hrorigin.record(release, given, key, _others(release, ours))
+        changed: list[str] | None = []
+        new = _with_block(text, path, release, patches, origin)
+        same = False
+        if ours is not None:
+            old = hrorigin.read(text[ours[0] : ours[1]])
+            changed = None if old is None else hrorigin.changed(old, origin)
+            same = old is not None and _with_block(text, path, release, patches, old) == text
+        return Update(new, changed, release, same)
     except NodeError as exc:  # a duplicate key, read where a field is first used
         raise file_error(exc.public, path, text, exc.offset) from None
-
-
-def _updated(
-    text: str, path: str, patches: list[Patch], render: Render, key: bytes | None
-) -> Update:
-    release = _the_release(text, path)
-    check_reproducible(release, text, path, render)
-    ours = _ours(text, path, _renderers_span(text, release))
-    origin = hrorigin.record(release, values_objects(release, render), key, _others(release, ours))
-    changed: list[str] | None = []
-    new = _with_block(text, path, release, patches, origin)
-    same = False
-    if ours is not None:
-        old = hrorigin.read(text[ours[0] : ours[1]])
-        changed = None if old is None else hrorigin.changed(old, origin)
-        same = old is not None and _with_block(text, path, release, patches, old) == text
-    return Update(new, changed, release, same)
 
 
 def _others(release: Node, ours: tuple[int, int] | None) -> list[Any]:

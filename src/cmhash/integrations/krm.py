@@ -178,10 +178,6 @@ def _result(f: Finding, item: Item | None) -> dict[str, Any]:
     return entry
 
 
-def error_result(message: str) -> dict[str, Any]:
-    return {"message": message, "severity": "error"}
-
-
 def with_results(text: str, results: list[dict[str, Any]]) -> str:
     """``text`` (the rewritten ResourceList) with ``results`` added: appended to an
     existing results sequence, or as a new top-level key. Checked by re-parsing."""
@@ -249,7 +245,9 @@ def run(rl: ResourceList, options: dict[str, Any]) -> int:
         report_notes(result.notes, quiet=settings.quiet)
     except CmhashError as exc:
         err(f"cmhash: {exc}")
-        write_stdout(with_results(src.text, [error_result(str(exc))]), bom=src.had_bom)
+        write_stdout(
+            with_results(src.text, [{"message": str(exc), "severity": "error"}]), bom=src.had_bom
+        )
         return exc.exit_code
     result = unshown.escalated(result, unshown.KRM_FUNCTION)  # kustomize reads no results
     shown = report(rl, result.findings, quiet=settings.quiet)

@@ -19,7 +19,14 @@ from typing import NamedTuple
 
 from cmhash.edit.splice import column, line_start
 from cmhash.errors import InputError, NodeError
-from cmhash.integrations.patches import HEADER, file_error, line_end, read_file, without_bare_key
+from cmhash.integrations.patches import (
+    HEADER,
+    NOT_STRINGS,
+    file_error,
+    line_end,
+    read_file,
+    without_bare_key,
+)
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.parse.tree import MAP, SCALAR, SEQ, Node, deref, entries, items, scalar
 
@@ -62,7 +69,9 @@ def find(directory: str) -> Path:
     )
 
 
-def _root(text: str, path: Path) -> Node | None:
+def _root(text: str, path: Path) -> tuple[Node | None, dict[str, tuple[Node, Node]], Node | None]:
+    """The kustomization's mapping (None: empty), its entries, and its first bare
+    ``patches:`` file name (``legacy_patches``)."""
     try:
         roots = parse_chunk(text, 0, backend("exact"))
     except NodeError as exc:
@@ -73,7 +82,10 @@ def _root(text: str, path: Path) -> Node | None:
     root = deref(docs[0]) if docs else None
     if root is not None and root.kind != MAP:
         raise file_error("a kustomization is a mapping", path, text, root.start)
-    return root
+    try:
+        return root, entries(root) if root is not None else {}, legacy_patches(root)
+    except NodeError as exc:
+        raise file_error(exc.public, path, text, exc.offset) from None
 
 
 # The fields that list patch files, and how an item names one. `patches` is kustomize's
@@ -105,17 +117,7 @@ def _scalar(name: str) -> str:
     """The file name as a YAML scalar: plain when YAML reads it as that string."""
     import json
 
-    if re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", name) and name.lower() not in (
-        "true",
-        "false",
-        "yes",
-        "no",
-        "on",
-        "off",
-        "null",
-        "y",
-        "n",
-    ):
+    if re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", name) and name.lower() not in NOT_STRINGS:
         return name
     return json.dumps(name)
 
@@ -154,27 +156,9 @@ def with_entry(text: str, path: Path, name: str, wanted: bool, field: str = "pat
     return _with_entry(text, path, name, wanted, field)
 
 
-def default_field(text: str, path: Path) -> str:
-    """The field cmhash's item goes in when --kustomize-field is not given:
-    ``patchesStrategicMerge`` when the kustomization uses that (kustomize
-    v4's field: a ``patches:`` entry beside it would break the v4 build), else
-    ``patches``."""
-    root = _root(text, path)
-    try:
-        written = entries(root) if root is not None else {}
-    except NodeError as exc:
-        raise file_error(exc.public, path, text, exc.offset) from None
-    return "patchesStrategicMerge" if "patchesStrategicMerge" in written else "patches"
-
-
 def _with_entry(text: str, path: Path, name: str, wanted: bool, field: str) -> str:
     nl = "\r\n" if "\r\n" in text else "\n"
-    root = _root(text, path)
-    try:
-        written = entries(root) if root is not None else {}
-        legacy = legacy_patches(root)
-    except NodeError as exc:
-        raise file_error(exc.public, path, text, exc.offset) from None
+    root, written, legacy = _root(text, path)
     form = V4_PATCHES if legacy is not None and field == "patches" else FIELDS[field]
     block, flow = (f.format(name=_scalar(name)) for f in form)
     if wanted and legacy is not None and field == "patchesStrategicMerge":
@@ -264,10 +248,13 @@ def _with_entry(text: str, path: Path, name: str, wanted: bool, field: str) -> s
 
 def plan(directory: str, name: str, patch_text: str | None, field: str | None = "patches") -> Plan:
     """What to write for ``patch_text`` (None: no workload needs a patch); ``field``
-    None: ``default_field``'s."""
+    None: ``patchesStrategicMerge`` when the kustomization uses that (kustomize v4's
+    field: a ``patches:`` entry beside it would break the v4 build), else ``patches``."""
     kustomization = find(directory)
     old_text = read_file(kustomization)
-    field = field or default_field(old_text, kustomization)
+    if field is None:
+        written = _root(old_text, kustomization)[1]
+        field = "patchesStrategicMerge" if "patchesStrategicMerge" in written else "patches"
     patch_path = kustomization.parent / name
     old_patch = read_file(patch_path) if patch_path.exists() else None
     if old_patch is not None and not old_patch.replace("\r\n", "\n").startswith(HEADER):
@@ -279,9 +266,7 @@ def plan(directory: str, name: str, patch_text: str | None, field: str | None = 
     new_text = with_entry(old_text, kustomization, name, patch_text is not None, field)
     notes = []
     if new_text != old_text:
-        bare = field == "patchesStrategicMerge" or (
-            legacy_patches(_root(old_text, kustomization)) is not None
-        )
+        bare = field == "patchesStrategicMerge" or _root(old_text, kustomization)[2] is not None
         _verify(old_text, new_text, kustomization, name, patch_text is not None, field, bare)
         notes = _versions_note(bare, field, patch_text, name)
     return Plan(kustomization, old_text, new_text, patch_path, old_patch, patch_text, notes)

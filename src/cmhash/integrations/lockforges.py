@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cmhash.integrations.comments import Api, NoteError, request, token
-from cmhash.integrations.github import GITHUB_API_VERSION
+from cmhash.integrations.github import GITHUB_API_VERSION, GITHUB_MAX_BODY
 from cmhash.integrations.lockrequest import MARK, Commit, Proposal, propose
 
 
@@ -145,8 +145,6 @@ def gitlab(p: Proposal, env: Mapping[str, str], token_env: str) -> str:
 # commits (the commits on top of the merge base, and the files they change),
 # /git/trees, /git/commits (the lock's commit, built on the target's before any branch
 # moves), /pulls (list by head and base, create, update, state: closed)
-
-GITHUB_MAX_BODY = 65_536
 
 
 class GitHub:

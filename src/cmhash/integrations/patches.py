@@ -133,13 +133,13 @@ def _one_per_object(patches: list[Patch]) -> list[Patch]:
 
 _SAFE = re.compile(r"[A-Za-z][A-Za-z0-9._/-]*")
 # plain words YAML 1.1 (kustomize's go-yaml) or 1.2 read as something else than a string
-_NOT_STRINGS = frozenset(["y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"])
+NOT_STRINGS = frozenset(["y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"])
 
 
 def _q(text: str) -> str:
     """A scalar as itself when YAML reads that as the same string (names, kinds, keys),
     else double-quoted (JSON's escapes are YAML's)."""
-    if _SAFE.fullmatch(text) and text.lower() not in _NOT_STRINGS:
+    if _SAFE.fullmatch(text) and text.lower() not in NOT_STRINGS:
         return text
     return json.dumps(text, ensure_ascii=False)
 

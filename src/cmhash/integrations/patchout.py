@@ -36,7 +36,10 @@ def deliver(
     if kustomization_dir is not None:
         from cmhash.integrations import kustomization
 
-        _check_name(patch_name)
+        if not patch_name or "/" in patch_name or "\\" in patch_name or patch_name in (".", ".."):
+            raise UsageError(
+                f"--patch-file {patch_name!r}: a file name in the kustomization's directory"
+            )
         plan = kustomization.plan(
             kustomization_dir, patch_name, patch_file(patches) if patches else None, field
         )
@@ -55,8 +58,3 @@ def deliver(
     assert helmrelease is not None
     assert render is not None
     return hr.deliver(patches, helmrelease, check, render, secret_key, quiet)
-
-
-def _check_name(name: str) -> None:
-    if not name or "/" in name or "\\" in name or name in (".", ".."):
-        raise UsageError(f"--patch-file {name!r}: a file name in the kustomization's directory")

@@ -14,7 +14,6 @@ the finding (``acknowledge:``, which makes it info, as everywhere)."""
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
 from cmhash.findings import DROPS_A_REFERENCE, Code
@@ -30,11 +29,6 @@ EXEC_PLUGIN_ENV = ("KUSTOMIZE_PLUGIN_CONFIG_ROOT", "KUSTOMIZE_PLUGIN_CONFIG_STRI
 
 TRANSFORMER = "kustomize's exec transformer"
 KRM_FUNCTION = "kustomize's KRM function"
-
-
-def as_exec_plugin() -> bool:
-    """Whether kustomize runs this process as a legacy exec plugin."""
-    return any(name in os.environ for name in EXEC_PLUGIN_ENV)
 
 
 # what to do about each, said in the error

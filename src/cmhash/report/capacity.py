@@ -89,11 +89,7 @@ def _replicas(r: Replicas) -> Any:
 def _quantities(values: Mapping[str, Quantity | None] | None) -> dict[str, str | None]:
     if values is None:
         return dict.fromkeys(RESOURCES)
-    out: dict[str, str | None] = {}
-    for k in RESOURCES:
-        q = values.get(k)
-        out[k] = None if q is None else canonical(q)
-    return out
+    return {k: None if (q := values.get(k)) is None else canonical(q) for k in RESOURCES}
 
 
 def cost(
@@ -124,9 +120,7 @@ def cost(
     if key == ("", "Pod"):
         replicas = Replicas(1, 1, "a bare Pod")
     if key == ("apps", "DaemonSet"):
-        replicas = (
-            Replicas(nodes, nodes, "--nodes") if nodes is not None else Replicas(None, None, "")
-        )
+        replicas = Replicas(nodes, nodes, "--nodes" if nodes is not None else "")
     figures: list[cap.Figures | None] = []
     if how is not None:
         if replicas.known:
@@ -232,11 +226,9 @@ def downtime_finding(w: Mapping[str, Any], down: Downtime) -> Any:
 
     group = w["apiVersion"].rpartition("/")[0] if "/" in w["apiVersion"] else ""
     what = f"{w['kind']} {w['name']!r}"
-    has = (
-        "is not ready during its restart"
-        if w["kind"] == "Pod"
-        else ("has no pod available during its rollout")
-    )
+    has = "has no pod available during its rollout"
+    if w["kind"] == "Pod":
+        has = "is not ready during its restart"
     return Finding(
         w["file"],
         w["line"],

@@ -55,6 +55,8 @@ class ConfigChange(NamedTuple):
 def _diff_entries(
     old: Mapping[str, bytes], new: Mapping[str, bytes]
 ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    if old == new:  # (most objects: one comparison, in C)
+        return (), (), ()
     added = tuple(sorted(k for k in new if k not in old))
     removed = tuple(sorted(k for k in old if k not in new))
     changed = tuple(sorted(k for k in new if k in old and old[k] != new[k]))
@@ -67,30 +69,15 @@ def config_changes(
     out = []
     for key in sorted(set(old) | set(new)):
         o, n = old.get(key), new.get(key)
-        if n is None:
-            assert o is not None
-            out.append(
-                ConfigChange(
-                    key, REMOVED, o, (), tuple(sorted(o.info.content.entries)), (), False, None
-                )
-            )
+        before = o.info.content.entries if o is not None else {}
+        after = n.info.content.entries if n is not None else {}
+        added, removed, changed = _diff_entries(before, after)
+        if o is None or n is None:  # every key added, or every key removed
+            one, change = (n, ADDED) if o is None else (o, REMOVED)
+            assert one is not None
+            out.append(ConfigChange(key, change, one, added, removed, (), False, None))
             continue
-        if o is None:
-            out.append(
-                ConfigChange(
-                    key, ADDED, n, tuple(sorted(n.info.content.entries)), (), (), False, None
-                )
-            )
-            continue
-        oc, nc = o.info.content, n.info.content
-        added: tuple[str, ...]
-        removed: tuple[str, ...]
-        changed: tuple[str, ...]
-        if oc.entries == nc.entries:  # (most objects: one comparison, in C)
-            added = removed = changed = ()
-        else:
-            added, removed, changed = _diff_entries(oc.entries, nc.entries)
-        type_changed = oc.secret_type != nc.secret_type
+        type_changed = o.info.content.secret_type != n.info.content.secret_type
         data_changed = bool(added or removed or changed or type_changed)
         violation = None
         if o.info.immutable and data_changed:

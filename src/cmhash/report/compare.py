@@ -11,6 +11,7 @@ workload using one Secret key, the checksum is a hash of little more than that v
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from hashlib import sha256
 from typing import TYPE_CHECKING, Any
@@ -300,13 +301,6 @@ def _identity(workload: dict[str, Any]) -> tuple[Any, ...]:
     return tuple(workload.get(k) for k in ("kind", "apiVersion", "name", "namespace"))
 
 
-def by_namespace(restart: list[dict[str, Any]]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for w in restart:
-        counts[w["namespace"]] = counts.get(w["namespace"], 0) + 1
-    return dict(sorted(counts.items()))
-
-
 def build(
     old: RunResult,
     new: RunResult,
@@ -362,7 +356,7 @@ def build(
                 [e.side for e in empty],
             ),
             "restart": len(restart),
-            "restartByNamespace": by_namespace(restart),
+            "restartByNamespace": dict(sorted(Counter(w["namespace"] for w in restart).items())),
             "capacity": capacity,
             "capacityByNamespace": capacity_by_namespace,
             "capacityUnknown": unknown(restart),

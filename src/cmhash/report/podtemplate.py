@@ -62,7 +62,7 @@ UNITS: tuple[Unit, ...] = (
     Unit(("spec", "serviceAccountName"), "reference"),
     Unit(("spec", "serviceAccount"), "reference"),
     Unit(("spec", "imagePullSecrets"), "reference"),
-    Unit(("spec", "<c>", "*"), "container"),  # a container added or removed
+    Unit(("spec", "<c>", "*"), "container", values=False),  # a container added or removed
 )
 
 # list items matched by this field (else by position)
@@ -78,16 +78,7 @@ class TemplateCause(NamedTuple):
     new: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": self.type, "field": self.field, "change": self.change}
-        if self.old is not None:
-            out["old"] = self.old
-        if self.new is not None:
-            out["new"] = self.new
-        return out
-
-
-def _unit(path: tuple[str, ...]) -> Unit | None:
-    return next((u for u in UNITS if matches(u.pattern, path)), None)
+        return {k: v for k, v in self._asdict().items() if v is not None}  # (old, new: if any)
 
 
 def shown(value: Any) -> str:
@@ -161,7 +152,8 @@ def _reordered(
 def _walk(old: Any, new: Any, path: tuple[str, ...], key: str, out: list[TemplateCause]) -> None:
     if old == new:
         return
-    unit = _unit(tuple(s.strip("[]") if s.startswith("[") else s for s in path))
+    steps = tuple(s.strip("[]") if s.startswith("[") else s for s in path)
+    unit = next((u for u in UNITS if matches(u.pattern, steps)), None)
     if unit is not None and (unit.type != "container" or old is None or new is None):
         if unit.type == "env":
             o, n = _env(old), _env(new)
@@ -169,8 +161,6 @@ def _walk(old: Any, new: Any, path: tuple[str, ...], key: str, out: list[Templat
             o = None if old is None else shown(old)
             n = None if new is None else shown(new)
         else:
-            o = n = None
-        if unit.type == "container":
             o = n = None
         out.append(TemplateCause(unit.type, _label(path), _change(old, new), o, n))
         return

@@ -146,18 +146,6 @@ def _fence(text: str) -> str:
     return "`" * max(3, longest + 1)
 
 
-def render(data: dict[str, Any], template: str, template_file: str | None = None) -> str:
-    """Render with a shipped template (``report.md.j2``, ``report.txt.j2``) or a user's."""
-    import os
-
-    if template_file is not None:
-        env = environment(os.path.dirname(os.path.abspath(template_file)))
-        tpl = env.get_template(os.path.basename(template_file))
-    else:
-        tpl = environment().get_template(template)
-    return str(tpl.render(report=data, mermaid=report_graph(data)))
-
-
 def _template_line(exc: BaseException, template_file: str) -> int | None:
     """The line of the user's template an exception was raised at (jinja2 rewrites its
     traceback to point into the template), if it was."""
@@ -174,13 +162,21 @@ def _template_line(exc: BaseException, template_file: str) -> int | None:
 
 
 def render_template(data: dict[str, Any], name: str, template_file: str | None) -> str:
-    """``render``, with a template error as one line (``file:line``), exit 2: jinja2's
-    own, and, for a user's template, whatever it raises (a division by zero, a file
-    that is not UTF-8): the template is input, not cmhash's code."""
+    """Rendered with a shipped template (``report.md.j2``, ``report.txt.j2``) or a user's,
+    a template error as one line (``file:line``), exit 2: jinja2's own, and, for a
+    user's template, whatever it raises (a division by zero, a file that is not UTF-8):
+    the template is input, not cmhash's code."""
+    import os
+
     import jinja2
 
     try:
-        return render(data, name, template_file)
+        if template_file is not None:
+            env = environment(os.path.dirname(os.path.abspath(template_file)))
+            tpl = env.get_template(os.path.basename(template_file))
+        else:
+            tpl = environment().get_template(name)
+        return str(tpl.render(report=data, mermaid=report_graph(data)))
     except jinja2.TemplateError as exc:
         where = template_file or name
         line = getattr(exc, "lineno", None)
@@ -219,9 +215,7 @@ FORMATS: dict[str, str | Callable[[dict[str, Any]], str]] = {
 def formatted(data: dict[str, Any], fmt: str, template_file: str | None) -> str:
     """The report in ``fmt``; ``template_file`` replaces the shipped template."""
     form = FORMATS[fmt]
-    if callable(form):
-        if template_file is not None:
-            raise UsageError(f"--template applies to --format markdown or text, not {fmt}")
+    if callable(form):  # (run refuses --template with it, before the pipeline runs)
         return form(data)
     # text for people (a terminal, a review comment): no control or bidi character raw
     return render_template(visible_data(data), form, template_file)

@@ -110,7 +110,7 @@ class Context(NamedTuple):
     scaling: Scaling | None = None
     old_scaling: Scaling | None = None
     # whether its pod template as applied changes (False: only a holding field does)
-    changes_template: bool = True
+    template_changed: bool = True
 
     @property
     def old_name(self) -> str:
@@ -147,10 +147,6 @@ class Context(NamedTuple):
         if self.old is None:
             return None
         return replicas_of(path_get(self.old, ("spec", "replicas")), self.old_scaling)
-
-    @property
-    def template_changed(self) -> bool:
-        return self.changes_template
 
     def released(self) -> list[tuple[str, Any, Any]]:
         """The holding fields whose change releases pods (knowledge/rollout_holds.py)."""

@@ -16,6 +16,7 @@ autoscaler's (``--namespace`` for none) equal to the workload's."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from functools import cached_property
 from typing import Any
 
 from cmhash.errors import CmhashError, NodeError
@@ -38,18 +39,19 @@ class Scalers:
         self._sources = list(sources)
         self._parser = parser
         self._namespace = namespace  # --namespace: where objects without one go
-        self._by_target: dict[tuple[str, str, str], list[Scaling]] | None = None
-        self._classes: dict[str, Mapping[str, Any]] = {}  # RuntimeClass -> podFixed
 
     def overhead(self, runtime_class: Any) -> Mapping[str, Any] | None:
         """The ``overhead.podFixed`` of the input's RuntimeClass of that name (cluster
         scoped), which admission sets as the pod's overhead."""
-        if self._by_target is None:
-            self._by_target = self._load()
-        return self._classes.get(runtime_class) if isinstance(runtime_class, str) else None
+        return self._read[1].get(runtime_class) if isinstance(runtime_class, str) else None
 
-    def _load(self) -> dict[tuple[str, str, str], list[Scaling]]:
+    @cached_property
+    def _read(
+        self,
+    ) -> tuple[dict[tuple[str, str, str], list[Scaling]], dict[str, Mapping[str, Any]]]:
+        """The autoscalers by target, and the RuntimeClasses' podFixed by name."""
         found: dict[tuple[str, str, str], list[Scaling]] = {}
+        classes: dict[str, Mapping[str, Any]] = {}
         be = backend(self._parser)
         names = (*KIND_NAMES, RUNTIMECLASS[1])
         for src in self._sources:
@@ -79,22 +81,21 @@ class Scalers:
                     if key == RUNTIMECLASS:
                         fixed = runtime_class_overhead(obj) if isinstance(obj, Mapping) else None
                         if fixed is not None and res.name:
-                            self._classes[res.name] = fixed
+                            classes[res.name] = fixed
                         continue
                     scaling = read_autoscaler(res.group, res.kind, obj)
                     if scaling is not None:
                         found.setdefault(scaling.target, []).append(scaling)
-        return found
+        return found, classes
 
     def of(self, plan: WorkloadPlan) -> Scaling | None:
         """The autoscaler that owns ``plan``'s count (the first, when several claim it:
         they fight over it, and the report cannot tell which wins)."""
-        if self._by_target is None:
-            self._by_target = self._load()
-        if not self._by_target:
+        by_target = self._read[0]
+        if not by_target:
             return None
         kind = plan.info.kind
-        for s in self._by_target.get((kind.group, kind.kind, plan.info.name), ()):
+        for s in by_target.get((kind.group, kind.kind, plan.info.name), ()):
             if s.namespace == plan.info.namespace:
                 return s
             if (s.namespace or self._namespace or "") == plan.id.namespace:

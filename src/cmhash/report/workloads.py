@@ -87,16 +87,11 @@ class Cause(NamedTuple):
     now: str | None = None  # its new versioned name, when that changed
 
     def as_dict(self) -> dict[str, Any]:
-        out = {"type": _cause_type(self), **self._asdict()}
+        what = "references" if self.change == "references changed" else "checksum"
+        out = {"type": "config" if self.kind is not None else what, **self._asdict()}
         if out["now"] is None:
             del out["now"]
         return out
-
-
-def _cause_type(c: Cause) -> str:
-    if c.kind is not None:
-        return "config"
-    return "references" if c.change == "references changed" else "checksum"
 
 
 # a rolling workload none of whose referenced objects changed (e.g. an optional one appeared)
@@ -139,11 +134,7 @@ def _causes(
             continue
         keys = used[key]
         if key not in old_used:
-            causes.append(
-                Cause(
-                    kind, name, "newly referenced", tuple(sorted(keys)) if keys is not None else ()
-                )
-            )
+            causes.append(Cause(kind, name, "newly referenced", tuple(sorted(keys or ()))))
             continue
         ch = changes.get(key)
         if ch is None:
