@@ -264,13 +264,6 @@ def tagged_value(tag: str, text: str) -> str | int | float | bool | None:
     return text  # a string: !, !!str, !!binary (decoded), !!timestamp, !!map/seq/merge
 
 
-def is_string(tag: str | None, text: str, plain: bool) -> bool:
-    """Whether a scalar reaches the API server as a string."""
-    if tag is None:
-        return not plain or not resolves_to_non_string(text)
-    return isinstance(tagged_value(tag, text), str)
-
-
 def key_string(tag: str | None, text: str, plain: bool) -> str:
     """A mapping key as kubectl sends it: a string as written, any other type converted
     (sigs.k8s.io/yaml ``convertToJSONableObject``). TagError for a null key."""

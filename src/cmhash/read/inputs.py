@@ -123,13 +123,10 @@ def _raise_walk_error(exc: OSError) -> None:
     raise InputError(f"cannot read directory: {exc.strerror}", path=exc.filename)
 
 
-def walk(
-    root: str, excludes: Excludes, skipped: list[Skipped], links: list[str] | None = None
-) -> list[str]:
+def walk(root: str, excludes: Excludes, skipped: list[Skipped], links: list[str]) -> list[str]:
     """Manifest candidates under ``root``, sorted. Symbolic links to directories are
     followed (a repository links a shared base into each environment), each directory
     once by its real path, so a link loop ends; ``links`` gets a note for each."""
-    links = [] if links is None else links
     found: list[str] = []
     walked = {os.path.realpath(root)}  # every directory read, by its real path
     for dirpath, dirnames, filenames in os.walk(root, onerror=_raise_walk_error, followlinks=True):
@@ -183,11 +180,6 @@ def is_chart(directory: str) -> bool:
     return os.path.isfile(os.path.join(directory, CHART_FILE))
 
 
-def _in_chart(path: str) -> bool:
-    """Whether a named file lies inside a Helm chart source directory."""
-    return _chart_above(path) is not None
-
-
 def _chart_above(path: str) -> str | None:
     """The Helm chart source directory ``path`` lies inside (absolute), or None."""
     d = os.path.dirname(os.path.abspath(path))
@@ -206,7 +198,7 @@ def expand(
     skipped: list[Skipped],
     *,
     filter_named: bool,
-    notes: list[str] | None = None,
+    notes: list[str],
 ) -> list[tuple[str, bool]]:
     """(file, filtered) pairs: files as given, directories walked (sorted), '-' for stdin;
     each file once. ``filtered``: the repository rules apply to it (found by a walk, or
@@ -225,12 +217,8 @@ def expand(
             if filter_named and excludes.match(os.path.relpath(p)):
                 skipped.append(Skipped(p, "excluded"))
                 continue
-            if filter_named and (os.path.basename(p) == CHART_FILE or _in_chart(p)):
-                skipped.append(
-                    Skipped(
-                        p, "inside a Helm chart source (render it, then run cmhash on the output)"
-                    )
-                )
+            if filter_named and (os.path.basename(p) == CHART_FILE or _chart_above(p) is not None):
+                skipped.append(Skipped(p, f"inside {CHART_SOURCE}"))
                 continue
             files = [(p, filter_named)]
         else:
@@ -246,12 +234,6 @@ def expand(
     return out
 
 
-def _is_manifest(text: str) -> bool:
-    from cmhash.read.manifests import is_manifest_text  # (a walk's files only)
-
-    return is_manifest_text(text)
-
-
 def _read(
     paths: Sequence[tuple[str, bool]],
     max_bytes: int,
@@ -264,11 +246,13 @@ def _read(
             sources.append(decode(STDIN, stdin(), max_bytes=max_bytes))
             continue
         src = decode(path, read_file(path, max_bytes), max_bytes=max_bytes)
-        if filtered and not _is_manifest(src.text):
-            skipped.append(
-                Skipped(path, "not a Kubernetes manifest (no document has apiVersion or kind)")
-            )
-            continue
+        if filtered:
+            from cmhash.read.manifests import is_manifest_text  # (a walk's files only)
+
+            if not is_manifest_text(src.text):
+                why = "not a Kubernetes manifest (no document has apiVersion or kind)"
+                skipped.append(Skipped(path, why))
+                continue
         sources.append(src)
     return sources
 
