@@ -53,22 +53,8 @@ FALSE_WORDS = frozenset(
     ("n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF")
 )
 NULL_WORDS = frozenset(("", "~", "null", "Null", "NULL"))
-_FLOAT_WORDS = frozenset(
-    (
-        ".nan",
-        ".NaN",
-        ".NAN",
-        ".inf",
-        ".Inf",
-        ".INF",
-        "+.inf",
-        "+.Inf",
-        "+.INF",
-        "-.inf",
-        "-.Inf",
-        "-.INF",
-    )
-)
+_NAN_WORDS = (".nan", ".NaN", ".NAN")
+_INF_WORDS = (".inf", ".Inf", ".INF")  # and each with a sign
 
 # strconv.ParseInt(s, 0, 64) syntax (then its range, or ParseUint's: _go_int)
 _GO_INT = r"[-+]?(?:0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)"
@@ -120,11 +106,11 @@ _WORDS: dict[str, tuple[str, object]] = {
     **dict.fromkeys(TRUE_WORDS, ("bool", True)),
     **dict.fromkeys(FALSE_WORDS, ("bool", False)),
     **dict.fromkeys(NULL_WORDS, ("null", None)),
-    **{w: ("float", math.nan) for w in _FLOAT_WORDS if "n" in w.lower()},
+    **dict.fromkeys(_NAN_WORDS, ("float", math.nan)),
     **{
-        w: ("float", math.copysign(math.inf, -1 if w[0] == "-" else 1))
-        for w in _FLOAT_WORDS
-        if "i" in w.lower()
+        sign + w: ("float", -math.inf if sign == "-" else math.inf)
+        for sign in ("", "+", "-")
+        for w in _INF_WORDS
     },
 }
 

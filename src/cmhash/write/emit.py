@@ -198,12 +198,18 @@ def _check(
         from cmhash.read.split import may_hold_secret
 
         secret = may_hold_secret(src.text[d.chunk.start : d.chunk.end])
-        message = exc.public if secret else exc.message
-        raise InternalError(
-            f"self-check failed after editing ({message}); please report this bug",
-            path=src.display,
-            line=src.position(exc.offset)[0],
-        ) from None
+        raise self_check_failed(src, exc, secret) from None
+
+
+def self_check_failed(src: SourceText, exc: NodeError, secret: bool) -> InternalError:
+    """A document that changed beyond its edits: a bug (exit 3). ``secret``: the
+    document may hold a Secret, so the message quotes none of it."""
+    message = exc.public if secret else exc.message
+    return InternalError(
+        f"self-check failed after editing ({message}); please report this bug",
+        path=src.display,
+        line=src.position(exc.offset)[0],
+    )
 
 
 def _renames(
