@@ -210,7 +210,9 @@ class _Matcher:
         """The value of a created level: {annotations: {pairs}} or {pairs}."""
         for name in levels[1:]:
             self.plain_mapping_start()
-            self.key(name)
+            ev = self.ev.take()
+            if not _bare(ev, self.be.scalar) or ev.value != name:
+                raise _Mismatch(f"expected the key {name!r}")
         self.plain_mapping_start()
         while not slot.used:
             ev = self.ev.take()
@@ -226,11 +228,6 @@ class _Matcher:
     def plain_mapping_start(self) -> None:
         if not _bare(self.ev.take(), self.be.mstart):
             raise _Mismatch("a created level is not a plain mapping")
-
-    def key(self, name: str) -> None:
-        ev = self.ev.take()
-        if not _bare(ev, self.be.scalar) or ev.value != name:
-            raise _Mismatch(f"expected the key {name!r}")
 
     def value(self, slot: Slot, key: str) -> None:
         slot.seen.add(key)

@@ -124,13 +124,9 @@ def is_merge_key(key: Node) -> bool:
 def _merged(value: Node) -> dict[str, tuple[Node, Node]]:
     """What one ``<<`` sets: a mapping's entries, or a list's with the earlier winning."""
     target = deref(value)
-    sources = (
-        [target]
-        if target is not None and target.kind == MAP
-        else (
-            [deref(x) for x in target.value] if target is not None and target.kind == SEQ else None
-        )
-    )
+    sources = [target]
+    if target is not None and target.kind == SEQ:
+        sources = [deref(x) for x in target.value]
     if not sources or any(s is None or s.kind != MAP for s in sources):
         raise NodeError("a '<<' merge key needs a mapping or a list of mappings", value.start)
     merged: dict[str, tuple[Node, Node]] = {}
