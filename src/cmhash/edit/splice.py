@@ -144,9 +144,7 @@ class _Ctx:
         return inner
 
     def block_lines(self, levels: list[str], indent: str, step: str, nl: str) -> str:
-        out = []
-        for depth, name in enumerate(levels):
-            out.append(f"{indent}{step * depth}{name}:")
+        out = [f"{indent}{step * depth}{name}:" for depth, name in enumerate(levels)]
         out.extend(f"{indent}{step * len(levels)}{k}: {v}" for k, v in self.pairs)
         return nl.join(out)
 

@@ -77,12 +77,9 @@ else:
     Node = cext.function("Node") or _PyNode
 
 
-def deref(node: Node | None, *, limit: int = 64) -> Node | None:
-    while node is not None and node.kind == ALIAS:
+def deref(node: Node | None) -> Node | None:
+    while node is not None and node.kind == ALIAS:  # (once: an anchored node is no alias)
         node = node.value
-        limit -= 1
-        if limit < 0:  # pragma: no cover - anchors cannot be cyclic in YAML
-            raise NodeError("alias chain too long", node.start if node else 0)
     return node
 
 

@@ -61,13 +61,8 @@ class _Job:
 def input_roots(paths: Sequence[str]) -> list[str]:
     """The tree a run may write into: each directory argument, and the directory of
     each file argument (real paths)."""
-    roots = []
-    for p in paths:
-        if p == STDIN:
-            continue
-        real = os.path.realpath(p)
-        roots.append(real if os.path.isdir(real) else os.path.dirname(real))
-    return roots
+    real = [os.path.realpath(p) for p in paths if p != STDIN]
+    return [r if os.path.isdir(r) else os.path.dirname(r) for r in real]
 
 
 def _check(f: FileResult, roots: Sequence[str]) -> _Job:
