@@ -128,10 +128,7 @@ def backend(name: str) -> Backend:
     """``fast`` (libyaml; falls back to ``exact`` when libyaml is missing) or ``exact``."""
     b = _BACKENDS.get(name)
     if b is None:
-        b = fast_backend() if name == "fast" else None
-        if b is None:
-            b = exact_backend()
-        _BACKENDS[name] = b
+        b = _BACKENDS[name] = (fast_backend() if name == "fast" else None) or exact_backend()
     return b
 
 

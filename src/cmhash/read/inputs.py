@@ -302,22 +302,14 @@ def select(
     return Inputs(sources, skipped, [p for p in chosen if p != STDIN], notes)
 
 
-# how each mode reads a render from a pipe, for the command a refusal shows
-_PIPED = {
-    Mode.STREAM: "cmhash",
-    Mode.CHECK: "cmhash --check -",
-    Mode.DIFF: "cmhash --diff -",
-    Mode.CHECK_DIFF: "cmhash --check --diff -",
-    Mode.IN_PLACE: "cmhash",
-}
-
-
 def refusal(inputs: Inputs, mode: Mode) -> CmhashError | None:
     """Why a run must not go on with what it read (None: it may), the same in every
     mode: a gate that checks nothing is no pass. A chart source named itself (a PATH, or
     a ``paths`` entry of the config) is refused with the command that renders it; a run
     that reads no manifest at all is refused, saying what was skipped, unless it only
     named files in a mode about files (pre-commit's ``pass_filenames``)."""
+    # how the mode reads a render from a pipe, for the command a refusal shows
+    piped = f"cmhash {mode.flags}-" if mode.checks or mode.diffs else "cmhash"
     for root in inputs.roots:
         if not os.path.isdir(root):
             continue
@@ -325,7 +317,7 @@ def refusal(inputs: Inputs, mode: Mode) -> CmhashError | None:
         if is_chart(root):
             return InputError(
                 "a Helm chart's source (Chart.yaml), not rendered manifests: render it "
-                f"first: helm template RELEASE {shown} | {_PIPED[mode]}",
+                f"first: helm template RELEASE {shown} | {piped}",
                 path=shown,
             )
         chart = _chart_above(root.rstrip(os.sep) or os.sep)
@@ -333,7 +325,7 @@ def refusal(inputs: Inputs, mode: Mode) -> CmhashError | None:
             top = printable(os.path.relpath(chart) + os.sep)
             return InputError(
                 f"inside the Helm chart source {top} (Chart.yaml), not rendered manifests: "
-                f"render the chart first: helm template RELEASE {top} | {_PIPED[mode]}",
+                f"render the chart first: helm template RELEASE {top} | {piped}",
                 path=shown,
             )
     if inputs.sources or not inputs.skipped:
