@@ -55,12 +55,6 @@ class Target(NamedTuple):
     resource: Resource
 
 
-def _kind_matches(res: Resource, wanted: str) -> bool:
-    """``deployment``, ``Deployment``, ``deployment.apps``: kind (any case), group."""
-    kind, _, group = wanted.partition(".")
-    return res.kind.lower() == kind.lower() and (not group or res.group == group)
-
-
 def find(
     sources: Sequence[SourceText],
     kind: str,
@@ -72,6 +66,8 @@ def find(
     """Every definition of ``kind``/``name`` (in ``namespace``, or naming none: it lands
     there when applied) among the sources' documents."""
     be = backend(parser)
+    # ``deployment``, ``Deployment``, ``deployment.apps``: kind (any case), group
+    wanted, _, group = kind.partition(".")
     found = []
     for src in sources:
         for doc, chunk in enumerate(split_chunks(src.text)):
@@ -85,7 +81,9 @@ def find(
                 message = exc.public if may_hold_secret(text) else exc.message
                 raise src.error(message, exc.offset) from None
             for res in resources:
-                if res.name != name or not _kind_matches(res, kind):
+                if res.name != name or res.kind.lower() != wanted.lower():
+                    continue
+                if group and res.group != group:
                     continue
                 if namespace is not None and res.namespace not in (None, namespace):
                     continue
