@@ -129,13 +129,12 @@ def _q(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-class _Ctx:
+class _Ctx(NamedTuple):
     """What to write: ``pairs`` of key and value *as written* (``"..."`` or plain)."""
 
-    def __init__(self, text: str, pairs: list[tuple[str, str]], default_nl: str) -> None:
-        self.text = text
-        self.pairs = pairs
-        self.default_nl = default_nl
+    text: str
+    pairs: list[tuple[str, str]]
+    default_nl: str
 
     def flow_value(self, levels: list[str]) -> str:
         inner = ", ".join(f"{_q(k)}: {v}" for k, v in self.pairs)

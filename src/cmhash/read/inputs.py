@@ -105,12 +105,11 @@ class Excludes:
     """gitignore-style patterns (pathspec, imported only when there are any)."""
 
     def __init__(self, patterns: Sequence[str]) -> None:
-        self.patterns = tuple(patterns)
         self._spec = None
-        if self.patterns:
+        if patterns:
             import pathspec
 
-            self._spec = pathspec.GitIgnoreSpec.from_lines(self.patterns)
+            self._spec = pathspec.GitIgnoreSpec.from_lines(patterns)
 
     def match(self, relative: str, *, is_dir: bool = False) -> bool:
         if self._spec is None:
@@ -277,9 +276,7 @@ def select(
     chosen = list(args)
 
     def read_stdin() -> bytes:
-        if stream is None:
-            return b""
-        return read_limited(stream, max_bytes, "<stdin>")
+        return b"" if stream is None else read_limited(stream, max_bytes, "<stdin>")
 
     if not chosen:
         chosen, piped, notes = choose(mode, kind, config_paths, config_file, read_stdin)

@@ -54,7 +54,8 @@ class FileResult(NamedTuple):
         out: list[Replacement] = []
         pos = 0  # the end of the last kept range
         new: list[str] = []
-        for seg in self.segments:
+        size = len(self.source.text)
+        for seg in [*self.segments, (size, size)]:  # (then what follows the last range)
             if isinstance(seg, str):
                 new.append(seg)
                 continue
@@ -64,9 +65,6 @@ class FileResult(NamedTuple):
                 out.append(Replacement(pos, start, text))
             new = []
             pos = end
-        text, end = "".join(new), len(self.source.text)
-        if text or end > pos:
-            out.append(Replacement(pos, end, text))
         return out
 
     def pieces(self, limit: int = 1 << 20) -> Iterator[str]:
