@@ -205,9 +205,7 @@ def go_string(data: bytes) -> str:
     U+FFFD (``json.Marshal``), one per byte (Python's ``replace`` would give one per
     invalid sequence)."""
     text = data.decode("utf-8", "surrogateescape")
-    if text.isascii() or not _compiled("[\udc80-\udcff]").search(text):
-        return text
-    return _compiled("[\udc80-\udcff]").sub("\ufffd", text)
+    return text if text.isascii() else _compiled("[\udc80-\udcff]").sub("\ufffd", text)
 
 
 def decode_tagged(tag: str, text: str) -> str:
