@@ -21,7 +21,7 @@ and a bigger one keeps the cut: a valid diff, maybe not difflib's, not a quadrat
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from itertools import accumulate
 from typing import Any, NamedTuple
 
@@ -219,42 +219,16 @@ def _joined(blocks: list[Block]) -> list[Block]:
     return out
 
 
-def opcodes(blocks: list[Block], la: int, lb: int) -> list[Opcode]:
-    """difflib's get_opcodes from the matching blocks."""
-    out: list[Opcode] = []
-    i = j = 0
-    for ai, bj, size in [*blocks, (la, lb, 0)]:
-        if i < ai and j < bj:
-            out.append(("replace", i, ai, j, bj))
-        elif i < ai:
-            out.append(("delete", i, ai, j, bj))
-        elif j < bj:
-            out.append(("insert", i, ai, j, bj))
-        i, j = ai + size, bj + size
-        if size:
-            out.append(("equal", ai, i, bj, j))
-    return out
+def _groups(blocks: list[Block], la: int, lb: int, n: int) -> Iterable[list[Opcode]]:
+    """difflib's get_grouped_opcodes(n) on these matching blocks: SequenceMatcher builds
+    its opcodes, then their groups, on get_matching_blocks alone."""
+    import difflib  # only --diff needs it; start-up time matters for hooks
 
+    class Matched(difflib.SequenceMatcher[str]):
+        def get_matching_blocks(self) -> list[difflib.Match]:
+            return [difflib.Match(*block) for block in [*blocks, (la, lb, 0)]]
 
-def grouped(codes: list[Opcode], n: int) -> Iterator[list[Opcode]]:
-    """difflib's get_grouped_opcodes(n): the changes with up to ``n`` lines of context."""
-    codes = list(codes) or [("equal", 0, 1, 0, 1)]
-    if codes[0][0] == "equal":
-        tag, i1, i2, j1, j2 = codes[0]
-        codes[0] = tag, max(i1, i2 - n), i2, max(j1, j2 - n), j2
-    if codes[-1][0] == "equal":
-        tag, i1, i2, j1, j2 = codes[-1]
-        codes[-1] = tag, i1, min(i2, i1 + n), j1, min(j2, j1 + n)
-    group: list[Opcode] = []
-    for tag, i1, i2, j1, j2 in codes:
-        if tag == "equal" and i2 - i1 > 2 * n:
-            group.append((tag, i1, min(i2, i1 + n), j1, min(j2, j1 + n)))
-            yield group
-            group = []
-            i1, j1 = max(i1, i2 - n), max(j1, j2 - n)
-        group.append((tag, i1, i2, j1, j2))
-    if group and not (len(group) == 1 and group[0][0] == "equal"):
-        yield group
+    return Matched(None, [], [], autojunk=False).get_grouped_opcodes(n)
 
 
 class Diff(NamedTuple):
@@ -280,18 +254,18 @@ def unified_diff(
     that changes such a line (a Secret sharing a line with a workload, as in one-line
     JSON) is left out, and its line returned in ``withheld`` so the caller can say so."""
     lines = lines_of(old, edits)
-    codes = opcodes(matching_blocks(lines, trust), len(lines.a), len(lines.b))
+    blocks, la, lb = matching_blocks(lines, trust), len(lines.a), len(lines.b)
     hidden = _Hidden(lines, secrets)
     context = 3
     if hidden and any(
         tag == "equal" and hidden.meets(i1, i2)
-        for group in grouped(codes, 3)
+        for group in _groups(blocks, la, lb, 3)
         for tag, i1, i2, _, _ in group
     ):
         context = 0
     out: list[str] = []
     withheld: list[int] = []
-    for group in grouped(codes, context):
+    for group in _groups(blocks, la, lb, context):
         if hidden and any(tag != "equal" and hidden.meets(i1, i2) for tag, i1, i2, _, _ in group):
             withheld.append(group[0][1] + 1)
             continue
