@@ -282,7 +282,7 @@ def check_document(
     matcher = _Matcher(events, slots, skip, renames)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 5000))  # one frame a level; documents nest <= 1000
-    error = be.error  # (before the ``try``: see parse/events.py ``_parse_once``)
+    error = be.error  # (before the ``try``: see parse/events.py ``_parse``)
     try:
         for root in old_roots:
             matcher.node(root)

@@ -258,10 +258,8 @@ def key_string(tag: str | None, text: str, plain: bool) -> str:
     if isinstance(value, str):
         return value
     if value is None:
-        return _refuse(
-            "a null key (kubectl refuses it: unsupported map key); quote it",
-            "a null key (kubectl refuses it: unsupported map key); quote it",
-        )
+        words = "a null key (kubectl refuses it: unsupported map key); quote it"
+        return _refuse(words, words)  # (no text of the document in it)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
