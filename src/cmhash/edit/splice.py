@@ -267,9 +267,7 @@ def annotations_edits(
             if not ann.value and not ann.style:
                 empty = f"an empty {what}" if depth == 0 else f"empty {level[depth - 1]}"
                 raise NodeError(f"cannot add the annotation to {empty}", ann.start)
-            return [
-                _insert_pair(ctx, ann, akey if depth else target_key, list(level[depth:]), step)
-            ]
+            return [_insert_pair(ctx, ann, akey, list(level[depth:]), step)]
         k, v = pair
         _check_owned(v, name)
         if v.kind == SCALAR and v.is_null:
@@ -288,9 +286,7 @@ def annotations_edits(
         edit = _replace_value(text, key, value, None, *pair)
         if edit is not None:
             edits.append(edit)
-    if missing:
-        if not ann.value and not ann.style:  # pragma: no cover
-            raise NodeError("cannot add the annotation to empty annotations", ann.start)
+    if missing:  # (``ann`` has entries or is a flow mapping: YAML has no empty block one)
         edits.append(_insert_pair(_Ctx(text, missing, default_nl), ann, akey, [], step))
     return edits
 

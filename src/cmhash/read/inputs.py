@@ -132,13 +132,12 @@ def walk(root: str, excludes: Excludes, skipped: list[Skipped], links: list[str]
         kept = []
         for d in sorted(dirnames):
             path = os.path.join(dirpath, d)
-            rel = os.path.relpath(path, root)
             if d.startswith("."):
                 continue  # hidden (.git, .github...): never rendered manifests; no note
             real = os.path.realpath(path)
             if real in walked:  # a link back up (a loop) or to a directory read already
                 skipped.append(Skipped(path + os.sep, f"a link to {printable(real)}, read already"))
-            elif excludes.match(rel, is_dir=True):
+            elif excludes.match(os.path.relpath(path, root), is_dir=True):
                 skipped.append(Skipped(path + os.sep, "excluded"))
             elif is_chart(path):
                 skipped.append(Skipped(path + os.sep, CHART_SOURCE))
