@@ -116,11 +116,12 @@ def newline_at(text: str, pos: int = 0, default: str = "\n") -> str:
     return "\r\n" if nl > 0 and text[nl - 1] == "\r" else "\n"
 
 
-def _byte_position(data: bytes, offset: int) -> tuple[int, int]:
+def _byte_error(message: str, display: str, data: bytes, offset: int) -> InputError:
+    """``message`` about the byte at ``offset`` of ``data``, at its line and column."""
     line = data.count(b"\n", 0, offset) + 1
     start = data.rfind(b"\n", 0, offset) + 1
     col = len(data[start:offset].decode("utf-8", errors="replace")) + 1
-    return line, col
+    return InputError(message, path=display, line=line, column=col)
 
 
 def decode(path: str, data: bytes, *, max_bytes: int) -> SourceText:
@@ -145,20 +146,12 @@ def decode(path: str, data: bytes, *, max_bytes: int) -> SourceText:
         data = data[len(_UTF8_BOM) :]
     nul = data.find(b"\x00")
     if nul >= 0:
-        line, col = _byte_position(data, nul)
-        raise InputError(
-            "NUL byte in input; is this a binary or UTF-16 file?",
-            path=display,
-            line=line,
-            column=col,
-        )
+        raise _byte_error("NUL byte in input; is this a binary or UTF-16 file?", display, data, nul)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line, col = _byte_position(data, exc.start)
-        raise InputError(
-            "invalid UTF-8; manifests must be UTF-8 text", path=display, line=line, column=col
-        ) from None
+        message = "invalid UTF-8; manifests must be UTF-8 text"
+        raise _byte_error(message, display, data, exc.start) from None
     return SourceText(path=path, text=text, had_bom=had_bom)
 
 
