@@ -170,7 +170,6 @@ def _check(
     key = (id(src), d.index)
     versioned = versioning is not None and key in versioning.edits
     jobs = [p for p in edited if p.job_edits]
-    annotated = [p for p in edited if p.edit is not None]
     try:
         if d.verify_error is not None and edited:
             raise NodeError(*d.verify_error)
@@ -184,7 +183,7 @@ def _check(
                 d.chunk.start,
                 old_text,
                 apply_edits(old_text, edits, base=d.chunk.start),
-                [(p.info.offset, p.info.kind, p.value or "") for p in annotated],
+                [(p.info.offset, p.info.kind, p.value or "") for p in edited if p.edit is not None],
                 options.annotation_key,
                 options.parser,
                 marked=_marked(d, versioning, options) if versioning is not None else None,
