@@ -93,10 +93,8 @@ def _go_int(plain: str) -> int | None:
         return None
     sign = -1 if plain.startswith("-") else 1
     digits = plain.lstrip("+-")
-    if len(digits) > 1 and digits[0] == "0" and digits[1] not in "xXoObB":
-        value = sign * int(digits, 8)  # leading-zero octal: 0644 is 420
-    else:
-        value = sign * int(digits, 0)
+    octal = len(digits) > 1 and digits[0] == "0" and digits[1] not in "xXoObB"
+    value = sign * int(digits, 8 if octal else 0)  # leading-zero octal: 0644 is 420
     if -_INT64 <= value < _INT64 or (plain[0] not in "+-" and 0 <= value < _UINT64):
         return value
     return None
