@@ -21,7 +21,7 @@ and a bigger one keeps the cut: a valid diff, maybe not difflib's, not a quadrat
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import accumulate
 from typing import Any, NamedTuple
 
@@ -255,10 +255,10 @@ def unified_diff(
     JSON) is left out, and its line returned in ``withheld`` so the caller can say so."""
     lines = lines_of(old, edits)
     blocks, la, lb = matching_blocks(lines, trust), len(lines.a), len(lines.b)
-    hidden = _Hidden(lines, secrets)
+    hidden = _hidden(lines, secrets)
     context = 3
     if hidden and any(
-        tag == "equal" and hidden.meets(i1, i2)
+        tag == "equal" and hidden(i1, i2)
         for group in _groups(blocks, la, lb, 3)
         for tag, i1, i2, _, _ in group
     ):
@@ -266,7 +266,7 @@ def unified_diff(
     out: list[str] = []
     withheld: list[int] = []
     for group in _groups(blocks, la, lb, context):
-        if hidden and any(tag != "equal" and hidden.meets(i1, i2) for tag, i1, i2, _, _ in group):
+        if hidden and any(tag != "equal" and hidden(i1, i2) for tag, i1, i2, _, _ in group):
             withheld.append(group[0][1] + 1)
             continue
         if not out:
@@ -295,28 +295,24 @@ def _hunk(out: list[str], group: list[Opcode], lines: Lines) -> None:
         out += [_line("+", x) for x in b[j1:j2]]
 
 
-class _Hidden:
-    """The lines of ``a`` (0-based, joined spans) that hold Secret data."""
+def _hidden(lines: Lines, secrets: Iterable[tuple[int, int]]) -> Callable[[int, int], bool] | None:
+    """Whether any of the lines ``i1 <= i < i2`` of ``a`` holds Secret data (their
+    spans joined); None when none does."""
+    ends = lines.ends
+    spans: list[tuple[int, int]] = []
+    for start, end in sorted(secrets):
+        first, last = bisect_right(ends, start), bisect_right(ends, end) + 1
+        if spans and first <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(last, spans[-1][1]))
+        else:
+            spans.append((first, last))
+    starts, stops = [s for s, _ in spans], [e for _, e in spans]
 
-    def __init__(self, lines: Lines, secrets: Iterable[tuple[int, int]]) -> None:
-        ends = lines.ends
-        spans: list[tuple[int, int]] = []
-        for start, end in sorted(secrets):
-            first, last = bisect_right(ends, start), bisect_right(ends, end) + 1
-            if spans and first <= spans[-1][1]:
-                spans[-1] = (spans[-1][0], max(last, spans[-1][1]))
-            else:
-                spans.append((first, last))
-        self.starts = [s for s, _ in spans]
-        self.ends = [e for _, e in spans]
+    def meets(i1: int, i2: int) -> bool:
+        k = bisect_right(starts, i2 - 1) - 1  # the last span starting at or before
+        return i1 < i2 and k >= 0 and stops[k] > i1
 
-    def __bool__(self) -> bool:
-        return bool(self.starts)
-
-    def meets(self, i1: int, i2: int) -> bool:
-        """Whether any of the lines ``i1 <= i < i2`` is hidden."""
-        k = bisect_right(self.starts, i2 - 1) - 1  # the last span starting at or before
-        return i1 < i2 and k >= 0 and self.ends[k] > i1
+    return meets if spans else None
 
 
 def _range(start: int, stop: int) -> str:
