@@ -144,9 +144,8 @@ def _py_top_level(text: str, key: str) -> list[str] | None:
     return found
 
 
-TopLevel = Callable[[str, str], list[str] | None]
 # native/_ctree.c's top_level: _py_top_level over ASCII text (NotImplemented for the rest)
-_C_TOP_LEVEL: TopLevel | None = cext.function("top_level")
+_C_TOP_LEVEL: Callable[[str, str], list[str] | None] | None = cext.function("top_level")
 
 
 def _top_level(text: str, key: str) -> list[str] | None:
