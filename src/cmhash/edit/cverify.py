@@ -99,7 +99,7 @@ def _root(tree: Any) -> int | None:
     return root if tree.is_map(root) else None
 
 
-def _child(ryml: Any, tree: Any, node: int, key: str) -> int | None:
+def _child(ryml: Any, tree: Any, node: int | None, key: str) -> int | None:
     """The child of a mapping under ``key``; None if absent (never ryml.NONE)."""
     if node is None or not tree.is_map(node):
         return None
@@ -110,7 +110,7 @@ def _child(ryml: Any, tree: Any, node: int, key: str) -> int | None:
 def _template(ryml: Any, tree: Any, kind: WorkloadKind) -> int | None:
     node = _root(tree)
     for step in kind.template_path:
-        node = _child(ryml, tree, node, step) if node is not None else None
+        node = _child(ryml, tree, node, step)
     return node if node is not None and tree.is_map(node) else None
 
 
@@ -134,20 +134,19 @@ def verify(old_text: str, new_text: str, kind: WorkloadKind, key: str, value: st
     if old_t is None or new_t is None:
         return None
     old_meta = _child(ryml, old, old_t, "metadata")
-    old_ann = _child(ryml, old, old_meta, "annotations") if old_meta is not None else None
+    old_ann = _child(ryml, old, old_meta, "annotations")
     if _null(old, old_meta) or _null(old, old_ann):
         return None
     new_meta = _child(ryml, new, new_t, "metadata")
-    new_ann = _child(ryml, new, new_meta, "annotations") if new_meta is not None else None
-    ours = _child(ryml, new, new_ann, key) if new_ann is not None else None
+    new_ann = _child(ryml, new, new_meta, "annotations")
+    ours = _child(ryml, new, new_ann, key)
     if ours is None or bytes(new.val(ours)).decode("utf-8") != value or not new.is_val_dquo(ours):
         return None
     new.remove(ours)
-    if old_ann is not None:
-        previous = _child(ryml, old, old_ann, key)
-        if previous is not None:
-            old.remove(previous)
-    elif new_ann is not None:
+    previous = _child(ryml, old, old_ann, key)
+    if previous is not None:
+        old.remove(previous)
+    elif old_ann is None and new_ann is not None:
         if new.num_children(new_ann):
             return None
         new.remove(new_ann)

@@ -129,13 +129,12 @@ def _q(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-class _Ctx:
+class _Ctx(NamedTuple):
     """What to write: ``pairs`` of key and value *as written* (``"..."`` or plain)."""
 
-    def __init__(self, text: str, pairs: list[tuple[str, str]], default_nl: str) -> None:
-        self.text = text
-        self.pairs = pairs
-        self.default_nl = default_nl
+    text: str
+    pairs: list[tuple[str, str]]
+    default_nl: str
 
     def flow_value(self, levels: list[str]) -> str:
         inner = ", ".join(f"{_q(k)}: {v}" for k, v in self.pairs)
@@ -144,9 +143,7 @@ class _Ctx:
         return inner
 
     def block_lines(self, levels: list[str], indent: str, step: str, nl: str) -> str:
-        out = []
-        for depth, name in enumerate(levels):
-            out.append(f"{indent}{step * depth}{name}:")
+        out = [f"{indent}{step * depth}{name}:" for depth, name in enumerate(levels)]
         out.extend(f"{indent}{step * len(levels)}{k}: {v}" for k, v in self.pairs)
         return nl.join(out)
 
@@ -270,9 +267,7 @@ def annotations_edits(
             if not ann.value and not ann.style:
                 empty = f"an empty {what}" if depth == 0 else f"empty {level[depth - 1]}"
                 raise NodeError(f"cannot add the annotation to {empty}", ann.start)
-            return [
-                _insert_pair(ctx, ann, akey if depth else target_key, list(level[depth:]), step)
-            ]
+            return [_insert_pair(ctx, ann, akey, list(level[depth:]), step)]
         k, v = pair
         _check_owned(v, name)
         if v.kind == SCALAR and v.is_null:
@@ -291,9 +286,7 @@ def annotations_edits(
         edit = _replace_value(text, key, value, None, *pair)
         if edit is not None:
             edits.append(edit)
-    if missing:
-        if not ann.value and not ann.style:  # pragma: no cover
-            raise NodeError("cannot add the annotation to empty annotations", ann.start)
+    if missing:  # (``ann`` has entries or is a flow mapping: YAML has no empty block one)
         edits.append(_insert_pair(_Ctx(text, missing, default_nl), ann, akey, [], step))
     return edits
 

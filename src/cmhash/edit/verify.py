@@ -22,23 +22,24 @@ from cmhash.parse.resources import document_resources, pod_template
 from cmhash.parse.tree import ALIAS, MAP, SCALAR, SEQ, Node, own
 from cmhash.read.source import SourceText
 
-# What a slot lets through: our pairs in an existing mapping, or the missing levels
-# ("new:annotations", "new:metadata.annotations") holding them.
-PAIR, NEW = "pair", "new:"
-
 
 class _Mismatch(Exception):
     pass
 
 
+Pairs = dict[str, tuple[str, str | None]]
+
+
 class Slot:
     """What one mapping (or null/missing level) of the original may gain: ``pairs`` of
-    key -> (value, style: ``'"'`` or None for plain)."""
+    key -> (value, style: ``'"'`` or None for plain), in that mapping (``levels`` empty)
+    or in the missing levels ``levels`` (``("annotations",)``,
+    ``("metadata", "annotations")``) that hold them."""
 
-    __slots__ = ("pairs", "seen", "shape")
+    __slots__ = ("levels", "pairs", "seen")
 
-    def __init__(self, shape: str, pairs: dict[str, tuple[str, str | None]]) -> None:
-        self.shape = shape
+    def __init__(self, levels: tuple[str, ...], pairs: Pairs) -> None:
+        self.levels = levels
         self.pairs = pairs
         self.seen: set[str] = set()
 
@@ -47,7 +48,6 @@ class Slot:
         return len(self.seen) == len(self.pairs)
 
 
-Pairs = dict[str, tuple[str, str | None]]
 ANY_STYLE = "any"  # a pair whose value may be written in any style
 
 
@@ -66,14 +66,14 @@ def add_slots(
         found = own(node, name)
         if found is None or found[1].is_null:  # "metadata:" with no value: the whole shape
             where = node if found is None else found[1]
-            slots[id(where)] = Slot(NEW + ".".join(level[depth:]), pairs)
+            slots[id(where)] = Slot(level[depth:], pairs)
             return
         node = found[1]
     for key in pairs:
         old = own(node, key) if node.kind == MAP else None
         if old is not None:
             skip.add(id(old[0]))
-    slots[id(node)] = Slot(PAIR, pairs)
+    slots[id(node)] = Slot((), pairs)
 
 
 class _Events:
@@ -144,7 +144,7 @@ class _Matcher:
     def node(self, node: Node) -> None:
         slot = self.slots.get(id(node))
         if slot is not None and node.kind == SCALAR:  # a null level, filled in
-            self.shape(slot, slot.shape[len(NEW) :].split("."))
+            self.shape(slot, slot.levels)
             return
         be, ev = self.be, self.ev.take()
         cls = ev.__class__
@@ -189,28 +189,30 @@ class _Matcher:
             raise _Mismatch("a mapping grew")
 
     def maybe_slot(self, slot: Slot) -> None:
-        """Take what the slot lets in here (pairs of a PAIR slot in any order)."""
+        """Take what the slot lets in here (the pairs of a slot without levels in any
+        order)."""
         while not slot.used:
             ev = self.ev.peek()
             if not _bare(ev, self.be.scalar):
                 return
-            if slot.shape == PAIR:
+            if not slot.levels:
                 if ev.value not in slot.pairs or ev.value in slot.seen:
                     return
                 self.ev.take()
                 self.value(slot, ev.value)
                 continue
-            levels = slot.shape[len(NEW) :].split(".")
-            if ev.value != levels[0]:
+            if ev.value != slot.levels[0]:
                 return
             self.ev.take()
-            self.shape(slot, levels)
+            self.shape(slot, slot.levels)
 
-    def shape(self, slot: Slot, levels: list[str]) -> None:
+    def shape(self, slot: Slot, levels: tuple[str, ...]) -> None:
         """The value of a created level: {annotations: {pairs}} or {pairs}."""
         for name in levels[1:]:
             self.plain_mapping_start()
-            self.key(name)
+            ev = self.ev.take()
+            if not _bare(ev, self.be.scalar) or ev.value != name:
+                raise _Mismatch(f"expected the key {name!r}")
         self.plain_mapping_start()
         while not slot.used:
             ev = self.ev.take()
@@ -226,11 +228,6 @@ class _Matcher:
     def plain_mapping_start(self) -> None:
         if not _bare(self.ev.take(), self.be.mstart):
             raise _Mismatch("a created level is not a plain mapping")
-
-    def key(self, name: str) -> None:
-        ev = self.ev.take()
-        if not _bare(ev, self.be.scalar) or ev.value != name:
-            raise _Mismatch(f"expected the key {name!r}")
 
     def value(self, slot: Slot, key: str) -> None:
         slot.seen.add(key)
@@ -285,7 +282,7 @@ def check_document(
     matcher = _Matcher(events, slots, skip, renames)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 5000))  # one frame a level; documents nest <= 1000
-    error = be.error  # (before the ``try``: see parse/events.py ``_parse_once``)
+    error = be.error  # (before the ``try``: see parse/events.py ``_parse``)
     try:
         for root in old_roots:
             matcher.node(root)

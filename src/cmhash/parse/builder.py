@@ -40,15 +40,6 @@ class Misread(Exception):
     (``libyaml.single_pair``): parse_chunk asks the reference."""
 
 
-def _check_tag(tag: str, offset: int) -> None:
-    if tag not in _STANDARD_TAGS:
-        then = (
-            "Kubernetes cannot tell what it means and neither can cmhash (an unrendered "
-            "placeholder?); render the value first"
-        )
-        raise NodeError(f"unknown tag '{tag}': {then}", offset, public=f"unknown tag: {then}")
-
-
 def _tag_before(text: str, at: int) -> int:
     """The start of the tag before the anchor at ``at`` (``!!str &x``, ``!<tag:...> &x``),
     else ``at``: a verbatim tag, or a shorthand one (no blank, no flow indicator)."""
@@ -114,13 +105,6 @@ class _Builder:
             at = _tag_before(self.text, at)
         return self.base + at
 
-    def tag(self, ev: Any, start: int) -> str | None:
-        tag: str | None = ev.tag
-        if tag is None or tag == "!":
-            return None
-        self.check_tag(tag, start)
-        return tag
-
     def scalar(self, ev: Any) -> Node:
         value = ev.value
         start = self.base + ev.start_mark.index if ev.anchor is None else self.start(ev)
@@ -159,9 +143,14 @@ class _Builder:
         """An unknown tag is refused; on libyaml's events, by the reference parser, whose
         reading of an odd tag (``!!se!!binary``: an undefined handle ``!se!``) libyaml's
         releases and PyYAML do not share: one message whatever path read it."""
-        if self.fast and tag not in _STANDARD_TAGS:
-            raise Misread
-        _check_tag(tag, start)
+        if tag not in _STANDARD_TAGS:
+            if self.fast:
+                raise Misread
+            then = (
+                "Kubernetes cannot tell what it means and neither can cmhash (an unrendered "
+                "placeholder?); render the value first"
+            )
+            raise NodeError(f"unknown tag '{tag}': {then}", start, public=f"unknown tag: {then}")
 
     def lone_surrogate(self, ev: Any) -> None:
         """A double-quoted escape named a UTF-16 surrogate (``"\\ud800"``): no character.
@@ -185,7 +174,10 @@ class _Builder:
         ):
             raise Misread
         start = self.start(ev)
-        node = Node(kind, start, -1, None, bool(ev.flow_style), self.tag(ev, start), ev.anchor)
+        tag = None if ev.tag == NON_SPECIFIC else ev.tag
+        if tag is not None:
+            self.check_tag(tag, start)
+        node = Node(kind, start, -1, None, bool(ev.flow_style), tag, ev.anchor)
         if ev.anchor is not None:
             self.anchors[ev.anchor] = node
         append(node)

@@ -128,10 +128,7 @@ def backend(name: str) -> Backend:
     """``fast`` (libyaml; falls back to ``exact`` when libyaml is missing) or ``exact``."""
     b = _BACKENDS.get(name)
     if b is None:
-        b = fast_backend() if name == "fast" else None
-        if b is None:
-            b = exact_backend()
-        _BACKENDS[name] = b
+        b = _BACKENDS[name] = (fast_backend() if name == "fast" else None) or exact_backend()
     return b
 
 
@@ -197,33 +194,25 @@ def _parse_fast(text: str, base: int, be: Backend) -> Roots:
         return _parse(text, base, backend("exact"))
 
 
-class _SeparatingTab(Exception):
-    def __init__(self, index: int) -> None:
-        self.index = index
-
-
 def _parse(text: str, base: int, be: Backend) -> Roots:
-    """The chunk through the event path; parser errors as NodeError."""
-    for _ in range(TAB_RETRIES):
-        try:
-            return _parse_once(text, base, be, be.name == "exact")
-        except _SeparatingTab as tab:
-            text = spaced(text, tab.index)
-    return _parse_once(text, base, be, False)
-
-
-def _parse_once(text: str, base: int, be: Backend, tabs: bool) -> Roots:
-    """``tabs``: a separating tab raises _SeparatingTab (ruamel's, read again as a space)."""
+    """The chunk through the event path; parser errors as NodeError. A tab that ruamel
+    refuses between tokens is read again as a space (``separating_tab``), at most
+    TAB_RETRIES times."""
     # looked up before the ``try``: a signal that lands while the machinery loads is no
     # parse error, and an ``except`` clause must not load it while that signal propagates
     run, error, reader_error = be.run, be.error, be.reader_error
-    try:
-        return build(run(text), base, be, text)
-    except error as exc:
-        if be.name == "fast" and libyaml.is_limit(exc):
-            raise _LibyamlLimit from None
-        if tabs and (at := separating_tab(text, exc)) is not None:
-            raise _SeparatingTab(at) from None
-        raise syntax_error(exc, text, base, _Refused if be.name == "fast" else NodeError) from None
-    except reader_error:
-        raise control_character(text, base) from None
+    retries = TAB_RETRIES if be.name == "exact" else 0
+    while True:
+        try:
+            return build(run(text), base, be, text)
+        except error as exc:
+            if be.name == "fast" and libyaml.is_limit(exc):
+                raise _LibyamlLimit from None
+            at = separating_tab(text, exc) if retries else None
+            if at is None:
+                fail = _Refused if be.name == "fast" else NodeError
+                raise syntax_error(exc, text, base, fail) from None
+        except reader_error:
+            raise control_character(text, base) from None
+        text = spaced(text, at)
+        retries -= 1

@@ -53,22 +53,8 @@ FALSE_WORDS = frozenset(
     ("n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF")
 )
 NULL_WORDS = frozenset(("", "~", "null", "Null", "NULL"))
-_FLOAT_WORDS = frozenset(
-    (
-        ".nan",
-        ".NaN",
-        ".NAN",
-        ".inf",
-        ".Inf",
-        ".INF",
-        "+.inf",
-        "+.Inf",
-        "+.INF",
-        "-.inf",
-        "-.Inf",
-        "-.INF",
-    )
-)
+_NAN_WORDS = (".nan", ".NaN", ".NAN")
+_INF_WORDS = (".inf", ".Inf", ".INF")  # and each with a sign
 
 # strconv.ParseInt(s, 0, 64) syntax (then its range, or ParseUint's: _go_int)
 _GO_INT = r"[-+]?(?:0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)"
@@ -107,10 +93,8 @@ def _go_int(plain: str) -> int | None:
         return None
     sign = -1 if plain.startswith("-") else 1
     digits = plain.lstrip("+-")
-    if len(digits) > 1 and digits[0] == "0" and digits[1] not in "xXoObB":
-        value = sign * int(digits, 8)  # leading-zero octal: 0644 is 420
-    else:
-        value = sign * int(digits, 0)
+    octal = len(digits) > 1 and digits[0] == "0" and digits[1] not in "xXoObB"
+    value = sign * int(digits, 8 if octal else 0)  # leading-zero octal: 0644 is 420
     if -_INT64 <= value < _INT64 or (plain[0] not in "+-" and 0 <= value < _UINT64):
         return value
     return None
@@ -120,11 +104,11 @@ _WORDS: dict[str, tuple[str, object]] = {
     **dict.fromkeys(TRUE_WORDS, ("bool", True)),
     **dict.fromkeys(FALSE_WORDS, ("bool", False)),
     **dict.fromkeys(NULL_WORDS, ("null", None)),
-    **{w: ("float", math.nan) for w in _FLOAT_WORDS if "n" in w.lower()},
+    **dict.fromkeys(_NAN_WORDS, ("float", math.nan)),
     **{
-        w: ("float", math.copysign(math.inf, -1 if w[0] == "-" else 1))
-        for w in _FLOAT_WORDS
-        if "i" in w.lower()
+        sign + w: ("float", -math.inf if sign == "-" else math.inf)
+        for sign in ("", "+", "-")
+        for w in _INF_WORDS
     },
 }
 
@@ -219,9 +203,7 @@ def go_string(data: bytes) -> str:
     U+FFFD (``json.Marshal``), one per byte (Python's ``replace`` would give one per
     invalid sequence)."""
     text = data.decode("utf-8", "surrogateescape")
-    if text.isascii() or not _compiled("[\udc80-\udcff]").search(text):
-        return text
-    return _compiled("[\udc80-\udcff]").sub("\ufffd", text)
+    return text if text.isascii() else _compiled("[\udc80-\udcff]").sub("\ufffd", text)
 
 
 def decode_tagged(tag: str, text: str) -> str:
@@ -264,13 +246,6 @@ def tagged_value(tag: str, text: str) -> str | int | float | bool | None:
     return text  # a string: !, !!str, !!binary (decoded), !!timestamp, !!map/seq/merge
 
 
-def is_string(tag: str | None, text: str, plain: bool) -> bool:
-    """Whether a scalar reaches the API server as a string."""
-    if tag is None:
-        return not plain or not resolves_to_non_string(text)
-    return isinstance(tagged_value(tag, text), str)
-
-
 def key_string(tag: str | None, text: str, plain: bool) -> str:
     """A mapping key as kubectl sends it: a string as written, any other type converted
     (sigs.k8s.io/yaml ``convertToJSONableObject``). TagError for a null key."""
@@ -281,10 +256,8 @@ def key_string(tag: str | None, text: str, plain: bool) -> str:
     if isinstance(value, str):
         return value
     if value is None:
-        return _refuse(
-            "a null key (kubectl refuses it: unsupported map key); quote it",
-            "a null key (kubectl refuses it: unsupported map key); quote it",
-        )
+        words = "a null key (kubectl refuses it: unsupported map key); quote it"
+        return _refuse(words, words)  # (no text of the document in it)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):

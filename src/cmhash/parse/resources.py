@@ -112,10 +112,7 @@ def resources_of(source: SourceText, doc: int, root: Node) -> list[Resource]:
         listed = deref(get(root_d, "items"))
         if listed is not None and not listed.is_null and listed.kind != SEQ:
             raise NodeError(f"'items' of a {kind} must be a sequence", listed.start)
-        out = []
-        for item in items(listed):
-            out.extend(resources_of(source, doc, item))
-        return out
+        return [r for item in items(listed) for r in resources_of(source, doc, item)]
     meta = get(root_d, "metadata")
     if meta is not None and not meta.is_null and meta.kind != MAP:
         raise NodeError("'metadata' must be a mapping", meta.start)

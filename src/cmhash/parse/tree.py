@@ -77,12 +77,9 @@ else:
     Node = cext.function("Node") or _PyNode
 
 
-def deref(node: Node | None, *, limit: int = 64) -> Node | None:
-    while node is not None and node.kind == ALIAS:
+def deref(node: Node | None) -> Node | None:
+    while node is not None and node.kind == ALIAS:  # (once: an anchored node is no alias)
         node = node.value
-        limit -= 1
-        if limit < 0:  # pragma: no cover - anchors cannot be cyclic in YAML
-            raise NodeError("alias chain too long", node.start if node else 0)
     return node
 
 
@@ -124,13 +121,9 @@ def is_merge_key(key: Node) -> bool:
 def _merged(value: Node) -> dict[str, tuple[Node, Node]]:
     """What one ``<<`` sets: a mapping's entries, or a list's with the earlier winning."""
     target = deref(value)
-    sources = (
-        [target]
-        if target is not None and target.kind == MAP
-        else (
-            [deref(x) for x in target.value] if target is not None and target.kind == SEQ else None
-        )
-    )
+    sources = [target]
+    if target is not None and target.kind == SEQ:
+        sources = [deref(x) for x in target.value]
     if not sources or any(s is None or s.kind != MAP for s in sources):
         raise NodeError("a '<<' merge key needs a mapping or a list of mappings", value.start)
     merged: dict[str, tuple[Node, Node]] = {}

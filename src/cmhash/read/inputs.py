@@ -105,12 +105,11 @@ class Excludes:
     """gitignore-style patterns (pathspec, imported only when there are any)."""
 
     def __init__(self, patterns: Sequence[str]) -> None:
-        self.patterns = tuple(patterns)
         self._spec = None
-        if self.patterns:
+        if patterns:
             import pathspec
 
-            self._spec = pathspec.GitIgnoreSpec.from_lines(self.patterns)
+            self._spec = pathspec.GitIgnoreSpec.from_lines(patterns)
 
     def match(self, relative: str, *, is_dir: bool = False) -> bool:
         if self._spec is None:
@@ -123,26 +122,22 @@ def _raise_walk_error(exc: OSError) -> None:
     raise InputError(f"cannot read directory: {exc.strerror}", path=exc.filename)
 
 
-def walk(
-    root: str, excludes: Excludes, skipped: list[Skipped], links: list[str] | None = None
-) -> list[str]:
+def walk(root: str, excludes: Excludes, skipped: list[Skipped], links: list[str]) -> list[str]:
     """Manifest candidates under ``root``, sorted. Symbolic links to directories are
     followed (a repository links a shared base into each environment), each directory
     once by its real path, so a link loop ends; ``links`` gets a note for each."""
-    links = [] if links is None else links
     found: list[str] = []
     walked = {os.path.realpath(root)}  # every directory read, by its real path
     for dirpath, dirnames, filenames in os.walk(root, onerror=_raise_walk_error, followlinks=True):
         kept = []
         for d in sorted(dirnames):
             path = os.path.join(dirpath, d)
-            rel = os.path.relpath(path, root)
             if d.startswith("."):
                 continue  # hidden (.git, .github...): never rendered manifests; no note
             real = os.path.realpath(path)
             if real in walked:  # a link back up (a loop) or to a directory read already
                 skipped.append(Skipped(path + os.sep, f"a link to {printable(real)}, read already"))
-            elif excludes.match(rel, is_dir=True):
+            elif excludes.match(os.path.relpath(path, root), is_dir=True):
                 skipped.append(Skipped(path + os.sep, "excluded"))
             elif is_chart(path):
                 skipped.append(Skipped(path + os.sep, CHART_SOURCE))
@@ -183,11 +178,6 @@ def is_chart(directory: str) -> bool:
     return os.path.isfile(os.path.join(directory, CHART_FILE))
 
 
-def _in_chart(path: str) -> bool:
-    """Whether a named file lies inside a Helm chart source directory."""
-    return _chart_above(path) is not None
-
-
 def _chart_above(path: str) -> str | None:
     """The Helm chart source directory ``path`` lies inside (absolute), or None."""
     d = os.path.dirname(os.path.abspath(path))
@@ -206,7 +196,7 @@ def expand(
     skipped: list[Skipped],
     *,
     filter_named: bool,
-    notes: list[str] | None = None,
+    notes: list[str],
 ) -> list[tuple[str, bool]]:
     """(file, filtered) pairs: files as given, directories walked (sorted), '-' for stdin;
     each file once. ``filtered``: the repository rules apply to it (found by a walk, or
@@ -225,12 +215,8 @@ def expand(
             if filter_named and excludes.match(os.path.relpath(p)):
                 skipped.append(Skipped(p, "excluded"))
                 continue
-            if filter_named and (os.path.basename(p) == CHART_FILE or _in_chart(p)):
-                skipped.append(
-                    Skipped(
-                        p, "inside a Helm chart source (render it, then run cmhash on the output)"
-                    )
-                )
+            if filter_named and (os.path.basename(p) == CHART_FILE or _chart_above(p) is not None):
+                skipped.append(Skipped(p, f"inside {CHART_SOURCE}"))
                 continue
             files = [(p, filter_named)]
         else:
@@ -246,12 +232,6 @@ def expand(
     return out
 
 
-def _is_manifest(text: str) -> bool:
-    from cmhash.read.manifests import is_manifest_text  # (a walk's files only)
-
-    return is_manifest_text(text)
-
-
 def _read(
     paths: Sequence[tuple[str, bool]],
     max_bytes: int,
@@ -264,11 +244,13 @@ def _read(
             sources.append(decode(STDIN, stdin(), max_bytes=max_bytes))
             continue
         src = decode(path, read_file(path, max_bytes), max_bytes=max_bytes)
-        if filtered and not _is_manifest(src.text):
-            skipped.append(
-                Skipped(path, "not a Kubernetes manifest (no document has apiVersion or kind)")
-            )
-            continue
+        if filtered:
+            from cmhash.read.manifests import is_manifest_text  # (a walk's files only)
+
+            if not is_manifest_text(src.text):
+                why = "not a Kubernetes manifest (no document has apiVersion or kind)"
+                skipped.append(Skipped(path, why))
+                continue
         sources.append(src)
     return sources
 
@@ -293,9 +275,7 @@ def select(
     chosen = list(args)
 
     def read_stdin() -> bytes:
-        if stream is None:
-            return b""
-        return read_limited(stream, max_bytes, "<stdin>")
+        return b"" if stream is None else read_limited(stream, max_bytes, "<stdin>")
 
     if not chosen:
         chosen, piped, notes = choose(mode, kind, config_paths, config_file, read_stdin)
@@ -318,22 +298,14 @@ def select(
     return Inputs(sources, skipped, [p for p in chosen if p != STDIN], notes)
 
 
-# how each mode reads a render from a pipe, for the command a refusal shows
-_PIPED = {
-    Mode.STREAM: "cmhash",
-    Mode.CHECK: "cmhash --check -",
-    Mode.DIFF: "cmhash --diff -",
-    Mode.CHECK_DIFF: "cmhash --check --diff -",
-    Mode.IN_PLACE: "cmhash",
-}
-
-
 def refusal(inputs: Inputs, mode: Mode) -> CmhashError | None:
     """Why a run must not go on with what it read (None: it may), the same in every
     mode: a gate that checks nothing is no pass. A chart source named itself (a PATH, or
     a ``paths`` entry of the config) is refused with the command that renders it; a run
     that reads no manifest at all is refused, saying what was skipped, unless it only
     named files in a mode about files (pre-commit's ``pass_filenames``)."""
+    # how the mode reads a render from a pipe, for the command a refusal shows
+    piped = f"cmhash {mode.flags}-" if mode.checks or mode.diffs else "cmhash"
     for root in inputs.roots:
         if not os.path.isdir(root):
             continue
@@ -341,7 +313,7 @@ def refusal(inputs: Inputs, mode: Mode) -> CmhashError | None:
         if is_chart(root):
             return InputError(
                 "a Helm chart's source (Chart.yaml), not rendered manifests: render it "
-                f"first: helm template RELEASE {shown} | {_PIPED[mode]}",
+                f"first: helm template RELEASE {shown} | {piped}",
                 path=shown,
             )
         chart = _chart_above(root.rstrip(os.sep) or os.sep)
@@ -349,7 +321,7 @@ def refusal(inputs: Inputs, mode: Mode) -> CmhashError | None:
             top = printable(os.path.relpath(chart) + os.sep)
             return InputError(
                 f"inside the Helm chart source {top} (Chart.yaml), not rendered manifests: "
-                f"render the chart first: helm template RELEASE {top} | {_PIPED[mode]}",
+                f"render the chart first: helm template RELEASE {top} | {piped}",
                 path=shown,
             )
     if inputs.sources or not inputs.skipped:

@@ -169,12 +169,6 @@ def _named(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
         yield openapi["path"], "kustomize's OpenAPI schema"
 
 
-def find(directory: str) -> str | None:
-    """The kustomization file in ``directory``, if there is one."""
-    found = find_all(directory)
-    return found[0] if found else None
-
-
 def find_all(directory: str) -> list[str]:
     """Every kustomization file in ``directory``: more than one, kustomize builds none
     ("Found multiple kustomization files", api/konfig FileNameKustomization...)."""

@@ -49,10 +49,11 @@ from typing import NamedTuple
 
 from cmhash.errors import InputError
 from cmhash.read import kustfile
+from cmhash.read.inputs import Skipped
 from cmhash.read.kustfile import FILE_NAMES, Broken, Kustomization
 from cmhash.read.source import SourceText
 
-__all__ = ["FILE_NAMES", "Kustomization", "LeftOut", "apply", "not_objects", "pointer"]
+__all__ = ["FILE_NAMES", "Kustomization", "apply", "not_objects", "pointer"]
 
 
 def _directories(roots: Iterable[str], files: Iterable[str]) -> list[str]:
@@ -125,15 +126,10 @@ def _refuse(broken: Sequence[Broken], files: Sequence[str]) -> list[str]:
     return warnings
 
 
-class LeftOut(NamedTuple):
-    path: str
-    why: str
-
-
 class Found(NamedTuple):
     """What the kustomizations of a walk say about its files."""
 
-    left: list[LeftOut]  # files that are not objects, and why
+    left: list[Skipped]  # files that are not objects, and why
     changing: list[Kustomization]  # kustomizations that patch, generate or transform
     notes: list[str]  # -v: files kept as resources that another names otherwise
     warnings: list[str]  # broken kustomizations that change nothing
@@ -160,7 +156,7 @@ def not_objects(roots: Sequence[str], files: Sequence[str]) -> Found:
     for f in files:
         at = os.path.normpath(os.path.abspath(f))
         if at in own:
-            left.append(LeftOut(f, f"kustomize's build file, {_build(own[at], users)}"))
+            left.append(Skipped(f, f"kustomize's build file, {_build(own[at], users)}"))
             continue
         hit = named.get(at)
         if hit is None:
@@ -173,7 +169,7 @@ def not_objects(roots: Sequence[str], files: Sequence[str]) -> Found:
                 f"{what} of {os.path.relpath(k.file)}: read as an object"
             )
             continue
-        left.append(LeftOut(f, f"{what} of {os.path.relpath(k.file)}, {_build(k, users)}"))
+        left.append(Skipped(f, f"{what} of {os.path.relpath(k.file)}, {_build(k, users)}"))
     components = {k.directory for k in found if k.component}
     changing = []
     for k in found:
@@ -244,7 +240,7 @@ def pointer(k: Kustomization) -> str:
 
 class Applied(NamedTuple):
     sources: list[SourceText]  # without the files that are not objects
-    left: list[LeftOut]
+    left: list[Skipped]
     pointers: list[str]  # one per kustomization that patches or generates
     notes: list[str]  # -v
     warnings: list[str]  # shown without -v

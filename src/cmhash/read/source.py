@@ -22,18 +22,6 @@ _OTHER_BOMS = {
 }
 
 
-def _line_numbers(text: str, offsets: list[int]) -> list[int]:
-    """The 1-based line of each of the sorted ``offsets``: one pass, str.count between
-    them (a C copy of this pass saved nothing measurable: ARCHITECTURE.md)."""
-    out = []
-    line, at = 1, 0
-    for offset in offsets:
-        line += text.count("\n", at, offset)
-        out.append(line)
-        at = offset
-    return out
-
-
 class SourceText(Record):
     """One input: a file or stdin, decoded. ``text`` excludes the BOM."""
 
@@ -59,10 +47,15 @@ class SourceText(Record):
 
     def lines(self, offsets: Iterable[int]) -> dict[int, int]:
         """The 1-based line of each offset (at least 0), in one pass over the text in
-        offset order: ``position`` for many offsets at once (explain's thousands)."""
-        ordered = sorted(set(offsets))
-        found = _line_numbers(self.text, ordered)
-        return dict(zip(ordered, found, strict=True))
+        offset order: ``position`` for many offsets at once (explain's thousands), str.count
+        between them (a C copy of this pass saved nothing measurable: ARCHITECTURE.md)."""
+        out = {}
+        line, at = 1, 0
+        for offset in sorted(set(offsets)):
+            line += self.text.count("\n", at, offset)
+            out[offset] = line
+            at = offset
+        return out
 
     def position(self, offset: int) -> tuple[int, int]:
         """1-based (line, column) of a character offset."""
@@ -123,11 +116,12 @@ def newline_at(text: str, pos: int = 0, default: str = "\n") -> str:
     return "\r\n" if nl > 0 and text[nl - 1] == "\r" else "\n"
 
 
-def _byte_position(data: bytes, offset: int) -> tuple[int, int]:
+def _byte_error(message: str, display: str, data: bytes, offset: int) -> InputError:
+    """``message`` about the byte at ``offset`` of ``data``, at its line and column."""
     line = data.count(b"\n", 0, offset) + 1
     start = data.rfind(b"\n", 0, offset) + 1
     col = len(data[start:offset].decode("utf-8", errors="replace")) + 1
-    return line, col
+    return InputError(message, path=display, line=line, column=col)
 
 
 def decode(path: str, data: bytes, *, max_bytes: int) -> SourceText:
@@ -152,20 +146,12 @@ def decode(path: str, data: bytes, *, max_bytes: int) -> SourceText:
         data = data[len(_UTF8_BOM) :]
     nul = data.find(b"\x00")
     if nul >= 0:
-        line, col = _byte_position(data, nul)
-        raise InputError(
-            "NUL byte in input; is this a binary or UTF-16 file?",
-            path=display,
-            line=line,
-            column=col,
-        )
+        raise _byte_error("NUL byte in input; is this a binary or UTF-16 file?", display, data, nul)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line, col = _byte_position(data, exc.start)
-        raise InputError(
-            "invalid UTF-8; manifests must be UTF-8 text", path=display, line=line, column=col
-        ) from None
+        message = "invalid UTF-8; manifests must be UTF-8 text"
+        raise _byte_error(message, display, data, exc.start) from None
     return SourceText(path=path, text=text, had_bom=had_bom)
 
 

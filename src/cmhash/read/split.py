@@ -42,10 +42,13 @@ class Chunk(NamedTuple):
 _chunk = functools.partial(tuple.__new__, Chunk)  # Chunk((start, end)) with no Python frame
 
 
-def only_comments(text: str) -> bool:
-    """Whether ``text`` has nothing but blank lines and comments."""
+def only_comments(text: str, *, markers: bool = False) -> bool:
+    """Whether ``text`` has nothing but blank lines and comments (``markers``: and
+    document markers, alone or followed by a comment)."""
     for line in text.splitlines():
         s = line.strip()
+        if markers and (s in ("---", "...") or s.startswith(("--- ", "... "))):
+            s = s[4:].lstrip()
         if s and not s.startswith("#"):
             return False
     return True
@@ -141,9 +144,8 @@ def _py_top_level(text: str, key: str) -> list[str] | None:
     return found
 
 
-TopLevel = Callable[[str, str], list[str] | None]
 # native/_ctree.c's top_level: _py_top_level over ASCII text (NotImplemented for the rest)
-_C_TOP_LEVEL: TopLevel | None = cext.function("top_level")
+_C_TOP_LEVEL: Callable[[str, str], list[str] | None] | None = cext.function("top_level")
 
 
 def _top_level(text: str, key: str) -> list[str] | None:
@@ -167,26 +169,13 @@ def relevant_kind(text: str, table: KindTable) -> bool | None:
     return table.reads(apis[0], kinds[0])
 
 
-def _is_blank(text: str) -> bool:
-    for line in text.splitlines():
-        s = line.strip()
-        if (
-            s
-            and not s.startswith("#")
-            and s not in ("---", "...")
-            and not (s.startswith(("--- ", "... ")) and s[4:].lstrip().startswith("#"))
-        ):
-            return False
-    return True
-
-
 def classify(text: str, table: KindTable) -> bool | None:
     """Whether a chunk must be parsed: False for a document that is certainly irrelevant
     (passed through unread by both parsers), None for one with no content at all."""
     rel = relevant_kind(text, table)
     if rel is False:
         return False
-    if rel is None and _is_blank(text):
+    if rel is None and only_comments(text, markers=True):
         return None
     return True
 

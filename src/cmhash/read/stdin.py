@@ -47,6 +47,13 @@ class Mode(enum.Enum):
         return self in (Mode.DIFF, Mode.CHECK_DIFF)
 
     @property
+    def flags(self) -> str:
+        """The flags that choose this mode, then a space ("" for the stream)."""
+        return {"stream": "", "in-place": "-i ", "check": "--check ", "diff": "--diff "}.get(
+            self.value, "--check --diff "
+        )
+
+    @property
     def on_files(self) -> bool:
         """Modes about files in a repository (pre-commit, CI) rather than a stream."""
         return self is not Mode.STREAM
@@ -86,14 +93,8 @@ def _no_input(mode: Mode, config_file: str | None) -> UsageError:
     where = os.path.relpath(config_file) if config_file else ".cmhash.yaml"
     return UsageError(
         f"nothing to {'check' if mode.checks else 'read'}: no PATH given, no `paths:` in "
-        f"{where}, and stdin is empty; name the manifests (cmhash {_flag(mode)}k8s/) or "
+        f"{where}, and stdin is empty; name the manifests (cmhash {mode.flags}k8s/) or "
         f"set `paths: [k8s/]` in {where}"
-    )
-
-
-def _flag(mode: Mode) -> str:
-    return {"in-place": "-i ", "check": "--check ", "diff": "--diff "}.get(
-        mode.value, "--check --diff "
     )
 
 

@@ -19,13 +19,13 @@ from typing import NamedTuple
 
 from cmhash.analyze.declared import RESTART
 from cmhash.edit.splice import annotations_edits, apply_edits, inside_aliased
-from cmhash.errors import InternalError, NodeError, UsageError
+from cmhash.errors import NodeError, UsageError
 from cmhash.knowledge.kinds import KindTable
 from cmhash.parse.events import backend, parse_chunk
 from cmhash.parse.resources import Resource, document_resources
 from cmhash.read.source import SourceText, newline_at
 from cmhash.read.split import Chunk, may_hold_secret, refuse_ambiguous, split_chunks
-from cmhash.write.emit import FileResult
+from cmhash.write.emit import FileResult, self_check_failed
 from cmhash.write.recheck import recheck
 
 MAX_REASON = 1000
@@ -55,12 +55,6 @@ class Target(NamedTuple):
     resource: Resource
 
 
-def _kind_matches(res: Resource, wanted: str) -> bool:
-    """``deployment``, ``Deployment``, ``deployment.apps``: kind (any case), group."""
-    kind, _, group = wanted.partition(".")
-    return res.kind.lower() == kind.lower() and (not group or res.group == group)
-
-
 def find(
     sources: Sequence[SourceText],
     kind: str,
@@ -72,6 +66,8 @@ def find(
     """Every definition of ``kind``/``name`` (in ``namespace``, or naming none: it lands
     there when applied) among the sources' documents."""
     be = backend(parser)
+    # ``deployment``, ``Deployment``, ``deployment.apps``: kind (any case), group
+    wanted, _, group = kind.partition(".")
     found = []
     for src in sources:
         for doc, chunk in enumerate(split_chunks(src.text)):
@@ -85,7 +81,9 @@ def find(
                 message = exc.public if may_hold_secret(text) else exc.message
                 raise src.error(message, exc.offset) from None
             for res in resources:
-                if res.name != name or not _kind_matches(res, kind):
+                if res.name != name or res.kind.lower() != wanted.lower():
+                    continue
+                if group and res.group != group:
                     continue
                 if namespace is not None and res.namespace not in (None, namespace):
                     continue
@@ -143,11 +141,6 @@ def restart_file(target: Target, reason: str, parser: str) -> FileResult | None:
             annotated=[(res.node.start, {RESTART: (reason, '"')})],
         )
     except NodeError as exc:  # a difference beyond the annotation is a bug
-        raise InternalError(
-            f"self-check failed after editing ({exc.public if secret else exc.message}); "
-            "please report this bug",
-            path=src.display,
-            line=src.position(exc.offset)[0],
-        ) from None
+        raise self_check_failed(src, exc, secret) from None
     segments: list[tuple[int, int] | str] = [(0, chunk.start), new, (chunk.end, len(src.text))]
     return FileResult(src, segments, True)

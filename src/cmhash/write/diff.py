@@ -21,7 +21,7 @@ and a bigger one keeps the cut: a valid diff, maybe not difflib's, not a quadrat
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import accumulate
 from typing import Any, NamedTuple
 
@@ -219,42 +219,16 @@ def _joined(blocks: list[Block]) -> list[Block]:
     return out
 
 
-def opcodes(blocks: list[Block], la: int, lb: int) -> list[Opcode]:
-    """difflib's get_opcodes from the matching blocks."""
-    out: list[Opcode] = []
-    i = j = 0
-    for ai, bj, size in [*blocks, (la, lb, 0)]:
-        if i < ai and j < bj:
-            out.append(("replace", i, ai, j, bj))
-        elif i < ai:
-            out.append(("delete", i, ai, j, bj))
-        elif j < bj:
-            out.append(("insert", i, ai, j, bj))
-        i, j = ai + size, bj + size
-        if size:
-            out.append(("equal", ai, i, bj, j))
-    return out
+def _groups(blocks: list[Block], la: int, lb: int, n: int) -> Iterable[list[Opcode]]:
+    """difflib's get_grouped_opcodes(n) on these matching blocks: SequenceMatcher builds
+    its opcodes, then their groups, on get_matching_blocks alone."""
+    import difflib  # only --diff needs it; start-up time matters for hooks
 
+    class Matched(difflib.SequenceMatcher[str]):
+        def get_matching_blocks(self) -> list[difflib.Match]:
+            return [difflib.Match(*block) for block in [*blocks, (la, lb, 0)]]
 
-def grouped(codes: list[Opcode], n: int) -> Iterator[list[Opcode]]:
-    """difflib's get_grouped_opcodes(n): the changes with up to ``n`` lines of context."""
-    codes = list(codes) or [("equal", 0, 1, 0, 1)]
-    if codes[0][0] == "equal":
-        tag, i1, i2, j1, j2 = codes[0]
-        codes[0] = tag, max(i1, i2 - n), i2, max(j1, j2 - n), j2
-    if codes[-1][0] == "equal":
-        tag, i1, i2, j1, j2 = codes[-1]
-        codes[-1] = tag, i1, min(i2, i1 + n), j1, min(j2, j1 + n)
-    group: list[Opcode] = []
-    for tag, i1, i2, j1, j2 in codes:
-        if tag == "equal" and i2 - i1 > 2 * n:
-            group.append((tag, i1, min(i2, i1 + n), j1, min(j2, j1 + n)))
-            yield group
-            group = []
-            i1, j1 = max(i1, i2 - n), max(j1, j2 - n)
-        group.append((tag, i1, i2, j1, j2))
-    if group and not (len(group) == 1 and group[0][0] == "equal"):
-        yield group
+    return Matched(None, [], [], autojunk=False).get_grouped_opcodes(n)
 
 
 class Diff(NamedTuple):
@@ -280,19 +254,19 @@ def unified_diff(
     that changes such a line (a Secret sharing a line with a workload, as in one-line
     JSON) is left out, and its line returned in ``withheld`` so the caller can say so."""
     lines = lines_of(old, edits)
-    codes = opcodes(matching_blocks(lines, trust), len(lines.a), len(lines.b))
-    hidden = _Hidden(lines, secrets)
+    blocks, la, lb = matching_blocks(lines, trust), len(lines.a), len(lines.b)
+    hidden = _hidden(lines, secrets)
     context = 3
     if hidden and any(
-        tag == "equal" and hidden.meets(i1, i2)
-        for group in grouped(codes, 3)
+        tag == "equal" and hidden(i1, i2)
+        for group in _groups(blocks, la, lb, 3)
         for tag, i1, i2, _, _ in group
     ):
         context = 0
     out: list[str] = []
     withheld: list[int] = []
-    for group in grouped(codes, context):
-        if hidden and any(tag != "equal" and hidden.meets(i1, i2) for tag, i1, i2, _, _ in group):
+    for group in _groups(blocks, la, lb, context):
+        if hidden and any(tag != "equal" and hidden(i1, i2) for tag, i1, i2, _, _ in group):
             withheld.append(group[0][1] + 1)
             continue
         if not out:
@@ -321,28 +295,24 @@ def _hunk(out: list[str], group: list[Opcode], lines: Lines) -> None:
         out += [_line("+", x) for x in b[j1:j2]]
 
 
-class _Hidden:
-    """The lines of ``a`` (0-based, joined spans) that hold Secret data."""
+def _hidden(lines: Lines, secrets: Iterable[tuple[int, int]]) -> Callable[[int, int], bool] | None:
+    """Whether any of the lines ``i1 <= i < i2`` of ``a`` holds Secret data (their
+    spans joined); None when none does."""
+    ends = lines.ends
+    spans: list[tuple[int, int]] = []
+    for start, end in sorted(secrets):
+        first, last = bisect_right(ends, start), bisect_right(ends, end) + 1
+        if spans and first <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(last, spans[-1][1]))
+        else:
+            spans.append((first, last))
+    starts, stops = [s for s, _ in spans], [e for _, e in spans]
 
-    def __init__(self, lines: Lines, secrets: Iterable[tuple[int, int]]) -> None:
-        ends = lines.ends
-        spans: list[tuple[int, int]] = []
-        for start, end in sorted(secrets):
-            first, last = bisect_right(ends, start), bisect_right(ends, end) + 1
-            if spans and first <= spans[-1][1]:
-                spans[-1] = (spans[-1][0], max(last, spans[-1][1]))
-            else:
-                spans.append((first, last))
-        self.starts = [s for s, _ in spans]
-        self.ends = [e for _, e in spans]
+    def meets(i1: int, i2: int) -> bool:
+        k = bisect_right(starts, i2 - 1) - 1  # the last span starting at or before
+        return i1 < i2 and k >= 0 and stops[k] > i1
 
-    def __bool__(self) -> bool:
-        return bool(self.starts)
-
-    def meets(self, i1: int, i2: int) -> bool:
-        """Whether any of the lines ``i1 <= i < i2`` is hidden."""
-        k = bisect_right(self.starts, i2 - 1) - 1  # the last span starting at or before
-        return i1 < i2 and k >= 0 and self.ends[k] > i1
+    return meets if spans else None
 
 
 def _range(start: int, stop: int) -> str:

@@ -54,7 +54,8 @@ class FileResult(NamedTuple):
         out: list[Replacement] = []
         pos = 0  # the end of the last kept range
         new: list[str] = []
-        for seg in self.segments:
+        size = len(self.source.text)
+        for seg in [*self.segments, (size, size)]:  # (then what follows the last range)
             if isinstance(seg, str):
                 new.append(seg)
                 continue
@@ -64,9 +65,6 @@ class FileResult(NamedTuple):
                 out.append(Replacement(pos, start, text))
             new = []
             pos = end
-        text, end = "".join(new), len(self.source.text)
-        if text or end > pos:
-            out.append(Replacement(pos, end, text))
         return out
 
     def pieces(self, limit: int = 1 << 20) -> Iterator[str]:
@@ -172,7 +170,6 @@ def _check(
     key = (id(src), d.index)
     versioned = versioning is not None and key in versioning.edits
     jobs = [p for p in edited if p.job_edits]
-    annotated = [p for p in edited if p.edit is not None]
     try:
         if d.verify_error is not None and edited:
             raise NodeError(*d.verify_error)
@@ -186,7 +183,7 @@ def _check(
                 d.chunk.start,
                 old_text,
                 apply_edits(old_text, edits, base=d.chunk.start),
-                [(p.info.offset, p.info.kind, p.value or "") for p in annotated],
+                [(p.info.offset, p.info.kind, p.value or "") for p in edited if p.edit is not None],
                 options.annotation_key,
                 options.parser,
                 marked=_marked(d, versioning, options) if versioning is not None else None,
@@ -198,12 +195,18 @@ def _check(
         from cmhash.read.split import may_hold_secret
 
         secret = may_hold_secret(src.text[d.chunk.start : d.chunk.end])
-        message = exc.public if secret else exc.message
-        raise InternalError(
-            f"self-check failed after editing ({message}); please report this bug",
-            path=src.display,
-            line=src.position(exc.offset)[0],
-        ) from None
+        raise self_check_failed(src, exc, secret) from None
+
+
+def self_check_failed(src: SourceText, exc: NodeError, secret: bool) -> InternalError:
+    """A document that changed beyond its edits: a bug (exit 3). ``secret``: the
+    document may hold a Secret, so the message quotes none of it."""
+    message = exc.public if secret else exc.message
+    return InternalError(
+        f"self-check failed after editing ({message}); please report this bug",
+        path=src.display,
+        line=src.position(exc.offset)[0],
+    )
 
 
 def _renames(

@@ -36,9 +36,7 @@ def _scalars(node: Node) -> Iterator[Node]:
         elif n.kind == SEQ:
             stack.extend(n.value)
         elif n.kind == MAP:
-            for k, v in n.value:
-                stack.append(k)
-                stack.append(v)
+            stack.extend(x for pair in n.value for x in pair)
 
 
 def _config_slots(slots: dict[int, Slot], skip: set[int], res: Resource, mark: Marked) -> None:

@@ -23,6 +23,7 @@ SIGKILL can leave a hidden ``.cmhash-*.tmp``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from collections.abc import Callable, Sequence
@@ -60,23 +61,16 @@ class _Job:
 def input_roots(paths: Sequence[str]) -> list[str]:
     """The tree a run may write into: each directory argument, and the directory of
     each file argument (real paths)."""
-    roots = []
-    for p in paths:
-        if p == STDIN:
-            continue
-        real = os.path.realpath(p)
-        roots.append(real if os.path.isdir(real) else os.path.dirname(real))
-    return roots
-
-
-def _inside(path: str, roots: Sequence[str]) -> bool:
-    return any(os.path.commonpath([path, r]) == r for r in roots)
+    real = [os.path.realpath(p) for p in paths if p != STDIN]
+    return [r if os.path.isdir(r) else os.path.dirname(r) for r in real]
 
 
 def _check(f: FileResult, roots: Sequence[str]) -> _Job:
     path = f.source.path
     target = os.path.realpath(path)
-    if target != os.path.abspath(path) and not _inside(target, roots):
+    if target != os.path.abspath(path) and not any(
+        os.path.commonpath([target, r]) == r for r in roots
+    ):
         raise WriteError(
             f"is a symlink to {target}, outside the input tree; refusing to "
             "write through it (pass the real file instead)",
@@ -109,10 +103,9 @@ def _stage(target: str, data: bytes, mode: int, uid: int, gid: int) -> str:
             os.fsync(fh.fileno())
         os.chmod(temp, mode)
         if hasattr(os, "chown"):
-            try:
+            # not allowed unless root: the file is ours, as with any editor
+            with contextlib.suppress(OSError):
                 os.chown(temp, uid, gid)
-            except OSError:  # not allowed unless root: the file is ours, as with any editor
-                pass
     except BaseException:
         _unlink(temp)
         raise
@@ -121,10 +114,8 @@ def _stage(target: str, data: bytes, mode: int, uid: int, gid: int) -> str:
 
 def _unlink(path: str | None) -> None:
     if path is not None:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(path)
-        except OSError:
-            pass
 
 
 def _fsync_dir(path: str) -> None:
@@ -133,9 +124,8 @@ def _fsync_dir(path: str) -> None:
     except OSError:
         return
     try:
-        os.fsync(fd)
-    except OSError:
-        pass
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
     finally:
         os.close(fd)
 
@@ -235,14 +225,6 @@ def is_regular(path: str) -> bool:
         return False
 
 
-def _write_stream(path: str, data: bytes) -> None:
-    try:
-        with open(path, "wb") as fh:
-            fh.write(data)
-    except OSError as exc:
-        raise WriteError(f"cannot write {path}: {exc.strerror}") from None
-
-
 def write_new_file(path: str, text: str, *, mode: int | None = None) -> None:
     """Write a file we produce (a report, the lock, the kustomize plugin) where the user
     means it, as moreutils' sponge(1) does ("If the output file is a special file or
@@ -253,7 +235,11 @@ def write_new_file(path: str, text: str, *, mode: int | None = None) -> None:
     are written to as a stream (never replaced by a regular file); anything else (a
     directory, a block device, a socket) is refused."""
     if _stream(path):
-        _write_stream(path, text.encode("utf-8"))
+        try:
+            with open(path, "wb") as fh:
+                fh.write(text.encode("utf-8"))
+        except OSError as exc:
+            raise WriteError(f"cannot write {path}: {exc.strerror}") from None
         return
     if os.path.exists(path) and not is_regular(path):
         raise WriteError(f"cannot write {path}: not a regular file, a device or a FIFO")
