@@ -317,6 +317,17 @@ def test_immutable_replaces_false_and_keeps_true() -> None:
     assert again == out
 
 
+@pytest.mark.parametrize("empty", ["immutable:", "immutable: ", "immutable: # unset"])
+def test_immutable_written_after_an_empty_value(empty: str) -> None:
+    """``immutable:`` with no value (null: the API server's default, false) gets ``true``
+    written after its colon, the rest of the line kept."""
+    data = stream(cm().replace("\ndata:", f"\n{empty}\ndata:"), dep())
+    out = run(data, "--versioned", "--versioned-immutable").out
+    assert out.replace(empty.replace("immutable:", "immutable: true", 1), "", 1) == (
+        run(data, "--versioned").out.replace(empty, "", 1)
+    )
+
+
 def test_config_file_and_krm_function_config(tmp_path: Path) -> None:
     (tmp_path / ".cmhash.yaml").write_text("versioned: true\nversionedImmutable: true\n")
     res = run_cmhash(["-"], stdin=stream(cm(), dep()), cwd=tmp_path)

@@ -301,8 +301,8 @@ def pair_edit(text: str, mapping: Node, key: str, plain: str, default_nl: str) -
     if pair is not None:
         value = pair[1]
         if value.kind == SCALAR and value.style is None and value.tag is None:
-            text = str(value.value)
-            if text == plain or plain_bool(text) is plain_bool(plain) is True:
+            now = str(value.value)
+            if now == plain or plain_bool(now) is plain_bool(plain) is True:
                 return None  # already so (``yes`` and ``True`` are true to Kubernetes)
         return _replace_value(text, key, plain, plain, *pair)
     meta = own(mapping, "metadata")
