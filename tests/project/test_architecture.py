@@ -32,8 +32,9 @@ MAX_MODULE_LINES = 400
 # it, so this is a ceiling. Lower it when the code shrinks; do not raise it.
 MAX_TOTAL_LINES = 20_868
 SHRINKING = (
-    "the modules are being split and their tables moved to knowledge/ now (issue 36); "
-    "this mark goes when the check passes"
+    "src/cmhash carries the features built on the new layout (the lock, the rollout plan's "
+    "truth, the first hour's routes, a rollout's cost and their fixes: about 9,000 lines) "
+    "above its size before the redesign; this mark goes when the check passes"
 )
 
 
