@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from contextlib import suppress
 from typing import TYPE_CHECKING
 
-from cmhash.errors import OutputClosed
+from cmhash.errors import CmhashError, OutputClosed
 
 if TYPE_CHECKING:
     from cmhash.findings import Finding
@@ -29,9 +29,10 @@ def err(line: str) -> None:
     from cmhash.visible import visible
 
     line = visible(line, lines=True)
-    with suppress(OSError):  # stderr closed
-        sys.stderr.write(line + "\n")
-        sys.stderr.flush()
+    if sys.stderr is not None:  # (None: started with descriptor 2 closed, ``2>&-``)
+        with suppress(OSError):  # stderr closed since
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
     log(line)
 
 
@@ -62,7 +63,11 @@ def report_findings(findings: Sequence[Finding], *, quiet: bool) -> None:
 
 def write_stdout(text: str | bytes | Iterable[str], *, bom: bool = False) -> None:
     """UTF-8, encoded a piece (at most about 1 MiB) at a time: a big stream is never
-    held twice (as str and bytes). Bytes are UTF-8 already, and written as they are."""
+    held twice (as str and bytes). Bytes are UTF-8 already, and written as they are.
+    A reader that left ends the run quietly (OutputClosed); an output that cannot be
+    written (closed, a full disk) is one line and exit 2, as a file that cannot be."""
+    if sys.stdout is None:  # started with descriptor 1 closed (``cmhash x.yaml >&-``)
+        raise CmhashError("cannot write the output: standard output is closed")
     out = sys.stdout.buffer
     pieces: Iterable[str | bytes] = (
         (text[i : i + (1 << 20)] for i in range(0, len(text), 1 << 20))
@@ -79,3 +84,5 @@ def write_stdout(text: str | bytes | Iterable[str], *, bom: bool = False) -> Non
         out.flush()
     except BrokenPipeError:
         raise OutputClosed from None
+    except OSError as exc:  # ENOSPC (/dev/full, a full disk), EBADF, EIO
+        raise CmhashError(f"cannot write the output: {exc.strerror or exc}") from None

@@ -571,3 +571,67 @@ def test_tabs_between_tokens_read_alike(versioned: list[str]) -> None:
     assert fast.code == exact.code == 0, (fast.stderr, exact.stderr)
     assert fast.stdout == exact.stdout and b"checksum/config" in fast.stdout
     assert fast.stdout.count(b"\t") == data.count(b"\t")  # every tab as it was
+
+
+# ------------------------------------------------------ standard streams closed or full
+
+_CM = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"
+
+
+def _closed(tmp_path: Path, args: list[str], *, out: str, err: str) -> tuple[int, str]:
+    """cmhash run by a shell with stdout/stderr redirected as ``out``/``err`` say
+    (``>&-``: closed when it starts; ``>/dev/full``: every write fails with ENOSPC);
+    its exit code and what reached stderr (a file, unless stderr is closed)."""
+    import shlex
+    import subprocess
+
+    from conftest import cmhash_command
+
+    (tmp_path / "a.yaml").write_text(_CM)
+    (tmp_path / "bad.yaml").write_text("a: [\n")
+    line = " ".join(shlex.quote(a) for a in [*cmhash_command(), *args])
+    done = subprocess.run(
+        ["/bin/sh", "-c", f"exec {line} {out} {err}"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    return done.returncode, done.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
+@pytest.mark.parametrize(
+    "args", [["a.yaml"], ["explain", "a.yaml"], ["report", "a.yaml", "a.yaml"]]
+)
+def test_an_output_that_cannot_be_written_is_one_line_and_exit_2(
+    tmp_path: Path, args: list[str]
+) -> None:
+    code, err = _closed(tmp_path, args, out=">/dev/full", err="")
+    assert (code, err) == (2, "cmhash: cannot write the output: No space left on device\n")
+
+
+@pytest.mark.parametrize("args", [["--no-config", "a.yaml"], ["explain", "--no-config", "a.yaml"]])
+def test_a_closed_stdout_is_one_line_and_exit_2(tmp_path: Path, args: list[str]) -> None:
+    code, err = _closed(tmp_path, args, out=">&-", err="")
+    assert (code, err) == (2, "cmhash: cannot write the output: standard output is closed\n")
+
+
+@pytest.mark.parametrize(
+    ("args", "out", "code"),
+    [
+        (["--no-config", "a.yaml"], "", 0),  # the output still goes to stdout
+        (["--no-config", "bad.yaml"], "", 2),
+        (["--no-config", "--check", "a.yaml"], "", 0),
+        (["--bogus"], "", 2),
+        (["--no-config", "a.yaml"], ">&-", 2),
+        (["--no-config", "--check", "a.yaml"], ">&-", 0),  # nothing to write: its answer
+        (["--help"], ">&-", 0),
+    ],
+)
+def test_a_closed_stderr_keeps_the_exit_code(
+    tmp_path: Path, args: list[str], out: str, code: int
+) -> None:
+    """No message can be shown, but the exit code is the run's (no traceback's 1)."""
+    assert _closed(tmp_path, args, out=out or ">/dev/null", err="2>&-")[0] == code

@@ -178,3 +178,29 @@ def test_invalid_exclude_config(tmp_path: Path) -> None:
     res = run_cmhash(["--check", "."], cwd=tmp_path)
     assert res.code == 2
     assert "invalid configuration at exclude" in res.stderr
+
+
+@pytest.mark.parametrize(
+    ("config", "where"),
+    [
+        ("strict: true\nbogus: 1\n", ":2:1: invalid configuration at (top level)"),
+        (
+            "workloadKinds:\n  - group: example.com\n    kind: Worker\n"
+            "    templatePath: spec.template\n    podSpec: spec\n",
+            ":5:5: invalid configuration at workloadKinds/0",
+        ),
+        (
+            "ignore:\n  configs:\n    - {name: a, labels: {}}\n",
+            ":3:17: invalid configuration at ignore/configs/0",
+        ),
+    ],
+)
+def test_an_unknown_config_key_is_pointed_at(tmp_path: Path, config: str, where: str) -> None:
+    """docs/reference/config.md: an error names the line and column of the offending key
+    (for a key the schema does not know: that key, not the mapping that holds it)."""
+    (tmp_path / ".cmhash.yaml").write_text(config)
+    (tmp_path / "a.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n")
+    res = run_cmhash(["a.yaml"], cwd=tmp_path)
+    assert res.code == 2
+    assert res.stderr.startswith(f"cmhash: {tmp_path / '.cmhash.yaml'}{where}: "), res.stderr
+    assert "was unexpected" in res.stderr

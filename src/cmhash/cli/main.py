@@ -283,6 +283,8 @@ def entry() -> None:
         code = EXIT_OK
     signals.release()  # (main did, unless a signal came between outcome() and its end)
     for stream in (sys.stdout, sys.stderr):
+        if stream is None:  # a descriptor closed when cmhash started (``>&-``)
+            continue
         try:
             stream.flush()
         except (BrokenPipeError, OSError, ValueError):

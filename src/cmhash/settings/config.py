@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import TYPE_CHECKING, Any
 
 from cmhash.errors import ConfigError, NodeError, UsageError
@@ -31,9 +32,12 @@ def schema() -> dict[str, Any]:
     return data
 
 
-def _at(root: Node | None, source: SourceText | None, path: list[str | int]) -> dict[str, int]:
-    """line/column of the node at ``path`` in the config's tree (as far as it goes)."""
-    from cmhash.parse.tree import get, items
+def _at(
+    root: Node | None, source: SourceText | None, path: list[str | int], key: str | None = None
+) -> dict[str, int]:
+    """line/column of the node at ``path`` in the config's tree (as far as it goes), or of
+    its ``key`` when it is a mapping that has one."""
+    from cmhash.parse.tree import MAP, entries, get, items
 
     if root is None or source is None:
         return {}
@@ -48,6 +52,9 @@ def _at(root: Node | None, source: SourceText | None, path: list[str | int]) -> 
         if node is None:
             break
         last = node
+    else:
+        if key is not None and last.kind == MAP and key in entries(last):
+            last = entries(last)[key][0]
     line, column = source.position(last.start)
     return {"line": line, "column": column}
 
@@ -72,6 +79,19 @@ def _message(err: Any) -> str:
     return str(err.message)
 
 
+def _unexpected(err: Any) -> str | None:
+    """The first key (in the file's order) an ``additionalProperties: false`` refused: the
+    error then points at that key, not at its mapping."""
+    if err.validator != "additionalProperties" or not isinstance(err.instance, dict):
+        return None
+    known = err.schema.get("properties", {})
+    patterns = err.schema.get("patternProperties", {})
+    return next(
+        (k for k in err.instance if k not in known and not any(re.search(p, k) for p in patterns)),
+        None,
+    )
+
+
 def validate(
     data: Any, origin: str, root: Node | None = None, source: SourceText | None = None
 ) -> None:
@@ -85,7 +105,8 @@ def validate(
     if errors:
         err = errors[0]
         where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
-        raise _invalid(where, _message(err), origin, _at(root, source, list(err.absolute_path)))
+        at = _at(root, source, list(err.absolute_path), _unexpected(err))
+        raise _invalid(where, _message(err), origin, at)
     from cmhash.read.inputs import exclude_problem
 
     for i, pattern in enumerate(data.get("exclude") or ()):
