@@ -87,6 +87,30 @@ def git(root: Path, *args: str) -> str:
     ).stdout.strip()
 
 
+# what step 4 runs in this Python (``python -m build --no-isolation`` builds with this
+# venv's setuptools, which pyproject.toml's [build-system] bounds); the dev extra has them
+NEEDED = {"build": "1", "twine": "1", "setuptools": "77", "wheel": "0"}
+
+
+def check_tools() -> None:
+    """Refuse before touching anything when a tool of the build step is missing or too
+    old here (a fresh venv's setuptools is older than the build system allows)."""
+    from importlib import metadata
+
+    def major(name: str) -> int:
+        try:
+            number = re.match(r"\d+", metadata.version(name))
+        except metadata.PackageNotFoundError:
+            return -1
+        return int(number.group()) if number else 0
+
+    short = [f"{n}>={v}" for n, v in NEEDED.items() if major(n) < int(v)]
+    if short:
+        raise Refused(
+            f"needs {', '.join(short)} in this Python ({sys.executable}): pip install -e '.[dev]'"
+        )
+
+
 def check_request(root: Path, version: str) -> str:
     """The current version, once ``version`` is known to be releasable from ``root``."""
     if not SEMVER.fullmatch(version):
@@ -196,6 +220,7 @@ def build_and_check(root: Path, out: Path) -> list[Path]:
 
 def release(root: Path, version: str, dry_run: bool, today: datetime.date) -> int:
     old = check_request(root, version)
+    check_tools()
     work = root
     scratch = Path(tempfile.mkdtemp(prefix="cmhash-release-"))
     try:

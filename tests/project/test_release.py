@@ -150,3 +150,22 @@ def test_a_release_in_a_clone(tmp_path: Path) -> None:
 
     again = _run(clone, new)
     assert again.returncode == 2 and "is not newer" in again.stderr
+
+
+def test_a_missing_or_old_build_tool_is_refused_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh venv's setuptools is older than [build-system] allows, and build and twine
+    come with the dev extra only: the script says so in one line, before it changes
+    anything (its build step would fail with setuptools' own error)."""
+    spec = importlib.util.spec_from_file_location("release", ROOT / "scripts" / "release.py")
+    assert spec is not None and spec.loader is not None
+    release = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(release)
+    monkeypatch.setattr(release, "NEEDED", {"setuptools": "9999", "no-such-tool-here": "1"})
+    with pytest.raises(release.Refused) as refused:
+        release.check_tools()
+    assert str(refused.value) == (
+        f"needs setuptools>=9999, no-such-tool-here>=1 in this Python ({sys.executable}): "
+        "pip install -e '.[dev]'"
+    )
+    monkeypatch.setattr(release, "NEEDED", {"pytest": "8"})
+    release.check_tools()  # what the test extra has passes
