@@ -270,7 +270,8 @@ def _reference_line(w: dict[str, Any], r: dict[str, Any], last: bool) -> str:
     branch = "└─" if last else "├─"
     keys = "all keys" if r["keys"] is None else "keys " + ", ".join(r["keys"])
     extra = ", optional" if r["optional"] else ""
-    missing = f"; missing keys: {', '.join(r['missingKeys'])}" if r["missingKeys"] else ""
+    absent = "optional keys absent" if r["optional"] is True else "missing keys"  # (as below)
+    missing = f"; {absent}: {', '.join(r['missingKeys'])}" if r["missingKeys"] else ""
     name = r["name"] if r["namespace"] == w["namespace"] else f"{r['namespace']}/{r['name']}"
     how = _how(r)
     if "count" in r:  # the short view's line for several references to one object

@@ -296,3 +296,25 @@ def test_the_short_view_is_one_line_per_object_and_tells_required_from_optional(
         "  └─ Secret/sec via env (2 references, keys p, q, partly optional): missing "
         "(optional references: optional-absent)",
     ]
+
+
+@pytest.mark.parametrize(
+    ("optional", "said"), [(True, "optional keys absent"), (False, "missing keys")]
+)
+def test_one_reference_to_an_absent_key_is_said_as_several_are(
+    tmp_path: Path, optional: bool, said: str
+) -> None:
+    """An optional reference's absent key is not missing (the pod starts without it): one
+    reference is worded as the short view words several."""
+    flag = ", optional: true" if optional else ""
+    app = tmp_path / "one.yaml"
+    app.write_text(
+        MIXED.split("      containers:")[0]
+        + "      containers:\n        - name: web\n          image: nginx\n          env:\n"
+        + f"            - {{name: Z, valueFrom: {{configMapKeyRef: {{name: cfg, key: zz{flag}}}}}}}\n"
+    )
+    tree = [
+        x for x in run_cmhash(["explain", "--no-config", str(app)]).out.splitlines() if "─ " in x
+    ]
+    extra = ", optional" if optional else ""
+    assert tree == [f"  └─ ConfigMap/cfg via env (keys zz{extra}): in-stream; {said}: zz"]
