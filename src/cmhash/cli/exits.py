@@ -29,22 +29,19 @@ def outcome(command: click.Command, args: list[str]) -> int:
         command.main(args=args, prog_name="cmhash", standalone_mode=False)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else EXIT_INPUT
-    except (click.exceptions.Abort, KeyboardInterrupt):
-        err(f"cmhash: interrupted{signals.after_write()}")
-        return EXIT_INTERRUPTED
+    except (
+        click.exceptions.Abort,
+        KeyboardInterrupt,
+        signals.Terminated,
+        signals.RolledBack,
+    ) as exc:
+        return stopped(exc)
     except click.ClickException as exc:
         err(f"cmhash: {exc.format_message()}")
         return exc.exit_code if exc.exit_code else EXIT_INPUT
     except CmhashError as exc:
         err(f"cmhash: {exc}")
         return exc.exit_code
-    except signals.Terminated as exc:
-        err(signals.line(exc.signum) + signals.after_write())
-        return 128 + exc.signum
-    except signals.RolledBack as exc:
-        what = "interrupted" if exc.signum == signal.SIGINT else f"terminated ({exc.name})"
-        err(f"cmhash: {what} while writing: every file was rolled back, none changed")
-        return 128 + exc.signum
     except (BrokenPipeError, OutputClosed):
         # the reader went away (cmhash big.yaml | head): stop quietly; later flushes of
         # the closed pipe go to /dev/null instead of raising again at exit
@@ -54,9 +51,26 @@ def outcome(command: click.Command, args: list[str]) -> int:
         err("cmhash: input nested too deeply")
         return EXIT_INPUT
     except Exception as exc:
+        stop = signals.inside(exc)  # (a signal that Python wrapped in another error)
+        if stop is not None:
+            return stopped(stop)
         _internal_error(exc, verbose="-v" in args or "--verbose" in args)
         return EXIT_INTERNAL
     return EXIT_OK
+
+
+def stopped(exc: BaseException) -> int:
+    """The one line and the exit code of a run a signal stopped (Ctrl-C: click's Abort,
+    a KeyboardInterrupt, or in the console script Terminated as for SIGTERM/SIGHUP)."""
+    if isinstance(exc, signals.RolledBack):
+        what = "interrupted" if exc.signum == signal.SIGINT else f"terminated ({exc.name})"
+        err(f"cmhash: {what} while writing: every file was rolled back, none changed")
+        return 128 + exc.signum
+    if isinstance(exc, signals.Terminated):
+        err(signals.line(exc.signum) + signals.after_write())
+        return 128 + exc.signum
+    err(f"cmhash: interrupted{signals.after_write()}")
+    return EXIT_INTERRUPTED
 
 
 def _internal_error(exc: Exception, *, verbose: bool) -> None:

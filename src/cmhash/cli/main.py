@@ -18,8 +18,8 @@ import click
 
 from cmhash import __version__
 from cmhash.cli.options import EXIT_CODES_HELP
-from cmhash.errors import EXIT_INPUT, EXIT_INTERRUPTED, EXIT_OK, UsageError
-from cmhash.output import err, log
+from cmhash.errors import EXIT_INPUT, EXIT_OK, UsageError
+from cmhash.output import log
 
 DEFAULT_COMMAND = "inject"
 _JOBS_FORMS = {"--jobs=rename": "--rename-jobs", "--jobs=annotate": "--annotate-jobs"}
@@ -248,6 +248,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     sys.exit(code)
 
 
+def _stopped(exc: BaseException) -> int:
+    from cmhash.cli.exits import stopped
+
+    return stopped(exc)
+
+
 def entry() -> None:
     """The console script: ``main``, then leave without tearing the interpreter down.
 
@@ -273,12 +279,13 @@ def entry() -> None:
         main()
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else EXIT_INPUT
-    except KeyboardInterrupt:  # before outcome() could catch it, or after
-        err(f"cmhash: interrupted{signals.after_write()}")
-        code = EXIT_INTERRUPTED
-    except signals.Terminated as exc:
-        err(signals.line(exc.signum) + signals.after_write())
-        code = 128 + exc.signum
+    except (KeyboardInterrupt, signals.Terminated) as exc:  # before outcome() ran, or after
+        code = _stopped(exc)
+    except Exception as exc:  # a signal Python wrapped (signals.inside), else a bug's
+        stop = signals.inside(exc)
+        if stop is None:
+            raise
+        code = _stopped(stop)
     else:  # pragma: no cover - main always exits
         code = EXIT_OK
     signals.release()  # (main did, unless a signal came between outcome() and its end)

@@ -40,6 +40,24 @@ class Terminated(_Signalled):
     128 + ``signum`` and :func:`line`."""
 
 
+def inside(exc: BaseException) -> BaseException | None:
+    """The stop (a signal's exception or a KeyboardInterrupt) that ``exc`` wraps, if any.
+
+    Python 3.11's ``type()`` turns what a ``__set_name__`` raises into ``RuntimeError:
+    Error calling __set_name__ …`` (its cause the original): a signal whose handler
+    raised while an import created an Enum (its members) or a class with a
+    ``cached_property`` reaches the run as that RuntimeError. It is still the signal;
+    so is an error raised while the signal's exception unwound (its context)."""
+    seen: set[int] = set()
+    now: BaseException | None = exc
+    while now is not None and id(now) not in seen:
+        if isinstance(now, (_Signalled, KeyboardInterrupt)):
+            return now
+        seen.add(id(now))
+        now = now.__cause__ or now.__context__
+    return None
+
+
 def line(signum: int) -> str:
     """The one line a stop on ``signum`` ends with (``after_write`` not included): after
     the terminal's "^C" echo for a Ctrl-C on a terminal, as ``early`` writes it."""
