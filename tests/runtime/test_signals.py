@@ -281,28 +281,24 @@ def test_an_ignored_sigint_stays_ignored(tmp_path: Path) -> None:
     assert b"checksum/config" in proc.stdout
 
 
-# A weakref callback that sends the signal while it runs, when ``point`` is first
-# imported: the handler runs inside the callback, as it does when a signal comes while
-# the import system frees a module lock (through a weakref callback), and Python can
-# only print the exception raised there ("Exception ignored in ..."): the signal was
-# lost, the run went on and exited 0.
-LOST = """
+# A program that runs the console script and, when ``point`` is first imported, sends
+# itself the signal from inside ``fire``'s Python code (``signalled``: the handler runs
+# there, at its loop), each script's ``fire`` being a place where Python treats an
+# exception in its own way.
+_HOOKED = """
 import builtins, importlib, os, sys, weakref
 sig, point = int(sys.argv[1]), sys.argv[2]
 sys.argv = ["cmhash", *sys.argv[3:]]
-class Thing:
-    pass
-def callback(ref):
+def signalled(*_):
     os.kill(os.getpid(), sig)
     for _ in range(3):
         pass
-refs = []
+{fire}
+done = []
 def hook(real):
     def hooked(name, *args, **kwargs):
-        if name == point and not refs:
-            thing = Thing()
-            refs.append(weakref.ref(thing, callback))
-            del thing
+        if name == point and not done:
+            done.append(fire())
         return real(name, *args, **kwargs)
     return hooked
 builtins.__import__ = hook(builtins.__import__)
@@ -311,33 +307,33 @@ from cmhash.__main__ import entry
 entry()
 """
 
-
-# A signal whose handler raises inside a ``__set_name__`` while an import creates a class
-# (an Enum's members, a cached_property): Python 3.11's type() turns the exception into
-# ``RuntimeError: Error calling __set_name__`` (3.12 on keep it and add a note). Seen at
-# random instants as "internal error (RuntimeError at <frozen abc>:106)", exit 3.
-WRAPPED = """
-import builtins, importlib, os, sys
-sig, point = int(sys.argv[1]), sys.argv[2]
-sys.argv = ["cmhash", *sys.argv[3:]]
-class Named:
-    def __set_name__(self, owner, name):
-        os.kill(os.getpid(), sig)
-        for _ in range(3):
-            pass
-done = []
-def hook(real):
-    def hooked(name, *args, **kwargs):
-        if name == point and not done:
-            done.append(name)
-            type("Made", (), {"field": Named()})
-        return real(name, *args, **kwargs)
-    return hooked
-builtins.__import__ = hook(builtins.__import__)
-importlib.import_module = hook(importlib.import_module)
-from cmhash.__main__ import entry
-entry()
+# A weakref callback: as when a signal comes while the import system frees a module lock
+# (through a weakref callback), Python can only print the exception raised there
+# ("Exception ignored in ..."): the signal was lost, the run went on and exited 0.
+LOST = _HOOKED.format(
+    fire="""
+class Thing:
+    pass
+def fire():
+    thing = Thing()
+    ref = weakref.ref(thing, signalled)
+    del thing
+    return ref
 """
+)
+
+# A ``__set_name__`` while an import creates a class (an Enum's members, a
+# cached_property): Python 3.11's type() turns the exception into ``RuntimeError: Error
+# calling __set_name__`` (3.12 on keep it and add a note). Seen at random instants as
+# "internal error (RuntimeError at <frozen abc>:106)", exit 3.
+WRAPPED = _HOOKED.format(
+    fire="""
+class Named:
+    __set_name__ = signalled
+def fire():
+    return type("Made", (), {"field": Named()})
+"""
+)
 
 
 @pytest.mark.parametrize(
