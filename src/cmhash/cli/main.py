@@ -248,12 +248,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     sys.exit(code)
 
 
-def _stopped(exc: BaseException) -> int:
-    from cmhash.cli.exits import stopped
-
-    return stopped(exc)
-
-
 def entry() -> None:
     """The console script: ``main``, then leave without tearing the interpreter down.
 
@@ -279,13 +273,14 @@ def entry() -> None:
         main()
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else EXIT_INPUT
-    except (KeyboardInterrupt, signals.Terminated) as exc:  # before outcome() ran, or after
-        code = _stopped(exc)
-    except Exception as exc:  # a signal Python wrapped (signals.inside), else a bug's
+    except (KeyboardInterrupt, signals.Terminated, Exception) as exc:
+        # a stop before outcome() ran or after it, or one Python wrapped in another error
         stop = signals.inside(exc)
         if stop is None:
-            raise
-        code = _stopped(stop)
+            raise  # (a bug's, outside outcome(): Python's traceback)
+        from cmhash.cli.exits import stopped
+
+        code = stopped(stop)
     else:  # pragma: no cover - main always exits
         code = EXIT_OK
     signals.release()  # (main did, unless a signal came between outcome() and its end)

@@ -52,9 +52,8 @@ def _at(
         if node is None:
             break
         last = node
-    else:
-        if key is not None and last.kind == MAP and key in entries(last):
-            last = entries(last)[key][0]
+    if node is not None and key is not None and last.kind == MAP and key in entries(last):
+        last = entries(last)[key][0]  # (the whole path found: point at its refused key)
     line, column = source.position(last.start)
     return {"line": line, "column": column}
 
