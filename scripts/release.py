@@ -89,7 +89,7 @@ def git(root: Path, *args: str) -> str:
 
 # what step 4 runs in this Python (``python -m build --no-isolation`` builds with this
 # venv's setuptools, which pyproject.toml's [build-system] bounds); the dev extra has them
-NEEDED = {"build": "1", "twine": "1", "setuptools": "77", "wheel": "0"}
+NEEDED = {"build": "1", "twine": "1", "setuptools": "77", "wheel": "0"}  # (0: any release)
 
 
 def check_tools() -> None:
@@ -104,7 +104,7 @@ def check_tools() -> None:
             return -1
         return int(number.group()) if number else 0
 
-    short = [f"{n}>={v}" for n, v in NEEDED.items() if major(n) < int(v)]
+    short = [n + (f">={v}" if int(v) else "") for n, v in NEEDED.items() if major(n) < int(v)]
     if short:
         raise Refused(
             f"needs {', '.join(short)} in this Python ({sys.executable}): pip install -e '.[dev]'"

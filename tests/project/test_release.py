@@ -167,5 +167,8 @@ def test_a_missing_or_old_build_tool_is_refused_first(monkeypatch: pytest.Monkey
         f"needs setuptools>=9999, no-such-tool-here>=1 in this Python ({sys.executable}): "
         "pip install -e '.[dev]'"
     )
+    monkeypatch.setattr(release, "NEEDED", {"no-such-tool-here": "0"})  # any release
+    with pytest.raises(release.Refused, match=r"^needs no-such-tool-here in this Python"):
+        release.check_tools()
     monkeypatch.setattr(release, "NEEDED", {"pytest": "8"})
     release.check_tools()  # what the test extra has passes
