@@ -603,7 +603,14 @@ def _closed(tmp_path: Path, args: list[str], *, out: str, err: str) -> tuple[int
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
 @pytest.mark.parametrize(
-    "args", [["a.yaml"], ["explain", "a.yaml"], ["report", "a.yaml", "a.yaml"]]
+    "args",
+    [
+        ["a.yaml"],
+        ["explain", "a.yaml"],
+        ["report", "a.yaml", "a.yaml"],
+        ["--help"],  # texts click writes itself
+        ["--version"],
+    ],
 )
 def test_an_output_that_cannot_be_written_is_one_line_and_exit_2(
     tmp_path: Path, args: list[str]

@@ -204,3 +204,27 @@ def test_an_unknown_config_key_is_pointed_at(tmp_path: Path, config: str, where:
     assert res.code == 2
     assert res.stderr.startswith(f"cmhash: {tmp_path / '.cmhash.yaml'}{where}: "), res.stderr
     assert "was unexpected" in res.stderr
+
+
+@pytest.mark.parametrize(
+    ("config", "where"),
+    [
+        ("strict: true\n---\nbogus: 1\n", ":3:1: "),
+        ("---\n---\nstrict: true\n", ":3:1: "),
+    ],
+)
+def test_a_config_file_of_several_documents_is_refused(
+    tmp_path: Path, config: str, where: str
+) -> None:
+    """A later document's settings would be lost without a word: refused at it. An empty
+    one (a trailing ``---``) holds none and is read as nothing."""
+    (tmp_path / "a.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n")
+    (tmp_path / ".cmhash.yaml").write_text(config)
+    res = run_cmhash(["a.yaml"], cwd=tmp_path)
+    assert (res.code, res.stderr) == (
+        2,
+        f"cmhash: {tmp_path / '.cmhash.yaml'}{where}a config file is one YAML document: "
+        "join this one to the first or remove it\n",
+    )
+    (tmp_path / ".cmhash.yaml").write_text("strict: true\n---\n")
+    assert run_cmhash(["a.yaml"], cwd=tmp_path).code == 0

@@ -54,6 +54,9 @@ def outcome(command: click.Command, args: list[str]) -> int:
         stop = signals.inside(exc)  # (a signal that Python wrapped in another error)
         if stop is not None:
             return stopped(stop)
+        if isinstance(exc, OSError) and _echoing(exc):  # --help, --version on a full disk
+            err(f"cmhash: cannot write the output: {exc.strerror or exc}")
+            return EXIT_INPUT
         _internal_error(exc, verbose="-v" in args or "--verbose" in args)
         return EXIT_INTERNAL
     return EXIT_OK
@@ -71,6 +74,17 @@ def stopped(exc: BaseException) -> int:
         return 128 + exc.signum
     err(f"cmhash: interrupted{signals.after_write()}")
     return EXIT_INTERRUPTED
+
+
+def _echoing(exc: OSError) -> bool:
+    """The error came from click's ``echo``: the output of --help, --version and the
+    other texts click writes itself (cmhash's data goes through output.write_stdout)."""
+    import traceback
+
+    return any(
+        f.name == "echo" and f"click{os.sep}" in f.filename
+        for f in traceback.extract_tb(exc.__traceback__)
+    )
 
 
 def _internal_error(exc: Exception, *, verbose: bool) -> None:

@@ -195,9 +195,18 @@ def load_config_file(path: str) -> dict[str, Any]:
     try:
         roots = parse_chunk(src.text, 0, backend("fast"))
         data = to_python(roots[0]) if roots else {}
+        later = [r for r in roots[1:] if to_python(r) is not None]
     except NodeError as exc:
         err = src.error(exc.message, exc.offset)
         raise ConfigError(err.message, path=err.path, line=err.line, column=err.column) from None
+    if later:  # (what a later document set would be silently lost)
+        line, column = src.position(later[0].start)
+        raise ConfigError(
+            "a config file is one YAML document: join this one to the first or remove it",
+            path=path,
+            line=line,
+            column=column,
+        )
     if data is None:
         data = {}
     validate(data, path, roots[0] if roots else None, src)
